@@ -1,0 +1,39 @@
+# Compile options shared by every Parallax target (linked, never set globally).
+add_library(parallax_options INTERFACE)
+target_compile_features(parallax_options INTERFACE cxx_std_17)
+target_include_directories(parallax_options INTERFACE "${PROJECT_SOURCE_DIR}")
+target_compile_options(parallax_options INTERFACE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
+
+option(PARALLAX_ASAN "Build with AddressSanitizer and UBSan" OFF)
+if(PARALLAX_ASAN)
+  target_compile_options(parallax_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_link_options(parallax_options INTERFACE -fsanitize=address,undefined)
+endif()
+
+# parallax_add_test(NAME LABELS l1 [l2] SOURCES ... LIBS ...): one GoogleTest binary, every test
+# discovered with the labels given.
+function(parallax_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "LABELS;SOURCES;LIBS;PCH" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE parallax_options ${T_LIBS} GTest::gtest GTest::gtest_main)
+  if(T_PCH)
+    target_precompile_headers(${name} REUSE_FROM ${T_PCH})
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  gtest_discover_tests(${name}
+    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+               ENVIRONMENT "PARALLAX_BUILD_DIR=${PROJECT_BINARY_DIR};PARALLAX_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# Adds each listed sub-folder that has a CMakeLists.txt.
+macro(parallax_add_subdirectories)
+  foreach(_sub ${ARGN})
+    if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${_sub}/CMakeLists.txt")
+      add_subdirectory(${_sub})
+    endif()
+  endforeach()
+endmacro()

@@ -1,0 +1,113 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// Model section. `preset` gives every dimension; any explicit field overrides it.
+// Resolve to concrete numbers with resolveModel() (ModelDims.h).
+struct ModelSpec {
+    std::string kind = "gpt";    // gpt | mmdit | vlm
+    std::string preset = "tiny"; // tiny | small | base | 1b | custom
+    std::optional<int64_t> layers;
+    std::optional<int64_t> dim;
+    std::optional<int64_t> heads;
+    std::optional<int64_t> ffn;
+    std::optional<int64_t> vocab;
+    std::optional<int64_t> seq_len;   // gpt: context; mmdit/vlm: caption (text) tokens
+    // mmdit / vlm image side
+    std::optional<int64_t> image_size;
+    std::optional<int64_t> channels;
+    std::optional<int64_t> patch;
+    // vlm vision tower
+    std::optional<int64_t> vision_layers;
+    std::optional<int64_t> vision_dim;
+    std::optional<int64_t> vision_heads;
+    bool freeze_vision = false;
+};
+
+struct DataSpec {
+    std::string kind = "synthetic"; // synthetic | fashion-mnist | text | image-folder
+    std::string path;               // dataset folder or file; empty = the kind's default
+    bool shuffle = true;
+};
+
+struct TrainSpec {
+    int64_t steps = 100;
+    int64_t global_batch = 8;
+    int64_t micro_batch = 4;
+    double lr = 3e-4;
+    double min_lr = 0.0;            // cosine floor
+    int64_t warmup = 10;
+    double weight_decay = 0.1;
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double eps = 1e-8;
+    std::string precision = "fp32"; // fp32 | bf16
+    double grad_clip = 1.0;         // 0 disables clipping
+    uint64_t seed = 42;
+    int64_t checkpoint_every = 0;   // 0: only at stop and at the end
+    bool activation_checkpointing = false;
+};
+
+struct ParallelSpec {
+    int64_t dp = 1;
+    int64_t tp = 1;
+    int64_t pp = 1;
+    int64_t zero = 0;                // 0 | 1 | 2 | 3
+    std::string schedule = "1f1b";   // gpipe | 1f1b | interleaved
+    int64_t virtual_stages = 1;      // model chunks per pipeline rank (interleaved only)
+    std::vector<int64_t> stage_layers; // explicit layers per stage; empty = balanced by cost
+    double bucket_mb = 25.0;
+    std::string reduce_dtype = "fp32"; // fp32 | bf16 (gradient reduction)
+};
+
+struct LaunchSpec {
+    std::string target = "local"; // local | hosts | slurm
+    std::string device = "cpu";    // cpu | cuda
+    std::optional<int64_t> processes; // default dp*tp*pp
+    std::vector<std::string> hosts;   // "node:slots" for target = hosts
+    std::string bind = "none";        // none | core | socket
+    std::vector<std::string> mpirun_args; // extra launcher arguments, passed verbatim as argv entries
+    std::map<std::string, std::string> env; // extra environment for every rank
+    // slurm
+    std::string partition;
+    std::string account;
+    std::string time_limit;          // HH:MM:SS
+    int64_t gpus_per_node = 0;
+    int64_t threads_per_rank = 0;    // 0: cores / local ranks (at least 1)
+};
+
+struct TelemetrySpec {
+    int64_t device_sample_ms = 500;
+    int64_t span_every = 10;   // record pipeline spans every N steps (0: never)
+    int64_t step_every = 1;    // emit a step event every N steps
+};
+
+struct RunSpec {
+    std::string name = "run";
+    ModelSpec model;
+    DataSpec data;
+    TrainSpec train;
+    ParallelSpec parallel;
+    LaunchSpec launch;
+    TelemetrySpec telemetry;
+
+    // Keys this version does not know, kept verbatim (as TOML text of the whole document) so that
+    // reading and writing a spec never loses anything a newer version or a person added.
+    std::string preserved_toml;
+
+    int64_t worldSize() const { return parallel.dp * parallel.tp * parallel.pp; }
+    int64_t processCount() const { return launch.processes.value_or(worldSize()); }
+    // Gradient-accumulation steps (= pipeline micro-batches per step); 0 when not integral.
+    int64_t accumulation() const {
+        const int64_t per = parallel.dp * train.micro_batch;
+        return (per > 0 && train.global_batch % per == 0) ? train.global_batch / per : 0;
+    }
+};
+
+} // namespace parallax

@@ -1,0 +1,87 @@
+#pragma once
+
+#include "core/store/StoreTypes.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace parallax {
+
+// The only code that touches SQLite. WAL mode, so the console's readers never block the
+// supervisor's writer. Every statement is prepared and parameterized. Not thread-safe: one
+// RunStore per thread (open the same file several times for several threads/processes).
+class RunStore {
+public:
+    static constexpr int kSchemaVersion = 1;
+
+    // Opens (creating parent folders and the file when missing) and migrates an older schema.
+    // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
+    explicit RunStore(const std::string& path);
+    ~RunStore();
+    RunStore(const RunStore&) = delete;
+    RunStore& operator=(const RunStore&) = delete;
+
+    const std::string& path() const { return m_path; }
+    int schemaVersion() const;
+    // Changes whenever another connection commits (PRAGMA data_version); cheap polling for readers.
+    int64_t dataVersion() const;
+    static std::string defaultPath(); // $XDG_DATA_HOME/parallax/parallax.db (~/.local/share/...)
+
+    // --- runs
+    int64_t createRun(const NewRun& run);
+    void setRunDir(int64_t id, const std::string& dir);
+    void setLaunchCommand(int64_t id, const std::string& command);
+    void markRunning(int64_t id, int64_t supervisorPid, const std::string& supervisorHost);
+    void setRunStart(int64_t id, const RunStartEvent& start); // hosts, world, params
+    void updateSummary(int64_t id, const StepEvent& lastStep);
+    void finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
+                   const std::string& reason);
+    void setTags(int64_t id, const std::vector<std::string>& tags);
+    void setNotes(int64_t id, const std::string& notes);
+    void deleteRun(int64_t id); // and all its rows
+
+    std::optional<RunRecord> run(int64_t id) const;
+    std::optional<RunRecord> latestRunNamed(const std::string& name) const;
+    // RUN given as an id or a name (the latest run of that name).
+    std::optional<RunRecord> findRun(const std::string& idOrName) const;
+    std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
+
+    // Runs in queued/running state on `host` whose supervisor pid is not alive become lost.
+    // Returns their ids.
+    std::vector<int64_t> markLostRuns(const std::string& host,
+                                      const std::function<bool(int64_t pid)>& isAlive);
+
+    // --- telemetry rows (each call is one transaction; BatchedWriter groups calls)
+    void beginTransaction();
+    void commit();
+    void rollback();
+    void insertMetric(int64_t run, const StepEvent& e);
+    void insertDeviceSample(int64_t run, const DeviceEvent& e);
+    void insertSpan(int64_t run, const SpanEvent& e);
+    void insertComm(int64_t run, const CommEvent& e);
+    int64_t insertLog(int64_t run, const LogRow& row); // returns the row id
+    void insertCheckpoint(int64_t run, const CheckpointEvent& e);
+
+    // --- reads
+    std::vector<StepEvent> metrics(int64_t run, int64_t afterStep = -1) const;
+    std::vector<DeviceEvent> deviceSamples(int64_t run, double sinceT = 0) const;
+    std::vector<int64_t> spanSteps(int64_t run) const;             // steps that have spans
+    std::vector<SpanEvent> spans(int64_t run, int64_t step) const; // ordered by rank, start
+    std::vector<CommEvent> comms(int64_t run) const;
+    std::vector<LogRow> logs(int64_t run, const LogQuery& q = {}) const;
+    int64_t logCount(int64_t run, const LogQuery& q = {}) const;
+    std::vector<CheckpointEvent> checkpoints(int64_t run) const;
+
+private:
+    struct Statements;
+    void migrate();
+    sqlite3* m_db = nullptr;
+    std::string m_path;
+    std::unique_ptr<Statements> m_stmts;
+};
+
+} // namespace parallax

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "core/telemetry/Events.h"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// Any failure to open, migrate, read or write the store. what() names the file and the fix.
+class StoreError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// queued -> running -> succeeded | failed | stopped; lost when its supervisor vanished.
+namespace RunState {
+inline constexpr const char* Queued = "queued";
+inline constexpr const char* Running = "running";
+inline constexpr const char* Succeeded = "succeeded";
+inline constexpr const char* Failed = "failed";
+inline constexpr const char* Stopped = "stopped";
+inline constexpr const char* Lost = "lost";
+inline bool isTerminal(const std::string& s) {
+    return s == Succeeded || s == Failed || s == Stopped || s == Lost;
+}
+} // namespace RunState
+
+struct NewRun {
+    std::string name;
+    std::string spec_toml;
+    std::string model_kind;
+    std::string layout;        // "dp2 tp1 pp1 zero0"
+    int64_t steps_total = 0;
+    int world_size = 1;
+    std::optional<int64_t> parent_run; // resume of
+    std::vector<std::string> tags;
+};
+
+struct RunRecord {
+    int64_t id = 0;
+    std::string name;
+    std::string spec_toml;
+    std::string state;
+    double created_at = 0;
+    double started_at = 0;     // 0 = not started
+    double ended_at = 0;       // 0 = not ended
+    std::vector<std::string> hosts;
+    int world_size = 0;
+    std::optional<int> exit_code;
+    std::string exit_reason;
+    int64_t supervisor_pid = 0;
+    std::string supervisor_host;
+    std::optional<int64_t> parent_run;
+    std::vector<std::string> tags;
+    std::string notes;
+    std::string run_dir;
+    std::string launch_command; // the copyable command line that was run
+    // Summary kept current by the supervisor so that listing many runs needs no aggregation.
+    std::string model_kind;
+    std::string layout;
+    int64_t params = 0;
+    int64_t steps_total = 0;
+    int64_t last_step = -1;
+    std::optional<double> last_loss;
+    std::optional<double> tokens_per_s;
+    std::optional<double> mfu;
+};
+
+struct RunFilter {
+    std::string text;                 // substring of name, model, layout, tags or notes
+    std::vector<std::string> states;  // empty: all
+    std::string order_by = "id";      // id | name | state | created_at | last_loss | tokens_per_s | duration
+    bool descending = true;
+    int64_t limit = -1;
+};
+
+struct LogRow {
+    int64_t id = 0;
+    double t = 0;
+    int rank = -1;
+    std::string host;
+    std::string level;   // debug | info | warn | error
+    std::string stream;  // stdout | stderr | telemetry | supervisor
+    std::string message;
+};
+
+struct LogQuery {
+    std::vector<int> ranks;        // empty: all ranks
+    std::string min_level;         // empty: all; else debug < info < warn < error
+    std::string match;             // FTS5 query over messages; empty: no text filter
+    int64_t after_id = 0;          // only rows with id > after_id (follow mode)
+    int64_t limit = -1;
+    int64_t offset = 0;
+    bool descending = false;
+};
+
+} // namespace parallax

@@ -1,0 +1,32 @@
+#pragma once
+
+// The one place where differences between LibTorch versions (1.13 on Debian, 2.x elsewhere) are
+// handled. Everything else in the trainer calls these helpers.
+
+#include <torch/torch.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+
+#include <functional>
+
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+#define PARALLAX_TORCH2 1
+#else
+#define PARALLAX_TORCH2 0
+#endif
+
+namespace parallax::compat {
+
+// softmax(q k^T * scale + causal mask) v for (B, H, S, D) inputs. LibTorch 2.x uses the fused
+// scaled_dot_product_attention (flash / memory-efficient kernels on CUDA); 1.13 composes it.
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal);
+
+// Runs `fn` after autograd has accumulated a gradient into `param.grad()` (the parameter's
+// AccumulateGrad node's post hook), as PyTorch's own DDP reducer does. The tensor holds its
+// accumulator only weakly: keep the returned node alive as long as the hook must fire.
+std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor& param, std::function<void()> fn);
+
+// A generator seeded with `seed` (CPU), for deterministic initialization and per-sample draws.
+torch::Generator makeGenerator(uint64_t seed);
+
+} // namespace parallax::compat

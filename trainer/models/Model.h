@@ -1,0 +1,67 @@
+#pragma once
+
+#include "core/spec/ModelDims.h"
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// One micro-batch as the data pipeline hands it to the model. Fields a kind does not use stay
+// undefined. Every random draw in it was derived from (seed, step, global sample index).
+struct Batch {
+    torch::Tensor tokens;     // gpt: (B, T+1) int64; mmdit/vlm: caption (B, T) int64
+    torch::Tensor labels;     // vlm: (B, T) int64, -1 = ignore
+    torch::Tensor images;     // mmdit/vlm: (B, channels, S, S) float, roughly zero-mean unit-variance
+    torch::Tensor noise;      // mmdit: (B, channels, S, S)
+    torch::Tensor timesteps;  // mmdit: (B) in (0, 1)
+    std::vector<int64_t> sample_index; // global sample indices, for tests and logging
+    int64_t size() const { return static_cast<int64_t>(sample_index.size()); }
+    Batch to(const torch::Device& device) const;
+};
+
+// What flows between units (and, with pipeline parallelism, between stages): a few tensors whose
+// meaning is the producing unit's business.
+using Activation = std::vector<torch::Tensor>;
+
+// A contiguous piece of a model: the first reads the batch (input empty), the last returns
+// {loss_sum (scalar), loss_count (scalar)}: the loss summed over its elements and how many elements
+// it averaged over, so that the trainer can normalize by the global batch's count.
+class Unit : public torch::nn::Module {
+public:
+    virtual Activation forward(const Activation& in, const Batch& batch) = 0;
+    // Forward FLOPs of this unit for one sample (docs/models.md); pipeline balancing uses them.
+    virtual double forwardFlopsPerSample() const = 0;
+    virtual std::string kindName() const = 0; // "embed", "block", "vision_block", "merge", "head", ...
+};
+
+// A model is an ordered list of units registered as submodules "units.<i>" (parameter names are
+// therefore stable: "units.3.q.weight").
+class Model : public torch::nn::Module {
+public:
+    explicit Model(ModelDims dims) : m_dims(std::move(dims)) {}
+    const ModelDims& dims() const { return m_dims; }
+    const std::vector<std::shared_ptr<Unit>>& units() const { return m_units; }
+    int64_t unitCount() const { return static_cast<int64_t>(m_units.size()); }
+    std::shared_ptr<Unit> unit(int64_t i) const { return m_units.at(static_cast<size_t>(i)); }
+    // Replaces a unit (tensor parallel and activation checkpointing wrap or rewrite units).
+    void replaceUnit(int64_t i, std::shared_ptr<Unit> unit);
+
+    // Runs every unit in order: returns {loss_sum, loss_count}.
+    Activation forwardAll(const Batch& batch);
+
+protected:
+    void addUnit(std::shared_ptr<Unit> unit);
+
+private:
+    ModelDims m_dims;
+    std::vector<std::shared_ptr<Unit>> m_units;
+};
+
+// Builds the model of dims.kind with every parameter initialized from `seed` (docs/models.md).
+std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed);
+
+} // namespace parallax
