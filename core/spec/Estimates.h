@@ -1,0 +1,46 @@
+#pragma once
+
+#include "core/spec/ModelDims.h"
+#include "core/spec/RunSpec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// Memory of one device for a layout, bytes.
+struct MemoryEstimate {
+    double weights = 0;      // parameters held (fp32 master + bf16 copy under bf16)
+    double gradients = 0;
+    double optimizer = 0;    // AdamW moments (fp32)
+    double activations = 0;  // saved for backward, per in-flight micro-batch times in-flight count
+    double buffers = 0;      // communication buckets, gathered ZeRO-3 units, pipeline send/recv
+    double total() const { return weights + gradients + optimizer + activations + buffers; }
+};
+
+struct Estimates {
+    int64_t params = 0;                // whole model
+    int64_t trainable_params = 0;      // without a frozen vision tower
+    double flops_per_token = 0;        // training (fwd + bwd) FLOPs per counted token, docs/models.md
+    double flops_per_sample = 0;
+    int64_t tokens_per_step = 0;       // counted once per data-parallel replica: global_batch * tokens/sample
+    MemoryEstimate memory;             // the most loaded device of the layout (pipeline stage 0)
+    std::vector<MemoryEstimate> memory_per_stage;
+    double bubble = 0;                 // theoretical pipeline bubble fraction for the schedule
+};
+
+// Parameter count of a model of these dims (exactly what the trainer's model holds).
+int64_t parameterCount(const ModelDims& dims);
+double forwardFlopsPerSample(const ModelDims& dims);
+// (p - 1) / (m + p - 1) for gpipe and 1f1b; (p - 1) / (v m + p - 1) for interleaved with v chunks.
+double pipelineBubble(int64_t stages, int64_t microbatches, const std::string& schedule, int64_t virtualStages = 1);
+
+// Throws std::invalid_argument (naming the field) when the model cannot be resolved.
+Estimates estimate(const RunSpec& spec);
+
+// "124.4M", "1.31B"; "3.2 GiB"
+std::string formatCount(double n);
+std::string formatBytes(double bytes);
+
+} // namespace parallax

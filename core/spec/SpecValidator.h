@@ -1,0 +1,26 @@
+#pragma once
+
+#include "core/spec/RunSpec.h"
+
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// One problem with a spec: the field path ("parallel.tp", "model.heads") and a message that says
+// what is wrong and how to fix it ("model.heads = 6 is not divisible by parallel.tp = 4; choose tp
+// among 1, 2, 3, 6").
+struct SpecIssue {
+    std::string field;
+    std::string message;
+    bool warning = false; // warnings do not block a launch
+};
+
+// The same validator runs in the console's form (live), the CLI and the worker (before any
+// collective). Returns every problem found, errors and warnings, in field order.
+std::vector<SpecIssue> validateSpec(const RunSpec& spec);
+bool hasErrors(const std::vector<SpecIssue>& issues);
+// "field: message" lines, errors first.
+std::string formatIssues(const std::vector<SpecIssue>& issues);
+
+} // namespace parallax
