@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/spec/RunSpec.h"
+#include "core/spec/SpecValidator.h"
 
 #include <stdexcept>
 #include <string>
@@ -21,5 +22,16 @@ RunSpec readSpecFile(const std::string& path); // SpecError naming the path when
 // TOML text of the spec; parseSpec(toToml(s)) == s for every field, unknown keys included.
 std::string toToml(const RunSpec& spec);
 void writeSpecFile(const RunSpec& spec, const std::string& path); // atomic (temp file + rename)
+
+// As above, and also fills `unknown` with a warning for every key this version does not know
+// (kept in preserved_toml all the same): "quickstart.toml:12: train.stpes is not a known field;
+// did you mean train.steps? ...". The reader checks syntax and types only; values (enums, ranges,
+// layouts) are the validator's job, so that a spec with a typo still opens in the form.
+RunSpec parseSpec(const std::string& text, const std::string& sourceName, std::vector<SpecIssue>& unknown);
+RunSpec readSpecFile(const std::string& path, std::vector<SpecIssue>& unknown);
+// The warnings above for a TOML text (SpecError when it cannot be read).
+std::vector<SpecIssue> unknownKeys(const std::string& text, const std::string& sourceName = "spec");
+// The same warnings (without line numbers) for the keys kept in spec.preserved_toml.
+std::vector<SpecIssue> unknownKeys(const RunSpec& spec);
 
 } // namespace parallax
