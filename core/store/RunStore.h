@@ -37,6 +37,8 @@ public:
     void setLaunchCommand(int64_t id, const std::string& command);
     void markRunning(int64_t id, int64_t supervisorPid, const std::string& supervisorHost);
     void setRunStart(int64_t id, const RunStartEvent& start); // hosts, world, params
+    // The whole run_start event as setRunStart stored it (devices, clock offsets, peak FLOPs...).
+    std::optional<RunStartEvent> runStart(int64_t id) const;
     void updateSummary(int64_t id, const StepEvent& lastStep);
     void finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
                    const std::string& reason);
@@ -78,7 +80,11 @@ public:
 
 private:
     struct Statements;
+    struct LogSelect;
     void migrate();
+    LogSelect buildLogSelect(int64_t run, const LogQuery& q, bool count) const;
+    template <typename RowFn>
+    void runLogSelect(const LogSelect& sel, const LogQuery& q, RowFn&& onRow) const;
     sqlite3* m_db = nullptr;
     std::string m_path;
     std::unique_ptr<Statements> m_stmts;

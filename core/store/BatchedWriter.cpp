@@ -1,0 +1,146 @@
+#include "core/store/BatchedWriter.h"
+
+#include <cstdio>
+#include <exception>
+#include <type_traits>
+#include <variant>
+
+namespace parallax {
+
+BatchedWriter::BatchedWriter(RunStore& store, int64_t run, std::chrono::milliseconds interval,
+                             size_t maxRows)
+    : m_store(store), m_run(run), m_interval(interval), m_maxRows(maxRows > 0 ? maxRows : 1) {}
+
+BatchedWriter::~BatchedWriter() {
+    try {
+        flush();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "parallax: %zu telemetry rows of run %lld were not written to %s: %s\n",
+                     m_pending, static_cast<long long>(m_run), m_store.path().c_str(), e.what());
+    }
+}
+
+void BatchedWriter::rowAdded() {
+    ++m_pending;
+    if (!m_oldest) m_oldest = Clock::now();
+    if (m_pending >= m_maxRows) flush();
+}
+
+void BatchedWriter::add(const StepEvent& e) {
+    m_steps.push_back(e);
+    m_summary = e;
+    rowAdded();
+}
+
+void BatchedWriter::add(const DeviceEvent& e) {
+    m_devices.push_back(e);
+    rowAdded();
+}
+
+void BatchedWriter::add(const SpanEvent& e) {
+    m_spans.push_back(e);
+    rowAdded();
+}
+
+void BatchedWriter::add(const CommEvent& e) {
+    m_comms.push_back(e);
+    rowAdded();
+}
+
+void BatchedWriter::add(const CheckpointEvent& e) {
+    m_checkpoints.push_back(e);
+    rowAdded();
+}
+
+void BatchedWriter::add(const LogRow& row) {
+    m_logs.push_back(row);
+    rowAdded();
+}
+
+void BatchedWriter::add(const RunStartEvent& e) {
+    m_runStart = e;
+    m_rankHosts = e.hosts;
+    if (!m_oldest) m_oldest = Clock::now();
+}
+
+std::string BatchedWriter::hostOfRank(int rank) const {
+    if (rank >= 0 && static_cast<size_t>(rank) < m_rankHosts.size()) return m_rankHosts[rank];
+    return {};
+}
+
+void BatchedWriter::add(const LogEvent& e) {
+    LogRow row;
+    row.t = e.t;
+    row.rank = e.rank;
+    row.host = hostOfRank(e.rank);
+    row.level = e.level;
+    row.stream = "telemetry";
+    row.message = e.message;
+    add(row);
+}
+
+void BatchedWriter::add(const RunEndEvent& e) {
+    LogRow row;
+    row.t = e.t;
+    row.rank = 0;
+    row.host = hostOfRank(0);
+    row.level = e.status == RunState::Failed ? "error" : "info";
+    row.stream = "telemetry";
+    row.message = "run ended: " + (e.status.empty() ? std::string("unknown status") : e.status) +
+                  " at step " + std::to_string(e.step) + (e.reason.empty() ? "" : ": " + e.reason);
+    add(row);
+}
+
+void BatchedWriter::add(const TelemetryEvent& e) {
+    std::visit([this](const auto& event) { add(event); }, e);
+}
+
+std::optional<std::chrono::milliseconds> BatchedWriter::timeUntilDue() const {
+    if (!m_oldest) return std::nullopt;
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - *m_oldest);
+    return age >= m_interval ? std::chrono::milliseconds(0) : m_interval - age;
+}
+
+bool BatchedWriter::maybeFlush() {
+    const auto due = timeUntilDue();
+    if (!due || due->count() > 0) return false;
+    flush();
+    return true;
+}
+
+size_t BatchedWriter::pendingRows() const { return m_pending; }
+
+void BatchedWriter::flush() {
+    if (!m_oldest) return;
+    m_store.beginTransaction();
+    try {
+        if (m_runStart) m_store.setRunStart(m_run, *m_runStart);
+        for (const auto& e : m_steps) m_store.insertMetric(m_run, e);
+        for (const auto& e : m_devices) m_store.insertDeviceSample(m_run, e);
+        for (const auto& e : m_spans) m_store.insertSpan(m_run, e);
+        for (const auto& e : m_comms) m_store.insertComm(m_run, e);
+        for (const auto& e : m_checkpoints) m_store.insertCheckpoint(m_run, e);
+        for (const auto& r : m_logs) m_store.insertLog(m_run, r);
+        if (m_summary) m_store.updateSummary(m_run, *m_summary);
+        m_store.commit();
+    } catch (...) {
+        try {
+            m_store.rollback();
+        } catch (const std::exception&) {
+            // The original error says more; the rows stay pending either way.
+        }
+        throw;
+    }
+    m_steps.clear();
+    m_devices.clear();
+    m_spans.clear();
+    m_comms.clear();
+    m_checkpoints.clear();
+    m_logs.clear();
+    m_runStart.reset();
+    m_summary.reset();
+    m_pending = 0;
+    m_oldest.reset();
+}
+
+} // namespace parallax

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "core/store/RunStore.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// Groups one run's telemetry rows into few transactions: rows wait in memory and are written in
+// one short transaction when `maxRows` are pending, when maybeFlush() finds the oldest pending row
+// older than `interval`, on flush(), and on destruction. Holding rows in memory rather than an open
+// transaction keeps the store's write lock free between flushes for the other runs' supervisors.
+//
+// Nothing added is dropped: when a flush fails (the store stayed locked past its busy timeout, the
+// disk is full) the transaction is rolled back, the rows stay pending for the next flush, and the
+// StoreError propagates. The destructor flushes and reports a failure on stderr, since it cannot
+// throw. Single-threaded: the supervisor calls it from its read loop.
+class BatchedWriter {
+public:
+    BatchedWriter(RunStore& store, int64_t run,
+                  std::chrono::milliseconds interval = std::chrono::milliseconds(100),
+                  size_t maxRows = 20000);
+    ~BatchedWriter();
+    BatchedWriter(const BatchedWriter&) = delete;
+    BatchedWriter& operator=(const BatchedWriter&) = delete;
+
+    void add(const StepEvent& e);       // also the run's summary (the batch's last step)
+    void add(const DeviceEvent& e);
+    void add(const SpanEvent& e);
+    void add(const CommEvent& e);
+    void add(const CheckpointEvent& e);
+    void add(const LogRow& row);
+    void add(const RunStartEvent& e);   // RunStore::setRunStart, in the next flush
+    void add(const LogEvent& e);        // a log row of stream "telemetry" (host from run_start)
+    // The supervisor decides the run's final state (with the exit code); here the event becomes a
+    // log line, so that the run's log says what the worker reported.
+    void add(const RunEndEvent& e);
+    void add(const TelemetryEvent& e);
+
+    // Writes the pending rows when the oldest is at least `interval` old. Returns whether it wrote.
+    bool maybeFlush();
+    void flush();
+
+    // Time until maybeFlush() would write (zero when due); std::nullopt with nothing pending. The
+    // supervisor uses it as its poll timeout.
+    std::optional<std::chrono::milliseconds> timeUntilDue() const;
+    size_t pendingRows() const;
+    int64_t run() const { return m_run; }
+    RunStore& store() { return m_store; }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    void rowAdded();
+    std::string hostOfRank(int rank) const;
+
+    RunStore& m_store;
+    int64_t m_run;
+    std::chrono::milliseconds m_interval;
+    size_t m_maxRows;
+
+    std::vector<StepEvent> m_steps;
+    std::vector<DeviceEvent> m_devices;
+    std::vector<SpanEvent> m_spans;
+    std::vector<CommEvent> m_comms;
+    std::vector<CheckpointEvent> m_checkpoints;
+    std::vector<LogRow> m_logs;
+    std::optional<RunStartEvent> m_runStart;
+    std::optional<StepEvent> m_summary;
+    std::vector<std::string> m_rankHosts;
+    size_t m_pending = 0; // rows in the vectors above (run start and summary not counted)
+    std::optional<Clock::time_point> m_oldest;
+};
+
+} // namespace parallax

@@ -1,0 +1,1058 @@
+#include "core/store/RunStore.h"
+
+#include "core/store/FtsQuery.h"
+#include "core/store/LogLevel.h"
+#include "core/store/Schema.h"
+#include "core/store/SqlStatement.h"
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <unordered_map>
+
+namespace parallax {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Long enough that a reader or another supervisor that holds the lock for a burst of writes is
+// waited for; short enough that a stuck process is reported instead of hanging forever.
+constexpr int kBusyTimeoutMs = 15000;
+// Dynamic statements (log and run queries) are cached by SQL text; their shapes are few (one per
+// number of selected ranks and combination of filters), so a small cache hits almost always.
+constexpr size_t kMaxCachedQueries = 64;
+
+double nowSeconds() {
+    using namespace std::chrono;
+    return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// SQLite stores NaN as NULL; key columns must not be NULL, so a NaN time there becomes 0.
+double keyTime(double t) { return std::isnan(t) ? 0.0 : t; }
+
+std::string runColumns() {
+    return "id, name, state, created_at, started_at, ended_at, hosts, world_size, exit_code, "
+           "exit_reason, supervisor_pid, supervisor_host, parent_run, tags, notes, run_dir, "
+           "launch_command, model_kind, layout, params, steps_total, last_step, last_loss, "
+           "tokens_per_s, mfu, spec_toml";
+}
+
+std::vector<std::string> parseStringList(const std::string& text) {
+    std::vector<std::string> out;
+    if (text.empty()) return out;
+    const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_array()) {
+        for (const auto& v : j) {
+            if (v.is_string()) out.push_back(v.get<std::string>());
+        }
+    } else {
+        // Not written by Parallax (edited by hand?): keep the text rather than lose it.
+        out.push_back(text);
+    }
+    return out;
+}
+
+std::string toJsonList(const std::vector<std::string>& items) { return json(items).dump(); }
+
+RunRecord readRun(const SqlStatement& s) {
+    RunRecord r;
+    r.id = s.int64(0);
+    r.name = s.text(1);
+    r.state = s.text(2);
+    r.created_at = s.real(3);
+    r.started_at = s.real(4);
+    r.ended_at = s.real(5);
+    r.hosts = parseStringList(s.text(6));
+    r.world_size = static_cast<int>(s.int64(7));
+    if (!s.isNull(8)) r.exit_code = static_cast<int>(s.int64(8));
+    r.exit_reason = s.text(9);
+    r.supervisor_pid = s.int64(10);
+    r.supervisor_host = s.text(11);
+    r.parent_run = s.optInt64(12);
+    r.tags = parseStringList(s.text(13));
+    r.notes = s.text(14);
+    r.run_dir = s.text(15);
+    r.launch_command = s.text(16);
+    r.model_kind = s.text(17);
+    r.layout = s.text(18);
+    r.params = s.int64(19);
+    r.steps_total = s.int64(20);
+    r.last_step = s.int64(21);
+    r.last_loss = s.optReal(22);
+    // A recorded step with a NULL loss had a NaN loss (SQLite cannot store NaN).
+    if (!r.last_loss && r.last_step >= 0) r.last_loss = std::numeric_limits<double>::quiet_NaN();
+    r.tokens_per_s = s.optReal(23);
+    r.mfu = s.optReal(24);
+    r.spec_toml = s.text(25);
+    return r;
+}
+
+json runStartToJson(const RunStartEvent& e) {
+    return json{{"world", e.world},
+                {"dp", e.dp},
+                {"tp", e.tp},
+                {"pp", e.pp},
+                {"zero", e.zero},
+                {"schedule", e.schedule},
+                {"params", e.params},
+                {"flops_per_token", e.flops_per_token},
+                {"peak_flops", e.peak_flops},
+                {"device", e.device},
+                {"hosts", e.hosts},
+                {"devices", e.devices},
+                {"clock_offsets", e.clock_offsets},
+                {"start_step", e.start_step},
+                {"t", e.t}};
+}
+
+template <typename T>
+void readField(const json& j, const char* key, T& out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return;
+    try {
+        out = it->get<T>();
+    } catch (const json::exception&) {
+        // A field of another type (edited by hand?) keeps its default.
+    }
+}
+
+RunStartEvent runStartFromJson(const json& j) {
+    RunStartEvent e;
+    readField(j, "world", e.world);
+    readField(j, "dp", e.dp);
+    readField(j, "tp", e.tp);
+    readField(j, "pp", e.pp);
+    readField(j, "zero", e.zero);
+    readField(j, "schedule", e.schedule);
+    readField(j, "params", e.params);
+    readField(j, "flops_per_token", e.flops_per_token);
+    readField(j, "peak_flops", e.peak_flops);
+    readField(j, "device", e.device);
+    readField(j, "hosts", e.hosts);
+    readField(j, "devices", e.devices);
+    readField(j, "clock_offsets", e.clock_offsets);
+    readField(j, "start_step", e.start_step);
+    readField(j, "t", e.t);
+    return e;
+}
+
+std::vector<std::string> distinctInOrder(const std::vector<std::string>& items) {
+    std::vector<std::string> out;
+    for (const auto& s : items) {
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    }
+    return out;
+}
+
+// LIKE pattern matching `text` anywhere, with LIKE's wildcards in `text` taken literally.
+std::string likePattern(const std::string& text) {
+    std::string p = "%";
+    for (char c : text) {
+        if (c == '%' || c == '_' || c == '\\') p += '\\';
+        p += c;
+    }
+    p += '%';
+    return p;
+}
+
+std::string placeholders(size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += i ? ",?" : "?";
+    return s;
+}
+
+bool isAllDigits(const std::string& s) {
+    return !s.empty() && s.size() <= 18 &&
+           std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+std::string trimmed(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return {};
+    const auto e = s.find_last_not_of(" \t\r\n");
+    return s.substr(b, e - b + 1);
+}
+
+} // namespace
+
+// Statements prepared once per connection; the insert statements are the hot path of the
+// supervisor and are members, everything else is cached by its SQL text.
+struct RunStore::Statements {
+    Statements(sqlite3* db, const std::string& path) : db(db), path(path) {
+        auto prep = [&](const char* sql) { return SqlStatement(db, sql, path); };
+        begin = prep("BEGIN IMMEDIATE");
+        commit = prep("COMMIT");
+        rollback = prep("ROLLBACK");
+        dataVersion = prep("PRAGMA data_version");
+        userVersion = prep("PRAGMA user_version");
+        insertMetric = prep(
+            "INSERT OR REPLACE INTO metrics (run, step, t, loss, lr, grad_norm, tokens_per_s, "
+            "samples_per_s, step_ms, step_ms_min, step_ms_max, slowest_rank, mfu, tokens, "
+            "peak_mem) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
+        insertDevice = prep(
+            "INSERT OR REPLACE INTO device_samples (run, t, rank, device, host, util, mem_used, "
+            "mem_total, power_w, temp_c, sm_clock_mhz, cpu_pct, rss) "
+            "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
+        insertSpan = prep(
+            "INSERT OR REPLACE INTO spans (run, step, rank, start, stage, microbatch, kind, end_t) "
+            "VALUES (?1,?2,?3,?4,?5,?6,?7,?8)");
+        insertComm = prep(
+            "INSERT OR REPLACE INTO comms (run, t, rank, collectives, bytes, last_seq) "
+            "VALUES (?1,?2,?3,?4,?5,?6)");
+        insertLog = prep(
+            "INSERT INTO logs (run, t, rank, host, level, stream, message) "
+            "VALUES (?1,?2,?3,?4,?5,?6,?7)");
+        insertCheckpoint = prep(
+            "INSERT INTO checkpoints (run, step, path, bytes, ms, layout, t) "
+            "VALUES (?1,?2,?3,?4,?5,?6,?7)");
+        updateSummary = prep(
+            "UPDATE runs SET last_step = ?2, last_loss = ?3, tokens_per_s = ?4, mfu = ?5 "
+            "WHERE id = ?1");
+    }
+
+    SqlStatement& get(const std::string& sql) {
+        auto it = cache.find(sql);
+        if (it != cache.end()) return it->second;
+        if (cache.size() >= kMaxCachedQueries) cache.clear();
+        return cache.emplace(sql, SqlStatement(db, sql, path)).first->second;
+    }
+
+    sqlite3* db;
+    std::string path;
+    SqlStatement begin, commit, rollback, dataVersion, userVersion;
+    SqlStatement insertMetric, insertDevice, insertSpan, insertComm, insertLog, insertCheckpoint;
+    SqlStatement updateSummary;
+    std::unordered_map<std::string, SqlStatement> cache;
+};
+
+RunStore::RunStore(const std::string& path) : m_path(path) {
+    if (path.empty()) throw StoreError("the store path is empty; pass --store PATH");
+    const bool isFile = path != ":memory:" && path.rfind("file:", 0) != 0;
+    if (isFile) {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) {
+            throw StoreError("store " + path +
+                             " is a folder; pass the path of a database file, e.g. " + path +
+                             "/parallax.db");
+        }
+        const fs::path parent = fs::path(path).parent_path();
+        if (!parent.empty() && !fs::exists(parent, ec)) {
+            fs::create_directories(parent, ec);
+            if (ec) {
+                throw StoreError("cannot create the folder " + parent.string() + " for store " +
+                                 path + ": " + ec.message() + "; pass another --store path");
+            }
+        }
+    }
+
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                      (isFile ? 0 : SQLITE_OPEN_URI);
+    const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr);
+    if (rc != SQLITE_OK) {
+        const std::string msg = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
+        sqlite3_close_v2(m_db);
+        m_db = nullptr;
+        throw StoreError("cannot open store " + path + ": " + msg +
+                         "; check that the file and its folder are readable and writable");
+    }
+    sqlite3_extended_result_codes(m_db, 1);
+    sqlite3_busy_timeout(m_db, kBusyTimeoutMs);
+
+    try {
+        migrate();
+        m_stmts = std::make_unique<Statements>(m_db, m_path);
+    } catch (...) {
+        m_stmts.reset();
+        sqlite3_close_v2(m_db);
+        m_db = nullptr;
+        throw;
+    }
+}
+
+RunStore::~RunStore() {
+    m_stmts.reset();
+    if (m_db) {
+        // Keeps the query planner's statistics current; cheap, and a no-op when nothing changed.
+        sqlite3_exec(m_db, "PRAGMA optimize", nullptr, nullptr, nullptr);
+        sqlite3_close_v2(m_db);
+    }
+}
+
+namespace {
+
+void execOrThrow(sqlite3* db, const std::string& path, const char* sql, const std::string& what) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        const std::string msg = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        throw StoreError("store " + path + ": " + what + ": " + msg);
+    }
+}
+
+// Runs a one-row, one-column query; throws StoreError with `what`.
+int64_t queryInt(sqlite3* db, const std::string& path, const char* sql, const std::string& what,
+                 int* errorCode = nullptr) {
+    sqlite3_stmt* st = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, nullptr);
+    int64_t value = 0;
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) value = sqlite3_column_int64(st, 0);
+    }
+    const std::string msg = sqlite3_errmsg(db);
+    const int code = sqlite3_errcode(db);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) {
+        if (errorCode) *errorCode = code;
+        throw StoreError("store " + path + ": " + what + ": " + msg);
+    }
+    return value;
+}
+
+std::string journalMode(sqlite3* db, const std::string& path, const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    std::string mode;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, nullptr);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        mode = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    const std::string msg = sqlite3_errmsg(db);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) throw StoreError("store " + path + ": cannot select WAL mode: " + msg);
+    return mode;
+}
+
+} // namespace
+
+void RunStore::migrate() {
+    // Identify the file before writing anything to it: a file of another program must be left
+    // exactly as it was.
+    int64_t objects = 0;
+    try {
+        objects = queryInt(m_db, m_path, "SELECT count(*) FROM sqlite_master", "cannot read it");
+    } catch (const StoreError&) {
+        const int code = sqlite3_errcode(m_db) & 0xff;
+        if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
+            throw StoreError(m_path + " is not a Parallax store: it is not a SQLite database (" +
+                             sqlite3_errmsg(m_db) +
+                             "); pass another --store path, or move the file away");
+        }
+        throw;
+    }
+    const int64_t appId = queryInt(m_db, m_path, "PRAGMA application_id", "cannot read it");
+    const int64_t version = queryInt(m_db, m_path, "PRAGMA user_version", "cannot read it");
+    const bool fresh = objects == 0 && appId == 0;
+    if (!fresh && appId != kStoreApplicationId) {
+        throw StoreError(m_path +
+                         " is a SQLite database of another program, not a Parallax store "
+                         "(application_id " +
+                         std::to_string(appId) + ", " + std::to_string(objects) +
+                         " schema objects); pass another --store path");
+    }
+    if (version > kSchemaVersion) {
+        throw StoreError(m_path + " was written by a newer Parallax (schema " +
+                         std::to_string(version) + ", this build reads up to " +
+                         std::to_string(kSchemaVersion) +
+                         "); upgrade Parallax or use another --store path");
+    }
+
+    // WAL lets the console read while a supervisor writes. It needs shared memory between the
+    // processes, which network file systems do not give.
+    const std::string mode = journalMode(m_db, m_path, "PRAGMA journal_mode = WAL");
+    if (mode != "wal" && mode != "memory") {
+        throw StoreError("store " + m_path + ": cannot use WAL mode (journal mode stays '" + mode +
+                         "'); network file systems do not support it; put the store on a local "
+                         "disk with --store PATH");
+    }
+    // NORMAL in WAL mode: a power loss can drop the last transactions, never corrupt the file.
+    execOrThrow(m_db, m_path,
+                "PRAGMA synchronous = NORMAL;"
+                "PRAGMA foreign_keys = ON;"
+                "PRAGMA temp_store = MEMORY;"
+                "PRAGMA cache_size = -32768;"          // KiB: 32 MiB per connection at most
+                "PRAGMA journal_size_limit = 67108864;" // truncate the WAL to 64 MiB after bursts
+                "PRAGMA wal_autocheckpoint = 4000;",    // pages (16 MiB): fewer, larger checkpoints
+                "cannot configure the connection");
+
+    applyMigrations(m_db, m_path, storeMigrations());
+}
+
+int RunStore::schemaVersion() const {
+    SqlStatement& s = m_stmts->userVersion;
+    SqlStatement::Use use(s);
+    return s.step() ? static_cast<int>(s.int64(0)) : 0;
+}
+
+int64_t RunStore::dataVersion() const {
+    SqlStatement& s = m_stmts->dataVersion;
+    SqlStatement::Use use(s);
+    return s.step() ? s.int64(0) : 0;
+}
+
+std::string RunStore::defaultPath() {
+    std::string base;
+    const char* xdg = std::getenv("XDG_DATA_HOME");
+    if (xdg && *xdg == '/') {
+        base = xdg;
+    } else {
+        const char* home = std::getenv("HOME");
+        std::string h = home && *home ? home : "";
+        if (h.empty()) {
+            if (const passwd* pw = getpwuid(getuid())) h = pw->pw_dir ? pw->pw_dir : "";
+        }
+        if (h.empty()) h = ".";
+        base = h + "/.local/share";
+    }
+    return base + "/parallax/parallax.db";
+}
+
+// --- runs
+
+namespace {
+
+// Throws "run N does not exist" when an UPDATE/DELETE by id touched nothing.
+void requireChanged(sqlite3* db, int64_t id, const std::string& path, const char* what) {
+    if (sqlite3_changes(db) == 0) {
+        throw StoreError("store " + path + ": " + what + ": run " + std::to_string(id) +
+                         " does not exist");
+    }
+}
+
+} // namespace
+
+int64_t RunStore::createRun(const NewRun& run) {
+    if (trimmed(run.name).empty()) {
+        throw StoreError("createRun: the run's name is empty; set `name` in the spec");
+    }
+    if (run.parent_run && !this->run(*run.parent_run)) {
+        throw StoreError("createRun: parent run " + std::to_string(*run.parent_run) +
+                         " does not exist in " + m_path);
+    }
+    SqlStatement& s = m_stmts->get(
+        "INSERT INTO runs (name, spec_toml, state, created_at, model_kind, layout, steps_total, "
+        "world_size, parent_run, tags) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+    const std::string state = RunState::Queued;
+    const std::string tags = toJsonList(run.tags);
+    s.bind(1, run.name);
+    s.bind(2, run.spec_toml);
+    s.bind(3, state);
+    s.bind(4, nowSeconds());
+    s.bind(5, run.model_kind);
+    s.bind(6, run.layout);
+    s.bind(7, run.steps_total);
+    s.bind(8, run.world_size);
+    s.bind(9, run.parent_run);
+    s.bind(10, tags);
+    s.run();
+    return sqlite3_last_insert_rowid(m_db);
+}
+
+void RunStore::setRunDir(int64_t id, const std::string& dir) {
+    SqlStatement& s = m_stmts->get("UPDATE runs SET run_dir = ?2 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, dir);
+    s.run();
+    requireChanged(m_db, id, m_path, "setRunDir");
+}
+
+void RunStore::setLaunchCommand(int64_t id, const std::string& command) {
+    SqlStatement& s = m_stmts->get("UPDATE runs SET launch_command = ?2 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, command);
+    s.run();
+    requireChanged(m_db, id, m_path, "setLaunchCommand");
+}
+
+void RunStore::markRunning(int64_t id, int64_t supervisorPid, const std::string& supervisorHost) {
+    // A run marked lost by a console that could not see its supervisor comes back to life here;
+    // a run that ended does not (resuming creates a new run).
+    SqlStatement& s = m_stmts->get(
+        "UPDATE runs SET state = 'running', supervisor_pid = ?2, supervisor_host = ?3, "
+        "started_at = CASE WHEN started_at > 0 THEN started_at ELSE ?4 END, ended_at = 0 "
+        "WHERE id = ?1 AND state IN ('queued', 'running', 'lost')");
+    s.bind(1, id);
+    s.bind(2, supervisorPid);
+    s.bind(3, supervisorHost);
+    s.bind(4, nowSeconds());
+    s.run();
+    if (sqlite3_changes(m_db) == 0) {
+        const auto r = run(id);
+        if (!r) requireChanged(m_db, id, m_path, "markRunning");
+        throw StoreError("markRunning: run " + std::to_string(id) + " already ended (" + r->state +
+                         "); start a new run to train again");
+    }
+}
+
+void RunStore::setRunStart(int64_t id, const RunStartEvent& start) {
+    SqlStatement& s = m_stmts->get(
+        "UPDATE runs SET hosts = ?2, world_size = ?3, params = ?4, run_start = ?5 WHERE id = ?1");
+    const std::string hosts = toJsonList(distinctInOrder(start.hosts));
+    const std::string event = runStartToJson(start).dump();
+    s.bind(1, id);
+    s.bind(2, hosts);
+    s.bind(3, start.world);
+    s.bind(4, start.params);
+    s.bind(5, event);
+    s.run();
+    requireChanged(m_db, id, m_path, "setRunStart");
+}
+
+std::optional<RunStartEvent> RunStore::runStart(int64_t id) const {
+    SqlStatement& s = m_stmts->get("SELECT run_start FROM runs WHERE id = ?1");
+    SqlStatement::Use use(s);
+    s.bind(1, id);
+    if (!s.step() || s.isNull(0)) return std::nullopt;
+    const json j = json::parse(s.text(0), nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return std::nullopt;
+    return runStartFromJson(j);
+}
+
+void RunStore::updateSummary(int64_t id, const StepEvent& lastStep) {
+    SqlStatement& s = m_stmts->updateSummary;
+    s.bind(1, id);
+    s.bind(2, lastStep.step);
+    s.bind(3, lastStep.loss); // NaN is stored as NULL and read back as NaN (see readRun)
+    s.bind(4, lastStep.tokens_per_s);
+    // MFU is 0 when the device's peak is unknown (CPU runs): that is "no figure", not 0 %.
+    if (lastStep.mfu > 0) s.bind(5, lastStep.mfu);
+    else s.bindNull(5);
+    s.run();
+    requireChanged(m_db, id, m_path, "updateSummary");
+}
+
+void RunStore::finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
+                         const std::string& reason) {
+    if (!RunState::isTerminal(state)) {
+        throw StoreError("finishRun: state '" + state +
+                         "' is not a final state; use succeeded, failed, stopped or lost");
+    }
+    SqlStatement& s = m_stmts->get(
+        "UPDATE runs SET state = ?2, exit_code = ?3, exit_reason = ?4, ended_at = ?5 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, state);
+    if (exitCode) s.bind(3, *exitCode);
+    else s.bindNull(3);
+    s.bind(4, reason);
+    s.bind(5, nowSeconds());
+    s.run();
+    requireChanged(m_db, id, m_path, "finishRun");
+}
+
+void RunStore::setTags(int64_t id, const std::vector<std::string>& tags) {
+    SqlStatement& s = m_stmts->get("UPDATE runs SET tags = ?2 WHERE id = ?1");
+    const std::string text = toJsonList(tags);
+    s.bind(1, id);
+    s.bind(2, text);
+    s.run();
+    requireChanged(m_db, id, m_path, "setTags");
+}
+
+void RunStore::setNotes(int64_t id, const std::string& notes) {
+    SqlStatement& s = m_stmts->get("UPDATE runs SET notes = ?2 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, notes);
+    s.run();
+    requireChanged(m_db, id, m_path, "setNotes");
+}
+
+void RunStore::deleteRun(int64_t id) {
+    // Foreign keys cascade to every telemetry table; the logs' delete trigger removes the
+    // full-text entries. One transaction, so a reader sees the run whole or not at all.
+    SqlStatement& s = m_stmts->get("DELETE FROM runs WHERE id = ?1");
+    const bool own = sqlite3_get_autocommit(m_db) != 0;
+    if (own) beginTransaction();
+    try {
+        s.bind(1, id);
+        s.run();
+        requireChanged(m_db, id, m_path, "deleteRun");
+        if (own) commit();
+    } catch (...) {
+        if (own) rollback();
+        throw;
+    }
+}
+
+std::optional<RunRecord> RunStore::run(int64_t id) const {
+    SqlStatement& s = m_stmts->get("SELECT " + runColumns() + " FROM runs WHERE id = ?1");
+    SqlStatement::Use use(s);
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    return readRun(s);
+}
+
+std::optional<RunRecord> RunStore::latestRunNamed(const std::string& name) const {
+    SqlStatement& s = m_stmts->get("SELECT " + runColumns() +
+                                   " FROM runs WHERE name = ?1 ORDER BY id DESC LIMIT 1");
+    SqlStatement::Use use(s);
+    s.bind(1, name);
+    if (!s.step()) return std::nullopt;
+    return readRun(s);
+}
+
+std::optional<RunRecord> RunStore::findRun(const std::string& idOrName) const {
+    const std::string key = trimmed(idOrName);
+    if (key.empty()) return std::nullopt;
+    if (isAllDigits(key)) {
+        if (auto r = run(std::stoll(key))) return r;
+        // A run may be named "42" too.
+    }
+    return latestRunNamed(key);
+}
+
+std::vector<RunRecord> RunStore::listRuns(const RunFilter& filter) const {
+    // order_by is looked up, never pasted: only these expressions can reach the SQL text. A '?'
+    // in one is the current time (the duration of a run still going).
+    static const std::vector<std::pair<std::string, std::string>> orderColumns = {
+        {"id", "id"},
+        {"name", "name COLLATE NOCASE"},
+        {"state", "state"},
+        {"created_at", "created_at"},
+        {"started_at", "started_at"},
+        {"ended_at", "ended_at"},
+        {"last_loss", "last_loss"},
+        {"tokens_per_s", "tokens_per_s"},
+        {"mfu", "mfu"},
+        {"last_step", "last_step"},
+        {"world_size", "world_size"},
+        {"duration", "(CASE WHEN started_at > 0 THEN (CASE WHEN ended_at > 0 THEN ended_at "
+                     "ELSE ? END) - started_at END)"},
+    };
+    const std::string orderKey = filter.order_by.empty() ? "id" : filter.order_by;
+    auto col = std::find_if(orderColumns.begin(), orderColumns.end(),
+                            [&](const auto& p) { return p.first == orderKey; });
+    if (col == orderColumns.end()) {
+        std::string names;
+        for (const auto& p : orderColumns) names += (names.empty() ? "" : ", ") + p.first;
+        throw StoreError("listRuns: cannot sort by '" + filter.order_by + "'; use one of " + names);
+    }
+
+    std::vector<SqlStatement::Value> values;
+    std::string sql = "SELECT " + runColumns() + " FROM runs WHERE 1";
+    if (!filter.text.empty()) {
+        const std::string pattern = likePattern(filter.text);
+        sql += " AND (";
+        const char* columns[] = {"name", "model_kind", "layout", "tags", "notes"};
+        for (size_t c = 0; c < std::size(columns); ++c) {
+            sql += std::string(c ? " OR " : "") + columns[c] + " LIKE ? ESCAPE '\\'";
+            values.emplace_back(pattern);
+        }
+        sql += ")";
+    }
+    if (!filter.states.empty()) {
+        sql += " AND state IN (" + placeholders(filter.states.size()) + ")";
+        for (const auto& st : filter.states) values.emplace_back(st);
+    }
+    const std::string dir = filter.descending ? " DESC" : " ASC";
+    sql += " ORDER BY " + col->second + dir + " NULLS LAST";
+    if (col->second.find('?') != std::string::npos) values.emplace_back(nowSeconds());
+    if (orderKey != "id") sql += ", id" + dir;
+    if (filter.limit >= 0) {
+        sql += " LIMIT ?";
+        values.emplace_back(filter.limit);
+    }
+
+    SqlStatement& s = m_stmts->get(sql);
+    SqlStatement::Use use(s);
+    s.bindAll(values);
+    std::vector<RunRecord> out;
+    while (s.step()) out.push_back(readRun(s));
+    return out;
+}
+
+std::vector<int64_t> RunStore::markLostRuns(const std::string& host,
+                                            const std::function<bool(int64_t pid)>& isAlive) {
+    std::vector<std::pair<int64_t, int64_t>> candidates; // id, pid
+    {
+        SqlStatement& s = m_stmts->get(
+            "SELECT id, supervisor_pid FROM runs WHERE state IN ('queued', 'running') "
+            "AND supervisor_host = ?1 AND supervisor_pid > 0");
+        SqlStatement::Use use(s);
+        s.bind(1, host);
+        while (s.step()) candidates.emplace_back(s.int64(0), s.int64(1));
+    }
+    std::vector<int64_t> lost;
+    for (const auto& [id, pid] : candidates) {
+        if (isAlive(pid)) continue;
+        // The state test again: the supervisor may have finished the run in the meantime.
+        SqlStatement& u = m_stmts->get(
+            "UPDATE runs SET state = 'lost', ended_at = ?2, exit_reason = ?3 "
+            "WHERE id = ?1 AND state IN ('queued', 'running') AND supervisor_pid = ?4");
+        const std::string reason = "its supervisor (pid " + std::to_string(pid) + " on " + host +
+                                   ") is no longer running";
+        u.bind(1, id);
+        u.bind(2, nowSeconds());
+        u.bind(3, reason);
+        u.bind(4, pid);
+        u.run();
+        if (sqlite3_changes(m_db) > 0) lost.push_back(id);
+    }
+    return lost;
+}
+
+// --- telemetry rows
+
+void RunStore::beginTransaction() { m_stmts->begin.run(); }
+void RunStore::commit() { m_stmts->commit.run(); }
+void RunStore::rollback() {
+    if (!sqlite3_get_autocommit(m_db)) m_stmts->rollback.run();
+}
+
+void RunStore::insertMetric(int64_t run, const StepEvent& e) {
+    SqlStatement& s = m_stmts->insertMetric;
+    s.bind(1, run);
+    s.bind(2, e.step);
+    s.bind(3, e.t);
+    s.bind(4, e.loss);
+    s.bind(5, e.lr);
+    s.bind(6, e.grad_norm);
+    s.bind(7, e.tokens_per_s);
+    s.bind(8, e.samples_per_s);
+    s.bind(9, e.step_ms);
+    s.bind(10, e.step_ms_min);
+    s.bind(11, e.step_ms_max);
+    s.bind(12, e.slowest_rank);
+    s.bind(13, e.mfu);
+    s.bind(14, e.tokens);
+    s.bind(15, e.peak_mem);
+    s.run();
+}
+
+void RunStore::insertDeviceSample(int64_t run, const DeviceEvent& e) {
+    SqlStatement& s = m_stmts->insertDevice;
+    s.bind(1, run);
+    s.bind(2, keyTime(e.t));
+    s.bind(3, e.rank);
+    s.bind(4, e.device);
+    s.bind(5, e.host);
+    s.bind(6, e.util);
+    s.bind(7, e.mem_used);
+    s.bind(8, e.mem_total);
+    s.bind(9, e.power_w);
+    s.bind(10, e.temp_c);
+    s.bind(11, e.sm_clock_mhz);
+    s.bind(12, e.cpu_pct);
+    s.bind(13, e.rss);
+    s.run();
+}
+
+void RunStore::insertSpan(int64_t run, const SpanEvent& e) {
+    SqlStatement& s = m_stmts->insertSpan;
+    s.bind(1, run);
+    s.bind(2, e.step);
+    s.bind(3, e.rank);
+    s.bind(4, keyTime(e.start));
+    s.bind(5, e.stage);
+    s.bind(6, e.microbatch);
+    s.bind(7, e.kind);
+    s.bind(8, e.end);
+    s.run();
+}
+
+void RunStore::insertComm(int64_t run, const CommEvent& e) {
+    SqlStatement& s = m_stmts->insertComm;
+    s.bind(1, run);
+    s.bind(2, keyTime(e.t));
+    s.bind(3, e.rank);
+    s.bind(4, e.collectives);
+    s.bind(5, e.bytes);
+    s.bind(6, e.last_seq);
+    s.run();
+}
+
+int64_t RunStore::insertLog(int64_t run, const LogRow& row) {
+    SqlStatement& s = m_stmts->insertLog;
+    s.bind(1, run);
+    s.bind(2, row.t);
+    s.bind(3, row.rank);
+    s.bind(4, row.host);
+    s.bind(5, LogLevel::fromName(row.level));
+    s.bind(6, row.stream);
+    s.bind(7, row.message);
+    s.run();
+    return sqlite3_last_insert_rowid(m_db);
+}
+
+void RunStore::insertCheckpoint(int64_t run, const CheckpointEvent& e) {
+    SqlStatement& s = m_stmts->insertCheckpoint;
+    s.bind(1, run);
+    s.bind(2, e.step);
+    s.bind(3, e.path);
+    s.bind(4, e.bytes);
+    s.bind(5, e.ms);
+    s.bind(6, e.layout);
+    s.bind(7, e.t);
+    s.run();
+}
+
+// --- reads
+
+std::vector<StepEvent> RunStore::metrics(int64_t run, int64_t afterStep) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT step, t, loss, lr, grad_norm, tokens_per_s, samples_per_s, step_ms, step_ms_min, "
+        "step_ms_max, slowest_rank, mfu, tokens, peak_mem FROM metrics "
+        "WHERE run = ?1 AND step > ?2 ORDER BY step");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    s.bind(2, afterStep);
+    std::vector<StepEvent> out;
+    while (s.step()) {
+        StepEvent e;
+        e.step = s.int64(0);
+        e.t = s.realOrNaN(1);
+        e.loss = s.realOrNaN(2);
+        e.lr = s.realOrNaN(3);
+        e.grad_norm = s.realOrNaN(4);
+        e.tokens_per_s = s.realOrNaN(5);
+        e.samples_per_s = s.realOrNaN(6);
+        e.step_ms = s.realOrNaN(7);
+        e.step_ms_min = s.realOrNaN(8);
+        e.step_ms_max = s.realOrNaN(9);
+        e.slowest_rank = static_cast<int>(s.int64(10));
+        e.mfu = s.realOrNaN(11);
+        e.tokens = s.int64(12);
+        e.peak_mem = s.realOrNaN(13);
+        out.push_back(e);
+    }
+    return out;
+}
+
+std::vector<DeviceEvent> RunStore::deviceSamples(int64_t run, double sinceT) const {
+    // sinceT > 0: only samples after it (polling for new ones); otherwise all of them.
+    SqlStatement& s = m_stmts->get(
+        "SELECT rank, host, device, util, mem_used, mem_total, power_w, temp_c, sm_clock_mhz, "
+        "cpu_pct, rss, t FROM device_samples WHERE run = ?1 AND (?2 <= 0 OR t > ?2) "
+        "ORDER BY t, rank, device");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    s.bind(2, sinceT);
+    std::vector<DeviceEvent> out;
+    while (s.step()) {
+        DeviceEvent e;
+        e.rank = static_cast<int>(s.int64(0));
+        e.host = s.text(1);
+        e.device = static_cast<int>(s.int64(2));
+        e.util = s.realOrNaN(3);
+        e.mem_used = s.realOrNaN(4);
+        e.mem_total = s.realOrNaN(5);
+        e.power_w = s.realOrNaN(6);
+        e.temp_c = s.realOrNaN(7);
+        e.sm_clock_mhz = s.realOrNaN(8);
+        e.cpu_pct = s.realOrNaN(9);
+        e.rss = s.realOrNaN(10);
+        e.t = s.real(11);
+        out.push_back(e);
+    }
+    return out;
+}
+
+std::vector<int64_t> RunStore::spanSteps(int64_t run) const {
+    // A skip-scan over the primary key: one seek per distinct step instead of reading every span.
+    SqlStatement& s = m_stmts->get(
+        "WITH RECURSIVE steps(step) AS ("
+        "  SELECT (SELECT min(step) FROM spans WHERE run = ?1)"
+        "  UNION ALL"
+        "  SELECT (SELECT min(step) FROM spans WHERE run = ?1 AND step > steps.step)"
+        "  FROM steps WHERE steps.step IS NOT NULL"
+        ") SELECT step FROM steps WHERE step IS NOT NULL");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    std::vector<int64_t> out;
+    while (s.step()) out.push_back(s.int64(0));
+    return out;
+}
+
+std::vector<SpanEvent> RunStore::spans(int64_t run, int64_t step) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT rank, stage, step, microbatch, kind, start, end_t FROM spans "
+        "WHERE run = ?1 AND step = ?2 ORDER BY rank, start, stage, microbatch, kind");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    s.bind(2, step);
+    std::vector<SpanEvent> out;
+    while (s.step()) {
+        SpanEvent e;
+        e.rank = static_cast<int>(s.int64(0));
+        e.stage = static_cast<int>(s.int64(1));
+        e.step = s.int64(2);
+        e.microbatch = static_cast<int>(s.int64(3));
+        e.kind = s.text(4);
+        e.start = s.real(5);
+        e.end = s.realOrNaN(6);
+        out.push_back(e);
+    }
+    return out;
+}
+
+std::vector<CommEvent> RunStore::comms(int64_t run) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT rank, collectives, bytes, last_seq, t FROM comms WHERE run = ?1 ORDER BY t, rank");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    std::vector<CommEvent> out;
+    while (s.step()) {
+        CommEvent e;
+        e.rank = static_cast<int>(s.int64(0));
+        e.collectives = s.int64(1);
+        e.bytes = s.int64(2);
+        e.last_seq = s.int64(3);
+        e.t = s.real(4);
+        out.push_back(e);
+    }
+    return out;
+}
+
+std::vector<CheckpointEvent> RunStore::checkpoints(int64_t run) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT step, path, bytes, ms, layout, t FROM checkpoints WHERE run = ?1 ORDER BY step, id");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    std::vector<CheckpointEvent> out;
+    while (s.step()) {
+        CheckpointEvent e;
+        e.step = s.int64(0);
+        e.path = s.text(1);
+        e.bytes = s.int64(2);
+        e.ms = s.realOrNaN(3);
+        e.layout = s.text(4);
+        e.t = s.realOrNaN(5);
+        out.push_back(e);
+    }
+    return out;
+}
+
+// One log query, shared by logs() and logCount() so that the count always matches the rows.
+struct RunStore::LogSelect {
+    std::string sql;
+    std::vector<SqlStatement::Value> values; // in the order of the SQL's '?'
+    bool fullText = false;
+    bool empty = false; // nothing can match (no lines in the id range)
+};
+
+RunStore::LogSelect RunStore::buildLogSelect(int64_t run, const LogQuery& q, bool count) const {
+    LogSelect sel;
+    int minLevel = -1;
+    if (!q.min_level.empty()) {
+        minLevel = LogLevel::fromNameStrict(q.min_level);
+        if (minLevel < 0) {
+            throw StoreError("log query: unknown level '" + q.min_level +
+                             "'; use debug, info, warn or error");
+        }
+    }
+    const std::string match = ftsQueryFromUserText(q.match);
+    sel.fullText = !match.empty();
+    const std::string columns = "l.id, l.t, l.rank, l.host, l.level, l.stream, l.message";
+    const std::string what = count ? "count(*)" : columns;
+
+    if (!sel.fullText) {
+        sel.sql = "SELECT " + what + " FROM logs AS l WHERE l.run = ?";
+        sel.values.emplace_back(run);
+        if (q.after_id > 0) {
+            sel.sql += " AND l.id > ?";
+            sel.values.emplace_back(q.after_id);
+        }
+    } else {
+        // The full-text index covers every run; bounding its rowids to this run's id range keeps
+        // a search in one run from walking the matches of all the others.
+        int64_t lo = 0, hi = -1;
+        {
+            SqlStatement& r = m_stmts->get("SELECT (SELECT min(id) FROM logs WHERE run = ?1), "
+                                           "(SELECT max(id) FROM logs WHERE run = ?1)");
+            SqlStatement::Use use(r);
+            r.bind(1, run);
+            if (r.step() && !r.isNull(0)) {
+                lo = r.int64(0);
+                hi = r.int64(1);
+            }
+        }
+        lo = std::max(lo, q.after_id + 1);
+        if (hi < lo) {
+            sel.empty = true;
+            return sel;
+        }
+        sel.sql = "SELECT " + what +
+                  " FROM logs_fts CROSS JOIN logs AS l ON l.id = logs_fts.rowid"
+                  " WHERE logs_fts MATCH ? AND logs_fts.rowid >= ? AND logs_fts.rowid <= ?"
+                  " AND l.run = ?";
+        sel.values.emplace_back(match);
+        sel.values.emplace_back(lo);
+        sel.values.emplace_back(hi);
+        sel.values.emplace_back(run);
+    }
+    if (!q.ranks.empty()) {
+        sel.sql += " AND l.rank IN (" + placeholders(q.ranks.size()) + ")";
+        for (int r : q.ranks) sel.values.emplace_back(static_cast<int64_t>(r));
+    }
+    if (minLevel > LogLevel::Debug) {
+        sel.sql += " AND l.level >= ?";
+        sel.values.emplace_back(static_cast<int64_t>(minLevel));
+        // Spelled out so that the planner may use the partial index of warnings and errors.
+        if (minLevel >= LogLevel::Warn) sel.sql += " AND l.level >= 2";
+    }
+    if (!count) {
+        sel.sql += q.descending ? " ORDER BY l.id DESC" : " ORDER BY l.id";
+        sel.sql += " LIMIT ? OFFSET ?";
+        sel.values.emplace_back(q.limit < 0 ? int64_t{-1} : q.limit);
+        sel.values.emplace_back(std::max<int64_t>(0, q.offset));
+    }
+    return sel;
+}
+
+template <typename RowFn>
+void RunStore::runLogSelect(const LogSelect& sel, const LogQuery& q, RowFn&& onRow) const {
+    try {
+        SqlStatement& s = m_stmts->get(sel.sql);
+        SqlStatement::Use use(s);
+        s.bindAll(sel.values);
+        while (s.step()) onRow(s);
+    } catch (const StoreError& e) {
+        const std::string what = e.what();
+        const auto at = what.find("fts5:");
+        if (!sel.fullText || at == std::string::npos) throw;
+        const std::string reason = what.substr(at, what.find(" [", at) - at);
+        throw StoreError("log search: cannot understand '" + q.match + "' (" + reason +
+                         "). Plain words are matched as written; with double quotes, parentheses "
+                         "or AND/OR/NOT the text is a full-text query, e.g. "
+                         "\"out of memory\" OR nccl");
+    }
+}
+
+std::vector<LogRow> RunStore::logs(int64_t run, const LogQuery& q) const {
+    const LogSelect sel = buildLogSelect(run, q, /*count=*/false);
+    std::vector<LogRow> out;
+    if (sel.empty) return out;
+    runLogSelect(sel, q, [&](const SqlStatement& s) {
+        LogRow r;
+        r.id = s.int64(0);
+        r.t = s.real(1);
+        r.rank = static_cast<int>(s.int64(2));
+        r.host = s.text(3);
+        r.level = LogLevel::name(static_cast<int>(s.int64(4)));
+        r.stream = s.text(5);
+        r.message = s.text(6);
+        out.push_back(std::move(r));
+    });
+    return out;
+}
+
+int64_t RunStore::logCount(int64_t run, const LogQuery& q) const {
+    const LogSelect sel = buildLogSelect(run, q, /*count=*/true);
+    if (sel.empty) return 0;
+    int64_t n = 0;
+    runLogSelect(sel, q, [&](const SqlStatement& s) { n = s.int64(0); });
+    return n;
+}
+
+} // namespace parallax

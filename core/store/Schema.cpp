@@ -1,0 +1,210 @@
+#include "core/store/Schema.h"
+
+#include "core/store/StoreTypes.h"
+
+#include <sqlite3.h>
+
+namespace parallax {
+
+namespace {
+
+// Schema 1. Conventions: every table of telemetry rows starts with `run`, so that its primary key
+// or index serves both the per-run queries and ON DELETE CASCADE. Tables whose natural key is
+// unique per run are WITHOUT ROWID (one b-tree to update per row instead of two). REAL columns
+// hold NULL for NaN (SQLite has no NaN). runs.spec_toml is the last column so that listing and
+// filtering runs reads the short columns before it.
+const char* const kSchema1 = R"sql(
+CREATE TABLE runs (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT, -- ids are never reused: runs/<id>/ stays unique
+    name            TEXT    NOT NULL,
+    state           TEXT    NOT NULL DEFAULT 'queued',
+    created_at      REAL    NOT NULL,
+    started_at      REAL    NOT NULL DEFAULT 0,
+    ended_at        REAL    NOT NULL DEFAULT 0,
+    hosts           TEXT    NOT NULL DEFAULT '[]',   -- JSON array of distinct host names
+    world_size      INTEGER NOT NULL DEFAULT 1,
+    exit_code       INTEGER,
+    exit_reason     TEXT    NOT NULL DEFAULT '',
+    supervisor_pid  INTEGER NOT NULL DEFAULT 0,
+    supervisor_host TEXT    NOT NULL DEFAULT '',
+    parent_run      INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    tags            TEXT    NOT NULL DEFAULT '[]',   -- JSON array
+    notes           TEXT    NOT NULL DEFAULT '',
+    run_dir         TEXT    NOT NULL DEFAULT '',
+    launch_command  TEXT    NOT NULL DEFAULT '',
+    model_kind      TEXT    NOT NULL DEFAULT '',
+    layout          TEXT    NOT NULL DEFAULT '',
+    params          INTEGER NOT NULL DEFAULT 0,
+    steps_total     INTEGER NOT NULL DEFAULT 0,
+    last_step       INTEGER NOT NULL DEFAULT -1,
+    last_loss       REAL,
+    tokens_per_s    REAL,
+    mfu             REAL,
+    run_start       TEXT,                            -- the run_start event as JSON
+    spec_toml       TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_by_name ON runs(name);
+CREATE INDEX runs_by_state ON runs(state, supervisor_host);
+CREATE INDEX runs_by_parent ON runs(parent_run) WHERE parent_run IS NOT NULL;
+
+CREATE TABLE metrics (
+    run           INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step          INTEGER NOT NULL,
+    t             REAL,
+    loss          REAL,
+    lr            REAL,
+    grad_norm     REAL,
+    tokens_per_s  REAL,
+    samples_per_s REAL,
+    step_ms       REAL,
+    step_ms_min   REAL,
+    step_ms_max   REAL,
+    slowest_rank  INTEGER,
+    mfu           REAL,
+    tokens        INTEGER,
+    peak_mem      REAL,
+    PRIMARY KEY (run, step)
+) WITHOUT ROWID;
+
+CREATE TABLE device_samples (
+    run          INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    t            REAL    NOT NULL,
+    rank         INTEGER NOT NULL,
+    device       INTEGER NOT NULL,
+    host         TEXT,
+    util         REAL,
+    mem_used     REAL,
+    mem_total    REAL,
+    power_w      REAL,
+    temp_c       REAL,
+    sm_clock_mhz REAL,
+    cpu_pct      REAL,
+    rss          REAL,
+    PRIMARY KEY (run, t, rank, device)
+) WITHOUT ROWID;
+
+CREATE TABLE spans (
+    run        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step       INTEGER NOT NULL,
+    rank       INTEGER NOT NULL,
+    start      REAL    NOT NULL,
+    stage      INTEGER NOT NULL,
+    microbatch INTEGER NOT NULL,
+    kind       TEXT    NOT NULL,
+    end_t      REAL,
+    PRIMARY KEY (run, step, rank, start, stage, microbatch, kind)
+) WITHOUT ROWID;
+
+CREATE TABLE comms (
+    run         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    t           REAL    NOT NULL,
+    rank        INTEGER NOT NULL,
+    collectives INTEGER,
+    bytes       INTEGER,
+    last_seq    INTEGER,
+    PRIMARY KEY (run, t, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE checkpoints (
+    id     INTEGER PRIMARY KEY,
+    run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step   INTEGER NOT NULL,
+    path   TEXT    NOT NULL,
+    bytes  INTEGER,
+    ms     REAL,
+    layout TEXT,
+    t      REAL
+);
+CREATE INDEX checkpoints_by_run ON checkpoints(run, step);
+
+CREATE TABLE logs (
+    id      INTEGER PRIMARY KEY,
+    run     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    t       REAL,
+    rank    INTEGER NOT NULL,
+    host    TEXT,
+    level   INTEGER NOT NULL,  -- LogLevel: debug 0, info 1, warn 2, error 3
+    stream  TEXT,
+    message TEXT    NOT NULL
+);
+CREATE INDEX logs_by_run ON logs(run);              -- (run, id): a run's lines in order
+CREATE INDEX logs_by_rank ON logs(run, rank);       -- (run, rank, id): selected ranks
+-- Warnings and errors are few, so this costs almost nothing to keep and makes "warn and above"
+-- over millions of lines instant.
+CREATE INDEX logs_warnings ON logs(run) WHERE level >= 2;
+
+-- Full-text index over messages; the text itself lives only in `logs`.
+CREATE VIRTUAL TABLE logs_fts USING fts5(message, content='logs', content_rowid='id');
+CREATE TRIGGER logs_fts_insert AFTER INSERT ON logs BEGIN
+    INSERT INTO logs_fts(rowid, message) VALUES (new.id, new.message);
+END;
+CREATE TRIGGER logs_fts_delete AFTER DELETE ON logs BEGIN
+    INSERT INTO logs_fts(logs_fts, rowid, message) VALUES ('delete', old.id, old.message);
+END;
+CREATE TRIGGER logs_fts_update AFTER UPDATE OF message ON logs BEGIN
+    INSERT INTO logs_fts(logs_fts, rowid, message) VALUES ('delete', old.id, old.message);
+    INSERT INTO logs_fts(rowid, message) VALUES (new.id, new.message);
+END;
+)sql";
+
+std::string errorText(sqlite3* db) { return sqlite3_errmsg(db); }
+
+int readUserVersion(sqlite3* db, const std::string& path) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK) {
+        throw StoreError("store " + path + ": cannot read the schema version: " + errorText(db));
+    }
+    int version = 0;
+    const int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) {
+        throw StoreError("store " + path + ": cannot read the schema version: " + errorText(db));
+    }
+    return version;
+}
+
+void exec(sqlite3* db, const std::string& sql, const std::string& path, const std::string& what) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : errorText(db);
+        sqlite3_free(err);
+        throw StoreError("store " + path + ": " + what + ": " + msg);
+    }
+}
+
+} // namespace
+
+const std::vector<SchemaMigration>& storeMigrations() {
+    static const std::vector<SchemaMigration> steps = {
+        {1, "create the tables of runs, metrics, device samples, spans, comms, checkpoints and logs",
+         kSchema1},
+    };
+    return steps;
+}
+
+void applyMigrations(sqlite3* db, const std::string& path, const std::vector<SchemaMigration>& steps) {
+    for (const SchemaMigration& step : steps) {
+        if (readUserVersion(db, path) >= step.version) continue;
+        exec(db, "BEGIN IMMEDIATE", path, "cannot lock the store to upgrade its schema");
+        try {
+            // Another process may have applied this step while we waited for the lock.
+            if (readUserVersion(db, path) < step.version) {
+                exec(db, step.sql, path,
+                     "schema migration to version " + std::to_string(step.version) + " (" +
+                         step.description + ") failed");
+                exec(db,
+                     "PRAGMA application_id = " + std::to_string(kStoreApplicationId) +
+                         "; PRAGMA user_version = " + std::to_string(step.version),
+                     path, "cannot record schema version " + std::to_string(step.version));
+            }
+            exec(db, "COMMIT", path,
+                 "cannot commit schema migration to version " + std::to_string(step.version));
+        } catch (...) {
+            sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+            throw;
+        }
+    }
+}
+
+} // namespace parallax
