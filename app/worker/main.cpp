@@ -1,0 +1,106 @@
+// parallax-worker: one training rank, started by mpirun or srun (never by hand in normal use).
+//
+//   parallax-worker --spec RUN.toml --run-dir DIR [--resume CHECKPOINT] [--stop-after N]
+//
+// Prints telemetry (core/telemetry) on stdout; exits 0 when the run succeeded or was stopped (the
+// run_end event says which), 2 when the spec is invalid, 1 on any other failure (after MPI_Abort so
+// that no rank is left waiting in a collective).
+
+#include "core/spec/SpecIO.h"
+#include "core/spec/SpecValidator.h"
+#include "trainer/comm/ProcessGroups.h"
+#include "trainer/train/StopRequest.h"
+#include "trainer/train/TelemetryEmitter.h"
+#include "trainer/train/Trainer.h"
+
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <iostream>
+
+using namespace parallax;
+
+namespace {
+
+void emitEnd(TelemetryEmitter& out, const std::string& status, const std::string& reason, int64_t step) {
+    RunEndEvent e;
+    e.status = status;
+    e.reason = reason;
+    e.step = step;
+    e.t = TelemetryEmitter::now();
+    out.emit(e);
+}
+
+int worldRankFromEnvironment() {
+    for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+        if (const char* v = std::getenv(var)) return std::atoi(v);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Parallax training worker: one rank of a run (started by mpirun or srun)"};
+    std::string specPath;
+    WorkerOptions options;
+    int threads = 0;
+    app.add_option("--spec", specPath, "Run spec (TOML)")->required();
+    app.add_option("--run-dir", options.runDir, "Folder of the run (checkpoints/ goes there)")->required();
+    app.add_option("--resume", options.resumeFrom, "Checkpoint folder, or a checkpoints folder (latest valid)");
+    app.add_option("--stop-after", options.stopAfter, "Stop (with a checkpoint) once this many steps are done");
+    app.add_option("--threads", threads, "Intra-op threads per rank (default: OMP_NUM_THREADS or 1)");
+    CLI11_PARSE(app, argc, argv);
+
+    TelemetryEmitter out(worldRankFromEnvironment());
+    RunSpec spec;
+    try {
+        spec = readSpecFile(specPath);
+    } catch (const std::exception& e) {
+        out.error(e.what());
+        emitEnd(out, "failed", e.what(), 0);
+        return 2;
+    }
+    // Before any collective: every rank reads the same spec, so every rank leaves the same way.
+    const auto issues = validateSpec(spec);
+    if (hasErrors(issues)) {
+        if (out.rank() == 0) {
+            for (const SpecIssue& i : issues)
+                if (!i.warning) out.error(i.field + ": " + i.message);
+            emitEnd(out, "failed", "invalid spec: " + issues.front().field + ": " + issues.front().message, 0);
+        }
+        return 2;
+    }
+
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    StopRequest::installHandlers();
+    if (threads <= 0) {
+        const char* omp = std::getenv("OMP_NUM_THREADS");
+        threads = omp ? std::max(1, std::atoi(omp)) : 1;
+    }
+    torch::set_num_threads(threads);
+
+    int status = 0;
+    try {
+        ProcessGroups groups = ProcessGroups::createMpi(static_cast<int>(spec.parallel.dp),
+                                                        static_cast<int>(spec.parallel.tp),
+                                                        static_cast<int>(spec.parallel.pp));
+        TrainResult result;
+        {
+            Trainer trainer(spec, options, groups, out);
+            result = trainer.run();
+        }
+        if (groups.worldRank() == 0)
+            emitEnd(out, result.status, result.status == "stopped" ? "stop requested" : "", result.steps_done);
+        groups = ProcessGroups{};
+    } catch (const std::exception& e) {
+        out.error(e.what());
+        emitEnd(out, "failed", e.what(), 0);
+        std::cout.flush();
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        status = 1;
+    }
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,25 @@
+#include "tests/trainer/support/SpecText.h"
+
+#include <sstream>
+
+namespace parallax::testing {
+
+std::string TinySpec::toToml() const {
+    std::ostringstream o;
+    o << "name = \"equivalence-" << kind << "\"\n"
+      << "[model]\nkind = \"" << kind << "\"\npreset = \"tiny\"\n";
+    if (layers > 0) o << "layers = " << layers << "\n";
+    o << extraModel << "\n"
+      << "[data]\nkind = \"" << data << "\"\n"
+      << "[train]\nsteps = " << steps << "\nglobal_batch = " << globalBatch << "\nmicro_batch = " << microBatch
+      << "\nlr = " << lr << "\nwarmup = 3\nseed = 1234\ngrad_clip = 1.0\ncheckpoint_every = " << checkpointEvery
+      << "\n"
+      << "[parallel]\ndp = " << dp << "\ntp = " << tp << "\npp = " << pp << "\nzero = " << zero
+      << "\nschedule = \"" << schedule << "\"\nvirtual_stages = " << virtualStages << "\nbucket_mb = " << bucketMb
+      << "\n"
+      << "[launch]\ntarget = \"local\"\ndevice = \"cpu\"\n"
+      << "[telemetry]\ndevice_sample_ms = 1000\nspan_every = " << spanEvery << "\n";
+    return o.str();
+}
+
+} // namespace parallax::testing

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace parallax::testing {
+
+// A small CPU spec for layout-equivalence tests; every layout of the same global batch and seed must
+// train identically.
+struct TinySpec {
+    std::string kind = "gpt";
+    std::string data = "synthetic";
+    int64_t steps = 20;
+    int64_t globalBatch = 8;
+    int64_t microBatch = 2;
+    int64_t dp = 1, tp = 1, pp = 1, zero = 0;
+    std::string schedule = "1f1b";
+    int64_t virtualStages = 1;
+    int64_t layers = 0;          // 0: the preset's
+    double lr = 1e-3;
+    int64_t checkpointEvery = 0;
+    int64_t spanEvery = 0;
+    double bucketMb = 0.05;      // small buckets: several per model, so overlap is exercised
+    std::string extraModel;      // appended to [model]
+    std::string toToml() const;
+};
+
+} // namespace parallax::testing

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "core/telemetry/Events.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace parallax::testing {
+
+// The outcome of one parallax-worker run under mpirun, read from its telemetry.
+struct WorkerRun {
+    int exitCode = -1;
+    std::vector<StepEvent> steps;
+    std::vector<SpanEvent> spans;
+    std::vector<std::string> logs;      // log events and plain lines
+    std::string endStatus;              // run_end status
+    std::string endReason;
+    std::string runDir;
+    std::string output;                 // everything printed, for failure messages
+
+    std::vector<double> losses() const;
+    std::string lastCheckpoint() const; // newest complete checkpoint folder, or ""
+};
+
+// A scratch folder removed at destruction.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return m_path; }
+
+private:
+    std::string m_path;
+};
+
+std::string buildDir();   // PARALLAX_BUILD_DIR
+std::string sourceDir();  // PARALLAX_SOURCE_DIR
+std::string workerPath(); // <build>/app/parallax-worker
+
+// Writes `specToml` into `runDir` and runs `ranks` workers under mpirun (--oversubscribe, one thread
+// per rank). `extraArgs` go to the worker.
+WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& runDir,
+                    const std::vector<std::string>& extraArgs = {});
+
+// Largest relative difference |a - b| / max(|a|, |b|, tiny) over two loss series of equal length.
+double maxRelativeDifference(const std::vector<double>& a, const std::vector<double>& b);
+
+} // namespace parallax::testing

@@ -1,0 +1,59 @@
+#include "trainer/train/AdamW.h"
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+
+TEST(AdamW, MatchesLibTorchAdamWStepForStep) {
+    torch::manual_seed(3);
+    auto ref = torch::randn({64}).set_requires_grad(true);
+    auto mine = ref.detach().clone();
+    auto grad = torch::zeros({64});
+    torch::optim::AdamW reference({ref}, torch::optim::AdamWOptions(2e-3).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
+    AdamWOptions o;
+    o.beta1 = 0.9;
+    o.beta2 = 0.95;
+    o.eps = 1e-8;
+    o.weight_decay = 0.1;
+    AdamW adam(o);
+    adam.addGroup(mine, grad, /*decay=*/true);
+    for (int step = 0; step < 10; ++step) {
+        auto g = torch::randn({64});
+        ref.mutable_grad() = g.clone();
+        grad.copy_(g);
+        reference.step();
+        adam.step(2e-3);
+        EXPECT_LT((ref.detach() - mine).abs().max().item<double>(), 1e-6) << "step " << step;
+    }
+    EXPECT_EQ(adam.stepCount(), 10);
+}
+
+TEST(AdamW, NoDecayGroupIsOnlyMovedByItsGradient) {
+    AdamW adam(AdamWOptions{});
+    auto p = torch::ones({4});
+    auto g = torch::zeros({4});
+    adam.addGroup(p, g, /*decay=*/false);
+    adam.step(0.1);
+    EXPECT_TRUE(torch::equal(p, torch::ones({4})));
+}
+
+TEST(AdamW, GradientScaleActsLikeScaledGradients) {
+    auto p1 = torch::ones({8}), p2 = torch::ones({8});
+    auto g = torch::linspace(-1, 1, 8);
+    auto g1 = g * 0.25, g2 = g.clone();
+    AdamW a(AdamWOptions{}), b(AdamWOptions{});
+    a.addGroup(p1, g1, true);
+    b.addGroup(p2, g2, true);
+    a.step(0.01);
+    b.step(0.01, 0.25);
+    EXPECT_LT((p1 - p2).abs().max().item<double>(), 1e-7);
+}
+
+TEST(LearningRate, WarmupThenCosineToTheFloor) {
+    EXPECT_DOUBLE_EQ(learningRate(0, 100, 10, 1.0, 0.1), 0.1);
+    EXPECT_DOUBLE_EQ(learningRate(9, 100, 10, 1.0, 0.1), 1.0);
+    EXPECT_DOUBLE_EQ(learningRate(10, 100, 10, 1.0, 0.1), 1.0);
+    EXPECT_NEAR(learningRate(55, 100, 10, 1.0, 0.1), 0.55, 1e-12); // half way: (1 + 0.1) / 2
+    EXPECT_NEAR(learningRate(100, 100, 10, 1.0, 0.1), 0.1, 1e-12);
+    EXPECT_DOUBLE_EQ(learningRate(0, 10, 0, 2.0, 0.0), 2.0);
+}

@@ -1,0 +1,110 @@
+// Stop and resume must be invisible in the numbers, also across layouts; a damaged checkpoint must
+// give a clear error.
+
+#include "tests/trainer/support/SpecText.h"
+#include "tests/trainer/support/WorkerRun.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace parallax::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<double> tail(const std::vector<double>& v, size_t from) {
+    return std::vector<double>(v.begin() + static_cast<long>(from), v.end());
+}
+
+TEST(Resume, StopAtTenAndResumeGivesTheStraightLosses) {
+    TinySpec spec;
+    spec.kind = "mmdit";
+    spec.steps = 20;
+    spec.dp = 2;
+    TempDir tmp;
+    const WorkerRun straight = runWorker(spec.toToml(), 2, tmp.path() + "/straight");
+    ASSERT_EQ(straight.exitCode, 0) << straight.output;
+    ASSERT_EQ(straight.losses().size(), 20u);
+
+    const WorkerRun first = runWorker(spec.toToml(), 2, tmp.path() + "/parts", {"--stop-after", "10"});
+    ASSERT_EQ(first.exitCode, 0) << first.output;
+    EXPECT_EQ(first.endStatus, "stopped");
+    ASSERT_EQ(first.losses().size(), 10u);
+    const std::string ckpt = first.lastCheckpoint();
+    ASSERT_FALSE(ckpt.empty());
+    EXPECT_EQ(fs::path(ckpt).filename().string(), "step_00000010");
+
+    const WorkerRun second = runWorker(spec.toToml(), 2, tmp.path() + "/parts",
+                                       {"--resume", tmp.path() + "/parts/checkpoints"});
+    ASSERT_EQ(second.exitCode, 0) << second.output;
+    EXPECT_EQ(second.endStatus, "succeeded");
+    ASSERT_EQ(second.losses().size(), 10u);
+    EXPECT_EQ(second.steps.front().step, 10);
+
+    std::vector<double> joined = first.losses();
+    joined.insert(joined.end(), second.losses().begin(), second.losses().end());
+    EXPECT_EQ(joined, straight.losses()) << "resume must reproduce the straight run bit for bit";
+}
+
+TEST(Resume, AnotherDataParallelWidthContinuesTheSameTrajectory) {
+    TinySpec spec;
+    spec.kind = "gpt";
+    spec.steps = 12;
+    spec.dp = 2;
+    TempDir tmp;
+    const WorkerRun straight = runWorker(spec.toToml(), 2, tmp.path() + "/straight");
+    ASSERT_EQ(straight.exitCode, 0) << straight.output;
+    const WorkerRun first = runWorker(spec.toToml(), 2, tmp.path() + "/a", {"--stop-after", "6"});
+    ASSERT_EQ(first.exitCode, 0) << first.output;
+    spec.dp = 4;
+    const WorkerRun second = runWorker(spec.toToml(), 4, tmp.path() + "/b", {"--resume", first.lastCheckpoint()});
+    ASSERT_EQ(second.exitCode, 0) << second.output;
+    ASSERT_EQ(second.losses().size(), 6u);
+    EXPECT_LT(maxRelativeDifference(second.losses(), tail(straight.losses(), 6)), 1e-5);
+}
+
+TEST(Resume, DamagedCheckpointIsAClearErrorAndAnOlderOneIsUsed) {
+    TinySpec spec;
+    spec.kind = "gpt";
+    spec.steps = 6;
+    spec.checkpointEvery = 2;
+    TempDir tmp;
+    const WorkerRun run = runWorker(spec.toToml(), 1, tmp.path() + "/run");
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const fs::path newest = run.lastCheckpoint();
+    ASSERT_EQ(newest.filename().string(), "step_00000006");
+    {   // Flip bytes in the middle of the rank file.
+        std::fstream f(newest / "rank_00000.pt", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(200);
+        f.write("garbage!", 8);
+    }
+    // Naming the damaged folder itself fails, naming the file and the check that failed.
+    const WorkerRun direct = runWorker(spec.toToml(), 1, tmp.path() + "/direct", {"--resume", newest.string()});
+    EXPECT_NE(direct.exitCode, 0);
+    EXPECT_NE(direct.output.find("rank_00000.pt does not match its CRC-32"), std::string::npos) << direct.output;
+
+    // Naming the checkpoints folder falls back to step 4, with a warning.
+    const WorkerRun fallback =
+        runWorker(spec.toToml(), 1, tmp.path() + "/fallback", {"--resume", (newest.parent_path()).string()});
+    ASSERT_EQ(fallback.exitCode, 0) << fallback.output;
+    ASSERT_FALSE(fallback.steps.empty());
+    EXPECT_EQ(fallback.steps.front().step, 4);
+    EXPECT_NE(fallback.output.find("trying an earlier checkpoint"), std::string::npos);
+}
+
+TEST(Resume, CheckpointOfAnotherModelIsRefusedNamingTheField) {
+    TinySpec spec;
+    spec.kind = "gpt";
+    spec.steps = 2;
+    TempDir tmp;
+    const WorkerRun run = runWorker(spec.toToml(), 1, tmp.path() + "/run");
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    spec.layers = 3;
+    const WorkerRun other = runWorker(spec.toToml(), 1, tmp.path() + "/other", {"--resume", run.lastCheckpoint()});
+    EXPECT_NE(other.exitCode, 0);
+    EXPECT_NE(other.output.find("model.layers = 2, the spec asks for 3"), std::string::npos) << other.output;
+}
+
+} // namespace

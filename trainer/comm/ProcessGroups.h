@@ -1,0 +1,44 @@
+#pragma once
+
+#include "trainer/comm/Communicator.h"
+
+#include <memory>
+
+namespace parallax {
+
+// Position of a rank in the dp x tp x pp mesh. Ranks are numbered with tp varying fastest, then dp,
+// then pp: rank = (pp * dp_size + dp) * tp_size + tp. Tensor-parallel peers are therefore adjacent
+// (one node, fastest links), pipeline stages the furthest apart.
+struct MeshCoord {
+    int dp = 0;
+    int tp = 0;
+    int pp = 0;
+};
+
+MeshCoord meshCoord(int rank, int dpSize, int tpSize, int ppSize);
+int meshRank(const MeshCoord& c, int dpSize, int tpSize, int ppSize);
+
+// The communicators of one rank. dp: the ranks holding the same model shard (same tp, pp);
+// tp: the ranks of one tensor-parallel group (same dp, pp); pp: one pipeline (same dp, tp);
+// mp: every model-parallel peer of one replica (same dp), for global gradient norms.
+struct ProcessGroups {
+    std::shared_ptr<Communicator> world;
+    std::shared_ptr<Communicator> dp;
+    std::shared_ptr<Communicator> tp;
+    std::shared_ptr<Communicator> pp;
+    std::shared_ptr<Communicator> mp;
+    int dpSize = 1, tpSize = 1, ppSize = 1;
+    MeshCoord coord;
+
+    int worldRank() const { return world->rank(); }
+    bool isFirstStage() const { return coord.pp == 0; }
+    bool isLastStage() const { return coord.pp == ppSize - 1; }
+    // World rank of the same (dp, tp) position on pipeline stage `stage`.
+    int stageRank(int stage) const { return meshRank({coord.dp, coord.tp, stage}, dpSize, tpSize, ppSize); }
+
+    // Builds every group from MPI_COMM_WORLD with MPI_Comm_split. Throws when the world size is not
+    // dp * tp * pp.
+    static ProcessGroups createMpi(int dpSize, int tpSize, int ppSize);
+};
+
+} // namespace parallax

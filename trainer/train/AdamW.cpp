@@ -1,0 +1,43 @@
+#include "trainer/train/AdamW.h"
+
+#include <cmath>
+
+namespace parallax {
+
+void AdamW::addGroup(torch::Tensor param, torch::Tensor grad, bool decay) {
+    Group g;
+    g.param = std::move(param);
+    g.grad = std::move(grad);
+    g.decay = decay;
+    g.exp_avg = torch::zeros_like(g.param);
+    g.exp_avg_sq = torch::zeros_like(g.param);
+    m_groups.push_back(std::move(g));
+}
+
+void AdamW::step(double lr, double gradScale) {
+    torch::NoGradGuard noGrad;
+    ++m_step;
+    const double b1 = m_options.beta1, b2 = m_options.beta2;
+    const double bias1 = 1.0 - std::pow(b1, static_cast<double>(m_step));
+    const double bias2 = 1.0 - std::pow(b2, static_cast<double>(m_step));
+    const double stepSize = lr / bias1;
+    const double invSqrtBias2 = 1.0 / std::sqrt(bias2);
+    for (Group& g : m_groups) {
+        if (g.param.numel() == 0) continue;
+        torch::Tensor grad = gradScale == 1.0 ? g.grad : g.grad * gradScale;
+        if (g.decay && m_options.weight_decay != 0) g.param.mul_(1.0 - lr * m_options.weight_decay);
+        g.exp_avg.mul_(b1).add_(grad, 1.0 - b1);
+        g.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
+        auto denom = (g.exp_avg_sq.sqrt() * invSqrtBias2).add_(m_options.eps);
+        g.param.addcdiv_(g.exp_avg, denom, -stepSize);
+    }
+}
+
+double learningRate(int64_t step, int64_t steps, int64_t warmup, double lr, double minLr) {
+    if (warmup > 0 && step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+    const int64_t decaySteps = std::max<int64_t>(1, steps - warmup);
+    const double progress = std::min(1.0, static_cast<double>(step - warmup) / static_cast<double>(decaySteps));
+    return minLr + 0.5 * (lr - minLr) * (1.0 + std::cos(M_PI * progress));
+}
+
+} // namespace parallax

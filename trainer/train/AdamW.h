@@ -1,0 +1,49 @@
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace parallax {
+
+struct AdamWOptions {
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double eps = 1e-8;
+    double weight_decay = 0.1;
+};
+
+// AdamW over flat fp32 tensors (whole buckets, or this rank's shard of them under ZeRO): a handful
+// of large elementwise updates instead of one per parameter. Decoupled weight decay only where the
+// group's `decay` is set. The update of each element depends on that element alone, so any
+// partitioning of the parameters gives bit-identical results.
+class AdamW {
+public:
+    struct Group {
+        torch::Tensor param;    // flat fp32 (master) values
+        torch::Tensor grad;     // same shape
+        bool decay = true;
+        torch::Tensor exp_avg;  // created on first use when undefined
+        torch::Tensor exp_avg_sq;
+    };
+
+    explicit AdamW(AdamWOptions options) : m_options(options) {}
+    void addGroup(torch::Tensor param, torch::Tensor grad, bool decay);
+    // One update with learning rate `lr` after scaling every gradient by `gradScale` (clipping).
+    void step(double lr, double gradScale = 1.0);
+
+    int64_t stepCount() const { return m_step; }
+    void setStepCount(int64_t step) { m_step = step; }
+    std::vector<Group>& groups() { return m_groups; }
+
+private:
+    AdamWOptions m_options;
+    std::vector<Group> m_groups;
+    int64_t m_step = 0;
+};
+
+// Linear warmup from 0 to `lr` over `warmup` steps, then cosine decay to `minLr` at `steps`.
+double learningRate(int64_t step, int64_t steps, int64_t warmup, double lr, double minLr);
+
+} // namespace parallax

@@ -1,0 +1,347 @@
+#include "trainer/train/Checkpoint.h"
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace parallax {
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+std::string stepName(int64_t step) {
+    std::ostringstream s;
+    s << "step_" << std::setw(8) << std::setfill('0') << step;
+    return s.str();
+}
+
+std::string rankName(int rank, const char* ext) {
+    std::ostringstream s;
+    s << "rank_" << std::setw(5) << std::setfill('0') << rank << ext;
+    return s.str();
+}
+
+uint32_t fileCrc(const std::string& path, int64_t* bytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw CheckpointError("cannot read " + path);
+    std::vector<char> buf(1 << 20);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    *bytes = 0;
+    while (in) {
+        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+        const auto n = in.gcount();
+        if (n <= 0) break;
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n));
+        *bytes += n;
+    }
+    return static_cast<uint32_t>(crc);
+}
+
+json dimsToJson(const ModelDims& d) {
+    return json{{"kind", d.kind},           {"layers", d.layers},
+                {"dim", d.dim},             {"heads", d.heads},
+                {"ffn", d.ffn},             {"vocab", d.vocab},
+                {"seq_len", d.seq_len},     {"image_size", d.image_size},
+                {"channels", d.channels},   {"patch", d.patch},
+                {"vision_layers", d.vision_layers}, {"vision_dim", d.vision_dim},
+                {"vision_heads", d.vision_heads},   {"freeze_vision", d.freeze_vision}};
+}
+
+ModelDims dimsFromJson(const json& j) {
+    ModelDims d;
+    d.kind = j.at("kind").get<std::string>();
+    d.layers = j.at("layers");
+    d.dim = j.at("dim");
+    d.heads = j.at("heads");
+    d.ffn = j.at("ffn");
+    d.vocab = j.at("vocab");
+    d.seq_len = j.at("seq_len");
+    d.image_size = j.at("image_size");
+    d.channels = j.at("channels");
+    d.patch = j.at("patch");
+    d.vision_layers = j.at("vision_layers");
+    d.vision_dim = j.at("vision_dim");
+    d.vision_heads = j.at("vision_heads");
+    d.vision_ffn = 4 * d.vision_dim;
+    d.freeze_vision = j.at("freeze_vision");
+    return d;
+}
+
+json pieceToJson(const CheckpointPiece& p, const std::string& file, const std::string& key) {
+    return json{{"name", p.name},           {"role", p.role},
+                {"shape", p.shape},         {"slab_dim", p.slab_dim},
+                {"slab_start", p.slab_start}, {"slab_length", p.slab_length},
+                {"flat_offset", p.flat_offset}, {"flat_length", p.flat_length},
+                {"file", file},             {"key", key}};
+}
+
+void writeTextFile(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.flush();
+        if (!out) throw CheckpointError("cannot write " + tmp + " (disk full or no permission?)");
+    }
+    fs::rename(tmp, path);
+}
+
+} // namespace
+
+SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const CheckpointMeta& meta,
+                               const std::vector<CheckpointPiece>& pieces, Communicator& world) {
+    const fs::path finalDir = fs::path(checkpointsDir) / stepName(meta.step);
+    const fs::path partial = fs::path(checkpointsDir) / (stepName(meta.step) + ".partial");
+    std::string failure;
+    if (world.rank() == 0) {
+        std::error_code ec;
+        fs::create_directories(checkpointsDir, ec);
+        fs::remove_all(partial, ec);
+        fs::create_directories(partial, ec);
+        if (ec) failure = "cannot create " + partial.string() + ": " + ec.message();
+    }
+    // Everyone waits for the folder; a failure on rank 0 is reported on every rank.
+    if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
+        throw CheckpointError(failure.empty() ? "rank 0 could not create " + partial.string() : failure);
+
+    const std::string file = rankName(world.rank(), ".pt");
+    json index = json::array();
+    SavedCheckpoint saved;
+    saved.dir = finalDir.string();
+    try {
+        torch::serialize::OutputArchive archive;
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            const std::string key = "t" + std::to_string(i);
+            archive.write(key, pieces[i].data.detach().to(torch::kCPU).contiguous());
+            index.push_back(pieceToJson(pieces[i], file, key));
+        }
+        archive.save_to((partial / file).string());
+        int64_t bytes = 0;
+        const uint32_t crc = fileCrc((partial / file).string(), &bytes);
+        saved.bytes = bytes;
+        json part{{"file", file}, {"bytes", bytes}, {"crc32", crc}, {"pieces", index}};
+        writeTextFile((partial / rankName(world.rank(), ".json")).string(), part.dump());
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
+        throw CheckpointError("saving checkpoint " + finalDir.string() + " failed" +
+                              (failure.empty() ? " on another rank" : ": " + failure));
+
+    if (world.rank() == 0) {
+        try {
+            json files = json::array(), entries = json::array();
+            for (int r = 0; r < world.size(); ++r) {
+                std::ifstream in(partial / rankName(r, ".json"));
+                json part = json::parse(in);
+                files.push_back({{"name", part["file"]}, {"bytes", part["bytes"]}, {"crc32", part["crc32"]}});
+                for (auto& e : part["pieces"]) entries.push_back(e);
+            }
+            json manifest{{"format", kFormatVersion},
+                          {"step", meta.step},
+                          {"optimizer_steps", meta.optimizer_steps},
+                          {"layout", meta.layout},
+                          {"seed", meta.seed},
+                          {"world", world.size()},
+                          {"model", dimsToJson(meta.dims)},
+                          {"files", files},
+                          {"pieces", entries}};
+            writeTextFile((partial / "manifest.json").string(), manifest.dump(1));
+            std::error_code ec;
+            fs::remove_all(finalDir, ec);
+            fs::rename(partial, finalDir);
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    }
+    if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
+        throw CheckpointError("writing the manifest of " + finalDir.string() + " failed" +
+                              (failure.empty() ? " on rank 0" : ": " + failure));
+    return saved;
+}
+
+std::vector<std::string> listCheckpoints(const std::string& checkpointsDir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (!fs::is_directory(checkpointsDir, ec)) return out;
+    for (const auto& entry : fs::directory_iterator(checkpointsDir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_directory() && name.rfind("step_", 0) == 0 && name.find('.') == std::string::npos &&
+            fs::exists(entry.path() / "manifest.json"))
+            out.push_back(entry.path().string());
+    }
+    std::sort(out.rbegin(), out.rend());
+    return out;
+}
+
+CheckpointReader::CheckpointReader(const std::string& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+        throw CheckpointError("checkpoint " + path + " does not exist");
+    if (fs::exists(fs::path(path) / "manifest.json")) {
+        open(path);
+        return;
+    }
+    const auto candidates = listCheckpoints(path);
+    if (candidates.empty())
+        throw CheckpointError("no complete checkpoint under " + path +
+                              " (a checkpoint is complete once its manifest.json is written)");
+    for (const std::string& dir : candidates) {
+        try {
+            open(dir);
+            return;
+        } catch (const CheckpointError& e) {
+            m_warnings.push_back(std::string(e.what()) + "; trying an earlier checkpoint");
+            m_entries.clear();
+        }
+    }
+    throw CheckpointError("every checkpoint under " + path + " is damaged: " + m_warnings.front());
+}
+
+void CheckpointReader::open(const std::string& stepDir) {
+    const fs::path dir(stepDir);
+    json manifest;
+    try {
+        std::ifstream in(dir / "manifest.json");
+        manifest = json::parse(in);
+    } catch (const std::exception& e) {
+        throw CheckpointError("checkpoint " + stepDir + " is damaged: manifest.json does not parse (" + e.what() + ")");
+    }
+    try {
+        if (manifest.at("format").get<int>() > kFormatVersion)
+            throw CheckpointError("checkpoint " + stepDir + " was written by a newer Parallax (format " +
+                                  std::to_string(manifest.at("format").get<int>()) + "); upgrade to resume it");
+        for (const auto& f : manifest.at("files")) {
+            const std::string name = f.at("name");
+            int64_t bytes = 0;
+            uint32_t crc = 0;
+            if (!fs::exists(dir / name))
+                throw CheckpointError("checkpoint " + stepDir + " is damaged: " + name + " is missing");
+            crc = fileCrc((dir / name).string(), &bytes);
+            if (bytes != f.at("bytes").get<int64_t>())
+                throw CheckpointError("checkpoint " + stepDir + " is damaged: " + name + " has " +
+                                      std::to_string(bytes) + " bytes, the manifest says " +
+                                      std::to_string(f.at("bytes").get<int64_t>()));
+            if (crc != f.at("crc32").get<uint32_t>())
+                throw CheckpointError("checkpoint " + stepDir + " is damaged: " + name +
+                                      " does not match its CRC-32 in the manifest");
+        }
+        m_meta.step = manifest.at("step");
+        m_meta.optimizer_steps = manifest.at("optimizer_steps");
+        m_meta.layout = manifest.at("layout");
+        m_meta.seed = manifest.at("seed");
+        m_meta.dims = dimsFromJson(manifest.at("model"));
+        for (const auto& e : manifest.at("pieces")) {
+            Entry entry;
+            entry.piece.name = e.at("name");
+            entry.piece.role = e.at("role");
+            entry.piece.shape = e.at("shape").get<std::vector<int64_t>>();
+            entry.piece.slab_dim = e.at("slab_dim");
+            entry.piece.slab_start = e.at("slab_start");
+            entry.piece.slab_length = e.at("slab_length");
+            entry.piece.flat_offset = e.at("flat_offset");
+            entry.piece.flat_length = e.at("flat_length");
+            entry.file = e.at("file");
+            entry.key = e.at("key");
+            m_entries.emplace(std::make_pair(entry.piece.name, entry.piece.role), std::move(entry));
+        }
+    } catch (const json::exception& e) {
+        throw CheckpointError("checkpoint " + stepDir + " is damaged: manifest.json lacks a field (" + e.what() + ")");
+    }
+    m_dir = stepDir;
+}
+
+bool CheckpointReader::has(const std::string& name, const std::string& role) const {
+    return m_entries.count({name, role}) > 0;
+}
+
+std::vector<std::string> CheckpointReader::names(const std::string& role) const {
+    std::vector<std::string> out;
+    for (const auto& [key, entry] : m_entries)
+        if (key.second == role && (out.empty() || out.back() != key.first)) out.push_back(key.first);
+    return out;
+}
+
+torch::Tensor CheckpointReader::full(const std::string& name, const std::string& role) const {
+    auto range = m_entries.equal_range({name, role});
+    if (range.first == range.second)
+        throw CheckpointError("checkpoint " + m_dir + " has no " + role + " for " + name +
+                              "; it was written for another model");
+    const auto& shape = range.first->second.piece.shape;
+    torch::Tensor full = torch::empty(shape, torch::kFloat);
+    int64_t covered = 0;
+    // Pieces of one slab are assembled in a contiguous buffer, then copied into the slab's view.
+    std::map<std::tuple<int, int64_t, int64_t>, torch::Tensor> slabs;
+    auto& archives = m_archives;
+    for (auto it = range.first; it != range.second; ++it) {
+        const Entry& e = it->second;
+        const CheckpointPiece& p = e.piece;
+        auto archiveIt = archives.find(e.file);
+        if (archiveIt == archives.end()) {
+            archiveIt = archives.emplace(e.file, torch::serialize::InputArchive()).first;
+            archiveIt->second.load_from((fs::path(m_dir) / e.file).string());
+        }
+        torch::Tensor data;
+        archiveIt->second.read(e.key, data);
+        if (data.numel() != p.flat_length)
+            throw CheckpointError("checkpoint " + m_dir + ": piece " + e.key + " of " + name + " holds " +
+                                  std::to_string(data.numel()) + " values, the manifest says " +
+                                  std::to_string(p.flat_length));
+        const auto slabKey = std::make_tuple(p.slab_dim, p.slab_start, p.slab_length);
+        auto& slab = slabs[slabKey];
+        if (!slab.defined()) {
+            auto slabShape = shape;
+            if (p.slab_dim >= 0) slabShape[static_cast<size_t>(p.slab_dim)] = p.slab_length;
+            slab = torch::empty(slabShape, torch::kFloat);
+        }
+        slab.view({-1}).narrow(0, p.flat_offset, p.flat_length).copy_(data.view({-1}).to(torch::kFloat));
+        covered += p.flat_length;
+    }
+    if (covered != full.numel())
+        throw CheckpointError("checkpoint " + m_dir + ": the pieces of " + name + " (" + role + ") cover " +
+                              std::to_string(covered) + " of " + std::to_string(full.numel()) + " values");
+    for (auto& [key, slab] : slabs) {
+        const int dim = std::get<0>(key);
+        if (dim < 0)
+            full.copy_(slab);
+        else
+            full.narrow(dim, std::get<1>(key), std::get<2>(key)).copy_(slab);
+    }
+    return full;
+}
+
+void CheckpointReader::requireCompatible(const ModelDims& d) const {
+    const ModelDims& c = m_meta.dims;
+    auto check = [&](const char* field, int64_t saved, int64_t wanted) {
+        if (saved != wanted)
+            throw CheckpointError("checkpoint " + m_dir + " was written for " + field + " = " + std::to_string(saved) +
+                                  ", the spec asks for " + std::to_string(wanted) +
+                                  "; resume with the same model or start a new run");
+    };
+    if (c.kind != d.kind)
+        throw CheckpointError("checkpoint " + m_dir + " holds a " + c.kind + " model, the spec asks for " + d.kind);
+    check("model.layers", c.layers, d.layers);
+    check("model.dim", c.dim, d.dim);
+    check("model.heads", c.heads, d.heads);
+    check("model.ffn", c.ffn, d.ffn);
+    check("model.vocab", c.vocab, d.vocab);
+    check("model.seq_len", c.seq_len, d.seq_len);
+    check("model.image_size", c.image_size, d.image_size);
+    check("model.channels", c.channels, d.channels);
+    check("model.patch", c.patch, d.patch);
+    check("model.vision_layers", c.vision_layers, d.vision_layers);
+    check("model.vision_dim", c.vision_dim, d.vision_dim);
+    check("model.vision_heads", c.vision_heads, d.vision_heads);
+}
+
+} // namespace parallax

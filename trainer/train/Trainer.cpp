@@ -1,0 +1,340 @@
+#include "trainer/train/Trainer.h"
+
+#include "core/telemetry/ClockSync.h"
+
+#include "trainer/data/Dataset.h"
+#include "trainer/data/DistributedSampler.h"
+#include "trainer/parallel/DataParallel.h"
+#include "trainer/parallel/GradBuckets.h"
+#include "trainer/train/AdamW.h"
+#include "trainer/train/DevicePeak.h"
+#include "trainer/train/DeviceSampler.h"
+#include "trainer/train/StopRequest.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <unistd.h>
+
+namespace parallax {
+
+namespace {
+
+double monotonicSeconds() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string hostName() {
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+std::string layoutName(const RunSpec& s) {
+    std::ostringstream o;
+    o << "dp" << s.parallel.dp << ".tp" << s.parallel.tp << ".pp" << s.parallel.pp << ".z" << s.parallel.zero << "."
+      << s.parallel.schedule;
+    return o.str();
+}
+
+// Every rank's host name, gathered over `world`.
+std::vector<std::string> gatherHosts(Communicator& world) {
+    constexpr int64_t kWidth = 256;
+    auto mine = torch::zeros({kWidth}, torch::kUInt8);
+    const std::string host = hostName();
+    std::memcpy(mine.data_ptr(), host.data(), std::min<size_t>(host.size(), kWidth - 1));
+    auto all = torch::zeros({kWidth * world.size()}, torch::kUInt8);
+    world.allGather(all, mine);
+    std::vector<std::string> hosts;
+    for (int r = 0; r < world.size(); ++r)
+        hosts.emplace_back(reinterpret_cast<const char*>(all.data_ptr<uint8_t>() + r * kWidth));
+    return hosts;
+}
+
+// Offsets of every rank's clock from rank 0's (rank clock - rank 0 clock, seconds), from ping-pong
+// exchanges with rank 0 (the one of least delay wins). Every rank gets the whole vector.
+std::vector<double> alignClocks(Communicator& world) {
+    constexpr int kRounds = 8;
+    std::vector<ClockSample> samples;
+    auto buf = torch::zeros({2}, torch::kDouble);
+    for (int r = 1; r < world.size(); ++r) {
+        for (int k = 0; k < kRounds; ++k) {
+            if (world.rank() == r) {
+                ClockSample s;
+                s.t0 = TelemetryEmitter::now();
+                world.send(buf, 0, 7001);
+                world.recv(buf, 0, 7002);
+                s.t3 = TelemetryEmitter::now();
+                s.t1 = buf[0].item<double>();
+                s.t2 = buf[1].item<double>();
+                samples.push_back(s);
+            } else if (world.rank() == 0) {
+                world.recv(buf, r, 7001);
+                buf[0] = TelemetryEmitter::now();
+                buf[1] = TelemetryEmitter::now();
+                world.send(buf, r, 7002);
+            }
+        }
+    }
+    const double mine = world.rank() == 0 ? 0.0 : -estimateClockOffset(samples).offset;
+    auto all = torch::zeros({world.size()}, torch::kDouble);
+    world.allGather(all, torch::full({1}, mine, torch::kDouble));
+    return std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + world.size());
+}
+
+} // namespace
+
+int64_t Trainer::lossElements(const ModelDims& dims, const Batch& batch) {
+    if (dims.kind == "gpt") return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
+    if (dims.kind == "mmdit") return batch.images.numel();
+    return batch.labels.ge(0).sum().item<int64_t>();
+}
+
+Trainer::Trainer(RunSpec spec, WorkerOptions options, ProcessGroups& groups, TelemetryEmitter& out)
+    : m_spec(std::move(spec)), m_options(std::move(options)), m_groups(groups), m_out(out) {}
+
+Trainer::~Trainer() = default;
+
+void Trainer::setup() {
+    m_dims = resolveModel(m_spec.model);
+    m_model = buildModel(m_dims, m_spec.train.seed);
+    m_model->to(m_device);
+
+    std::vector<std::pair<std::string, torch::Tensor>> named;
+    for (const auto& item : m_model->named_parameters()) named.emplace_back(item.key(), item.value());
+    m_buckets = std::make_unique<GradBuckets>(named, m_spec.parallel.bucket_mb * 1024.0 * 1024.0);
+    m_dataParallel = std::make_unique<DataParallel>(*m_buckets, m_groups.dp);
+
+    AdamWOptions o;
+    o.beta1 = m_spec.train.beta1;
+    o.beta2 = m_spec.train.beta2;
+    o.eps = m_spec.train.eps;
+    o.weight_decay = m_spec.train.weight_decay;
+    m_optimizer = std::make_unique<AdamW>(o);
+    for (Bucket& b : m_buckets->buckets()) m_optimizer->addGroup(b.params, b.grads, b.decay);
+
+    m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed);
+    m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
+                                                     m_groups.coord.dp, m_spec.train.micro_batch,
+                                                     m_spec.train.seed, m_spec.data.shuffle);
+
+    double forward = 0;
+    for (const auto& unit : m_model->units()) forward += unit->forwardFlopsPerSample();
+    m_flopsPerToken = 3.0 * forward / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
+    const PeakFlops peak = devicePeakFlops(m_device.is_cuda(), "", m_spec.train.precision, torch::get_num_threads());
+    m_peakFlops = peak.flops;
+    if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
+}
+
+std::vector<CheckpointPiece> Trainer::checkpointPieces() const {
+    // Replicated state: rank r of the data-parallel group writes the parameters with index % dp == r,
+    // so every rank shares the writing.
+    std::vector<CheckpointPiece> pieces;
+    const auto& slots = m_buckets->slots();
+    const auto& groups = const_cast<AdamW&>(*m_optimizer).groups();
+    for (size_t i = 0; i < slots.size(); ++i) {
+        if (static_cast<int>(i % static_cast<size_t>(m_groups.dpSize)) != m_groups.coord.dp) continue;
+        const ParamSlot& s = slots[i];
+        const AdamW::Group& g = groups[static_cast<size_t>(s.bucket)];
+        const std::pair<const char*, torch::Tensor> roles[] = {
+            {"param", g.param}, {"exp_avg", g.exp_avg}, {"exp_avg_sq", g.exp_avg_sq}};
+        for (const auto& [role, flat] : roles) {
+            CheckpointPiece p;
+            p.name = s.name;
+            p.role = role;
+            p.shape = s.shape;
+            p.flat_offset = 0;
+            p.flat_length = s.numel;
+            p.data = flat.narrow(0, s.offset, s.numel);
+            pieces.push_back(std::move(p));
+        }
+    }
+    // Frozen parameters are not in buckets; the first data-parallel rank writes them.
+    if (m_groups.coord.dp == 0) {
+        for (const auto& item : m_model->named_parameters()) {
+            if (item.value().requires_grad()) continue;
+            CheckpointPiece p;
+            p.name = item.key();
+            p.role = "param";
+            p.shape = item.value().sizes().vec();
+            p.flat_length = item.value().numel();
+            p.data = item.value().detach().reshape({-1});
+            pieces.push_back(std::move(p));
+        }
+    }
+    return pieces;
+}
+
+std::string Trainer::saveCheckpoint(int64_t nextStep) {
+    const double start = monotonicSeconds();
+    CheckpointMeta meta;
+    meta.step = nextStep;
+    meta.optimizer_steps = m_optimizer->stepCount();
+    meta.layout = layoutName(m_spec);
+    meta.seed = m_spec.train.seed;
+    meta.dims = m_dims;
+    const std::string dir = (std::filesystem::path(m_options.runDir) / "checkpoints").string();
+    const SavedCheckpoint saved = parallax::saveCheckpoint(dir, meta, checkpointPieces(), *m_groups.world);
+    const double bytes = m_groups.world->allReduceScalar(static_cast<double>(saved.bytes), ReduceOp::Sum);
+    if (m_groups.worldRank() == 0) {
+        CheckpointEvent e;
+        e.step = nextStep;
+        e.path = saved.dir;
+        e.bytes = static_cast<int64_t>(bytes);
+        e.ms = (monotonicSeconds() - start) * 1e3;
+        e.layout = meta.layout;
+        e.t = TelemetryEmitter::now();
+        m_out.emit(e);
+    }
+    return saved.dir;
+}
+
+void Trainer::resume() {
+    if (m_options.resumeFrom.empty()) return;
+    CheckpointReader reader(m_options.resumeFrom);
+    for (const std::string& w : reader.warnings())
+        if (m_groups.worldRank() == 0) m_out.warn(w);
+    reader.requireCompatible(m_dims);
+    torch::NoGradGuard noGrad;
+    auto& groups = m_optimizer->groups();
+    for (const ParamSlot& s : m_buckets->slots()) {
+        AdamW::Group& g = groups[static_cast<size_t>(s.bucket)];
+        g.param.narrow(0, s.offset, s.numel).copy_(reader.full(s.name, "param").view({-1}));
+        if (reader.has(s.name, "exp_avg")) {
+            g.exp_avg.narrow(0, s.offset, s.numel).copy_(reader.full(s.name, "exp_avg").view({-1}));
+            g.exp_avg_sq.narrow(0, s.offset, s.numel).copy_(reader.full(s.name, "exp_avg_sq").view({-1}));
+        }
+    }
+    for (const auto& item : m_model->named_parameters())
+        if (!item.value().requires_grad()) item.value().copy_(reader.full(item.key(), "param").view_as(item.value()));
+    m_optimizer->setStepCount(reader.meta().optimizer_steps);
+    m_startStep = reader.meta().step;
+    m_tokensSeen = m_startStep * m_spec.train.global_batch * m_dims.tokensPerSample();
+    if (m_groups.worldRank() == 0)
+        m_out.info("resumed from " + reader.dir() + " (saved with layout " + reader.meta().layout + ") at step " +
+                   std::to_string(m_startStep));
+}
+
+void Trainer::emitRunStart() {
+    const auto hosts = gatherHosts(*m_groups.world);
+    const auto offsets = alignClocks(*m_groups.world);
+    if (m_groups.worldRank() != 0) return;
+    RunStartEvent e;
+    e.world = m_groups.world->size();
+    e.dp = m_groups.dpSize;
+    e.tp = m_groups.tpSize;
+    e.pp = m_groups.ppSize;
+    e.zero = static_cast<int>(m_spec.parallel.zero);
+    e.schedule = m_spec.parallel.schedule;
+    int64_t params = 0;
+    for (const auto& p : m_model->parameters()) params += p.numel();
+    e.params = params;
+    e.flops_per_token = m_flopsPerToken;
+    e.peak_flops = m_peakFlops;
+    e.device = m_device.is_cuda() ? "cuda" : "cpu";
+    e.hosts = hosts;
+    e.devices.assign(hosts.size(), e.device);
+    e.clock_offsets = offsets;
+    e.start_step = m_startStep;
+    e.t = TelemetryEmitter::now();
+    m_out.emit(e);
+}
+
+double Trainer::trainStep(int64_t step) {
+    const int64_t accumulation = m_spec.accumulation();
+    std::vector<Batch> micro;
+    micro.reserve(static_cast<size_t>(accumulation));
+    int64_t localCount = 0;
+    for (int64_t k = 0; k < accumulation; ++k) {
+        micro.push_back(m_dataset->makeBatch(m_sampler->microBatch(step, k), step).to(m_device));
+        localCount += lossElements(m_dims, micro.back());
+    }
+    const double globalCount = m_groups.dp->allReduceScalar(static_cast<double>(localCount), ReduceOp::Sum);
+
+    m_buckets->zeroGrads();
+    double lossSum = 0;
+    for (int64_t k = 0; k < accumulation; ++k) {
+        m_dataParallel->beginBackward(k == accumulation - 1);
+        Activation out = m_model->forwardAll(micro[static_cast<size_t>(k)]);
+        auto loss = out.at(0) / globalCount;
+        loss.backward();
+        lossSum += out.at(0).item<double>();
+    }
+    m_dataParallel->finishStep();
+
+    const double normSq = m_groups.mp->allReduceScalar(m_buckets->localGradNormSquared(), ReduceOp::Sum);
+    m_lastGradNorm = std::sqrt(normSq);
+    double scale = 1.0;
+    if (m_spec.train.grad_clip > 0 && m_lastGradNorm > m_spec.train.grad_clip)
+        scale = m_spec.train.grad_clip / (m_lastGradNorm + 1e-6);
+    const double lr =
+        learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
+    m_optimizer->step(lr, scale);
+    return m_groups.dp->allReduceScalar(lossSum, ReduceOp::Sum) / globalCount;
+}
+
+TrainResult Trainer::run() {
+    setup();
+    resume();
+    emitRunStart();
+
+    const int gpu = m_device.is_cuda() ? m_device.index() : -1;
+    DeviceSampler sampler(m_out, hostName(), gpu, static_cast<int>(m_spec.telemetry.device_sample_ms));
+    m_out.emit(sampler.sample());
+    sampler.start();
+
+    TrainResult result;
+    result.status = "succeeded";
+    const int64_t tokensPerStep = m_spec.train.global_batch * m_dims.tokensPerSample();
+    int64_t step = m_startStep;
+    for (; step < m_spec.train.steps; ++step) {
+        const double t0 = monotonicSeconds();
+        const double lr =
+            learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
+        const double loss = trainStep(step);
+        const double ms = (monotonicSeconds() - t0) * 1e3;
+        m_tokensSeen += tokensPerStep;
+        result.losses.push_back(loss);
+
+        const double msMin = m_groups.world->allReduceScalar(ms, ReduceOp::Min);
+        const auto [msMax, slowest] = m_groups.world->maxLoc(ms);
+        if (m_groups.worldRank() == 0 && (step % m_spec.telemetry.step_every == 0 || step + 1 == m_spec.train.steps)) {
+            StepEvent e;
+            e.step = step;
+            e.loss = loss;
+            e.lr = lr;
+            e.grad_norm = m_lastGradNorm;
+            e.step_ms = ms;
+            e.step_ms_min = msMin;
+            e.step_ms_max = msMax;
+            e.slowest_rank = slowest;
+            const double seconds = msMax / 1e3;
+            e.tokens_per_s = seconds > 0 ? tokensPerStep / seconds : 0;
+            e.samples_per_s = seconds > 0 ? m_spec.train.global_batch / seconds : 0;
+            e.mfu = m_peakFlops > 0 ? m_flopsPerToken * e.tokens_per_s / (m_peakFlops * m_groups.world->size()) : 0;
+            e.tokens = m_tokensSeen;
+            e.peak_mem = DeviceSampler::residentBytes();
+            e.t = TelemetryEmitter::now();
+            m_out.emit(e);
+        }
+
+        const bool scriptedStop = m_options.stopAfter >= 0 && step + 1 >= m_options.stopAfter;
+        const bool stop = m_groups.world->allReduceScalar(StopRequest::requested() || scriptedStop ? 1.0 : 0.0,
+                                                          ReduceOp::Max) > 0;
+        if (stop) {
+            ++step;
+            result.status = "stopped";
+            break;
+        }
+        const int64_t every = m_spec.train.checkpoint_every;
+        if (every > 0 && (step + 1) % every == 0 && step + 1 < m_spec.train.steps) result.checkpoint = saveCheckpoint(step + 1);
+    }
+    sampler.stop();
+    result.steps_done = step;
+    result.checkpoint = saveCheckpoint(step);
+    return result;
+}
+
+} // namespace parallax

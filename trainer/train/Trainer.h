@@ -1,0 +1,76 @@
+#pragma once
+
+#include "core/spec/ModelDims.h"
+#include "core/spec/RunSpec.h"
+#include "trainer/comm/ProcessGroups.h"
+#include "trainer/models/Model.h"
+#include "trainer/train/Checkpoint.h"
+#include "trainer/train/TelemetryEmitter.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+class Dataset;
+class DistributedSampler;
+class GradBuckets;
+class DataParallel;
+class AdamW;
+
+struct WorkerOptions {
+    std::string runDir;         // checkpoints go to <runDir>/checkpoints
+    std::string resumeFrom;     // a checkpoint folder or a checkpoints folder; empty: start fresh
+    int64_t stopAfter = -1;     // act as if a stop was requested once this many steps are done
+};
+
+// What one rank reports at the end.
+struct TrainResult {
+    std::string status;         // succeeded | stopped
+    int64_t steps_done = 0;     // the next step that would run
+    std::vector<double> losses; // per step run in this process (every rank holds them)
+    std::string checkpoint;     // the last checkpoint written, if any
+};
+
+// The training loop of one rank: builds the model, applies the layout's parallelism, feeds its
+// share of every global batch, reduces, steps the optimizer, checkpoints and reports telemetry.
+class Trainer {
+public:
+    Trainer(RunSpec spec, WorkerOptions options, ProcessGroups& groups, TelemetryEmitter& out);
+    ~Trainer();
+
+    TrainResult run();
+
+    // Elements the loss of this batch is averaged over (tokens with a label, or image values);
+    // summed over the global batch it normalizes the loss identically under every layout.
+    static int64_t lossElements(const ModelDims& dims, const Batch& batch);
+
+private:
+    void setup();
+    void resume();
+    double trainStep(int64_t step); // returns the global mean loss
+    std::string saveCheckpoint(int64_t nextStep);
+    void emitRunStart();
+    std::vector<CheckpointPiece> checkpointPieces() const;
+
+    RunSpec m_spec;
+    WorkerOptions m_options;
+    ProcessGroups& m_groups;
+    TelemetryEmitter& m_out;
+    ModelDims m_dims;
+    torch::Device m_device{torch::kCPU};
+    std::shared_ptr<Model> m_model;
+    std::unique_ptr<Dataset> m_dataset;
+    std::unique_ptr<DistributedSampler> m_sampler;
+    std::unique_ptr<GradBuckets> m_buckets;
+    std::unique_ptr<DataParallel> m_dataParallel;
+    std::unique_ptr<AdamW> m_optimizer;
+    int64_t m_startStep = 0;
+    int64_t m_tokensSeen = 0;
+    double m_flopsPerToken = 0;
+    double m_peakFlops = 0;
+    double m_lastGradNorm = 0;
+};
+
+} // namespace parallax
