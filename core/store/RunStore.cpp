@@ -402,6 +402,8 @@ int64_t RunStore::dataVersion() const {
     return s.step() ? s.int64(0) : 0;
 }
 
+void RunStore::setBusyTimeout(int milliseconds) { sqlite3_busy_timeout(m_db, milliseconds); }
+
 std::string RunStore::defaultPath() {
     std::string base;
     const char* xdg = std::getenv("XDG_DATA_HOME");

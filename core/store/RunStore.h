@@ -30,6 +30,9 @@ public:
     // Changes whenever another connection commits (PRAGMA data_version); cheap polling for readers.
     int64_t dataVersion() const;
     static std::string defaultPath(); // $XDG_DATA_HOME/parallax/parallax.db (~/.local/share/...)
+    // How long a statement waits for another connection's write lock before failing with
+    // StoreError (15 s by default).
+    void setBusyTimeout(int milliseconds);
 
     // --- runs
     int64_t createRun(const NewRun& run);

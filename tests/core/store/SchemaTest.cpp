@@ -1,0 +1,196 @@
+#include "core/store/RunStore.h"
+#include "core/store/Schema.h"
+#include "tests/core/store/RawDb.h"
+#include "tests/core/store/TempDir.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace parallax {
+namespace {
+
+using test::RawDb;
+using test::TempDir;
+
+std::string errorOf(const std::string& path) {
+    try {
+        RunStore store(path);
+    } catch (const StoreError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+std::string fileContents(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TEST(Schema, LastMigrationIsTheBuildsSchemaVersion) {
+    ASSERT_FALSE(storeMigrations().empty());
+    int previous = 0;
+    for (const auto& m : storeMigrations()) {
+        EXPECT_GT(m.version, previous) << m.description;
+        previous = m.version;
+    }
+    EXPECT_EQ(storeMigrations().back().version, RunStore::kSchemaVersion);
+}
+
+TEST(Schema, NewStoreHasEveryTableInWalMode) {
+    TempDir dir;
+    const std::string path = dir.file("nested/folder/parallax.db");
+    {
+        RunStore store(path);
+        EXPECT_EQ(store.schemaVersion(), RunStore::kSchemaVersion);
+        EXPECT_EQ(store.path(), path);
+    }
+    ASSERT_TRUE(std::filesystem::exists(path));
+    RawDb raw(path);
+    EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), RunStore::kSchemaVersion);
+    EXPECT_EQ(raw.integer("PRAGMA application_id"), kStoreApplicationId);
+    for (const char* table : {"runs", "metrics", "device_samples", "spans", "comms", "checkpoints",
+                              "logs", "logs_fts"}) {
+        EXPECT_EQ(raw.integer(std::string("SELECT count(*) FROM sqlite_master WHERE name = '") +
+                              table + "'"),
+                  1)
+            << table;
+    }
+}
+
+TEST(Schema, ReopeningKeepsDataAndVersion) {
+    TempDir dir;
+    const std::string path = dir.file("s.db");
+    int64_t id = 0;
+    {
+        RunStore store(path);
+        NewRun r;
+        r.name = "keep";
+        id = store.createRun(r);
+    }
+    RunStore again(path);
+    EXPECT_EQ(again.schemaVersion(), RunStore::kSchemaVersion);
+    ASSERT_TRUE(again.run(id));
+    EXPECT_EQ(again.run(id)->name, "keep");
+}
+
+TEST(Schema, EmptyVersionZeroDatabaseIsMigrated) {
+    TempDir dir;
+    const std::string path = dir.file("v0.db");
+    {
+        RawDb raw(path); // a SQLite file with no schema: user_version 0
+        EXPECT_EQ(raw.integer("PRAGMA user_version"), 0);
+        raw.exec("PRAGMA user_version = 0");
+    }
+    RunStore store(path);
+    EXPECT_EQ(store.schemaVersion(), RunStore::kSchemaVersion);
+    NewRun r;
+    r.name = "after-migration";
+    const int64_t id = store.createRun(r);
+    EXPECT_EQ(store.run(id)->name, "after-migration");
+}
+
+TEST(Schema, MigrationsApplyInOrderAndAFailedStepLeavesThePreviousVersion) {
+    TempDir dir;
+    const std::string path = dir.file("m.db");
+    RawDb raw(path);
+    const std::vector<SchemaMigration> broken = {
+        {1, "first table", "CREATE TABLE a (x INTEGER)"},
+        {2, "second table", "CREATE TABLE b (y INTEGER); CREATE TABLE a (z INTEGER)"},
+    };
+    try {
+        applyMigrations(raw.handle(), path, broken);
+        FAIL() << "the duplicate table of step 2 must fail";
+    } catch (const StoreError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("version 2"), std::string::npos) << what;
+        EXPECT_NE(what.find("second table"), std::string::npos) << what;
+        EXPECT_NE(what.find(path), std::string::npos) << what;
+    }
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), 1);
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master WHERE name = 'a'"), 1);
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master WHERE name = 'b'"), 0);
+
+    const std::vector<SchemaMigration> fixed = {
+        {1, "first table", "CREATE TABLE a (x INTEGER)"}, // already applied: skipped
+        {2, "second table", "CREATE TABLE b (y INTEGER)"},
+        {3, "a column", "ALTER TABLE b ADD COLUMN z TEXT"},
+    };
+    applyMigrations(raw.handle(), path, fixed);
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), 3);
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM pragma_table_info('b') WHERE name = 'z'"), 1);
+    EXPECT_EQ(raw.integer("PRAGMA application_id"), kStoreApplicationId);
+}
+
+TEST(Schema, NewerSchemaIsRefusedWithTheFix) {
+    TempDir dir;
+    const std::string path = dir.file("new.db");
+    { RunStore store(path); }
+    {
+        RawDb raw(path);
+        raw.exec("PRAGMA user_version = 99");
+    }
+    const std::string what = errorOf(path);
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("newer Parallax (schema 99, this build reads up to " +
+                        std::to_string(RunStore::kSchemaVersion) + ")"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("--store"), std::string::npos) << what;
+    RawDb raw(path);
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), 99); // left as it was
+}
+
+TEST(Schema, FileThatIsNotADatabaseIsRefusedAndLeftAlone) {
+    TempDir dir;
+    const std::string path = dir.file("notes.txt");
+    std::string text;
+    for (int i = 0; i < 100; ++i) text += "this is a text file, not a database\n";
+    std::ofstream(path) << text;
+    const std::string what = errorOf(path);
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("not a Parallax store"), std::string::npos) << what;
+    EXPECT_EQ(fileContents(path), text);
+    EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(Schema, SqliteDatabaseOfAnotherProgramIsRefused) {
+    TempDir dir;
+    const std::string path = dir.file("other.db");
+    {
+        RawDb raw(path);
+        raw.exec("CREATE TABLE contacts (name TEXT)");
+    }
+    const std::string what = errorOf(path);
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("not a Parallax store"), std::string::npos) << what;
+    RawDb raw(path);
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master"), 1);
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), 0);
+}
+
+TEST(Schema, FolderAsStorePathIsRefused) {
+    TempDir dir;
+    const std::string what = errorOf(dir.path());
+    EXPECT_NE(what.find("is a folder"), std::string::npos) << what;
+    EXPECT_NE(errorOf("").find("empty"), std::string::npos);
+}
+
+TEST(Schema, DefaultPathFollowsXdgDataHome) {
+    const char* old = std::getenv("XDG_DATA_HOME");
+    const std::string saved = old ? old : "";
+    setenv("XDG_DATA_HOME", "/srv/data", 1);
+    EXPECT_EQ(RunStore::defaultPath(), "/srv/data/parallax/parallax.db");
+    unsetenv("XDG_DATA_HOME");
+    const std::string fallback = RunStore::defaultPath();
+    EXPECT_NE(fallback.find("/.local/share/parallax/parallax.db"), std::string::npos) << fallback;
+    if (old) setenv("XDG_DATA_HOME", saved.c_str(), 1);
+}
+
+} // namespace
+} // namespace parallax
