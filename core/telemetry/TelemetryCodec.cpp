@@ -1,0 +1,597 @@
+#include "core/telemetry/TelemetryCodec.h"
+
+#include "core/telemetry/JsonReader.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+namespace parallax {
+
+namespace {
+
+// One member of an event struct, as seen by the codec. Exactly one pointer is set. The same table
+// drives encoding and decoding, so JSON keys cannot drift from the member names.
+template <class E>
+struct Field {
+    std::string_view name;
+    bool required = false;
+    int E::*i32 = nullptr;
+    int64_t E::*i64 = nullptr;
+    double E::*f64 = nullptr;
+    std::string E::*str = nullptr;
+    std::vector<std::string> E::*strs = nullptr;
+    std::vector<double> E::*f64s = nullptr;
+};
+
+template <class E>
+Field<E> field(std::string_view name, int E::*m, bool required = false) {
+    Field<E> f;
+    f.name = name;
+    f.required = required;
+    f.i32 = m;
+    return f;
+}
+template <class E>
+Field<E> field(std::string_view name, int64_t E::*m, bool required = false) {
+    Field<E> f;
+    f.name = name;
+    f.required = required;
+    f.i64 = m;
+    return f;
+}
+template <class E>
+Field<E> field(std::string_view name, double E::*m, bool required = false) {
+    Field<E> f;
+    f.name = name;
+    f.required = required;
+    f.f64 = m;
+    return f;
+}
+template <class E>
+Field<E> field(std::string_view name, std::string E::*m, bool required = false) {
+    Field<E> f;
+    f.name = name;
+    f.required = required;
+    f.str = m;
+    return f;
+}
+template <class E>
+Field<E> field(std::string_view name, std::vector<std::string> E::*m, bool required = false) {
+    Field<E> f;
+    f.name = name;
+    f.required = required;
+    f.strs = m;
+    return f;
+}
+template <class E>
+Field<E> field(std::string_view name, std::vector<double> E::*m, bool required = false) {
+    Field<E> f;
+    f.name = name;
+    f.required = required;
+    f.f64s = m;
+    return f;
+}
+
+template <class E>
+struct EventTraits;
+
+template <>
+struct EventTraits<RunStartEvent> {
+    using E = RunStartEvent;
+    static constexpr std::string_view name = "run_start";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("world", &E::world, true), field("dp", &E::dp), field("tp", &E::tp),
+            field("pp", &E::pp), field("zero", &E::zero), field("schedule", &E::schedule),
+            field("params", &E::params), field("flops_per_token", &E::flops_per_token),
+            field("peak_flops", &E::peak_flops), field("device", &E::device),
+            field("hosts", &E::hosts), field("devices", &E::devices),
+            field("clock_offsets", &E::clock_offsets), field("start_step", &E::start_step),
+            field("t", &E::t)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<StepEvent> {
+    using E = StepEvent;
+    static constexpr std::string_view name = "step";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("step", &E::step, true), field("loss", &E::loss), field("lr", &E::lr),
+            field("grad_norm", &E::grad_norm), field("tokens_per_s", &E::tokens_per_s),
+            field("samples_per_s", &E::samples_per_s), field("step_ms", &E::step_ms),
+            field("step_ms_min", &E::step_ms_min), field("step_ms_max", &E::step_ms_max),
+            field("slowest_rank", &E::slowest_rank), field("mfu", &E::mfu),
+            field("tokens", &E::tokens), field("peak_mem", &E::peak_mem), field("t", &E::t)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<DeviceEvent> {
+    using E = DeviceEvent;
+    static constexpr std::string_view name = "device";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("rank", &E::rank, true), field("host", &E::host), field("device", &E::device),
+            field("util", &E::util), field("mem_used", &E::mem_used),
+            field("mem_total", &E::mem_total), field("power_w", &E::power_w),
+            field("temp_c", &E::temp_c), field("sm_clock_mhz", &E::sm_clock_mhz),
+            field("cpu_pct", &E::cpu_pct), field("rss", &E::rss), field("t", &E::t)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<SpanEvent> {
+    using E = SpanEvent;
+    static constexpr std::string_view name = "span";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("rank", &E::rank, true), field("stage", &E::stage), field("step", &E::step, true),
+            field("microbatch", &E::microbatch), field("kind", &E::kind, true),
+            field("start", &E::start, true), field("end", &E::end, true)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<CommEvent> {
+    using E = CommEvent;
+    static constexpr std::string_view name = "comm";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("rank", &E::rank, true), field("collectives", &E::collectives),
+            field("bytes", &E::bytes), field("last_seq", &E::last_seq), field("t", &E::t)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<CheckpointEvent> {
+    using E = CheckpointEvent;
+    static constexpr std::string_view name = "checkpoint";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("step", &E::step, true), field("path", &E::path, true), field("bytes", &E::bytes),
+            field("ms", &E::ms), field("layout", &E::layout), field("t", &E::t)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<LogEvent> {
+    using E = LogEvent;
+    static constexpr std::string_view name = "log";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("rank", &E::rank), field("level", &E::level), field("message", &E::message, true),
+            field("t", &E::t)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<RunEndEvent> {
+    using E = RunEndEvent;
+    static constexpr std::string_view name = "run_end";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {
+            field("status", &E::status, true), field("reason", &E::reason),
+            field("step", &E::step), field("t", &E::t)};
+        return f;
+    }
+};
+
+// ---------------------------------------------------------------- encoding
+
+void appendEscaped(std::string& out, std::string_view s) {
+    static const char* hex = "0123456789abcdef";
+    out.push_back('"');
+    size_t run = 0; // start of the pending run of bytes that need no escape
+    for (size_t i = 0; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        out.append(s.data() + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+            out += "\\u00";
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 0xF]);
+        }
+    }
+    out.append(s.data() + run, s.size() - run);
+    out.push_back('"');
+}
+
+void appendInt(std::string& out, int64_t v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+void appendDouble(std::string& out, double v) {
+    if (std::isnan(v)) {
+        out += "null";
+        return;
+    }
+    if (std::isinf(v)) {
+        out += v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+        return;
+    }
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v); // shortest text that reads back exactly
+    out.append(buf, r.ptr);
+}
+
+template <class E>
+void appendFields(std::string& out, const E& e) {
+    out += "{\"ev\":\"";
+    out += EventTraits<E>::name;
+    out += "\",\"v\":";
+    appendInt(out, kTelemetryVersion);
+    for (const Field<E>& f : EventTraits<E>::fields()) {
+        out += ",\"";
+        out += f.name;
+        out += "\":";
+        if (f.i32) {
+            appendInt(out, e.*f.i32);
+        } else if (f.i64) {
+            appendInt(out, e.*f.i64);
+        } else if (f.f64) {
+            appendDouble(out, e.*f.f64);
+        } else if (f.str) {
+            appendEscaped(out, e.*f.str);
+        } else if (f.strs) {
+            out.push_back('[');
+            bool first = true;
+            for (const std::string& s : e.*f.strs) {
+                if (!first)
+                    out.push_back(',');
+                first = false;
+                appendEscaped(out, s);
+            }
+            out.push_back(']');
+        } else if (f.f64s) {
+            out.push_back('[');
+            bool first = true;
+            for (double d : e.*f.f64s) {
+                if (!first)
+                    out.push_back(',');
+                first = false;
+                appendDouble(out, d);
+            }
+            out.push_back(']');
+        }
+    }
+    out.push_back('}');
+}
+
+// ---------------------------------------------------------------- decoding
+
+const char* typeName(JsonReader::Type t) {
+    switch (t) {
+    case JsonReader::Type::Object: return "an object";
+    case JsonReader::Type::Array: return "an array";
+    case JsonReader::Type::String: return "a string";
+    case JsonReader::Type::Number: return "a number";
+    case JsonReader::Type::True:
+    case JsonReader::Type::False: return "a boolean";
+    case JsonReader::Type::Null: return "null";
+    case JsonReader::Type::NonFinite: return "a non-finite number";
+    case JsonReader::Type::End: return "nothing";
+    case JsonReader::Type::Invalid: break;
+    }
+    return "an invalid value";
+}
+
+// A double field: a number, NaN/Infinity tokens, null (NaN) or the strings the encoder writes.
+bool readDoubleValue(JsonReader& r, double& out, std::string& scratch, std::string& why) {
+    const JsonReader::Type t = r.peek();
+    if (t == JsonReader::Type::Number || t == JsonReader::Type::NonFinite)
+        return r.readDouble(out) || (why = "is not a valid number", false);
+    if (t == JsonReader::Type::Null) {
+        r.skipValue();
+        out = std::numeric_limits<double>::quiet_NaN();
+        return true;
+    }
+    if (t == JsonReader::Type::String) {
+        std::string_view s;
+        if (!r.readStringView(s, scratch))
+            return false;
+        if (s == "NaN" || s == "nan") {
+            out = std::numeric_limits<double>::quiet_NaN();
+            return true;
+        }
+        if (s == "Infinity" || s == "inf") {
+            out = std::numeric_limits<double>::infinity();
+            return true;
+        }
+        if (s == "-Infinity" || s == "-inf") {
+            out = -std::numeric_limits<double>::infinity();
+            return true;
+        }
+        why = "must be a number (got a string)";
+        return false;
+    }
+    why = std::string("must be a number (got ") + typeName(t) + ")";
+    return false;
+}
+
+bool readIntValue(JsonReader& r, int64_t& out, int64_t lo, int64_t hi, std::string& why) {
+    const JsonReader::Type t = r.peek();
+    if (t != JsonReader::Type::Number) {
+        why = std::string("must be an integer (got ") + typeName(t) + ")";
+        return false;
+    }
+    JsonReader probe = r;
+    if (!r.readInt64(out)) {
+        double d = 0;
+        why = probe.readDouble(d) && std::isfinite(d) && std::floor(d) == d ? "is out of range"
+                                                                            : "must be an integer (got a fraction)";
+        return false;
+    }
+    if (out < lo || out > hi) {
+        why = "is out of range";
+        return false;
+    }
+    return true;
+}
+
+template <class E>
+bool readField(JsonReader& r, const Field<E>& f, E& e, std::string& scratch, std::string& why) {
+    if (f.i32) {
+        int64_t v = 0;
+        if (!readIntValue(r, v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), why))
+            return false;
+        e.*f.i32 = static_cast<int>(v);
+        return true;
+    }
+    if (f.i64) {
+        return readIntValue(r, e.*f.i64, std::numeric_limits<int64_t>::min(),
+                            std::numeric_limits<int64_t>::max(), why);
+    }
+    if (f.f64)
+        return readDoubleValue(r, e.*f.f64, scratch, why);
+    if (f.str) {
+        const JsonReader::Type t = r.peek();
+        if (t != JsonReader::Type::String) {
+            why = std::string("must be a string (got ") + typeName(t) + ")";
+            return false;
+        }
+        return r.readString(e.*f.str);
+    }
+    const JsonReader::Type t = r.peek();
+    if (t != JsonReader::Type::Array) {
+        why = std::string("must be an array (got ") + typeName(t) + ")";
+        return false;
+    }
+    r.expect('[');
+    if (f.strs) {
+        std::vector<std::string>& v = e.*f.strs;
+        v.clear();
+        if (r.accept(']'))
+            return true;
+        do {
+            const JsonReader::Type it = r.peek();
+            if (it != JsonReader::Type::String) {
+                why = std::string("must be an array of strings (got ") + typeName(it) + " in it)";
+                return false;
+            }
+            v.emplace_back();
+            if (!r.readString(v.back()))
+                return false;
+        } while (r.accept(','));
+        return r.expect(']');
+    }
+    std::vector<double>& v = e.*f.f64s;
+    v.clear();
+    if (r.accept(']'))
+        return true;
+    do {
+        double d = 0;
+        if (!readDoubleValue(r, d, scratch, why)) {
+            if (!why.empty())
+                why = "must be an array of numbers";
+            return false;
+        }
+        v.push_back(d);
+    } while (r.accept(','));
+    return r.expect(']');
+}
+
+void setMalformed(DecodedLine& out, std::string why) {
+    out.kind = DecodedLine::Kind::Malformed;
+    out.error = std::move(why);
+}
+
+// Second pass over an object already validated: fills the event's known fields.
+template <class E>
+void decodeEvent(std::string_view body, DecodedLine& out) {
+    // Reuse the variant's storage when the previous line was the same event type.
+    if (!std::holds_alternative<E>(out.event))
+        out.event.template emplace<E>();
+    E& e = std::get<E>(out.event);
+    e = E{};
+    const std::vector<Field<E>>& fields = EventTraits<E>::fields();
+    uint64_t seen = 0;
+    size_t hint = 0; // the encoder writes fields in table order: try the next one first
+    JsonReader r(body);
+    r.expect('{');
+    std::string keyScratch;
+    std::string valueScratch;
+    std::string why;
+    if (!r.accept('}')) {
+        do {
+            std::string_view key;
+            r.readStringView(key, keyScratch);
+            r.expect(':');
+            size_t index = fields.size();
+            if (hint < fields.size() && fields[hint].name == key) {
+                index = hint;
+            } else {
+                for (size_t i = 0; i < fields.size(); ++i) {
+                    if (fields[i].name == key) {
+                        index = i;
+                        break;
+                    }
+                }
+            }
+            if (index == fields.size()) {
+                r.skipValue();
+                continue;
+            }
+            hint = index + 1;
+            if (!readField(r, fields[index], e, valueScratch, why)) {
+                if (why.empty())
+                    why = r.error();
+                setMalformed(out, std::string(EventTraits<E>::name) + ": field \"" + std::string(key) +
+                                      "\" " + why);
+                return;
+            }
+            seen |= uint64_t(1) << index;
+        } while (r.accept(','));
+    }
+    for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].required && !(seen & (uint64_t(1) << i))) {
+            setMalformed(out, std::string(EventTraits<E>::name) + ": missing required field \"" +
+                                  std::string(fields[i].name) + "\"");
+            return;
+        }
+    }
+    out.kind = DecodedLine::Kind::Event;
+}
+
+} // namespace
+
+void appendEvent(std::string& out, const TelemetryEvent& event) {
+    out += kTelemetryPrefix;
+    std::visit([&](const auto& e) { appendFields(out, e); }, event);
+}
+
+std::string encodeEvent(const TelemetryEvent& event) {
+    std::string out;
+    out.reserve(256);
+    appendEvent(out, event);
+    return out;
+}
+
+std::string_view eventName(const TelemetryEvent& event) {
+    return std::visit([](const auto& e) { return EventTraits<std::decay_t<decltype(e)>>::name; }, event);
+}
+
+DecodedLine decodeLine(std::string_view line) {
+    DecodedLine out;
+    decodeLine(line, out);
+    return out;
+}
+
+void decodeLine(std::string_view line, DecodedLine& out) {
+    out.error.clear();
+    out.version = 0;
+    if (line.substr(0, kTelemetryPrefix.size()) != kTelemetryPrefix) {
+        out.kind = DecodedLine::Kind::Text;
+        return;
+    }
+    const std::string_view body = line.substr(kTelemetryPrefix.size());
+
+    // First pass: the whole object is valid JSON, and where "ev" and "v" are.
+    JsonReader r(body);
+    if (r.peek() != JsonReader::Type::Object)
+        return setMalformed(out, r.atEnd() ? "nothing after the prefix" : "expected a JSON object after the prefix");
+    r.expect('{');
+    std::string keyScratch;
+    std::string evScratch;
+    std::string ev;
+    bool haveEv = false;
+    bool haveVersion = false;
+    std::string evWhy;
+    std::string versionWhy;
+    if (!r.accept('}')) {
+        do {
+            std::string_view key;
+            if (!r.readStringView(key, keyScratch) || !r.expect(':'))
+                return setMalformed(out, "bad JSON: " + r.error());
+            if (key == "ev") {
+                if (r.peek() == JsonReader::Type::String) {
+                    std::string_view value;
+                    if (!r.readStringView(value, evScratch))
+                        return setMalformed(out, "bad JSON: " + r.error());
+                    ev.assign(value.data(), value.size());
+                    haveEv = true;
+                    evWhy.clear();
+                    continue;
+                }
+                evWhy = std::string("\"ev\" must be a string (got ") + typeName(r.peek()) + ")";
+            } else if (key == "v") {
+                int64_t v = 0;
+                std::string why;
+                JsonReader probe = r;
+                if (readIntValue(probe, v, 1, std::numeric_limits<int64_t>::max(), why)) {
+                    r = probe;
+                    out.version = v;
+                    haveVersion = true;
+                    versionWhy.clear();
+                    continue;
+                }
+                versionWhy = "\"v\" must be a positive integer";
+            }
+            if (!r.skipValue())
+                return setMalformed(out, "bad JSON: " + r.error());
+        } while (r.accept(','));
+        if (!r.expect('}'))
+            return setMalformed(out, "bad JSON: " + r.error());
+    }
+    if (!r.atEnd())
+        return setMalformed(out, "trailing characters after the JSON object at byte " + std::to_string(r.position()));
+    if (!evWhy.empty())
+        return setMalformed(out, evWhy);
+    if (!haveEv)
+        return setMalformed(out, "missing \"ev\" (the event name)");
+    if (!versionWhy.empty())
+        return setMalformed(out, versionWhy);
+    if (!haveVersion)
+        return setMalformed(out, "missing \"v\" (the protocol version)");
+
+    if (ev == EventTraits<DeviceEvent>::name)
+        decodeEvent<DeviceEvent>(body, out);
+    else if (ev == EventTraits<SpanEvent>::name)
+        decodeEvent<SpanEvent>(body, out);
+    else if (ev == EventTraits<StepEvent>::name)
+        decodeEvent<StepEvent>(body, out);
+    else if (ev == EventTraits<CommEvent>::name)
+        decodeEvent<CommEvent>(body, out);
+    else if (ev == EventTraits<LogEvent>::name)
+        decodeEvent<LogEvent>(body, out);
+    else if (ev == EventTraits<CheckpointEvent>::name)
+        decodeEvent<CheckpointEvent>(body, out);
+    else if (ev == EventTraits<RunStartEvent>::name)
+        decodeEvent<RunStartEvent>(body, out);
+    else if (ev == EventTraits<RunEndEvent>::name)
+        decodeEvent<RunEndEvent>(body, out);
+    else
+        return setMalformed(out, "unknown event \"" + ev.substr(0, 40) + "\"");
+
+    if (out.kind == DecodedLine::Kind::Event) {
+        if (const auto* end = std::get_if<RunEndEvent>(&out.event)) {
+            if (end->status != "succeeded" && end->status != "failed" && end->status != "stopped")
+                setMalformed(out, "run_end: status must be succeeded, failed or stopped (got \"" +
+                                      end->status.substr(0, 40) + "\")");
+        }
+    }
+}
+
+} // namespace parallax
