@@ -36,6 +36,16 @@ double forwardFlopsPerSample(const ModelDims& dims);
 // (p - 1) / (m + p - 1) for gpipe and 1f1b; (p - 1) / (v m + p - 1) for interleaved with v chunks.
 double pipelineBubble(int64_t stages, int64_t microbatches, const std::string& schedule, int64_t virtualStages = 1);
 
+// Transformer blocks a pipeline divides among its stages: model.layers, plus model.vision_layers
+// for vlm (vision blocks first, then the language model's). Every other unit rides along: the
+// embedding (vlm: VisionEmbed) with the first block, vlm's Merge with the first language block,
+// the Head with the last block.
+int64_t pipelineBlocks(const ModelDims& dims);
+// Blocks of each pipeline piece in model order: parallel.stage_layers when given, else an even
+// split (earlier pieces take one more when it does not divide). Non-interleaved: pp pieces, piece
+// s on stage s. Interleaved: pp * virtual_stages chunks, chunk c on stage c % pp.
+std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims);
+
 // Throws std::invalid_argument (naming the field) when the model cannot be resolved.
 Estimates estimate(const RunSpec& spec);
 

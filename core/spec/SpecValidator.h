@@ -20,7 +20,11 @@ struct SpecIssue {
 // collective). Returns every problem found, errors and warnings, in field order.
 std::vector<SpecIssue> validateSpec(const RunSpec& spec);
 bool hasErrors(const std::vector<SpecIssue>& issues);
-// "field: message" lines, errors first.
+// "field: message" lines, errors first; warnings start with "warning: ". A message that already
+// names its field is printed as it is.
 std::string formatIssues(const std::vector<SpecIssue>& issues);
+
+// Where a data kind is read from when data.path is empty ("" when it needs a path or none).
+std::string defaultDataPath(const std::string& dataKind);
 
 } // namespace parallax

@@ -1,0 +1,352 @@
+#include "core/spec/Estimates.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace parallax {
+
+// Parameters and FLOPs follow docs/models.md unit by unit. Memory per device is an estimate built
+// from the same units:
+//
+//   weights     = P_local * (4 bytes fp32 | 4 fp32 master + 2 bf16 copy under bf16)  / dp if zero = 3
+//   gradients   = T_local * 4 bytes (fp32, accumulated over micro-batches)            / dp if zero >= 2
+//   optimizer   = T_local * 8 bytes (AdamW's two fp32 moments)                         / dp if zero >= 1
+//   P_local = split / tp + replicated (of the stage's units); T_local the same for trainable ones.
+//
+// Tensor parallelism splits q, k, v, fc1 (weight and bias), proj and fc2 (weight), the token
+// embedding and the output head (vocabulary); norms, positions, the biases of proj/fc2 and
+// everything outside the transformer blocks of mmdit/vlm (modulation, timestep MLP, patch
+// embeddings, projector) are replicated.
+//
+// Activations saved for backward per sample, in elements (e = 4 bytes fp32, 2 bf16), counted
+// the way Korthikanti et al. ("Reducing Activation Recomputation in Large Transformer Models")
+// count them, for this architecture, which has no dropout. A pre-norm block over S tokens of
+// width C with FFN width F and H heads keeps:
+//   replicated: ln1 input, ln1 output, ln2 input, ln2 output       4 S C
+//   split by tp: q, k, v, attention output, GELU input and output  S (4 C + 2 F)
+//                attention probabilities                          H S^2
+// i.e. S C (8 + 2 F / C) + H S^2. For F = 4 C at 2 bytes per element that is 32 S C + 2 H S^2
+// bytes: Megatron's S C (34 + 5 H S / C) less what its dropout layers keep (2 S C + 3 H S^2). mmdit's blocks also keep both streams' modulated inputs and
+// gated outputs (8 S C replicated). The head keeps its norm input/output and the logits (split).
+// With activation checkpointing only each unit's input is kept, and one unit's activations are
+// recomputed at a time during backward.
+//
+// Micro-batches in flight on stage s of p with m micro-batches per step: 1 without a pipeline,
+// m for gpipe, min(m, p - s) for 1f1b, and for interleaved (Megatron's schedule) up to
+// 2 (p - s - 1) + (v - 1) p + 1 model chunks of 1/v of the stage each.
+//
+// Buffers: two gradient buckets of parallel.bucket_mb MiB with dp > 1; under ZeRO-3 the gathered
+// weights of two units (current + prefetch) and one unit's full gradients; with a pipeline one
+// activation sent and one received.
+
+namespace {
+
+struct Unit {
+    bool block = false;
+    bool frozen = false;
+    int64_t split = 0;      // parameters divided among tensor-parallel ranks
+    int64_t replicated = 0; // parameters every tensor-parallel rank holds
+    // Per sample, in elements.
+    double actReplicated = 0;
+    double actSplit = 0;
+    double input = 0;
+    int64_t params() const { return split + replicated; }
+};
+
+// Pre-norm block of docs/models.md over S tokens.
+Unit transformerBlock(int64_t C, int64_t F, int64_t H, int64_t S) {
+    Unit u;
+    u.block = true;
+    u.split = 4 * C * C + 3 * C + 2 * C * F + F; // q, k, v (weight + bias), proj weight, fc1, fc2 weight
+    u.replicated = C + C + 4 * C;                // proj and fc2 biases, ln1, ln2
+    u.actReplicated = 4.0 * S * C;
+    u.actSplit = double(S) * (4 * C + 2 * F) + double(H) * S * S;
+    u.input = double(S) * C;
+    return u;
+}
+
+std::vector<Unit> buildUnits(const ModelDims& d) {
+    const int64_t C = d.dim, F = d.ffn, V = d.vocab, T = d.seq_len, H = d.heads;
+    const int64_t P = d.imageTokens(), Q = d.patchValues();
+    std::vector<Unit> units;
+    if (d.kind == "gpt") {
+        Unit embedding;
+        embedding.split = V * C;     // token embedding
+        embedding.replicated = T * C; // learned positions
+        units.push_back(embedding);
+        for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, T));
+        Unit head;
+        head.replicated = 2 * C; // LayerNorm
+        head.split = C * V;      // Linear(C, V), no bias
+        head.actReplicated = 2.0 * T * C;
+        head.actSplit = double(T) * V;
+        head.input = double(T) * C;
+        units.push_back(head);
+    } else if (d.kind == "mmdit") {
+        const int64_t S = T + P;
+        Unit embedding;
+        embedding.replicated = (Q * C + C) + P * C   // image patch Linear(Q, C), image positions
+                               + T * C               // text positions
+                               + (256 * C + C) + (C * C + C); // timestep MLP
+        embedding.split = V * C;                     // text embedding
+        embedding.actReplicated = double(P) * Q + 256 + 2.0 * C;
+        embedding.input = double(P) * Q;
+        units.push_back(embedding);
+        for (int64_t i = 0; i < d.layers; ++i) {
+            Unit b;
+            b.block = true;
+            // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
+            b.split = 2 * (4 * C * C + 3 * C + 2 * C * F + F);
+            b.replicated = 2 * ((6 * C * C + 6 * C) + C + C);
+            b.actReplicated = 8.0 * S * C + 4.0 * C;
+            b.actSplit = double(S) * (4 * C + 2 * F) + double(H) * S * S;
+            b.input = double(S) * C + C;
+            units.push_back(b);
+        }
+        Unit head;
+        head.replicated = (2 * C * C + 2 * C) + (C * Q + Q); // modulation Linear(C, 2C), Linear(C, Q)
+        head.actReplicated = 3.0 * P * C + C + 2.0 * P * Q;
+        head.input = double(S) * C + C;
+        units.push_back(head);
+    } else if (d.kind == "vlm") {
+        const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads, S = P + T;
+        Unit visionEmbed;
+        visionEmbed.frozen = d.freeze_vision;
+        visionEmbed.replicated = (Q * Cv + Cv) + P * Cv;
+        visionEmbed.actReplicated = double(P) * Q;
+        visionEmbed.input = double(P) * Q;
+        units.push_back(visionEmbed);
+        for (int64_t i = 0; i < d.vision_layers; ++i) {
+            Unit b = transformerBlock(Cv, Fv, Hv, P);
+            b.frozen = d.freeze_vision;
+            units.push_back(b);
+        }
+        Unit merge;
+        merge.replicated = 2 * Cv + (Cv * C + C) + (C * C + C) + S * C; // LayerNorm, projector, positions
+        merge.split = V * C;                                            // text embedding
+        merge.actReplicated = 2.0 * P * Cv + 2.0 * P * C;
+        merge.input = double(P) * Cv;
+        units.push_back(merge);
+        for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, S));
+        Unit head;
+        head.replicated = 2 * C;
+        head.split = C * V;
+        // The head reads the T positions that predict text tokens.
+        head.actReplicated = 2.0 * T * C;
+        head.actSplit = double(T) * V;
+        head.input = double(S) * C;
+        units.push_back(head);
+    }
+    return units;
+}
+
+struct StageLoad {
+    double split = 0, replicated = 0;                   // parameters
+    double trainableSplit = 0, trainableReplicated = 0;
+    double activations = 0;                             // per sample, elements, tp applied
+    double inputs = 0;                                  // per sample, elements
+    double largestUnitActivations = 0;
+    double largestUnitParams = 0;                       // tp applied
+    double boundary = 0;                                // largest unit input, elements per sample
+};
+
+int64_t microBatchesPerStep(const RunSpec& spec) {
+    const int64_t m = spec.accumulation();
+    if (m > 0) return m;
+    const int64_t per = std::max<int64_t>(1, spec.parallel.dp * spec.train.micro_batch);
+    return std::max<int64_t>(1, (spec.train.global_batch + per - 1) / per);
+}
+
+} // namespace
+
+int64_t parameterCount(const ModelDims& dims) {
+    int64_t total = 0;
+    for (const Unit& u : buildUnits(dims)) total += u.params();
+    return total;
+}
+
+double forwardFlopsPerSample(const ModelDims& d) {
+    // 2 FLOPs per multiply-add of every Linear, plus attention's 2 x 2 x S^2 x C per block.
+    const double C = double(d.dim), F = double(d.ffn), V = double(d.vocab), T = double(d.seq_len);
+    const double L = double(d.layers), P = double(d.imageTokens()), Q = double(d.patchValues());
+    double macs = 0;
+    double attention = 0;
+    if (d.kind == "gpt") {
+        macs = L * T * (4 * C * C + 2 * C * F) + T * C * V;
+        attention = L * 4 * T * T * C;
+    } else if (d.kind == "mmdit") {
+        const double S = T + P;
+        macs = P * Q * C + 256 * C + C * C                 // patch embedding, timestep MLP (once per sample)
+               + L * (2 * 6 * C * C + S * (4 * C * C + 2 * C * F)) // per block: two mod Linears, both streams
+               + 2 * C * C + P * C * Q;                     // head modulation, head Linear
+        attention = L * 4 * S * S * C;
+    } else if (d.kind == "vlm") {
+        const double Cv = double(d.vision_dim), Fv = double(d.vision_ffn), Lv = double(d.vision_layers);
+        const double S = P + T;
+        macs = P * Q * Cv + Lv * P * (4 * Cv * Cv + 2 * Cv * Fv) // vision tower
+               + P * (Cv * C + C * C)                             // projector
+               + L * S * (4 * C * C + 2 * C * F)                  // language model
+               + T * C * V;                                       // head on the positions that predict text
+        attention = Lv * 4 * P * P * Cv + L * 4 * S * S * C;
+    }
+    return 2 * macs + attention;
+}
+
+double pipelineBubble(int64_t stages, int64_t microbatches, const std::string& schedule, int64_t virtualStages) {
+    if (stages <= 1) return 0.0;
+    const double p = double(stages);
+    const double m = double(std::max<int64_t>(1, microbatches));
+    const double v = schedule == "interleaved" ? double(std::max<int64_t>(1, virtualStages)) : 1.0;
+    return (p - 1) / (v * m + p - 1);
+}
+
+int64_t pipelineBlocks(const ModelDims& dims) {
+    return dims.layers + (dims.kind == "vlm" ? dims.vision_layers : 0);
+}
+
+std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) {
+    const int64_t blocks = std::max<int64_t>(0, pipelineBlocks(dims));
+    const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
+    const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
+    const int64_t pieces = interleaved ? pp * spec.parallel.virtual_stages : pp;
+    const std::vector<int64_t>& given = spec.parallel.stage_layers;
+    if (!interleaved && static_cast<int64_t>(given.size()) == pp) {
+        int64_t sum = 0;
+        bool ok = true;
+        for (int64_t n : given) {
+            ok &= n >= 0;
+            sum += n;
+        }
+        if (ok && sum == blocks) return given;
+    }
+    std::vector<int64_t> out(static_cast<size_t>(pieces), blocks / pieces);
+    for (int64_t i = 0; i < blocks % pieces; ++i) out[static_cast<size_t>(i)] += 1;
+    return out;
+}
+
+Estimates estimate(const RunSpec& spec) {
+    const ModelDims d = resolveModel(spec.model);
+    const std::vector<Unit> units = buildUnits(d);
+
+    Estimates e;
+    for (const Unit& u : units) {
+        e.params += u.params();
+        if (!u.frozen) e.trainable_params += u.params();
+    }
+    const double tokens = double(d.tokensPerSample());
+    e.flops_per_sample = 3 * forwardFlopsPerSample(d);
+    e.flops_per_token = tokens > 0 ? e.flops_per_sample / tokens : 0;
+    e.tokens_per_step = spec.train.global_batch * d.tokensPerSample();
+
+    const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
+    const int64_t tp = std::max<int64_t>(1, spec.parallel.tp);
+    const int64_t dp = std::max<int64_t>(1, spec.parallel.dp);
+    const int64_t zero = std::clamp<int64_t>(spec.parallel.zero, 0, 3);
+    const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
+    const int64_t v = interleaved ? spec.parallel.virtual_stages : 1;
+    const int64_t m = microBatchesPerStep(spec);
+    e.bubble = pipelineBubble(pp, m, spec.parallel.schedule, v);
+
+    // Units to pipeline stages: blocks by piece; every other unit goes with the next block (the
+    // last one, the head, with the previous block).
+    const std::vector<int64_t> pieces = pipelinePieces(spec, d);
+    std::vector<int64_t> blockStage;
+    for (size_t piece = 0; piece < pieces.size(); ++piece)
+        for (int64_t i = 0; i < pieces[piece]; ++i) blockStage.push_back(static_cast<int64_t>(piece) % pp);
+    std::vector<StageLoad> loads(static_cast<size_t>(pp));
+    size_t nextBlock = 0;
+    for (const Unit& u : units) {
+        int64_t stage = 0;
+        if (!blockStage.empty())
+            stage = nextBlock < blockStage.size() ? blockStage[nextBlock] : blockStage.back();
+        if (u.block) ++nextBlock;
+        StageLoad& s = loads[static_cast<size_t>(stage)];
+        s.split += double(u.split);
+        s.replicated += double(u.replicated);
+        if (!u.frozen) {
+            s.trainableSplit += double(u.split);
+            s.trainableReplicated += double(u.replicated);
+        }
+        const double acts = u.actReplicated + u.actSplit / double(tp);
+        s.activations += acts;
+        s.inputs += u.input;
+        s.largestUnitActivations = std::max(s.largestUnitActivations, acts);
+        s.largestUnitParams = std::max(s.largestUnitParams, double(u.split) / double(tp) + double(u.replicated));
+        s.boundary = std::max(s.boundary, u.input);
+    }
+
+    const bool bf16 = spec.train.precision == "bf16";
+    const double weightBytes = bf16 ? 6.0 : 4.0;  // fp32 master (+ bf16 copy)
+    const double computeBytes = bf16 ? 2.0 : 4.0; // activations, gathered weights
+    const double microBatch = double(std::max<int64_t>(1, spec.train.micro_batch));
+    const bool checkpointing = spec.train.activation_checkpointing;
+
+    for (int64_t stage = 0; stage < pp; ++stage) {
+        const StageLoad& s = loads[static_cast<size_t>(stage)];
+        MemoryEstimate mem;
+        const double local = s.split / double(tp) + s.replicated;
+        const double localTrainable = s.trainableSplit / double(tp) + s.trainableReplicated;
+        mem.weights = local * weightBytes / (zero >= 3 ? double(dp) : 1.0);
+        mem.gradients = localTrainable * 4.0 / (zero >= 2 ? double(dp) : 1.0);
+        mem.optimizer = localTrainable * 8.0 / (zero >= 1 ? double(dp) : 1.0);
+
+        double inFlight = 1;
+        if (pp > 1) {
+            if (spec.parallel.schedule == "gpipe") {
+                inFlight = double(m);
+            } else if (interleaved) {
+                const int64_t chunks = std::min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1);
+                inFlight = double(chunks) / double(v);
+            } else {
+                inFlight = double(std::min(m, pp - stage));
+            }
+        }
+        const double perMicroBatch = (checkpointing ? s.inputs : s.activations) * microBatch * computeBytes;
+        mem.activations = perMicroBatch * inFlight;
+        if (checkpointing) mem.activations += s.largestUnitActivations * microBatch * computeBytes;
+
+        if (dp > 1) mem.buffers += 2.0 * spec.parallel.bucket_mb * 1024.0 * 1024.0;
+        if (dp > 1 && zero >= 3) mem.buffers += s.largestUnitParams * (2.0 * computeBytes + 4.0);
+        if (pp > 1) mem.buffers += 2.0 * s.boundary * microBatch * computeBytes;
+
+        e.memory_per_stage.push_back(mem);
+    }
+    e.memory = *std::max_element(e.memory_per_stage.begin(), e.memory_per_stage.end(),
+                                 [](const MemoryEstimate& a, const MemoryEstimate& b) { return a.total() < b.total(); });
+    return e;
+}
+
+std::string formatCount(double n) {
+    const char* suffixes[] = {"", "K", "M", "B", "T"};
+    const int decimals[] = {0, 1, 1, 2, 2};
+    const double sign = n < 0 ? -1.0 : 1.0;
+    double value = std::fabs(n);
+    int unit = 0;
+    // Move up a unit when the rounded value would read 1000 or more ("999.96K" -> "1.00M").
+    while (unit < 4) {
+        const double scale = std::pow(10.0, decimals[unit]);
+        if (std::round(value * scale) / scale < 1000.0) break;
+        value /= 1000.0;
+        ++unit;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f%s", decimals[unit], sign * value, suffixes[unit]);
+    return buf;
+}
+
+std::string formatBytes(double bytes) {
+    const char* suffixes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    const double sign = bytes < 0 ? -1.0 : 1.0;
+    double value = std::fabs(bytes);
+    int unit = 0;
+    while (unit < 5 && std::round(value * (unit == 0 ? 1.0 : 10.0)) / (unit == 0 ? 1.0 : 10.0) >= 1024.0) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f %s", unit == 0 ? 0 : 1, sign * value, suffixes[unit]);
+    return buf;
+}
+
+} // namespace parallax

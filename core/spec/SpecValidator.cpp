@@ -1,0 +1,646 @@
+#include "core/spec/SpecValidator.h"
+
+#include "core/spec/Estimates.h"
+#include "core/spec/ModelDims.h"
+#include "core/spec/Suggestions.h"
+#include "core/spec/TomlText.h"
+
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <stdexcept>
+#include <system_error>
+
+namespace parallax {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kModelKinds = {"gpt", "mmdit", "vlm"};
+const std::vector<std::string> kDataKinds = {"synthetic", "fashion-mnist", "text", "image-folder"};
+const std::vector<std::string> kPrecisions = {"fp32", "bf16"};
+const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
+const std::vector<std::string> kTargets = {"local", "hosts", "slurm"};
+const std::vector<std::string> kDevices = {"cpu", "cuda"};
+const std::vector<std::string> kBinds = {"none", "core", "socket"};
+
+std::string num(int64_t v) { return std::to_string(v); }
+std::string num(double v) { return tomlDouble(v); }
+std::string inQuotes(const std::string& s) { return tomlString(s); }
+
+bool contains(const std::vector<std::string>& list, const std::string& v) {
+    for (const std::string& s : list)
+        if (s == v) return true;
+    return false;
+}
+
+// Divisors of n, at most `limit` of them, as "1, 2, 3, 6".
+std::string divisorList(int64_t n, size_t limit = 8) {
+    std::vector<std::string> out;
+    for (int64_t d = 1; d <= n && out.size() < limit; ++d)
+        if (n % d == 0) out.push_back(num(d));
+    return joinList(out);
+}
+
+// "8 or 12": the multiples of `step` around `value` (only the upper one when the lower is 0).
+std::string multiplesAround(int64_t value, int64_t step) {
+    const int64_t lower = (value / step) * step;
+    const int64_t upper = lower + step;
+    return lower > 0 ? num(lower) + " or " + num(upper) : num(upper);
+}
+
+bool isSafeName(const std::string& name) {
+    if (name.empty() || name.size() > 128 || name[0] == '.' || name[0] == '-') return false;
+    for (char c : name) {
+        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                        c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+std::string safeName(const std::string& name) {
+    std::string out;
+    for (char c : name) {
+        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                        c == '_' || c == '-';
+        if (ok) out += c;
+        else if (!out.empty() && out.back() != '-') out += '-';
+    }
+    while (!out.empty() && (out.front() == '.' || out.front() == '-')) out.erase(out.begin());
+    while (!out.empty() && out.back() == '-') out.pop_back();
+    if (out.size() > 128) out.resize(128);
+    return out.empty() ? "run" : out;
+}
+
+// Slurm's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
+bool isSlurmTime(const std::string& text) {
+    auto numbers = [](const std::string& s, std::vector<int64_t>& out) {
+        out.clear();
+        size_t start = 0;
+        while (true) {
+            const size_t colon = s.find(':', start);
+            const std::string part = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+            if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+                return false;
+            out.push_back(std::stoll(part));
+            if (colon == std::string::npos) return true;
+            start = colon + 1;
+        }
+    };
+    std::vector<int64_t> parts;
+    const size_t dash = text.find('-');
+    if (dash != std::string::npos) {
+        std::vector<int64_t> days;
+        if (!numbers(text.substr(0, dash), days) || days.size() != 1) return false;
+        if (!numbers(text.substr(dash + 1), parts) || parts.size() > 3) return false;
+        if (parts[0] > 23) return false;
+        for (size_t i = 1; i < parts.size(); ++i)
+            if (parts[i] > 59) return false;
+        return true;
+    }
+    if (!numbers(text, parts) || parts.size() > 3) return false;
+    for (size_t i = 1; i < parts.size(); ++i)
+        if (parts[i] > 59) return false;
+    return true;
+}
+
+bool isEnvName(const std::string& name) {
+    if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+    for (char c : name) {
+        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+bool exists(const std::string& path) {
+    std::error_code ec;
+    return fs::exists(path, ec);
+}
+
+bool isDirectory(const std::string& path) {
+    std::error_code ec;
+    return fs::is_directory(path, ec);
+}
+
+class Checker {
+public:
+    explicit Checker(const RunSpec& spec) : s(spec) {}
+
+    std::vector<SpecIssue> run() {
+        checkName();
+        checkModel();
+        checkData();
+        checkTrain();
+        checkParallel();
+        checkLaunch();
+        checkTelemetry();
+        return m_issues;
+    }
+
+private:
+    const RunSpec& s;
+    ModelDims d;
+    bool m_haveDims = false;     // the model resolved
+    bool m_dimsPositive = false; // and every dimension is at least 1
+    std::vector<SpecIssue> m_issues;
+
+    void error(const std::string& field, const std::string& message) { m_issues.push_back({field, message, false}); }
+    void warn(const std::string& field, const std::string& message) { m_issues.push_back({field, message, true}); }
+
+    bool cuda() const { return s.launch.device == "cuda"; }
+    bool remote() const { return s.launch.target == "hosts" || s.launch.target == "slurm"; }
+
+    // An enum field; returns whether the value is one of `allowed`.
+    bool checkChoice(const std::string& field, const std::string& value, const std::vector<std::string>& allowed) {
+        if (contains(allowed, value)) return true;
+        error(field, field + " = " + inQuotes(value) + " is unknown; use one of " + joinList(allowed) +
+                         didYouMean(value, allowed));
+        return false;
+    }
+
+    bool checkAtLeast(const std::string& field, int64_t value, int64_t minimum) {
+        if (value >= minimum) return true;
+        error(field, field + " = " + num(value) + " must be at least " + num(minimum));
+        return false;
+    }
+
+    void checkName() {
+        if (s.name.empty()) {
+            error("name", "name is empty; name the run, e.g. name = \"gpt-dp2\"");
+        } else if (!isSafeName(s.name)) {
+            error("name", "name = " + inQuotes(s.name) +
+                              " is used as a folder name and may hold only letters, digits, '.', '_' and '-' (not "
+                              "first: '.' or '-'; at most 128 characters); use " + inQuotes(safeName(s.name)));
+        }
+    }
+
+    // ---- model ---------------------------------------------------------------------------------
+
+    void checkModel() {
+        try {
+            d = resolveModel(s.model);
+            m_haveDims = true;
+        } catch (const std::invalid_argument& e) {
+            const std::string message = e.what();
+            if (message.rfind("model.kind", 0) == 0) {
+                error("model.kind", message + didYouMean(s.model.kind, kModelKinds));
+            } else {
+                std::vector<std::string> presets = modelPresets(s.model.kind);
+                presets.push_back("custom");
+                error("model.preset", message + didYouMean(s.model.preset, presets));
+            }
+            return;
+        }
+
+        const ModelSpec& m = s.model;
+        const bool image = d.kind != "gpt";
+        const bool vlm = d.kind == "vlm";
+        bool positive = true;
+        positive &= checkAtLeast("model.layers", d.layers, 1);
+        positive &= checkAtLeast("model.dim", d.dim, 1);
+        positive &= checkAtLeast("model.heads", d.heads, 1);
+        positive &= checkAtLeast("model.ffn", d.ffn, 1);
+        positive &= checkAtLeast("model.vocab", d.vocab, 1);
+        positive &= checkAtLeast("model.seq_len", d.seq_len, 1);
+        if (image) {
+            positive &= checkAtLeast("model.image_size", d.image_size, 1);
+            positive &= checkAtLeast("model.channels", d.channels, 1);
+            positive &= checkAtLeast("model.patch", d.patch, 1);
+        }
+        if (vlm) {
+            positive &= checkAtLeast("model.vision_layers", d.vision_layers, 1);
+            positive &= checkAtLeast("model.vision_dim", d.vision_dim, 1);
+            positive &= checkAtLeast("model.vision_heads", d.vision_heads, 1);
+        }
+        m_dimsPositive = positive;
+
+        if (!image) {
+            for (const auto& [field, value] : {std::pair{"model.image_size", m.image_size}, {"model.channels", m.channels},
+                                               {"model.patch", m.patch}})
+                if (value) warn(field, std::string(field) + " is ignored for model.kind = \"gpt\" (a text model)");
+        }
+        if (!vlm) {
+            for (const auto& [field, value] :
+                 {std::pair{"model.vision_layers", m.vision_layers}, {"model.vision_dim", m.vision_dim},
+                  {"model.vision_heads", m.vision_heads}})
+                if (value) warn(field, std::string(field) + " is used only by model.kind = \"vlm\"; it is ignored here");
+            if (m.freeze_vision)
+                warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = \"vlm\"; it is ignored here");
+        }
+        if (!positive) return;
+
+        if (d.dim % d.heads != 0)
+            error("model.heads", "model.dim = " + num(d.dim) + " is not divisible by model.heads = " + num(d.heads) +
+                                     "; use heads among " + divisorList(d.dim) + " (each head is dim / heads wide)");
+        if (vlm && d.vision_dim % d.vision_heads != 0)
+            error("model.vision_heads", "model.vision_dim = " + num(d.vision_dim) +
+                                            " is not divisible by model.vision_heads = " + num(d.vision_heads) +
+                                            "; use vision_heads among " + divisorList(d.vision_dim));
+        if (image && d.image_size % d.patch != 0)
+            error("model.patch", "model.image_size = " + num(d.image_size) + " is not divisible by model.patch = " +
+                                     num(d.patch) + "; use patch among " + divisorList(d.image_size));
+
+        const int64_t tp = s.parallel.tp;
+        if (tp > 1) {
+            // Tensor parallelism splits heads, the FFN width and the vocabulary: a tp that divides all.
+            int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
+            if (vlm) common = std::gcd(common, d.vision_heads);
+            const std::string choices = "; choose parallel.tp among " + divisorList(common);
+            if (d.heads % tp != 0)
+                error("model.heads", "model.heads = " + num(d.heads) + " is not divisible by parallel.tp = " + num(tp) +
+                                         choices);
+            if (d.ffn % tp != 0)
+                error("model.ffn", "model.ffn = " + num(d.ffn) + " is not divisible by parallel.tp = " + num(tp) + choices +
+                                       ", or set model.ffn = " + multiplesAround(d.ffn, tp));
+            if (d.vocab % tp != 0)
+                error("model.vocab", "model.vocab = " + num(d.vocab) + " is not divisible by parallel.tp = " + num(tp) +
+                                         choices + ", or pad it: model.vocab = " +
+                                         num((d.vocab + tp - 1) / tp * tp));
+            if (vlm && d.vision_heads % tp != 0)
+                error("model.vision_heads", "model.vision_heads = " + num(d.vision_heads) +
+                                                " is not divisible by parallel.tp = " + num(tp) + choices);
+        }
+    }
+
+    // ---- data ----------------------------------------------------------------------------------
+
+    void checkData() {
+        const DataSpec& data = s.data;
+        if (!checkChoice("data.kind", data.kind, kDataKinds)) return;
+
+        if (m_haveDims) {
+            const bool images = data.kind == "fashion-mnist" || data.kind == "image-folder";
+            if (data.kind == "text" && d.kind != "gpt")
+                error("data.kind", "data.kind = \"text\" is plain text for model.kind = \"gpt\"; model.kind = " +
+                                       inQuotes(d.kind) + " trains on images with captions: use data.kind = "
+                                                        "\"fashion-mnist\", \"image-folder\" or \"synthetic\"");
+            if (images && d.kind == "gpt")
+                error("data.kind", "data.kind = " + inQuotes(data.kind) +
+                                       " holds images, which model.kind = \"gpt\" cannot read; use data.kind = \"text\" "
+                                       "or \"synthetic\", or model.kind = \"mmdit\" or \"vlm\"");
+            // Text and captions are read as bytes: every byte value needs a token.
+            if ((data.kind == "text" || data.kind == "image-folder") && d.vocab < 256)
+                error("model.vocab", "model.vocab = " + num(d.vocab) + " is too small for data.kind = " +
+                                         inQuotes(data.kind) + ", which reads text as bytes; set model.vocab to 256 or more");
+            if (data.kind == "fashion-mnist" && d.kind != "gpt" && m_dimsPositive) {
+                if (d.image_size != 28)
+                    error("model.image_size", "model.image_size = " + num(d.image_size) +
+                                                  " does not match data.kind = \"fashion-mnist\" (28 x 28 grey images); "
+                                                  "set model.image_size = 28 or use data.kind = \"synthetic\"");
+                if (d.channels != 1)
+                    error("model.channels", "model.channels = " + num(d.channels) +
+                                                " does not match data.kind = \"fashion-mnist\" (one grey channel); set "
+                                                "model.channels = 1 or use data.kind = \"synthetic\"");
+            }
+        }
+        checkDataPath();
+    }
+
+    void checkDataPath() {
+        const DataSpec& data = s.data;
+        if (data.kind == "synthetic") {
+            if (!data.path.empty())
+                warn("data.path", "data.path is ignored for data.kind = \"synthetic\" (generated data)");
+            return;
+        }
+        // The path is checked on this machine; on other hosts the worker checks it again before
+        // training, so a path that exists only there is a warning here.
+        auto missing = [&](const std::string& message) {
+            if (remote())
+                warn("data.path", message + " (checked on this machine; launch.target = " + inQuotes(s.launch.target) +
+                                      " reads it on the compute nodes)");
+            else
+                error("data.path", message);
+        };
+        if (data.kind == "fashion-mnist") {
+            const std::string path = data.path.empty() ? defaultDataPath(data.kind) : data.path;
+            const bool complete =
+                isDirectory(path) &&
+                (exists(path + "/train-images-idx3-ubyte") || exists(path + "/train-images-idx3-ubyte.gz")) &&
+                (exists(path + "/train-labels-idx1-ubyte") || exists(path + "/train-labels-idx1-ubyte.gz"));
+            if (complete) return;
+            if (data.path.empty())
+                missing("data.kind = \"fashion-mnist\" reads " + path +
+                        ", which is missing; install the Debian package dataset-fashion-mnist or set data.path");
+            else
+                missing("data.path = " + inQuotes(path) +
+                        " has no Fashion-MNIST files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz]); set "
+                        "data.path to their folder, or leave it empty to use " + defaultDataPath(data.kind));
+            return;
+        }
+        const std::string what = data.kind == "text" ? "a text file or a folder of .txt files"
+                                                     : "a folder of images with captions";
+        if (data.path.empty()) {
+            error("data.path", "data.path is empty; data.kind = " + inQuotes(data.kind) + " reads " + what +
+                                   ": set data.path");
+            return;
+        }
+        if (data.kind == "image-folder" ? !isDirectory(data.path) : !exists(data.path))
+            missing("data.path = " + inQuotes(data.path) + " does not exist or is not " + what +
+                    "; set data.path to " + what);
+    }
+
+    // ---- train ---------------------------------------------------------------------------------
+
+    void checkTrain() {
+        const TrainSpec& t = s.train;
+        checkAtLeast("train.steps", t.steps, 1);
+        const bool globalOk = checkAtLeast("train.global_batch", t.global_batch, 1);
+        const bool microOk = checkAtLeast("train.micro_batch", t.micro_batch, 1);
+        if (globalOk && microOk && s.parallel.dp >= 1) {
+            const int64_t per = s.parallel.dp * t.micro_batch;
+            if (t.global_batch % per != 0)
+                error("train.global_batch", "train.global_batch = " + num(t.global_batch) +
+                                                " is not divisible by parallel.dp * train.micro_batch = " + num(per) +
+                                                "; use " + multiplesAround(t.global_batch, per));
+        }
+        if (!(t.lr > 0) || !std::isfinite(t.lr))
+            error("train.lr", "train.lr = " + num(t.lr) + " must be a number greater than 0, e.g. 3e-4");
+        if (!(t.min_lr >= 0) || (t.lr > 0 && t.min_lr > t.lr))
+            error("train.min_lr", "train.min_lr = " + num(t.min_lr) + " must be between 0 and train.lr = " + num(t.lr) +
+                                      " (the floor of the cosine decay)");
+        if (t.warmup < 0) {
+            error("train.warmup", "train.warmup = " + num(t.warmup) + " must be 0 or more");
+        } else if (t.steps >= 1 && t.warmup >= t.steps) {
+            warn("train.warmup", "train.warmup = " + num(t.warmup) + " is not less than train.steps = " + num(t.steps) +
+                                     ": the learning rate never reaches train.lr; use a warmup below " + num(t.steps));
+        }
+        if (!(t.weight_decay >= 0))
+            error("train.weight_decay", "train.weight_decay = " + num(t.weight_decay) + " must be 0 or more");
+        if (!(t.beta1 >= 0 && t.beta1 < 1))
+            error("train.beta1", "train.beta1 = " + num(t.beta1) + " must be in [0, 1), e.g. 0.9");
+        if (!(t.beta2 >= 0 && t.beta2 < 1))
+            error("train.beta2", "train.beta2 = " + num(t.beta2) + " must be in [0, 1), e.g. 0.95");
+        if (!(t.eps > 0)) error("train.eps", "train.eps = " + num(t.eps) + " must be greater than 0, e.g. 1e-8");
+        if (checkChoice("train.precision", t.precision, kPrecisions) && t.precision == "bf16" && !cuda())
+            error("train.precision", "train.precision = bf16 needs launch.device = cuda; use train.precision = fp32 on "
+                                     "cpu");
+        if (!(t.grad_clip >= 0))
+            error("train.grad_clip", "train.grad_clip = " + num(t.grad_clip) + " must be 0 (off) or more");
+        if (t.checkpoint_every < 0) {
+            error("train.checkpoint_every", "train.checkpoint_every = " + num(t.checkpoint_every) +
+                                                " must be 0 (only at stop and at the end) or more");
+        } else if (t.steps >= 1 && t.checkpoint_every > t.steps) {
+            warn("train.checkpoint_every", "train.checkpoint_every = " + num(t.checkpoint_every) +
+                                               " is more than train.steps = " + num(t.steps) +
+                                               ": only the final checkpoint is written");
+        }
+    }
+
+    // ---- parallel ------------------------------------------------------------------------------
+
+    std::string blocksText() const {
+        if (d.kind == "vlm")
+            return "model.vision_layers + model.layers = " + num(d.vision_layers) + " + " + num(d.layers) + " = " +
+                   num(pipelineBlocks(d));
+        return "model.layers = " + num(d.layers);
+    }
+
+    void checkParallel() {
+        const ParallelSpec& p = s.parallel;
+        checkAtLeast("parallel.dp", p.dp, 1);
+        checkAtLeast("parallel.tp", p.tp, 1);
+        const bool ppOk = checkAtLeast("parallel.pp", p.pp, 1);
+        if (p.zero < 0 || p.zero > 3) {
+            error("parallel.zero", "parallel.zero = " + num(p.zero) +
+                                       " is unknown; use 0 (off), 1 (optimizer states), 2 (+ gradients) or 3 (+ weights)");
+        } else if (p.zero > 0 && p.dp == 1) {
+            warn("parallel.zero", "parallel.zero = " + num(p.zero) +
+                                      " has no effect with parallel.dp = 1 (nothing to shard over); set parallel.zero = 0 "
+                                      "or parallel.dp > 1");
+        }
+        const bool scheduleOk = checkChoice("parallel.schedule", p.schedule, kSchedules);
+        const bool interleaved = p.schedule == "interleaved";
+        const bool vsOk = checkAtLeast("parallel.virtual_stages", p.virtual_stages, 1);
+        if (vsOk && scheduleOk && !interleaved && p.virtual_stages > 1)
+            warn("parallel.virtual_stages", "parallel.virtual_stages = " + num(p.virtual_stages) +
+                                                " is used only by parallel.schedule = \"interleaved\"; it is ignored here");
+
+        if (ppOk && vsOk) checkPipeline(interleaved, scheduleOk);
+
+        if (!(p.bucket_mb > 0) || !std::isfinite(p.bucket_mb))
+            error("parallel.bucket_mb", "parallel.bucket_mb = " + num(p.bucket_mb) +
+                                            " must be greater than 0 (gradient bucket size in MiB, e.g. 25)");
+        if (checkChoice("parallel.reduce_dtype", p.reduce_dtype, kPrecisions) && p.reduce_dtype == "bf16" && !cuda())
+            error("parallel.reduce_dtype", "parallel.reduce_dtype = bf16 needs launch.device = cuda (NCCL); MPI "
+                                           "reduces on cpu in fp32: use parallel.reduce_dtype = fp32");
+    }
+
+    void checkPipeline(bool interleaved, bool scheduleOk) {
+        const ParallelSpec& p = s.parallel;
+        const int64_t pp = p.pp;
+        const int64_t v = p.virtual_stages;
+        if (interleaved) {
+            if (pp < 2)
+                error("parallel.schedule", "parallel.schedule = \"interleaved\" needs parallel.pp of 2 or more; use "
+                                           "\"1f1b\" without a pipeline");
+            if (v < 2)
+                error("parallel.virtual_stages", "parallel.schedule = \"interleaved\" needs parallel.virtual_stages of 2 "
+                                                 "or more (model chunks per stage)");
+            if (!p.stage_layers.empty())
+                error("parallel.stage_layers", "parallel.stage_layers cannot be used with parallel.schedule = "
+                                               "\"interleaved\" (chunks are split evenly); remove it");
+        }
+        if (m_haveDims && m_dimsPositive) {
+            const int64_t blocks = pipelineBlocks(d);
+            if (interleaved && pp >= 2 && v >= 2) {
+                if (blocks % (pp * v) != 0) {
+                    error("parallel.virtual_stages",
+                          blocksText() + " blocks are not divisible by parallel.pp * parallel.virtual_stages = " +
+                              num(pp * v) + "; choose pp and virtual_stages whose product divides " + num(blocks) +
+                              " (among " + divisorList(blocks, 12) + ")");
+                }
+            } else if (!interleaved && p.stage_layers.empty() && pp > 1) {
+                if (blocks < pp)
+                    error("parallel.pp", "parallel.pp = " + num(pp) + " is more than the " + num(blocks) +
+                                             " blocks of the model (" + blocksText() + "); use parallel.pp among " +
+                                             divisorList(blocks));
+                else if (blocks % pp != 0)
+                    error("parallel.pp", blocksText() + " blocks are not divisible by parallel.pp = " + num(pp) +
+                                             "; use parallel.pp among " + divisorList(blocks) +
+                                             ", or give the blocks of each stage in parallel.stage_layers");
+            }
+            if (!interleaved && !p.stage_layers.empty()) checkStageLayers(blocks);
+        } else if (!interleaved && !p.stage_layers.empty() && static_cast<int64_t>(p.stage_layers.size()) != pp) {
+            error("parallel.stage_layers", "parallel.stage_layers has " + num(int64_t(p.stage_layers.size())) +
+                                               " entries but parallel.pp = " + num(pp) + "; give one block count per stage");
+        }
+
+        // Pipeline micro-batches are the accumulation steps of one optimizer step.
+        const int64_t m = s.accumulation();
+        if (pp > 1 && m > 0 && scheduleOk) {
+            if (m < pp) {
+                const double bubble = pipelineBubble(pp, m, p.schedule, interleaved ? v : 1);
+                warn("train.global_batch",
+                     "parallel.pp = " + num(pp) + " runs only " + num(m) +
+                         " micro-batches per step (train.global_batch / (parallel.dp * train.micro_batch)): the pipeline "
+                         "idles " + num(int64_t(std::lround(bubble * 100))) + "% of the time; use at least " + num(pp) +
+                         ", e.g. train.global_batch = " + num(pp * s.parallel.dp * s.train.micro_batch));
+            }
+            if (interleaved && m % pp != 0)
+                error("train.global_batch", "parallel.schedule = \"interleaved\" runs micro-batches in groups of "
+                                            "parallel.pp = " + num(pp) + ", but a step has " + num(m) +
+                                            " (train.global_batch / (parallel.dp * train.micro_batch)); use "
+                                            "train.global_batch = " +
+                                            multiplesAround(s.train.global_batch, pp * s.parallel.dp * s.train.micro_batch));
+        }
+    }
+
+    void checkStageLayers(int64_t blocks) {
+        const ParallelSpec& p = s.parallel;
+        if (static_cast<int64_t>(p.stage_layers.size()) != p.pp) {
+            error("parallel.stage_layers", "parallel.stage_layers has " + num(int64_t(p.stage_layers.size())) +
+                                               " entries but parallel.pp = " + num(p.pp) +
+                                               "; give one block count per stage");
+            return;
+        }
+        int64_t sum = 0;
+        for (size_t i = 0; i < p.stage_layers.size(); ++i) {
+            if (p.stage_layers[i] < 1)
+                error("parallel.stage_layers", "parallel.stage_layers[" + num(int64_t(i)) + "] = " +
+                                                   num(p.stage_layers[i]) + " must be at least 1: every stage holds a block");
+            sum += p.stage_layers[i];
+        }
+        if (sum != blocks)
+            error("parallel.stage_layers", "parallel.stage_layers adds up to " + num(sum) + " blocks but the model has " +
+                                               num(blocks) + " (" + blocksText() + "); make the counts sum to " + num(blocks));
+    }
+
+    // ---- launch --------------------------------------------------------------------------------
+
+    void checkLaunch() {
+        const LaunchSpec& l = s.launch;
+        const bool targetOk = checkChoice("launch.target", l.target, kTargets);
+        checkChoice("launch.device", l.device, kDevices);
+
+        const int64_t world = s.worldSize();
+        if (l.processes) {
+            if (*l.processes < 1)
+                error("launch.processes", "launch.processes = " + num(*l.processes) +
+                                              " must be at least 1; leave it out to use parallel.dp * tp * pp");
+            else if (*l.processes != world)
+                error("launch.processes", "parallel: dp*tp*pp = " + num(world) + " but launch asks for " +
+                                              num(*l.processes) + " processes; set launch.processes = " + num(world) +
+                                              " or leave it out");
+        }
+
+        if (targetOk && l.target == "hosts") {
+            checkHosts();
+        } else if (targetOk && !l.hosts.empty()) {
+            warn("launch.hosts", "launch.hosts is used only with launch.target = \"hosts\"; it is ignored here");
+        }
+        checkChoice("launch.bind", l.bind, kBinds);
+
+        if (targetOk && l.target == "slurm") {
+            if (!l.time_limit.empty() && !isSlurmTime(l.time_limit))
+                error("launch.time_limit", "launch.time_limit = " + inQuotes(l.time_limit) +
+                                               " is not a Slurm time; write HH:MM:SS (e.g. \"02:00:00\"), MM, MM:SS, "
+                                               "D-HH or D-HH:MM:SS, or leave it empty for the partition's limit");
+            if (cuda() && l.gpus_per_node == 0)
+                warn("launch.gpus_per_node", "launch.gpus_per_node = 0 asks Slurm for no GPUs with launch.device = "
+                                             "cuda; set it to the GPUs of a node (e.g. 8) unless the partition gives them");
+        } else if (targetOk) {
+            for (const auto& [field, value] : {std::pair{"launch.partition", &l.partition}, {"launch.account", &l.account},
+                                               {"launch.time_limit", &l.time_limit}})
+                if (!value->empty())
+                    warn(field, std::string(field) + " is used only with launch.target = \"slurm\"; it is ignored here");
+        }
+        if (l.gpus_per_node < 0)
+            error("launch.gpus_per_node", "launch.gpus_per_node = " + num(l.gpus_per_node) + " must be 0 or more");
+        if (l.threads_per_rank < 0)
+            error("launch.threads_per_rank", "launch.threads_per_rank = " + num(l.threads_per_rank) +
+                                                 " must be 0 (cores / local ranks) or more");
+        for (const auto& [name, value] : l.env)
+            if (!isEnvName(name))
+                error("launch.env", "launch.env." + tomlKey(name) +
+                                        " is not a valid environment variable name; use letters, digits and '_', not "
+                                        "starting with a digit");
+        for (size_t i = 0; i < l.mpirun_args.size(); ++i)
+            if (l.mpirun_args[i].empty())
+                error("launch.mpirun_args", "launch.mpirun_args[" + num(int64_t(i)) +
+                                                "] is empty; remove it (each entry is passed as one argument)");
+    }
+
+    void checkHosts() {
+        const LaunchSpec& l = s.launch;
+        if (l.hosts.empty()) {
+            error("launch.hosts", "launch.hosts is empty; launch.target = \"hosts\" needs \"name:slots\" entries, e.g. "
+                                  "hosts = [\"node1:8\", \"node2:8\"]");
+            return;
+        }
+        int64_t slots = 0;
+        bool allOk = true;
+        for (size_t i = 0; i < l.hosts.size(); ++i) {
+            const std::string& entry = l.hosts[i];
+            const size_t colon = entry.rfind(':');
+            const std::string name = colon == std::string::npos ? entry : entry.substr(0, colon);
+            const std::string count = colon == std::string::npos ? "" : entry.substr(colon + 1);
+            const bool nameOk = !name.empty() && name.find_first_of(" \t,") == std::string::npos;
+            const bool countOk = !count.empty() && count.size() <= 6 &&
+                                 count.find_first_not_of("0123456789") == std::string::npos && std::stoll(count) >= 1;
+            if (!nameOk || !countOk) {
+                allOk = false;
+                error("launch.hosts", "launch.hosts[" + num(int64_t(i)) + "] = " + inQuotes(entry) +
+                                          " must be \"name:slots\" with slots of 1 or more, e.g. \"" +
+                                          (nameOk ? name : std::string("node1")) + ":8\"");
+                continue;
+            }
+            slots += std::stoll(count);
+        }
+        const int64_t needed = s.processCount();
+        if (allOk && slots < needed)
+            error("launch.hosts", "launch.hosts offer " + num(slots) + " slots but the run needs " + num(needed) +
+                                      " processes (parallel.dp * tp * pp); add hosts or slots");
+    }
+
+    // ---- telemetry -----------------------------------------------------------------------------
+
+    void checkTelemetry() {
+        const TelemetrySpec& t = s.telemetry;
+        if (t.device_sample_ms < 50)
+            error("telemetry.device_sample_ms", "telemetry.device_sample_ms = " + num(t.device_sample_ms) +
+                                                    " is below 50: sampling that often costs more than it shows; use 50 "
+                                                    "or more (e.g. 500)");
+        if (t.span_every < 0)
+            error("telemetry.span_every", "telemetry.span_every = " + num(t.span_every) +
+                                              " must be 0 (never record spans) or more");
+        if (t.step_every < 1)
+            error("telemetry.step_every", "telemetry.step_every = " + num(t.step_every) +
+                                              " must be at least 1 (a step event every N steps)");
+    }
+};
+
+} // namespace
+
+std::vector<SpecIssue> validateSpec(const RunSpec& spec) {
+    return Checker(spec).run();
+}
+
+bool hasErrors(const std::vector<SpecIssue>& issues) {
+    for (const SpecIssue& issue : issues)
+        if (!issue.warning) return true;
+    return false;
+}
+
+std::string formatIssues(const std::vector<SpecIssue>& issues) {
+    std::string out;
+    for (const bool warnings : {false, true}) {
+        for (const SpecIssue& issue : issues) {
+            if (issue.warning != warnings) continue;
+            if (warnings) out += "warning: ";
+            if (issue.message.find(issue.field) == std::string::npos) out += issue.field + ": ";
+            out += issue.message + "\n";
+        }
+    }
+    return out;
+}
+
+std::string defaultDataPath(const std::string& dataKind) {
+    if (dataKind == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";
+    return "";
+}
+
+} // namespace parallax

@@ -1,0 +1,253 @@
+#include "core/spec/Estimates.h"
+#include "core/spec/SpecIO.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace parallax {
+namespace {
+
+ModelDims dimsOf(const char* kind, const char* preset) {
+    ModelSpec m;
+    m.kind = kind;
+    m.preset = preset;
+    return resolveModel(m);
+}
+
+TEST(Estimates, Gpt2SizedModelCountsExactly) {
+    // gpt base: L = 12, C = 768, H = 12, F = 3072, V = 50304, T = 1024 (docs/models.md).
+    // Embedding: tokens V C = 50304 * 768 = 38,633,472; positions T C = 1024 * 768 = 786,432.
+    // Block: 4 C^2 + 4 C + 2 C F + F + C + 4 C
+    //      = 2,359,296 + 3,072 + 4,718,592 + 3,072 + 768 + 3,072 = 7,087,872; x 12 = 85,054,464.
+    // Head: LayerNorm 2 C = 1,536; Linear(C, V) without bias = 38,633,472.
+    // Total: 38,633,472 + 786,432 + 85,054,464 + 1,536 + 38,633,472 = 163,109,376
+    // (GPT-2's 124M ties the head to the embedding; this model does not).
+    const ModelDims d = dimsOf("gpt", "base");
+    ASSERT_EQ(d.layers, 12);
+    ASSERT_EQ(d.dim, 768);
+    ASSERT_EQ(d.vocab, 50304);
+    ASSERT_EQ(d.seq_len, 1024);
+    EXPECT_EQ(parameterCount(d), 163109376);
+}
+
+TEST(Estimates, OneBillionPresetIsInRange) {
+    const int64_t n = parameterCount(dimsOf("gpt", "1b"));
+    // 24 blocks of 50,358,272 + two 103M vocabulary matrices + positions: 1.417B.
+    EXPECT_GT(n, 1300000000);
+    EXPECT_LT(n, 1500000000);
+    EXPECT_EQ(n, 1416744960);
+}
+
+TEST(Estimates, MmditTinyCountsBothStreamsAndTimestepMlp) {
+    // C = 64, F = 256, V = 256, T = 16, L = 2, image 28, patch 4, 1 channel: P = 49, Q = 16.
+    // Embedding: patch Linear(Q, C) 16*64 + 64 = 1,088; image positions 49*64 = 3,136;
+    //   text embedding 256*64 = 16,384; text positions 16*64 = 1,024;
+    //   timestep Linear(256, C) 256*64 + 64 = 16,448 and Linear(C, C) 4,096 + 64 = 4,160  -> 42,240
+    // Block: 2 * (6 C^2 + 6 C + 4 C^2 + 4 C + 2 C F + F + C)
+    //      = 2 * (24,576 + 384 + 16,384 + 256 + 32,768 + 256 + 64) = 149,376; x 2 = 298,752
+    // Head: Linear(C, 2C) 8,192 + 128; Linear(C, Q) 1,024 + 16 -> 9,360
+    // Total 42,240 + 298,752 + 9,360 = 350,352
+    EXPECT_EQ(parameterCount(dimsOf("mmdit", "tiny")), 350352);
+}
+
+TEST(Estimates, VlmTinyCountsTowerMergeAndFrozenParts) {
+    // Vision: Cv = 64, Fv = 256, 2 blocks; LM: C = 64, F = 256, 2 blocks; V = 256, T = 32, P = 49, Q = 16.
+    // VisionEmbed: Linear(Q, Cv) 1,024 + 64; positions 49*64 = 3,136 -> 4,224
+    // Block(64, 256): 16,384 + 256 + 32,768 + 256 + 64 + 256 = 49,984 (vision x 2 = 99,968, LM x 2 = 99,968)
+    // Merge: LayerNorm 128; Linear(Cv, C) 4,096 + 64; Linear(C, C) 4,096 + 64; text embedding 16,384;
+    //        positions (P + T) C = 81 * 64 = 5,184 -> 30,016
+    // Head: 128 + 16,384 = 16,512
+    // Total 4,224 + 99,968 + 30,016 + 99,968 + 16,512 = 250,688
+    EXPECT_EQ(parameterCount(dimsOf("vlm", "tiny")), 250688);
+
+    RunSpec spec;
+    spec.model.kind = "vlm";
+    spec.model.freeze_vision = true;
+    const Estimates e = estimate(spec);
+    EXPECT_EQ(e.params, 250688);
+    EXPECT_EQ(e.trainable_params, 250688 - 4224 - 99968); // the projector (Merge) still trains
+    spec.model.freeze_vision = false;
+    EXPECT_EQ(estimate(spec).trainable_params, 250688);
+}
+
+TEST(Estimates, FlopsFollowTheDocument) {
+    // gpt base, per token: 2 x (L (4 C^2 + 2 C F) + C V) + L 4 T C
+    //   = 2 x (12 x 7,077,888 + 38,633,472) + 12 x 4 x 1024 x 768 = 247,136,256 + 37,748,736 = 284,884,992
+    // training = 3 x forward = 854,654,976 per token.
+    RunSpec gpt;
+    gpt.model.preset = "base";
+    const Estimates g = estimate(gpt);
+    EXPECT_DOUBLE_EQ(g.flops_per_token, 854654976.0);
+    EXPECT_DOUBLE_EQ(g.flops_per_sample, 854654976.0 * 1024);
+    EXPECT_EQ(g.tokens_per_step, 8 * 1024);
+
+    // mmdit tiny per sample (S = T + P = 65):
+    //   multiply-adds: patch 49*16*64 = 50,176; timestep 256*64 + 64*64 = 20,480;
+    //   blocks 2 x (2 x 6 x 64^2 + 65 x (4 x 64^2 + 2 x 64 x 256)) = 2 x (49,152 + 3,194,880) = 6,488,064;
+    //   head 2 x 64^2 + 49*64*16 = 58,368                       -> 6,617,088
+    //   forward = 2 x 6,617,088 + 2 x 4 x 65^2 x 64 = 13,234,176 + 2,163,200 = 15,397,376
+    const ModelDims m = dimsOf("mmdit", "tiny");
+    EXPECT_DOUBLE_EQ(forwardFlopsPerSample(m), 15397376.0);
+    RunSpec mmdit;
+    mmdit.model.kind = "mmdit";
+    const Estimates e = estimate(mmdit);
+    EXPECT_DOUBLE_EQ(e.flops_per_sample, 3 * 15397376.0);
+    EXPECT_DOUBLE_EQ(e.flops_per_token, 3 * 15397376.0 / 65);
+    EXPECT_EQ(e.tokens_per_step, 8 * 65); // image and text tokens are counted for mmdit
+
+    // vlm tiny: tower 2 x 49 x (4 x 64^2 + 2 x 64 x 256) + patch 49*16*64, projector 49 x 2 x 64^2,
+    // LM over S = 81 tokens, head over the 32 text positions; attention 2 x 4 x 49^2 x 64 + 2 x 4 x 81^2 x 64.
+    EXPECT_DOUBLE_EQ(forwardFlopsPerSample(dimsOf("vlm", "tiny")), 32099328.0);
+}
+
+RunSpec layout(const char* preset, int64_t dp, int64_t tp, int64_t pp, int64_t zero) {
+    RunSpec s;
+    s.model.preset = preset;
+    s.parallel.dp = dp;
+    s.parallel.tp = tp;
+    s.parallel.pp = pp;
+    s.parallel.zero = zero;
+    s.train.micro_batch = 4;
+    s.train.global_batch = 4 * dp * 4;
+    return s;
+}
+
+TEST(Estimates, ZeroStagesShardWhatTheyPromise) {
+    const Estimates z0 = estimate(layout("small", 4, 1, 1, 0));
+    const Estimates z1 = estimate(layout("small", 4, 1, 1, 1));
+    const Estimates z2 = estimate(layout("small", 4, 1, 1, 2));
+    const Estimates z3 = estimate(layout("small", 4, 1, 1, 3));
+    const double params = double(z0.params);
+    EXPECT_DOUBLE_EQ(z0.memory.weights, 4 * params);
+    EXPECT_DOUBLE_EQ(z0.memory.gradients, 4 * params);
+    EXPECT_DOUBLE_EQ(z0.memory.optimizer, 8 * params);
+
+    EXPECT_DOUBLE_EQ(z1.memory.optimizer, z0.memory.optimizer / 4);
+    EXPECT_DOUBLE_EQ(z1.memory.gradients, z0.memory.gradients);
+    EXPECT_DOUBLE_EQ(z2.memory.gradients, z0.memory.gradients / 4);
+    EXPECT_DOUBLE_EQ(z2.memory.weights, z0.memory.weights);
+    EXPECT_DOUBLE_EQ(z3.memory.weights, z0.memory.weights / 4);
+    EXPECT_DOUBLE_EQ(z3.memory.activations, z0.memory.activations);
+    EXPECT_GT(z3.memory.buffers, z0.memory.buffers); // gathered units
+    EXPECT_GT(z0.memory.total(), z1.memory.total());
+    EXPECT_GT(z1.memory.total(), z2.memory.total());
+    EXPECT_GT(z2.memory.total(), z3.memory.total());
+}
+
+TEST(Estimates, TensorParallelSplitsWeightsAndActivations) {
+    const Estimates tp1 = estimate(layout("small", 1, 1, 1, 0));
+    const Estimates tp2 = estimate(layout("small", 1, 2, 1, 0));
+    EXPECT_EQ(tp1.params, tp2.params);
+    EXPECT_LT(tp2.memory.weights, tp1.memory.weights);
+    EXPECT_GT(tp2.memory.weights, tp1.memory.weights / 2); // norms, positions and some biases are replicated
+    EXPECT_LT(tp2.memory.activations, tp1.memory.activations);
+    EXPECT_GT(tp2.memory.activations, tp1.memory.activations / 2);
+}
+
+TEST(Estimates, PipelineStagesHoldTheirUnits) {
+    const Estimates whole = estimate(layout("small", 1, 1, 1, 0));
+    const Estimates two = estimate(layout("small", 1, 1, 2, 0));
+    ASSERT_EQ(two.memory_per_stage.size(), 2u);
+    EXPECT_DOUBLE_EQ(two.memory_per_stage[0].weights + two.memory_per_stage[1].weights, whole.memory.weights);
+    // gpt small: C = 256, T = 256, V = 256; 3 blocks each. Stage 0 adds the embedding (V C + T C),
+    // stage 1 the head (2 C + C V): the difference is T C - 2 C = 65,536 - 512 = 65,024 parameters.
+    EXPECT_DOUBLE_EQ(two.memory_per_stage[0].weights - two.memory_per_stage[1].weights, 4.0 * 65024);
+    EXPECT_DOUBLE_EQ(two.memory.total(), std::max(two.memory_per_stage[0].total(), two.memory_per_stage[1].total()));
+
+    // Explicit stage_layers move blocks.
+    RunSpec uneven = layout("small", 1, 1, 2, 0);
+    uneven.parallel.stage_layers = {1, 5};
+    const Estimates u = estimate(uneven);
+    EXPECT_LT(u.memory_per_stage[0].weights, two.memory_per_stage[0].weights);
+    EXPECT_DOUBLE_EQ(u.memory_per_stage[0].weights + u.memory_per_stage[1].weights, whole.memory.weights);
+}
+
+TEST(Estimates, InFlightMicroBatchesFollowTheSchedule) {
+    RunSpec s = layout("small", 1, 1, 4, 0);
+    s.model.layers = 8;
+    s.train.global_batch = 32; // 8 micro-batches of 4
+    ASSERT_EQ(s.accumulation(), 8);
+    const Estimates f = estimate(s);
+    // Stages 1 and 2 hold two blocks each; 1f1b keeps p - s micro-batches: 3 and 2.
+    EXPECT_DOUBLE_EQ(f.memory_per_stage[1].activations / f.memory_per_stage[2].activations, 3.0 / 2.0);
+    s.parallel.schedule = "gpipe";
+    const Estimates g = estimate(s);
+    EXPECT_DOUBLE_EQ(g.memory_per_stage[1].activations / f.memory_per_stage[1].activations, 8.0 / 3.0);
+    EXPECT_DOUBLE_EQ(g.memory_per_stage[1].activations, g.memory_per_stage[2].activations);
+    s.parallel.schedule = "interleaved";
+    s.parallel.virtual_stages = 2;
+    const Estimates i = estimate(s);
+    // Chunks of one block; stage s keeps 2 (p - s - 1) + (v - 1) p + 1 chunks: 9 on stage 1, 7 on stage 2.
+    EXPECT_DOUBLE_EQ(i.memory_per_stage[1].activations / i.memory_per_stage[2].activations, 9.0 / 7.0);
+}
+
+TEST(Estimates, PrecisionAndCheckpointing) {
+    RunSpec s = layout("small", 2, 1, 1, 0);
+    const Estimates fp32 = estimate(s);
+    s.train.precision = "bf16";
+    const Estimates bf16 = estimate(s);
+    EXPECT_DOUBLE_EQ(bf16.memory.weights, 1.5 * fp32.memory.weights); // fp32 master + bf16 copy
+    EXPECT_DOUBLE_EQ(bf16.memory.optimizer, fp32.memory.optimizer);
+    EXPECT_DOUBLE_EQ(bf16.memory.activations, fp32.memory.activations / 2);
+    s.train.activation_checkpointing = true;
+    const Estimates ckpt = estimate(s);
+    EXPECT_LT(ckpt.memory.activations, bf16.memory.activations / 2);
+    EXPECT_DOUBLE_EQ(ckpt.memory.weights, bf16.memory.weights);
+}
+
+TEST(Estimates, BubbleValues) {
+    EXPECT_DOUBLE_EQ(pipelineBubble(1, 8, "1f1b"), 0.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "1f1b"), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "gpipe"), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "interleaved", 2), 3.0 / 19.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(2, 1, "1f1b"), 0.5);
+    EXPECT_DOUBLE_EQ(pipelineBubble(8, 32, "interleaved", 4), 7.0 / 135.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "1f1b", 2), 3.0 / 11.0); // chunks count only when interleaved
+
+    RunSpec s = layout("small", 1, 1, 2, 0);
+    s.train.global_batch = 24; // 6 micro-batches
+    EXPECT_DOUBLE_EQ(estimate(s).bubble, 1.0 / 7.0);
+}
+
+TEST(Estimates, PipelinePieces) {
+    RunSpec s;
+    s.model.preset = "small"; // 6 layers
+    s.parallel.pp = 4;
+    const ModelDims d = resolveModel(s.model);
+    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{2, 2, 1, 1}));
+    s.parallel.stage_layers = {1, 2, 2, 1};
+    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{1, 2, 2, 1}));
+    s.parallel.stage_layers = {1, 1}; // does not fit pp: ignored
+    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{2, 2, 1, 1}));
+    s.parallel.stage_layers.clear();
+    s.parallel.pp = 3;
+    s.parallel.schedule = "interleaved";
+    s.parallel.virtual_stages = 2;
+    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{1, 1, 1, 1, 1, 1}));
+    EXPECT_EQ(pipelineBlocks(dimsOf("vlm", "base")), 24);
+    EXPECT_EQ(pipelineBlocks(dimsOf("mmdit", "base")), 12);
+}
+
+TEST(Estimates, UnknownModelThrows) {
+    RunSpec s;
+    s.model.kind = "resnet";
+    EXPECT_THROW(estimate(s), std::invalid_argument);
+}
+
+TEST(Estimates, Formatting) {
+    EXPECT_EQ(formatCount(124439808), "124.4M");
+    EXPECT_EQ(formatCount(1.31e9), "1.31B");
+    EXPECT_EQ(formatCount(512), "512");
+    EXPECT_EQ(formatCount(12345), "12.3K");
+    EXPECT_EQ(formatCount(999960), "1.0M"); // not "1000.0K"
+    EXPECT_EQ(formatCount(2.5e12), "2.50T");
+    EXPECT_EQ(formatBytes(3.2 * 1024 * 1024 * 1024), "3.2 GiB");
+    EXPECT_EQ(formatBytes(512), "512 B");
+    EXPECT_EQ(formatBytes(1536), "1.5 KiB");
+    EXPECT_EQ(formatBytes(25.0 * 1024 * 1024), "25.0 MiB");
+    EXPECT_EQ(formatBytes(1023.99 * 1024), "1.0 MiB");
+}
+
+} // namespace
+} // namespace parallax
