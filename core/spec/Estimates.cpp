@@ -27,8 +27,9 @@ namespace parallax {
 //   split by tp: q, k, v, attention output, GELU input and output  S (4 C + 2 F)
 //                attention probabilities                          H S^2
 // i.e. S C (8 + 2 F / C) + H S^2. For F = 4 C at 2 bytes per element that is 32 S C + 2 H S^2
-// bytes: Megatron's S C (34 + 5 H S / C) less what its dropout layers keep (2 S C + 3 H S^2). mmdit's blocks also keep both streams' modulated inputs and
-// gated outputs (8 S C replicated). The head keeps its norm input/output and the logits (split).
+// bytes: Megatron's S C (34 + 5 H S / C) less what its dropout layers keep (2 S C + 3 H S^2).
+// mmdit's blocks also keep both streams' modulated inputs and gated outputs (8 S C replicated).
+// The head keeps its norm input and output and the logits (split).
 // With activation checkpointing only each unit's input is kept, and one unit's activations are
 // recomputed at a time during backward.
 //
@@ -36,9 +37,9 @@ namespace parallax {
 // m for gpipe, min(m, p - s) for 1f1b, and for interleaved (Megatron's schedule) up to
 // 2 (p - s - 1) + (v - 1) p + 1 model chunks of 1/v of the stage each.
 //
-// Buffers: two gradient buckets of parallel.bucket_mb MiB with dp > 1; under ZeRO-3 the gathered
-// weights of two units (current + prefetch) and one unit's full gradients; with a pipeline one
-// activation sent and one received.
+// Buffers: two gradient buckets of parallel.bucket_mb MiB with dp > 1 (at most the stage's
+// gradients); under ZeRO-3 the gathered weights of two units (current + prefetch) and one unit's
+// full gradients; with a pipeline one activation sent and one received.
 
 namespace {
 
@@ -306,7 +307,8 @@ Estimates estimate(const RunSpec& spec) {
         mem.activations = perMicroBatch * inFlight;
         if (checkpointing) mem.activations += s.largestUnitActivations * microBatch * computeBytes;
 
-        if (dp > 1) mem.buffers += 2.0 * spec.parallel.bucket_mb * 1024.0 * 1024.0;
+        // Buckets never hold more than the gradients they carry.
+        if (dp > 1) mem.buffers += std::min(2.0 * spec.parallel.bucket_mb * 1024.0 * 1024.0, localTrainable * 4.0);
         if (dp > 1 && zero >= 3) mem.buffers += s.largestUnitParams * (2.0 * computeBytes + 4.0);
         if (pp > 1) mem.buffers += 2.0 * s.boundary * microBatch * computeBytes;
 

@@ -248,7 +248,12 @@ private:
             // Tensor parallelism splits heads, the FFN width and the vocabulary: a tp that divides all.
             int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
             if (vlm) common = std::gcd(common, d.vision_heads);
-            const std::string choices = "; choose parallel.tp among " + divisorList(common);
+            const std::string choices =
+                common > 1 ? "; choose parallel.tp among " + divisorList(common)
+                           : std::string(vlm ? "; no parallel.tp above 1 divides model.heads, model.ffn, model.vocab and "
+                                               "model.vision_heads together: use parallel.tp = 1"
+                                             : "; no parallel.tp above 1 divides model.heads, model.ffn and model.vocab "
+                                               "together: use parallel.tp = 1");
             if (d.heads % tp != 0)
                 error("model.heads", "model.heads = " + num(d.heads) + " is not divisible by parallel.tp = " + num(tp) +
                                          choices);
