@@ -59,9 +59,17 @@ protected:
 private:
     ModelDims m_dims;
     std::vector<std::shared_ptr<Unit>> m_units;
+    // The "units" submodule whose children "0", "1", ... are the units (a registered name cannot
+    // contain a dot, so the units hang under one container).
+    std::shared_ptr<torch::nn::Module> m_unitList;
 };
 
 // Builds the model of dims.kind with every parameter initialized from `seed` (docs/models.md).
+// Throws std::invalid_argument naming the field when the dims cannot make that model.
 std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed);
+
+// Draws every parameter of `model` as docs/models.md says, from one generator seeded with `seed`,
+// unit by unit and, inside a unit, module by module in registration order.
+void initializeModel(Model& model, uint64_t seed);
 
 } // namespace parallax

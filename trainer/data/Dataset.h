@@ -1,0 +1,30 @@
+#pragma once
+
+#include "core/spec/ModelDims.h"
+#include "core/spec/RunSpec.h"
+#include "trainer/models/Model.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// Samples indexed 0..size()-1, turned into batches for one model kind. Every value of a sample
+// depends only on (seed, index) and, for the mmdit noise, on the step: any split of a global batch
+// over ranks and micro-batches sees the same numbers.
+class Dataset {
+public:
+    virtual ~Dataset() = default;
+    virtual int64_t size() const = 0;
+    // CPU tensors; the trainer moves them to its device.
+    virtual Batch makeBatch(const std::vector<int64_t>& indices, int64_t step) const = 0;
+    // One line for logs and the console: "fashion-mnist train, 60000 images from /usr/share/...".
+    virtual std::string describe() const = 0;
+};
+
+// The dataset of `data.kind` shaped for `dims`. Throws DataError naming the field or file.
+std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed);
+
+} // namespace parallax

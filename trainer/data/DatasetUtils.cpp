@@ -1,0 +1,122 @@
+#include "trainer/data/DatasetUtils.h"
+
+#include "trainer/compat/TorchCompat.h"
+#include "trainer/data/DataError.h"
+
+namespace parallax {
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// Separates the noise stream from any other per-sample stream of the same (seed, index).
+constexpr uint64_t kFlowNoiseStream = 0x666c6f77ULL;
+
+} // namespace
+
+uint64_t hashValues(std::initializer_list<uint64_t> values) {
+    uint64_t h = 0x7061726178ULL;
+    for (uint64_t v : values) h = splitmix64(h ^ splitmix64(v));
+    return h;
+}
+
+std::string captionFor(const std::string& className, int64_t index) {
+    static const char* const kTemplates[] = {"a photo of {}", "{}", "a picture of {}", "an image of {}",
+                                             "a small photo of {}"};
+    const char first = className.empty() ? 'x' : className[0];
+    const bool vowel = std::string("aeiouAEIOU").find(first) != std::string::npos;
+    const std::string noun = (vowel ? "an " : "a ") + className;
+    const std::string pattern = kTemplates[hashValues({static_cast<uint64_t>(index)}) % 5];
+    const size_t at = pattern.find("{}");
+    return pattern.substr(0, at) + noun + pattern.substr(at + 2);
+}
+
+void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens, int64_t* labels) {
+    for (int64_t i = 0; i < seqLen; ++i) {
+        const bool inText = i < static_cast<int64_t>(text.size());
+        tokens[i] = inText ? static_cast<unsigned char>(text[static_cast<size_t>(i)]) : 0;
+        labels[i] = inText ? tokens[i] : -1;
+    }
+}
+
+std::string decodeCaption(const torch::Tensor& tokensRow) {
+    torch::Tensor row = tokensRow.to(torch::kCPU, torch::kInt64).contiguous();
+    std::string text;
+    const int64_t* p = row.data_ptr<int64_t>();
+    for (int64_t i = 0; i < row.numel() && p[i] != 0; ++i) text.push_back(static_cast<char>(p[i]));
+    return text;
+}
+
+torch::Tensor fitImage(const torch::Tensor& image, int64_t channels, int64_t size) {
+    torch::Tensor x = image.to(torch::kFloat32).unsqueeze(0); // (1, c, h, w)
+    if (x.size(2) != size || x.size(3) != size) {
+        namespace F = torch::nn::functional;
+        x = F::interpolate(x, F::InterpolateFuncOptions()
+                                  .size(std::vector<int64_t>{size, size})
+                                  .mode(torch::kBilinear)
+                                  .align_corners(false)); // (1, c, S, S)
+    }
+    x = x.squeeze(0); // (c, S, S)
+    const int64_t have = x.size(0);
+    if (have == channels) return x.contiguous();
+    if (have == 1) return x.expand({channels, size, size}).contiguous();
+    if (channels == 1) return x.mean(0, /*keepdim=*/true).contiguous();
+    // Other channel counts cycle through the source channels.
+    return x.index_select(0, torch::arange(channels, torch::kInt64).remainder(have)).contiguous();
+}
+
+Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
+                 uint64_t seed, const ModelDims& dims) {
+    const int64_t b = static_cast<int64_t>(samples.size());
+    const int64_t t = dims.seq_len;
+    Batch batch;
+    batch.sample_index = indices;
+    std::vector<torch::Tensor> images;
+    images.reserve(samples.size());
+    for (const ImageSample& s : samples) images.push_back(s.image);
+    batch.images = torch::stack(images); // (B, ch, S, S)
+    batch.tokens = torch::empty({b, t}, torch::kInt64);
+    torch::Tensor labels = torch::empty({b, t}, torch::kInt64);
+    for (int64_t i = 0; i < b; ++i)
+        encodeCaption(samples[static_cast<size_t>(i)].caption, t, batch.tokens[i].data_ptr<int64_t>(),
+                      labels[i].data_ptr<int64_t>());
+    if (dims.kind == "vlm") batch.labels = labels;
+    if (dims.kind == "mmdit") {
+        batch.timesteps = torch::empty({b}, torch::kFloat32);
+        batch.noise = torch::empty(batch.images.sizes(), torch::kFloat32);
+        for (int64_t i = 0; i < b; ++i) {
+            const uint64_t index = static_cast<uint64_t>(indices[static_cast<size_t>(i)]);
+            torch::Generator gen =
+                compat::makeGenerator(hashValues({kFlowNoiseStream, seed, static_cast<uint64_t>(step), index}));
+            torch::Tensor n = torch::randn({1}, gen, torch::kFloat32);
+            batch.timesteps[i].copy_(torch::sigmoid(n)[0]);
+            batch.noise[i].copy_(torch::randn(batch.images[i].sizes(), gen, torch::kFloat32));
+        }
+    }
+    return batch;
+}
+
+void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
+    if (dims.kind != "mmdit" && dims.kind != "vlm")
+        throw DataError("data.kind = \"" + dataKind + "\" gives images with captions, which model.kind = \"" +
+                        dims.kind + "\" cannot train on; use model.kind mmdit or vlm, or data.kind synthetic or text");
+}
+
+void requireByteVocab(const ModelDims& dims, const std::string& dataKind) {
+    if (dims.vocab < 256)
+        throw DataError("model.vocab = " + std::to_string(dims.vocab) + " is smaller than the 256 byte tokens of data.kind = \"" +
+                        dataKind + "\"; set model.vocab to at least 256");
+}
+
+void requireIndices(const std::vector<int64_t>& indices, int64_t size, const std::string& what) {
+    for (int64_t i : indices)
+        if (i < 0 || i >= size)
+            throw DataError(what + ": sample index " + std::to_string(i) + " is outside 0.." + std::to_string(size - 1));
+}
+
+} // namespace parallax

@@ -1,0 +1,50 @@
+#pragma once
+
+// Pieces every dataset shares: seeding, captions, image fitting and batch assembly.
+
+#include "core/spec/ModelDims.h"
+#include "trainer/models/Model.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// A well-mixed 64-bit hash of a sequence of values (splitmix64 chained); seeds per-sample draws.
+uint64_t hashValues(std::initializer_list<uint64_t> values);
+
+// A caption for a class name, from a few templates picked by the sample index:
+// "a photo of a sneaker", "a sneaker", "an image of an ankle boot", ...
+std::string captionFor(const std::string& className, int64_t index);
+
+// Bytes of `text` as tokens of a (T) row padded with 0; the matching labels row holds the tokens and
+// -1 on padding. Longer text is cut at T.
+void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens, int64_t* labels);
+// The text of a row of caption tokens, up to the first pad.
+std::string decodeCaption(const torch::Tensor& tokensRow);
+
+// (c, h, w) float image, already normalized -> (channels, S, S): bilinear resize, then channels
+// repeated (grey -> colour) or averaged (colour -> grey).
+torch::Tensor fitImage(const torch::Tensor& image, int64_t channels, int64_t size);
+
+// One image sample before batching.
+struct ImageSample {
+    torch::Tensor image; // (channels, S, S) float
+    std::string caption;
+};
+
+// A batch for mmdit or vlm: images (B, ch, S, S), caption tokens (B, T); vlm labels; mmdit
+// timesteps t = sigmoid(n) and noise e, drawn per sample from a generator seeded by
+// hash(seed, step, sample index).
+Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
+                 uint64_t seed, const ModelDims& dims);
+
+// Throws DataError unless the model takes images (mmdit, vlm).
+void requireImageModel(const ModelDims& dims, const std::string& dataKind);
+// Throws DataError unless the vocabulary covers the 256 byte tokens.
+void requireByteVocab(const ModelDims& dims, const std::string& dataKind);
+// Throws DataError when an index is outside [0, size).
+void requireIndices(const std::vector<int64_t>& indices, int64_t size, const std::string& what);
+
+} // namespace parallax

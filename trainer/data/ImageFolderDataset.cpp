@@ -1,0 +1,147 @@
+#include "trainer/data/ImageFolderDataset.h"
+
+#include "trainer/data/DataError.h"
+#include "trainer/data/DatasetUtils.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace parallax {
+
+namespace {
+
+struct NetpbmHeader {
+    int64_t channels = 0; // 1 (P5) or 3 (P6)
+    int64_t width = 0;
+    int64_t height = 0;
+    int64_t maxval = 0;
+};
+
+bool isImageFile(const fs::path& p) {
+    std::string ext = p.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    return ext == ".pgm" || ext == ".ppm";
+}
+
+// Reads the next header number, skipping whitespace and # comments.
+int64_t headerNumber(std::istream& in, const std::string& path, const char* what) {
+    int c = in.get();
+    while (c != EOF && (std::isspace(c) || c == '#')) {
+        if (c == '#')
+            while (c != EOF && c != '\n') c = in.get();
+        c = in.get();
+    }
+    int64_t value = 0;
+    bool any = false;
+    while (c != EOF && std::isdigit(c)) {
+        value = value * 10 + (c - '0');
+        any = true;
+        if (value > (1 << 24)) break;
+        c = in.get();
+    }
+    if (!any || value <= 0 || value > (1 << 24))
+        throw DataError(path + ": the Netpbm header has no valid " + what + "; the file is not a binary PGM/PPM image");
+    // Exactly one whitespace byte separates the header from the pixels; `c` consumed it.
+    return value;
+}
+
+NetpbmHeader readHeader(std::istream& in, const std::string& path) {
+    char magic[2] = {0, 0};
+    in.read(magic, 2);
+    NetpbmHeader h;
+    if (in.gcount() == 2 && magic[0] == 'P' && magic[1] == '5') h.channels = 1;
+    else if (in.gcount() == 2 && magic[0] == 'P' && magic[1] == '6') h.channels = 3;
+    else throw DataError(path + ": not a binary PGM (P5) or PPM (P6) image; convert it, e.g. with ImageMagick");
+    h.width = headerNumber(in, path, "width");
+    h.height = headerNumber(in, path, "height");
+    h.maxval = headerNumber(in, path, "maximum value");
+    if (h.maxval > 65535) throw DataError(path + ": maximum value " + std::to_string(h.maxval) + " is above 65535");
+    return h;
+}
+
+std::string captionName(const std::string& folderName) {
+    std::string name = folderName;
+    std::replace(name.begin(), name.end(), '_', ' ');
+    return name;
+}
+
+} // namespace
+
+ImageFolderDataset::ImageFolderDataset(const std::string& folder, const ModelDims& dims, uint64_t seed)
+    : m_folder(folder), m_dims(dims), m_seed(seed) {
+    requireImageModel(dims, "image-folder");
+    requireByteVocab(dims, "image-folder");
+    if (folder.empty())
+        throw DataError("data.path is empty; data.kind = \"image-folder\" needs a folder of class subfolders");
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) throw DataError(folder + ": not found or not a folder; set data.path to a folder "
+                                                       "of class subfolders holding .pgm/.ppm images");
+    std::vector<fs::path> classDirs;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec))
+        if (e.is_directory()) classDirs.push_back(e.path());
+    std::sort(classDirs.begin(), classDirs.end());
+    for (const fs::path& dir : classDirs) {
+        std::vector<fs::path> images;
+        for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+            if (e.is_regular_file() && isImageFile(e.path())) images.push_back(e.path());
+        if (images.empty()) continue;
+        std::sort(images.begin(), images.end());
+        const int64_t label = static_cast<int64_t>(m_classes.size());
+        m_classes.push_back(dir.filename().string());
+        for (const fs::path& p : images) {
+            std::ifstream in(p, std::ios::binary);
+            if (!in) throw DataError(p.string() + ": cannot be opened for reading");
+            readHeader(in, p.string());
+            m_files.push_back(p.string());
+            m_labels.push_back(label);
+        }
+    }
+    if (m_files.empty())
+        throw DataError(folder + ": no .pgm or .ppm images in class subfolders; expected " + folder +
+                        "/<class>/<image>.pgm (binary P5 or P6)");
+}
+
+torch::Tensor ImageFolderDataset::readImage(int64_t index) const {
+    const std::string& path = m_files.at(static_cast<size_t>(index));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw DataError(path + ": cannot be opened for reading");
+    const NetpbmHeader h = readHeader(in, path);
+    const int64_t bytesPerValue = h.maxval > 255 ? 2 : 1;
+    const int64_t values = h.width * h.height * h.channels;
+    std::vector<uint8_t> raw(static_cast<size_t>(values * bytesPerValue));
+    in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+    if (in.gcount() != static_cast<std::streamsize>(raw.size()))
+        throw DataError(path + ": expected " + std::to_string(raw.size()) + " pixel bytes, found " +
+                        std::to_string(in.gcount()) + "; the file is truncated");
+    torch::Tensor pixels = torch::empty({values}, torch::kFloat32);
+    float* out = pixels.data_ptr<float>();
+    for (int64_t i = 0; i < values; ++i) {
+        const int64_t v = bytesPerValue == 2 ? (int64_t(raw[2 * i]) << 8) | raw[2 * i + 1] : raw[i];
+        out[i] = static_cast<float>(v) / static_cast<float>(h.maxval);
+    }
+    return pixels.view({h.height, h.width, h.channels}).permute({2, 0, 1}).contiguous(); // (c, h, w)
+}
+
+Batch ImageFolderDataset::makeBatch(const std::vector<int64_t>& indices, int64_t step) const {
+    requireIndices(indices, size(), m_folder);
+    std::vector<ImageSample> samples;
+    samples.reserve(indices.size());
+    for (int64_t i : indices) {
+        torch::Tensor x = readImage(i);
+        x = (x - x.mean()) / (x.std(/*unbiased=*/false) + 1e-6);
+        samples.push_back({fitImage(x, m_dims.channels, m_dims.image_size),
+                           captionFor(captionName(m_classes[static_cast<size_t>(m_labels[static_cast<size_t>(i)])]), i)});
+    }
+    return imageBatch(samples, indices, step, m_seed, m_dims);
+}
+
+std::string ImageFolderDataset::describe() const {
+    return "image-folder: " + std::to_string(size()) + " images in " + std::to_string(m_classes.size()) +
+           " classes from " + m_folder;
+}
+
+} // namespace parallax

@@ -1,0 +1,50 @@
+#include "trainer/data/TextDataset.h"
+
+#include "trainer/data/DataError.h"
+#include "trainer/data/DatasetUtils.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace parallax {
+
+TextDataset::TextDataset(const std::string& path, const ModelDims& dims) : m_path(path), m_dims(dims) {
+    if (dims.kind != "gpt")
+        throw DataError("data.kind = \"text\" trains a language model; use model.kind = \"gpt\" or another data.kind");
+    requireByteVocab(dims, "text");
+    if (path.empty()) throw DataError("data.path is empty; data.kind = \"text\" needs a text file");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw DataError(path + ": not found or not a file; set data.path to a text file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw DataError(path + ": cannot be opened for reading");
+    m_bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    const int64_t n = static_cast<int64_t>(m_bytes.size());
+    const int64_t t = dims.seq_len;
+    if (n < t + 1)
+        throw DataError(path + ": has " + std::to_string(n) + " bytes, but one sample needs model.seq_len + 1 = " +
+                        std::to_string(t + 1) + "; use a longer file or a smaller model.seq_len");
+    m_windows = (n - 1) / t;
+}
+
+Batch TextDataset::makeBatch(const std::vector<int64_t>& indices, int64_t /*step*/) const {
+    requireIndices(indices, size(), m_path);
+    const int64_t t = m_dims.seq_len;
+    Batch batch;
+    batch.sample_index = indices;
+    batch.tokens = torch::empty({static_cast<int64_t>(indices.size()), t + 1}, torch::kInt64); // (B, T+1)
+    int64_t* out = batch.tokens.data_ptr<int64_t>();
+    for (int64_t i : indices) {
+        const uint8_t* window = m_bytes.data() + i * t;
+        for (int64_t j = 0; j <= t; ++j) *out++ = window[j];
+    }
+    return batch;
+}
+
+std::string TextDataset::describe() const {
+    return "text: " + std::to_string(m_windows) + " windows of " + std::to_string(m_dims.seq_len + 1) + " bytes from " +
+           m_path + " (" + std::to_string(m_bytes.size()) + " bytes)";
+}
+
+} // namespace parallax

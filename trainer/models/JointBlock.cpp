@@ -1,0 +1,56 @@
+#include "trainer/models/JointBlock.h"
+
+namespace parallax {
+
+namespace {
+
+struct Modulation {
+    torch::Tensor shift1, scale1, gate1, shift2, scale2, gate2; // (B, 1, C) each
+};
+
+Modulation modulation(JointStream& stream, const torch::Tensor& conditioning) {
+    std::vector<torch::Tensor> m = stream.mod->forward(conditioning).unsqueeze(1).chunk(6, -1); // 6 x (B, 1, C)
+    return {m[0], m[1], m[2], m[3], m[4], m[5]};
+}
+
+} // namespace
+
+JointBlock::JointBlock(const ModelDims& dims) : m_dims(dims) {
+    text = register_module("text", std::make_shared<JointStream>(dims.dim, dims.ffn, dims.layers));
+    image = register_module("image", std::make_shared<JointStream>(dims.dim, dims.ffn, dims.layers));
+}
+
+Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
+    torch::Tensor xt = in.at(0); // (B, T, C)
+    torch::Tensor xi = in.at(1); // (B, P, C)
+    const torch::Tensor& c = in.at(2); // (B, C)
+    torch::Tensor sc = torch::silu(c);
+    const Modulation mt = modulation(*text, sc);
+    const Modulation mi = modulation(*image, sc);
+
+    torch::Tensor ht = layerNorm(xt) * (1 + mt.scale1) + mt.shift1; // (B, T, C)
+    torch::Tensor hi = layerNorm(xi) * (1 + mi.scale1) + mi.shift1; // (B, P, C)
+    torch::Tensor q = torch::cat({text->q->forward(ht), image->q->forward(hi)}, 1); // (B, T+P, C)
+    torch::Tensor k = torch::cat({text->k->forward(ht), image->k->forward(hi)}, 1);
+    torch::Tensor v = torch::cat({text->v->forward(ht), image->v->forward(hi)}, 1);
+    torch::Tensor attn = multiHeadAttention(q, k, v, m_dims.headDim(), /*causal=*/false); // (B, T+P, C)
+    const int64_t t = xt.size(1);
+    xt = xt + mt.gate1 * text->proj->forward(attn.narrow(1, 0, t));
+    xi = xi + mi.gate1 * image->proj->forward(attn.narrow(1, t, xi.size(1)));
+
+    auto mlp = [](JointStream& s, const torch::Tensor& x, const Modulation& m) {
+        return m.gate2 * s.fc2->forward(geluTanh(s.fc1->forward(layerNorm(x) * (1 + m.scale2) + m.shift2)));
+    };
+    xt = xt + mlp(*text, xt, mt);
+    xi = xi + mlp(*image, xi, mi);
+    return {xt, xi, c};
+}
+
+double JointBlock::forwardFlopsPerSample() const {
+    const int64_t c = m_dims.dim, f = m_dims.ffn, s = m_dims.seq_len + m_dims.imageTokens();
+    // Per stream the modulation runs once per sample, the projections once per token of that stream.
+    return 2 * linearFlops(c, 6 * c, 1) + 4 * linearFlops(c, c, s) + linearFlops(c, f, s) +
+           linearFlops(f, c, s) + attentionFlops(s, c);
+}
+
+} // namespace parallax

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "trainer/models/Layers.h"
+#include "trainer/models/Linear.h"
+
+#include <cmath>
+
+namespace parallax {
+
+// The weights one stream (text or image) owns in an mmdit joint block (docs/models.md): the adaLN
+// modulation and the attention and MLP projections. JointBlock runs them.
+class JointStream : public torch::nn::Module {
+public:
+    JointStream(int64_t dim, int64_t ffn, int64_t depth) {
+        const double residualStd = kInitStd / std::sqrt(2.0 * static_cast<double>(depth));
+        mod = register_module("mod", std::make_shared<Linear>(dim, 6 * dim, true, 0.0)); // adaLN-Zero
+        q = register_module("q", std::make_shared<Linear>(dim, dim, true, kInitStd));
+        k = register_module("k", std::make_shared<Linear>(dim, dim, true, kInitStd));
+        v = register_module("v", std::make_shared<Linear>(dim, dim, true, kInitStd));
+        proj = register_module("proj", std::make_shared<Linear>(dim, dim, true, residualStd));
+        fc1 = register_module("fc1", std::make_shared<Linear>(dim, ffn, true, kInitStd));
+        fc2 = register_module("fc2", std::make_shared<Linear>(ffn, dim, true, residualStd));
+    }
+
+    std::shared_ptr<Linear> mod, q, k, v, proj, fc1, fc2;
+};
+
+} // namespace parallax

@@ -1,0 +1,45 @@
+#pragma once
+
+// Functions the units of the three models share.
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace parallax {
+
+// Standard deviation of every Linear and Embedding weight at initialization (docs/models.md).
+constexpr double kInitStd = 0.02;
+
+// Multi-head attention of (B, S, C') projections; the head count is C' / headDim so that a
+// tensor-parallel rank holding a subset of the heads runs the same code. Returns (B, S, C').
+torch::Tensor multiHeadAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                 int64_t headDim, bool causal);
+
+// GELU, tanh approximation.
+torch::Tensor geluTanh(const torch::Tensor& x);
+
+// LayerNorm without affine parameters over the last dimension.
+torch::Tensor layerNorm(const torch::Tensor& x);
+
+// (B, channels, S, S) -> (B, (S/patch)^2, channels*patch*patch), patches in row-major order, each
+// patch flattened channel first.
+torch::Tensor patchify(const torch::Tensor& images, int64_t patch);
+// The inverse of patchify: (B, P, channels*patch*patch) -> (B, channels, S, S).
+torch::Tensor unpatchify(const torch::Tensor& patches, int64_t patch, int64_t channels, int64_t imageSize);
+
+// Sinusoidal features of 1000 t: (B) -> (B, 256), 128 cosines then 128 sines at frequencies
+// exp(-ln(10000) i / 128). Computed in float32.
+torch::Tensor timestepFeatures(const torch::Tensor& t);
+constexpr int64_t kTimestepFeatures = 256;
+
+// Forward FLOPs of a Linear(in, out) applied to `rows` vectors.
+inline double linearFlops(int64_t in, int64_t out, int64_t rows) {
+    return 2.0 * static_cast<double>(in) * static_cast<double>(out) * static_cast<double>(rows);
+}
+// Scores and weighted sum of attention over a sequence of `s` positions of width `c`.
+inline double attentionFlops(int64_t s, int64_t c) {
+    return 4.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(c);
+}
+
+} // namespace parallax

@@ -1,0 +1,35 @@
+#include "trainer/models/LmHead.h"
+
+#include "trainer/models/Layers.h"
+
+namespace parallax {
+
+LmHead::LmHead(int64_t dim, int64_t vocab, int64_t textTokens, int64_t imageTokens, Labels labels)
+    : m_vocab(vocab), m_textTokens(textTokens), m_imageTokens(imageTokens), m_labels(labels) {
+    ln = register_module("ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+    out = register_module("out", std::make_shared<Linear>(dim, vocab, false, kInitStd));
+}
+
+torch::Tensor LmHead::logits(const torch::Tensor& x, int64_t textTokens) {
+    // Only the positions that predict a label are projected: the vocabulary product dominates.
+    const int64_t first = m_labels == Labels::Caption ? m_imageTokens - 1 : 0;
+    return out->forward(ln->forward(x.narrow(1, first, textTokens))); // (B, T, V)
+}
+
+Activation LmHead::forward(const Activation& in, const Batch& batch) {
+    torch::Tensor labels = m_labels == Labels::Caption
+                               ? batch.labels                                          // (B, T)
+                               : batch.tokens.narrow(1, 1, batch.tokens.size(1) - 1); // (B, T)
+    torch::Tensor l = logits(in.at(0), labels.size(1)).to(torch::kFloat32); // (B, T, V)
+    torch::Tensor lossSum = torch::nn::functional::cross_entropy(
+        l.reshape({-1, l.size(-1)}), labels.reshape({-1}),
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(torch::kSum));
+    torch::Tensor count = labels.ge(0).sum().to(torch::kFloat32);
+    return {lossSum, count};
+}
+
+double LmHead::forwardFlopsPerSample() const {
+    return linearFlops(out->in_features, m_vocab, m_textTokens);
+}
+
+} // namespace parallax

@@ -1,0 +1,34 @@
+#pragma once
+
+#include "trainer/models/Linear.h"
+#include "trainer/models/Model.h"
+
+namespace parallax {
+
+// Last unit of gpt and vlm: LayerNorm(C), Linear(C, V) without bias, summed cross-entropy.
+// gpt: positions 0..T-1 predict tokens 1..T. vlm: the input is [image; text] and positions
+// P-1..P+T-2 predict the caption tokens (labels -1 ignored). Activation in: {x (B, S, C)};
+// out: {loss_sum, loss_count} (float32 scalars).
+class LmHead : public Unit {
+public:
+    enum class Labels { NextToken, Caption };
+    LmHead(int64_t dim, int64_t vocab, int64_t textTokens, int64_t imageTokens, Labels labels);
+
+    Activation forward(const Activation& in, const Batch& batch) override;
+    double forwardFlopsPerSample() const override;
+    std::string kindName() const override { return "head"; }
+
+    // Logits of the positions that predict a label: (B, T, V). Tests read them to check masking.
+    torch::Tensor logits(const torch::Tensor& x, int64_t textTokens);
+
+    torch::nn::LayerNorm ln{nullptr};
+    std::shared_ptr<Linear> out;
+
+private:
+    int64_t m_vocab;
+    int64_t m_textTokens;
+    int64_t m_imageTokens;
+    Labels m_labels;
+};
+
+} // namespace parallax

@@ -1,0 +1,116 @@
+#include "trainer/models/Model.h"
+
+#include "trainer/compat/TorchCompat.h"
+#include "trainer/models/GptModel.h"
+#include "trainer/models/Layers.h"
+#include "trainer/models/Linear.h"
+#include "trainer/models/MmditModel.h"
+#include "trainer/models/VlmModel.h"
+
+#include <stdexcept>
+
+namespace parallax {
+
+namespace {
+
+torch::Tensor moved(const torch::Tensor& t, const torch::Device& device) {
+    return t.defined() ? t.to(device) : t;
+}
+
+void requirePositive(int64_t value, const char* field) {
+    if (value <= 0)
+        throw std::invalid_argument(std::string(field) + " = " + std::to_string(value) + " must be positive");
+}
+
+void requireDivisible(int64_t value, const char* field, int64_t by, const char* byField) {
+    if (value % by != 0)
+        throw std::invalid_argument(std::string(field) + " = " + std::to_string(value) + " is not divisible by " +
+                                    byField + " = " + std::to_string(by));
+}
+
+void validate(const ModelDims& d) {
+    requirePositive(d.layers, "model.layers");
+    requirePositive(d.dim, "model.dim");
+    requirePositive(d.heads, "model.heads");
+    requirePositive(d.ffn, "model.ffn");
+    requirePositive(d.vocab, "model.vocab");
+    requirePositive(d.seq_len, "model.seq_len");
+    requireDivisible(d.dim, "model.dim", d.heads, "model.heads");
+    if (d.kind == "gpt") return;
+    requirePositive(d.image_size, "model.image_size");
+    requirePositive(d.channels, "model.channels");
+    requirePositive(d.patch, "model.patch");
+    requireDivisible(d.image_size, "model.image_size", d.patch, "model.patch");
+    if (d.kind == "mmdit") return;
+    requirePositive(d.vision_layers, "model.vision_layers");
+    requirePositive(d.vision_dim, "model.vision_dim");
+    requirePositive(d.vision_heads, "model.vision_heads");
+    requireDivisible(d.vision_dim, "model.vision_dim", d.vision_heads, "model.vision_heads");
+}
+
+} // namespace
+
+Batch Batch::to(const torch::Device& device) const {
+    Batch b;
+    b.tokens = moved(tokens, device);
+    b.labels = moved(labels, device);
+    b.images = moved(images, device);
+    b.noise = moved(noise, device);
+    b.timesteps = moved(timesteps, device);
+    b.sample_index = sample_index;
+    return b;
+}
+
+void Model::addUnit(std::shared_ptr<Unit> unit) {
+    if (!m_unitList) m_unitList = register_module("units", std::make_shared<torch::nn::Module>("UnitList"));
+    m_unitList->register_module(std::to_string(m_units.size()), unit);
+    m_units.push_back(std::move(unit));
+}
+
+void Model::replaceUnit(int64_t i, std::shared_ptr<Unit> unit) {
+    if (i < 0 || i >= unitCount())
+        throw std::out_of_range("replaceUnit: unit " + std::to_string(i) + " of " + std::to_string(unitCount()));
+    m_unitList->replace_module(std::to_string(i), unit);
+    m_units[static_cast<size_t>(i)] = std::move(unit);
+}
+
+Activation Model::forwardAll(const Batch& batch) {
+    Activation a;
+    for (const auto& unit : m_units) a = unit->forward(a, batch);
+    return a;
+}
+
+void initializeModel(Model& model, uint64_t seed) {
+    torch::NoGradGuard noGrad;
+    torch::Generator gen = compat::makeGenerator(seed);
+    auto normal = [&](torch::Tensor& t, double std) { t.normal_(0.0, std, gen); };
+    for (const auto& unit : model.units()) {
+        for (const auto& item : unit->named_modules()) {
+            torch::nn::Module& module = *item.value();
+            if (auto* linear = dynamic_cast<Linear*>(&module)) {
+                if (linear->init_std > 0) normal(linear->weight, linear->init_std);
+                else linear->weight.zero_();
+                if (linear->bias.defined()) linear->bias.zero_();
+            } else if (auto* norm = dynamic_cast<torch::nn::LayerNormImpl*>(&module)) {
+                if (norm->weight.defined()) norm->weight.fill_(1.0);
+                if (norm->bias.defined()) norm->bias.zero_();
+            } else {
+                // Embedding tables and the learned positions a unit holds directly.
+                for (auto& p : module.named_parameters(/*recurse=*/false)) normal(p.value(), kInitStd);
+            }
+        }
+    }
+}
+
+std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed) {
+    std::shared_ptr<Model> model;
+    if (dims.kind == "gpt" || dims.kind == "mmdit" || dims.kind == "vlm") validate(dims);
+    if (dims.kind == "gpt") model = std::make_shared<GptModel>(dims);
+    else if (dims.kind == "mmdit") model = std::make_shared<MmditModel>(dims);
+    else if (dims.kind == "vlm") model = std::make_shared<VlmModel>(dims);
+    else throw std::invalid_argument("model.kind = \"" + dims.kind + "\" is unknown; use one of gpt, mmdit, vlm");
+    initializeModel(*model, seed);
+    return model;
+}
+
+} // namespace parallax

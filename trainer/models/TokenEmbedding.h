@@ -1,0 +1,21 @@
+#pragma once
+
+#include "trainer/models/Model.h"
+
+namespace parallax {
+
+// gpt's first unit: token embedding plus learned positions of the first T tokens of each sample
+// (the last T are the labels). Activation out: {x (B, T, C)}.
+class TokenEmbedding : public Unit {
+public:
+    TokenEmbedding(int64_t vocab, int64_t dim, int64_t seqLen);
+
+    Activation forward(const Activation& in, const Batch& batch) override;
+    double forwardFlopsPerSample() const override { return 0.0; } // a lookup, no multiply-adds
+    std::string kindName() const override { return "embed"; }
+
+    torch::nn::Embedding tok{nullptr}; // (V, C)
+    torch::Tensor pos;                 // (T, C)
+};
+
+} // namespace parallax

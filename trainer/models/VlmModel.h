@@ -1,0 +1,46 @@
+#pragma once
+
+#include "trainer/models/LmHead.h"
+#include "trainer/models/Model.h"
+#include "trainer/models/TransformerBlock.h"
+#include "trainer/models/VisionEmbed.h"
+#include "trainer/models/VisionMerge.h"
+
+namespace parallax {
+
+// Vision encoder + projector + causal LM (docs/models.md, vlm): vision embed, `vision_layers`
+// full-attention blocks, merge, `layers` causal blocks, head.
+class VlmModel : public Model {
+public:
+    explicit VlmModel(const ModelDims& dims) : Model(dims) {
+        addUnit(std::make_shared<VisionEmbed>(dims));
+        TransformerBlock::Config vision;
+        vision.dim = dims.vision_dim;
+        vision.heads = dims.vision_heads;
+        vision.ffn = dims.vision_ffn;
+        vision.sequence = dims.imageTokens();
+        vision.causal = false;
+        vision.depth = dims.layers;
+        vision.kind = "vision_block";
+        for (int64_t i = 0; i < dims.vision_layers; ++i) addUnit(std::make_shared<TransformerBlock>(vision));
+        addUnit(std::make_shared<VisionMerge>(dims));
+        TransformerBlock::Config block;
+        block.dim = dims.dim;
+        block.heads = dims.heads;
+        block.ffn = dims.ffn;
+        block.sequence = dims.imageTokens() + dims.seq_len;
+        block.causal = true;
+        block.depth = dims.layers;
+        for (int64_t i = 0; i < dims.layers; ++i) addUnit(std::make_shared<TransformerBlock>(block));
+        addUnit(std::make_shared<LmHead>(dims.dim, dims.vocab, dims.seq_len, dims.imageTokens(),
+                                         LmHead::Labels::Caption));
+        if (dims.freeze_vision) {
+            for (const auto& unit : units()) {
+                if (unit->kindName().rfind("vision_", 0) != 0) continue;
+                for (torch::Tensor& p : unit->parameters()) p.set_requires_grad(false);
+            }
+        }
+    }
+};
+
+} // namespace parallax
