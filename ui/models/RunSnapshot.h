@@ -1,0 +1,79 @@
+#pragma once
+
+#include "core/store/StoreTypes.h"
+#include "core/telemetry/Events.h"
+#include "ui/models/MetricSeries.h"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace parallax {
+
+// What the Live page knows about one run, built from the watcher's value snapshots: the run's
+// record and run_start, one MetricSeries per plotted metric, progress and rate figures, and the
+// straggler verdict. No Qt widgets and no store access, so it is tested on its own.
+class RunSnapshot {
+public:
+    // Steps over which the rate (for the ETA) and the straggler verdict are judged.
+    static constexpr size_t kWindowSteps = 20;
+    static constexpr double kDefaultStragglerThreshold = 0.15;
+
+    // A rank that is the slowest in most recent steps, by a margin over the fastest.
+    struct Straggler {
+        int rank = 0;
+        double spread = 0;    // median over the window of (step_ms_max - step_ms_min) / step_ms_min
+        int slowestSteps = 0; // steps of the window in which it was the slowest
+        int windowSteps = 0;
+    };
+
+    RunSnapshot();
+
+    void clear();
+    void setRecord(const RunRecord& record);
+    const std::optional<RunRecord>& record() const { return m_record; }
+    void setRunStart(const RunStartEvent& start);
+    const std::optional<RunStartEvent>& runStart() const { return m_runStart; }
+    // reset: `rows` are the run's whole history (replaces what was there).
+    void addMetrics(const std::vector<StepEvent>& rows, bool reset);
+
+    // The series are shared with the plots; they grow in place.
+    std::shared_ptr<MetricSeries> loss() const { return m_loss; }
+    std::shared_ptr<MetricSeries> learningRate() const { return m_lr; }
+    std::shared_ptr<MetricSeries> gradNorm() const { return m_gradNorm; }
+    std::shared_ptr<MetricSeries> tokensPerSecond() const { return m_tokensPerSecond; }
+    std::shared_ptr<MetricSeries> stepMs() const { return m_stepMs; }
+    void setLossSmoothing(const MetricSmoothing& smoothing);
+
+    const std::optional<StepEvent>& lastStep() const { return m_last; }
+    // The step reached (last recorded step + 1 steps done), and the run's planned total.
+    int64_t stepsDone() const;
+    int64_t stepsTotal() const;
+    // Fraction 0..1 of the planned steps; nullopt when the total is unknown.
+    std::optional<double> progress() const;
+    // Steps per second of wall time over the recent window (pauses for checkpoints included).
+    std::optional<double> stepsPerSecond() const;
+    // Seconds to the planned total at the recent rate; nullopt unless running with a known rate.
+    std::optional<double> etaSeconds() const;
+    // The first step whose loss was NaN or infinite, if any.
+    std::optional<int64_t> firstNonFiniteLossStep() const { return m_firstNonFinite; }
+
+    void setStragglerThreshold(double fraction);
+    double stragglerThreshold() const { return m_stragglerThreshold; }
+    std::optional<Straggler> straggler() const;
+
+private:
+    void add(const StepEvent& e);
+
+    std::optional<RunRecord> m_record;
+    std::optional<RunStartEvent> m_runStart;
+    std::optional<StepEvent> m_last;
+    std::deque<StepEvent> m_window; // the last kWindowSteps steps
+    std::optional<int64_t> m_firstNonFinite;
+    double m_stragglerThreshold = kDefaultStragglerThreshold;
+    std::shared_ptr<MetricSeries> m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs;
+};
+
+} // namespace parallax
