@@ -17,7 +17,8 @@ struct SpecIssue {
 };
 
 // The same validator runs in the console's form (live), the CLI and the worker (before any
-// collective). Returns every problem found, errors and warnings, in field order.
+// collective). Returns every problem found, errors and warnings, in field order. Keys the reader
+// did not know are reported by unknownKeys() / parseSpec(..., unknown) in SpecIO.h, not here.
 std::vector<SpecIssue> validateSpec(const RunSpec& spec);
 bool hasErrors(const std::vector<SpecIssue>& issues);
 // "field: message" lines, errors first; warnings start with "warning: ". A message that already
