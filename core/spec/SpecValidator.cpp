@@ -120,6 +120,11 @@ bool exists(const std::string& path) {
     return fs::exists(path, ec);
 }
 
+bool isRegularFile(const std::string& path) {
+    std::error_code ec;
+    return fs::is_regular_file(path, ec);
+}
+
 bool isDirectory(const std::string& path) {
     std::error_code ec;
     return fs::is_directory(path, ec);
@@ -286,20 +291,13 @@ private:
                 error("data.kind", "data.kind = " + inQuotes(data.kind) +
                                        " holds images, which model.kind = \"gpt\" cannot read; use data.kind = \"text\" "
                                        "or \"synthetic\", or model.kind = \"mmdit\" or \"vlm\"");
-            // Text and captions are read as bytes: every byte value needs a token.
-            if ((data.kind == "text" || data.kind == "image-folder") && d.vocab < 256)
+            // Text and captions are read as bytes: every byte value needs a token. (Images of any
+            // size are resized to model.image_size and model.channels by the loaders.)
+            if (data.kind != "synthetic" && d.vocab < 256)
                 error("model.vocab", "model.vocab = " + num(d.vocab) + " is too small for data.kind = " +
-                                         inQuotes(data.kind) + ", which reads text as bytes; set model.vocab to 256 or more");
-            if (data.kind == "fashion-mnist" && d.kind != "gpt" && m_dimsPositive) {
-                if (d.image_size != 28)
-                    error("model.image_size", "model.image_size = " + num(d.image_size) +
-                                                  " does not match data.kind = \"fashion-mnist\" (28 x 28 grey images); "
-                                                  "set model.image_size = 28 or use data.kind = \"synthetic\"");
-                if (d.channels != 1)
-                    error("model.channels", "model.channels = " + num(d.channels) +
-                                                " does not match data.kind = \"fashion-mnist\" (one grey channel); set "
-                                                "model.channels = 1 or use data.kind = \"synthetic\"");
-            }
+                                         inQuotes(data.kind) + ", which reads " +
+                                         (data.kind == "text" ? "text" : "captions") +
+                                         " as bytes; set model.vocab to 256 or more");
         }
         checkDataPath();
     }
@@ -322,30 +320,38 @@ private:
         };
         if (data.kind == "fashion-mnist") {
             const std::string path = data.path.empty() ? defaultDataPath(data.kind) : data.path;
-            const bool complete =
-                isDirectory(path) &&
-                (exists(path + "/train-images-idx3-ubyte") || exists(path + "/train-images-idx3-ubyte.gz")) &&
-                (exists(path + "/train-labels-idx1-ubyte") || exists(path + "/train-labels-idx1-ubyte.gz"));
+            const bool complete = isDirectory(path) && exists(path + "/train-images-idx3-ubyte.gz") &&
+                                  exists(path + "/train-labels-idx1-ubyte.gz");
             if (complete) return;
             if (data.path.empty())
                 missing("data.kind = \"fashion-mnist\" reads " + path +
                         ", which is missing; install the Debian package dataset-fashion-mnist or set data.path");
             else
                 missing("data.path = " + inQuotes(path) +
-                        " has no Fashion-MNIST files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz]); set "
+                        " has no Fashion-MNIST files (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz); set "
                         "data.path to their folder, or leave it empty to use " + defaultDataPath(data.kind));
             return;
         }
-        const std::string what = data.kind == "text" ? "a text file or a folder of .txt files"
-                                                     : "a folder of images with captions";
+        const bool text = data.kind == "text";
+        const std::string what = text ? "a text file" : "a folder of class subfolders holding .pgm/.ppm images";
         if (data.path.empty()) {
             error("data.path", "data.path is empty; data.kind = " + inQuotes(data.kind) + " reads " + what +
                                    ": set data.path");
             return;
         }
-        if (data.kind == "image-folder" ? !isDirectory(data.path) : !exists(data.path))
-            missing("data.path = " + inQuotes(data.path) + " does not exist or is not " + what +
-                    "; set data.path to " + what);
+        if (text ? !isRegularFile(data.path) : !isDirectory(data.path)) {
+            missing("data.path = " + inQuotes(data.path) + " does not exist or is not " + what + "; set data.path to " +
+                    what);
+            return;
+        }
+        if (text && m_haveDims && d.seq_len >= 1) {
+            std::error_code ec;
+            const auto bytes = static_cast<int64_t>(fs::file_size(data.path, ec));
+            if (!ec && bytes < d.seq_len + 1)
+                error("data.path", "data.path = " + inQuotes(data.path) + " has " + num(bytes) +
+                                       " bytes, but one sample needs model.seq_len + 1 = " + num(d.seq_len + 1) +
+                                       "; use a longer text or a smaller model.seq_len");
+        }
     }
 
     // ---- train ---------------------------------------------------------------------------------

@@ -87,11 +87,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[data]\nkind = \"text\"", "data.path", "data.path is empty"},
         Case{"[data]\nkind = \"text\"\npath = \"/no/such/corpus.txt\"", "data.path", "does not exist"},
         Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"image-folder\"\npath = \"/no/such/images\"", "data.path",
-             "does not exist or is not a folder of images"},
+             "does not exist or is not a folder of class subfolders"},
         Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"fashion-mnist\"\npath = \"/no/such/fmnist\"", "data.path",
              "has no Fashion-MNIST files"},
-        Case{"[model]\nkind = \"vlm\"\npreset = \"base\"\n[data]\nkind = \"fashion-mnist\"", "model.image_size",
-             "does not match data.kind = \"fashion-mnist\""},
+        Case{"[model]\nkind = \"mmdit\"\nvocab = 128\n[data]\nkind = \"fashion-mnist\"", "model.vocab",
+             "model.vocab = 128 is too small for data.kind = \"fashion-mnist\", which reads captions as bytes"},
+        Case{"[data]\nkind = \"text\"\npath = \"/\"", "data.path", "data.path = \"/\" does not exist or is not a text file"},
         // train
         Case{"[train]\nsteps = 0", "train.steps", "train.steps = 0 must be at least 1"},
         Case{"[train]\nmicro_batch = 0", "train.micro_batch", "must be at least 1"},
@@ -204,7 +205,8 @@ public:
         fs::create_directories(root / "images");
         for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"})
             std::ofstream(root / "fmnist" / name) << "x";
-        std::ofstream(root / "corpus.txt") << "hello";
+        std::ofstream(root / "corpus.txt") << std::string(1000, 'a');
+        std::ofstream(root / "short.txt") << "hello";
     }
     ~TempData() { fs::remove_all(root); }
     fs::path root;
@@ -262,6 +264,20 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
         const auto issues = validateSpec(s);
         EXPECT_FALSE(hasErrors(issues)) << toToml(s) << describe(issues);
     }
+}
+
+TEST(SpecValidator, TextMustHoldOneSample) {
+    TempData data;
+    RunSpec s;
+    s.data.kind = "text";
+    s.data.path = (data.root / "short.txt").string();
+    const auto issues = validateSpec(s);
+    ASSERT_EQ(issues.size(), 1u) << describe(issues);
+    EXPECT_EQ(issues[0].field, "data.path");
+    EXPECT_NE(issues[0].message.find("has 5 bytes, but one sample needs model.seq_len + 1 = 65"), std::string::npos)
+        << issues[0].message;
+    s.model.seq_len = 4;
+    EXPECT_TRUE(validateSpec(s).empty()) << describe(validateSpec(s));
 }
 
 TEST(SpecValidator, ManyProblemsAreAllReportedInFieldOrder) {
