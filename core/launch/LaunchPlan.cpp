@@ -1,0 +1,150 @@
+#include "core/launch/LaunchPlan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+namespace parallax {
+
+namespace {
+
+bool isSafeShellChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '=' || c == '+' || c == '@' ||
+           c == '%';
+}
+
+bool isVariableName(const std::string& name) {
+    if (name.empty() || (name[0] >= '0' && name[0] <= '9'))
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+void checkEnv(const RunSpec& spec) {
+    for (const auto& [name, value] : spec.launch.env) {
+        if (!isVariableName(name))
+            throw std::invalid_argument("launch.env: \"" + name +
+                                        "\" is not a valid environment variable name (letters, digits, _)");
+    }
+}
+
+void appendWorker(std::vector<std::string>& argv, const LaunchContext& context) {
+    argv.push_back(context.worker.empty() ? std::string("parallax-worker") : context.worker);
+    argv.insert(argv.end(), {"--spec", context.spec_path, "--run-dir", context.run_dir});
+    if (!context.resume_dir.empty())
+        argv.insert(argv.end(), {"--resume", context.resume_dir});
+    argv.insert(argv.end(), context.worker_args.begin(), context.worker_args.end());
+}
+
+int64_t threadsPerRank(const RunSpec& spec, int cores, int64_t ranksHere) {
+    if (spec.launch.threads_per_rank > 0)
+        return spec.launch.threads_per_rank;
+    return std::max<int64_t>(1, cores / std::max<int64_t>(1, ranksHere));
+}
+
+} // namespace
+
+std::string shellQuote(std::string_view text) {
+    if (!text.empty() && std::all_of(text.begin(), text.end(), isSafeShellChar))
+        return std::string(text);
+    std::string out = "'";
+    for (char c : text) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out.push_back(c);
+    }
+    out += "'";
+    return out;
+}
+
+std::string LaunchPlan::commandLine() const {
+    std::string line;
+    for (const auto& [name, value] : env) {
+        line += name + "=" + shellQuote(value) + " ";
+    }
+    for (size_t i = 0; i < argv.size(); ++i) {
+        if (i > 0)
+            line.push_back(' ');
+        line += shellQuote(argv[i]);
+    }
+    return line;
+}
+
+LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
+    checkEnv(spec);
+    const int cores = context.cores > 0 ? context.cores
+                                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    const bool root = context.root.value_or(geteuid() == 0);
+    const int64_t n = spec.processCount();
+    const std::string& target = spec.launch.target;
+    LaunchPlan plan;
+    std::vector<std::string>& a = plan.argv;
+
+    if (target == "local" || target == "hosts") {
+        plan.format = LauncherFormat::OpenMpi;
+        a.push_back(context.launcher.empty() ? std::string("mpirun") : context.launcher);
+        a.insert(a.end(), {"-np", std::to_string(n)});
+        int64_t ranksPerHost = n;
+        if (target == "hosts") {
+            if (spec.launch.hosts.empty())
+                throw std::invalid_argument(
+                    "launch.hosts is empty but launch.target = \"hosts\"; list hosts as [\"node1:8\", \"node2:8\"]");
+            std::string hosts;
+            for (const std::string& h : spec.launch.hosts) {
+                if (!hosts.empty())
+                    hosts.push_back(',');
+                hosts += h;
+            }
+            a.insert(a.end(), {"--host", hosts});
+            const int64_t count = static_cast<int64_t>(spec.launch.hosts.size());
+            ranksPerHost = (n + count - 1) / count;
+        }
+        a.push_back("--tag-output");
+        if (target == "local" && n > cores)
+            a.push_back("--oversubscribe");
+        a.insert(a.end(), {"--bind-to", spec.launch.bind.empty() ? std::string("none") : spec.launch.bind});
+        a.insert(a.end(), {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});
+        for (const auto& [name, value] : spec.launch.env)
+            a.insert(a.end(), {"-x", name + "=" + value});
+        a.insert(a.end(), spec.launch.mpirun_args.begin(), spec.launch.mpirun_args.end());
+        appendWorker(a, context);
+        if (root) {
+            plan.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+            plan.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+        }
+        return plan;
+    }
+
+    if (target == "slurm") {
+        plan.format = LauncherFormat::Slurm;
+        a.push_back(context.launcher.empty() ? std::string("srun") : context.launcher);
+        a.insert(a.end(), {"--label", "-n", std::to_string(n)});
+        const LaunchSpec& l = spec.launch;
+        if (!l.partition.empty())
+            a.push_back("--partition=" + l.partition);
+        if (!l.account.empty())
+            a.push_back("--account=" + l.account);
+        if (!l.time_limit.empty())
+            a.push_back("--time=" + l.time_limit);
+        if (l.gpus_per_node > 0)
+            a.push_back("--gpus-per-node=" + std::to_string(l.gpus_per_node));
+        if (l.threads_per_rank > 0) {
+            a.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
+            plan.env["OMP_NUM_THREADS"] = std::to_string(l.threads_per_rank);
+        }
+        a.insert(a.end(), l.mpirun_args.begin(), l.mpirun_args.end());
+        appendWorker(a, context);
+        for (const auto& [name, value] : l.env)
+            plan.env[name] = value;
+        return plan;
+    }
+
+    throw std::invalid_argument("launch.target = \"" + target + "\" is not one of local, hosts, slurm");
+}
+
+} // namespace parallax

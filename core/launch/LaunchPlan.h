@@ -1,0 +1,53 @@
+#pragma once
+
+#include "core/launch/OutputDemux.h"
+#include "core/spec/RunSpec.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parallax {
+
+// What the supervisor knows about this launch beyond the spec.
+struct LaunchContext {
+    std::string worker;                   // the parallax-worker executable
+    std::vector<std::string> worker_args; // extra worker arguments, after the standard ones
+    std::string spec_path;                // the run's spec.toml
+    std::string run_dir;
+    std::string resume_dir;               // checkpoint folder to resume from; empty: a fresh run
+    std::string launcher;                 // empty: "mpirun" (local, hosts) or "srun" (slurm), from PATH
+    int cores = 0;                        // 0: std::thread::hardware_concurrency()
+    std::optional<bool> root;             // unset: whether this process runs as root
+};
+
+// The launcher command for a run: an argument vector (never a shell string) and the variables to
+// set on top of the supervisor's environment.
+struct LaunchPlan {
+    std::vector<std::string> argv;
+    std::map<std::string, std::string> env;
+    LauncherFormat format = LauncherFormat::OpenMpi;
+
+    // The same command as one line a person can paste into a shell: VAR=value prefixes, then the
+    // arguments, each quoted where the shell would otherwise change it.
+    std::string commandLine() const;
+};
+
+// local:  mpirun -np N --tag-output [--oversubscribe] --bind-to B -x OMP_NUM_THREADS=T -x K=V...
+//         [mpirun_args...] worker --spec S --run-dir D [--resume C] [worker_args...]
+//         (--oversubscribe when N exceeds the cores; T = launch.threads_per_rank or cores / N, at
+//         least 1)
+// hosts:  the same with --host a:8,b:8 and no --oversubscribe; T from the ranks per host.
+// slurm:  srun --label -n N [--partition=P] [--account=A] [--time=T] [--gpus-per-node=G]
+//         [--cpus-per-task=C] [mpirun_args...] worker ...; launch.env and OMP_NUM_THREADS (when
+//         launch.threads_per_rank is set) go in the environment, which srun passes on.
+// Running as root adds OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 for mpirun.
+// Throws std::invalid_argument naming the field for a target it cannot launch.
+LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context);
+
+// `text` as one shell word: unchanged when it has only safe characters, else in single quotes.
+std::string shellQuote(std::string_view text);
+
+} // namespace parallax

@@ -1,0 +1,25 @@
+#include "core/launch/LogLevelGuess.h"
+
+namespace parallax {
+
+namespace {
+
+constexpr std::string_view kErrorWords[] = {"error", "Error", "ERROR", "Traceback", "terminate called",
+                                            "Segmentation fault", "Killed"};
+constexpr std::string_view kWarnWords[] = {"warn", "Warn", "WARN"};
+
+} // namespace
+
+const char* guessLogLevel(std::string_view line) {
+    for (std::string_view w : kErrorWords) {
+        if (line.find(w) != std::string_view::npos)
+            return "error";
+    }
+    for (std::string_view w : kWarnWords) {
+        if (line.find(w) != std::string_view::npos)
+            return "warn";
+    }
+    return "info";
+}
+
+} // namespace parallax

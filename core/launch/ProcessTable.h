@@ -1,0 +1,16 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+namespace parallax {
+
+// Linux /proc queries used to leave nothing of a launch behind.
+
+// Processes (zombies included) whose session id is `sid`.
+std::vector<pid_t> processesInSession(pid_t sid);
+// Alive and not a zombie. kill(pid, 0) alone counts zombies as alive.
+bool processIsRunning(pid_t pid);
+
+} // namespace parallax

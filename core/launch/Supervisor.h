@@ -1,0 +1,77 @@
+#pragma once
+
+#include "core/launch/LaunchPlan.h"
+#include "core/store/RunStore.h"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+struct SupervisorProgress {
+    int64_t run_id = 0;
+    int64_t steps_total = 0;
+    std::optional<StepEvent> last_step;
+    double started_at = 0;  // seconds since the epoch
+    bool stopping = false;  // a stop was requested
+};
+
+struct SupervisorOptions {
+    // Either a new run from a spec file...
+    std::string spec_path;
+    // ...or a resume of this run: its spec, a new run with parent_run set, and the worker started
+    // with --resume <its run dir>/checkpoints.
+    std::optional<int64_t> resume_run;
+
+    // The worker, launcher, cores and root flag; spec_path, run_dir and resume_dir are filled in.
+    LaunchContext launch;
+    std::string runs_root;                  // empty: <folder of the store file>/runs
+    std::string hostname;                   // empty: this host's name
+    std::vector<std::string> tags;
+
+    std::chrono::milliseconds stop_grace{std::chrono::seconds(120)}; // SIGUSR1 -> SIGTERM
+    std::chrono::milliseconds term_grace{std::chrono::seconds(10)};  // SIGTERM -> SIGKILL
+    bool handle_signals = true; // SIGINT, SIGTERM, SIGHUP request a stop while run() runs
+
+    // The run exists (id, run dir), before the launcher starts.
+    std::function<void(const RunRecord&)> on_created;
+    // A newer step, at most every progress_interval.
+    std::function<void(const SupervisorProgress&)> on_progress;
+    std::chrono::milliseconds progress_interval{250};
+    // The supervisor's own notices, as written to the run's log (stream "supervisor").
+    std::function<void(const std::string& level, const std::string& message)> on_notice;
+};
+
+// Supervises one run: the heart of `parallax-cli run`. It validates the spec, creates the run and
+// its folder (<runs root>/<id>/ with spec.toml and output.log, the launcher's raw output), starts
+// the launcher from a LaunchPlan, reads its stdout and stderr line by line, writes telemetry and
+// logs through a BatchedWriter, turns stop requests into SIGUSR1 -> SIGTERM -> SIGKILL, and records
+// the final state. One Supervisor runs one run; use it from one thread (requestStop() excepted).
+class Supervisor {
+public:
+    Supervisor(RunStore& store, SupervisorOptions options);
+    ~Supervisor();
+    Supervisor(const Supervisor&) = delete;
+    Supervisor& operator=(const Supervisor&) = delete;
+
+    // Runs to the end and returns the final record. Before a run exists it throws SpecError (an
+    // unreadable spec), SpecRejected (validation errors), std::invalid_argument (a launch it cannot
+    // plan) or std::runtime_error (nothing to resume). A bad output line never throws.
+    RunRecord run();
+
+    // Asks for a graceful stop, as SIGTERM does; a second request escalates at once. Safe from any
+    // thread and from a signal handler.
+    void requestStop();
+
+    int64_t runId() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> m_state;
+};
+
+} // namespace parallax

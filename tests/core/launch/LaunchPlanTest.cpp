@@ -1,0 +1,145 @@
+#include "core/launch/LaunchPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+using namespace parallax;
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+LaunchContext context(int cores, bool root) {
+    LaunchContext c;
+    c.worker = "/opt/parallax/bin/parallax-worker";
+    c.spec_path = "/data/runs/7/spec.toml";
+    c.run_dir = "/data/runs/7";
+    c.cores = cores;
+    c.root = root;
+    return c;
+}
+
+RunSpec spec(int64_t dp, int64_t tp = 1, int64_t pp = 1) {
+    RunSpec s;
+    s.parallel.dp = dp;
+    s.parallel.tp = tp;
+    s.parallel.pp = pp;
+    return s;
+}
+
+} // namespace
+
+TEST(LaunchPlan, LocalWithinTheCores) {
+    const LaunchPlan p = makeLaunchPlan(spec(2, 2), context(16, false));
+    EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "4", "--tag-output", "--bind-to", "none", "-x", "OMP_NUM_THREADS=4",
+                            "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
+                            "/data/runs/7"}));
+    EXPECT_TRUE(p.env.empty());
+    EXPECT_EQ(p.format, LauncherFormat::OpenMpi);
+}
+
+TEST(LaunchPlan, LocalOversubscribedAsRootWithEnvAndResume) {
+    RunSpec s = spec(2);
+    s.launch.bind = "core";
+    s.launch.env = {{"NCCL_DEBUG", "INFO"}, {"MY_FLAGS", "a b"}};
+    s.launch.mpirun_args = {"--mca", "btl", "self,vader"};
+    LaunchContext c = context(1, true);
+    c.resume_dir = "/data/runs/3/checkpoints";
+    c.worker_args = {"--verbose"};
+    const LaunchPlan p = makeLaunchPlan(s, c);
+    EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "2", "--tag-output", "--oversubscribe", "--bind-to", "core", "-x",
+                            "OMP_NUM_THREADS=1", "-x", "MY_FLAGS=a b", "-x", "NCCL_DEBUG=INFO", "--mca", "btl",
+                            "self,vader", "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml",
+                            "--run-dir", "/data/runs/7", "--resume", "/data/runs/3/checkpoints", "--verbose"}));
+    EXPECT_EQ(p.env, (std::map<std::string, std::string>{{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+                                                         {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}));
+    EXPECT_EQ(p.commandLine(),
+              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --tag-output --oversubscribe "
+              "--bind-to core -x OMP_NUM_THREADS=1 -x 'MY_FLAGS=a b' -x NCCL_DEBUG=INFO --mca btl self,vader "
+              "/opt/parallax/bin/parallax-worker --spec /data/runs/7/spec.toml --run-dir /data/runs/7 --resume "
+              "/data/runs/3/checkpoints --verbose");
+}
+
+TEST(LaunchPlan, ExplicitProcessCountThreadsAndLauncher) {
+    RunSpec s = spec(1);
+    s.launch.processes = 3;
+    s.launch.threads_per_rank = 5;
+    LaunchContext c = context(64, false);
+    c.launcher = "/usr/lib64/openmpi/bin/mpirun";
+    const LaunchPlan p = makeLaunchPlan(s, c);
+    EXPECT_EQ(p.argv, (Argv{"/usr/lib64/openmpi/bin/mpirun", "-np", "3", "--tag-output", "--bind-to", "none", "-x",
+                            "OMP_NUM_THREADS=5", "/opt/parallax/bin/parallax-worker", "--spec",
+                            "/data/runs/7/spec.toml", "--run-dir", "/data/runs/7"}));
+}
+
+TEST(LaunchPlan, Hosts) {
+    RunSpec s = spec(4, 4);
+    s.launch.target = "hosts";
+    s.launch.hosts = {"node1:8", "node2:8"};
+    s.launch.bind = "socket";
+    const LaunchPlan p = makeLaunchPlan(s, context(4, true));
+    EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "16", "--host", "node1:8,node2:8", "--tag-output", "--bind-to", "socket",
+                            "-x", "OMP_NUM_THREADS=1", "/opt/parallax/bin/parallax-worker", "--spec",
+                            "/data/runs/7/spec.toml", "--run-dir", "/data/runs/7"}));
+    EXPECT_EQ(p.env.size(), 2u);
+
+    s.launch.hosts.clear();
+    EXPECT_THROW(makeLaunchPlan(s, context(4, false)), std::invalid_argument);
+}
+
+TEST(LaunchPlan, Slurm) {
+    RunSpec s = spec(8, 1, 2);
+    s.launch.target = "slurm";
+    s.launch.partition = "gpu";
+    s.launch.account = "ml-team";
+    s.launch.time_limit = "04:00:00";
+    s.launch.gpus_per_node = 8;
+    s.launch.threads_per_rank = 6;
+    s.launch.env = {{"NCCL_IB_HCA", "mlx5"}};
+    s.launch.mpirun_args = {"--exclusive"};
+    const LaunchPlan p = makeLaunchPlan(s, context(2, true));
+    EXPECT_EQ(p.argv, (Argv{"srun", "--label", "-n", "16", "--partition=gpu", "--account=ml-team", "--time=04:00:00",
+                            "--gpus-per-node=8", "--cpus-per-task=6", "--exclusive",
+                            "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
+                            "/data/runs/7"}));
+    EXPECT_EQ(p.env, (std::map<std::string, std::string>{{"NCCL_IB_HCA", "mlx5"}, {"OMP_NUM_THREADS", "6"}}));
+    EXPECT_EQ(p.format, LauncherFormat::Slurm);
+    EXPECT_EQ(p.commandLine().substr(0, 47), "NCCL_IB_HCA=mlx5 OMP_NUM_THREADS=6 srun --label");
+}
+
+TEST(LaunchPlan, SlurmMinimal) {
+    RunSpec s = spec(2);
+    s.launch.target = "slurm";
+    const LaunchPlan p = makeLaunchPlan(s, context(2, false));
+    EXPECT_EQ(p.argv, (Argv{"srun", "--label", "-n", "2", "/opt/parallax/bin/parallax-worker", "--spec",
+                            "/data/runs/7/spec.toml", "--run-dir", "/data/runs/7"}));
+    EXPECT_TRUE(p.env.empty());
+}
+
+TEST(LaunchPlan, RejectsWhatItCannotLaunch) {
+    RunSpec s = spec(1);
+    s.launch.target = "kubernetes";
+    try {
+        makeLaunchPlan(s, context(2, false));
+        FAIL() << "expected invalid_argument";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("launch.target"), std::string::npos);
+    }
+    s.launch.target = "local";
+    s.launch.env = {{"BAD NAME", "x"}};
+    EXPECT_THROW(makeLaunchPlan(s, context(2, false)), std::invalid_argument);
+}
+
+TEST(LaunchPlan, ShellQuoting) {
+    EXPECT_EQ(shellQuote("plain/path-1.0:x,y=z"), "plain/path-1.0:x,y=z");
+    EXPECT_EQ(shellQuote(""), "''");
+    EXPECT_EQ(shellQuote("two words"), "'two words'");
+    EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
+    EXPECT_EQ(shellQuote("$HOME"), "'$HOME'");
+    EXPECT_EQ(shellQuote("a;rm -rf"), "'a;rm -rf'");
+    LaunchPlan p;
+    p.argv = {"mpirun", "--spec", "/tmp/my runs/spec.toml"};
+    p.env = {{"X", "1 2"}};
+    EXPECT_EQ(p.commandLine(), "X='1 2' mpirun --spec '/tmp/my runs/spec.toml'");
+}

@@ -1,0 +1,79 @@
+#include "core/launch/LineBuffer.h"
+#include "core/launch/LogLevelGuess.h"
+#include "core/launch/SignalNames.h"
+#include "core/launch/Utf8.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+using namespace parallax;
+
+namespace {
+
+std::vector<std::string> split(LineBuffer& b, const std::vector<std::string>& reads, bool finish = true) {
+    std::vector<std::string> lines;
+    auto on = [&](std::string_view l) { lines.emplace_back(l); };
+    for (const std::string& r : reads)
+        b.append(r.data(), r.size(), on);
+    if (finish)
+        b.finish(on);
+    return lines;
+}
+
+} // namespace
+
+TEST(LineBuffer, JoinsLinesAcrossReads) {
+    LineBuffer b;
+    EXPECT_EQ(split(b, {"ab", "c\nde", "f\r\n\n", "g\nh"}),
+              (std::vector<std::string>{"abc", "def", "", "g", "h"}));
+    LineBuffer c;
+    EXPECT_EQ(split(c, {"x\n"}, false), (std::vector<std::string>{"x"}));
+    EXPECT_EQ(c.pendingBytes(), 0u);
+}
+
+TEST(LineBuffer, CutsOverlongLines) {
+    LineBuffer b(8);
+    EXPECT_EQ(split(b, {"0123456789abc\nshort\n", "0123", "4567", "89", "ab\nnext\n", "0123456789\n"}),
+              (std::vector<std::string>{"01234567", "short", "01234567", "next", "01234567"}));
+    EXPECT_EQ(b.truncated(), 3u);
+}
+
+TEST(Utf8, ValidatesAndReplaces) {
+    EXPECT_TRUE(isCleanUtf8("plain ascii text that is longer than eight bytes"));
+    EXPECT_TRUE(isCleanUtf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));
+    EXPECT_FALSE(isCleanUtf8("bad \xFF byte"));
+    EXPECT_FALSE(isCleanUtf8("truncated \xE2\x82"));
+    EXPECT_FALSE(isCleanUtf8("overlong \xC0\xAF"));
+    EXPECT_FALSE(isCleanUtf8("surrogate \xED\xA0\x80"));
+    EXPECT_FALSE(isCleanUtf8(std::string("nul \0 inside a long enough line", 31)));
+    EXPECT_EQ(sanitizeUtf8("a\xFF" "b\xE2\x82"), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD");
+    EXPECT_EQ(sanitizeUtf8(std::string("x\0y", 3)), "x\xEF\xBF\xBDy");
+    EXPECT_EQ(sanitizeUtf8("caf\xC3\xA9"), "caf\xC3\xA9");
+    EXPECT_TRUE(isCleanUtf8(sanitizeUtf8("\xF4\x90\x80\x80 \xC3")));
+}
+
+TEST(LogLevelGuess, Keywords) {
+    EXPECT_STREQ(guessLogLevel("RuntimeError: CUDA error: out of memory"), "error");
+    EXPECT_STREQ(guessLogLevel("Traceback (most recent call last):"), "error");
+    EXPECT_STREQ(guessLogLevel("terminate called after throwing an instance of 'c10::Error'"), "error");
+    EXPECT_STREQ(guessLogLevel("Segmentation fault (core dumped)"), "error");
+    EXPECT_STREQ(guessLogLevel("Killed"), "error");
+    EXPECT_STREQ(guessLogLevel("UserWarning: something"), "warn");
+    EXPECT_STREQ(guessLogLevel("WARNING: There was an error"), "error");
+    EXPECT_STREQ(guessLogLevel("[W ProcessGroup] warn: slow"), "warn");
+    EXPECT_STREQ(guessLogLevel("NCCL INFO Bootstrap : Using eth0"), "info");
+    EXPECT_STREQ(guessLogLevel(""), "info");
+}
+
+TEST(SignalNames, NamesAndDescriptions) {
+    EXPECT_EQ(signalName(SIGKILL), "SIGKILL");
+    EXPECT_EQ(signalName(SIGTERM), "SIGTERM");
+    EXPECT_EQ(signalName(77), "signal 77");
+    EXPECT_EQ(signalFromDescription("Killed"), SIGKILL);
+    EXPECT_EQ(signalFromDescription("Segmentation fault (core dumped)"), SIGSEGV);
+    EXPECT_EQ(signalFromDescription("Terminated."), SIGTERM);
+    EXPECT_EQ(signalFromDescription("Exploded"), 0);
+}
