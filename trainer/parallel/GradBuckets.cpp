@@ -81,7 +81,7 @@ void GradBuckets::zeroGrads() {
 
 double GradBuckets::localGradNormSquared() const {
     double total = 0;
-    for (const Bucket& b : m_buckets) total += b.grads.double().pow(2).sum().item<double>();
+    for (const Bucket& b : m_buckets) total += b.grads.pow(2).sum(torch::kDouble).item<double>();
     return total;
 }
 

@@ -4,16 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
-#include <spawn.h>
-#include <stdexcept>
-#include <sys/wait.h>
-#include <unistd.h>
 
-extern char** environ;
 namespace fs = std::filesystem;
 
 namespace parallax::testing {
@@ -35,31 +28,6 @@ std::string WorkerRun::lastCheckpoint() const {
     return *std::max_element(complete.begin(), complete.end());
 }
 
-TempDir::TempDir() {
-    std::random_device rd;
-    const fs::path p = fs::temp_directory_path() / ("parallax-test-" + std::to_string(getpid()) + "-" +
-                                                    std::to_string(rd()));
-    fs::create_directories(p);
-    m_path = p.string();
-}
-
-TempDir::~TempDir() {
-    std::error_code ec;
-    fs::remove_all(m_path, ec);
-}
-
-std::string buildDir() {
-    const char* v = std::getenv("PARALLAX_BUILD_DIR");
-    if (!v) throw std::runtime_error("PARALLAX_BUILD_DIR is not set; run the tests through ctest");
-    return v;
-}
-
-std::string sourceDir() {
-    const char* v = std::getenv("PARALLAX_SOURCE_DIR");
-    if (!v) throw std::runtime_error("PARALLAX_SOURCE_DIR is not set; run the tests through ctest");
-    return v;
-}
-
 std::string workerPath() {
     return buildDir() + "/app/parallax-worker";
 }
@@ -76,37 +44,11 @@ WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& r
                                      "-x", "OMP_NUM_THREADS=1", workerPath(), "--spec", specPath, "--run-dir", runDir,
                                      "--threads", "1"};
     args.insert(args.end(), extraArgs.begin(), extraArgs.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    int pipeFd[2];
-    if (pipe(pipeFd) != 0) throw std::runtime_error("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipeFd[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, pipeFd[1], 2);
-    posix_spawn_file_actions_addclose(&actions, pipeFd[0]);
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, "mpirun", &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(pipeFd[1]);
-    if (rc != 0) {
-        close(pipeFd[0]);
-        throw std::runtime_error("cannot start mpirun (install openmpi-bin)");
-    }
+    const ProcessResult result = runProcess(args);
     WorkerRun run;
     run.runDir = runDir;
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(pipeFd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0) run.output.append(buf, static_cast<size_t>(n));
-    close(pipeFd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.exitCode = result.exitCode;
+    run.output = result.output;
 
     size_t start = 0;
     while (start < run.output.size()) {

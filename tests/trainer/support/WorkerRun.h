@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/telemetry/Events.h"
+#include "tests/support/Process.h"
 
 #include <map>
 #include <string>
@@ -23,21 +24,6 @@ struct WorkerRun {
     std::string lastCheckpoint() const; // newest complete checkpoint folder, or ""
 };
 
-// A scratch folder removed at destruction.
-class TempDir {
-public:
-    TempDir();
-    ~TempDir();
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const std::string& path() const { return m_path; }
-
-private:
-    std::string m_path;
-};
-
-std::string buildDir();   // PARALLAX_BUILD_DIR
-std::string sourceDir();  // PARALLAX_SOURCE_DIR
 std::string workerPath(); // <build>/app/parallax-worker
 
 // Writes `specToml` into `runDir` and runs `ranks` workers under mpirun (--oversubscribe, one thread

@@ -44,7 +44,8 @@ TEST(Resume, StopAtTenAndResumeGivesTheStraightLosses) {
     EXPECT_EQ(second.steps.front().step, 10);
 
     std::vector<double> joined = first.losses();
-    joined.insert(joined.end(), second.losses().begin(), second.losses().end());
+    const std::vector<double> rest = second.losses();
+    joined.insert(joined.end(), rest.begin(), rest.end());
     EXPECT_EQ(joined, straight.losses()) << "resume must reproduce the straight run bit for bit";
 }
 
