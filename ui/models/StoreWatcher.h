@@ -85,7 +85,8 @@ signals:
 
 private:
     // Runs on the watcher's thread; `deliver` posts a function back to this object's thread.
-    void post(std::function<void(const RunStore&)> job);
+    // `job` gets nullptr and the reason when the store cannot be opened.
+    void post(std::function<void(const RunStore*, const QString&)> job);
     void deliver(std::function<void()> fn);
 
     QString m_path;
@@ -104,9 +105,10 @@ void StoreWatcher::read(QObject* context, std::function<Result(const RunStore&)>
     QPointer<QObject> guard(context);
     ++m_pendingReads;
     post([this, guard, job = std::move(job), done = std::move(done),
-          failed = std::move(failed)](const RunStore& store) {
+          failed = std::move(failed)](const RunStore* store, const QString& openError) {
         try {
-            auto result = std::make_shared<Result>(job(store));
+            if (!store) throw StoreError(openError.toStdString());
+            auto result = std::make_shared<Result>(job(*store));
             deliver([this, guard, done, result] {
                 --m_pendingReads;
                 if (guard && done) done(std::move(*result));

@@ -5,6 +5,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include <string>
 #include <vector>
 
 class QCheckBox;

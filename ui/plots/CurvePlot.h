@@ -15,6 +15,7 @@
 class QCustomPlot;
 class QCPGraph;
 class QMouseEvent;
+class QShowEvent;
 class QWheelEvent;
 
 namespace parallax {
@@ -78,6 +79,11 @@ public:
 signals:
     // The user panned or zoomed the x axis (not emitted for setXRange()).
     void userRangeChanged(double lo, double hi);
+    // The user double-clicked to fit everything again.
+    void viewReset();
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
     struct Curve {
@@ -110,6 +116,7 @@ private:
     bool m_follow = true;
     bool m_fitY = true;
     bool m_settingRange = false; // the range change comes from code, not the user
+    bool m_dirty = false;        // data changed since the last replot
     QString m_valueLabel;
     DecimatedPoints m_scratch;
     QTimer m_redrawTimer;

@@ -1,0 +1,139 @@
+#include "ui/models/RunSnapshot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace parallax {
+
+namespace {
+
+MetricSmoothing defaultLossSmoothing() {
+    MetricSmoothing s;
+    s.kind = MetricSmoothing::Kind::Ema;
+    s.emaWeight = 0.9;
+    return s;
+}
+
+} // namespace
+
+RunSnapshot::RunSnapshot()
+    : m_loss(std::make_shared<MetricSeries>(defaultLossSmoothing())),
+      m_lr(std::make_shared<MetricSeries>()),
+      m_gradNorm(std::make_shared<MetricSeries>()),
+      m_tokensPerSecond(std::make_shared<MetricSeries>()),
+      m_stepMs(std::make_shared<MetricSeries>()) {}
+
+void RunSnapshot::clear() {
+    m_record.reset();
+    m_runStart.reset();
+    m_last.reset();
+    m_window.clear();
+    m_firstNonFinite.reset();
+    for (const auto& s : {m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs}) s->clear();
+}
+
+void RunSnapshot::setRecord(const RunRecord& record) {
+    m_record = record;
+    // Wall time on the curves counts from the run's start, the same for every metric.
+    if (record.started_at > 0) {
+        for (const auto& s : {m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs}) {
+            s->setTimeOrigin(record.started_at);
+        }
+    }
+}
+
+void RunSnapshot::setRunStart(const RunStartEvent& start) { m_runStart = start; }
+
+void RunSnapshot::setLossSmoothing(const MetricSmoothing& smoothing) { m_loss->setSmoothing(smoothing); }
+
+void RunSnapshot::addMetrics(const std::vector<StepEvent>& rows, bool reset) {
+    if (reset) {
+        m_last.reset();
+        m_window.clear();
+        m_firstNonFinite.reset();
+        for (const auto& s : {m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs}) {
+            s->clear();
+            if (m_record && m_record->started_at > 0) s->setTimeOrigin(m_record->started_at);
+            s->reserve(rows.size());
+        }
+    }
+    for (const StepEvent& e : rows) add(e);
+}
+
+void RunSnapshot::add(const StepEvent& e) {
+    if (m_last && e.step <= m_last->step) return; // already have it
+    const double step = static_cast<double>(e.step);
+    const double tokens = static_cast<double>(e.tokens);
+    m_loss->append(step, e.t, tokens, e.loss);
+    m_lr->append(step, e.t, tokens, e.lr);
+    m_gradNorm->append(step, e.t, tokens, e.grad_norm);
+    m_tokensPerSecond->append(step, e.t, tokens, e.tokens_per_s);
+    m_stepMs->append(step, e.t, tokens, e.step_ms);
+    if (!std::isfinite(e.loss) && !m_firstNonFinite) m_firstNonFinite = e.step;
+    m_last = e;
+    m_window.push_back(e);
+    if (m_window.size() > kWindowSteps) m_window.pop_front();
+}
+
+int64_t RunSnapshot::stepsDone() const {
+    if (m_last) return m_last->step + 1;
+    if (m_record && m_record->last_step >= 0) return m_record->last_step + 1;
+    return 0;
+}
+
+int64_t RunSnapshot::stepsTotal() const { return m_record ? m_record->steps_total : 0; }
+
+std::optional<double> RunSnapshot::progress() const {
+    const int64_t total = stepsTotal();
+    if (total <= 0) return std::nullopt;
+    return std::clamp(static_cast<double>(stepsDone()) / static_cast<double>(total), 0.0, 1.0);
+}
+
+std::optional<double> RunSnapshot::stepsPerSecond() const {
+    if (m_window.size() < 2) return std::nullopt;
+    const StepEvent& a = m_window.front();
+    const StepEvent& b = m_window.back();
+    const double dt = b.t - a.t;
+    if (!(dt > 0) || b.step <= a.step) return std::nullopt;
+    return static_cast<double>(b.step - a.step) / dt;
+}
+
+std::optional<double> RunSnapshot::etaSeconds() const {
+    if (!m_record || m_record->state != RunState::Running) return std::nullopt;
+    const std::optional<double> rate = stepsPerSecond();
+    const int64_t total = stepsTotal();
+    if (!rate || total <= 0) return std::nullopt;
+    return static_cast<double>(std::max<int64_t>(0, total - stepsDone())) / *rate;
+}
+
+void RunSnapshot::setStragglerThreshold(double fraction) { m_stragglerThreshold = std::max(0.0, fraction); }
+
+std::optional<RunSnapshot::Straggler> RunSnapshot::straggler() const {
+    // One slow step is noise (a checkpoint, a page fault); a rank that is slowest in most of
+    // the window by a steady margin is a straggler.
+    std::vector<double> spreads;
+    std::map<int, int> slowest;
+    for (const StepEvent& e : m_window) {
+        if (!(e.step_ms_min > 0) || !std::isfinite(e.step_ms_max)) continue;
+        spreads.push_back((e.step_ms_max - e.step_ms_min) / e.step_ms_min);
+        ++slowest[e.slowest_rank];
+    }
+    // Half a window at least, so that the first steps (warm-up, compilation) alone do not judge.
+    if (spreads.size() < std::max<size_t>(3, kWindowSteps / 2)) return std::nullopt;
+    std::nth_element(spreads.begin(), spreads.begin() + spreads.size() / 2, spreads.end());
+    const double median = spreads[spreads.size() / 2];
+    if (median <= m_stragglerThreshold) return std::nullopt;
+    const auto top = std::max_element(slowest.begin(), slowest.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    // Without one rank standing out the spread is spread-out noise, not a straggler.
+    if (top->second * 2 <= static_cast<int>(spreads.size())) return std::nullopt;
+    Straggler s;
+    s.rank = top->first;
+    s.spread = median;
+    s.slowestSteps = top->second;
+    s.windowSteps = static_cast<int>(spreads.size());
+    return s;
+}
+
+} // namespace parallax

@@ -1,0 +1,209 @@
+#include "ui/models/StoreWatcherWorker.h"
+
+#include "ui/models/StoreWatcher.h"
+
+#include <QTimer>
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+namespace parallax {
+
+namespace {
+
+// Samples of different ranks reach the store through different output pipes, so one written
+// after another may carry an earlier time. Each poll re-reads this much before the newest sample
+// seen and keeps, per rank, only what is newer than that rank's last sample.
+constexpr double kDeviceLagSeconds = 2.0;
+
+bool sameRecord(const RunRecord& a, const RunRecord& b) {
+    return a.id == b.id && a.name == b.name && a.spec_toml == b.spec_toml && a.state == b.state &&
+           a.created_at == b.created_at && a.started_at == b.started_at &&
+           a.ended_at == b.ended_at && a.hosts == b.hosts && a.world_size == b.world_size &&
+           a.exit_code == b.exit_code && a.exit_reason == b.exit_reason &&
+           a.supervisor_pid == b.supervisor_pid && a.supervisor_host == b.supervisor_host &&
+           a.parent_run == b.parent_run && a.tags == b.tags && a.notes == b.notes &&
+           a.run_dir == b.run_dir && a.launch_command == b.launch_command &&
+           a.model_kind == b.model_kind && a.layout == b.layout && a.params == b.params &&
+           a.steps_total == b.steps_total && a.last_step == b.last_step &&
+           a.last_loss == b.last_loss && a.tokens_per_s == b.tokens_per_s && a.mfu == b.mfu;
+}
+
+bool sameRuns(const std::vector<RunRecord>& a, const std::vector<RunRecord>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), sameRecord);
+}
+
+} // namespace
+
+StoreWatcherWorker::StoreWatcherWorker(QString storePath, int intervalMs)
+    : m_path(std::move(storePath)), m_interval(intervalMs) {}
+
+StoreWatcherWorker::~StoreWatcherWorker() = default;
+
+void StoreWatcherWorker::start() {
+    m_timer = new QTimer(this);
+    m_timer->setTimerType(Qt::PreciseTimer);
+    connect(m_timer, &QTimer::timeout, this, [this] { poll(false); });
+    m_timer->start(m_interval);
+    poll(true);
+}
+
+void StoreWatcherWorker::setInterval(int milliseconds) {
+    m_interval = std::max(1, milliseconds);
+    if (m_timer) m_timer->start(m_interval);
+}
+
+void StoreWatcherWorker::watch(qint64 run) {
+    Watched& w = m_watched[run];
+    ++w.refs;
+    w.reset = true;
+    poll(false);
+}
+
+void StoreWatcherWorker::unwatch(qint64 run) {
+    auto it = m_watched.find(run);
+    if (it != m_watched.end() && --it->second.refs <= 0) m_watched.erase(it);
+}
+
+bool StoreWatcherWorker::open() {
+    if (m_store) return true;
+    try {
+        m_store = std::make_unique<RunStore>(m_path.toStdString());
+        // A reader waits for a checkpoint or a migration briefly; a poll must not hang for long.
+        m_store->setBusyTimeout(2000);
+        return true;
+    } catch (const std::exception& e) {
+        reportError(QString::fromStdString(e.what()));
+        return false;
+    }
+}
+
+void StoreWatcherWorker::reportError(const QString& message) {
+    // A broken store fails every poll; say so once, not ten times a second.
+    if (message == m_lastError) return;
+    m_lastError = message;
+    emit storeError(message);
+}
+
+void StoreWatcherWorker::poll(bool force) {
+    if (!open()) return;
+    try {
+        const int64_t version = m_store->dataVersion();
+        const bool changed = !m_version || version != *m_version;
+        const bool resets = std::any_of(m_watched.begin(), m_watched.end(),
+                                        [](const auto& kv) { return kv.second.reset; });
+        if (changed) m_runsStale = true;
+        const bool runsDue = m_runsStale && (force || !m_runsKnown || !m_sinceRuns.isValid() ||
+                                             m_sinceRuns.elapsed() >= StoreWatcher::kRunsIntervalMs);
+        if (!changed && !force && !resets && !runsDue) return;
+        m_version = version;
+
+        if (runsDue) {
+            std::vector<RunRecord> runs = m_store->listRuns();
+            m_runsStale = false;
+            m_sinceRuns.start();
+            if (!m_runsKnown || !sameRuns(runs, m_runs)) {
+                m_runs = std::move(runs);
+                m_runsKnown = true;
+                emit runsChanged(m_runs);
+            }
+        }
+        bool more = false;
+        for (auto& [id, w] : m_watched) {
+            if (changed || force || w.reset) more = pollRun(id, w) || more;
+        }
+        m_lastError.clear();
+        emit polled(version);
+        if (more) QTimer::singleShot(0, this, [this] { poll(true); });
+    } catch (const std::exception& e) {
+        reportError(QString::fromStdString(e.what()));
+    }
+}
+
+bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
+    const bool reset = w.reset;
+    w.reset = false;
+    const std::optional<RunRecord> record = m_store->run(id);
+    if (!record) return false; // deleted, or not created yet
+    if (reset || !w.record || !sameRecord(*record, *w.record)) {
+        w.record = record;
+        emit runChanged(*record);
+    }
+    if (reset) {
+        w.runStartSent = false;
+        w.lastStep = -1;
+        w.lastDeviceT = 0;
+        w.lastRankT.clear();
+        w.lastSpanStep = -1;
+    }
+    if (!w.runStartSent) {
+        if (std::optional<RunStartEvent> start = m_store->runStart(id)) {
+            w.runStartSent = true;
+            emit runStartLoaded(id, *start);
+        }
+    }
+
+    std::vector<StepEvent> metrics = m_store->metrics(id, w.lastStep);
+    if (!metrics.empty()) w.lastStep = metrics.back().step;
+    if (reset || !metrics.empty()) emit metricsAdded(id, metrics, reset);
+
+    std::vector<DeviceEvent> samples =
+        m_store->deviceSamples(id, reset ? 0.0 : std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
+    if (!reset) {
+        samples.erase(std::remove_if(samples.begin(), samples.end(),
+                                     [&](const DeviceEvent& e) {
+                                         auto it = w.lastRankT.find(e.rank);
+                                         return it != w.lastRankT.end() && e.t <= it->second;
+                                     }),
+                      samples.end());
+    }
+    for (const DeviceEvent& e : samples) {
+        double& last = w.lastRankT[e.rank];
+        last = std::max(last, e.t);
+        w.lastDeviceT = std::max(w.lastDeviceT, e.t);
+    }
+    if (reset || !samples.empty()) emit deviceSamplesAdded(id, samples, reset);
+
+    // The newest step's spans may still be arriving from some ranks.
+    const std::vector<int64_t> steps = m_store->spanSteps(id);
+    const bool ended = RunState::isTerminal(record->state);
+    std::vector<SpanEvent> spans;
+    for (int64_t step : steps) {
+        if (step <= w.lastSpanStep || (!ended && step == steps.back())) continue;
+        std::vector<SpanEvent> s = m_store->spans(id, step);
+        spans.insert(spans.end(), s.begin(), s.end());
+        w.lastSpanStep = step;
+    }
+    if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
+
+    bool more = false;
+    if (reset) {
+        LogQuery last;
+        last.limit = 1;
+        last.descending = true;
+        const std::vector<LogRow> rows = m_store->logs(id, last);
+        w.lastLogId = rows.empty() ? 0 : rows.front().id;
+    } else {
+        LogQuery q;
+        q.after_id = w.lastLogId;
+        q.limit = StoreWatcher::kMaxLogRowsPerPoll;
+        std::vector<LogRow> rows = m_store->logs(id, q);
+        if (!rows.empty()) {
+            w.lastLogId = rows.back().id;
+            more = static_cast<int64_t>(rows.size()) == q.limit;
+            emit logsAdded(id, rows);
+        }
+    }
+    return more;
+}
+
+void StoreWatcherWorker::runJob(const std::function<void(const RunStore*, const QString&)>& job) {
+    if (!open()) {
+        job(nullptr, m_lastError);
+        return;
+    }
+    job(m_store.get(), QString());
+}
+
+} // namespace parallax

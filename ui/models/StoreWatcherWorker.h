@@ -1,0 +1,79 @@
+#pragma once
+
+#include "core/store/RunStore.h"
+#include "core/store/StoreTypes.h"
+#include "core/telemetry/Events.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace parallax {
+
+// StoreWatcher's half that lives in its thread: owns that thread's RunStore connection, polls on
+// a timer and runs read jobs. Its signals reach StoreWatcher through queued connections.
+class StoreWatcherWorker : public QObject {
+    Q_OBJECT
+public:
+    StoreWatcherWorker(QString storePath, int intervalMs);
+    ~StoreWatcherWorker() override;
+
+    // All of these run in the worker's thread (StoreWatcher invokes them queued).
+    void start();
+    void setInterval(int milliseconds);
+    void watch(qint64 run);
+    void unwatch(qint64 run);
+    void poll(bool force);
+    // `job` gets nullptr and the reason when the store cannot be opened.
+    void runJob(const std::function<void(const RunStore*, const QString&)>& job);
+
+signals:
+    void runsChanged(const std::vector<parallax::RunRecord>& runs);
+    void runChanged(const parallax::RunRecord& run);
+    void runStartLoaded(qint64 run, const parallax::RunStartEvent& start);
+    void metricsAdded(qint64 run, const std::vector<parallax::StepEvent>& rows, bool reset);
+    void deviceSamplesAdded(qint64 run, const std::vector<parallax::DeviceEvent>& rows, bool reset);
+    void spansAdded(qint64 run, const std::vector<parallax::SpanEvent>& rows, bool reset);
+    void logsAdded(qint64 run, const std::vector<parallax::LogRow>& rows);
+    void polled(qint64 dataVersion);
+    void storeError(const QString& message);
+
+private:
+    struct Watched {
+        int refs = 0;
+        bool reset = true;          // send the whole history on the next poll
+        std::optional<RunRecord> record;
+        bool runStartSent = false;
+        int64_t lastStep = -1;
+        double lastDeviceT = 0;
+        std::map<int, double> lastRankT; // per rank: its newest sample's time
+        int64_t lastSpanStep = -1;
+        int64_t lastLogId = 0;
+    };
+
+    bool open();
+    // Returns whether more rows are waiting (a log burst larger than one poll takes).
+    bool pollRun(qint64 id, Watched& w);
+    void reportError(const QString& message);
+
+    QString m_path;
+    int m_interval;
+    std::unique_ptr<RunStore> m_store;
+    QTimer* m_timer = nullptr;
+    std::map<qint64, Watched> m_watched;
+    std::optional<int64_t> m_version;
+    std::vector<RunRecord> m_runs;
+    bool m_runsKnown = false;
+    bool m_runsStale = true;  // the store changed since the runs list was read
+    QElapsedTimer m_sinceRuns;
+    QString m_lastError;
+};
+
+} // namespace parallax

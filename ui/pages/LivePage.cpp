@@ -1,0 +1,435 @@
+#include "ui/pages/LivePage.h"
+
+#include "ui/models/DeviceGridModel.h"
+#include "ui/models/StoreWatcher.h"
+#include "ui/plots/CurvePlot.h"
+#include "ui/plots/HeatMapPlot.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QProcess>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <climits>
+
+namespace parallax {
+
+namespace {
+
+QString formatDuration(double seconds) {
+    const qint64 s = static_cast<qint64>(std::llround(std::max(0.0, seconds)));
+    if (s >= 86400) return QObject::tr("%1d %2h").arg(s / 86400).arg((s % 86400) / 3600);
+    if (s >= 3600) return QObject::tr("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+    if (s >= 60) return QObject::tr("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QObject::tr("%1s").arg(s);
+}
+
+QString formatRate(double v) {
+    if (!std::isfinite(v)) return QStringLiteral("-");
+    if (v >= 1e9) return QString::number(v / 1e9, 'f', 2) + QLatin1Char('G');
+    if (v >= 1e6) return QString::number(v / 1e6, 'f', 2) + QLatin1Char('M');
+    if (v >= 1e3) return QString::number(v / 1e3, 'f', 1) + QLatin1Char('k');
+    return QString::number(v, 'f', 0);
+}
+
+QColor stateColor(const std::string& state) {
+    if (state == RunState::Running) return QColor(0x1e, 0x88, 0xe5);
+    if (state == RunState::Succeeded) return QColor(0x2e, 0x7d, 0x32);
+    if (state == RunState::Failed || state == RunState::Lost) return QColor(0xc6, 0x28, 0x28);
+    if (state == RunState::Stopped) return QColor(0x6d, 0x4c, 0x41);
+    return QColor(0x75, 0x75, 0x75);
+}
+
+} // namespace
+
+LivePage::LivePage(StoreWatcher* watcher, QWidget* parent)
+    : QWidget(parent), m_watcher(watcher),
+      m_cli(QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("parallax-cli"))) {
+    m_devices = new DeviceGridModel(this);
+    buildUi();
+    m_refreshTimer.setSingleShot(true);
+    m_refreshTimer.setInterval(CurvePlot::kRedrawIntervalMs);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &LivePage::refreshLabels);
+    if (m_watcher) {
+        connect(m_watcher, &StoreWatcher::runChanged, this, &LivePage::onRunChanged);
+        connect(m_watcher, &StoreWatcher::runStartLoaded, this, &LivePage::onRunStart);
+        connect(m_watcher, &StoreWatcher::metricsAdded, this, &LivePage::onMetrics);
+        connect(m_watcher, &StoreWatcher::deviceSamplesAdded, this, &LivePage::onDevices);
+    }
+    refreshLabels();
+}
+
+LivePage::~LivePage() {
+    if (m_watcher && m_run > 0) m_watcher->unwatch(m_run);
+}
+
+void LivePage::buildUi() {
+    auto* root = new QVBoxLayout(this);
+
+    // Header: what the run is doing and how far along it is.
+    auto* header = new QHBoxLayout;
+    m_title = new QLabel(this);
+    QFont titleFont = m_title->font();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.3);
+    titleFont.setBold(true);
+    m_title->setFont(titleFont);
+    m_state = new QLabel(this);
+    m_state->setAlignment(Qt::AlignCenter);
+    m_state->setMinimumWidth(80);
+    m_progress = new QProgressBar(this);
+    m_progress->setMinimumWidth(220);
+    m_progress->setTextVisible(true);
+    m_eta = new QLabel(this);
+    m_rate = new QLabel(this);
+    m_mfu = new QLabel(this);
+    m_stop = new QPushButton(tr("Stop"), this);
+    m_stop->setToolTip(tr("Ask the run's supervisor to stop the ranks (parallax-cli stop)"));
+    m_resume = new QPushButton(tr("Resume"), this);
+    m_resume->setToolTip(tr("Start a new run from this run's last checkpoint (parallax-cli resume --detach)"));
+    connect(m_stop, &QPushButton::clicked, this, &LivePage::stopRun);
+    connect(m_resume, &QPushButton::clicked, this, &LivePage::resumeRun);
+    header->addWidget(m_title);
+    header->addWidget(m_state);
+    header->addWidget(m_progress, 1);
+    header->addWidget(m_eta);
+    header->addWidget(m_rate);
+    header->addWidget(m_mfu);
+    header->addWidget(m_stop);
+    header->addWidget(m_resume);
+    root->addLayout(header);
+
+    m_straggler = new QLabel(this);
+    m_straggler->setStyleSheet(QStringLiteral(
+        "QLabel { background: #fff3e0; color: #e65100; border: 1px solid #ffb74d; padding: 4px; }"));
+    m_straggler->setCursor(Qt::PointingHandCursor);
+    m_straggler->installEventFilter(this);
+    m_straggler->hide();
+    root->addWidget(m_straggler);
+    m_lossWarning = new QLabel(this);
+    m_lossWarning->setStyleSheet(QStringLiteral(
+        "QLabel { background: #ffebee; color: #b71c1c; border: 1px solid #e57373; padding: 4px; }"));
+    m_lossWarning->hide();
+    root->addWidget(m_lossWarning);
+    m_commandStatus = new QLabel(this);
+    m_commandStatus->setWordWrap(true);
+    m_commandStatus->hide();
+    root->addWidget(m_commandStatus);
+
+    // Curve controls, shared by the four plots.
+    auto* controls = new QHBoxLayout;
+    m_axis = new QComboBox(this);
+    m_axis->addItem(tr("Step"));
+    m_axis->addItem(tr("Wall time"));
+    m_axis->addItem(tr("Tokens"));
+    connect(m_axis, qOverload<int>(&QComboBox::currentIndexChanged), this, &LivePage::setAxis);
+    m_logLoss = new QCheckBox(tr("Log scale"), this);
+    m_smoothing = new QSpinBox(this);
+    m_smoothing->setRange(0, 99);
+    m_smoothing->setValue(90);
+    m_smoothing->setSuffix(QStringLiteral("%"));
+    m_smoothing->setToolTip(tr("Weight of the exponential moving average drawn over the raw loss "
+                               "(0: off), computed on every step"));
+    connect(m_smoothing, qOverload<int>(&QSpinBox::valueChanged), this, &LivePage::setLossSmoothing);
+    controls->addWidget(new QLabel(tr("x axis"), this));
+    controls->addWidget(m_axis);
+    controls->addWidget(m_logLoss);
+    controls->addWidget(new QLabel(tr("Loss smoothing"), this));
+    controls->addWidget(m_smoothing);
+    controls->addStretch(1);
+    auto* hint = new QLabel(tr("drag/wheel: x · Shift: y · double-click: fit"), this);
+    hint->setEnabled(false);
+    controls->addWidget(hint);
+    root->addLayout(controls);
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    auto* plots = new QWidget(splitter);
+    auto* grid = new QGridLayout(plots);
+    grid->setContentsMargins(0, 0, 0, 0);
+    m_lossPlot = new CurvePlot(plots);
+    m_lossPlot->setTitle(tr("Loss"));
+    m_lossPlot->addCurve(tr("loss"), m_snapshot.loss(), MetricChannel::Raw, QColor(30, 136, 229, 90), 1.0);
+    m_lossPlot->addCurve(tr("loss (smoothed)"), m_snapshot.loss(), MetricChannel::Smoothed, QColor(21, 101, 192), 2.0);
+    m_lossPlot->setLegendVisible(true);
+    m_lrPlot = new CurvePlot(plots);
+    m_lrPlot->setTitle(tr("Learning rate"));
+    m_lrPlot->addCurve(tr("lr"), m_snapshot.learningRate(), MetricChannel::Raw, QColor(142, 36, 170), 1.5);
+    m_gradPlot = new CurvePlot(plots);
+    m_gradPlot->setTitle(tr("Gradient norm"));
+    m_gradPlot->addCurve(tr("grad norm"), m_snapshot.gradNorm(), MetricChannel::Raw, QColor(239, 108, 0), 1.2);
+    m_throughputPlot = new CurvePlot(plots);
+    m_throughputPlot->setTitle(tr("Throughput"));
+    m_throughputPlot->setValueLabel(tr("tokens/s"));
+    m_throughputPlot->addCurve(tr("tokens/s"), m_snapshot.tokensPerSecond(), MetricChannel::Raw, QColor(46, 125, 50), 1.2);
+    grid->addWidget(m_lossPlot, 0, 0);
+    grid->addWidget(m_lrPlot, 0, 1);
+    grid->addWidget(m_gradPlot, 1, 0);
+    grid->addWidget(m_throughputPlot, 1, 1);
+    const std::vector<CurvePlot*> all = {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot};
+    // Panning one plot pans them all, so that a spike lines up across metrics.
+    for (CurvePlot* p : all) {
+        connect(p, &CurvePlot::userRangeChanged, this, [all, p](double lo, double hi) {
+            for (CurvePlot* other : all) {
+                if (other != p) other->setXRange(lo, hi);
+            }
+        });
+        connect(p, &CurvePlot::viewReset, this, [all, p] {
+            for (CurvePlot* other : all) {
+                if (other != p) other->resetView();
+            }
+        });
+    }
+    connect(m_logLoss, &QCheckBox::toggled, this, [this](bool on) {
+        m_lossPlot->setLogScale(on);
+        m_gradPlot->setLogScale(on);
+    });
+
+    auto* devices = new QSplitter(Qt::Horizontal, splitter);
+    m_deviceView = new QTableView(devices);
+    m_deviceView->setModel(m_devices);
+    m_deviceView->setSelectionMode(QAbstractItemView::NoSelection);
+    m_deviceView->setWordWrap(true);
+    m_deviceView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_deviceView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_heatMap = new HeatMapPlot(devices);
+    m_heatMap->setModel(m_devices);
+    devices->addWidget(m_deviceView);
+    devices->addWidget(m_heatMap);
+    devices->setStretchFactor(0, 1);
+    devices->setStretchFactor(1, 2);
+    splitter->addWidget(plots);
+    splitter->addWidget(devices);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    root->addWidget(splitter, 1);
+}
+
+void LivePage::setRun(qint64 run) {
+    if (run == m_run) return;
+    if (m_watcher && m_run > 0) m_watcher->unwatch(m_run);
+    m_run = run;
+    m_snapshot.clear();
+    m_devices->clear();
+    m_shownStraggler.reset();
+    m_commandStatus->hide();
+    for (CurvePlot* p : {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot}) p->resetView();
+    if (m_watcher && m_run > 0) m_watcher->watch(m_run);
+    refreshLabels();
+}
+
+void LivePage::setCliProgram(const QString& program) { m_cli = program; }
+
+void LivePage::setStragglerThreshold(double fraction) {
+    m_snapshot.setStragglerThreshold(fraction);
+    scheduleRefresh();
+}
+
+void LivePage::onRunChanged(const RunRecord& record) {
+    if (record.id != m_run) return;
+    m_snapshot.setRecord(record);
+    scheduleRefresh();
+}
+
+void LivePage::onRunStart(qint64 run, const RunStartEvent& start) {
+    if (run != m_run) return;
+    m_snapshot.setRunStart(start);
+    scheduleRefresh();
+}
+
+void LivePage::onMetrics(qint64 run, const std::vector<StepEvent>& rows, bool reset) {
+    if (run != m_run) return;
+    m_snapshot.addMetrics(rows, reset);
+    for (CurvePlot* p : {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot}) p->dataChanged();
+    scheduleRefresh();
+}
+
+void LivePage::onDevices(qint64 run, const std::vector<DeviceEvent>& rows, bool reset) {
+    if (run != m_run) return;
+    m_devices->addSamples(rows, reset);
+}
+
+void LivePage::scheduleRefresh() {
+    if (!m_refreshTimer.isActive()) m_refreshTimer.start();
+}
+
+QString LivePage::stateText() const {
+    const auto& r = m_snapshot.record();
+    return r ? QString::fromStdString(r->state) : QString();
+}
+
+QString LivePage::progressText() const {
+    const int64_t total = m_snapshot.stepsTotal();
+    const int64_t done = m_snapshot.stepsDone();
+    if (total <= 0) return tr("step %1").arg(done);
+    return tr("step %1 / %2").arg(done).arg(total);
+}
+
+QString LivePage::stragglerText() const { return m_shownStraggler ? m_straggler->text() : QString(); }
+
+bool LivePage::stopEnabled() const { return m_stop->isEnabled(); }
+bool LivePage::resumeEnabled() const { return m_resume->isEnabled(); }
+
+void LivePage::refreshLabels() {
+    const auto& record = m_snapshot.record();
+    if (!record) {
+        m_title->setText(m_run > 0 ? tr("Run %1").arg(m_run) : tr("No run selected"));
+        m_state->clear();
+        m_state->setStyleSheet(QString());
+    } else {
+        m_title->setText(tr("%1 #%2").arg(QString::fromStdString(record->name)).arg(record->id));
+        m_state->setText(QString::fromStdString(record->state));
+        m_state->setStyleSheet(QStringLiteral("QLabel { color: white; background: %1; border-radius: 3px; padding: 2px 6px; }")
+                                   .arg(stateColor(record->state).name()));
+        if (!record->exit_reason.empty()) m_state->setToolTip(QString::fromStdString(record->exit_reason));
+    }
+
+    const int64_t total = m_snapshot.stepsTotal();
+    const int64_t done = m_snapshot.stepsDone();
+    m_progress->setRange(0, static_cast<int>(std::clamp<int64_t>(total > 0 ? total : 1, 1, INT_MAX)));
+    m_progress->setValue(static_cast<int>(std::clamp<int64_t>(done, 0, m_progress->maximum())));
+    const auto fraction = m_snapshot.progress();
+    m_progress->setFormat(fraction ? tr("%1 (%2%)").arg(progressText()).arg(*fraction * 100.0, 0, 'f', 1)
+                                   : progressText());
+
+    const auto eta = m_snapshot.etaSeconds();
+    const auto sps = m_snapshot.stepsPerSecond();
+    m_eta->setText(eta ? tr("ETA %1").arg(formatDuration(*eta)) : QString());
+    m_eta->setToolTip(sps ? tr("%1 steps/s over the last %2 steps").arg(*sps, 0, 'g', 3).arg(RunSnapshot::kWindowSteps)
+                          : QString());
+    const auto& last = m_snapshot.lastStep();
+    if (last) {
+        m_rate->setText(tr("%1 tok/s").arg(formatRate(last->tokens_per_s)));
+        m_rate->setToolTip(tr("step %1 ms on rank 0 (fastest rank %2 ms, slowest %3 ms on rank %4)")
+                               .arg(last->step_ms, 0, 'f', 1)
+                               .arg(last->step_ms_min, 0, 'f', 1)
+                               .arg(last->step_ms_max, 0, 'f', 1)
+                               .arg(last->slowest_rank));
+        m_mfu->setText(std::isfinite(last->mfu) ? tr("MFU %1%").arg(last->mfu * 100.0, 0, 'f', 1) : QString());
+        if (m_snapshot.runStart() && m_snapshot.runStart()->peak_flops > 0) {
+            m_mfu->setToolTip(tr("model FLOPs utilization against a dense peak of %1 TFLOP/s per device")
+                                  .arg(m_snapshot.runStart()->peak_flops / 1e12, 0, 'f', 1));
+        }
+    } else {
+        m_rate->clear();
+        m_mfu->clear();
+    }
+
+    m_shownStraggler = m_snapshot.straggler();
+    if (m_shownStraggler) {
+        QString where;
+        if (m_snapshot.runStart()) {
+            const auto& rs = *m_snapshot.runStart();
+            const size_t r = static_cast<size_t>(m_shownStraggler->rank);
+            if (r < rs.hosts.size()) where = QString::fromStdString(rs.hosts[r]);
+            if (r < rs.devices.size()) where += (where.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(rs.devices[r]);
+        }
+        m_straggler->setText(tr("Straggler: rank %1%2 was the slowest in %3 of the last %4 steps; "
+                                "step times differ by %5% (median). Click to see its log.")
+                                 .arg(m_shownStraggler->rank)
+                                 .arg(where.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(where))
+                                 .arg(m_shownStraggler->slowestSteps)
+                                 .arg(m_shownStraggler->windowSteps)
+                                 .arg(m_shownStraggler->spread * 100.0, 0, 'f', 0));
+        m_straggler->show();
+    } else {
+        m_straggler->hide();
+        m_straggler->clear();
+    }
+
+    if (const auto bad = m_snapshot.firstNonFiniteLossStep()) {
+        m_lossWarning->setText(tr("The loss is not a number from step %1 on (NaN or infinite).").arg(*bad));
+        m_lossWarning->show();
+    } else {
+        m_lossWarning->hide();
+    }
+
+    const bool busy = m_process && m_process->state() != QProcess::NotRunning;
+    const std::string state = record ? record->state : std::string();
+    m_stop->setEnabled(!busy && (state == RunState::Running || state == RunState::Queued));
+    m_resume->setEnabled(!busy && (state == RunState::Stopped || state == RunState::Failed ||
+                                   state == RunState::Lost));
+}
+
+void LivePage::stopRun() {
+    if (m_run > 0) runCli({QStringLiteral("stop"), QString::number(m_run)});
+}
+
+void LivePage::resumeRun() {
+    if (m_run > 0) runCli({QStringLiteral("resume"), QString::number(m_run), QStringLiteral("--detach")});
+}
+
+void LivePage::runCli(const QStringList& arguments) {
+    if (m_process && m_process->state() != QProcess::NotRunning) return;
+    auto* process = new QProcess(this);
+    m_process = process;
+    process->setProgram(m_cli);
+    process->setArguments(arguments);
+    process->setProcessChannelMode(QProcess::MergedChannels);
+    const QString what = QStringLiteral("parallax-cli ") + arguments.join(QLatin1Char(' '));
+    connect(process, &QProcess::finished, this, [this, process, arguments, what](int code, QProcess::ExitStatus status) {
+        const QString output = QString::fromLocal8Bit(process->readAll()).trimmed();
+        const bool ok = status == QProcess::NormalExit && code == 0;
+        m_commandStatus->setText(ok ? tr("%1: done. %2").arg(what, output)
+                                    : tr("%1 failed (exit %2): %3").arg(what).arg(code).arg(output));
+        m_commandStatus->setStyleSheet(ok ? QString() : QStringLiteral("QLabel { color: #c62828; }"));
+        m_commandStatus->show();
+        process->deleteLater();
+        if (m_watcher) m_watcher->pollNow();
+        emit commandFinished(arguments, ok, output);
+        refreshLabels();
+    });
+    connect(process, &QProcess::errorOccurred, this, [this, process, arguments, what](QProcess::ProcessError error) {
+        if (error != QProcess::FailedToStart) return;
+        const QString message = tr("cannot start %1 (%2): %3. It is expected beside the console; "
+                                   "build the parallax-cli target.")
+                                    .arg(m_cli, what, process->errorString());
+        m_commandStatus->setText(message);
+        m_commandStatus->setStyleSheet(QStringLiteral("QLabel { color: #c62828; }"));
+        m_commandStatus->show();
+        process->deleteLater();
+        emit commandFinished(arguments, false, message);
+        refreshLabels();
+    });
+    m_commandStatus->setText(tr("%1 ...").arg(what));
+    m_commandStatus->setStyleSheet(QString());
+    m_commandStatus->show();
+    process->start();
+    refreshLabels();
+}
+
+void LivePage::setAxis(int index) {
+    const MetricAxis axis = index == 1 ? MetricAxis::Time : index == 2 ? MetricAxis::Tokens : MetricAxis::Step;
+    for (CurvePlot* p : {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot}) p->setAxis(axis);
+}
+
+void LivePage::setLossSmoothing() {
+    MetricSmoothing s;
+    const int w = m_smoothing->value();
+    s.kind = w > 0 ? MetricSmoothing::Kind::Ema : MetricSmoothing::Kind::None;
+    s.emaWeight = w / 100.0;
+    m_snapshot.setLossSmoothing(s);
+    m_lossPlot->dataChanged();
+}
+
+bool LivePage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_straggler && event->type() == QEvent::MouseButtonRelease && m_shownStraggler) {
+        emit showRankLogs(m_run, m_shownStraggler->rank);
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace parallax

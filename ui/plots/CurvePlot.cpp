@@ -1,0 +1,340 @@
+#include "ui/plots/CurvePlot.h"
+
+#include <qcustomplot.h>
+
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace parallax {
+
+namespace {
+
+// Lets `flag` say "this change comes from code" for the duration of a scope.
+class FlagGuard {
+public:
+    explicit FlagGuard(bool& flag) : m_flag(flag), m_old(flag) { m_flag = true; }
+    ~FlagGuard() { m_flag = m_old; }
+
+private:
+    bool& m_flag;
+    bool m_old;
+};
+
+QString axisTitle(MetricAxis axis) {
+    switch (axis) {
+    case MetricAxis::Step:
+        return QObject::tr("step");
+    case MetricAxis::Time:
+        return QObject::tr("elapsed (h:m:s)");
+    case MetricAxis::Tokens:
+        return QObject::tr("tokens");
+    }
+    return QString();
+}
+
+} // namespace
+
+CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    setMinimumSize(200, 140);
+
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+    m_plot->setNoAntialiasingOnDrag(true);
+    m_plot->setPlottingHint(QCP::phCacheLabels, true);
+    m_plot->legend->setVisible(false);
+    m_plot->legend->setBrush(QBrush(QColor(255, 255, 255, 200)));
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_plot->xAxis->setNumberFormat(QStringLiteral("gb"));
+    m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
+    applyAxisLabels();
+
+    connect(m_plot, &QCustomPlot::beforeReplot, this, &CurvePlot::beforeReplot);
+    connect(m_plot, &QCustomPlot::afterReplot, this, [this] {
+        ++m_replots;
+        m_dirty = false;
+        m_sinceReplot.start();
+    });
+    connect(m_plot, &QCustomPlot::mousePress, this, &CurvePlot::onMousePress);
+    connect(m_plot, &QCustomPlot::mouseWheel, this, &CurvePlot::onMouseWheel);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &CurvePlot::onMouseMove);
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
+        resetView();
+        emit viewReset();
+    });
+    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            &CurvePlot::onXRangeChanged);
+    connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+        if (!m_settingRange) m_fitY = false;
+    });
+
+    m_redrawTimer.setSingleShot(true);
+    connect(&m_redrawTimer, &QTimer::timeout, this, &CurvePlot::redrawNow);
+}
+
+CurvePlot::~CurvePlot() = default;
+
+int CurvePlot::addCurve(const QString& name, std::shared_ptr<const MetricSeries> series,
+                        MetricChannel channel, const QColor& color, double width) {
+    Curve c;
+    c.id = m_nextId++;
+    c.name = name;
+    c.series = std::move(series);
+    c.channel = channel;
+    c.graph = m_plot->addGraph();
+    c.graph->setName(name);
+    c.graph->setPen(QPen(color, width));
+    // Decimation already leaves about two points per pixel column; QCustomPlot need not sample.
+    c.graph->setAdaptiveSampling(false);
+    m_curves.push_back(std::move(c));
+    scheduleRedraw();
+    return m_curves.back().id;
+}
+
+void CurvePlot::removeCurve(int id) {
+    auto it = std::find_if(m_curves.begin(), m_curves.end(), [id](const Curve& c) { return c.id == id; });
+    if (it == m_curves.end()) return;
+    m_plot->removeGraph(it->graph);
+    m_curves.erase(it);
+    scheduleRedraw();
+}
+
+void CurvePlot::clearCurves() {
+    m_plot->clearGraphs();
+    m_curves.clear();
+    scheduleRedraw();
+}
+
+void CurvePlot::setCurveVisible(int id, bool visible) {
+    for (Curve& c : m_curves) {
+        if (c.id != id) continue;
+        c.visible = visible;
+        c.graph->setVisible(visible);
+        c.graph->removeFromLegend();
+        if (visible) c.graph->addToLegend();
+    }
+    scheduleRedraw();
+}
+
+void CurvePlot::setTitle(const QString& title) {
+    QCPTextElement* element = nullptr;
+    if (m_plot->plotLayout()->rowCount() > 1) {
+        element = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0));
+    }
+    if (!element) {
+        m_plot->plotLayout()->insertRow(0);
+        element = new QCPTextElement(m_plot, title, QFont(font().family(), font().pointSize(), QFont::Bold));
+        m_plot->plotLayout()->addElement(0, 0, element);
+    }
+    element->setText(title);
+    scheduleRedraw();
+}
+
+void CurvePlot::setValueLabel(const QString& label) {
+    m_valueLabel = label;
+    applyAxisLabels();
+    scheduleRedraw();
+}
+
+void CurvePlot::setLegendVisible(bool visible) {
+    m_plot->legend->setVisible(visible);
+    scheduleRedraw();
+}
+
+void CurvePlot::applyAxisLabels() {
+    m_plot->xAxis->setLabel(axisTitle(m_axis));
+    m_plot->yAxis->setLabel(m_valueLabel);
+    if (m_axis == MetricAxis::Time) {
+        auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
+        ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
+        m_plot->xAxis->setTicker(ticker);
+    } else {
+        m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    }
+}
+
+void CurvePlot::setAxis(MetricAxis axis) {
+    if (axis == m_axis) return;
+    m_axis = axis;
+    applyAxisLabels();
+    resetView();
+}
+
+void CurvePlot::setLogScale(bool on) {
+    if (on == m_logScale) return;
+    m_logScale = on;
+    FlagGuard guard(m_settingRange);
+    if (on) {
+        m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    } else {
+        m_plot->yAxis->setScaleType(QCPAxis::stLinear);
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    }
+    m_fitY = true;
+    scheduleRedraw();
+}
+
+double CurvePlot::xLower() const { return m_plot->xAxis->range().lower; }
+double CurvePlot::xUpper() const { return m_plot->xAxis->range().upper; }
+
+void CurvePlot::setXRange(double lo, double hi) {
+    if (!(hi > lo)) return;
+    m_follow = false;
+    {
+        FlagGuard guard(m_settingRange);
+        m_plot->xAxis->setRange(lo, hi);
+    }
+    scheduleRedraw();
+}
+
+void CurvePlot::setFollow(bool on) {
+    m_follow = on;
+    if (on) scheduleRedraw();
+}
+
+void CurvePlot::resetView() {
+    m_follow = true;
+    m_fitY = true;
+    scheduleRedraw();
+}
+
+void CurvePlot::dataChanged() { scheduleRedraw(); }
+
+void CurvePlot::scheduleRedraw() {
+    m_dirty = true;
+    if (m_redrawTimer.isActive()) return;
+    // At most one redraw per interval however fast data arrives; the first one soon.
+    const qint64 since = m_sinceReplot.isValid() ? m_sinceReplot.elapsed() : kRedrawIntervalMs;
+    m_redrawTimer.start(static_cast<int>(std::max<qint64>(0, kRedrawIntervalMs - since)));
+}
+
+void CurvePlot::redrawNow() {
+    // A hidden plot (another page is shown) redraws when it is shown again.
+    if (!isVisible()) return;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CurvePlot::replotNow() { m_plot->replot(QCustomPlot::rpImmediateRefresh); }
+
+void CurvePlot::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (m_dirty) scheduleRedraw();
+}
+
+int CurvePlot::plotPixels() const { return std::max(16, m_plot->axisRect()->width()); }
+
+bool CurvePlot::dataXBounds(double& lo, double& hi) const {
+    bool any = false;
+    for (const Curve& c : m_curves) {
+        if (!c.visible) continue;
+        const auto b = c.series->xBounds(m_axis);
+        if (!b) continue;
+        lo = any ? std::min(lo, b->first) : b->first;
+        hi = any ? std::max(hi, b->second) : b->second;
+        any = true;
+    }
+    return any;
+}
+
+void CurvePlot::fitX() {
+    double lo = 0, hi = 1;
+    if (!dataXBounds(lo, hi)) return;
+    if (hi <= lo) {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    FlagGuard guard(m_settingRange);
+    m_plot->xAxis->setRange(lo, hi);
+}
+
+void CurvePlot::beforeReplot() {
+    if (m_follow) fitX();
+    const QCPRange range = m_plot->xAxis->range();
+    const int pixels = plotPixels();
+    double yLo = std::numeric_limits<double>::infinity();
+    double yHi = -std::numeric_limits<double>::infinity();
+    m_drawnPoints = 0;
+    QVector<QCPGraphData> points;
+    for (Curve& c : m_curves) {
+        if (!c.visible) {
+            c.graph->data()->clear();
+            continue;
+        }
+        c.series->decimate(c.channel, m_axis, range.lower, range.upper, pixels, m_scratch);
+        points.resize(static_cast<int>(m_scratch.size()));
+        for (size_t i = 0; i < m_scratch.size(); ++i) {
+            const double y = m_scratch.y[i];
+            points[static_cast<int>(i)] = QCPGraphData(m_scratch.x[i], y);
+            // The y fit looks at the visible points only, not the neighbours beyond the edges.
+            const double x = m_scratch.x[i];
+            if (x < range.lower || x > range.upper || !std::isfinite(y)) continue;
+            if (m_logScale && y <= 0) continue;
+            yLo = std::min(yLo, y);
+            yHi = std::max(yHi, y);
+        }
+        c.graph->data()->set(points, true);
+        m_drawnPoints += m_scratch.size();
+    }
+    if (m_fitY && yLo <= yHi) {
+        double lo = yLo, hi = yHi;
+        if (m_logScale) {
+            lo /= 1.2;
+            hi *= 1.2;
+        } else {
+            const double pad = hi > lo ? (hi - lo) * 0.05 : std::max(std::abs(hi) * 0.05, 1e-12);
+            lo -= pad;
+            hi += pad;
+        }
+        FlagGuard guard(m_settingRange);
+        m_plot->yAxis->setRange(lo, hi);
+    }
+}
+
+void CurvePlot::onXRangeChanged() {
+    if (m_settingRange) return;
+    m_follow = false;
+    const QCPRange r = m_plot->xAxis->range();
+    emit userRangeChanged(r.lower, r.upper);
+}
+
+void CurvePlot::onMousePress(QMouseEvent* event) {
+    // Shift: the y axis; otherwise x (the y axis then keeps fitting the visible data).
+    const Qt::Orientation o = (event->modifiers() & Qt::ShiftModifier) ? Qt::Vertical : Qt::Horizontal;
+    m_plot->axisRect()->setRangeDrag(o);
+}
+
+void CurvePlot::onMouseWheel(QWheelEvent* event) {
+    const Qt::Orientation o = (event->modifiers() & Qt::ShiftModifier) ? Qt::Vertical : Qt::Horizontal;
+    m_plot->axisRect()->setRangeZoom(o);
+}
+
+void CurvePlot::onMouseMove(QMouseEvent* event) {
+    if (event->buttons() != Qt::NoButton || m_curves.empty()) return;
+    const double x = m_plot->xAxis->pixelToCoord(event->position().x());
+    QString text;
+    for (const Curve& c : m_curves) {
+        if (!c.visible) continue;
+        const auto i = c.series->nearest(m_axis, x);
+        if (!i) continue;
+        if (text.isEmpty()) {
+            text = tr("step %1").arg(c.series->x(MetricAxis::Step, *i), 0, 'f', 0);
+            if (m_axis == MetricAxis::Tokens) {
+                text += tr(" · %1 tokens").arg(c.series->x(MetricAxis::Tokens, *i), 0, 'g', 4);
+            } else if (m_axis == MetricAxis::Time) {
+                text += tr(" · %1 s").arg(c.series->x(MetricAxis::Time, *i), 0, 'f', 1);
+            }
+        }
+        text += QStringLiteral("\n%1: %2").arg(c.name).arg(c.series->at(c.channel, *i), 0, 'g', 5);
+    }
+    if (!text.isEmpty()) QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+}
+
+} // namespace parallax
