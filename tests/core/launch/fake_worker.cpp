@@ -6,7 +6,7 @@
 //   --mode kill        rank 1 kills itself with SIGKILL, the others wait to be killed
 //   --mode stop        every rank waits for SIGUSR1, then rank 0 reports run_end stopped; exit 0
 //   --mode stubborn    every rank ignores SIGUSR1 and SIGTERM and sleeps (the supervisor escalates)
-// Each rank writes its pid to <run dir>/pids/<rank>.pid first, so a test can check it is gone.
+// PARALLAX_FAKE_MODE in the environment sets the mode too. Each rank writes its pid to <run dir>/pids/<rank>.pid first, so a test can check it is gone.
 #include "core/telemetry/TelemetryCodec.h"
 
 #include <unistd.h>
@@ -54,7 +54,9 @@ void sleepFor(double s) { std::this_thread::sleep_for(std::chrono::duration<doub
 } // namespace
 
 int main(int argc, char** argv) {
-    std::string mode = "ok";
+    // The mode may also come from the spec's [launch.env] (mpirun -x), for tests that drive parallax-cli.
+    const char* modeEnv = std::getenv("PARALLAX_FAKE_MODE");
+    std::string mode = modeEnv && *modeEnv ? modeEnv : "ok";
     std::string runDir;
     std::string resume;
     std::string spec;

@@ -1,0 +1,94 @@
+#include "app/cli/CliError.h"
+#include "app/cli/Commands.h"
+#include "app/cli/Format.h"
+#include "app/cli/WorkerLocator.h"
+#include "core/launch/LaunchPlan.h"
+#include "core/spec/Estimates.h"
+#include "core/spec/SpecIO.h"
+#include "core/spec/SpecValidator.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace parallax {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void row(const std::string& name, const std::string& value) { std::printf("  %-16s %s\n", name.c_str(), value.c_str()); }
+
+void memoryRows(const MemoryEstimate& m, const char* indent) {
+    const std::pair<const char*, double> parts[] = {{"weights", m.weights},
+                                                    {"gradients", m.gradients},
+                                                    {"optimizer", m.optimizer},
+                                                    {"activations", m.activations},
+                                                    {"buffers", m.buffers}};
+    for (const auto& [name, bytes] : parts)
+        std::printf("  %s%-*s %s\n", indent, 16 - static_cast<int>(std::strlen(indent)), name, formatBytes(bytes).c_str());
+}
+
+} // namespace
+
+int checkCommand(const std::string& storePath, const std::string& specPath) {
+    const RunSpec spec = readSpecFile(specPath);
+    const std::vector<SpecIssue> issues = validateSpec(spec);
+    const bool errors = hasErrors(issues);
+    if (issues.empty())
+        std::cout << specPath << ": no problems found" << std::endl;
+    else
+    {
+        std::string text = formatIssues(issues);
+        while (!text.empty() && text.back() == '\n')
+            text.pop_back();
+        std::cout << specPath << ": " << (errors ? "errors" : "warnings") << "\n" << text << std::endl;
+    }
+
+    std::cout << "\nestimates for " << spec.name << " (" << spec.model.kind << " " << spec.model.preset << ", dp"
+              << spec.parallel.dp << " tp" << spec.parallel.tp << " pp" << spec.parallel.pp << " zero"
+              << spec.parallel.zero << ")\n";
+    try {
+        const Estimates e = estimate(spec);
+        std::string params = formatCount(static_cast<double>(e.params));
+        if (e.trainable_params != e.params)
+            params += " (" + formatCount(static_cast<double>(e.trainable_params)) + " trainable)";
+        row("parameters", params);
+        row("FLOPs/token", formatCount(e.flops_per_token) + " (training: forward + backward)");
+        row("tokens/step", formatCount(static_cast<double>(e.tokens_per_step)));
+        const bool stages = e.memory_per_stage.size() > 1;
+        row("memory/device", formatBytes(e.memory.total()) + (stages ? " (pipeline stage 0, the most loaded)" : ""));
+        memoryRows(e.memory, "  ");
+        if (stages) {
+            for (size_t i = 0; i < e.memory_per_stage.size(); ++i)
+                row("  stage " + std::to_string(i), formatBytes(e.memory_per_stage[i].total()));
+        }
+        if (spec.parallel.pp > 1)
+            row("pipeline bubble", formatPercent(e.bubble) + " theoretical (" + spec.parallel.schedule + ", " +
+                                       std::to_string(spec.parallel.pp) + " stages, " +
+                                       std::to_string(spec.accumulation()) + " micro-batches)");
+        else
+            row("pipeline bubble", "none (pp = 1)");
+    } catch (const std::exception& e) {
+        row("unavailable", e.what());
+    }
+
+    if (!errors) {
+        LaunchContext c;
+        c.worker = expectedWorkerPath();
+        c.spec_path = fs::absolute(specPath).string();
+        c.run_dir = (fs::absolute(fs::path(storePath)).parent_path() / "runs" / "<id>").string();
+        try {
+            const LaunchPlan plan = makeLaunchPlan(spec, c);
+            std::cout << "\nlaunch command (the run gets a folder of its own and a copy of the spec):\n  "
+                      << plan.commandLine() << std::endl;
+        } catch (const std::invalid_argument& e) {
+            std::cout << "\ncannot launch: " << e.what() << std::endl;
+            return ExitCode::Usage;
+        }
+    }
+    return errors ? ExitCode::Usage : ExitCode::Ok;
+}
+
+} // namespace parallax

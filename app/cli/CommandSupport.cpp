@@ -1,0 +1,40 @@
+#include "app/cli/CliError.h"
+#include "app/cli/Commands.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+
+namespace parallax {
+
+RunRecord requireRun(const RunStore& store, const std::string& idOrName) {
+    if (std::optional<RunRecord> r = store.findRun(idOrName))
+        return *r;
+    const bool numeric = !idOrName.empty() && idOrName.find_first_not_of("0123456789") == std::string::npos;
+    throw CliError(std::string(numeric ? "no run with id " + idOrName : "no run named '" + idOrName + "'") +
+                   " in " + store.path() + "; see parallax-cli ls");
+}
+
+std::string thisHost() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0)
+        return "localhost";
+    return buf;
+}
+
+bool pidAlive(int64_t pid) {
+    if (pid <= 0)
+        return false;
+    return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+int exitCodeForState(const std::string& state) {
+    if (state == RunState::Succeeded)
+        return ExitCode::Ok;
+    if (state == RunState::Stopped)
+        return ExitCode::RunStopped;
+    return ExitCode::RunFailed;
+}
+
+} // namespace parallax

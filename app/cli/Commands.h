@@ -1,0 +1,54 @@
+#pragma once
+
+#include "core/store/RunStore.h"
+
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// One function per subcommand of parallax-cli; each returns the process exit code (CliError.h)
+// or throws CliError.
+
+struct RunCommandOptions {
+    std::string spec;            // run: the spec file
+    std::string run;             // resume: RUN (id or name)
+    bool detach = false;
+    double grace_s = 120;        // SIGUSR1 -> SIGTERM
+    std::vector<std::string> tags;
+    int notify_fd = -1;          // internal: the detached child reports the run id here
+};
+int runCommand(const std::string& storePath, const RunCommandOptions& o);
+
+struct ListCommandOptions {
+    std::vector<std::string> states;
+    std::string text;
+    int64_t limit = 50;
+};
+int listCommand(const std::string& storePath, const ListCommandOptions& o);
+
+int showCommand(const std::string& storePath, const std::string& run);
+
+struct LogsCommandOptions {
+    std::string run;
+    std::vector<int> ranks;
+    std::string level;
+    std::string grep;
+    bool follow = false;
+    int64_t tail = -1;
+};
+int logsCommand(const std::string& storePath, const LogsCommandOptions& o);
+
+int metricsCommand(const std::string& storePath, const std::string& run, bool csv);
+
+int stopCommand(const std::string& storePath, const std::string& run, bool wait);
+
+int checkCommand(const std::string& storePath, const std::string& spec);
+
+// Shared by the commands.
+RunRecord requireRun(const RunStore& store, const std::string& idOrName);
+std::string thisHost();
+bool pidAlive(int64_t pid);
+int exitCodeForState(const std::string& state);
+
+} // namespace parallax

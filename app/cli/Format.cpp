@@ -1,0 +1,85 @@
+#include "app/cli/Format.h"
+
+#include "core/spec/Estimates.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace parallax {
+
+std::string formatDuration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0)
+        return "-";
+    const long s = static_cast<long>(seconds + 0.5);
+    char buf[32];
+    if (s < 60)
+        std::snprintf(buf, sizeof buf, "%lds", s);
+    else if (s < 3600)
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+    else if (s < 86400)
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ldd%02ldh", s / 86400, (s % 86400) / 3600);
+    return buf;
+}
+
+std::string formatDateTime(double epoch) {
+    if (!(epoch > 0))
+        return "-";
+    const std::time_t t = static_cast<std::time_t>(epoch);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+    return buf;
+}
+
+std::string formatClock(double epoch) {
+    if (!(epoch > 0))
+        return "-";
+    const std::time_t t = static_cast<std::time_t>(epoch);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    const int ms = static_cast<int>((epoch - std::floor(epoch)) * 1000.0);
+    char out[40];
+    std::snprintf(out, sizeof out, "%s.%03d", buf, ms);
+    return out;
+}
+
+std::string formatLoss(double loss) {
+    if (std::isnan(loss))
+        return "nan";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, std::fabs(loss) < 1000 ? "%.4f" : "%.4g", loss);
+    return buf;
+}
+
+std::string formatRate(double perSecond) {
+    if (!std::isfinite(perSecond))
+        return "-";
+    return formatCount(perSecond);
+}
+
+std::string formatPercent(double fraction) {
+    if (!std::isfinite(fraction))
+        return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100.0);
+    return buf;
+}
+
+std::string formatExact(double value) {
+    if (std::isnan(value))
+        return "nan";
+    if (std::isinf(value))
+        return value > 0 ? "inf" : "-inf";
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, value);
+    return std::string(buf, r.ptr);
+}
+
+} // namespace parallax

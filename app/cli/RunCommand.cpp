@@ -1,0 +1,200 @@
+#include "app/cli/CliError.h"
+#include "app/cli/Commands.h"
+#include "app/cli/Format.h"
+#include "app/cli/ProgressPrinter.h"
+#include "app/cli/WorkerLocator.h"
+#include "core/launch/SpecRejected.h"
+#include "core/launch/Supervisor.h"
+#include "core/spec/SpecIO.h"
+#include "core/spec/SpecValidator.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace parallax {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void writeAll(int fd, const std::string& text) {
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        done += static_cast<size_t>(n);
+    }
+}
+
+// The detached supervisor tells the waiting parent how it went: "run <id>" or "error <code> <message>".
+void notifyError(int fd, int code, const std::string& message) {
+    if (fd < 0)
+        return;
+    writeAll(fd, "error " + std::to_string(code) + " " + message + "\n");
+    ::close(fd);
+}
+
+// Re-executes this program in a session of its own with the same command plus --notify-fd, and
+// returns when the child has created the run (or failed to).
+int detach(const std::string& storePath, const RunCommandOptions& o) {
+    if (o.run.empty()) {
+        // Errors a person can fix are reported here, synchronously, not in a log file.
+        const RunSpec spec = readSpecFile(o.spec);
+        const std::vector<SpecIssue> issues = validateSpec(spec);
+        if (hasErrors(issues))
+            throw SpecRejected(issues);
+    } else {
+        RunStore store(storePath);
+        requireRun(store, o.run);
+    }
+    locateWorker();
+
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        throw CliError(std::string("cannot create a pipe: ") + std::strerror(errno));
+    std::vector<std::string> args = {selfExecutable(), "--store", fs::absolute(storePath).string()};
+    if (o.run.empty())
+        args.insert(args.end(), {"run", fs::absolute(o.spec).string()});
+    else
+        args.insert(args.end(), {"resume", o.run});
+    args.insert(args.end(), {"--grace", std::to_string(o.grace_s), "--notify-fd", std::to_string(fds[1])});
+    for (const std::string& t : o.tags)
+        args.insert(args.end(), {"--tag", t});
+    std::vector<char*> argv;
+    for (std::string& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    const pid_t pid = fork();
+    if (pid < 0)
+        throw CliError(std::string("cannot fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        setsid();
+        const int devnull = ::open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        fcntl(fds[1], F_SETFD, 0); // the notify pipe survives exec
+        execv(argv[0], argv.data());
+        const std::string msg = "error 4 cannot start " + args[0] + ": " + std::strerror(errno) + "\n";
+        [[maybe_unused]] const ssize_t n = ::write(fds[1], msg.data(), msg.size());
+        _exit(127);
+    }
+    ::close(fds[1]);
+    std::string reply;
+    char buf[512];
+    for (;;) {
+        const ssize_t n = ::read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        reply.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    while (!reply.empty() && reply.back() == '\n')
+        reply.pop_back();
+    if (reply.rfind("run ", 0) == 0) {
+        std::cout << reply.substr(4) << std::endl;
+        std::cerr << "parallax: run " << reply.substr(4) << " is supervised in the background; follow it with "
+                  << "parallax-cli logs " << reply.substr(4) << " --follow" << std::endl;
+        return ExitCode::Ok;
+    }
+    if (reply.rfind("error ", 0) == 0) {
+        const size_t space = reply.find(' ', 6);
+        const int code = std::atoi(reply.substr(6, space - 6).c_str());
+        throw CliError(space == std::string::npos ? reply : reply.substr(space + 1), code);
+    }
+    int status = 0;
+    waitpid(pid, &status, WNOHANG);
+    throw CliError("the background supervisor ended before it created the run");
+}
+
+int supervise(const std::string& storePath, const RunCommandOptions& o) {
+    int notifyFd = o.notify_fd;
+    try {
+        RunStore store(storePath);
+        SupervisorOptions options;
+        if (o.run.empty()) {
+            options.spec_path = o.spec;
+        } else {
+            options.resume_run = requireRun(store, o.run).id;
+        }
+        options.launch.worker = locateWorker();
+        options.tags = o.tags;
+        options.stop_grace = std::chrono::milliseconds(static_cast<int64_t>(o.grace_s * 1000.0));
+
+        const bool terminal = notifyFd < 0 && isatty(STDOUT_FILENO);
+        ProgressPrinter progress(terminal);
+        options.on_progress = [&](const SupervisorProgress& p) { progress.update(p); };
+        options.on_notice = [&](const std::string& level, const std::string& message) {
+            progress.notice(level, message);
+        };
+        options.on_created = [&](const RunRecord& r) {
+            if (notifyFd >= 0) {
+                // Detached: from here on this process's output goes to the run's folder.
+                const std::string logPath = r.run_dir + "/supervisor.log";
+                const int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                    dup2(fd, STDOUT_FILENO);
+                    dup2(fd, STDERR_FILENO);
+                    ::close(fd);
+                }
+                writeAll(notifyFd, "run " + std::to_string(r.id) + "\n");
+                ::close(notifyFd);
+                notifyFd = -1;
+            }
+            std::cout << "run " << r.id << " (" << r.name << ") in " << r.run_dir << std::endl;
+        };
+
+        Supervisor supervisor(store, options);
+        const RunRecord r = supervisor.run();
+        progress.finish();
+        const double took = r.ended_at > 0 && r.started_at > 0 ? r.ended_at - r.started_at : -1;
+        std::cout << "run " << r.id << " " << r.state;
+        if (r.state == RunState::Succeeded)
+            std::cout << " after " << formatDuration(took);
+        else if (!r.exit_reason.empty())
+            std::cout << ": " << r.exit_reason;
+        std::cout << std::endl;
+        if (r.state == RunState::Failed)
+            std::cerr << "parallax: see parallax-cli logs " << r.id << " --level warn" << std::endl;
+        return exitCodeForState(r.state);
+    } catch (const SpecRejected& e) {
+        notifyError(notifyFd, ExitCode::Usage, "the spec has errors:\n" + std::string(e.what()));
+        throw;
+    } catch (const SpecError& e) {
+        notifyError(notifyFd, ExitCode::Usage, e.what());
+        throw;
+    } catch (const std::invalid_argument& e) {
+        notifyError(notifyFd, ExitCode::Usage, e.what());
+        throw;
+    } catch (const CliError& e) {
+        notifyError(notifyFd, e.code(), e.what());
+        throw;
+    } catch (const std::exception& e) {
+        notifyError(notifyFd, ExitCode::Error, e.what());
+        throw;
+    }
+}
+
+} // namespace
+
+int runCommand(const std::string& storePath, const RunCommandOptions& o) {
+    if (o.detach)
+        return detach(storePath, o);
+    return supervise(storePath, o);
+}
+
+} // namespace parallax

@@ -1,0 +1,157 @@
+#include "app/cli/Commands.h"
+#include "app/cli/Format.h"
+#include "core/launch/LineBuffer.h"
+#include "core/launch/OutputDemux.h"
+#include "core/launch/SignalNames.h"
+#include "core/spec/Estimates.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+namespace parallax {
+
+namespace {
+
+void field(const std::string& name, const std::string& value) {
+    if (value.empty())
+        return;
+    std::printf("  %-13s %s\n", name.c_str(), value.c_str());
+}
+
+// The launcher's own report of the failure, read again from the raw output: the structured facts
+// (rank, host, pid, signal or code) behind the one-line reason.
+std::optional<LauncherFailure> failureFromOutput(const RunRecord& r) {
+    if (r.run_dir.empty())
+        return std::nullopt;
+    FILE* f = std::fopen((r.run_dir + "/output.log").c_str(), "re");
+    if (!f)
+        return std::nullopt;
+    const bool slurm = r.launch_command.find("srun ") != std::string::npos;
+    OutputDemux demux(slurm ? LauncherFormat::Slurm : LauncherFormat::OpenMpi);
+    auto ignore = [](const DemuxedLine&) {};
+    LineBuffer lines;
+    auto onLine = [&](std::string_view line) { demux.feed(OutputStream::Stdout, line, ignore); };
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+        lines.append(buf, n, onLine);
+    std::fclose(f);
+    lines.finish(onLine);
+    demux.finish(ignore);
+    return demux.failure();
+}
+
+std::string hostsSummary(const std::vector<std::string>& hosts) {
+    std::map<std::string, int> counts;
+    std::vector<std::string> order;
+    for (const std::string& h : hosts) {
+        if (counts[h]++ == 0)
+            order.push_back(h);
+    }
+    std::string out;
+    for (const std::string& h : order) {
+        if (!out.empty())
+            out += ", ";
+        out += h + (counts[h] > 1 ? " x" + std::to_string(counts[h]) : "");
+    }
+    return out;
+}
+
+} // namespace
+
+int showCommand(const std::string& storePath, const std::string& run) {
+    RunStore store(storePath);
+    store.markLostRuns(thisHost(), pidAlive);
+    const RunRecord r = requireRun(store, run);
+    std::printf("run %lld  %s\n", static_cast<long long>(r.id), r.name.c_str());
+    field("state", r.state);
+    field("reason", r.exit_reason);
+    if (r.exit_code)
+        field("exit code", std::to_string(*r.exit_code));
+    if (r.state == RunState::Failed) {
+        if (const std::optional<LauncherFailure> f = failureFromOutput(r)) {
+            const std::string host = !f->host.empty() ? f->host
+                                     : (f->rank >= 0 && static_cast<size_t>(f->rank) < r.hosts.size())
+                                         ? r.hosts[f->rank]
+                                         : std::string();
+            std::string what = "rank " + std::to_string(f->rank);
+            if (!host.empty())
+                what += " on " + host;
+            if (f->pid > 0)
+                what += ", pid " + std::to_string(f->pid);
+            if (f->kind == LauncherFailure::Kind::Signal)
+                what += ", signal " + std::to_string(f->signal) + " (" + signalName(f->signal) + ")";
+            else if (f->exit_code)
+                what += ", exit code " + std::to_string(*f->exit_code);
+            field("failed rank", what);
+        }
+    }
+    field("model", r.model_kind + (r.params > 0 ? " (" + formatCount(static_cast<double>(r.params)) + " params)" : ""));
+    field("layout", r.layout);
+    field("world size", std::to_string(r.world_size));
+    field("hosts", hostsSummary(r.hosts));
+    field("created", formatDateTime(r.created_at));
+    if (r.started_at > 0)
+        field("started", formatDateTime(r.started_at));
+    if (r.ended_at > 0) {
+        field("ended", formatDateTime(r.ended_at));
+        if (r.started_at > 0)
+            field("duration", formatDuration(r.ended_at - r.started_at));
+    }
+    if (r.supervisor_pid > 0)
+        field("supervisor", "pid " + std::to_string(r.supervisor_pid) + " on " + r.supervisor_host);
+    if (r.parent_run)
+        field("resumed from", "run " + std::to_string(*r.parent_run));
+    std::string tags;
+    for (const std::string& t : r.tags)
+        tags += (tags.empty() ? "" : ", ") + t;
+    field("tags", tags);
+    field("notes", r.notes);
+    field("run dir", r.run_dir);
+    field("launch", r.launch_command);
+
+    std::string progress = r.last_step >= 0 ? "step " + std::to_string(r.last_step) + "/" + std::to_string(r.steps_total)
+                                            : "no step yet (" + std::to_string(r.steps_total) + " planned)";
+    if (r.last_loss)
+        progress += ", loss " + formatLoss(*r.last_loss);
+    if (r.tokens_per_s)
+        progress += ", " + formatRate(*r.tokens_per_s) + " tok/s";
+    if (r.mfu)
+        progress += ", MFU " + formatPercent(*r.mfu);
+    field("progress", progress);
+    const std::vector<StepEvent> metrics = store.metrics(r.id);
+    if (!metrics.empty()) {
+        double sumMs = 0;
+        double peak = 0;
+        for (const StepEvent& s : metrics) {
+            sumMs += s.step_ms;
+            peak = std::max(peak, s.peak_mem);
+        }
+        if (sumMs > 0)
+            field("step time", "mean " + formatExact(std::round(sumMs / static_cast<double>(metrics.size()) * 10) / 10) +
+                               " ms over " + std::to_string(metrics.size()) + " steps");
+        if (peak > 0)
+            field("peak memory", formatBytes(peak));
+    }
+
+    const std::vector<CheckpointEvent> checkpoints = store.checkpoints(r.id);
+    if (checkpoints.empty()) {
+        field("checkpoints", "none");
+    } else {
+        std::printf("  checkpoints\n");
+        for (const CheckpointEvent& c : checkpoints) {
+            std::printf("    step %-8lld %s", static_cast<long long>(c.step), c.path.c_str());
+            if (c.bytes > 0)
+                std::printf("  %s", formatBytes(static_cast<double>(c.bytes)).c_str());
+            if (c.ms > 0)
+                std::printf("  %s", formatDuration(c.ms / 1000.0).c_str());
+            std::printf("\n");
+        }
+    }
+    return 0;
+}
+
+} // namespace parallax

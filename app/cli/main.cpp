@@ -1,0 +1,149 @@
+// parallax-cli: runs and supervises training runs, and reads the run store.
+#include "app/cli/CliError.h"
+#include "app/cli/Commands.h"
+#include "core/launch/SpecRejected.h"
+#include "core/spec/SpecIO.h"
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+using namespace parallax;
+
+namespace {
+
+const char* kFooter = R"(RUN is a run id or a run name (the latest run of that name).
+
+Exit codes:
+  0  done; for run and resume: the run succeeded
+  1  the run failed (or was lost)
+  2  invalid spec or command line
+  3  the run was stopped on request
+  4  could not do it (unknown run, unreadable store, missing parallax-worker)
+
+The worker is found beside parallax-cli or through the PARALLAX_WORKER environment variable.)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+    // A closed terminal or pipe must not kill a supervisor mid-run through SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+
+    CLI::App app{"Parallax: launch, supervise and inspect distributed training runs", "parallax-cli"};
+    app.footer(kFooter);
+    app.require_subcommand(1);
+    app.fallthrough();
+    std::string store = RunStore::defaultPath();
+    app.add_option("--store", store, "The run store (SQLite)")->capture_default_str();
+
+    RunCommandOptions runOptions;
+    CLI::App* run = app.add_subcommand("run", "Start a run from a spec and supervise it in the foreground");
+    run->add_option("spec", runOptions.spec, "The run spec (TOML)")->required();
+    run->add_flag("--detach", runOptions.detach,
+                  "Supervise in the background (own session, output in the run's folder); print the run id");
+    run->add_option("--grace", runOptions.grace_s,
+                    "Seconds the ranks get to checkpoint and stop after a stop request before SIGTERM")
+        ->capture_default_str();
+    run->add_option("--tag", runOptions.tags, "A tag for the run (repeatable)")->allow_extra_args(false);
+    run->add_option("--notify-fd", runOptions.notify_fd)->group("");
+
+    RunCommandOptions resumeOptions;
+    CLI::App* resume =
+        app.add_subcommand("resume", "Start a new run that continues RUN from its latest complete checkpoint");
+    resume->add_option("run", resumeOptions.run, "RUN")->required();
+    resume->add_flag("--detach", resumeOptions.detach, "Supervise in the background; print the new run id");
+    resume->add_option("--grace", resumeOptions.grace_s, "Seconds for a graceful stop before SIGTERM")
+        ->capture_default_str();
+    resume->add_option("--tag", resumeOptions.tags, "A tag for the run (repeatable)")->allow_extra_args(false);
+    resume->add_option("--notify-fd", resumeOptions.notify_fd)->group("");
+
+    ListCommandOptions listOptions;
+    bool listAll = false;
+    CLI::App* ls = app.add_subcommand("ls", "List runs, newest first");
+    ls->add_option("--state", listOptions.states, "Only runs in this state (repeatable)")
+        ->allow_extra_args(false)
+        ->check(CLI::IsMember({"queued", "running", "succeeded", "failed", "stopped", "lost"}));
+    ls->add_option("--match", listOptions.text, "Only runs whose name, model, layout, tags or notes contain this");
+    ls->add_option("--limit", listOptions.limit, "At most this many runs")->capture_default_str();
+    ls->add_flag("--all", listAll, "Every run");
+
+    std::string showRun;
+    CLI::App* show = app.add_subcommand("show", "State, failure, hosts, launch command, summary and checkpoints of RUN");
+    show->add_option("run", showRun, "RUN")->required();
+
+    LogsCommandOptions logsOptions;
+    CLI::App* logs = app.add_subcommand("logs", "Print the log of RUN (every rank, the launcher and the supervisor)");
+    logs->add_option("run", logsOptions.run, "RUN")->required();
+    logs->add_option("--rank", logsOptions.ranks, "Only this rank (repeatable; -1: launcher and supervisor)")
+        ->allow_extra_args(false);
+    logs->add_option("--level", logsOptions.level, "Only this level and above: debug, info, warn, error");
+    logs->add_option("--grep", logsOptions.grep, "Only lines with these words (full-text search; FTS5 syntax works)");
+    logs->add_flag("--follow,-f", logsOptions.follow, "Keep printing new lines until the run ends");
+    logs->add_option("--tail,-n", logsOptions.tail, "Only the last N lines");
+
+    std::string metricsRun;
+    bool csv = false;
+    CLI::App* metrics = app.add_subcommand("metrics", "Print the step metrics of RUN");
+    metrics->add_option("run", metricsRun, "RUN")->required();
+    metrics->add_flag("--csv", csv, "Comma-separated values with a header row, full precision");
+
+    std::string stopRun;
+    bool stopWait = false;
+    CLI::App* stop = app.add_subcommand("stop", "Ask RUN to checkpoint and stop (SIGTERM to its supervisor)");
+    stop->add_option("run", stopRun, "RUN")->required();
+    stop->add_flag("--wait", stopWait, "Wait until the run has ended");
+
+    std::string checkSpec;
+    CLI::App* check =
+        app.add_subcommand("check", "Validate a spec; print its problems, estimates and the launch command");
+    check->add_option("spec", checkSpec, "The run spec (TOML)")->required();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? 0 : ExitCode::Usage;
+    }
+
+    try {
+        // Messages name the store by its full path, and a detached supervisor must find it too.
+        store = std::filesystem::absolute(store).string();
+        if (*run)
+            return runCommand(store, runOptions);
+        if (*resume)
+            return runCommand(store, resumeOptions);
+        if (*ls) {
+            if (listAll)
+                listOptions.limit = -1;
+            return listCommand(store, listOptions);
+        }
+        if (*show)
+            return showCommand(store, showRun);
+        if (*logs)
+            return logsCommand(store, logsOptions);
+        if (*metrics)
+            return metricsCommand(store, metricsRun, csv);
+        if (*stop)
+            return stopCommand(store, stopRun, stopWait);
+        if (*check)
+            return checkCommand(store, checkSpec);
+    } catch (const SpecRejected& e) {
+        std::cerr << "parallax-cli: the spec has errors; nothing was started:\n" << e.what() << std::endl;
+        return ExitCode::Usage;
+    } catch (const SpecError& e) {
+        std::cerr << "parallax-cli: " << e.what() << std::endl;
+        return ExitCode::Usage;
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "parallax-cli: " << e.what() << std::endl;
+        return ExitCode::Usage;
+    } catch (const CliError& e) {
+        std::cerr << "parallax-cli: " << e.what() << std::endl;
+        return e.code();
+    } catch (const std::exception& e) {
+        std::cerr << "parallax-cli: " << e.what() << std::endl;
+        return ExitCode::Error;
+    }
+    return ExitCode::Usage;
+}
