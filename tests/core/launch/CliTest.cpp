@@ -1,0 +1,275 @@
+// parallax-cli as a person uses it: the real executable, a real mpirun, the fake worker.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string readFile(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+std::string specText(const std::string& name, const std::string& extra = "") {
+    return "name = \"" + name + R"("
+
+[model]
+kind = "gpt"
+preset = "tiny"
+
+[train]
+steps = 5
+global_batch = 8
+micro_batch = 4
+warmup = 1
+
+[parallel]
+dp = 2
+
+[launch]
+target = "local"
+)" + extra;
+}
+
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/parallax-cli-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        m_dir = tmpl;
+        m_store = (m_dir / "parallax.db").string();
+        setenv("PARALLAX_WORKER", PARALLAX_FAKE_WORKER, 1);
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(m_dir, ec);
+    }
+
+    std::string writeSpec(const std::string& file, const std::string& text) {
+        const fs::path p = m_dir / file;
+        std::ofstream(p) << text;
+        return p.string();
+    }
+
+    Result cli(std::vector<std::string> args) {
+        args.insert(args.begin(), {PARALLAX_CLI, "--store", m_store});
+        const fs::path out = m_dir / "cli.out";
+        const fs::path err = m_dir / "cli.err";
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        std::vector<char*> argv;
+        for (std::string& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_t pid = -1;
+        Result r;
+        const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (rc != 0) {
+            ADD_FAILURE() << "cannot start " << argv[0];
+            return r;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        r.out = readFile(out);
+        r.err = readFile(err);
+        return r;
+    }
+
+    fs::path m_dir;
+    std::string m_store;
+};
+
+} // namespace
+
+TEST_F(Cli, HelpDocumentsExitCodes) {
+    const Result r = cli({"--help"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(contains(r.out, "3  the run was stopped on request")) << r.out;
+    EXPECT_TRUE(contains(r.out, "PARALLAX_WORKER"));
+    EXPECT_EQ(cli({"nonsense-command"}).code, 2);
+    EXPECT_EQ(cli({}).code, 2);
+}
+
+TEST_F(Cli, CheckPrintsEstimatesAndTheLaunchCommand) {
+    const std::string good = writeSpec("good.toml", specText("check-me"));
+    Result r = cli({"check", good});
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "no problems found")) << r.out;
+    EXPECT_TRUE(contains(r.out, "parameters")) << r.out;
+    EXPECT_TRUE(contains(r.out, "memory/device")) << r.out;
+    EXPECT_TRUE(contains(r.out, "optimizer")) << r.out;
+    EXPECT_TRUE(contains(r.out, "pipeline bubble")) << r.out;
+    EXPECT_TRUE(contains(r.out, "mpirun -np 2 --tag-output")) << r.out;
+    EXPECT_TRUE(contains(r.out, "--spec " + good)) << r.out;
+
+    const std::string bad = writeSpec("bad.toml", "name = \"bad\"\n[parallel]\ndp = 0\n");
+    r = cli({"check", bad});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_TRUE(contains(r.out, "parallel.dp")) << r.out;
+    EXPECT_FALSE(contains(r.out, "mpirun"));
+
+    r = cli({"check", (m_dir / "missing.toml").string()});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_TRUE(contains(r.err, "missing.toml")) << r.err;
+}
+
+TEST_F(Cli, RunThenInspect) {
+    const std::string spec = writeSpec("demo.toml", specText("cli-demo"));
+    Result r = cli({"run", spec});
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "run 1 (cli-demo) in " + (m_dir / "runs" / "1").string())) << r.out;
+    EXPECT_TRUE(contains(r.out, "run 1  step 5/5 (100%)  loss 2.0000")) << r.out; // plain progress: not a terminal
+    EXPECT_TRUE(contains(r.out, "run 1 succeeded")) << r.out;
+    EXPECT_TRUE(contains(r.err, "started mpirun")) << r.err;
+
+    r = cli({"ls"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(contains(r.out, "ID  NAME")) << r.out;
+    EXPECT_TRUE(contains(r.out, "cli-demo  succeeded  gpt    dp2 tp1 pp1 zero0   5/5  2.0000")) << r.out;
+
+    r = cli({"show", "cli-demo"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(contains(r.out, "state         succeeded")) << r.out;
+    EXPECT_TRUE(contains(r.out, "hosts         fakehost-0, fakehost-1")) << r.out;
+    EXPECT_TRUE(contains(r.out, "launch        ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "--tag-output")) << r.out;
+    EXPECT_TRUE(contains(r.out, "step 5        " + (m_dir / "runs" / "1" / "checkpoints" / "step-5").string()))
+        << r.out;
+
+    r = cli({"metrics", "1", "--csv"});
+    EXPECT_EQ(r.code, 0);
+    std::istringstream lines(r.out);
+    std::string header;
+    std::getline(lines, header);
+    EXPECT_EQ(header, "step,loss,lr,grad_norm,tokens_per_s,samples_per_s,step_ms,step_ms_min,step_ms_max,"
+                      "slowest_rank,mfu,tokens,peak_mem,t");
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(lines, line);)
+        rows.push_back(line);
+    ASSERT_EQ(rows.size(), 5u);
+    EXPECT_EQ(rows[2].rfind("3,3.3333333333333335,0.001,0,3000,0,0,0,0,0,0,1536,0,", 0), 0u) << rows[2];
+
+    r = cli({"metrics", "1"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(contains(r.out, "STEP     LOSS")) << r.out;
+
+    r = cli({"logs", "1", "--rank", "1", "--level", "warn"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(contains(r.out, "r1   W malformed telemetry: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "r1   E Traceback")) << r.out;
+    EXPECT_FALSE(contains(r.out, "starting")) << r.out;
+    EXPECT_FALSE(contains(r.out, " r0 ")) << r.out;
+
+    r = cli({"logs", "cli-demo", "--grep", "Traceback"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+
+    r = cli({"logs", "1", "--tail", "1"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(contains(r.out, "sup  I run succeeded")) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+
+    r = cli({"logs", "1", "--level", "loud"});
+    EXPECT_EQ(r.code, 2);
+
+    r = cli({"stop", "1"});
+    EXPECT_EQ(r.code, 0);
+    EXPECT_TRUE(contains(r.out, "already ended (succeeded)")) << r.out;
+
+    r = cli({"resume", "1"});
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    r = cli({"show", "2"});
+    EXPECT_TRUE(contains(r.out, "resumed from  run 1")) << r.out;
+    EXPECT_TRUE(contains(r.out, "--resume " + (m_dir / "runs" / "1" / "checkpoints").string())) << r.out;
+}
+
+TEST_F(Cli, FailedRunExitsOneAndShowsTheRank) {
+    const std::string spec = writeSpec("kill.toml", specText("cli-kill", "env = { PARALLAX_FAKE_MODE = \"kill\" }\n"));
+    Result r = cli({"run", spec});
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "run 1 failed: rank 1")) << r.out;
+    EXPECT_TRUE(contains(r.err, "parallax-cli logs 1 --level warn")) << r.err;
+    r = cli({"show", "1"});
+    EXPECT_TRUE(contains(r.out, "failed rank   rank 1 on ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "signal 9 (SIGKILL)")) << r.out;
+}
+
+TEST_F(Cli, DetachedRunStopsOnRequest) {
+    const std::string spec = writeSpec("stop.toml", specText("cli-stop", "env = { PARALLAX_FAKE_MODE = \"stop\" }\n"));
+    Result r = cli({"run", spec, "--detach"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "1\n");
+    EXPECT_TRUE(contains(r.err, "parallax-cli logs 1 --follow")) << r.err;
+    // Wait until both ranks wait for the stop signal.
+    for (int i = 0; i < 300; ++i) {
+        r = cli({"logs", "1", "--grep", "waiting for SIGUSR1"});
+        if (std::count(r.out.begin(), r.out.end(), '\n') >= 2)
+            break;
+        usleep(100 * 1000);
+    }
+    ASSERT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+    r = cli({"show", "1"});
+    EXPECT_TRUE(contains(r.out, "state         running")) << r.out;
+
+    r = cli({"stop", "1", "--wait"});
+    EXPECT_EQ(r.code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "sent SIGTERM to supervisor pid")) << r.out;
+    EXPECT_TRUE(contains(r.out, "run 1 stopped: checkpointed at step 5")) << r.out;
+
+    r = cli({"logs", "1", "--follow", "--rank", "-1"});
+    EXPECT_EQ(r.code, 3);
+    EXPECT_TRUE(contains(r.out, "stop requested (SIGTERM)")) << r.out;
+    EXPECT_TRUE(contains(readFile(m_dir / "runs" / "1" / "supervisor.log"), "run 1 stopped"));
+}
+
+TEST_F(Cli, ErrorsNameTheThingAndTheFix) {
+    Result r = cli({"show", "nope"});
+    EXPECT_EQ(r.code, 4);
+    EXPECT_EQ(r.err, "parallax-cli: no run named 'nope' in " + m_store + "; see parallax-cli ls\n");
+    r = cli({"logs", "42"});
+    EXPECT_EQ(r.code, 4);
+    EXPECT_TRUE(contains(r.err, "no run with id 42")) << r.err;
+
+    const std::string bad = writeSpec("bad.toml", "name = \"bad\"\n[parallel]\ndp = 0\n");
+    r = cli({"run", bad});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_TRUE(contains(r.err, "the spec has errors; nothing was started")) << r.err;
+    r = cli({"run", bad, "--detach"});
+    EXPECT_EQ(r.code, 2);
+    r = cli({"ls"});
+    EXPECT_TRUE(contains(r.err, "no runs in")) << r.err;
+
+    setenv("PARALLAX_WORKER", "/nonexistent/parallax-worker", 1);
+    r = cli({"run", writeSpec("good.toml", specText("x"))});
+    EXPECT_EQ(r.code, 4);
+    EXPECT_TRUE(contains(r.err, "PARALLAX_WORKER=/nonexistent/parallax-worker")) << r.err;
+}
