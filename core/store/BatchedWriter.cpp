@@ -115,10 +115,10 @@ void BatchedWriter::flush() {
     m_store.beginTransaction();
     try {
         if (m_runStart) m_store.setRunStart(m_run, *m_runStart);
-        for (const auto& e : m_steps) m_store.insertMetric(m_run, e);
-        for (const auto& e : m_devices) m_store.insertDeviceSample(m_run, e);
-        for (const auto& e : m_spans) m_store.insertSpan(m_run, e);
-        for (const auto& e : m_comms) m_store.insertComm(m_run, e);
+        m_store.insertMetrics(m_run, m_steps);
+        m_store.insertDeviceSamples(m_run, m_devices);
+        m_store.insertSpans(m_run, m_spans);
+        m_store.insertComms(m_run, m_comms);
         for (const auto& e : m_checkpoints) m_store.insertCheckpoint(m_run, e);
         for (const auto& r : m_logs) m_store.insertLog(m_run, r);
         if (m_summary) m_store.updateSummary(m_run, *m_summary);

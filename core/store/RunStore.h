@@ -69,6 +69,12 @@ public:
     void insertSpan(int64_t run, const SpanEvent& e);
     void insertComm(int64_t run, const CommEvent& e);
     int64_t insertLog(int64_t run, const LogRow& row); // returns the row id
+    // Several rows at once, several per statement (much faster per row); one transaction unless
+    // the caller holds one.
+    void insertMetrics(int64_t run, const std::vector<StepEvent>& rows);
+    void insertDeviceSamples(int64_t run, const std::vector<DeviceEvent>& rows);
+    void insertSpans(int64_t run, const std::vector<SpanEvent>& rows);
+    void insertComms(int64_t run, const std::vector<CommEvent>& rows);
     void insertCheckpoint(int64_t run, const CheckpointEvent& e);
 
     // --- reads
@@ -84,6 +90,7 @@ public:
 private:
     struct Statements;
     struct LogSelect;
+    class ImplicitTransaction;
     void migrate();
     LogSelect buildLogSelect(int64_t run, const LogQuery& q, bool count) const;
     template <typename RowFn>

@@ -9,10 +9,12 @@ namespace parallax {
 namespace {
 
 // Schema 1. Conventions: every table of telemetry rows starts with `run`, so that its primary key
-// or index serves both the per-run queries and ON DELETE CASCADE. Tables whose natural key is
-// unique per run are WITHOUT ROWID (one b-tree to update per row instead of two). REAL columns
-// hold NULL for NaN (SQLite has no NaN). runs.spec_toml is the last column so that listing and
-// filtering runs reads the short columns before it.
+// or index serves both the per-run queries and RunStore::deleteRun, which deletes a run's rows
+// table by table. (No foreign keys: enforcing them costs a lookup of the run on every inserted
+// row, a third of the cost of a metric row.) Tables whose natural key is unique per run are
+// WITHOUT ROWID: one b-tree to update per row instead of two. REAL columns hold NULL for NaN
+// (SQLite has no NaN). runs.spec_toml is the last column so that listing and filtering runs reads
+// the short columns before it.
 const char* const kSchema1 = R"sql(
 CREATE TABLE runs (
     id              INTEGER PRIMARY KEY AUTOINCREMENT, -- ids are never reused: runs/<id>/ stays unique
@@ -27,7 +29,7 @@ CREATE TABLE runs (
     exit_reason     TEXT    NOT NULL DEFAULT '',
     supervisor_pid  INTEGER NOT NULL DEFAULT 0,
     supervisor_host TEXT    NOT NULL DEFAULT '',
-    parent_run      INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    parent_run      INTEGER,                         -- set to NULL when that run is deleted
     tags            TEXT    NOT NULL DEFAULT '[]',   -- JSON array
     notes           TEXT    NOT NULL DEFAULT '',
     run_dir         TEXT    NOT NULL DEFAULT '',
@@ -48,7 +50,7 @@ CREATE INDEX runs_by_state ON runs(state, supervisor_host);
 CREATE INDEX runs_by_parent ON runs(parent_run) WHERE parent_run IS NOT NULL;
 
 CREATE TABLE metrics (
-    run           INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    run           INTEGER NOT NULL,
     step          INTEGER NOT NULL,
     t             REAL,
     loss          REAL,
@@ -67,7 +69,7 @@ CREATE TABLE metrics (
 ) WITHOUT ROWID;
 
 CREATE TABLE device_samples (
-    run          INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    run          INTEGER NOT NULL,
     t            REAL    NOT NULL,
     rank         INTEGER NOT NULL,
     device       INTEGER NOT NULL,
@@ -84,7 +86,7 @@ CREATE TABLE device_samples (
 ) WITHOUT ROWID;
 
 CREATE TABLE spans (
-    run        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    run        INTEGER NOT NULL,
     step       INTEGER NOT NULL,
     rank       INTEGER NOT NULL,
     start      REAL    NOT NULL,
@@ -96,7 +98,7 @@ CREATE TABLE spans (
 ) WITHOUT ROWID;
 
 CREATE TABLE comms (
-    run         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    run         INTEGER NOT NULL,
     t           REAL    NOT NULL,
     rank        INTEGER NOT NULL,
     collectives INTEGER,
@@ -107,7 +109,7 @@ CREATE TABLE comms (
 
 CREATE TABLE checkpoints (
     id     INTEGER PRIMARY KEY,
-    run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    run    INTEGER NOT NULL,
     step   INTEGER NOT NULL,
     path   TEXT    NOT NULL,
     bytes  INTEGER,
@@ -119,7 +121,7 @@ CREATE INDEX checkpoints_by_run ON checkpoints(run, step);
 
 CREATE TABLE logs (
     id      INTEGER PRIMARY KEY,
-    run     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    run     INTEGER NOT NULL,
     t       REAL,
     rank    INTEGER NOT NULL,
     host    TEXT,
@@ -133,11 +135,13 @@ CREATE INDEX logs_by_rank ON logs(run, rank);       -- (run, rank, id): selected
 -- over millions of lines instant.
 CREATE INDEX logs_warnings ON logs(run) WHERE level >= 2;
 
--- Full-text index over messages; the text itself lives only in `logs`.
-CREATE VIRTUAL TABLE logs_fts USING fts5(message, content='logs', content_rowid='id');
-CREATE TRIGGER logs_fts_insert AFTER INSERT ON logs BEGIN
-    INSERT INTO logs_fts(rowid, message) VALUES (new.id, new.message);
-END;
+-- Full-text index over messages; the text itself lives only in `logs`. RunStore::insertLog adds
+-- each line to the index with its own statement: an AFTER INSERT trigger would open a statement
+-- savepoint per line, and FTS5 writes its pending index to disk at every savepoint, which makes
+-- inserting three times slower. Deleting and updating lines keeps the index in step by trigger.
+-- columnsize=0: no table of document lengths to update per line; they serve only bm25 ranking,
+-- and matches are listed in line order.
+CREATE VIRTUAL TABLE logs_fts USING fts5(message, content='logs', content_rowid='id', columnsize=0);
 CREATE TRIGGER logs_fts_delete AFTER DELETE ON logs BEGIN
     INSERT INTO logs_fts(logs_fts, rowid, message) VALUES ('delete', old.id, old.message);
 END;

@@ -76,6 +76,80 @@ TEST_F(TelemetryRowsTest, MetricsRoundTripEveryField) {
     EXPECT_TRUE(store.metrics(run + 1).empty());
 }
 
+TEST_F(TelemetryRowsTest, BatchInsertsWriteEveryRowOfFullAndPartialGroups) {
+    // 37 rows: two statements of 16 rows, then 5 single rows.
+    std::vector<StepEvent> steps;
+    std::vector<DeviceEvent> devices;
+    std::vector<SpanEvent> spans;
+    std::vector<CommEvent> comms;
+    for (int i = 0; i < 37; ++i) {
+        steps.push_back(sampleStep(i));
+        DeviceEvent d;
+        d.rank = i % 4;
+        d.device = i % 4;
+        d.host = "host-" + std::to_string(i);
+        d.util = i;
+        d.rss = 1000.0 * i;
+        d.t = 10.0 + i;
+        devices.push_back(d);
+        SpanEvent sp;
+        sp.rank = 0;
+        sp.step = 5;
+        sp.microbatch = i;
+        sp.kind = i % 2 ? "B" : "F";
+        sp.start = 0.01 * i;
+        sp.end = 0.01 * i + 0.005;
+        spans.push_back(sp);
+        CommEvent c;
+        c.rank = i;
+        c.last_seq = 100 + i;
+        c.t = 3.0;
+        comms.push_back(c);
+    }
+    store.insertMetrics(run, steps);
+    store.insertDeviceSamples(run, devices);
+    store.insertSpans(run, spans);
+    store.insertComms(run, comms);
+
+    const auto gotSteps = store.metrics(run);
+    ASSERT_EQ(gotSteps.size(), 37u);
+    for (int i = 0; i < 37; ++i) expectSameStep(gotSteps[i], steps[i]);
+    const auto gotDevices = store.deviceSamples(run);
+    ASSERT_EQ(gotDevices.size(), 37u);
+    for (int i = 0; i < 37; ++i) {
+        EXPECT_EQ(gotDevices[i].host, devices[i].host);
+        EXPECT_EQ(gotDevices[i].util, devices[i].util);
+        EXPECT_EQ(gotDevices[i].rss, devices[i].rss);
+        EXPECT_EQ(gotDevices[i].rank, devices[i].rank);
+    }
+    const auto gotSpans = store.spans(run, 5);
+    ASSERT_EQ(gotSpans.size(), 37u);
+    for (int i = 0; i < 37; ++i) {
+        EXPECT_EQ(gotSpans[i].microbatch, i);
+        EXPECT_EQ(gotSpans[i].kind, spans[i].kind);
+        EXPECT_EQ(gotSpans[i].end, spans[i].end);
+    }
+    const auto gotComms = store.comms(run);
+    ASSERT_EQ(gotComms.size(), 37u);
+    for (int i = 0; i < 37; ++i) EXPECT_EQ(gotComms[i].last_seq, 100 + i);
+}
+
+TEST_F(TelemetryRowsTest, BatchInsertsJoinTheCallersTransaction) {
+    store.beginTransaction();
+    store.insertMetrics(run, {sampleStep(1), sampleStep(2)});
+    LogRow l;
+    l.message = "inside a transaction";
+    store.insertLog(run, l);
+    store.rollback();
+    EXPECT_TRUE(store.metrics(run).empty());
+    EXPECT_EQ(store.logCount(run), 0);
+    LogQuery q;
+    q.match = "transaction";
+    EXPECT_EQ(store.logCount(run, q), 0);
+    RawDb raw(path);
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'transaction'"), 0);
+}
+
 TEST_F(TelemetryRowsTest, MetricsKeepNaNAndInfinity) {
     StepEvent e = sampleStep(0);
     e.loss = std::numeric_limits<double>::quiet_NaN();
