@@ -1,17 +1,13 @@
 #include "core/launch/Supervisor.h"
 
 #include "core/launch/LauncherProcess.h"
-#include "core/launch/LineBuffer.h"
-#include "core/launch/LogLevelGuess.h"
-#include "core/launch/OutputDemux.h"
+#include "core/launch/OutputRouter.h"
 #include "core/launch/SignalNames.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/StopSignalHandler.h"
-#include "core/launch/Utf8.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 #include "core/store/BatchedWriter.h"
-#include "core/telemetry/TelemetryCodec.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -35,7 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr size_t kMalformedEcho = 200; // bytes of a malformed line kept in its log row
 constexpr auto kOutputFlushEvery = std::chrono::seconds(1);
 constexpr auto kWaitCheckEvery = std::chrono::milliseconds(100);
 constexpr auto kDrainLimit = std::chrono::seconds(5);
@@ -93,7 +88,6 @@ struct Supervisor::State {
         if (pipe2(stopPipe, O_CLOEXEC | O_NONBLOCK) != 0)
             throw std::runtime_error(std::string("cannot create the supervisor's signal pipe: ") +
                                      std::strerror(errno));
-        sink = [this](const DemuxedLine& d) { onRankLine(d); };
     }
     ~State() {
         if (outputLog)
@@ -118,17 +112,7 @@ struct Supervisor::State {
     std::unique_ptr<BatchedWriter> writer;
 
     LaunchPlan plan;
-    std::unique_ptr<OutputDemux> demux;
-    OutputDemux::Sink sink;
-    LineBuffer outLines;
-    LineBuffer errLines;
-    std::string cleanLine;
-    DecodedLine decoded;
-    double lineTime = 0;
-    std::vector<std::string> rankHosts;
-    std::optional<StepEvent> lastStep;
-    bool stepChanged = false;
-    std::optional<RunEndEvent> runEnd;
+    std::unique_ptr<OutputRouter> router;
     bool storeErrorReported = false;
 
     LauncherProcess launcher;
@@ -233,91 +217,19 @@ struct Supervisor::State {
     }
 
     std::string hostOfRank(int rank) const {
-        if (rank >= 0 && static_cast<size_t>(rank) < rankHosts.size() && !rankHosts[rank].empty())
-            return rankHosts[rank];
-        if (rank < 0 || spec.launch.target == "local")
-            return host;
-        return "";
-    }
-
-    // ------------------------------------------------------------------ output
-    void onPipeLine(OutputStream pipe, std::string_view line) {
-        std::fwrite(line.data(), 1, line.size(), outputLog);
-        std::fputc('\n', outputLog);
-        if (!isCleanUtf8(line)) {
-            cleanLine = sanitizeUtf8(line);
-            line = cleanLine;
-        }
-        demux->feed(pipe, line, sink);
-    }
-
-    void onRankLine(const DemuxedLine& d) {
-        try {
-            decodeLine(d.payload, decoded);
-            switch (decoded.kind) {
-            case DecodedLine::Kind::Event: onEvent(d); break;
-            case DecodedLine::Kind::Text: {
-                LogRow row;
-                row.t = lineTime;
-                row.rank = d.rank;
-                row.host = hostOfRank(d.rank);
-                row.level = guessLogLevel(d.payload);
-                row.stream = streamName(d.stream);
-                row.message.assign(d.payload.data(), d.payload.size());
-                writer->add(row);
-                break;
-            }
-            case DecodedLine::Kind::Malformed: {
-                LogRow row;
-                row.t = lineTime;
-                row.rank = d.rank;
-                row.host = hostOfRank(d.rank);
-                row.level = "warn";
-                row.stream = streamName(d.stream);
-                std::string_view echo = d.payload.substr(0, kMalformedEcho);
-                // Do not cut a UTF-8 sequence in half.
-                while (echo.size() < d.payload.size() && !echo.empty() &&
-                       (static_cast<unsigned char>(d.payload[echo.size()]) & 0xC0) == 0x80)
-                    echo.remove_suffix(1);
-                row.message = "malformed telemetry: " + decoded.error + ": " + std::string(echo) +
-                              (echo.size() < d.payload.size() ? "..." : "");
-                writer->add(row);
-                break;
-            }
-            }
-        } catch (const std::exception& e) {
-            reportStoreError(e);
-        }
-    }
-
-    void onEvent(const DemuxedLine& d) {
-        TelemetryEvent& event = decoded.event;
-        if (auto* start = std::get_if<RunStartEvent>(&event)) {
-            rankHosts = start->hosts;
-        } else if (auto* step = std::get_if<StepEvent>(&event)) {
-            lastStep = *step;
-            stepChanged = true;
-        } else if (auto* end = std::get_if<RunEndEvent>(&event)) {
-            runEnd = *end;
-        } else if (auto* log = std::get_if<LogEvent>(&event)) {
-            if (log->rank < 0)
-                log->rank = d.rank;
-            if (log->t == 0)
-                log->t = lineTime;
-        }
-        writer->add(event);
+        if (router)
+            return router->hostOfRank(rank);
+        return rank < 0 || spec.launch.target == "local" ? host : std::string();
     }
 
     // Reads what is there (bounded, so that one busy pipe cannot starve the rest of the loop).
     // Returns false at end of file.
     bool readPipe(int fd, OutputStream pipe) {
-        LineBuffer& lines = pipe == OutputStream::Stdout ? outLines : errLines;
         static thread_local std::vector<char> buffer(1 << 16);
-        auto onLine = [&](std::string_view line) { onPipeLine(pipe, line); };
         for (int i = 0; i < 64; ++i) {
             const ssize_t n = ::read(fd, buffer.data(), buffer.size());
             if (n > 0) {
-                lines.append(buffer.data(), static_cast<size_t>(n), onLine);
+                router->append(pipe, buffer.data(), static_cast<size_t>(n), wallNow());
                 if (static_cast<size_t>(n) < buffer.size())
                     return true;
                 continue;
@@ -326,7 +238,7 @@ struct Supervisor::State {
                 continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 return true;
-            lines.finish(onLine); // end of file, or an error that ends the pipe all the same
+            router->finishPipe(pipe, wallNow()); // end of file, or an error that ends the pipe all the same
             return false;
         }
         return true;
@@ -390,17 +302,18 @@ struct Supervisor::State {
         Clock::time_point lastProgress = Clock::now() - opt.progress_interval;
         const double startedAt = wallNow();
         auto reportProgress = [&](bool force) {
-            if (!opt.on_progress || !stepChanged)
+            if (!opt.on_progress)
                 return;
             const Clock::time_point now = Clock::now();
             if (!force && now - lastProgress < opt.progress_interval)
                 return;
+            if (!router->takeStepChanged())
+                return;
             lastProgress = now;
-            stepChanged = false;
             SupervisorProgress p;
             p.run_id = runId;
             p.steps_total = spec.train.steps;
-            p.last_step = lastStep;
+            p.last_step = router->lastStep();
             p.started_at = startedAt;
             p.stopping = phase != StopPhase::None;
             opt.on_progress(p);
@@ -432,7 +345,6 @@ struct Supervisor::State {
             const int ready = ::poll(fds, count, static_cast<int>(timeout.count()));
             if (ready < 0 && errno != EINTR)
                 throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
-            lineTime = wallNow();
             if (ready > 0) {
                 if (outIndex >= 0 && fds[outIndex].revents && !readPipe(fds[outIndex].fd, OutputStream::Stdout))
                     launcher.closeStdout();
@@ -467,7 +379,6 @@ struct Supervisor::State {
                 fds[count++] = {launcher.stderrFd(), POLLIN, 0};
             if (::poll(fds, count, 100) <= 0)
                 continue;
-            lineTime = wallNow();
             for (nfds_t i = 0; i < count; ++i) {
                 if (!fds[i].revents)
                     continue;
@@ -480,11 +391,7 @@ struct Supervisor::State {
                 }
             }
         }
-        auto flushOut = [&](std::string_view line) { onPipeLine(OutputStream::Stdout, line); };
-        auto flushErr = [&](std::string_view line) { onPipeLine(OutputStream::Stderr, line); };
-        outLines.finish(flushOut);
-        errLines.finish(flushErr);
-        demux->finish(sink);
+        router->finish(wallNow());
         readStopRequests();
         reportProgress(true);
         std::fflush(outputLog);
@@ -506,6 +413,7 @@ struct Supervisor::State {
             o.exitCode = 128 + WTERMSIG(status);
         const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         const bool stopRequested = phase != StopPhase::None;
+        const std::optional<RunEndEvent>& runEnd = router->runEnd();
 
         if (clean && runEnd) {
             o.state = runEnd->status;
@@ -528,7 +436,7 @@ struct Supervisor::State {
             return o;
         }
         o.state = RunState::Failed;
-        if (const std::optional<LauncherFailure>& f = demux->failure())
+        if (const std::optional<LauncherFailure>& f = router->failure())
             o.reason = f->describe(hostOfRank(f->rank));
         else if (clean)
             o.reason = "the ranks exited with code 0 without reporting the end of the run (no run_end event)";
@@ -602,7 +510,9 @@ RunRecord Supervisor::run() {
         context.run_dir = s.runDir.string();
         context.resume_dir = s.resumeDir;
         s.plan = makeLaunchPlan(s.spec, context);
-        s.demux = std::make_unique<OutputDemux>(s.plan.format);
+        s.router = std::make_unique<OutputRouter>(*s.writer, s.plan.format, s.host, s.spec.launch.target == "local");
+        s.router->setRawLog(s.outputLog);
+        s.router->setErrorHandler([&s](const std::exception& e) { s.reportStoreError(e); });
         s.store.setLaunchCommand(s.runId, s.plan.commandLine());
         if (s.opt.on_created) {
             if (const std::optional<RunRecord> record = s.store.run(s.runId))

@@ -1,0 +1,126 @@
+#include "core/launch/OutputRouter.h"
+
+#include "core/launch/LogLevelGuess.h"
+#include "core/launch/Utf8.h"
+#include "core/store/BatchedWriter.h"
+
+#include <iostream>
+
+namespace parallax {
+
+namespace {
+
+constexpr size_t kMalformedEcho = 200; // bytes of a malformed line kept in its log row
+
+} // namespace
+
+OutputRouter::OutputRouter(BatchedWriter& writer, LauncherFormat format, std::string localHost, bool localTarget)
+    : m_writer(writer), m_demux(format), m_localHost(std::move(localHost)), m_localTarget(localTarget) {
+    m_sink = [this](const DemuxedLine& d) { onRankLine(d); };
+}
+
+void OutputRouter::append(OutputStream pipe, const char* data, size_t size, double now) {
+    m_now = now;
+    LineBuffer& lines = pipe == OutputStream::Stdout ? m_outLines : m_errLines;
+    lines.append(data, size, [&](std::string_view line) { onPipeLine(pipe, line); });
+}
+
+void OutputRouter::finishPipe(OutputStream pipe, double now) {
+    m_now = now;
+    LineBuffer& lines = pipe == OutputStream::Stdout ? m_outLines : m_errLines;
+    lines.finish([&](std::string_view line) { onPipeLine(pipe, line); });
+}
+
+void OutputRouter::finish(double now) {
+    finishPipe(OutputStream::Stdout, now);
+    finishPipe(OutputStream::Stderr, now);
+    m_demux.finish(m_sink);
+}
+
+bool OutputRouter::takeStepChanged() {
+    const bool changed = m_stepChanged;
+    m_stepChanged = false;
+    return changed;
+}
+
+std::string OutputRouter::hostOfRank(int rank) const {
+    if (rank >= 0 && static_cast<size_t>(rank) < m_rankHosts.size() && !m_rankHosts[rank].empty())
+        return m_rankHosts[rank];
+    if (rank < 0 || m_localTarget)
+        return m_localHost;
+    return "";
+}
+
+void OutputRouter::onPipeLine(OutputStream pipe, std::string_view line) {
+    if (m_rawLog) {
+        std::fwrite(line.data(), 1, line.size(), m_rawLog);
+        std::fputc('\n', m_rawLog);
+    }
+    if (!isCleanUtf8(line)) {
+        m_cleanLine = sanitizeUtf8(line);
+        line = m_cleanLine;
+    }
+    m_demux.feed(pipe, line, m_sink);
+}
+
+void OutputRouter::onRankLine(const DemuxedLine& d) {
+    try {
+        decodeLine(d.payload, m_decoded);
+        switch (m_decoded.kind) {
+        case DecodedLine::Kind::Event: onEvent(d); break;
+        case DecodedLine::Kind::Text: {
+            LogRow row;
+            row.t = m_now;
+            row.rank = d.rank;
+            row.host = hostOfRank(d.rank);
+            row.level = guessLogLevel(d.payload);
+            row.stream = streamName(d.stream);
+            row.message.assign(d.payload.data(), d.payload.size());
+            m_writer.add(row);
+            break;
+        }
+        case DecodedLine::Kind::Malformed: {
+            LogRow row;
+            row.t = m_now;
+            row.rank = d.rank;
+            row.host = hostOfRank(d.rank);
+            row.level = "warn";
+            row.stream = streamName(d.stream);
+            std::string_view echo = d.payload.substr(0, kMalformedEcho);
+            // Do not cut a UTF-8 sequence in half.
+            while (echo.size() < d.payload.size() && !echo.empty() &&
+                   (static_cast<unsigned char>(d.payload[echo.size()]) & 0xC0) == 0x80)
+                echo.remove_suffix(1);
+            row.message = "malformed telemetry: " + m_decoded.error + ": " + std::string(echo) +
+                          (echo.size() < d.payload.size() ? "..." : "");
+            m_writer.add(row);
+            break;
+        }
+        }
+    } catch (const std::exception& e) {
+        if (m_onError)
+            m_onError(e);
+        else
+            std::cerr << "parallax: " << e.what() << "\n";
+    }
+}
+
+void OutputRouter::onEvent(const DemuxedLine& d) {
+    TelemetryEvent& event = m_decoded.event;
+    if (auto* start = std::get_if<RunStartEvent>(&event)) {
+        m_rankHosts = start->hosts;
+    } else if (auto* step = std::get_if<StepEvent>(&event)) {
+        m_lastStep = *step;
+        m_stepChanged = true;
+    } else if (auto* end = std::get_if<RunEndEvent>(&event)) {
+        m_runEnd = *end;
+    } else if (auto* log = std::get_if<LogEvent>(&event)) {
+        if (log->rank < 0)
+            log->rank = d.rank;
+        if (log->t == 0)
+            log->t = m_now;
+    }
+    m_writer.add(event);
+}
+
+} // namespace parallax
