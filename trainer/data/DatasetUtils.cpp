@@ -25,15 +25,23 @@ uint64_t hashValues(std::initializer_list<uint64_t> values) {
     return h;
 }
 
-std::string captionFor(const std::string& className, int64_t index) {
+std::string captionFor(const std::string& className, int64_t index, int64_t maxLength) {
     static const char* const kTemplates[] = {"a photo of {}", "{}", "a picture of {}", "an image of {}",
                                              "a small photo of {}"};
+    constexpr size_t kCount = sizeof kTemplates / sizeof kTemplates[0];
     const char first = className.empty() ? 'x' : className[0];
     const bool vowel = std::string("aeiouAEIOU").find(first) != std::string::npos;
     const std::string noun = (vowel ? "an " : "a ") + className;
-    const std::string pattern = kTemplates[hashValues({static_cast<uint64_t>(index)}) % 5];
-    const size_t at = pattern.find("{}");
-    return pattern.substr(0, at) + noun + pattern.substr(at + 2);
+    // Start at a template picked by the index and take the first that fits the caption length,
+    // so that short text contexts still name the class.
+    const size_t start = hashValues({static_cast<uint64_t>(index)}) % kCount;
+    for (size_t i = 0; i < kCount; ++i) {
+        const std::string pattern = kTemplates[(start + i) % kCount];
+        const size_t at = pattern.find("{}");
+        const std::string caption = pattern.substr(0, at) + noun + pattern.substr(at + 2);
+        if (static_cast<int64_t>(caption.size()) <= maxLength) return caption;
+    }
+    return className;
 }
 
 void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens, int64_t* labels) {

@@ -15,8 +15,9 @@ namespace parallax {
 uint64_t hashValues(std::initializer_list<uint64_t> values);
 
 // A caption for a class name, from a few templates picked by the sample index:
-// "a photo of a sneaker", "a sneaker", "an image of an ankle boot", ...
-std::string captionFor(const std::string& className, int64_t index);
+// "a photo of a sneaker", "a sneaker", "an image of an ankle boot", ... The template is the first,
+// from the picked one on, whose caption has at most maxLength bytes (else the bare class name).
+std::string captionFor(const std::string& className, int64_t index, int64_t maxLength);
 
 // Bytes of `text` as tokens of a (T) row padded with 0; the matching labels row holds the tokens and
 // -1 on padding. Longer text is cut at T.

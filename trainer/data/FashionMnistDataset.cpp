@@ -61,8 +61,10 @@ public:
             }
             if (got < 0) {
                 int code = 0;
-                const char* message = gzerror(m_file, &code);
-                fail("the compressed data is corrupt (" + std::string(message ? message : "zlib error") + ")");
+                std::string message = gzerror(m_file, &code);
+                // zlib prefixes its message with the path, which fail() adds already.
+                if (message.rfind(m_path + ": ", 0) == 0) message = message.substr(m_path.size() + 2);
+                fail("the compressed data is corrupt (" + message + ")");
             }
             if (got == 0) break;
             total += got;
@@ -176,7 +178,7 @@ Batch FashionMnistDataset::makeBatch(const std::vector<int64_t>& indices, int64_
     for (int64_t i : indices) {
         torch::Tensor x = (rawImage(i) - m_mean) / m_std; // (1, 28, 28)
         samples.push_back({fitImage(x, m_dims.channels, m_dims.image_size),
-                           captionFor(classNames()[m_labels[static_cast<size_t>(i)]], i)});
+                           captionFor(classNames()[m_labels[static_cast<size_t>(i)]], i, m_dims.seq_len)});
     }
     return imageBatch(samples, indices, step, m_seed, m_dims);
 }

@@ -19,8 +19,8 @@ SyntheticDataset::SyntheticDataset(const ModelDims& dims, uint64_t seed) : m_dim
 
 const std::vector<std::string>& SyntheticDataset::classNames() {
     static const std::vector<std::string> names = {
-        "top left blob", "top right blob", "bottom left blob", "bottom right blob", "center blob",
-        "top bar",       "bottom bar",     "left bar",         "right bar",         "cross"};
+        "top-left dot", "top-right dot", "low-left dot", "low-right dot", "center dot",
+        "top bar",      "bottom bar",    "left bar",     "right bar",     "cross"};
     return names;
 }
 
@@ -92,7 +92,8 @@ Batch SyntheticDataset::makeBatch(const std::vector<int64_t>& indices, int64_t s
     std::vector<ImageSample> samples;
     samples.reserve(indices.size());
     for (int64_t i : indices)
-        samples.push_back({image(i), captionFor(classNames()[static_cast<size_t>(label(i))], i)});
+        samples.push_back(
+            {image(i), captionFor(classNames()[static_cast<size_t>(label(i))], i, m_dims.seq_len)});
     return imageBatch(samples, indices, step, m_seed, m_dims);
 }
 

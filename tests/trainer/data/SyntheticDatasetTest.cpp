@@ -1,0 +1,199 @@
+#include "core/spec/ModelDims.h"
+#include "trainer/data/DataError.h"
+#include "trainer/data/DatasetUtils.h"
+#include "trainer/data/SyntheticDataset.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <set>
+
+namespace parallax {
+namespace {
+
+ModelDims dimsOf(const std::string& kind) {
+    ModelSpec spec;
+    spec.kind = kind;
+    return resolveModel(spec);
+}
+
+TEST(SyntheticDataset, GptSequencesFollowAPerSampleAffineRecurrence) {
+    const ModelDims dims = dimsOf("gpt");
+    SyntheticDataset data(dims, 3);
+    const Batch batch = data.makeBatch({0, 1, 2, 3}, 0);
+    ASSERT_EQ(batch.tokens.sizes(), torch::IntArrayRef({4, dims.seq_len + 1}));
+    EXPECT_EQ(batch.tokens.scalar_type(), torch::kInt64);
+    EXPECT_GE(batch.tokens.min().item<int64_t>(), 0);
+    EXPECT_LT(batch.tokens.max().item<int64_t>(), dims.vocab);
+    std::set<std::pair<int64_t, int64_t>> rules;
+    for (int64_t i = 0; i < 4; ++i) {
+        const auto x = batch.tokens[i];
+        // Recover (a, b) from the first three tokens, then check the rest of the sequence.
+        bool found = false;
+        for (int64_t a : {1, 3, 5, 7})
+            for (int64_t b = 1; b <= 16; ++b) {
+                bool ok = true;
+                for (int64_t j = 0; j < dims.seq_len && ok; ++j)
+                    ok = (a * x[j].item<int64_t>() + b) % dims.vocab == x[j + 1].item<int64_t>();
+                if (ok && !found) {
+                    found = true;
+                    rules.insert({a, b});
+                }
+            }
+        EXPECT_TRUE(found) << "sample " << i;
+    }
+    EXPECT_GT(rules.size(), 1u); // samples differ in their rule
+}
+
+TEST(SyntheticDataset, ASampleIsTheSameWhateverBatchItIsIn) {
+    for (const char* kind : {"gpt", "mmdit", "vlm"}) {
+        const ModelDims dims = dimsOf(kind);
+        SyntheticDataset data(dims, 5);
+        const Batch a = data.makeBatch({10, 11, 12}, 4);
+        const Batch b = data.makeBatch({99, 12}, 4);
+        EXPECT_TRUE(torch::equal(a.tokens[2], b.tokens[1])) << kind;
+        if (dims.kind != "gpt") {
+            EXPECT_TRUE(torch::equal(a.images[2], b.images[1])) << kind;
+        }
+        if (dims.kind == "vlm") {
+            EXPECT_TRUE(torch::equal(a.labels[2], b.labels[1])) << kind;
+        }
+    }
+}
+
+TEST(SyntheticDataset, FlowNoiseDependsOnSeedStepAndSampleOnly) {
+    const ModelDims dims = dimsOf("mmdit");
+    SyntheticDataset data(dims, 5);
+    const Batch a = data.makeBatch({10, 11, 12, 13}, 7);
+    const Batch b = data.makeBatch({13, 40, 11}, 7); // another rank's split of the same step
+    ASSERT_EQ(a.noise.sizes(), a.images.sizes());
+    ASSERT_EQ(a.timesteps.sizes(), torch::IntArrayRef({4}));
+    EXPECT_TRUE(torch::equal(a.noise[3], b.noise[0]));
+    EXPECT_TRUE(torch::equal(a.noise[1], b.noise[2]));
+    EXPECT_EQ(a.timesteps[3].item<float>(), b.timesteps[0].item<float>());
+    EXPECT_EQ(a.timesteps[1].item<float>(), b.timesteps[2].item<float>());
+    EXPECT_GT(a.timesteps.min().item<float>(), 0.0f);
+    EXPECT_LT(a.timesteps.max().item<float>(), 1.0f);
+    // Another step or seed draws anew.
+    const Batch c = data.makeBatch({10}, 8);
+    EXPECT_FALSE(torch::equal(a.noise[0], c.noise[0]));
+    EXPECT_NE(a.timesteps[0].item<float>(), c.timesteps[0].item<float>());
+    const Batch d = SyntheticDataset(dims, 6).makeBatch({10}, 7);
+    EXPECT_FALSE(torch::equal(a.noise[0], d.noise[0]));
+    // Standard normal noise over many samples.
+    std::vector<int64_t> many(64);
+    std::iota(many.begin(), many.end(), 0);
+    const Batch big = data.makeBatch(many, 1);
+    EXPECT_NEAR(big.noise.mean().item<double>(), 0.0, 0.02);
+    EXPECT_NEAR(big.noise.std().item<double>(), 1.0, 0.02);
+    EXPECT_NEAR(big.timesteps.mean().item<double>(), 0.5, 0.08);
+    EXPECT_FALSE(big.labels.defined());
+}
+
+TEST(SyntheticDataset, ImagesAreStandardizedAndCaptionsNameTheirShape) {
+    const ModelDims dims = dimsOf("vlm");
+    SyntheticDataset data(dims, 2);
+    std::vector<int64_t> indices(40);
+    std::iota(indices.begin(), indices.end(), 100);
+    const Batch batch = data.makeBatch(indices, 0);
+    ASSERT_EQ(batch.images.sizes(), torch::IntArrayRef({40, dims.channels, dims.image_size, dims.image_size}));
+    ASSERT_EQ(batch.tokens.sizes(), torch::IntArrayRef({40, dims.seq_len}));
+    EXPECT_NEAR(batch.images.mean().item<double>(), 0.0, 1e-3);
+    EXPECT_NEAR(batch.images.std().item<double>(), 1.0, 0.05);
+    std::set<int64_t> classes;
+    for (int64_t i = 0; i < 40; ++i) {
+        const int64_t label = data.label(indices[static_cast<size_t>(i)]);
+        classes.insert(label);
+        const std::string caption = decodeCaption(batch.tokens[i]);
+        EXPECT_NE(caption.find(SyntheticDataset::classNames()[static_cast<size_t>(label)]), std::string::npos)
+            << caption;
+        // vlm labels are the caption bytes, -1 on padding.
+        const auto labels = batch.labels[i];
+        for (int64_t j = 0; j < dims.seq_len; ++j) {
+            const int64_t expected = j < static_cast<int64_t>(caption.size()) ? batch.tokens[i][j].item<int64_t>() : -1;
+            EXPECT_EQ(labels[j].item<int64_t>(), expected);
+        }
+    }
+    EXPECT_EQ(classes.size(), 10u);
+    // An image is closer to the other images of its class than to those of another class: the
+    // caption is learnable from the image.
+    auto classMean = [&](int64_t cls, int64_t except) {
+        std::vector<torch::Tensor> of;
+        for (int64_t i = 0; i < 40; ++i)
+            if (i != except && data.label(indices[static_cast<size_t>(i)]) == cls) of.push_back(batch.images[i]);
+        return of.empty() ? torch::Tensor() : torch::stack(of).mean(0);
+    };
+    int64_t compared = 0;
+    for (int64_t i = 0; i < 40; ++i) {
+        const int64_t label = data.label(indices[static_cast<size_t>(i)]);
+        const torch::Tensor same = classMean(label, i);
+        if (!same.defined()) continue;
+        const double own = (batch.images[i] - same).pow(2).mean().item<double>();
+        for (int64_t other = 0; other < SyntheticDataset::kClasses; ++other) {
+            const torch::Tensor m = classMean(other, i);
+            if (other == label || !m.defined()) continue;
+            EXPECT_LT(own, (batch.images[i] - m).pow(2).mean().item<double>()) << "sample " << i << " class " << other;
+            ++compared;
+        }
+    }
+    EXPECT_GT(compared, 100);
+}
+
+TEST(SyntheticDataset, ShortTextContextsStillNameTheClass) {
+    const ModelDims dims = dimsOf("mmdit"); // 16 caption tokens
+    SyntheticDataset data(dims, 4);
+    std::vector<int64_t> indices(30);
+    std::iota(indices.begin(), indices.end(), 0);
+    const Batch batch = data.makeBatch(indices, 0);
+    for (int64_t i = 0; i < 30; ++i) {
+        const std::string caption = decodeCaption(batch.tokens[i]);
+        EXPECT_NE(caption.find(SyntheticDataset::classNames()[static_cast<size_t>(data.label(i))]), std::string::npos)
+            << caption;
+    }
+}
+
+TEST(SyntheticDataset, CaptionsUseAFewTemplatesChosenByIndex) {
+    EXPECT_EQ(captionFor("sneaker", 3, 64), captionFor("sneaker", 3, 64));
+    std::set<std::string> seen;
+    for (int64_t i = 0; i < 50; ++i) {
+        EXPECT_EQ(captionFor("ankle boot", i, 13), "an ankle boot"); // only the bare form fits
+        EXPECT_LE(captionFor("ankle boot", i, 20).size(), 20u);
+        const std::string c = captionFor("ankle boot", i, 64);
+        EXPECT_NE(c.find("an ankle boot"), std::string::npos) << c;
+        seen.insert(c);
+    }
+    EXPECT_GE(seen.size(), 3u);
+    EXPECT_TRUE(seen.count("an ankle boot"));
+    EXPECT_TRUE(seen.count("a photo of an ankle boot"));
+    int64_t tokens[6], labels[6];
+    encodeCaption("a bag", 6, tokens, labels);
+    EXPECT_EQ(tokens[0], 'a');
+    EXPECT_EQ(tokens[5], 0);
+    EXPECT_EQ(labels[4], 'g');
+    EXPECT_EQ(labels[5], -1);
+}
+
+TEST(SyntheticDataset, FactoryMakesEachKindAndNamesWhatIsWrong) {
+    EXPECT_EQ(makeDataset(DataSpec{}, dimsOf("gpt"), 1)->size(), SyntheticDataset::kSamples);
+    EXPECT_NE(makeDataset(DataSpec{}, dimsOf("mmdit"), 1)->describe().find("shapes"), std::string::npos);
+    DataSpec unknown;
+    unknown.kind = "webdataset";
+    try {
+        makeDataset(unknown, dimsOf("gpt"), 1);
+        FAIL();
+    } catch (const DataError& e) {
+        EXPECT_NE(std::string(e.what()).find("data.kind = \"webdataset\" is unknown"), std::string::npos);
+    }
+    DataSpec images;
+    images.kind = "fashion-mnist";
+    try {
+        makeDataset(images, dimsOf("gpt"), 1);
+        FAIL();
+    } catch (const DataError& e) {
+        EXPECT_NE(std::string(e.what()).find("use model.kind mmdit or vlm"), std::string::npos);
+    }
+    EXPECT_THROW(SyntheticDataset(dimsOf("gpt"), 1).makeBatch({SyntheticDataset::kSamples}, 0), DataError);
+}
+
+} // namespace
+} // namespace parallax

@@ -1,0 +1,113 @@
+#include "tests/trainer/models/ModelTestSupport.h"
+#include "trainer/compat/TorchCompat.h"
+#include "trainer/models/LmHead.h"
+#include "trainer/models/MmditHead.h"
+
+#include <gtest/gtest.h>
+
+namespace parallax {
+namespace {
+
+using test::batchOf;
+using test::dimsOf;
+
+// The activation entering unit `stop` (all units before it run).
+Activation runUntil(Model& model, const Batch& batch, int64_t stop) {
+    Activation a;
+    for (int64_t i = 0; i < stop; ++i) a = model.unit(i)->forward(a, batch);
+    return a;
+}
+
+// Logits (B, T, V) of the LM head: position i predicts label i.
+torch::Tensor headLogits(Model& model, const Batch& batch) {
+    const int64_t last = model.unitCount() - 1;
+    auto head = std::dynamic_pointer_cast<LmHead>(model.unit(last));
+    const int64_t t = batch.tokens.size(1) - (model.dims().kind == "gpt" ? 1 : 0);
+    return head->logits(runUntil(model, batch, last).at(0), t);
+}
+
+// Whether each position's values (dim 1 of a (B, S, ...) tensor) differ between a and b.
+std::vector<bool> changedPositions(const torch::Tensor& a, const torch::Tensor& b) {
+    std::vector<bool> changed;
+    for (int64_t i = 0; i < a.size(1); ++i)
+        changed.push_back(!torch::allclose(a.select(1, i), b.select(1, i), 0.0, 1e-6));
+    return changed;
+}
+
+TEST(ModelMasking, GptPredictionsIgnoreLaterTokens) {
+    const ModelDims dims = dimsOf("gpt", "tiny");
+    auto model = buildModel(dims, 21);
+    torch::NoGradGuard noGrad;
+    Batch batch = batchOf(dims, 2);
+    const torch::Tensor before = headLogits(*model, batch); // (B, T, V)
+    const int64_t j = dims.seq_len / 2;
+    batch.tokens = batch.tokens.clone();
+    batch.tokens.index_put_({torch::indexing::Slice(), j}, (batch.tokens.select(1, j) + 1).remainder(dims.vocab));
+    const std::vector<bool> changed = changedPositions(before, headLogits(*model, batch));
+    for (int64_t i = 0; i < dims.seq_len; ++i) EXPECT_EQ(changed[static_cast<size_t>(i)], i >= j) << "position " << i;
+}
+
+TEST(ModelMasking, VlmCaptionPredictionsIgnoreLaterTokensButSeeTheImage) {
+    const ModelDims dims = dimsOf("vlm", "tiny");
+    auto model = buildModel(dims, 22);
+    torch::NoGradGuard noGrad;
+    Batch batch = batchOf(dims, 2);
+    const torch::Tensor before = headLogits(*model, batch); // (B, T, V), logit i predicts caption token i
+    const int64_t j = 5;
+    Batch changedText = batch;
+    changedText.tokens = batch.tokens.clone();
+    changedText.tokens.index_put_({torch::indexing::Slice(), j}, 200);
+    const std::vector<bool> changed = changedPositions(before, headLogits(*model, changedText));
+    for (int64_t i = 0; i < dims.seq_len; ++i) EXPECT_EQ(changed[static_cast<size_t>(i)], i > j) << "position " << i;
+
+    Batch changedImage = batch;
+    changedImage.images = batch.images.clone();
+    changedImage.images.index_put_({torch::indexing::Slice(), 0, -1, -1}, 5.0f); // the last patch only
+    for (bool c : changedPositions(before, headLogits(*model, changedImage))) EXPECT_TRUE(c);
+}
+
+TEST(ModelMasking, VisionTowerAttendsOverTheWholeImage) {
+    const ModelDims dims = dimsOf("vlm", "tiny");
+    auto model = buildModel(dims, 23);
+    torch::NoGradGuard noGrad;
+    Batch batch = batchOf(dims, 1);
+    const int64_t merge = 1 + dims.vision_layers;
+    const torch::Tensor before = runUntil(*model, batch, merge).at(0); // (B, P, Cv)
+    batch.images = batch.images.clone();
+    batch.images.index_put_({torch::indexing::Slice(), 0, -1, -1}, 5.0f);
+    for (bool c : changedPositions(before, runUntil(*model, batch, merge).at(0))) EXPECT_TRUE(c);
+}
+
+TEST(ModelMasking, MmditStreamsAttendJointlyWithoutMask) {
+    const ModelDims dims = dimsOf("mmdit", "tiny");
+    auto model = buildModel(dims, 24);
+    {
+        // Open the adaLN-Zero gates, which hide every block's output at initialization.
+        torch::NoGradGuard noGrad;
+        torch::Generator gen = compat::makeGenerator(1);
+        for (auto& item : model->named_parameters())
+            if (item.key().find(".mod.") != std::string::npos) item.value().normal_(0.0, 0.5, gen);
+    }
+    torch::NoGradGuard noGrad;
+    Batch batch = batchOf(dims, 1);
+    const Activation before = runUntil(*model, batch, model->unitCount() - 1); // {text, image, c}
+
+    Batch lastToken = batch;
+    lastToken.tokens = batch.tokens.clone();
+    lastToken.tokens.index_put_({torch::indexing::Slice(), dims.seq_len - 1}, 77);
+    const Activation a = runUntil(*model, lastToken, model->unitCount() - 1);
+    for (bool c : changedPositions(before[1], a[1])) EXPECT_TRUE(c); // every image token sees the text
+
+    Batch lastPatch = batch;
+    lastPatch.images = batch.images.clone();
+    lastPatch.images.index_put_({torch::indexing::Slice(), 0, -1, -1}, 5.0f);
+    const Activation b = runUntil(*model, lastPatch, model->unitCount() - 1);
+    for (bool c : changedPositions(before[0], b[0])) EXPECT_TRUE(c); // every text token sees the image
+
+    // The head maps the image stream back to an image-shaped velocity.
+    auto head = std::dynamic_pointer_cast<MmditHead>(model->unit(model->unitCount() - 1));
+    EXPECT_EQ(head->predict(before[1], before[2]).sizes(), batch.images.sizes());
+}
+
+} // namespace
+} // namespace parallax

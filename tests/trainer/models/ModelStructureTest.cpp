@@ -1,0 +1,234 @@
+#include "tests/trainer/models/ModelTestSupport.h"
+#include "trainer/models/Linear.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace parallax {
+namespace {
+
+using test::batchOf;
+using test::dimsOf;
+
+struct KindPreset {
+    std::string kind;
+    std::string preset;
+};
+
+std::string caseName(const testing::TestParamInfo<KindPreset>& info) {
+    return info.param.kind + "_" + info.param.preset;
+}
+
+class ModelStructure : public testing::TestWithParam<KindPreset> {};
+
+TEST_P(ModelStructure, ParameterCountFollowsTheDocumentedFormula) {
+    const ModelDims dims = dimsOf(GetParam().kind, GetParam().preset);
+    auto model = buildModel(dims, 1);
+    int64_t held = 0;
+    for (const auto& p : model->parameters()) held += p.numel();
+    EXPECT_EQ(held, test::documentedParams(dims));
+}
+
+TEST_P(ModelStructure, UnitFlopsAddUpToTheDocumentedForwardFlops) {
+    const ModelDims dims = dimsOf(GetParam().kind, GetParam().preset);
+    auto model = buildModel(dims, 1);
+    double flops = 0;
+    for (const auto& unit : model->units()) flops += unit->forwardFlopsPerSample();
+    EXPECT_DOUBLE_EQ(flops, test::documentedForwardFlops(dims));
+}
+
+TEST_P(ModelStructure, SameSeedGivesIdenticalWeightsAndAnotherSeedOthers) {
+    const ModelDims dims = dimsOf(GetParam().kind, GetParam().preset);
+    auto a = buildModel(dims, 42);
+    auto b = buildModel(dims, 42);
+    auto c = buildModel(dims, 43);
+    auto pa = a->named_parameters(), pb = b->named_parameters(), pc = c->named_parameters();
+    ASSERT_EQ(pa.size(), pb.size());
+    int64_t differing = 0, random = 0;
+    for (const auto& item : pa) {
+        const torch::Tensor& x = item.value();
+        EXPECT_TRUE(torch::equal(x, pb[item.key()])) << item.key();
+        // Parameters drawn at random (not constant ones like LayerNorm or adaLN-Zero) must differ.
+        if (x.numel() > 1 && x.std().item<double>() > 0) {
+            ++random;
+            if (!torch::equal(x, pc[item.key()])) ++differing;
+        }
+    }
+    EXPECT_GT(random, 0);
+    EXPECT_EQ(differing, random);
+}
+
+TEST_P(ModelStructure, EveryUnitProducesTheDocumentedShapes) {
+    const ModelDims dims = dimsOf(GetParam().kind, GetParam().preset);
+    auto model = buildModel(dims, 1);
+    const int64_t b = 2, t = dims.seq_len, p = dims.imageTokens(), c = dims.dim;
+    const Batch batch = batchOf(dims, b);
+    Activation a;
+    for (const auto& unit : model->units()) {
+        a = unit->forward(a, batch);
+        const std::string kind = unit->kindName();
+        SCOPED_TRACE(kind);
+        if (kind == "head") {
+            ASSERT_EQ(a.size(), 2u);
+            EXPECT_EQ(a[0].dim(), 0);
+            EXPECT_EQ(a[1].dim(), 0);
+            EXPECT_EQ(a[0].scalar_type(), torch::kFloat32);
+            EXPECT_EQ(a[1].scalar_type(), torch::kFloat32);
+        } else if (dims.kind == "gpt") {
+            ASSERT_EQ(a.size(), 1u);
+            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, t, c}));
+        } else if (dims.kind == "mmdit") {
+            ASSERT_EQ(a.size(), 3u);
+            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, t, c}));
+            EXPECT_EQ(a[1].sizes(), torch::IntArrayRef({b, p, c}));
+            EXPECT_EQ(a[2].sizes(), torch::IntArrayRef({b, c}));
+        } else if (kind == "vision_embed" || kind == "vision_block") {
+            ASSERT_EQ(a.size(), 1u);
+            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, p, dims.vision_dim}));
+        } else {
+            ASSERT_EQ(a.size(), 1u);
+            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, p + t, c}));
+        }
+    }
+}
+
+TEST_P(ModelStructure, InitialLossIsTheUntrainedValue) {
+    const ModelDims dims = dimsOf(GetParam().kind, GetParam().preset);
+    auto model = buildModel(dims, 3);
+    const Batch batch = batchOf(dims, 4);
+    torch::NoGradGuard noGrad;
+    const Activation out = model->forwardAll(batch);
+    ASSERT_TRUE(std::isfinite(out[0].item<double>()));
+    if (dims.kind == "gpt") {
+        EXPECT_EQ(out[1].item<double>(), 4.0 * dims.seq_len);
+        EXPECT_NEAR(test::meanLoss(out), std::log(static_cast<double>(dims.vocab)), 0.1);
+    } else if (dims.kind == "vlm") {
+        EXPECT_EQ(out[1].item<double>(), batch.labels.ge(0).sum().item<double>());
+        EXPECT_LT(out[1].item<double>(), 4.0 * dims.seq_len); // captions are padded
+        EXPECT_NEAR(test::meanLoss(out), std::log(static_cast<double>(dims.vocab)), 0.1);
+    } else {
+        // adaLN-Zero: the untrained model predicts v = 0, so the loss is E[(e - x0)^2] exactly.
+        EXPECT_EQ(out[1].item<double>(), static_cast<double>(batch.images.numel()));
+        const double expected = (batch.noise - batch.images).pow(2).mean().item<double>();
+        EXPECT_NEAR(test::meanLoss(out), expected, 1e-5 * expected);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, ModelStructure,
+                         testing::Values(KindPreset{"gpt", "tiny"}, KindPreset{"gpt", "small"},
+                                         KindPreset{"mmdit", "tiny"}, KindPreset{"mmdit", "small"},
+                                         KindPreset{"vlm", "tiny"}, KindPreset{"vlm", "small"}),
+                         caseName);
+
+TEST(ModelStructure, ParameterNamesAreStableAndNameTheParallelLayers) {
+    auto gpt = buildModel(dimsOf("gpt", "tiny"), 1);
+    const auto names = gpt->named_parameters();
+    for (const char* name : {"units.0.tok.weight", "units.0.pos", "units.1.ln1.weight", "units.1.q.weight",
+                             "units.1.k.bias", "units.1.v.weight", "units.1.proj.weight", "units.2.fc1.weight",
+                             "units.2.fc2.bias", "units.3.ln.weight", "units.3.out.weight"})
+        EXPECT_NE(names.find(name), nullptr) << name;
+    EXPECT_EQ(names.find("units.3.out.bias"), nullptr); // the LM head has no bias
+
+    auto mmdit = buildModel(dimsOf("mmdit", "tiny"), 1);
+    const auto m = mmdit->named_parameters();
+    for (const char* name : {"units.1.text.q.weight", "units.1.image.proj.weight", "units.2.image.fc1.weight",
+                             "units.2.text.mod.weight", "units.3.mod.weight", "units.3.out.weight"})
+        EXPECT_NE(m.find(name), nullptr) << name;
+
+    auto vlm = buildModel(dimsOf("vlm", "tiny"), 1);
+    std::vector<std::string> kinds;
+    for (const auto& unit : vlm->units()) kinds.push_back(unit->kindName());
+    EXPECT_EQ(kinds, (std::vector<std::string>{"vision_embed", "vision_block", "vision_block", "merge", "block", "block",
+                                               "head"}));
+}
+
+TEST(ModelStructure, InitializationFollowsTheDocumentedDistributions) {
+    const ModelDims dims = dimsOf("mmdit", "small");
+    auto model = buildModel(dims, 5);
+    const auto p = model->named_parameters();
+    const double residual = 0.02 / std::sqrt(2.0 * dims.layers);
+    EXPECT_NEAR(p["units.1.image.q.weight"].std().item<double>(), 0.02, 0.001);
+    EXPECT_NEAR(p["units.1.image.fc2.weight"].std().item<double>(), residual, 0.1 * residual);
+    EXPECT_NEAR(p["units.0.text.weight"].std().item<double>(), 0.02, 0.001);
+    EXPECT_EQ(p["units.1.image.q.bias"].abs().max().item<double>(), 0.0);
+    for (const char* zero : {"units.1.text.mod.weight", "units.3.image.mod.bias", "units.7.mod.weight",
+                             "units.7.out.weight", "units.7.out.bias"})
+        EXPECT_EQ(p[zero].abs().max().item<double>(), 0.0) << zero;
+    auto gpt = buildModel(dimsOf("gpt", "tiny"), 5);
+    const auto g = gpt->named_parameters();
+    EXPECT_TRUE(torch::equal(g["units.1.ln1.weight"], torch::ones({64})));
+    EXPECT_TRUE(torch::equal(g["units.1.ln2.bias"], torch::zeros({64})));
+}
+
+// A unit that wraps another, as activation checkpointing and tensor parallelism do.
+class Wrapper : public Unit {
+public:
+    explicit Wrapper(std::shared_ptr<Unit> inner) : m_inner(register_module("inner", std::move(inner))) {}
+    Activation forward(const Activation& in, const Batch& batch) override {
+        ++calls;
+        return m_inner->forward(in, batch);
+    }
+    double forwardFlopsPerSample() const override { return m_inner->forwardFlopsPerSample(); }
+    std::string kindName() const override { return m_inner->kindName(); }
+    int calls = 0;
+
+private:
+    std::shared_ptr<Unit> m_inner;
+};
+
+TEST(ModelStructure, ReplacedUnitsRunInPlaceOfTheOriginal) {
+    const ModelDims dims = dimsOf("gpt", "tiny");
+    auto model = buildModel(dims, 1);
+    const Batch batch = batchOf(dims, 2);
+    torch::NoGradGuard noGrad;
+    const double before = model->forwardAll(batch)[0].item<double>();
+    auto wrapper = std::make_shared<Wrapper>(model->unit(1));
+    model->replaceUnit(1, wrapper);
+    EXPECT_EQ(model->unit(1), wrapper);
+    EXPECT_EQ(model->forwardAll(batch)[0].item<double>(), before);
+    EXPECT_EQ(wrapper->calls, 1);
+    EXPECT_NE(model->named_parameters().find("units.1.inner.q.weight"), nullptr);
+    EXPECT_EQ(model->named_parameters().find("units.1.q.weight"), nullptr);
+    EXPECT_THROW(model->replaceUnit(9, wrapper), std::out_of_range);
+}
+
+TEST(ModelStructure, LinearTransformsWrapTheProductBeforeTheBias) {
+    Linear linear(3, 2, true, 0.02);
+    torch::NoGradGuard noGrad;
+    linear.weight.copy_(torch::tensor({{1.0f, 2.0f, 3.0f}, {0.0f, 1.0f, 0.0f}}));
+    linear.bias.copy_(torch::tensor({10.0f, 20.0f}));
+    const torch::Tensor x = torch::tensor({{1.0f, 1.0f, 1.0f}});
+    EXPECT_TRUE(torch::equal(linear.forward(x), torch::tensor({{16.0f, 21.0f}})));
+    linear.output_transform = [](const torch::Tensor& y) { return y * 2; };
+    EXPECT_TRUE(torch::equal(linear.forward(x), torch::tensor({{22.0f, 22.0f}})));
+    linear.input_transform = [](const torch::Tensor& in) { return in * 0; };
+    EXPECT_TRUE(torch::equal(linear.forward(x), torch::tensor({{10.0f, 20.0f}})));
+}
+
+TEST(ModelStructure, UnknownKindsAndIndivisibleHeadsAreRejected) {
+    ModelDims dims = dimsOf("gpt", "tiny");
+    dims.heads = 5;
+    try {
+        buildModel(dims, 1);
+        FAIL() << "indivisible heads accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("model.dim = 64 is not divisible by model.heads = 5"), std::string::npos);
+    }
+    dims = dimsOf("gpt", "tiny");
+    dims.kind = "rnn";
+    EXPECT_THROW(buildModel(dims, 1), std::invalid_argument);
+}
+
+TEST(ModelStructure, BatchMovesEveryDefinedTensor) {
+    const Batch batch = batchOf(dimsOf("mmdit", "tiny"), 2);
+    const Batch moved = batch.to(torch::Device(torch::kCPU));
+    EXPECT_TRUE(torch::equal(moved.noise, batch.noise));
+    EXPECT_TRUE(torch::equal(moved.tokens, batch.tokens));
+    EXPECT_FALSE(moved.labels.defined());
+    EXPECT_EQ(moved.sample_index, batch.sample_index);
+    EXPECT_EQ(moved.size(), 2);
+}
+
+} // namespace
+} // namespace parallax

@@ -1,0 +1,161 @@
+#include "tests/trainer/models/ModelTestSupport.h"
+
+#include <ATen/autocast_mode.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+namespace parallax {
+namespace {
+
+using test::batchOf;
+using test::dimsOf;
+using test::meanLoss;
+
+class ModelTraining : public testing::TestWithParam<std::string> {};
+
+// SGD with momentum on one fixed batch; returns the losses before each step.
+std::vector<double> sgd(Model& model, const Batch& batch, int steps, double lr) {
+    torch::optim::SGD opt(model.parameters(), torch::optim::SGDOptions(lr).momentum(0.9));
+    std::vector<double> losses;
+    for (int i = 0; i < steps; ++i) {
+        opt.zero_grad();
+        const Activation out = model.forwardAll(batch);
+        torch::Tensor loss = out[0] / out[1];
+        losses.push_back(loss.item<double>());
+        loss.backward();
+        opt.step();
+    }
+    return losses;
+}
+
+TEST_P(ModelTraining, SgdStepsOnOneBatchLowerTheLoss) {
+    const ModelDims dims = dimsOf(GetParam(), "tiny");
+    auto model = buildModel(dims, 11);
+    const Batch batch = batchOf(dims, 4);
+    const std::vector<double> losses = sgd(*model, batch, 20, 0.02);
+    for (double l : losses) ASSERT_TRUE(std::isfinite(l));
+    EXPECT_LT(losses.back(), 0.85 * losses.front()) << "from " << losses.front() << " to " << losses.back();
+}
+
+TEST_P(ModelTraining, GradientsReachEveryTrainableParameter) {
+    const ModelDims dims = dimsOf(GetParam(), "tiny");
+    auto model = buildModel(dims, 12);
+    const Batch batch = batchOf(dims, 4);
+    // A few steps first: mmdit's zero-initialized (adaLN-Zero) head and gates pass no gradient
+    // until the steps before have moved them away from zero.
+    sgd(*model, batch, 3, 0.02);
+    model->zero_grad();
+    const Activation out = model->forwardAll(batch);
+    (out[0] / out[1]).backward();
+    // mmdit's last joint block updates the text stream after the last attention, but nothing reads
+    // the text stream afterwards: those layers (and the text query) never get a gradient.
+    const std::string last = "units." + std::to_string(dims.layers) + ".text.";
+    const std::set<std::string> unused = {last + "q.weight",    last + "q.bias",    last + "proj.weight",
+                                          last + "proj.bias",   last + "fc1.weight", last + "fc1.bias",
+                                          last + "fc2.weight",  last + "fc2.bias"};
+    for (const auto& item : model->named_parameters()) {
+        const torch::Tensor& grad = item.value().grad();
+        if (dims.kind == "mmdit" && unused.count(item.key())) {
+            EXPECT_TRUE(!grad.defined() || grad.abs().max().item<double>() == 0.0) << item.key();
+            continue;
+        }
+        ASSERT_TRUE(grad.defined()) << item.key();
+        EXPECT_TRUE(torch::isfinite(grad).all().item<bool>()) << item.key();
+        EXPECT_GT(grad.abs().max().item<double>(), 0.0) << item.key();
+    }
+}
+
+TEST_P(ModelTraining, Bfloat16ModelRunsForwardAndBackwardOnCpu) {
+    const ModelDims dims = dimsOf(GetParam(), "tiny");
+    auto model = buildModel(dims, 13);
+    const Batch batch = batchOf(dims, 2);
+    double reference = 0;
+    {
+        torch::NoGradGuard noGrad;
+        reference = meanLoss(model->forwardAll(batch));
+    }
+    model->to(torch::kBFloat16);
+    const Activation out = model->forwardAll(batch);
+    EXPECT_EQ(out[0].scalar_type(), torch::kFloat32);
+    EXPECT_NEAR(meanLoss(out), reference, 0.02 * reference);
+    (out[0] / out[1]).backward();
+    const torch::Tensor grad = model->unit(1)->parameters().front().grad();
+    ASSERT_TRUE(grad.defined());
+    EXPECT_EQ(grad.scalar_type(), torch::kBFloat16);
+}
+
+TEST_P(ModelTraining, Bfloat16AutocastRunsWithFloat32Weights) {
+    const ModelDims dims = dimsOf(GetParam(), "tiny");
+    auto model = buildModel(dims, 14);
+    const Batch batch = batchOf(dims, 2);
+    double reference = 0;
+    {
+        torch::NoGradGuard noGrad;
+        reference = meanLoss(model->forwardAll(batch));
+    }
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+    Activation out;
+    try {
+        out = model->forwardAll(batch);
+    } catch (...) {
+        at::autocast::set_cpu_enabled(false);
+        throw;
+    }
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    EXPECT_EQ(out[0].scalar_type(), torch::kFloat32);
+    EXPECT_NEAR(meanLoss(out), reference, 0.02 * reference);
+    (out[0] / out[1]).backward();
+    for (const auto& p : model->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+}
+
+TEST_P(ModelTraining, RunsOnCudaWhenPresent) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device in this LibTorch build or machine";
+    const ModelDims dims = dimsOf(GetParam(), "tiny");
+    auto model = buildModel(dims, 15);
+    const Batch batch = batchOf(dims, 2);
+    double reference = 0;
+    {
+        torch::NoGradGuard noGrad;
+        reference = meanLoss(model->forwardAll(batch));
+    }
+    const torch::Device cuda(torch::kCUDA, 0);
+    model->to(cuda);
+    const Activation out = model->forwardAll(batch.to(cuda));
+    EXPECT_TRUE(out[0].is_cuda());
+    EXPECT_NEAR(meanLoss(out), reference, 1e-3 * reference);
+    (out[0] / out[1]).backward();
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, ModelTraining, testing::Values("gpt", "mmdit", "vlm"),
+                         [](const testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST(ModelTraining, FrozenVisionTowerGetsNoGradientAndTheProjectorTrains) {
+    ModelDims dims = dimsOf("vlm", "tiny");
+    dims.freeze_vision = true;
+    auto model = buildModel(dims, 16);
+    const Batch batch = batchOf(dims, 2);
+    const Activation out = model->forwardAll(batch);
+    (out[0] / out[1]).backward();
+    int64_t frozen = 0;
+    for (const auto& unit : model->units()) {
+        const bool vision = unit->kindName() == "vision_embed" || unit->kindName() == "vision_block";
+        for (const auto& p : unit->parameters()) {
+            if (vision) {
+                ++frozen;
+                EXPECT_FALSE(p.requires_grad());
+                EXPECT_FALSE(p.grad().defined());
+            } else {
+                EXPECT_TRUE(p.requires_grad());
+                ASSERT_TRUE(p.grad().defined()) << unit->kindName();
+            }
+        }
+    }
+    EXPECT_EQ(frozen, 3 + 2 * 16); // embed: patch weight and bias, positions; a block: 16 tensors
+}
+
+} // namespace
+} // namespace parallax
