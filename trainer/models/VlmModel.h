@@ -20,7 +20,7 @@ public:
         vision.ffn = dims.vision_ffn;
         vision.sequence = dims.imageTokens();
         vision.causal = false;
-        vision.depth = dims.layers;
+        vision.depth = dims.layers; // docs/models.md scales proj and fc2 by L = model.layers everywhere
         vision.kind = "vision_block";
         for (int64_t i = 0; i < dims.vision_layers; ++i) addUnit(std::make_shared<TransformerBlock>(vision));
         addUnit(std::make_shared<VisionMerge>(dims));
