@@ -52,7 +52,7 @@ std::string runColumns() {
 
 std::vector<std::string> parseStringList(const std::string& text) {
     std::vector<std::string> out;
-    if (text.empty()) return out;
+    if (text.empty() || text == "[]") return out; // most runs: no tags
     const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_array()) {
         for (const auto& v : j) {
@@ -746,12 +746,12 @@ std::vector<RunRecord> RunStore::listRuns(const RunFilter& filter) const {
         {"name", "name COLLATE NOCASE"},
         {"state", "state"},
         {"created_at", "created_at"},
-        {"started_at", "started_at"},
-        {"ended_at", "ended_at"},
+        {"started_at", "NULLIF(started_at, 0)"}, // 0: not yet, sorted with the runs lacking a value
+        {"ended_at", "NULLIF(ended_at, 0)"},
         {"last_loss", "last_loss"},
         {"tokens_per_s", "tokens_per_s"},
         {"mfu", "mfu"},
-        {"last_step", "last_step"},
+        {"last_step", "NULLIF(last_step, -1)"},
         {"world_size", "world_size"},
         {"duration", "(CASE WHEN started_at > 0 THEN (CASE WHEN ended_at > 0 THEN ended_at "
                      "ELSE ? END) - started_at END)"},

@@ -35,24 +35,32 @@ public:
     void setBusyTimeout(int milliseconds);
 
     // --- runs
-    int64_t createRun(const NewRun& run);
+    // Updates of a run id that does not exist throw StoreError ("run N does not exist").
+    int64_t createRun(const NewRun& run); // state queued; throws on an empty name or unknown parent
     void setRunDir(int64_t id, const std::string& dir);
     void setLaunchCommand(int64_t id, const std::string& command);
+    // queued, running or lost -> running (the first call sets started_at); an ended run throws.
     void markRunning(int64_t id, int64_t supervisorPid, const std::string& supervisorHost);
     void setRunStart(int64_t id, const RunStartEvent& start); // hosts, world, params
     // The whole run_start event as setRunStart stored it (devices, clock offsets, peak FLOPs...).
     std::optional<RunStartEvent> runStart(int64_t id) const;
+    // last_step, last_loss (a NaN loss reads back as NaN), tokens_per_s, mfu (none when <= 0).
     void updateSummary(int64_t id, const StepEvent& lastStep);
+    // `state` must be final (RunState::isTerminal); sets ended_at.
     void finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
                    const std::string& reason);
     void setTags(int64_t id, const std::vector<std::string>& tags);
     void setNotes(int64_t id, const std::string& notes);
+    // The run and all its rows (full-text entries included) in one transaction; runs resumed from
+    // it keep their rows and lose the parent link.
     void deleteRun(int64_t id); // and all its rows
 
     std::optional<RunRecord> run(int64_t id) const;
     std::optional<RunRecord> latestRunNamed(const std::string& name) const;
-    // RUN given as an id or a name (the latest run of that name).
+    // RUN given as an id or a name (the latest run of that name). A number that is no run's id
+    // is tried as a name.
     std::optional<RunRecord> findRun(const std::string& idOrName) const;
+    // Filtered and sorted in SQL; an unknown order_by throws StoreError listing the valid ones.
     std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
 
     // Runs in queued/running state on `host` whose supervisor pid is not alive become lost.
@@ -61,13 +69,16 @@ public:
                                       const std::function<bool(int64_t pid)>& isAlive);
 
     // --- telemetry rows (each call is one transaction; BatchedWriter groups calls)
+    // Transactions are IMMEDIATE: the write lock is taken at begin, waiting up to the busy timeout.
     void beginTransaction();
     void commit();
     void rollback();
+    // One row per step: a step written again replaces the earlier row.
     void insertMetric(int64_t run, const StepEvent& e);
     void insertDeviceSample(int64_t run, const DeviceEvent& e);
     void insertSpan(int64_t run, const SpanEvent& e);
     void insertComm(int64_t run, const CommEvent& e);
+    // Indexed for full-text search at once. Levels are normalized (see LogLevel.h).
     int64_t insertLog(int64_t run, const LogRow& row); // returns the row id
     // Several rows at once, several per statement (much faster per row); one transaction unless
     // the caller holds one.
@@ -77,14 +88,16 @@ public:
     void insertComms(int64_t run, const std::vector<CommEvent>& rows);
     void insertCheckpoint(int64_t run, const CheckpointEvent& e);
 
-    // --- reads
-    std::vector<StepEvent> metrics(int64_t run, int64_t afterStep = -1) const;
+    // --- reads (NaN values written come back as NaN)
+    std::vector<StepEvent> metrics(int64_t run, int64_t afterStep = -1) const; // steps > afterStep
+    // Ordered by time; sinceT > 0: only samples with t > sinceT (polling), else all.
     std::vector<DeviceEvent> deviceSamples(int64_t run, double sinceT = 0) const;
     std::vector<int64_t> spanSteps(int64_t run) const;             // steps that have spans
     std::vector<SpanEvent> spans(int64_t run, int64_t step) const; // ordered by rank, start
-    std::vector<CommEvent> comms(int64_t run) const;
+    std::vector<CommEvent> comms(int64_t run) const; // ordered by time, rank
+    // See LogQuery; an invalid full-text query or level throws StoreError saying how to write it.
     std::vector<LogRow> logs(int64_t run, const LogQuery& q = {}) const;
-    int64_t logCount(int64_t run, const LogQuery& q = {}) const;
+    int64_t logCount(int64_t run, const LogQuery& q = {}) const; // ignores limit and offset
     std::vector<CheckpointEvent> checkpoints(int64_t run) const;
 
 private:

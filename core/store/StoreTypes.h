@@ -74,6 +74,8 @@ struct RunFilter {
     std::string text;                 // substring of name, model, layout, tags or notes
     std::vector<std::string> states;  // empty: all
     std::string order_by = "id";      // id | name | state | created_at | last_loss | tokens_per_s | duration
+                                      // (also started_at | ended_at | mfu | last_step | world_size);
+                                      // runs without a value come last either way
     bool descending = true;
     int64_t limit = -1;
 };
@@ -92,6 +94,8 @@ struct LogQuery {
     std::vector<int> ranks;        // empty: all ranks
     std::string min_level;         // empty: all; else debug < info < warn < error
     std::string match;             // FTS5 query over messages; empty: no text filter
+                                   // plain words match as written (all of them; `word*` a prefix);
+                                   // quotes, parentheses or AND/OR/NOT: FTS5 syntax (FtsQuery.h)
     int64_t after_id = 0;          // only rows with id > after_id (follow mode)
     int64_t limit = -1;
     int64_t offset = 0;

@@ -350,6 +350,14 @@ TEST_F(RunStoreTest, ListRunsSortsByEveryOrderKey) {
     EXPECT_EQ(order("duration", false), (V{b, a, c}));
     EXPECT_EQ(order("duration", true), (V{a, b, c}));
     EXPECT_EQ(order("", true), (V{c, b, a}));
+    EXPECT_EQ(order("started_at", false), (V{a, b, c})); // c never started
+    EXPECT_EQ(order("started_at", true), (V{b, a, c}));
+    EXPECT_EQ(order("ended_at", false), (V{b, a, c}));   // only b ended
+    EXPECT_EQ(order("ended_at", true), (V{b, c, a}));
+    EXPECT_EQ(order("last_step", false), (V{a, b, c}));  // a and b tie; c has no step
+    EXPECT_EQ(order("last_step", true), (V{b, a, c}));
+    EXPECT_EQ(order("world_size", false), (V{a, b, c})); // all equal: by id
+    EXPECT_EQ(order("world_size", true), (V{c, b, a}));
 
     const std::string what = errorOf([&] { order("name; DROP TABLE runs", false); });
     EXPECT_NE(what.find("cannot sort by"), std::string::npos) << what;
