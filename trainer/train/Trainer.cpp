@@ -279,6 +279,11 @@ TrainResult Trainer::run() {
     setup();
     resume();
     emitRunStart();
+    m_out.info("rank " + std::to_string(m_groups.worldRank()) + " on " + hostName() + ": " +
+               (m_device.is_cuda() ? "cuda:" + std::to_string(m_device.index()) : std::string("cpu")) + ", " +
+               std::to_string(torch::get_num_threads()) + " thread(s), dp " + std::to_string(m_groups.coord.dp) +
+               " tp " + std::to_string(m_groups.coord.tp) + " pp " + std::to_string(m_groups.coord.pp) + ", " +
+               m_dataset->describe());
 
     const int gpu = m_device.is_cuda() ? m_device.index() : -1;
     DeviceSampler sampler(m_out, hostName(), gpu, static_cast<int>(m_spec.telemetry.device_sample_ms));

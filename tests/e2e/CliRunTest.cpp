@@ -1,0 +1,230 @@
+// End to end through the product's own path: parallax-cli supervises mpirun and the workers and
+// everything lands in the store.
+
+#include "core/store/RunStore.h"
+#include "tests/support/Process.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+using namespace parallax;
+using namespace parallax::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string cli() {
+    return buildDir() + "/app/parallax-cli";
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The rank of an Open MPI process, from its environment.
+int mpiRankOf(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string key = std::string("OMPI_COMM_WORLD_RANK=");
+    const auto at = env.find(key);
+    return at == std::string::npos ? -1 : std::atoi(env.c_str() + at + key.size());
+}
+
+// Waits until `done` holds, polling; false on timeout.
+template <class F>
+bool waitFor(F done, std::chrono::seconds timeout) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+        if (done()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return done();
+}
+
+std::string longGptSpec(const std::string& name) {
+    return "name = \"" + name + "\"\n"
+           "[model]\nkind = \"gpt\"\npreset = \"tiny\"\n"
+           "[data]\nkind = \"synthetic\"\n"
+           "[train]\nsteps = 100000\nglobal_batch = 8\nmicro_batch = 4\nlr = 1e-3\nwarmup = 5\ncheckpoint_every = 0\n"
+           "[parallel]\ndp = 2\n"
+           "[telemetry]\ndevice_sample_ms = 200\n";
+}
+
+TEST(CliRun, QuickstartFinishesAndEverythingIsInTheStore) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const ProcessResult r = runProcess({cli(), "--store", store, "run", sourceDir() + "/resources/runs/quickstart.toml"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+
+    RunStore db(store);
+    auto run = db.findRun("quickstart");
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->state, RunState::Succeeded);
+    EXPECT_EQ(run->world_size, 2);
+    EXPECT_EQ(run->exit_code.value_or(-1), 0);
+    const auto metrics = db.metrics(run->id);
+    ASSERT_EQ(metrics.size(), 60u);
+    for (size_t i = 0; i < metrics.size(); ++i) EXPECT_EQ(metrics[i].step, static_cast<int64_t>(i));
+    EXPECT_GT(metrics.back().tokens_per_s, 0);
+
+    std::set<int> sampledRanks;
+    for (const DeviceEvent& d : db.deviceSamples(run->id)) {
+        sampledRanks.insert(d.rank);
+        EXPECT_GT(d.rss, 0);
+    }
+    EXPECT_EQ(sampledRanks, (std::set<int>{0, 1}));
+
+    LogQuery q;
+    q.ranks = {1};
+    EXPECT_GT(db.logCount(run->id, q), 0) << "rank 1's own lines are stored";
+    EXPECT_EQ(db.checkpoints(run->id).size(), 2u); // step 30 and the end
+    EXPECT_TRUE(fs::exists(run->run_dir + "/output.log"));
+
+    // The losses follow the checked-in golden run (same seed, same data, same layout).
+    std::ifstream golden(sourceDir() + "/tests/e2e/golden/quickstart_losses.csv");
+    ASSERT_TRUE(golden) << "golden file missing";
+    std::string line;
+    std::getline(golden, line); // header
+    size_t compared = 0;
+    while (std::getline(golden, line)) {
+        std::istringstream fields(line);
+        std::string stepText, lossText;
+        std::getline(fields, stepText, ',');
+        std::getline(fields, lossText, ',');
+        const size_t step = std::stoul(stepText);
+        ASSERT_LT(step, metrics.size());
+        const double expected = std::stod(lossText);
+        // CPU kernels differ slightly between instruction sets; a changed model, data order or
+        // optimizer moves the losses by far more.
+        EXPECT_NEAR(metrics[step].loss, expected, 2e-3 * std::fabs(expected)) << "step " << step;
+        ++compared;
+    }
+    EXPECT_EQ(compared, 60u);
+
+    // The CLI reads it back.
+    const ProcessResult csv = runProcess({cli(), "--store", store, "metrics", "quickstart", "--csv"});
+    ASSERT_EQ(csv.exitCode, 0);
+    EXPECT_EQ(csv.output.substr(0, csv.output.find('\n')),
+              "step,loss,lr,grad_norm,tokens_per_s,samples_per_s,step_ms,step_ms_min,step_ms_max,slowest_rank,mfu,"
+              "tokens,peak_mem,t");
+    EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 61);
+    const ProcessResult ls = runProcess({cli(), "--store", store, "ls"});
+    EXPECT_NE(ls.output.find("quickstart"), std::string::npos);
+    EXPECT_NE(ls.output.find("succeeded"), std::string::npos);
+}
+
+TEST(CliRun, KilledRankFailsTheRunNamesTheRankAndLeavesNothingBehind) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/long.toml";
+    std::ofstream(spec) << longGptSpec("victim");
+    BackgroundProcess sup = startProcess({cli(), "--store", store, "run", spec}, tmp.path() + "/cli.out");
+
+    // Wait until training is under way.
+    int64_t runId = 0;
+    ASSERT_TRUE(waitFor(
+        [&] {
+            try {
+                RunStore db(store);
+                auto run = db.findRun("victim");
+                if (!run) return false;
+                runId = run->id;
+                return db.metrics(run->id).size() >= 3;
+            } catch (const StoreError&) {
+                return false;
+            }
+        },
+        std::chrono::seconds(120)))
+        << sup.output();
+    const std::string runDir = tmp.path() + "/runs/" + std::to_string(runId);
+    pid_t victim = 0;
+    for (pid_t pid : processesMatching(runDir))
+        if (mpiRankOf(pid) == 1) victim = pid;
+    ASSERT_NE(victim, 0) << "rank 1 not found";
+    ASSERT_EQ(kill(victim, SIGKILL), 0);
+
+    const int code = sup.wait();
+    EXPECT_NE(code, 0) << sup.output();
+
+    RunStore db(store);
+    auto run = db.run(runId);
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->state, RunState::Failed);
+    EXPECT_NE(run->exit_reason.find("rank 1"), std::string::npos) << run->exit_reason;
+    EXPECT_NE(run->exit_reason.find("signal 9"), std::string::npos) << run->exit_reason;
+    LogQuery q;
+    q.ranks = {1};
+    EXPECT_GT(db.logCount(runId, q), 0) << "rank 1's last lines are kept";
+    // Nothing of the run is left running: no worker, no mpirun.
+    EXPECT_TRUE(waitFor([&] { return processesMatching(runDir).empty(); }, std::chrono::seconds(10)));
+    const ProcessResult show = runProcess({cli(), "--store", store, "show", std::to_string(runId)});
+    EXPECT_NE(show.output.find("rank 1"), std::string::npos) << show.output;
+}
+
+TEST(CliRun, StopCheckpointsAndResumeContinues) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/long.toml";
+    std::ofstream(spec) << longGptSpec("pausable");
+    BackgroundProcess sup = startProcess({cli(), "--store", store, "run", spec}, tmp.path() + "/cli.out");
+    int64_t runId = 0;
+    ASSERT_TRUE(waitFor(
+        [&] {
+            try {
+                RunStore db(store);
+                auto run = db.findRun("pausable");
+                if (!run) return false;
+                runId = run->id;
+                return db.metrics(run->id).size() >= 3;
+            } catch (const StoreError&) {
+                return false;
+            }
+        },
+        std::chrono::seconds(120)))
+        << sup.output();
+
+    const ProcessResult stop = runProcess({cli(), "--store", store, "stop", "pausable", "--wait"});
+    EXPECT_EQ(stop.exitCode, 3) << "stop --wait ends with the stopped run's exit code: " << stop.output;
+    sup.wait();
+    RunStore db(store);
+    auto run = db.run(runId);
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->state, RunState::Stopped) << run->exit_reason;
+    const auto ckpts = db.checkpoints(runId);
+    ASSERT_FALSE(ckpts.empty());
+    const int64_t stoppedAt = ckpts.back().step;
+    EXPECT_GT(stoppedAt, 0);
+    EXPECT_TRUE(processesMatching(tmp.path() + "/runs/" + std::to_string(runId)).empty());
+
+    // Resume in the background and stop again soon after: the new run starts at the checkpoint.
+    BackgroundProcess resumed =
+        startProcess({cli(), "--store", store, "resume", std::to_string(runId)}, tmp.path() + "/resume.out");
+    int64_t childId = 0;
+    ASSERT_TRUE(waitFor(
+        [&] {
+            RunStore s(store);
+            for (const RunRecord& r : s.listRuns())
+                if (r.parent_run && *r.parent_run == runId && !s.metrics(r.id).empty()) childId = r.id;
+            return childId != 0;
+        },
+        std::chrono::seconds(120)))
+        << resumed.output();
+    runProcess({cli(), "--store", store, "stop", std::to_string(childId), "--wait"});
+    resumed.wait();
+    RunStore after(store);
+    const auto childMetrics = after.metrics(childId);
+    ASSERT_FALSE(childMetrics.empty());
+    EXPECT_EQ(childMetrics.front().step, stoppedAt);
+}
+
+} // namespace
