@@ -39,60 +39,25 @@ bool JsonReader::fail(std::string message) {
     return false;
 }
 
-void JsonReader::skipWhitespace() {
-    while (m_pos < m_text.size()) {
-        const char c = m_text[m_pos];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-            break;
-        ++m_pos;
-    }
-}
-
-bool JsonReader::atEnd() {
-    skipWhitespace();
-    return m_pos >= m_text.size();
-}
-
-JsonReader::Type JsonReader::peek() {
-    skipWhitespace();
-    if (m_pos >= m_text.size())
-        return Type::End;
+JsonReader::Type JsonReader::peekOther() {
     const std::string_view rest = m_text.substr(m_pos);
     switch (rest[0]) {
     case '{': return Type::Object;
     case '[': return Type::Array;
-    case '"': return Type::String;
     case 't': return rest.substr(0, 4) == "true" ? Type::True : Type::Invalid;
     case 'f': return rest.substr(0, 5) == "false" ? Type::False : Type::Invalid;
     case 'n': return rest.substr(0, 4) == "null" ? Type::Null : Type::Invalid;
     case 'N': return rest.substr(0, 3) == "NaN" ? Type::NonFinite : Type::Invalid;
     case 'I': return rest.substr(0, 8) == "Infinity" ? Type::NonFinite : Type::Invalid;
-    case '-':
-        if (rest.substr(0, 9) == "-Infinity")
-            return Type::NonFinite;
-        return Type::Number;
-    default: return isDigit(rest[0]) ? Type::Number : Type::Invalid;
+    case '-': return rest.substr(0, 9) == "-Infinity" ? Type::NonFinite : Type::Number;
+    default: return Type::Invalid;
     }
 }
 
-bool JsonReader::expect(char c) {
-    skipWhitespace();
-    if (m_pos < m_text.size() && m_text[m_pos] == c) {
-        ++m_pos;
-        return true;
-    }
+bool JsonReader::expected(char c) {
     if (m_pos >= m_text.size())
         return fail(std::string("truncated: line ends where '") + c + "' was expected");
     return fail(std::string("expected '") + c + "' at byte " + std::to_string(m_pos));
-}
-
-bool JsonReader::accept(char c) {
-    skipWhitespace();
-    if (m_pos < m_text.size() && m_text[m_pos] == c) {
-        ++m_pos;
-        return true;
-    }
-    return false;
 }
 
 bool JsonReader::readHex4(uint32_t& out) {
@@ -278,6 +243,17 @@ bool JsonReader::readDouble(double& out) {
 }
 
 bool JsonReader::readInt64(int64_t& out) {
+    const size_t begin = m_pos;
+    const char* problem = nullptr;
+    if (readInt64(out, problem))
+        return true;
+    if (problem)
+        return fail(std::string("expected an integer, got ") + problem + " at byte " + std::to_string(begin));
+    return false;
+}
+
+bool JsonReader::readInt64(int64_t& out, const char*& problem) {
+    problem = nullptr;
     if (peek() != Type::Number)
         return fail("expected an integer at byte " + std::to_string(m_pos));
     size_t end = 0;
@@ -288,26 +264,31 @@ bool JsonReader::readInt64(int64_t& out) {
     const char* last = m_text.data() + end;
     if (integral) {
         const auto result = std::from_chars(first, last, out);
-        if (result.ec == std::errc::result_out_of_range)
-            return fail("integer out of range at byte " + std::to_string(m_pos));
-        if (result.ec != std::errc() || result.ptr != last)
-            return fail("bad integer at byte " + std::to_string(m_pos));
+        if (result.ec != std::errc() || result.ptr != last) {
+            problem = "out of range"; // the grammar was checked: only the range can be wrong
+            m_pos = end;
+            return false;
+        }
         m_pos = end;
         return true;
     }
     double value = 0;
     const auto result = std::from_chars(first, last, value);
-    if (result.ec == std::errc::result_out_of_range)
-        return fail("integer out of range at byte " + std::to_string(m_pos));
-    if (result.ec != std::errc() || result.ptr != last)
-        return fail("bad number at byte " + std::to_string(m_pos));
-    // 2^63 is exactly representable; anything at or above it does not fit.
-    if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
-        return fail("integer out of range at byte " + std::to_string(m_pos));
-    if (std::floor(value) != value)
-        return fail("expected an integer, got a fraction at byte " + std::to_string(m_pos));
-    out = static_cast<int64_t>(value);
     m_pos = end;
+    if (result.ec == std::errc::result_out_of_range) {
+        problem = "out of range";
+        return false;
+    }
+    // 2^63 is exactly representable; anything at or above it does not fit.
+    if (result.ec != std::errc() || !(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) {
+        problem = "out of range";
+        return false;
+    }
+    if (std::floor(value) != value) {
+        problem = "a fraction";
+        return false;
+    }
+    out = static_cast<int64_t>(value);
     return true;
 }
 

@@ -22,14 +22,49 @@ public:
     bool failed() const { return !m_error.empty(); }
     const std::string& error() const { return m_error; }
 
-    void skipWhitespace();
+    // The hot helpers are inline: the decoder calls them a few dozen times per line.
+    void skipWhitespace() {
+        while (m_pos < m_text.size()) {
+            const char c = m_text[m_pos];
+            if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+                break;
+            ++m_pos;
+        }
+    }
     // The type of the value that starts at the current position (after whitespace).
-    Type peek();
+    Type peek() {
+        skipWhitespace();
+        if (m_pos >= m_text.size())
+            return Type::End;
+        const char c = m_text[m_pos];
+        if (c == '"')
+            return Type::String;
+        if ((c >= '0' && c <= '9') || (c == '-' && m_text.compare(m_pos, 9, "-Infinity") != 0))
+            return Type::Number;
+        return peekOther();
+    }
     // Consumes `c` (after whitespace) or records an error naming what was expected.
-    bool expect(char c);
+    bool expect(char c) {
+        skipWhitespace();
+        if (m_pos < m_text.size() && m_text[m_pos] == c) {
+            ++m_pos;
+            return true;
+        }
+        return expected(c);
+    }
     // Consumes `c` (after whitespace) when it is next; no error otherwise.
-    bool accept(char c);
-    bool atEnd();
+    bool accept(char c) {
+        skipWhitespace();
+        if (m_pos < m_text.size() && m_text[m_pos] == c) {
+            ++m_pos;
+            return true;
+        }
+        return false;
+    }
+    bool atEnd() {
+        skipWhitespace();
+        return m_pos >= m_text.size();
+    }
 
     // A string; `out` receives the unescaped UTF-8 text. Lone surrogates become U+FFFD.
     bool readString(std::string& out);
@@ -39,12 +74,17 @@ public:
     bool readDouble(double& out);
     // A number with an integral value that fits in int64 ("3", "3.0", "3e2"); anything else fails.
     bool readInt64(int64_t& out);
+    // The same, but a well-formed number that is no such integer is not a JSON error: it is read,
+    // and `problem` says why it does not fit ("a fraction", "out of range").
+    bool readInt64(int64_t& out, const char*& problem);
     // Any value, validated and skipped.
     bool skipValue();
 
     bool fail(std::string message);
 
 private:
+    Type peekOther();
+    bool expected(char c);
     bool skipValue(int depth);
     bool scanNumber(size_t& end, bool& integral);
     bool readHex4(uint32_t& out);

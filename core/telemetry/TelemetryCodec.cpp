@@ -337,11 +337,10 @@ bool readIntValue(JsonReader& r, int64_t& out, int64_t lo, int64_t hi, std::stri
         why = std::string("must be an integer (got ") + typeName(t) + ")";
         return false;
     }
-    JsonReader probe = r;
-    if (!r.readInt64(out)) {
-        double d = 0;
-        why = probe.readDouble(d) && std::isfinite(d) && std::floor(d) == d ? "is out of range"
-                                                                            : "must be an integer (got a fraction)";
+    const char* problem = nullptr;
+    if (!r.readInt64(out, problem)) {
+        if (problem)
+            why = std::string(problem) == "a fraction" ? "must be an integer (got a fraction)" : "is out of range";
         return false;
     }
     if (out < lo || out > hi) {
@@ -418,9 +417,11 @@ void setMalformed(DecodedLine& out, std::string why) {
     out.error = std::move(why);
 }
 
-// Second pass over an object already validated: fills the event's known fields.
+// Reads the members of an object into the event's fields, validating as it goes. `r` stands either
+// just after the opening brace (afterFirst false) or just after the first member, "ev" (afterFirst
+// true). "v" is read here; "ev" was read by the caller and must not name another event.
 template <class E>
-void decodeEvent(std::string_view body, DecodedLine& out) {
+void decodeMembers(JsonReader& r, bool afterFirst, DecodedLine& out) {
     // Reuse the variant's storage when the previous line was the same event type.
     if (!std::holds_alternative<E>(out.event))
         out.event.template emplace<E>();
@@ -428,51 +429,115 @@ void decodeEvent(std::string_view body, DecodedLine& out) {
     e = E{};
     const std::vector<Field<E>>& fields = EventTraits<E>::fields();
     uint64_t seen = 0;
+    bool haveVersion = false;
     size_t hint = 0; // the encoder writes fields in table order: try the next one first
-    JsonReader r(body);
-    r.expect('{');
     std::string keyScratch;
     std::string valueScratch;
     std::string why;
-    if (!r.accept('}')) {
-        do {
-            std::string_view key;
-            r.readStringView(key, keyScratch);
-            r.expect(':');
-            size_t index = fields.size();
-            if (hint < fields.size() && fields[hint].name == key) {
-                index = hint;
-            } else {
-                for (size_t i = 0; i < fields.size(); ++i) {
-                    if (fields[i].name == key) {
-                        index = i;
-                        break;
-                    }
+    auto badJson = [&] { setMalformed(out, "bad JSON: " + r.error()); };
+    bool first = !afterFirst;
+    for (;;) {
+        if (r.accept('}'))
+            break;
+        if (!first && !r.expect(','))
+            return badJson();
+        first = false;
+        std::string_view key;
+        if (!r.readStringView(key, keyScratch) || !r.expect(':'))
+            return badJson();
+        const JsonReader::Type type = r.peek();
+        if (type == JsonReader::Type::End || type == JsonReader::Type::Invalid) {
+            r.skipValue();
+            return badJson();
+        }
+        if (key == "v") {
+            int64_t v = 0;
+            if (!readIntValue(r, v, 1, std::numeric_limits<int64_t>::max(), why)) {
+                if (r.failed())
+                    return badJson();
+                return setMalformed(out, "\"v\" must be a positive integer");
+            }
+            out.version = v;
+            haveVersion = true;
+            continue;
+        }
+        if (key == "ev") {
+            std::string_view name;
+            if (type != JsonReader::Type::String || !r.readStringView(name, valueScratch))
+                return r.failed() ? badJson() : setMalformed(out, "\"ev\" must be a string");
+            if (name != EventTraits<E>::name)
+                return setMalformed(out, "\"ev\" appears twice with different events");
+            continue;
+        }
+        size_t index = fields.size();
+        if (hint < fields.size() && fields[hint].name == key) {
+            index = hint;
+        } else {
+            for (size_t i = 0; i < fields.size(); ++i) {
+                if (fields[i].name == key) {
+                    index = i;
+                    break;
                 }
             }
-            if (index == fields.size()) {
-                r.skipValue();
-                continue;
-            }
-            hint = index + 1;
-            if (!readField(r, fields[index], e, valueScratch, why)) {
-                if (why.empty())
-                    why = r.error();
-                setMalformed(out, std::string(EventTraits<E>::name) + ": field \"" + std::string(key) +
-                                      "\" " + why);
-                return;
-            }
-            seen |= uint64_t(1) << index;
-        } while (r.accept(','));
+        }
+        if (index == fields.size()) {
+            if (!r.skipValue())
+                return badJson();
+            continue;
+        }
+        hint = index + 1;
+        if (!readField(r, fields[index], e, valueScratch, why)) {
+            if (r.failed())
+                return badJson();
+            return setMalformed(out, std::string(EventTraits<E>::name) + ": field \"" + std::string(key) + "\" " + why);
+        }
+        seen |= uint64_t(1) << index;
     }
+    if (!r.atEnd())
+        return setMalformed(out, "trailing characters after the JSON object at byte " + std::to_string(r.position()));
+    if (!haveVersion)
+        return setMalformed(out, "missing \"v\" (the protocol version)");
     for (size_t i = 0; i < fields.size(); ++i) {
         if (fields[i].required && !(seen & (uint64_t(1) << i))) {
-            setMalformed(out, std::string(EventTraits<E>::name) + ": missing required field \"" +
-                                  std::string(fields[i].name) + "\"");
-            return;
+            return setMalformed(out, std::string(EventTraits<E>::name) + ": missing required field \"" +
+                                         std::string(fields[i].name) + "\"");
         }
     }
     out.kind = DecodedLine::Kind::Event;
+}
+
+// Checks that need the whole event.
+void finishDecoded(DecodedLine& out) {
+    if (out.kind != DecodedLine::Kind::Event)
+        return;
+    if (const auto* end = std::get_if<RunEndEvent>(&out.event)) {
+        if (end->status != "succeeded" && end->status != "failed" && end->status != "stopped")
+            setMalformed(out, "run_end: status must be succeeded, failed or stopped (got \"" + end->status.substr(0, 40) +
+                                  "\")");
+    }
+}
+
+// Dispatches on the event name; false when no event has it.
+bool decodeNamed(std::string_view ev, JsonReader& r, bool afterFirst, DecodedLine& out) {
+    if (ev == EventTraits<DeviceEvent>::name)
+        decodeMembers<DeviceEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<SpanEvent>::name)
+        decodeMembers<SpanEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<StepEvent>::name)
+        decodeMembers<StepEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<CommEvent>::name)
+        decodeMembers<CommEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<LogEvent>::name)
+        decodeMembers<LogEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<CheckpointEvent>::name)
+        decodeMembers<CheckpointEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<RunStartEvent>::name)
+        decodeMembers<RunStartEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<RunEndEvent>::name)
+        decodeMembers<RunEndEvent>(r, afterFirst, out);
+    else
+        return false;
+    return true;
 }
 
 } // namespace
@@ -507,19 +572,33 @@ void decodeLine(std::string_view line, DecodedLine& out) {
         return;
     }
     const std::string_view body = line.substr(kTelemetryPrefix.size());
-
-    // First pass: the whole object is valid JSON, and where "ev" and "v" are.
     JsonReader r(body);
     if (r.peek() != JsonReader::Type::Object)
         return setMalformed(out, r.atEnd() ? "nothing after the prefix" : "expected a JSON object after the prefix");
     r.expect('{');
+
+    // One pass when "ev" comes first, as the encoder writes it.
+    {
+        JsonReader fast = r;
+        std::string scratch;
+        std::string_view key;
+        std::string_view ev;
+        std::string evScratch;
+        if (fast.readStringView(key, scratch) && key == "ev" && fast.expect(':') &&
+            fast.peek() == JsonReader::Type::String && fast.readStringView(ev, evScratch) &&
+            decodeNamed(ev, fast, true, out)) {
+            finishDecoded(out);
+            return;
+        }
+    }
+
+    // Otherwise a first pass finds "ev" anywhere in a valid object, and a second reads the fields.
+    const size_t membersBegin = r.position();
     std::string keyScratch;
     std::string evScratch;
     std::string ev;
     bool haveEv = false;
-    bool haveVersion = false;
     std::string evWhy;
-    std::string versionWhy;
     if (!r.accept('}')) {
         do {
             std::string_view key;
@@ -536,18 +615,6 @@ void decodeLine(std::string_view line, DecodedLine& out) {
                     continue;
                 }
                 evWhy = std::string("\"ev\" must be a string (got ") + typeName(r.peek()) + ")";
-            } else if (key == "v") {
-                int64_t v = 0;
-                std::string why;
-                JsonReader probe = r;
-                if (readIntValue(probe, v, 1, std::numeric_limits<int64_t>::max(), why)) {
-                    r = probe;
-                    out.version = v;
-                    haveVersion = true;
-                    versionWhy.clear();
-                    continue;
-                }
-                versionWhy = "\"v\" must be a positive integer";
             }
             if (!r.skipValue())
                 return setMalformed(out, "bad JSON: " + r.error());
@@ -561,37 +628,10 @@ void decodeLine(std::string_view line, DecodedLine& out) {
         return setMalformed(out, evWhy);
     if (!haveEv)
         return setMalformed(out, "missing \"ev\" (the event name)");
-    if (!versionWhy.empty())
-        return setMalformed(out, versionWhy);
-    if (!haveVersion)
-        return setMalformed(out, "missing \"v\" (the protocol version)");
-
-    if (ev == EventTraits<DeviceEvent>::name)
-        decodeEvent<DeviceEvent>(body, out);
-    else if (ev == EventTraits<SpanEvent>::name)
-        decodeEvent<SpanEvent>(body, out);
-    else if (ev == EventTraits<StepEvent>::name)
-        decodeEvent<StepEvent>(body, out);
-    else if (ev == EventTraits<CommEvent>::name)
-        decodeEvent<CommEvent>(body, out);
-    else if (ev == EventTraits<LogEvent>::name)
-        decodeEvent<LogEvent>(body, out);
-    else if (ev == EventTraits<CheckpointEvent>::name)
-        decodeEvent<CheckpointEvent>(body, out);
-    else if (ev == EventTraits<RunStartEvent>::name)
-        decodeEvent<RunStartEvent>(body, out);
-    else if (ev == EventTraits<RunEndEvent>::name)
-        decodeEvent<RunEndEvent>(body, out);
-    else
+    JsonReader second(body, membersBegin);
+    if (!decodeNamed(ev, second, false, out))
         return setMalformed(out, "unknown event \"" + ev.substr(0, 40) + "\"");
-
-    if (out.kind == DecodedLine::Kind::Event) {
-        if (const auto* end = std::get_if<RunEndEvent>(&out.event)) {
-            if (end->status != "succeeded" && end->status != "failed" && end->status != "stopped")
-                setMalformed(out, "run_end: status must be succeeded, failed or stopped (got \"" +
-                                      end->status.substr(0, 40) + "\")");
-        }
-    }
+    finishDecoded(out);
 }
 
 } // namespace parallax
