@@ -29,6 +29,13 @@ bool pidAlive(int64_t pid) {
     return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+void markLostRunsIfWritable(RunStore& store) {
+    try {
+        store.markLostRuns(thisHost(), pidAlive);
+    } catch (const StoreError&) {
+    }
+}
+
 int exitCodeForState(const std::string& state) {
     if (state == RunState::Succeeded)
         return ExitCode::Ok;

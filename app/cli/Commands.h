@@ -50,5 +50,8 @@ RunRecord requireRun(const RunStore& store, const std::string& idOrName);
 std::string thisHost();
 bool pidAlive(int64_t pid);
 int exitCodeForState(const std::string& state);
+// Marks this host's runs whose supervisor died as lost, so that they do not read "running"; a
+// store this user may only read is left as it is.
+void markLostRunsIfWritable(RunStore& store);
 
 } // namespace parallax

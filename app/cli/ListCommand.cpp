@@ -17,7 +17,7 @@ double wallNow() {
 
 int listCommand(const std::string& storePath, const ListCommandOptions& o) {
     RunStore store(storePath);
-    store.markLostRuns(thisHost(), pidAlive); // a run whose supervisor died must not read "running"
+    markLostRunsIfWritable(store);
     RunFilter filter;
     filter.states = o.states;
     filter.text = o.text;

@@ -64,7 +64,7 @@ std::string hostsSummary(const std::vector<std::string>& hosts) {
 
 int showCommand(const std::string& storePath, const std::string& run) {
     RunStore store(storePath);
-    store.markLostRuns(thisHost(), pidAlive);
+    markLostRunsIfWritable(store);
     const RunRecord r = requireRun(store, run);
     std::printf("run %lld  %s\n", static_cast<long long>(r.id), r.name.c_str());
     field("state", r.state);
