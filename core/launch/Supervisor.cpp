@@ -392,7 +392,6 @@ struct Supervisor::State {
             }
         }
         router->finish(wallNow());
-        readStopRequests();
         reportProgress(true);
         std::fflush(outputLog);
     }
