@@ -1,0 +1,92 @@
+#pragma once
+
+#include "core/spec/RunSpec.h"
+#include "core/spec/SpecIO.h"
+#include "core/store/RunStore.h"
+
+#include <QString>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace parallax::test {
+
+// A store in a fresh temporary folder with runs written the way a supervisor writes them.
+struct CraftedStore {
+    QTemporaryDir dir;
+    std::string path = dir.filePath(QStringLiteral("parallax.db")).toStdString();
+    RunStore store{path};
+
+    QString qpath() const { return QString::fromStdString(path); }
+
+    // A run of `spec` in `state` with `steps` step rows (loss falling from `loss0`), started at
+    // `start` (seconds since the epoch) and taking one second per step.
+    int64_t addRun(const RunSpec& spec, const std::string& state, int64_t steps, double loss0 = 4.0,
+                   double start = 1.7e9, const std::vector<std::string>& tags = {}) {
+        NewRun n;
+        n.name = spec.name;
+        n.spec_toml = toToml(spec);
+        n.model_kind = spec.model.kind;
+        n.layout = "dp" + std::to_string(spec.parallel.dp) + " tp" + std::to_string(spec.parallel.tp) + " pp" +
+                   std::to_string(spec.parallel.pp) + " zero" + std::to_string(spec.parallel.zero);
+        n.steps_total = spec.train.steps;
+        n.world_size = int(spec.worldSize());
+        n.tags = tags;
+        const int64_t id = store.createRun(n);
+        if (state == RunState::Queued) return id;
+        store.markRunning(id, 1000 + id, "testhost");
+        RunStartEvent startEvent;
+        startEvent.world = n.world_size;
+        startEvent.dp = int(spec.parallel.dp);
+        startEvent.tp = int(spec.parallel.tp);
+        startEvent.pp = int(spec.parallel.pp);
+        startEvent.params = 123456;
+        startEvent.t = start;
+        store.setRunStart(id, startEvent);
+        StepEvent last;
+        for (int64_t s = 0; s < steps; ++s) {
+            StepEvent e;
+            e.step = s;
+            e.loss = loss0 * std::exp(-0.05 * double(s)) + 0.1;
+            e.lr = 1e-3;
+            e.grad_norm = 1.0 + 0.01 * double(s);
+            e.tokens_per_s = 1000.0 + double(s);
+            e.samples_per_s = 10.0;
+            e.step_ms = 100.0;
+            e.step_ms_min = 95.0;
+            e.step_ms_max = 110.0;
+            e.mfu = 0.25;
+            e.tokens = (s + 1) * 512;
+            e.peak_mem = 1.5e9;
+            e.t = start + double(s);
+            store.insertMetric(id, e);
+            last = e;
+        }
+        if (steps > 0) store.updateSummary(id, last);
+        if (RunState::isTerminal(state)) store.finishRun(id, state, state == RunState::Succeeded ? 0 : 1, "test");
+        return id;
+    }
+};
+
+inline RunSpec tinySpec(const std::string& name) {
+    RunSpec s;
+    s.name = name;
+    s.model.kind = "gpt";
+    s.model.preset = "tiny";
+    s.data.kind = "synthetic";
+    s.train.steps = 20;
+    s.train.global_batch = 8;
+    s.train.micro_batch = 4;
+    s.parallel.dp = 2;
+    return s;
+}
+
+template <typename Pred>
+bool waitFor(Pred pred, int timeoutMs = 10000) {
+    return QTest::qWaitFor(pred, timeoutMs);
+}
+
+} // namespace parallax::test

@@ -1,0 +1,104 @@
+#include "BrowseTestSupport.h"
+
+#include "ui/MainWindow.h"
+#include "ui/models/RunListModel.h"
+#include "ui/pages/ComparePage.h"
+#include "ui/pages/LivePage.h"
+#include "ui/pages/NewRunPage.h"
+
+#include <QLabel>
+#include <QListWidget>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+using namespace parallax::test;
+
+namespace {
+
+// Settings of one test, in a folder of its own.
+struct IsolatedSettings {
+    QTemporaryDir dir;
+    IsolatedSettings() {
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.path());
+        QSettings().clear();
+    }
+};
+
+QString statusTexts(const MainWindow& w) {
+    QStringList texts;
+    for (const QLabel* l : w.statusBar()->findChildren<QLabel*>()) texts << l->text();
+    return texts.join(QChar('|'));
+}
+
+} // namespace
+
+TEST(MainWindow, ShowsTheStoreAndTheRunningRunsAndOpensTheNewestRunningRun) {
+    IsolatedSettings settings;
+    CraftedStore store;
+    store.addRun(tinySpec("done"), RunState::Succeeded, 3);
+    const int64_t running = store.addRun(tinySpec("going"), RunState::Running, 3);
+    MainWindow w(store.qpath());
+    ASSERT_TRUE(waitFor([&] { return w.runsModel()->rowCount() == 2; }));
+    EXPECT_EQ(w.runningCount(), 1);
+    EXPECT_TRUE(statusTexts(w).contains(store.qpath())) << statusTexts(w).toStdString();
+    EXPECT_TRUE(statusTexts(w).contains(QStringLiteral("1 running"))) << statusTexts(w).toStdString();
+    EXPECT_EQ(w.livePage()->run(), running);
+    EXPECT_EQ(w.newRunPage()->storePath(), store.qpath());
+}
+
+TEST(MainWindow, NavigatesBetweenPages) {
+    IsolatedSettings settings;
+    CraftedStore store;
+    const int64_t id = store.addRun(tinySpec("a"), RunState::Succeeded, 3);
+    MainWindow w(store.qpath());
+    auto* nav = w.findChild<QListWidget*>(QStringLiteral("navigation"));
+    ASSERT_NE(nav, nullptr);
+    ASSERT_EQ(nav->count(), int(MainWindow::PageCount));
+    nav->setCurrentRow(MainWindow::Runs);
+    EXPECT_EQ(w.currentPage(), MainWindow::Runs);
+    w.openRun(id);
+    EXPECT_EQ(w.currentPage(), MainWindow::Live);
+    EXPECT_EQ(nav->currentRow(), int(MainWindow::Live));
+    EXPECT_EQ(w.livePage()->run(), id);
+}
+
+TEST(MainWindow, RemembersGeometryPageAndSplitters) {
+    IsolatedSettings settings;
+    CraftedStore store;
+    QList<int> sizes;
+    {
+        MainWindow w(store.qpath());
+        w.resize(1000, 700);
+        w.show();
+        ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+        w.showPage(MainWindow::Compare);
+        w.comparePage()->mainSplitter()->setSizes({300, 700});
+        sizes = w.comparePage()->mainSplitter()->sizes();
+        w.saveSettings();
+    }
+    MainWindow again(store.qpath());
+    again.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&again));
+    EXPECT_EQ(again.currentPage(), MainWindow::Compare);
+    EXPECT_EQ(again.size(), QSize(1000, 700));
+    EXPECT_EQ(again.comparePage()->mainSplitter()->sizes(), sizes);
+}
+
+TEST(MainWindow, OpensAnotherStore) {
+    IsolatedSettings settings;
+    CraftedStore first;
+    first.addRun(tinySpec("one"), RunState::Succeeded, 2);
+    CraftedStore second;
+    second.addRun(tinySpec("two"), RunState::Succeeded, 2);
+    second.addRun(tinySpec("three"), RunState::Failed, 2);
+    MainWindow w(first.qpath());
+    ASSERT_TRUE(waitFor([&] { return w.runsModel()->rowCount() == 1; }));
+    w.openStore(second.qpath());
+    ASSERT_TRUE(waitFor([&] { return w.runsModel()->rowCount() == 2; }));
+    EXPECT_EQ(w.newRunPage()->storePath(), second.qpath());
+    EXPECT_EQ(QSettings().value(QStringLiteral("store/path")).toString(), second.qpath());
+}

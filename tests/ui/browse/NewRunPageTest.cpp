@@ -1,0 +1,275 @@
+#include "BrowseTestSupport.h"
+
+#include "core/spec/SpecIO.h"
+#include "ui/models/SpecFormModel.h"
+#include "ui/pages/EstimatePanel.h"
+#include "ui/pages/NewRunPage.h"
+#include "ui/widgets/DeviceGridDiagram.h"
+#include "ui/widgets/MemoryBar.h"
+
+#include <QAbstractSpinBox>
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+using namespace parallax::test;
+
+namespace {
+
+// Types into a spin box as a person would (select all, type, press Enter).
+void typeInto(QWidget* editor, const QString& text) {
+    ASSERT_NE(editor, nullptr);
+    if (auto* spin = qobject_cast<QAbstractSpinBox*>(editor)) {
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, text);
+        QTest::keyClick(spin, Qt::Key_Enter);
+    } else if (auto* edit = qobject_cast<QLineEdit*>(editor)) {
+        edit->setFocus();
+        edit->selectAll();
+        QTest::keyClicks(edit, text);
+    } else {
+        FAIL() << "no text editor";
+    }
+}
+
+void choose(QWidget* editor, const QString& value) {
+    auto* combo = qobject_cast<QComboBox*>(editor);
+    ASSERT_NE(combo, nullptr);
+    int index = -1;
+    for (int i = 0; i < combo->count(); ++i)
+        if (combo->itemData(i).toString() == value) index = i;
+    ASSERT_GE(index, 0) << value.toStdString();
+    combo->setCurrentIndex(index);
+    emit combo->activated(index);
+}
+
+// Waits out the form's validation delay.
+void settle(NewRunPage& page) {
+    ASSERT_TRUE(waitFor([&] { return !page.formModel()->validationPending(); }, 2000));
+}
+
+struct Page {
+    QTemporaryDir dir;
+    NewRunPage page;
+    Page() {
+        page.setStorePath(dir.filePath(QStringLiteral("parallax.db")));
+        page.setSpec(tinySpec("form"));
+        page.formModel()->validateNow();
+    }
+};
+
+} // namespace
+
+TEST(NewRunPage, ShowsTheValidatorsMessageBesideTheFieldAndDisablesLaunch) {
+    Page p;
+    NewRunPage& page = p.page;
+    EXPECT_TRUE(page.launchButton()->isEnabled()) << page.messageLabel()->text().toStdString();
+
+    // heads 6 with tp 4: the validator's message appears beside model.heads.
+    typeInto(page.fieldEditor(QStringLiteral("model.dim")), QStringLiteral("96"));
+    typeInto(page.fieldEditor(QStringLiteral("model.heads")), QStringLiteral("6"));
+    typeInto(page.fieldEditor(QStringLiteral("parallel.tp")), QStringLiteral("4"));
+    EXPECT_EQ(page.formModel()->spec().model.heads, std::optional<int64_t>(6));
+    EXPECT_EQ(page.formModel()->spec().parallel.tp, 4);
+    settle(page);
+
+    QLabel* heads = page.fieldIssueLabel(QStringLiteral("model.heads"));
+    ASSERT_NE(heads, nullptr);
+    EXPECT_FALSE(heads->isHidden());
+    EXPECT_TRUE(heads->text().contains(QStringLiteral("model.heads = 6 is not divisible by parallel.tp = 4")))
+        << heads->text().toStdString();
+    EXPECT_EQ(heads->property("severity").toString(), QStringLiteral("error"));
+    EXPECT_TRUE(heads->styleSheet().contains(QStringLiteral("#c62828")));
+    EXPECT_FALSE(page.launchButton()->isEnabled());
+    // A field without an issue shows nothing.
+    EXPECT_TRUE(page.fieldIssueLabel(QStringLiteral("train.steps"))->isHidden());
+
+    typeInto(page.fieldEditor(QStringLiteral("parallel.tp")), QStringLiteral("2"));
+    settle(page);
+    EXPECT_TRUE(heads->isHidden());
+    EXPECT_TRUE(page.launchButton()->isEnabled());
+}
+
+TEST(NewRunPage, ProcessCountThatDoesNotMatchTheLayoutIsAnError) {
+    Page p;
+    NewRunPage& page = p.page;
+    typeInto(page.fieldEditor(QStringLiteral("launch.processes")), QStringLiteral("3"));
+    settle(page);
+    QLabel* label = page.fieldIssueLabel(QStringLiteral("launch.processes"));
+    EXPECT_FALSE(label->isHidden());
+    EXPECT_TRUE(label->text().contains(QStringLiteral("dp*tp*pp = 2 but launch asks for 3 processes")))
+        << label->text().toStdString();
+    EXPECT_FALSE(page.launchButton()->isEnabled());
+}
+
+TEST(NewRunPage, WarningsAreAmberAndDoNotBlockLaunch) {
+    Page p;
+    NewRunPage& page = p.page;
+    typeInto(page.fieldEditor(QStringLiteral("train.warmup")), QStringLiteral("50")); // >= steps 20
+    settle(page);
+    QLabel* label = page.fieldIssueLabel(QStringLiteral("train.warmup"));
+    EXPECT_FALSE(label->isHidden());
+    EXPECT_EQ(label->property("severity").toString(), QStringLiteral("warning"));
+    EXPECT_TRUE(page.launchButton()->isEnabled());
+}
+
+TEST(NewRunPage, TextThatIsNotANumberBlocksLaunchUntilFixed) {
+    Page p;
+    NewRunPage& page = p.page;
+    typeInto(page.fieldEditor(QStringLiteral("train.lr")), QStringLiteral("3e-"));
+    settle(page);
+    QLabel* label = page.fieldIssueLabel(QStringLiteral("train.lr"));
+    EXPECT_TRUE(label->text().contains(QStringLiteral("is not a number"))) << label->text().toStdString();
+    EXPECT_FALSE(page.launchButton()->isEnabled());
+    // The text stays as typed while another field changes.
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("30"));
+    EXPECT_EQ(qobject_cast<QLineEdit*>(page.fieldEditor(QStringLiteral("train.lr")))->text(), QStringLiteral("3e-"));
+    typeInto(page.fieldEditor(QStringLiteral("train.lr")), QStringLiteral("3e-4"));
+    settle(page);
+    EXPECT_DOUBLE_EQ(page.formModel()->spec().train.lr, 3e-4);
+    EXPECT_TRUE(label->isHidden());
+    EXPECT_TRUE(page.launchButton()->isEnabled());
+}
+
+TEST(NewRunPage, MemoryPerDeviceShrinksWithZeroStageAndReplicas) {
+    Page p;
+    NewRunPage& page = p.page;
+    SpecFormModel* model = page.formModel();
+    MemoryBar* bar = page.estimatePanel()->memoryBar();
+    settle(page);
+    const double zero0 = bar->total();
+    const double weights0 = bar->segments().at(0).bytes;
+    ASSERT_GT(zero0, 0);
+
+    choose(page.fieldEditor(QStringLiteral("parallel.zero")), QStringLiteral("3"));
+    settle(page);
+    EXPECT_EQ(model->spec().parallel.zero, 3);
+    const double zero3 = bar->total();
+    EXPECT_LT(zero3, zero0);
+    EXPECT_LT(bar->segments().at(0).bytes, weights0); // weights sharded over dp = 2
+
+    // More replicas: each holds a smaller shard under ZeRO-3.
+    typeInto(page.fieldEditor(QStringLiteral("parallel.dp")), QStringLiteral("4"));
+    typeInto(page.fieldEditor(QStringLiteral("train.global_batch")), QStringLiteral("16"));
+    settle(page);
+    EXPECT_EQ(model->spec().parallel.dp, 4);
+    EXPECT_LT(bar->segments().at(0).bytes, weights0 / 2 * 1.0001);
+    EXPECT_LT(bar->segments().at(2).bytes, model->estimates()->memory.optimizer * 1.0001);
+    EXPECT_EQ(page.estimatePanel()->deviceGrid()->dp(), 4);
+    EXPECT_TRUE(page.microBatchesText().startsWith(QStringLiteral("1 = global 16 / (dp 4 × micro 4)")))
+        << page.microBatchesText().toStdString();
+    // The estimates the panel shows are the model's.
+    EXPECT_DOUBLE_EQ(bar->total(), model->estimates()->memory.total());
+}
+
+TEST(NewRunPage, DeviceMemoryIsTheGpuSettingOnCudaAndRamPerRankOnCpu) {
+    Page p;
+    NewRunPage& page = p.page;
+    settle(page);
+    MemoryBar* bar = page.estimatePanel()->memoryBar();
+    EXPECT_NEAR(bar->capacity(), SpecFormModel::physicalMemoryBytes() / 2, 1.0); // dp 2 on this machine
+    choose(page.fieldEditor(QStringLiteral("launch.device")), QStringLiteral("cuda"));
+    settle(page);
+    EXPECT_DOUBLE_EQ(bar->capacity(), 141.0 * 1024 * 1024 * 1024);
+    page.formModel()->setCudaMemoryGiB(80);
+    settle(page);
+    EXPECT_DOUBLE_EQ(bar->capacity(), 80.0 * 1024 * 1024 * 1024);
+}
+
+TEST(NewRunPage, PipelineShowsItsBubbleAndStagesInTheGrid) {
+    Page p;
+    NewRunPage& page = p.page;
+    typeInto(page.fieldEditor(QStringLiteral("parallel.pp")), QStringLiteral("2"));
+    typeInto(page.fieldEditor(QStringLiteral("train.global_batch")), QStringLiteral("32")); // m = 4
+    settle(page);
+    // (p-1)/(m+p-1) = 1/5
+    EXPECT_TRUE(page.estimatePanel()->bubbleText().startsWith(QStringLiteral("20.0%"))) << page.estimatePanel()->bubbleText().toStdString();
+    DeviceGridDiagram* grid = page.estimatePanel()->deviceGrid();
+    EXPECT_EQ(grid->pp(), 2);
+    EXPECT_EQ(grid->dp() * grid->tp() * grid->pp(), page.formModel()->spec().worldSize());
+}
+
+TEST(NewRunPage, PresetChangesDropHandSetDimensionsAndCustomKeepsThem) {
+    Page p;
+    NewRunPage& page = p.page;
+    typeInto(page.fieldEditor(QStringLiteral("model.layers")), QStringLiteral("4"));
+    EXPECT_EQ(page.formModel()->spec().model.layers, std::optional<int64_t>(4));
+    auto* preset = page.fieldEditor(QStringLiteral("model.preset"))->findChild<QComboBox*>();
+    ASSERT_NE(preset, nullptr);
+    const int small = preset->findData(QStringLiteral("small"));
+    preset->setCurrentIndex(small);
+    emit preset->activated(small);
+    EXPECT_EQ(page.formModel()->spec().model.preset, "small");
+    EXPECT_FALSE(page.formModel()->spec().model.layers.has_value());
+    EXPECT_EQ(qobject_cast<QSpinBox*>(page.fieldEditor(QStringLiteral("model.layers")))->value(), 6); // gpt small
+
+    const int custom = preset->findData(QStringLiteral("custom"));
+    preset->setCurrentIndex(custom);
+    emit preset->activated(custom);
+    const ModelSpec& m = page.formModel()->spec().model;
+    EXPECT_EQ(m.preset, "custom");
+    EXPECT_EQ(m.layers, std::optional<int64_t>(6));
+    EXPECT_EQ(m.dim, std::optional<int64_t>(256));
+    EXPECT_FALSE(m.image_size.has_value()); // gpt has no image side
+}
+
+TEST(NewRunPage, LoadsAndSavesSpecsKeepingUnknownKeys) {
+    Page p;
+    NewRunPage& page = p.page;
+    const QString in = p.dir.filePath(QStringLiteral("in.toml"));
+    QFile file(in);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write("name = \"loaded\"\n[model]\nkind = \"gpt\"\nfuture_knob = 3\n[train]\nsteps = 77\n[data]\nkind = \"synthetic\"\n");
+    file.close();
+    QString error;
+    ASSERT_TRUE(page.loadSpecFile(in, &error)) << error.toStdString();
+    EXPECT_EQ(page.formModel()->spec().train.steps, 77);
+    EXPECT_EQ(qobject_cast<QSpinBox*>(page.fieldEditor(QStringLiteral("train.steps")))->value(), 77);
+    EXPECT_EQ(qobject_cast<QLineEdit*>(page.fieldEditor(QStringLiteral("name")))->text(), QStringLiteral("loaded"));
+    EXPECT_TRUE(page.messageLabel()->text().contains(QStringLiteral("future_knob")));
+
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("78"));
+    const QString out = p.dir.filePath(QStringLiteral("out.toml"));
+    ASSERT_TRUE(page.saveSpecFile(out, &error)) << error.toStdString();
+    const RunSpec saved = readSpecFile(out.toStdString());
+    EXPECT_EQ(saved.train.steps, 78);
+    EXPECT_NE(saved.preserved_toml.find("future_knob"), std::string::npos);
+
+    QFile bad(p.dir.filePath(QStringLiteral("bad.toml")));
+    ASSERT_TRUE(bad.open(QIODevice::WriteOnly));
+    bad.write("[train]\nsteps = \"ten\"\n");
+    bad.close();
+    EXPECT_FALSE(page.loadSpecFile(bad.fileName(), &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("train.steps"))) << error.toStdString();
+    EXPECT_EQ(page.formModel()->spec().train.steps, 78); // the form keeps what it had
+}
+
+TEST(NewRunPage, PresetsComeFromResourcesRuns) {
+    const QMap<QString, QString> presets = NewRunPage::presetFiles();
+    ASSERT_TRUE(presets.contains(QStringLiteral("quickstart"))) << NewRunPage::presetDirectories().join(',').toStdString();
+    Page p;
+    p.page.loadPreset(QStringLiteral("quickstart"));
+    EXPECT_EQ(p.page.formModel()->spec().name, "quickstart");
+    EXPECT_TRUE(p.page.sourcePath().isEmpty()); // saving does not overwrite the example
+}
+
+TEST(NewRunPage, CopiesTheLauncherCommandForTheSpec) {
+    Page p;
+    NewRunPage& page = p.page;
+    page.copyLaunchCommand();
+    const QString line = QApplication::clipboard()->text();
+    EXPECT_TRUE(line.contains(QStringLiteral("mpirun"))) << line.toStdString();
+    EXPECT_TRUE(line.contains(QStringLiteral("-np 2"))) << line.toStdString();
+    EXPECT_TRUE(line.contains(QStringLiteral("parallax-worker --spec ") + p.dir.path() + QStringLiteral("/specs/form-")))
+        << line.toStdString();
+}

@@ -1,0 +1,69 @@
+#include "BrowseTestSupport.h"
+
+#include "ui/models/RunLauncher.h"
+
+#include <QFile>
+#include <QSignalSpy>
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+using namespace parallax::test;
+
+namespace {
+
+// A stand-in for parallax-cli: records its arguments and prints what the test asks for.
+QString fakeCli(const QTemporaryDir& dir, const QByteArray& output, int exitCode) {
+    const QString path = dir.filePath(QStringLiteral("parallax-cli"));
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write("#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args\"\nprintf '" + output + "'\nexit " +
+            QByteArray::number(exitCode) + "\n");
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return path;
+}
+
+} // namespace
+
+TEST(RunLauncher, StartsParallaxCliDetachedAndReadsTheRunId) {
+    QTemporaryDir dir;
+    RunLauncher launcher;
+    launcher.setCliPath(fakeCli(dir, "run 42 started (supervisor pid 777)\\n", 0));
+    launcher.setStorePath(QStringLiteral("/data/my store.db"));
+    QSignalSpy started(&launcher, &RunLauncher::started);
+    QSignalSpy failed(&launcher, &RunLauncher::failed);
+    launcher.launch(QStringLiteral("/specs/a b.toml"));
+    EXPECT_TRUE(launcher.isBusy());
+    ASSERT_TRUE(waitFor([&] { return started.count() + failed.count() > 0; }));
+    ASSERT_EQ(started.count(), 1) << failed.value(0).value(0).toString().toStdString();
+    EXPECT_EQ(started.first().at(0).toLongLong(), 42);
+    EXPECT_FALSE(launcher.isBusy());
+    QFile args(dir.filePath(QStringLiteral("args")));
+    ASSERT_TRUE(args.open(QIODevice::ReadOnly));
+    // One argument each, spaces and all: never a shell string.
+    EXPECT_EQ(QString::fromUtf8(args.readAll()).split(QChar('\n'), Qt::SkipEmptyParts),
+              (QStringList{"--store", "/data/my store.db", "run", "/specs/a b.toml", "--detach"}));
+}
+
+TEST(RunLauncher, ReportsFailuresWithWhatTheCliSaid) {
+    QTemporaryDir dir;
+    RunLauncher launcher;
+    launcher.setCliPath(fakeCli(dir, "", 2));
+    QSignalSpy failed(&launcher, &RunLauncher::failed);
+    launcher.resume(7);
+    ASSERT_TRUE(waitFor([&] { return failed.count() == 1; }));
+    EXPECT_TRUE(failed.first().at(0).toString().contains(QStringLiteral("exit code 2")));
+
+    launcher.setCliPath(dir.filePath(QStringLiteral("missing")));
+    launcher.launch(QStringLiteral("x.toml"));
+    ASSERT_EQ(failed.count(), 2);
+    EXPECT_TRUE(failed.last().at(0).toString().contains(QStringLiteral("missing or not executable")));
+}
+
+TEST(RunLauncher, ParsesRunIds) {
+    EXPECT_EQ(RunLauncher::parseRunId(QStringLiteral("12\n")), std::optional<qint64>(12));
+    EXPECT_EQ(RunLauncher::parseRunId(QStringLiteral("Started run #8 in /x")), std::optional<qint64>(8));
+    EXPECT_EQ(RunLauncher::parseRunId(QStringLiteral("id=31")), std::optional<qint64>(31));
+    EXPECT_EQ(RunLauncher::parseRunId(QStringLiteral("nothing here")), std::nullopt);
+}

@@ -1,0 +1,168 @@
+#include "BrowseTestSupport.h"
+
+#include "ui/models/RunFilterModel.h"
+#include "ui/models/RunListModel.h"
+#include "ui/models/RunMetricsCsv.h"
+#include "ui/models/RunStoreThread.h"
+#include "ui/models/StoreWatcher.h"
+#include "ui/pages/RunsPage.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTableView>
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+using namespace parallax::test;
+
+namespace {
+
+struct Fixture {
+    CraftedStore store;
+    int64_t succeeded = 0, failed = 0, running = 0;
+    std::unique_ptr<StoreWatcher> watcher;
+    std::unique_ptr<RunStoreThread> writer;
+    RunListModel runs;
+    std::unique_ptr<RunsPage> page;
+
+    Fixture() {
+        RunSpec a = tinySpec("mmdit-fashion-dp2");
+        a.model.kind = "mmdit";
+        succeeded = store.addRun(a, RunState::Succeeded, 30, 4.0, 1.7e9, {"baseline"});
+        RunSpec b = tinySpec("gpt-text-lr3e3");
+        b.train.lr = 3e-3;
+        failed = store.addRun(b, RunState::Failed, 12);
+        running = store.addRun(tinySpec("gpt-zero3"), RunState::Running, 5);
+        watcher = std::make_unique<StoreWatcher>(store.qpath());
+        writer = std::make_unique<RunStoreThread>(store.qpath());
+        runs.setWriter(writer.get());
+        QObject::connect(watcher.get(), &StoreWatcher::runsChanged, &runs,
+                         [this](const std::vector<RunRecord>& r) { runs.setRuns(r); });
+        page = std::make_unique<RunsPage>(&runs, watcher.get(), writer.get());
+        page->resize(1200, 600);
+        EXPECT_TRUE(waitFor([&] { return runs.rowCount() == 3; }));
+    }
+    ~Fixture() {
+        page.reset();
+        writer.reset();
+        watcher.reset();
+    }
+    int shown() const { return page->view()->model()->rowCount(); }
+    int64_t shownId(int row) const {
+        return page->view()->model()->index(row, 0).data(RunListModel::RunIdRole).toLongLong();
+    }
+};
+
+} // namespace
+
+TEST(RunsPage, ListsEveryRunOfTheStore) {
+    Fixture f;
+    ASSERT_EQ(f.shown(), 3);
+    EXPECT_EQ(f.shownId(0), f.running); // newest first
+    QAbstractItemModel* m = f.page->view()->model();
+    const int row = f.runs.rowOfRun(f.failed);
+    EXPECT_EQ(f.runs.index(row, RunListModel::NameColumn).data().toString(), QStringLiteral("gpt-text-lr3e3"));
+    EXPECT_EQ(f.runs.index(row, RunListModel::StateColumn).data().toString(), QStringLiteral("failed"));
+    EXPECT_EQ(f.runs.index(row, RunListModel::LayoutColumn).data().toString(), QStringLiteral("dp2 tp1 pp1 zero0"));
+    EXPECT_EQ(f.runs.index(row, RunListModel::StepsColumn).data().toString(), QStringLiteral("12 / 20"));
+    EXPECT_FALSE(f.runs.index(row, RunListModel::LossColumn).data().toString().isEmpty());
+    EXPECT_EQ(m->columnCount(), RunListModel::ColumnCount);
+}
+
+TEST(RunsPage, FiltersByTextAndState) {
+    Fixture f;
+    f.page->filterEdit()->setText(QStringLiteral("gpt"));
+    EXPECT_EQ(f.shown(), 2);
+    f.page->filterEdit()->setText(QStringLiteral("baseline")); // a tag
+    ASSERT_EQ(f.shown(), 1);
+    EXPECT_EQ(f.shownId(0), f.succeeded);
+    f.page->filterEdit()->clear();
+    f.page->setStateFilter(QStringLiteral("failed"));
+    ASSERT_EQ(f.shown(), 1);
+    EXPECT_EQ(f.shownId(0), f.failed);
+    f.page->setFilterText(QStringLiteral("mmdit"));
+    EXPECT_EQ(f.shown(), 0);
+    f.page->setStateFilter({});
+    EXPECT_EQ(f.shown(), 1);
+}
+
+TEST(RunsPage, EditsNotesInPlaceAndTheStoreKeepsThem) {
+    Fixture f;
+    f.page->setFilterText(QStringLiteral("lr3e3"));
+    ASSERT_EQ(f.shown(), 1);
+    QAbstractItemModel* m = f.page->view()->model();
+    const QModelIndex notes = m->index(0, RunListModel::NotesColumn);
+    ASSERT_TRUE(notes.flags() & Qt::ItemIsEditable);
+    ASSERT_TRUE(m->setData(notes, QStringLiteral("lr too high: diverged at step 9")));
+    ASSERT_TRUE(waitFor([&] {
+        RunStore reader(f.store.path);
+        return reader.run(f.failed)->notes == "lr too high: diverged at step 9";
+    }));
+    // The next snapshot from the store shows the note too, and the filter finds it.
+    f.page->setFilterText(QStringLiteral("diverged"));
+    ASSERT_TRUE(waitFor([&] { return f.shown() == 1; }));
+    EXPECT_EQ(f.shownId(0), f.failed);
+}
+
+TEST(RunsPage, ExportsMetricsAsCsvAndTheSpec) {
+    Fixture f;
+    const QString csv = f.store.dir.filePath(QStringLiteral("m.csv"));
+    QSignalSpy done(f.page.get(), &RunsPage::exportFinished);
+    f.page->exportMetrics(f.failed, csv);
+    ASSERT_TRUE(waitFor([&] { return done.count() == 1; }));
+    QFile file(csv);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split(QChar('\n'), Qt::SkipEmptyParts);
+    ASSERT_EQ(lines.size(), 13); // header + 12 steps
+    EXPECT_EQ(lines[0], QStringLiteral("step,loss,lr,grad_norm,tokens_per_s,samples_per_s,step_ms,step_ms_min,"
+                                       "step_ms_max,slowest_rank,mfu,tokens,peak_mem,t"));
+    EXPECT_TRUE(lines[1].startsWith(QStringLiteral("0,4.1,0.001,1,1000,10,100,95,110,0,0.25,512,1500000000,1700000000")))
+        << lines[1].toStdString();
+
+    const QString spec = f.store.dir.filePath(QStringLiteral("s.toml"));
+    QString error;
+    ASSERT_TRUE(f.page->exportSpec(f.failed, spec, &error)) << error.toStdString();
+    EXPECT_DOUBLE_EQ(readSpecFile(spec.toStdString()).train.lr, 3e-3);
+}
+
+TEST(RunsPage, DeletesFinishedRunsAndRefusesRunningOnes) {
+    Fixture f;
+    QString error;
+    EXPECT_FALSE(f.page->deleteRun(f.running, false, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("running"))) << error.toStdString();
+    ASSERT_TRUE(f.page->deleteRun(f.failed, false, &error)) << error.toStdString();
+    ASSERT_TRUE(waitFor([&] { return f.runs.rowCount() == 2; }));
+    EXPECT_EQ(f.runs.rowOfRun(f.failed), -1);
+    RunStore reader(f.store.path);
+    EXPECT_FALSE(reader.run(f.failed).has_value());
+}
+
+TEST(RunsPage, SelectionDrivesTheActions) {
+    Fixture f;
+    QSignalSpy open(f.page.get(), &RunsPage::openRun);
+    QSignalSpy compare(f.page.get(), &RunsPage::compareRuns);
+    f.page->selectRun(f.failed);
+    EXPECT_EQ(f.page->currentRun(), f.failed);
+    f.page->openCurrent();
+    ASSERT_EQ(open.count(), 1);
+    EXPECT_EQ(open.first().at(0).toLongLong(), f.failed);
+    f.page->view()->selectAll();
+    f.page->compareSelected();
+    ASSERT_EQ(compare.count(), 1);
+    EXPECT_EQ(compare.first().at(0).value<QList<qint64>>(), (QList<qint64>{f.succeeded, f.failed, f.running}));
+}
+
+TEST(RunMetricsCsv, WritesEveryColumnInShortestForm) {
+    StepEvent e;
+    e.step = 3;
+    e.loss = 0.1;
+    e.lr = 3e-4;
+    e.tokens = 2048;
+    e.slowest_rank = 2;
+    e.t = 1700000000.25;
+    const std::string csv = runMetricsCsv({e});
+    EXPECT_EQ(csv, runMetricsCsvHeader() + "\n3,0.1,0.0003,0,0,0,0,0,0,2,0,2048,0,1700000000.25\n");
+}

@@ -1,0 +1,58 @@
+#include "ui/widgets/DeviceGridDiagram.h"
+#include "ui/widgets/MemoryBar.h"
+
+#include <QImage>
+#include <QPainter>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace parallax;
+
+TEST(DeviceGridDiagram, NumbersRanksTensorFastestThenDataThenPipeline) {
+    // dp 2 x tp 2 x pp 2: ranks 0,1 = (dp0, stage0), 2,3 = (dp1, stage0), 4..7 stage 1.
+    EXPECT_EQ(DeviceGridDiagram::rankOf({0, 1, 0}, 2, 2), 1);
+    EXPECT_EQ(DeviceGridDiagram::rankOf({1, 0, 0}, 2, 2), 2);
+    EXPECT_EQ(DeviceGridDiagram::rankOf({0, 0, 1}, 2, 2), 4);
+    for (int64_t r = 0; r < 8; ++r) {
+        const auto c = DeviceGridDiagram::coordinatesOf(r, 2, 2);
+        EXPECT_EQ(DeviceGridDiagram::rankOf(c, 2, 2), r);
+    }
+}
+
+TEST(DeviceGridDiagram, DrawsReplicasSideBySideAndStagesInRows) {
+    DeviceGridDiagram grid;
+    grid.resize(500, 200);
+    grid.setLayout(2, 2, 2);
+    const QRectF r0 = grid.cellRect(0), r1 = grid.cellRect(1), r2 = grid.cellRect(2), r4 = grid.cellRect(4);
+    EXPECT_DOUBLE_EQ(r1.top(), r0.top());
+    EXPECT_DOUBLE_EQ(r1.left(), r0.right()); // a tp group's cells touch
+    EXPECT_GT(r2.left(), r1.right());        // the next replica after a gap
+    EXPECT_GT(r4.top(), r0.bottom());        // stage 1 below stage 0
+    EXPECT_EQ(grid.rankAt(r2.center()), 2);
+    EXPECT_NE(DeviceGridDiagram::stageColor(0), DeviceGridDiagram::stageColor(1));
+
+    // The cells are painted in their stage's color.
+    QImage image(grid.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    grid.render(&image);
+    EXPECT_EQ(image.pixelColor(r4.center().toPoint() + QPoint(0, int(r4.height() / 3))).rgb(),
+              DeviceGridDiagram::stageColor(1).rgb());
+
+    grid.setLayout(64, 8, 16); // 8192 ranks: too many to draw
+    EXPECT_TRUE(grid.cellRect(0).isNull());
+}
+
+TEST(MemoryBar, SumsItsPartsAgainstTheCapacity) {
+    MemoryBar bar;
+    bar.resize(400, bar.sizeHint().height());
+    const QVector<QColor> c = MemoryBar::partColors();
+    bar.setSegments({{QStringLiteral("weights"), 4e9, c[0]}, {QStringLiteral("optimizer"), 8e9, c[2]}});
+    bar.setCapacity(16e9, QStringLiteral("per GPU"));
+    EXPECT_DOUBLE_EQ(bar.total(), 12e9);
+    EXPECT_FALSE(bar.overCapacity());
+    bar.setCapacity(10e9, QStringLiteral("per GPU"));
+    EXPECT_TRUE(bar.overCapacity());
+    EXPECT_TRUE(bar.toolTip().contains(QStringLiteral("weights")));
+}

@@ -1,0 +1,322 @@
+#include "ui/MainWindow.h"
+
+#include "ui/models/RunListModel.h"
+#include "ui/models/RunStoreThread.h"
+#include "ui/models/StoreWatcher.h"
+#include "ui/pages/ComparePage.h"
+#include "ui/pages/LivePage.h"
+#include "ui/pages/LogsPage.h"
+#include "ui/pages/NewRunPage.h"
+#include "ui/pages/RunsPage.h"
+#include "ui/widgets/PageIcons.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QKeySequence>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTimer>
+
+namespace parallax {
+
+namespace {
+// Settings keys.
+const char* kGeometry = "window/geometry";
+const char* kState = "window/state";
+const char* kPage = "window/page";
+const char* kNavSplitter = "window/navigation";
+const char* kNewRunSplitter = "newRun/splitter";
+const char* kCompareMain = "compare/splitter";
+const char* kCompareRight = "compare/plotSplitter";
+const char* kRunsHeader = "runs/header";
+} // namespace
+
+MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(parent) {
+    setObjectName(QStringLiteral("ParallaxMainWindow"));
+    setWindowIcon(applicationIcon());
+    m_runs = new RunListModel(this);
+
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    m_nav = new QListWidget(m_splitter);
+    m_stack = new QStackedWidget(m_splitter);
+    m_splitter->addWidget(m_nav);
+    m_splitter->addWidget(m_stack);
+    m_splitter->setStretchFactor(1, 1);
+    m_splitter->setCollapsible(1, false);
+    setCentralWidget(m_splitter);
+
+    m_newRun = new NewRunPage(m_stack);
+    m_stack->addWidget(m_newRun);
+    buildNavigation();
+    buildMenus();
+
+    m_storeLabel = new QLabel(this);
+    m_storeLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_runningLabel = new QLabel(this);
+    statusBar()->addPermanentWidget(m_runningLabel);
+    statusBar()->addPermanentWidget(m_storeLabel);
+
+    connect(m_newRun, &NewRunPage::runLaunched, this, [this](qint64 id) {
+        if (m_watcher) m_watcher->pollNow();
+        openRun(id);
+    });
+    connect(m_newRun, &NewRunPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+    connect(m_newRun, &NewRunPage::specFileChanged, this, [this](const QString& path) {
+        setWindowFilePath(path);
+    });
+    connect(m_runs, &QAbstractItemModel::modelReset, this, &MainWindow::updateStatus);
+    connect(m_runs, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateStatus);
+    connect(m_runs, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateStatus);
+    connect(m_runs, &QAbstractItemModel::dataChanged, this, &MainWindow::updateStatus);
+    // Durations of runs still going.
+    auto* clock = new QTimer(this);
+    clock->setInterval(1000);
+    connect(clock, &QTimer::timeout, this,
+            [this] { m_runs->setNow(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0); });
+    clock->start();
+
+    setWindowTitle(tr("Parallax"));
+    resize(1440, 900);
+    openStore(storePath);
+    restoreSettings();
+}
+
+MainWindow::~MainWindow() {
+    // Pages hold the watcher; they go first.
+    destroyStorePages();
+}
+
+void MainWindow::buildNavigation() {
+    m_nav->setObjectName(QStringLiteral("navigation"));
+    m_nav->setIconSize(QSize(22, 22));
+    m_nav->setSpacing(2);
+    m_nav->setFrameShape(QFrame::NoFrame);
+    m_nav->setUniformItemSizes(true);
+    const QColor ink = palette().color(QPalette::WindowText);
+    const std::pair<PageIcon, QString> items[] = {{PageIcon::NewRun, tr("New run")}, {PageIcon::Live, tr("Live")},
+                                                  {PageIcon::Logs, tr("Logs")},      {PageIcon::Runs, tr("Runs")},
+                                                  {PageIcon::Compare, tr("Compare")}};
+    for (const auto& [icon, text] : items) {
+        auto* item = new QListWidgetItem(pageIcon(icon, ink), text, m_nav);
+        item->setSizeHint(QSize(0, 36));
+    }
+    m_nav->setMinimumWidth(m_nav->fontMetrics().horizontalAdvance(QStringLiteral("New runMMMM")) + 30);
+    m_nav->setMaximumWidth(260);
+    connect(m_nav, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row >= 0 && row < m_stack->count()) m_stack->setCurrentIndex(row);
+    });
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* openStore = file->addAction(tr("Open &store…"), this, &MainWindow::openStoreDialog);
+    openStore->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+    file->addSeparator();
+    QAction* openSpec = file->addAction(tr("&Open spec…"), this, [this] {
+        showPage(NewRun);
+        m_newRun->openSpecDialog();
+    });
+    openSpec->setShortcut(QKeySequence::Open);
+    QAction* saveSpec = file->addAction(tr("&Save spec…"), this, [this] {
+        showPage(NewRun);
+        m_newRun->saveSpecDialog();
+    });
+    saveSpec->setShortcut(QKeySequence::Save);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    quit->setToolTip(tr("Runs keep going: their supervisors do not depend on the console"));
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (int p = 0; p < PageCount; ++p) {
+        QAction* a = view->addAction(m_nav->item(p)->icon(), m_nav->item(p)->text(), this,
+                                     [this, p] { showPage(Page(p)); });
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + p)));
+    }
+}
+
+void MainWindow::createStorePages() {
+    m_watcher = new StoreWatcher(m_storePath, this);
+    m_writer = new RunStoreThread(m_storePath, this);
+    m_runs->setWriter(m_writer);
+    m_live = new LivePage(m_watcher, m_stack);
+    m_logs = new LogsPage(m_watcher, m_stack);
+    m_runsPage = new RunsPage(m_runs, m_watcher, m_writer, m_stack);
+    m_runsPage->setStorePath(m_storePath);
+    m_compare = new ComparePage(m_runs, m_watcher, m_stack);
+    m_stack->insertWidget(Live, m_live);
+    m_stack->insertWidget(Logs, m_logs);
+    m_stack->insertWidget(Runs, m_runsPage);
+    m_stack->insertWidget(Compare, m_compare);
+
+    connect(m_watcher, &StoreWatcher::runsChanged, this, [this](const std::vector<RunRecord>& runs) {
+        m_runs->setNow(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0);
+        m_runs->setRuns(runs);
+        // The first time: show the newest running run on the Live page, which is what a person
+        // reopening the console after a crash or at 3 a.m. wants to see.
+        if (!m_pickedLiveRun && m_live && m_live->run() == 0) {
+            m_pickedLiveRun = true;
+            for (const RunRecord& r : runs)
+                if (r.state == RunState::Running && (m_live->run() == 0 || r.id > m_live->run())) m_live->setRun(r.id);
+            if (m_live->run() != 0) m_logs->setRun(m_live->run());
+        }
+    });
+    connect(m_watcher, &StoreWatcher::storeError, this,
+            [this](const QString& message) { statusBar()->showMessage(tr("Store: %1").arg(message), 15000); });
+    connect(m_writer, &RunStoreThread::failed, this,
+            [this](const QString& message) { statusBar()->showMessage(tr("Store: %1").arg(message), 15000); });
+    connect(m_writer, &RunStoreThread::written, m_watcher, &StoreWatcher::pollNow);
+    connect(m_runsPage, &RunsPage::openRun, this, &MainWindow::openRun);
+    connect(m_runsPage, &RunsPage::compareRuns, this, [this](const QList<qint64>& ids) {
+        m_compare->setCheckedRuns(ids);
+        showPage(Compare);
+    });
+    connect(m_runsPage, &RunsPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+    connect(m_compare, &ComparePage::openRun, this, &MainWindow::openRun);
+    connect(m_live, &LivePage::showRankLogs, this, [this](qint64 run, int rank) {
+        m_logs->setRun(run);
+        m_logs->setRankFilter({rank});
+        showPage(Logs);
+    });
+    connect(m_live, &LivePage::commandFinished, this, [this](const QStringList& arguments, bool ok, const QString& output) {
+        statusBar()->showMessage(ok ? tr("parallax-cli %1: done").arg(arguments.join(QChar(' ')))
+                                    : tr("parallax-cli %1 failed: %2").arg(arguments.join(QChar(' ')), output),
+                                 8000);
+        if (m_watcher) m_watcher->pollNow();
+    });
+}
+
+void MainWindow::destroyStorePages() {
+    for (QWidget* page : std::initializer_list<QWidget*>{m_compare, m_runsPage, m_logs, m_live}) {
+        if (!page) continue;
+        m_stack->removeWidget(page);
+        delete page;
+    }
+    m_compare = nullptr;
+    m_runsPage = nullptr;
+    m_logs = nullptr;
+    m_live = nullptr;
+    m_runs->setWriter(nullptr);
+    delete m_writer;
+    delete m_watcher;
+}
+
+void MainWindow::openStore(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    if (absolute == m_storePath && m_watcher) return;
+    const int page = m_stack->currentIndex();
+    // Save the current pages' splitters before they are replaced.
+    if (m_compare) saveSettings();
+    destroyStorePages();
+    m_storePath = absolute;
+    m_pickedLiveRun = false;
+    m_runs->setRuns({});
+    QDir().mkpath(QFileInfo(absolute).absolutePath());
+    createStorePages();
+    m_newRun->setStorePath(absolute);
+    if (page >= 0) showPage(Page(page));
+    QSettings().setValue(QStringLiteral("store/path"), absolute);
+    m_storeLabel->setText(tr("Store: %1").arg(QDir::toNativeSeparators(absolute)));
+    m_storeLabel->setToolTip(absolute);
+    restoreStorePageSettings();
+    updateStatus();
+}
+
+void MainWindow::openStoreDialog() {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Open or create a store"), m_storePath,
+                                                      tr("Parallax stores (*.db);;All files (*)"), nullptr,
+                                                      QFileDialog::DontConfirmOverwrite);
+    if (!path.isEmpty()) openStore(path);
+}
+
+StoreWatcher* MainWindow::watcher() const {
+    return m_watcher;
+}
+
+QWidget* MainWindow::page(Page page) const {
+    return m_stack->widget(int(page));
+}
+
+void MainWindow::showPage(Page page) {
+    if (page < 0 || page >= PageCount) return;
+    m_nav->setCurrentRow(int(page));
+    m_stack->setCurrentIndex(int(page));
+}
+
+MainWindow::Page MainWindow::currentPage() const {
+    return Page(m_stack->currentIndex());
+}
+
+void MainWindow::openRun(qint64 id) {
+    if (!m_live) return;
+    m_live->setRun(id);
+    m_logs->setRun(id);
+    m_pickedLiveRun = true;
+    showPage(Live);
+}
+
+int MainWindow::runningCount() const {
+    return m_runs->runningCount();
+}
+
+void MainWindow::updateStatus() {
+    const int running = runningCount();
+    m_runningLabel->setText(running == 0 ? tr("No run going") : tr("%n running", nullptr, running));
+}
+
+void MainWindow::saveSettings() const {
+    QSettings settings;
+    settings.setValue(QLatin1String(kGeometry), saveGeometry());
+    settings.setValue(QLatin1String(kState), saveState());
+    settings.setValue(QLatin1String(kPage), int(currentPage()));
+    settings.setValue(QLatin1String(kNavSplitter), m_splitter->saveState());
+    settings.setValue(QLatin1String(kNewRunSplitter), m_newRun->splitter()->saveState());
+    if (m_compare) {
+        settings.setValue(QLatin1String(kCompareMain), m_compare->mainSplitter()->saveState());
+        settings.setValue(QLatin1String(kCompareRight), m_compare->rightSplitter()->saveState());
+    }
+    if (m_runsPage) settings.setValue(QLatin1String(kRunsHeader), m_runsPage->view()->horizontalHeader()->saveState());
+}
+
+void MainWindow::restoreSettings() {
+    const QSettings settings;
+    if (settings.contains(QLatin1String(kGeometry))) restoreGeometry(settings.value(QLatin1String(kGeometry)).toByteArray());
+    if (settings.contains(QLatin1String(kState))) restoreState(settings.value(QLatin1String(kState)).toByteArray());
+    if (settings.contains(QLatin1String(kNavSplitter)))
+        m_splitter->restoreState(settings.value(QLatin1String(kNavSplitter)).toByteArray());
+    else m_splitter->setSizes({170, 1270});
+    if (settings.contains(QLatin1String(kNewRunSplitter)))
+        m_newRun->splitter()->restoreState(settings.value(QLatin1String(kNewRunSplitter)).toByteArray());
+    restoreStorePageSettings();
+    showPage(Page(std::clamp(settings.value(QLatin1String(kPage), int(NewRun)).toInt(), 0, PageCount - 1)));
+}
+
+void MainWindow::restoreStorePageSettings() {
+    const QSettings settings;
+    if (m_compare && settings.contains(QLatin1String(kCompareMain)))
+        m_compare->mainSplitter()->restoreState(settings.value(QLatin1String(kCompareMain)).toByteArray());
+    if (m_compare && settings.contains(QLatin1String(kCompareRight)))
+        m_compare->rightSplitter()->restoreState(settings.value(QLatin1String(kCompareRight)).toByteArray());
+    if (m_runsPage && settings.contains(QLatin1String(kRunsHeader)))
+        m_runsPage->view()->horizontalHeader()->restoreState(settings.value(QLatin1String(kRunsHeader)).toByteArray());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    // Runs belong to their supervisors: closing the console stops none of them.
+    saveSettings();
+    QMainWindow::closeEvent(event);
+}
+
+} // namespace parallax

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <QMainWindow>
+#include <QPointer>
+#include <QString>
+
+class QLabel;
+class QListWidget;
+class QSplitter;
+class QStackedWidget;
+
+namespace parallax {
+
+class ComparePage;
+class LivePage;
+class LogsPage;
+class NewRunPage;
+class RunListModel;
+class RunsPage;
+class RunStoreThread;
+class StoreWatcher;
+
+// The console's window: a navigation list on the left (New run, Live, Logs, Runs, Compare), the
+// page on the right, the store and the number of running runs in the status bar. It owns the store
+// watcher that every page reads through, and remembers its geometry, layout and splitters.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    enum Page { NewRun, Live, Logs, Runs, Compare, PageCount };
+
+    explicit MainWindow(const QString& storePath, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Switches every page to another store (created when missing).
+    void openStore(const QString& path);
+    QString storePath() const { return m_storePath; }
+
+    void showPage(Page page);
+    Page currentPage() const;
+    // Shows the run on the Live page (and makes it the Logs page's run).
+    void openRun(qint64 id);
+    int runningCount() const;
+
+    NewRunPage* newRunPage() const { return m_newRun; }
+    LivePage* livePage() const { return m_live; }
+    LogsPage* logsPage() const { return m_logs; }
+    RunsPage* runsPage() const { return m_runsPage; }
+    ComparePage* comparePage() const { return m_compare; }
+    StoreWatcher* watcher() const;
+    RunListModel* runsModel() const { return m_runs; }
+    QWidget* page(Page page) const;
+
+    // The window's state (geometry, toolbars, splitters, page) in QSettings.
+    void saveSettings() const;
+    void restoreSettings();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildMenus();
+    void buildNavigation();
+    void createStorePages();
+    void destroyStorePages();
+    void updateStatus();
+    void openStoreDialog();
+    void restoreStorePageSettings();
+
+    QString m_storePath;
+    QPointer<StoreWatcher> m_watcher;
+    QPointer<RunStoreThread> m_writer;
+    RunListModel* m_runs = nullptr;
+    bool m_pickedLiveRun = false;
+
+    QSplitter* m_splitter = nullptr;
+    QListWidget* m_nav = nullptr;
+    QStackedWidget* m_stack = nullptr;
+    NewRunPage* m_newRun = nullptr;
+    LivePage* m_live = nullptr;
+    LogsPage* m_logs = nullptr;
+    RunsPage* m_runsPage = nullptr;
+    ComparePage* m_compare = nullptr;
+    QLabel* m_storeLabel = nullptr;
+    QLabel* m_runningLabel = nullptr;
+};
+
+} // namespace parallax

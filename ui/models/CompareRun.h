@@ -1,0 +1,41 @@
+#pragma once
+
+#include "core/spec/RunSpec.h"
+#include "core/store/StoreTypes.h"
+#include "core/telemetry/Events.h"
+#include "ui/models/MetricSeries.h"
+
+#include <QString>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace parallax {
+
+class RunStore;
+
+// The step metrics the Compare page can overlay.
+enum class CompareMetric { Loss, TokensPerSecond, Mfu, LearningRate, GradNorm, StepMs, Count };
+
+// What the Compare page shows of one run: its record, its spec as read back from the store, its
+// step metrics, and one plottable series per metric (built with the data, off the GUI thread).
+struct CompareRun {
+    RunRecord record;
+    std::optional<RunSpec> spec; // empty when the stored spec could not be read (specError says why)
+    QString specError;
+    std::vector<StepEvent> metrics;
+    std::array<std::shared_ptr<MetricSeries>, size_t(CompareMetric::Count)> series;
+
+    QString title() const; // "#12 mmdit-dp2"
+    std::shared_ptr<const MetricSeries> seriesOf(CompareMetric metric) const { return series[size_t(metric)]; }
+
+    // Builds a run from what the store returned (specs parsed, series filled).
+    static CompareRun fromRows(RunRecord record, std::vector<StepEvent> metrics);
+    // Reads one run; nullopt when the store has no such run.
+    static std::optional<CompareRun> load(const RunStore& store, int64_t id);
+    static QString metricName(CompareMetric metric);
+};
+
+} // namespace parallax

@@ -1,0 +1,118 @@
+#include "ui/models/RunLauncher.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+namespace parallax {
+
+RunLauncher::RunLauncher(QObject* parent) : QObject(parent) {
+    m_timeout.setSingleShot(true);
+    m_timeout.setInterval(kTimeoutMs);
+    connect(&m_timeout, &QTimer::timeout, this, [this] {
+        if (!m_process) return;
+        m_process->kill();
+        finish(tr("%1 did not finish within %2 s; it was stopped. Check that the store %3 is reachable.")
+                   .arg(m_what)
+                   .arg(kTimeoutMs / 1000)
+                   .arg(m_storePath));
+    });
+}
+
+RunLauncher::~RunLauncher() {
+    // parallax-cli exits by itself once the supervisor is detached; it is not waited for here.
+    if (m_process) m_process->disconnect(this);
+}
+
+QString RunLauncher::defaultCliPath() {
+    return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("parallax-cli"));
+}
+
+QString RunLauncher::cliPath() const {
+    return m_cliPath.isEmpty() ? defaultCliPath() : m_cliPath;
+}
+
+QStringList RunLauncher::launchArguments(const QString& specPath) const {
+    return {QStringLiteral("--store"), m_storePath, QStringLiteral("run"), specPath, QStringLiteral("--detach")};
+}
+
+QStringList RunLauncher::resumeArguments(qint64 runId) const {
+    return {QStringLiteral("--store"), m_storePath, QStringLiteral("resume"), QString::number(runId),
+            QStringLiteral("--detach")};
+}
+
+void RunLauncher::launch(const QString& specPath) {
+    start(launchArguments(specPath), tr("parallax-cli run %1").arg(QFileInfo(specPath).fileName()));
+}
+
+void RunLauncher::resume(qint64 runId) {
+    start(resumeArguments(runId), tr("parallax-cli resume %1").arg(runId));
+}
+
+std::optional<qint64> RunLauncher::parseRunId(const QString& output) {
+    static const QRegularExpression bare(QStringLiteral("^\\s*(\\d+)\\s*$"), QRegularExpression::MultilineOption);
+    static const QRegularExpression named(QStringLiteral("\\b(?:run|id)\\s*(?:#|=|:)?\\s*(\\d+)\\b"),
+                                          QRegularExpression::CaseInsensitiveOption);
+    for (const QRegularExpression* re : {&bare, &named}) {
+        const QRegularExpressionMatch m = re->match(output);
+        if (m.hasMatch()) return m.captured(1).toLongLong();
+    }
+    return std::nullopt;
+}
+
+void RunLauncher::start(const QStringList& arguments, const QString& what) {
+    if (m_process) {
+        emit failed(tr("%1 is still starting; wait for it before starting another").arg(m_what));
+        return;
+    }
+    const QString program = cliPath();
+    if (!QFileInfo(program).isExecutable()) {
+        emit failed(tr("%1 is missing or not executable; build it (cmake --build <build> --target parallax-cli), "
+                       "it belongs beside the console")
+                        .arg(program));
+        return;
+    }
+    m_what = what;
+    auto* process = new QProcess(this);
+    m_process = process;
+    process->setProgram(program);
+    process->setArguments(arguments);
+    process->setProcessChannelMode(QProcess::SeparateChannels);
+    connect(process, &QProcess::errorOccurred, this, [this, process](QProcess::ProcessError error) {
+        if (error != QProcess::FailedToStart || process != m_process) return;
+        finish(tr("%1 could not be started: %2").arg(process->program(), process->errorString()));
+    });
+    connect(process, &QProcess::finished, this, [this, process](int code, QProcess::ExitStatus status) {
+        if (process != m_process) return;
+        const QString out = QString::fromUtf8(process->readAllStandardOutput());
+        const QString err = QString::fromUtf8(process->readAllStandardError()).trimmed();
+        if (status != QProcess::NormalExit || code != 0) {
+            finish(tr("%1 failed (exit code %2)%3").arg(m_what).arg(code).arg(err.isEmpty() ? QString() : QStringLiteral(":\n") + err));
+            return;
+        }
+        const std::optional<qint64> id = parseRunId(out);
+        if (!id) {
+            finish(tr("%1 printed no run id; its output was:\n%2").arg(m_what, (out + QChar('\n') + err).trimmed()));
+            return;
+        }
+        m_timeout.stop();
+        m_process = nullptr;
+        process->deleteLater();
+        emit started(*id);
+    });
+    m_timeout.start();
+    process->start();
+}
+
+void RunLauncher::finish(const QString& error) {
+    m_timeout.stop();
+    if (m_process) {
+        m_process->disconnect(this);
+        m_process->deleteLater();
+        m_process = nullptr;
+    }
+    emit failed(error);
+}
+
+} // namespace parallax

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+
+#include <optional>
+
+namespace parallax {
+
+// Starts runs the way a terminal would: `parallax-cli --store <store> run <spec> --detach` (or
+// `resume <id> --detach`) from an argument vector. parallax-cli hands the run to a supervisor of
+// its own session and exits after printing the run's id, so the console never owns a run: closing
+// it stops nothing. One command at a time.
+class RunLauncher : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kTimeoutMs = 60000;
+
+    explicit RunLauncher(QObject* parent = nullptr);
+    ~RunLauncher() override;
+
+    void setStorePath(const QString& path) { m_storePath = path; }
+    QString storePath() const { return m_storePath; }
+    // parallax-cli beside this executable unless set.
+    void setCliPath(const QString& path) { m_cliPath = path; }
+    QString cliPath() const;
+    static QString defaultCliPath();
+
+    QStringList launchArguments(const QString& specPath) const;
+    QStringList resumeArguments(qint64 runId) const;
+
+    void launch(const QString& specPath);
+    void resume(qint64 runId);
+    bool isBusy() const { return m_process != nullptr; }
+
+    // The run id in parallax-cli's output: a line that is only a number, or "run 12" / "run #12" /
+    // "id 12" / "id=12".
+    static std::optional<qint64> parseRunId(const QString& output);
+
+signals:
+    void started(qint64 runId);
+    void failed(const QString& message);
+
+private:
+    void start(const QStringList& arguments, const QString& what);
+    void finish(const QString& error);
+
+    QString m_storePath;
+    QString m_cliPath;
+    QPointer<QProcess> m_process;
+    QString m_what;
+    QTimer m_timeout;
+};
+
+} // namespace parallax

@@ -1,0 +1,275 @@
+#include "ui/models/SpecFormModel.h"
+
+#include "core/spec/SpecFields.h"
+
+#include <QStringList>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <type_traits>
+
+namespace parallax {
+
+namespace {
+
+std::optional<SpecFieldRef> findField(RunSpec& spec, const QString& path) {
+    const std::string key = path.toStdString();
+    for (const SpecField& f : specFields(spec))
+        if (f.path() == key) return f.ref;
+    return std::nullopt;
+}
+
+QStringList toQStringList(const std::vector<std::string>& v) {
+    QStringList out;
+    for (const std::string& s : v) out << QString::fromStdString(s);
+    return out;
+}
+
+// An integer from a QVariant holding a number (or numeric text); nullopt otherwise.
+std::optional<qlonglong> toInteger(const QVariant& value) {
+    bool ok = false;
+    if (value.typeId() == QMetaType::Double || value.typeId() == QMetaType::Float) {
+        const double d = value.toDouble();
+        if (std::floor(d) != d) return std::nullopt;
+        return static_cast<qlonglong>(d);
+    }
+    const qlonglong n = value.toLongLong(&ok);
+    return ok ? std::optional<qlonglong>(n) : std::nullopt;
+}
+
+// The first dimension the estimates cannot work with ("" when all are usable): a model of zero
+// layers or heads has no size to estimate.
+QString unusableDimension(const RunSpec& spec) {
+    const ModelDims d = resolveModel(spec.model);
+    std::vector<std::pair<const char*, int64_t>> dims = {{"model.layers", d.layers}, {"model.dim", d.dim},
+                                                         {"model.heads", d.heads},   {"model.ffn", d.ffn},
+                                                         {"model.vocab", d.vocab},   {"model.seq_len", d.seq_len}};
+    if (d.kind != "gpt") {
+        dims.insert(dims.end(), {{"model.image_size", d.image_size}, {"model.channels", d.channels},
+                                 {"model.patch", d.patch}});
+    }
+    if (d.kind == "vlm") {
+        dims.insert(dims.end(), {{"model.vision_layers", d.vision_layers}, {"model.vision_dim", d.vision_dim},
+                                 {"model.vision_heads", d.vision_heads}});
+    }
+    for (const auto& [name, value] : dims)
+        if (value < 1) return QStringLiteral("%1 = %2 must be at least 1").arg(QLatin1String(name)).arg(value);
+    return {};
+}
+
+} // namespace
+
+SpecFormModel::SpecFormModel(QObject* parent) : QObject(parent) {
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(kDebounceMs);
+    connect(&m_debounce, &QTimer::timeout, this, &SpecFormModel::validateNow);
+    validateNow();
+}
+
+void SpecFormModel::setSpec(const RunSpec& spec) {
+    m_spec = spec;
+    m_inputErrors.clear();
+    emit specReset();
+    scheduleValidation();
+}
+
+void SpecFormModel::edit(const QString& path, const std::function<void(RunSpec&)>& change) {
+    change(m_spec);
+    emit specEdited(path);
+    scheduleValidation();
+}
+
+QVariant SpecFormModel::field(const QString& path) const {
+    RunSpec copy = m_spec;
+    const std::optional<SpecFieldRef> ref = findField(copy, path);
+    if (!ref) return {};
+    return std::visit(
+        [](auto* p) -> QVariant {
+            using T = std::decay_t<decltype(*p)>;
+            if constexpr (std::is_same_v<T, std::string>) return QString::fromStdString(*p);
+            else if constexpr (std::is_same_v<T, bool>) return *p;
+            else if constexpr (std::is_same_v<T, int64_t>) return qlonglong(*p);
+            else if constexpr (std::is_same_v<T, uint64_t>) return qulonglong(*p);
+            else if constexpr (std::is_same_v<T, double>) return *p;
+            else if constexpr (std::is_same_v<T, std::optional<int64_t>>) return *p ? QVariant(qlonglong(**p)) : QVariant();
+            else if constexpr (std::is_same_v<T, std::vector<std::string>>) return toQStringList(*p);
+            else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+                QVariantList out;
+                for (int64_t n : *p) out << qlonglong(n);
+                return out;
+            } else {
+                QVariantMap out;
+                for (const auto& [k, v] : *p) out.insert(QString::fromStdString(k), QString::fromStdString(v));
+                return out;
+            }
+        },
+        *ref);
+}
+
+bool SpecFormModel::setField(const QString& path, const QVariant& value) {
+    RunSpec next = m_spec;
+    const std::optional<SpecFieldRef> ref = findField(next, path);
+    if (!ref) return false;
+    const bool ok = std::visit(
+        [&value](auto* p) -> bool {
+            using T = std::decay_t<decltype(*p)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                if (!value.canConvert<QString>()) return false;
+                *p = value.toString().toStdString();
+                return true;
+            } else if constexpr (std::is_same_v<T, bool>) {
+                *p = value.toBool();
+                return true;
+            } else if constexpr (std::is_same_v<T, int64_t>) {
+                const auto n = toInteger(value);
+                if (!n) return false;
+                *p = *n;
+                return true;
+            } else if constexpr (std::is_same_v<T, uint64_t>) {
+                bool ok = false;
+                const qulonglong n = value.toULongLong(&ok);
+                if (!ok) return false;
+                *p = n;
+                return true;
+            } else if constexpr (std::is_same_v<T, double>) {
+                bool ok = false;
+                const double d = value.toDouble(&ok);
+                if (!ok) return false;
+                *p = d;
+                return true;
+            } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+                if (!value.isValid()) {
+                    p->reset();
+                    return true;
+                }
+                const auto n = toInteger(value);
+                if (!n) return false;
+                *p = *n;
+                return true;
+            } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                std::vector<std::string> out;
+                for (const QString& s : value.toStringList()) out.push_back(s.toStdString());
+                *p = std::move(out);
+                return true;
+            } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+                std::vector<int64_t> out;
+                for (const QVariant& v : value.toList()) {
+                    const auto n = toInteger(v);
+                    if (!n) return false;
+                    out.push_back(*n);
+                }
+                *p = std::move(out);
+                return true;
+            } else {
+                std::map<std::string, std::string> out;
+                const QVariantMap map = value.toMap();
+                for (auto it = map.begin(); it != map.end(); ++it)
+                    out[it.key().toStdString()] = it.value().toString().toStdString();
+                *p = std::move(out);
+                return true;
+            }
+        },
+        *ref);
+    if (!ok) return false;
+    m_spec = std::move(next);
+    emit specEdited(path);
+    scheduleValidation();
+    return true;
+}
+
+void SpecFormModel::setInputError(const QString& path, const QString& message) {
+    const auto it = m_inputErrors.find(path);
+    const QString current = it == m_inputErrors.end() ? QString() : it->second;
+    if (current == message) return;
+    if (message.isEmpty()) m_inputErrors.erase(path);
+    else m_inputErrors[path] = message;
+    scheduleValidation();
+}
+
+QString SpecFormModel::inputError(const QString& path) const {
+    const auto it = m_inputErrors.find(path);
+    return it == m_inputErrors.end() ? QString() : it->second;
+}
+
+std::vector<SpecIssue> SpecFormModel::issuesFor(const QString& path) const {
+    std::vector<SpecIssue> out;
+    const std::string key = path.toStdString();
+    for (const SpecIssue& issue : m_issues)
+        if (issue.field == key) out.push_back(issue);
+    return out;
+}
+
+bool SpecFormModel::hasErrors() const {
+    return parallax::hasErrors(m_issues);
+}
+
+double SpecFormModel::physicalMemoryBytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long pageSize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && pageSize > 0 ? double(pages) * double(pageSize) : 0.0;
+}
+
+int64_t SpecFormModel::ranksPerNode() const {
+    const int64_t world = std::max<int64_t>(1, m_spec.processCount());
+    if (m_spec.launch.target == "hosts") {
+        // The busiest host decides whether the layout fits.
+        int64_t most = 0;
+        for (const std::string& entry : m_spec.launch.hosts) {
+            const size_t colon = entry.rfind(':');
+            if (colon == std::string::npos) continue;
+            try {
+                most = std::max<int64_t>(most, std::stoll(entry.substr(colon + 1)));
+            } catch (const std::exception&) {
+                // The validator reports a malformed entry; it does not count here.
+            }
+        }
+        return most > 0 ? std::min(most, world) : world;
+    }
+    if (m_spec.launch.target == "slurm" && m_spec.launch.gpus_per_node > 0)
+        return std::min(m_spec.launch.gpus_per_node, world);
+    return world;
+}
+
+double SpecFormModel::deviceCapacityBytes() const {
+    if (m_spec.launch.device == "cuda") return m_cudaMemoryGiB * 1024.0 * 1024.0 * 1024.0;
+    return physicalMemoryBytes() / double(ranksPerNode());
+}
+
+void SpecFormModel::setCudaMemoryGiB(double gib) {
+    if (gib == m_cudaMemoryGiB) return;
+    m_cudaMemoryGiB = gib;
+    scheduleValidation();
+}
+
+void SpecFormModel::scheduleValidation() {
+    m_debounce.start();
+}
+
+void SpecFormModel::validateNow() {
+    m_debounce.stop();
+    std::vector<SpecIssue> issues;
+    for (const auto& [path, message] : m_inputErrors)
+        issues.push_back({path.toStdString(), message.toStdString(), false});
+    for (SpecIssue& issue : validateSpec(m_spec)) {
+        // A field whose text does not parse has a stale value in the spec: its own message is the
+        // one that matters.
+        if (m_inputErrors.count(QString::fromStdString(issue.field))) continue;
+        issues.push_back(std::move(issue));
+    }
+    m_issues = std::move(issues);
+    try {
+        const QString unusable = unusableDimension(m_spec);
+        if (!unusable.isEmpty()) throw std::invalid_argument(unusable.toStdString());
+        m_estimates = estimate(m_spec);
+        m_estimateError.clear();
+    } catch (const std::exception& e) {
+        m_estimates.reset();
+        m_estimateError = QString::fromStdString(e.what());
+    }
+    emit validated();
+}
+
+} // namespace parallax

@@ -1,0 +1,144 @@
+#include "ui/models/SummaryModel.h"
+
+#include "core/spec/Estimates.h"
+#include "ui/models/RunListModel.h"
+
+#include <QFont>
+
+#include <algorithm>
+#include <cmath>
+
+namespace parallax {
+
+namespace {
+
+// An index of a cell of this table; views also ask about the root, which has no data.
+bool isCell(const QAbstractItemModel* model, const QModelIndex& index) {
+    return index.isValid() && index.model() == model && !index.parent().isValid() && index.row() < model->rowCount() &&
+           index.column() < model->columnCount();
+}
+
+
+std::optional<double> median(std::vector<double> values) {
+    if (values.empty()) return std::nullopt;
+    const size_t mid = values.size() / 2;
+    std::nth_element(values.begin(), values.begin() + long(mid), values.end());
+    double m = values[mid];
+    if (values.size() % 2 == 0) {
+        const double lower = *std::max_element(values.begin(), values.begin() + long(mid));
+        m = (m + lower) / 2.0;
+    }
+    return m;
+}
+
+} // namespace
+
+SummaryModel::SummaryModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now) {
+    Figures f;
+    const RunRecord& r = run.record;
+    std::vector<double> throughput, mfu;
+    for (size_t i = 0; i < run.metrics.size(); ++i) {
+        const StepEvent& e = run.metrics[i];
+        if (std::isfinite(e.loss) && (!f.bestLoss || e.loss < *f.bestLoss)) f.bestLoss = e.loss;
+        // The first step pays for allocation and warm-up; it would drag the median of short runs.
+        if (i == 0 && run.metrics.size() > 1) continue;
+        if (e.tokens_per_s > 0) throughput.push_back(e.tokens_per_s);
+        if (e.mfu > 0) mfu.push_back(e.mfu);
+    }
+    if (!run.metrics.empty()) f.finalLoss = run.metrics.back().loss;
+    else f.finalLoss = r.last_loss;
+    if (!f.bestLoss) f.bestLoss = f.finalLoss;
+    f.tokensPerSecond = median(throughput);
+    if (!f.tokensPerSecond) f.tokensPerSecond = r.tokens_per_s;
+    f.mfu = median(mfu);
+    if (!f.mfu) f.mfu = r.mfu;
+    if (r.started_at > 0) f.duration = std::max(0.0, (r.ended_at > 0 ? r.ended_at : now) - r.started_at);
+    f.steps = (run.metrics.empty() ? std::max<int64_t>(-1, r.last_step) : run.metrics.back().step) + 1;
+    f.stepsTotal = r.steps_total;
+    f.params = r.params;
+    return f;
+}
+
+void SummaryModel::setRuns(const std::vector<CompareRun>& runs, double now) {
+    beginResetModel();
+    m_titles.clear();
+    m_figures.clear();
+    for (const CompareRun& run : runs) {
+        m_titles << run.title();
+        m_figures.push_back(figuresOf(run, now));
+    }
+    endResetModel();
+}
+
+std::optional<double> SummaryModel::number(int figure, int run) const {
+    const Figures& f = m_figures[size_t(run)];
+    switch (figure) {
+    case FinalLoss: return f.finalLoss;
+    case BestLoss: return f.bestLoss;
+    case TokensPerSecond: return f.tokensPerSecond;
+    case Mfu: return f.mfu;
+    case Duration: return f.duration;
+    case Steps: return double(f.steps);
+    case Parameters: return f.params > 0 ? std::optional<double>(double(f.params)) : std::nullopt;
+    default: return std::nullopt;
+    }
+}
+
+int SummaryModel::bestRun(int figure) const {
+    const bool lower = figure == FinalLoss || figure == BestLoss;
+    const bool higher = figure == TokensPerSecond || figure == Mfu;
+    if ((!lower && !higher) || m_figures.size() < 2) return -1;
+    int best = -1;
+    for (int i = 0; i < int(m_figures.size()); ++i) {
+        const std::optional<double> v = number(figure, i);
+        if (!v || !std::isfinite(*v)) continue;
+        if (best < 0 || (lower ? *v < *number(figure, best) : *v > *number(figure, best))) best = i;
+    }
+    return best;
+}
+
+int SummaryModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : FigureCount;
+}
+
+int SummaryModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(m_figures.size());
+}
+
+QVariant SummaryModel::data(const QModelIndex& index, int role) const {
+    if (!isCell(this, index)) return {};
+    const int figure = index.row();
+    const Figures& f = m_figures[size_t(index.column())];
+    if (role == Qt::FontRole) {
+        if (bestRun(figure) != index.column()) return {};
+        QFont bold;
+        bold.setBold(true);
+        return bold;
+    }
+    if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role != Qt::DisplayRole) return {};
+    const std::optional<double> v = number(figure, index.column());
+    switch (figure) {
+    case FinalLoss:
+    case BestLoss: return v ? QString::number(*v, 'g', 5) : QString();
+    case TokensPerSecond: return v ? QString::number(*v, 'f', 0) : QString();
+    case Mfu: return v ? QStringLiteral("%1%").arg(*v * 100.0, 0, 'f', 2) : QString();
+    case Duration: return v ? RunListModel::formatDuration(*v) : QString();
+    case Steps: return f.stepsTotal > 0 ? QStringLiteral("%1 / %2").arg(f.steps).arg(f.stepsTotal) : QString::number(f.steps);
+    case Parameters: return v ? QString::fromStdString(formatCount(*v)) : QString();
+    default: return {};
+    }
+}
+
+QVariant SummaryModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (role != Qt::DisplayRole) return {};
+    if (orientation == Qt::Horizontal) return section >= 0 && section < m_titles.size() ? m_titles[section] : QVariant();
+    static const char* names[] = {QT_TR_NOOP("Final loss"), QT_TR_NOOP("Best loss"), QT_TR_NOOP("Tokens/s (median)"),
+                                  QT_TR_NOOP("MFU (median)"), QT_TR_NOOP("Duration"), QT_TR_NOOP("Steps"),
+                                  QT_TR_NOOP("Parameters")};
+    return section >= 0 && section < FigureCount ? tr(names[section]) : QVariant();
+}
+
+} // namespace parallax

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "ui/models/CompareRun.h"
+
+#include <QAbstractTableModel>
+#include <QStringList>
+
+#include <optional>
+#include <vector>
+
+namespace parallax {
+
+// The headline figures of several runs side by side: one row per figure, one column per run, the
+// best value of each row in bold.
+class SummaryModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Figure { FinalLoss, BestLoss, TokensPerSecond, Mfu, Duration, Steps, Parameters, FigureCount };
+
+    struct Figures {
+        std::optional<double> finalLoss;
+        std::optional<double> bestLoss;
+        std::optional<double> tokensPerSecond; // median over steps, the first step (warm-up) left out
+        std::optional<double> mfu;             // median likewise, fraction
+        std::optional<double> duration;        // seconds
+        int64_t steps = 0;                     // steps done (the last step + 1)
+        int64_t stepsTotal = 0;
+        int64_t params = 0;
+    };
+
+    explicit SummaryModel(QObject* parent = nullptr);
+
+    void setRuns(const std::vector<CompareRun>& runs, double now);
+    static Figures figuresOf(const CompareRun& run, double now);
+    const std::vector<Figures>& figures() const { return m_figures; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    std::optional<double> number(int figure, int run) const;
+    int bestRun(int figure) const; // -1 when no run has the figure or it has no "better" direction
+
+    QStringList m_titles;
+    std::vector<Figures> m_figures;
+};
+
+} // namespace parallax

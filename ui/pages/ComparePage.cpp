@@ -1,0 +1,247 @@
+#include "ui/pages/ComparePage.h"
+
+#include "ui/models/RunCheckModel.h"
+#include "ui/models/RunFilterModel.h"
+#include "ui/models/RunListModel.h"
+#include "ui/models/SpecDiffModel.h"
+#include "ui/models/StoreWatcher.h"
+#include "ui/models/SummaryModel.h"
+#include "ui/plots/CurvePlot.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace parallax {
+
+namespace {
+
+QColor runColor(size_t index) {
+    static const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+                                    QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                    QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
+                                    QColor(0x17, 0xbe, 0xcf)};
+    return colors[index % std::size(colors)];
+}
+
+QTableView* makeTable(QWidget* parent) {
+    auto* view = new QTableView(parent);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setSelectionMode(QAbstractItemView::ContiguousSelection);
+    view->setWordWrap(false);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    view->horizontalHeader()->setDefaultSectionSize(150);
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+    return view;
+}
+
+} // namespace
+
+ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* parent)
+    : QWidget(parent), m_runs(runs), m_watcher(watcher), m_filter(new RunFilterModel(this)),
+      m_check(new RunCheckModel(this)), m_diff(new SpecDiffModel(this)), m_summary(new SummaryModel(this)) {
+    m_filter->setSourceModel(m_runs);
+    m_check->setSourceModel(m_filter);
+    m_reload.setSingleShot(true);
+    connect(&m_reload, &QTimer::timeout, this, &ComparePage::reload);
+
+    auto* layout = new QVBoxLayout(this);
+    m_mainSplitter = new QSplitter(Qt::Horizontal, this);
+
+    // Left: the runs to pick from.
+    auto* left = new QWidget(m_mainSplitter);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    m_filterEdit = new QLineEdit(left);
+    m_filterEdit->setPlaceholderText(tr("Filter runs"));
+    m_filterEdit->setClearButtonEnabled(true);
+    leftLayout->addWidget(m_filterEdit);
+    m_pick = new QTableView(left);
+    m_pick->setModel(m_check);
+    m_pick->setSortingEnabled(true);
+    m_pick->sortByColumn(RunListModel::IdColumn, Qt::DescendingOrder);
+    m_pick->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_pick->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_pick->verticalHeader()->hide();
+    m_pick->verticalHeader()->setDefaultSectionSize(m_pick->fontMetrics().height() + 8);
+    m_pick->horizontalHeader()->setStretchLastSection(true);
+    for (int c = 0; c < RunListModel::ColumnCount; ++c)
+        m_pick->setColumnHidden(c, c != RunListModel::IdColumn && c != RunListModel::StateColumn &&
+                                       c != RunListModel::NameColumn && c != RunListModel::LayoutColumn);
+    m_pick->setColumnWidth(RunListModel::IdColumn, m_pick->fontMetrics().horizontalAdvance(QStringLiteral("M00000")));
+    m_pick->setColumnWidth(RunListModel::StateColumn, m_pick->fontMetrics().horizontalAdvance(QStringLiteral("succeededM")));
+    m_pick->setColumnWidth(RunListModel::NameColumn, m_pick->fontMetrics().horizontalAdvance(QStringLiteral("M")) * 12);
+    leftLayout->addWidget(m_pick, 1);
+    m_status = new QLabel(left);
+    m_status->setWordWrap(true);
+    leftLayout->addWidget(m_status);
+    m_mainSplitter->addWidget(left);
+
+    // Right: curves above, differences and figures below.
+    m_rightSplitter = new QSplitter(Qt::Vertical, m_mainSplitter);
+    auto* plotBox = new QWidget(m_rightSplitter);
+    auto* plotLayout = new QVBoxLayout(plotBox);
+    plotLayout->setContentsMargins(0, 0, 0, 0);
+    auto* controls = new QHBoxLayout;
+    m_metric = new QComboBox(plotBox);
+    for (int m = 0; m < int(CompareMetric::Count); ++m) m_metric->addItem(CompareRun::metricName(CompareMetric(m)), m);
+    m_axis = new QComboBox(plotBox);
+    m_axis->addItem(tr("by step"), int(MetricAxis::Step));
+    m_axis->addItem(tr("by wall time since start"), int(MetricAxis::Time));
+    m_axis->addItem(tr("by tokens"), int(MetricAxis::Tokens));
+    m_logScale = new QCheckBox(tr("Log scale"), plotBox);
+    controls->addWidget(new QLabel(tr("Plot"), plotBox));
+    controls->addWidget(m_metric);
+    controls->addWidget(m_axis);
+    controls->addWidget(m_logScale);
+    controls->addStretch(1);
+    plotLayout->addLayout(controls);
+    m_plot = new CurvePlot(plotBox);
+    m_plot->setLegendVisible(true);
+    m_plot->setMinimumHeight(220);
+    plotLayout->addWidget(m_plot, 1);
+    m_rightSplitter->addWidget(plotBox);
+
+    auto* tables = new QSplitter(Qt::Horizontal, m_rightSplitter);
+    auto* diffBox = new QGroupBox(tr("Configuration differences"), tables);
+    auto* diffLayout = new QVBoxLayout(diffBox);
+    m_diffTitle = new QLabel(diffBox);
+    m_diffTitle->setWordWrap(true);
+    diffLayout->addWidget(m_diffTitle);
+    m_diffView = makeTable(diffBox);
+    m_diffView->setModel(m_diff);
+    diffLayout->addWidget(m_diffView);
+    auto* summaryBox = new QGroupBox(tr("Summary"), tables);
+    auto* summaryLayout = new QVBoxLayout(summaryBox);
+    m_summaryView = makeTable(summaryBox);
+    m_summaryView->setModel(m_summary);
+    summaryLayout->addWidget(m_summaryView);
+    tables->addWidget(diffBox);
+    tables->addWidget(summaryBox);
+    tables->setStretchFactor(0, 3);
+    tables->setStretchFactor(1, 2);
+    m_rightSplitter->addWidget(tables);
+    m_rightSplitter->setStretchFactor(0, 3);
+    m_rightSplitter->setStretchFactor(1, 2);
+    m_mainSplitter->addWidget(m_rightSplitter);
+    m_mainSplitter->setStretchFactor(0, 1);
+    m_mainSplitter->setStretchFactor(1, 3);
+    layout->addWidget(m_mainSplitter);
+
+    connect(m_filterEdit, &QLineEdit::textChanged, m_filter, &RunFilterModel::setFilterText);
+    connect(m_check, &RunCheckModel::checkedChanged, this, [this] { scheduleReload(150); });
+    connect(m_pick, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        emit openRun(index.data(RunListModel::RunIdRole).toLongLong());
+    });
+    connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePage::rebuildCurves);
+    connect(m_axis, &QComboBox::currentIndexChanged, this,
+            [this] { m_plot->setAxis(MetricAxis(m_axis->currentData().toInt())); });
+    connect(m_logScale, &QCheckBox::toggled, m_plot, &CurvePlot::setLogScale);
+    connect(m_runs, &QAbstractItemModel::dataChanged, this, &ComparePage::onRunsChanged);
+    connect(m_runs, &QAbstractItemModel::modelReset, this, &ComparePage::onRunsChanged);
+    connect(m_runs, &QAbstractItemModel::rowsRemoved, this, &ComparePage::onRunsChanged);
+
+    apply({});
+}
+
+void ComparePage::setCheckedRuns(const QList<qint64>& ids) {
+    m_check->setCheckedRuns(ids);
+}
+
+QList<qint64> ComparePage::checkedRuns() const {
+    return m_check->checkedRuns();
+}
+
+void ComparePage::setMetric(CompareMetric metric) {
+    m_metric->setCurrentIndex(m_metric->findData(int(metric)));
+}
+
+void ComparePage::setAxis(MetricAxis axis) {
+    m_axis->setCurrentIndex(m_axis->findData(int(axis)));
+}
+
+void ComparePage::scheduleReload(int delayMs) {
+    if (!m_reload.isActive() || m_reload.remainingTime() > delayMs) m_reload.start(delayMs);
+}
+
+void ComparePage::onRunsChanged() {
+    // Reload when a loaded run moved on (it is still training) or left the store.
+    bool stale = false;
+    for (const auto& [id, step] : m_loadedSteps) {
+        const std::optional<RunRecord> r = m_runs->run(id);
+        if (!r || r->last_step != step) stale = true;
+    }
+    if (stale) scheduleReload(kRefreshMs);
+}
+
+void ComparePage::reload() {
+    const QList<qint64> ids = checkedRuns();
+    const int generation = ++m_generation;
+    if (ids.isEmpty() || !m_watcher) {
+        apply({});
+        return;
+    }
+    m_status->setText(tr("Reading %n run(s)…", nullptr, int(ids.size())));
+    const std::vector<qint64> wanted(ids.begin(), ids.end());
+    m_watcher->read<std::vector<CompareRun>>(
+        this,
+        [wanted](const RunStore& store) {
+            std::vector<CompareRun> out;
+            for (qint64 id : wanted)
+                if (std::optional<CompareRun> run = CompareRun::load(store, id)) out.push_back(std::move(*run));
+            return out;
+        },
+        [this, generation](std::vector<CompareRun> runs) {
+            if (generation == m_generation) apply(std::move(runs));
+        },
+        [this](const QString& message) { m_status->setText(tr("Could not read the runs: %1").arg(message)); });
+}
+
+void ComparePage::apply(std::vector<CompareRun> runs) {
+    m_loaded = std::move(runs);
+    m_loadedSteps.clear();
+    for (const CompareRun& r : m_loaded) m_loadedSteps[r.record.id] = r.record.last_step;
+    const double now = double(QDateTime::currentMSecsSinceEpoch()) / 1000.0;
+    m_diff->setRuns(m_loaded);
+    m_summary->setRuns(m_loaded, now);
+
+    if (m_loaded.empty()) {
+        m_status->setText(tr("Check runs in the list to compare them."));
+        m_diffTitle->clear();
+    } else {
+        m_status->setText(tr("%n run(s) compared.", nullptr, int(m_loaded.size())));
+        QStringList unreadable;
+        for (const CompareRun& r : m_loaded)
+            if (!r.spec) unreadable << tr("%1: %2").arg(r.title(), r.specError);
+        QString title;
+        if (m_loaded.size() < 2) title = tr("Check a second run to see how the configurations differ.");
+        else if (m_diff->rowCount() == 0) title = tr("The runs have the same configuration.");
+        else title = tr("%n field(s) differ.", nullptr, m_diff->rowCount());
+        if (!unreadable.isEmpty()) title += QChar('\n') + unreadable.join(QChar('\n'));
+        m_diffTitle->setText(title);
+    }
+    rebuildCurves();
+    emit loaded();
+}
+
+void ComparePage::rebuildCurves() {
+    const CompareMetric metric = CompareMetric(m_metric->currentData().toInt());
+    m_plot->clearCurves();
+    m_plot->setTitle(CompareRun::metricName(metric));
+    m_plot->setValueLabel(CompareRun::metricName(metric));
+    for (size_t i = 0; i < m_loaded.size(); ++i)
+        m_plot->addCurve(m_loaded[i].title(), m_loaded[i].seriesOf(metric), MetricChannel::Raw, runColor(i));
+    m_plot->resetView();
+    m_plot->dataChanged();
+}
+
+} // namespace parallax

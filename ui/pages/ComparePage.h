@@ -1,0 +1,96 @@
+#pragma once
+
+#include "ui/models/CompareRun.h"
+#include "ui/models/MetricSeriesTypes.h"
+
+#include <QList>
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+
+#include <map>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSplitter;
+class QTableView;
+
+namespace parallax {
+
+class CurvePlot;
+class RunCheckModel;
+class RunFilterModel;
+class RunListModel;
+class SpecDiffModel;
+class StoreWatcher;
+class SummaryModel;
+
+// Several runs side by side: pick them in a checkable list; their curves overlay in one plot (x by
+// step, wall time since each run's start, or tokens), a table shows only the spec fields that
+// differ, another the headline figures. Runs still going are re-read as they advance.
+class ComparePage : public QWidget {
+    Q_OBJECT
+public:
+    // A running run is re-read at most this often.
+    static constexpr int kRefreshMs = 2000;
+
+    ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* parent = nullptr);
+
+    void setCheckedRuns(const QList<qint64>& ids);
+    QList<qint64> checkedRuns() const;
+    // The runs as last loaded, in the order of checkedRuns().
+    const std::vector<CompareRun>& loadedRuns() const { return m_loaded; }
+
+    void setMetric(CompareMetric metric);
+    void setAxis(MetricAxis axis);
+
+    RunCheckModel* pickModel() const { return m_check; }
+    SpecDiffModel* diffModel() const { return m_diff; }
+    SummaryModel* summaryModel() const { return m_summary; }
+    CurvePlot* plot() const { return m_plot; }
+    QSplitter* mainSplitter() const { return m_mainSplitter; }
+    QSplitter* rightSplitter() const { return m_rightSplitter; }
+
+public slots:
+    void reload();
+
+signals:
+    void loaded();
+    void openRun(qint64 id);
+
+private:
+    void scheduleReload(int delayMs);
+    void apply(std::vector<CompareRun> runs);
+    void rebuildCurves();
+    void onRunsChanged();
+
+    RunListModel* m_runs;
+    QPointer<StoreWatcher> m_watcher;
+    RunFilterModel* m_filter;
+    RunCheckModel* m_check;
+    SpecDiffModel* m_diff;
+    SummaryModel* m_summary;
+    std::vector<CompareRun> m_loaded;
+    // Last step of each loaded run when it was read, to notice that it moved on.
+    std::map<qint64, int64_t> m_loadedSteps;
+    QTimer m_reload;
+    int m_generation = 0; // answers to older loads are dropped
+
+    QSplitter* m_mainSplitter = nullptr;
+    QSplitter* m_rightSplitter = nullptr;
+    QLineEdit* m_filterEdit = nullptr;
+    QTableView* m_pick = nullptr;
+    QComboBox* m_metric = nullptr;
+    QComboBox* m_axis = nullptr;
+    QCheckBox* m_logScale = nullptr;
+    QLabel* m_status = nullptr;
+    CurvePlot* m_plot = nullptr;
+    QTableView* m_diffView = nullptr;
+    QTableView* m_summaryView = nullptr;
+    QLabel* m_diffTitle = nullptr;
+};
+
+} // namespace parallax

@@ -1,0 +1,137 @@
+#include "ui/pages/EstimatePanel.h"
+
+#include "ui/models/SpecFormModel.h"
+#include "ui/widgets/DeviceGridDiagram.h"
+#include "ui/widgets/MemoryBar.h"
+
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace parallax {
+
+namespace {
+QString count(double n) {
+    return QString::fromStdString(formatCount(n));
+}
+QString bytes(double n) {
+    return QString::fromStdString(formatBytes(n));
+}
+} // namespace
+
+EstimatePanel::EstimatePanel(SpecFormModel* model, QWidget* parent) : QWidget(parent), m_model(model) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    auto* figures = new QGroupBox(tr("Estimates"), this);
+    auto* form = new QFormLayout(figures);
+    m_params = new QLabel(figures);
+    m_flops = new QLabel(figures);
+    m_tokens = new QLabel(figures);
+    m_bubble = new QLabel(figures);
+    m_bubble->setWordWrap(true);
+    for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble}) l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form->addRow(tr("Parameters"), m_params);
+    form->addRow(tr("FLOPs / token"), m_flops);
+    form->addRow(tr("Tokens / step"), m_tokens);
+    form->addRow(tr("Pipeline bubble"), m_bubble);
+    m_error = new QLabel(figures);
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("color: #c62828;"));
+    m_error->hide();
+    form->addRow(m_error);
+    layout->addWidget(figures);
+
+    auto* memory = new QGroupBox(tr("Memory per device"), this);
+    auto* memoryLayout = new QVBoxLayout(memory);
+    m_memoryTitle = new QLabel(memory);
+    m_memoryTitle->setWordWrap(true);
+    m_memory = new MemoryBar(memory);
+    m_stages = new QLabel(memory);
+    m_stages->setWordWrap(true);
+    memoryLayout->addWidget(m_memoryTitle);
+    memoryLayout->addWidget(m_memory);
+    memoryLayout->addWidget(m_stages);
+    layout->addWidget(memory);
+
+    auto* grid = new QGroupBox(tr("Ranks"), this);
+    auto* gridLayout = new QVBoxLayout(grid);
+    m_grid = new DeviceGridDiagram(grid);
+    gridLayout->addWidget(m_grid);
+    layout->addWidget(grid);
+    layout->addStretch(1);
+
+    connect(m_model, &SpecFormModel::validated, this, &EstimatePanel::refresh);
+    refresh();
+}
+
+QString EstimatePanel::parametersText() const {
+    return m_params->text();
+}
+
+QString EstimatePanel::bubbleText() const {
+    return m_bubble->text();
+}
+
+void EstimatePanel::refresh() {
+    const RunSpec& spec = m_model->spec();
+    m_grid->setLayout(spec.parallel.dp, spec.parallel.tp, spec.parallel.pp);
+    const std::optional<Estimates>& e = m_model->estimates();
+    m_error->setVisible(!e);
+    if (!e) {
+        m_error->setText(tr("No estimates: %1").arg(m_model->estimateError()));
+        for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble, m_stages}) l->clear();
+        m_memory->setSegments({});
+        m_memoryTitle->clear();
+        return;
+    }
+
+    QString params = count(double(e->params));
+    if (e->trainable_params != e->params) params += tr(" (%1 trainable)").arg(count(double(e->trainable_params)));
+    m_params->setText(params);
+    m_flops->setText(tr("%1 (training: forward + backward)").arg(count(e->flops_per_token)));
+    m_tokens->setText(count(double(e->tokens_per_step)));
+
+    const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
+    if (pp == 1) {
+        m_bubble->setText(tr("none (no pipeline)"));
+    } else {
+        const int64_t m = spec.accumulation();
+        const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
+        const QString formula = interleaved ? tr("(p-1)/(v·m+p-1), p=%1, m=%2, v=%3").arg(pp).arg(m).arg(spec.parallel.virtual_stages)
+                                            : tr("(p-1)/(m+p-1), p=%1, m=%2").arg(pp).arg(m);
+        m_bubble->setText(tr("%1% of each step idle, theoretical: %2").arg(e->bubble * 100.0, 0, 'f', 1).arg(formula));
+    }
+
+    // The most loaded stage decides whether the layout fits.
+    size_t worst = 0;
+    for (size_t s = 1; s < e->memory_per_stage.size(); ++s)
+        if (e->memory_per_stage[s].total() > e->memory_per_stage[worst].total()) worst = s;
+    const MemoryEstimate& mem = e->memory;
+    const QVector<QColor> colors = MemoryBar::partColors();
+    m_memory->setSegments({{tr("weights"), mem.weights, colors[0]},
+                           {tr("gradients"), mem.gradients, colors[1]},
+                           {tr("optimizer"), mem.optimizer, colors[2]},
+                           {tr("activations"), mem.activations, colors[3]},
+                           {tr("buffers"), mem.buffers, colors[4]}});
+    const bool cuda = spec.launch.device == "cuda";
+    const int64_t perNode = m_model->ranksPerNode();
+    m_memory->setCapacity(m_model->deviceCapacityBytes(),
+                          cuda ? tr("per GPU") : tr("RAM / %1 rank(s) per node").arg(perNode));
+    m_memoryTitle->setText(pp > 1 ? tr("Pipeline stage %1, the most loaded of %2:").arg(worst).arg(pp)
+                                  : tr("Every rank holds the same:"));
+    if (pp > 1) {
+        QStringList stages;
+        for (size_t s = 0; s < e->memory_per_stage.size(); ++s)
+            stages << tr("stage %1: %2").arg(s).arg(bytes(e->memory_per_stage[s].total()));
+        m_stages->setText(stages.join(QStringLiteral(" · ")));
+        m_stages->show();
+    } else {
+        m_stages->hide();
+    }
+}
+
+} // namespace parallax

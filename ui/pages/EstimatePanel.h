@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+
+namespace parallax {
+
+class DeviceGridDiagram;
+class MemoryBar;
+class SpecFormModel;
+
+// What the spec in the form will cost, kept current as the form changes: parameters, FLOPs per
+// token, memory of the most loaded device against what the device has, the pipeline's theoretical
+// bubble, and the layout's ranks.
+class EstimatePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit EstimatePanel(SpecFormModel* model, QWidget* parent = nullptr);
+
+    MemoryBar* memoryBar() const { return m_memory; }
+    DeviceGridDiagram* deviceGrid() const { return m_grid; }
+    QString parametersText() const;
+    QString bubbleText() const;
+
+private:
+    void refresh();
+
+    SpecFormModel* m_model;
+    QLabel* m_params = nullptr;
+    QLabel* m_flops = nullptr;
+    QLabel* m_tokens = nullptr;
+    QLabel* m_memoryTitle = nullptr;
+    MemoryBar* m_memory = nullptr;
+    QLabel* m_stages = nullptr;
+    QLabel* m_bubble = nullptr;
+    QLabel* m_error = nullptr;
+    DeviceGridDiagram* m_grid = nullptr;
+};
+
+} // namespace parallax

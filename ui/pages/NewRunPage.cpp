@@ -1,0 +1,1025 @@
+// Before any Qt header: core/launch/OutputDemux.h has a member named emit, Qt's macro.
+#include "core/launch/LaunchPlan.h"
+
+#include "ui/pages/NewRunPage.h"
+
+#include "core/spec/ModelDims.h"
+#include "core/spec/SpecIO.h"
+#include "ui/models/RunLauncher.h"
+#include "ui/models/SpecFormModel.h"
+#include "ui/pages/EstimatePanel.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QLocale>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <limits>
+
+namespace parallax {
+
+namespace {
+
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+const QColor kErrorColor(0xc6, 0x28, 0x28);
+const QColor kWarningColor(0xb2, 0x6a, 0x00);
+// Not a spec field: the memory of one GPU, which the estimates compare against.
+const QString kDeviceMemoryKey = QStringLiteral("console.device_memory_gib");
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QString shortest(double value) {
+    return QString::number(value, 'g', QLocale::FloatingPointShortest);
+}
+
+QStringList splitHosts(const QString& text) {
+    QStringList out;
+    for (QString entry : text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts))
+        out << entry.trimmed();
+    return out;
+}
+
+// The value of a model dimension once the preset is applied; nullopt when the model does not
+// resolve (unknown kind or preset).
+std::optional<int64_t> resolvedDimension(const RunSpec& spec, const QString& path) {
+    ModelDims d;
+    try {
+        d = resolveModel(spec.model);
+    } catch (const std::invalid_argument&) {
+        return std::nullopt;
+    }
+    const std::string key = path.mid(path.indexOf(QChar('.')) + 1).toStdString();
+    const std::pair<const char*, int64_t> dims[] = {
+        {"layers", d.layers},         {"dim", d.dim},           {"heads", d.heads},
+        {"ffn", d.ffn},               {"vocab", d.vocab},       {"seq_len", d.seq_len},
+        {"image_size", d.image_size}, {"channels", d.channels}, {"patch", d.patch},
+        {"vision_layers", d.vision_layers}, {"vision_dim", d.vision_dim}, {"vision_heads", d.vision_heads}};
+    for (const auto& [name, value] : dims)
+        if (key == name) return value;
+    return std::nullopt;
+}
+
+const char* const kDimensionFields[] = {"model.layers",     "model.dim",           "model.heads",       "model.ffn",
+                                        "model.vocab",      "model.seq_len",       "model.image_size",  "model.channels",
+                                        "model.patch",      "model.vision_layers", "model.vision_dim",  "model.vision_heads"};
+
+std::optional<int64_t>* dimensionSlot(ModelSpec& m, const QString& path) {
+    const QString key = path.mid(path.indexOf(QChar('.')) + 1);
+    const std::pair<const char*, std::optional<int64_t>*> table[] = {
+        {"layers", &m.layers},         {"dim", &m.dim},           {"heads", &m.heads},
+        {"ffn", &m.ffn},               {"vocab", &m.vocab},       {"seq_len", &m.seq_len},
+        {"image_size", &m.image_size}, {"channels", &m.channels}, {"patch", &m.patch},
+        {"vision_layers", &m.vision_layers}, {"vision_dim", &m.vision_dim}, {"vision_heads", &m.vision_heads}};
+    for (const auto& [name, slot] : table)
+        if (key == QLatin1String(name)) return slot;
+    return nullptr;
+}
+
+void clearDimensions(ModelSpec& m) {
+    for (const char* field : kDimensionFields)
+        if (std::optional<int64_t>* slot = dimensionSlot(m, QLatin1String(field))) slot->reset();
+}
+
+// Whether a kind reads the dimension: gpt has no image side, only vlm a vision tower.
+bool dimensionUsed(const std::string& kind, const QString& path) {
+    if (path.startsWith(QLatin1String("model.vision_"))) return kind == "vlm";
+    if (path == QLatin1String("model.image_size") || path == QLatin1String("model.channels") ||
+        path == QLatin1String("model.patch"))
+        return kind != "gpt";
+    return true;
+}
+
+} // namespace
+
+NewRunPage::NewRunPage(QWidget* parent)
+    : QWidget(parent), m_model(new SpecFormModel(this)), m_launcher(new RunLauncher(this)) {
+    auto* layout = new QVBoxLayout(this);
+
+    // Name, presets, files.
+    auto* top = new QHBoxLayout;
+    auto* nameForm = new QFormLayout;
+    nameForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    addText(nameForm, tr("Run name"), QStringLiteral("name"), tr("e.g. gpt-dp2"));
+    top->addLayout(nameForm, 2);
+    m_presets = new QComboBox(this);
+    m_presets->setPlaceholderText(tr("Start from a preset…"));
+    m_presets->setToolTip(tr("Example runs (resources/runs/*.toml)"));
+    top->addWidget(m_presets, 1, Qt::AlignTop);
+    auto* open = new QPushButton(tr("Open…"), this);
+    auto* save = new QPushButton(tr("Save…"), this);
+    top->addWidget(open, 0, Qt::AlignTop);
+    top->addWidget(save, 0, Qt::AlignTop);
+    layout->addLayout(top);
+
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    m_scroll = new QScrollArea(m_splitter);
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidget(buildForm());
+    m_splitter->addWidget(m_scroll);
+
+    auto* sideScroll = new QScrollArea(m_splitter);
+    sideScroll->setWidgetResizable(true);
+    sideScroll->setFrameShape(QFrame::NoFrame);
+    auto* side = new QWidget(sideScroll);
+    auto* sideLayout = new QVBoxLayout(side);
+    sideLayout->setContentsMargins(0, 0, 0, 0);
+    m_estimates = new EstimatePanel(m_model, side);
+    sideLayout->addWidget(m_estimates);
+    auto* issues = new QGroupBox(tr("Issues"), side);
+    auto* issuesLayout = new QVBoxLayout(issues);
+    m_issueSummary = new QLabel(issues);
+    m_issues = new QListWidget(issues);
+    m_issues->setWordWrap(true);
+    m_issues->setMinimumHeight(90);
+    issuesLayout->addWidget(m_issueSummary);
+    issuesLayout->addWidget(m_issues);
+    sideLayout->addWidget(issues, 1);
+    sideScroll->setWidget(side);
+    m_splitter->addWidget(sideScroll);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+    layout->addWidget(m_splitter, 1);
+
+    // Messages and the actions.
+    auto* bottom = new QHBoxLayout;
+    m_message = new QLabel(this);
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    bottom->addWidget(m_message, 1);
+    m_copy = new QToolButton(this);
+    m_copy->setPopupMode(QToolButton::MenuButtonPopup);
+    auto* copyMenu = new QMenu(m_copy);
+    QAction* copyLauncher = copyMenu->addAction(tr("Copy launch command (mpirun / srun)"));
+    QAction* copyCli = copyMenu->addAction(tr("Copy parallax-cli command"));
+    m_copy->setMenu(copyMenu);
+    m_copy->setDefaultAction(copyLauncher);
+    m_copy->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bottom->addWidget(m_copy);
+    m_launch = new QPushButton(tr("Launch"), this);
+    m_launch->setDefault(true);
+    m_launch->setMinimumWidth(120);
+    QFont bold = m_launch->font();
+    bold.setBold(true);
+    m_launch->setFont(bold);
+    bottom->addWidget(m_launch);
+    layout->addLayout(bottom);
+
+    fillPresetCombo();
+
+    connect(m_presets, &QComboBox::activated, this, [this](int index) {
+        const QString name = m_presets->itemText(index);
+        m_presets->setCurrentIndex(-1);
+        loadPreset(name);
+    });
+    connect(open, &QPushButton::clicked, this, &NewRunPage::openSpecDialog);
+    connect(save, &QPushButton::clicked, this, &NewRunPage::saveSpecDialog);
+    connect(copyLauncher, &QAction::triggered, this, &NewRunPage::copyLaunchCommand);
+    connect(copyCli, &QAction::triggered, this, &NewRunPage::copyCliCommand);
+    connect(m_launch, &QPushButton::clicked, this, &NewRunPage::launch);
+    connect(m_issues, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        if (QWidget* editor = fieldEditor(item->data(Qt::UserRole).toString())) {
+            m_scroll->ensureWidgetVisible(editor);
+            editor->setFocus();
+        }
+    });
+    connect(m_issues, &QListWidget::itemClicked, m_issues, &QListWidget::itemActivated);
+
+    connect(m_model, &SpecFormModel::specReset, this, [this] {
+        refreshFields();
+        refreshVisibility();
+        refreshDerived();
+    });
+    connect(m_model, &SpecFormModel::specEdited, this, [this] {
+        refreshFields();
+        refreshVisibility();
+        refreshDerived();
+    });
+    connect(m_model, &SpecFormModel::validated, this, [this] {
+        showIssues();
+        updateLaunchButton();
+    });
+    connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
+        showMessage(tr("Run #%1 started; its supervisor keeps it going when the console closes.").arg(id), false);
+        updateLaunchButton();
+        emit runLaunched(id);
+    });
+    connect(m_launcher, &RunLauncher::failed, this, [this](const QString& message) {
+        showMessage(message, true);
+        updateLaunchButton();
+    });
+
+    refreshFields();
+    refreshVisibility();
+    refreshDerived();
+    m_model->validateNow();
+}
+
+// ---- form -----------------------------------------------------------------------------------
+
+QWidget* NewRunPage::buildForm() {
+    auto* form = new QWidget;
+    auto* grid = new QGridLayout(form);
+    grid->setContentsMargins(0, 0, 6, 0);
+    grid->addWidget(buildModelGroup(), 0, 0);
+    grid->addWidget(buildDataGroup(), 1, 0);
+    grid->addWidget(buildTelemetryGroup(), 2, 0);
+    grid->addWidget(buildTrainGroup(), 0, 1);
+    grid->addWidget(buildParallelGroup(), 1, 1);
+    grid->addWidget(buildTargetGroup(), 2, 1);
+    grid->setRowStretch(3, 1);
+    grid->setColumnStretch(0, 1);
+    grid->setColumnStretch(1, 1);
+    return form;
+}
+
+QWidget* NewRunPage::wrap(const QString& path, QWidget* editor, const std::function<void()>& refresh) {
+    auto* container = new QWidget;
+    auto* v = new QVBoxLayout(container);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->setSpacing(2);
+    editor->setParent(container);
+    v->addWidget(editor);
+    auto* issue = new QLabel(container);
+    issue->setWordWrap(true);
+    issue->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    issue->setObjectName(QStringLiteral("issue:") + path);
+    issue->hide();
+    v->addWidget(issue);
+    editor->setObjectName(path);
+    m_fields[path] = Field{editor, issue, container, refresh};
+    return container;
+}
+
+void NewRunPage::addRow(QFormLayout* form, const QString& label, const QString& path, QWidget* editor,
+                        const std::function<void()>& refresh, const QString& tip) {
+    QWidget* container = wrap(path, editor, refresh);
+    if (!tip.isEmpty()) editor->setToolTip(tip);
+    form->addRow(label, container);
+    m_rowForms[path] = form;
+}
+
+void NewRunPage::addInt(QFormLayout* form, const QString& label, const QString& path, int minimum, int maximum,
+                        const QString& tip) {
+    auto* spin = new QSpinBox;
+    spin->setRange(minimum, maximum);
+    spin->setKeyboardTracking(true);
+    connect(spin, &QSpinBox::valueChanged, this, [this, path](int v) { m_model->setField(path, qlonglong(v)); });
+    addRow(form, label, path, spin,
+           [this, spin, path] {
+               const QVariant v = m_model->field(path);
+               const QSignalBlocker block(spin);
+               // A value outside the usual range (from a file) is shown as it is; the validator says
+               // what is wrong with it.
+               const qlonglong n = v.isValid() ? v.toLongLong() : 0;
+               const int shown = int(std::clamp<qlonglong>(n, std::numeric_limits<int>::min(), kMaxInt));
+               if (shown < spin->minimum()) spin->setMinimum(shown);
+               if (shown > spin->maximum()) spin->setMaximum(shown);
+               spin->setValue(shown);
+           },
+           tip);
+}
+
+void NewRunPage::addDimension(QFormLayout* form, const QString& label, const QString& path) {
+    auto* spin = new QSpinBox;
+    spin->setRange(1, kMaxInt);
+    connect(spin, &QSpinBox::valueChanged, this, [this, path](int v) { m_model->setField(path, qlonglong(v)); });
+    addRow(form, label, path, spin,
+           [this, spin, path] {
+               const QVariant explicitValue = m_model->field(path);
+               const std::optional<int64_t> resolved =
+                   explicitValue.isValid() ? std::optional<int64_t>(explicitValue.toLongLong())
+                                           : resolvedDimension(m_model->spec(), path);
+               const QSignalBlocker block(spin);
+               if (resolved) {
+                   const int shown = int(std::clamp<int64_t>(*resolved, std::numeric_limits<int>::min(), kMaxInt));
+                   if (shown < spin->minimum()) spin->setMinimum(shown);
+                   spin->setValue(shown);
+               }
+               // Bold: set in this spec, not taken from the preset.
+               QFont f = spin->font();
+               f.setBold(explicitValue.isValid());
+               spin->setFont(f);
+               spin->setToolTip(explicitValue.isValid() ? tr("Set in this spec (overrides the preset)")
+                                                        : tr("From the preset"));
+           });
+}
+
+void NewRunPage::addChoice(QFormLayout* form, const QString& label, const QString& path,
+                           const QList<QPair<QVariant, QString>>& items, const QString& tip) {
+    auto* combo = new QComboBox;
+    for (const auto& [value, text] : items) combo->addItem(text, value);
+    const int known = combo->count();
+    connect(combo, &QComboBox::activated, this, [this, combo, path](int index) {
+        m_model->setField(path, combo->itemData(index));
+    });
+    addRow(form, label, path, combo,
+           [this, combo, path, known] {
+               const QString value = m_model->field(path).toString();
+               const QSignalBlocker block(combo);
+               while (combo->count() > known) combo->removeItem(combo->count() - 1);
+               for (int i = 0; i < known; ++i) {
+                   if (combo->itemData(i).toString() == value) {
+                       combo->setCurrentIndex(i);
+                       return;
+                   }
+               }
+               // A value this form does not offer (from a file): shown, so the validator's message
+               // beside it makes sense.
+               combo->addItem(tr("%1 (unknown)").arg(value), value);
+               combo->setCurrentIndex(combo->count() - 1);
+           },
+           tip);
+}
+
+void NewRunPage::addNumber(QFormLayout* form, const QString& label, const QString& path, const QString& example,
+                           const QString& tip) {
+    auto* edit = new QLineEdit;
+    edit->setPlaceholderText(example);
+    const bool unsignedInteger = m_model->field(path).typeId() == QMetaType::ULongLong;
+    auto parse = [unsignedInteger](const QString& text, bool* ok) -> QVariant {
+        if (unsignedInteger) return QLocale::c().toULongLong(text.trimmed(), ok);
+        return QLocale::c().toDouble(text.trimmed(), ok);
+    };
+    connect(edit, &QLineEdit::textEdited, this, [this, path, parse, example, unsignedInteger](const QString& text) {
+        bool ok = false;
+        const QVariant value = parse(text, &ok);
+        if (!ok) {
+            m_model->setInputError(path, unsignedInteger
+                                             ? tr("%1: \"%2\" is not a whole number of 0 or more; write e.g. %3")
+                                                   .arg(path, text, example)
+                                             : tr("%1: \"%2\" is not a number; write e.g. %3").arg(path, text, example));
+            return;
+        }
+        m_model->setInputError(path, {});
+        m_model->setField(path, value);
+    });
+    addRow(form, label, path, edit,
+           [this, edit, path, parse] {
+               const QVariant value = m_model->field(path);
+               bool ok = false;
+               const QVariant shown = parse(edit->text(), &ok);
+               // Keep what the person typed ("3e-4") while it means the stored value, and text that
+               // does not parse yet while its error is shown.
+               if (ok && shown == value) return;
+               if (!ok && !m_model->inputError(path).isEmpty()) return;
+               edit->setText(value.typeId() == QMetaType::Double ? shortest(value.toDouble()) : value.toString());
+           },
+           tip);
+}
+
+void NewRunPage::addBool(QFormLayout* form, const QString& label, const QString& path, const QString& tip) {
+    auto* box = new QCheckBox;
+    connect(box, &QCheckBox::toggled, this, [this, path](bool on) { m_model->setField(path, on); });
+    addRow(form, label, path, box,
+           [this, box, path] {
+               const QSignalBlocker block(box);
+               box->setChecked(m_model->field(path).toBool());
+           },
+           tip);
+}
+
+void NewRunPage::addText(QFormLayout* form, const QString& label, const QString& path, const QString& placeholder) {
+    auto* edit = new QLineEdit;
+    edit->setPlaceholderText(placeholder);
+    connect(edit, &QLineEdit::textEdited, this, [this, path](const QString& text) { m_model->setField(path, text); });
+    addRow(form, label, path, edit, [this, edit, path] {
+        const QString value = m_model->field(path).toString();
+        if (edit->text() != value) edit->setText(value);
+    });
+}
+
+QWidget* NewRunPage::buildModelGroup() {
+    auto* box = new QGroupBox(tr("Model"));
+    auto* form = new QFormLayout(box);
+    addChoice(form, tr("Kind"), QStringLiteral("model.kind"),
+              {{QStringLiteral("gpt"), tr("gpt: decoder language model")},
+               {QStringLiteral("mmdit"), tr("mmdit: diffusion transformer (image + caption)")},
+               {QStringLiteral("vlm"), tr("vlm: vision-language model")}});
+
+    // Preset: the kind's presets and "custom"; choosing a preset drops the dimensions set by hand,
+    // choosing custom keeps every dimension as it is shown.
+    auto* presetRow = new QWidget;
+    auto* presetLayout = new QHBoxLayout(presetRow);
+    presetLayout->setContentsMargins(0, 0, 0, 0);
+    m_modelPreset = new QComboBox(presetRow);
+    m_resetDims = new QPushButton(tr("Reset to preset"), presetRow);
+    m_resetDims->setToolTip(tr("Drop the dimensions set by hand (shown in bold)"));
+    presetLayout->addWidget(m_modelPreset, 1);
+    presetLayout->addWidget(m_resetDims);
+    connect(m_modelPreset, &QComboBox::activated, this, [this](int index) {
+        const QString preset = m_modelPreset->itemData(index).toString();
+        m_model->edit(QStringLiteral("model.preset"), [preset](RunSpec& s) {
+            if (preset == QLatin1String("custom")) {
+                // Freeze what is shown: every dimension the kind uses becomes explicit (the others
+                // would only draw warnings).
+                const RunSpec resolved = s;
+                for (const char* field : kDimensionFields) {
+                    const QString path = QLatin1String(field);
+                    const std::optional<int64_t> value = resolvedDimension(resolved, path);
+                    std::optional<int64_t>* slot = dimensionSlot(s.model, path);
+                    if (slot && value && dimensionUsed(s.model.kind, path)) *slot = *value;
+                }
+            } else {
+                clearDimensions(s.model);
+            }
+            s.model.preset = preset.toStdString();
+        });
+    });
+    connect(m_resetDims, &QPushButton::clicked, this, [this] {
+        m_model->edit(QStringLiteral("model.preset"), [](RunSpec& s) {
+            clearDimensions(s.model);
+            if (s.model.preset == "custom") s.model.preset = "tiny";
+        });
+    });
+    addRow(form, tr("Preset"), QStringLiteral("model.preset"), presetRow, [this] {
+        const RunSpec& s = m_model->spec();
+        const QSignalBlocker block(m_modelPreset);
+        m_modelPreset->clear();
+        for (const std::string& p : modelPresets(s.model.kind)) m_modelPreset->addItem(q(p), q(p));
+        m_modelPreset->addItem(tr("custom"), QStringLiteral("custom"));
+        int index = m_modelPreset->findData(q(s.model.preset));
+        if (index < 0) {
+            m_modelPreset->addItem(tr("%1 (unknown)").arg(q(s.model.preset)), q(s.model.preset));
+            index = m_modelPreset->count() - 1;
+        }
+        m_modelPreset->setCurrentIndex(index);
+        ModelSpec m = s.model;
+        bool anyExplicit = false;
+        for (const char* field : kDimensionFields)
+            if (std::optional<int64_t>* slot = dimensionSlot(m, QLatin1String(field))) anyExplicit |= slot->has_value();
+        m_resetDims->setEnabled(anyExplicit);
+    });
+
+    addDimension(form, tr("Layers"), QStringLiteral("model.layers"));
+    addDimension(form, tr("Width (dim)"), QStringLiteral("model.dim"));
+    addDimension(form, tr("Heads"), QStringLiteral("model.heads"));
+    addDimension(form, tr("FFN width"), QStringLiteral("model.ffn"));
+    addDimension(form, tr("Vocabulary"), QStringLiteral("model.vocab"));
+    addDimension(form, tr("Sequence length"), QStringLiteral("model.seq_len"));
+    addDimension(form, tr("Image size"), QStringLiteral("model.image_size"));
+    addDimension(form, tr("Patch"), QStringLiteral("model.patch"));
+    addDimension(form, tr("Channels"), QStringLiteral("model.channels"));
+    addDimension(form, tr("Vision layers"), QStringLiteral("model.vision_layers"));
+    addDimension(form, tr("Vision width"), QStringLiteral("model.vision_dim"));
+    addDimension(form, tr("Vision heads"), QStringLiteral("model.vision_heads"));
+    addBool(form, tr("Freeze vision tower"), QStringLiteral("model.freeze_vision"),
+            tr("Train only the projector and the language model"));
+    return box;
+}
+
+QWidget* NewRunPage::buildDataGroup() {
+    auto* box = new QGroupBox(tr("Data"));
+    auto* form = new QFormLayout(box);
+    addChoice(form, tr("Kind"), QStringLiteral("data.kind"),
+              {{QStringLiteral("synthetic"), tr("synthetic (generated)")},
+               {QStringLiteral("fashion-mnist"), tr("fashion-mnist (IDX files)")},
+               {QStringLiteral("text"), tr("text (file or folder of .txt)")},
+               {QStringLiteral("image-folder"), tr("image-folder (images + captions)")}});
+
+    auto* pathRow = new QWidget;
+    auto* pathLayout = new QHBoxLayout(pathRow);
+    pathLayout->setContentsMargins(0, 0, 0, 0);
+    auto* path = new QLineEdit(pathRow);
+    path->setObjectName(QStringLiteral("data.path.edit"));
+    auto* browse = new QToolButton(pathRow);
+    browse->setText(tr("Browse…"));
+    pathLayout->addWidget(path, 1);
+    pathLayout->addWidget(browse);
+    connect(path, &QLineEdit::textEdited, this,
+            [this](const QString& text) { m_model->setField(QStringLiteral("data.path"), text); });
+    connect(browse, &QToolButton::clicked, this, &NewRunPage::browseDataPath);
+    addRow(form, tr("Path"), QStringLiteral("data.path"), pathRow, [this, path, browse] {
+        const RunSpec& s = m_model->spec();
+        const QString value = q(s.data.path);
+        if (path->text() != value) path->setText(value);
+        const QString fallback = q(defaultDataPath(s.data.kind));
+        path->setPlaceholderText(s.data.kind == "synthetic" ? tr("not used by synthetic data")
+                                 : fallback.isEmpty()       ? tr("required")
+                                                            : tr("default: %1").arg(fallback));
+        const bool used = s.data.kind != "synthetic" || !s.data.path.empty();
+        path->setEnabled(used);
+        browse->setEnabled(used);
+    });
+    addBool(form, tr("Shuffle"), QStringLiteral("data.shuffle"));
+    return box;
+}
+
+void NewRunPage::browseDataPath() {
+    const RunSpec& s = m_model->spec();
+    const QString start = s.data.path.empty() ? q(defaultDataPath(s.data.kind)) : q(s.data.path);
+    QString chosen;
+    if (s.data.kind == "text") {
+        chosen = QFileDialog::getOpenFileName(this, tr("Text file"), start, tr("Text (*.txt);;All files (*)"));
+        if (chosen.isEmpty()) chosen = QString();
+    } else {
+        chosen = QFileDialog::getExistingDirectory(this, tr("Data folder"), start);
+    }
+    if (!chosen.isEmpty()) m_model->setField(QStringLiteral("data.path"), chosen);
+}
+
+QWidget* NewRunPage::buildTrainGroup() {
+    auto* box = new QGroupBox(tr("Training"));
+    auto* form = new QFormLayout(box);
+    addInt(form, tr("Steps"), QStringLiteral("train.steps"), 1, kMaxInt);
+    addInt(form, tr("Global batch"), QStringLiteral("train.global_batch"), 1, kMaxInt,
+           tr("Samples per optimizer step over all replicas: dp × micro-batch × accumulation"));
+    addInt(form, tr("Micro-batch"), QStringLiteral("train.micro_batch"), 1, kMaxInt,
+           tr("Samples per forward/backward on one replica"));
+    addNumber(form, tr("Learning rate"), QStringLiteral("train.lr"), QStringLiteral("3e-4"));
+    addNumber(form, tr("Minimum LR"), QStringLiteral("train.min_lr"), QStringLiteral("0"),
+              tr("Floor of the cosine decay"));
+    addInt(form, tr("Warm-up steps"), QStringLiteral("train.warmup"), 0, kMaxInt);
+    addNumber(form, tr("Weight decay"), QStringLiteral("train.weight_decay"), QStringLiteral("0.1"));
+    addChoice(form, tr("Precision"), QStringLiteral("train.precision"),
+              {{QStringLiteral("fp32"), QStringLiteral("fp32")}, {QStringLiteral("bf16"), tr("bf16 (cuda)")}});
+    addNumber(form, tr("Gradient clip"), QStringLiteral("train.grad_clip"), QStringLiteral("1.0"),
+              tr("Maximum global gradient norm; 0 disables clipping"));
+    addNumber(form, tr("Seed"), QStringLiteral("train.seed"), QStringLiteral("42"));
+    addInt(form, tr("Checkpoint every"), QStringLiteral("train.checkpoint_every"), 0, kMaxInt,
+           tr("Steps between checkpoints; 0: only at stop and at the end"));
+    addBool(form, tr("Activation checkpointing"), QStringLiteral("train.activation_checkpointing"),
+            tr("Recompute activations in backward: less memory, about a third more compute"));
+    return box;
+}
+
+QWidget* NewRunPage::buildParallelGroup() {
+    auto* box = new QGroupBox(tr("Parallel layout"));
+    auto* form = new QFormLayout(box);
+    addInt(form, tr("Data parallel (dp)"), QStringLiteral("parallel.dp"), 1, 65536,
+           tr("Replicas of the model, each on its share of the batch"));
+    addInt(form, tr("Tensor parallel (tp)"), QStringLiteral("parallel.tp"), 1, 1024,
+           tr("Ranks that split each layer's heads and FFN width"));
+    addInt(form, tr("Pipeline parallel (pp)"), QStringLiteral("parallel.pp"), 1, 1024,
+           tr("Stages the layers are divided among"));
+    addChoice(form, tr("ZeRO stage"), QStringLiteral("parallel.zero"),
+              {{qlonglong(0), tr("0: off")},
+               {qlonglong(1), tr("1: shard optimizer states")},
+               {qlonglong(2), tr("2: + gradients")},
+               {qlonglong(3), tr("3: + weights (FSDP)")}});
+    addChoice(form, tr("Pipeline schedule"), QStringLiteral("parallel.schedule"),
+              {{QStringLiteral("1f1b"), QStringLiteral("1F1B")},
+               {QStringLiteral("gpipe"), QStringLiteral("GPipe")},
+               {QStringLiteral("interleaved"), tr("interleaved 1F1B")}});
+    addInt(form, tr("Virtual stages"), QStringLiteral("parallel.virtual_stages"), 1, 1024,
+           tr("Model chunks per pipeline rank (interleaved schedule)"));
+    addNumber(form, tr("Gradient bucket (MiB)"), QStringLiteral("parallel.bucket_mb"), QStringLiteral("25"));
+    m_microBatches = new QLabel(box);
+    m_microBatches->setWordWrap(true);
+    m_microBatches->setObjectName(QStringLiteral("derived.micro_batches"));
+    form->addRow(tr("Micro-batches / step"), m_microBatches);
+    m_world = new QLabel(box);
+    m_world->setObjectName(QStringLiteral("derived.world"));
+    form->addRow(tr("Processes"), m_world);
+    return box;
+}
+
+QWidget* NewRunPage::buildTargetGroup() {
+    auto* box = new QGroupBox(tr("Target"));
+    auto* form = new QFormLayout(box);
+    addChoice(form, tr("Where"), QStringLiteral("launch.target"),
+              {{QStringLiteral("local"), tr("this machine")},
+               {QStringLiteral("hosts"), tr("hosts (mpirun --host)")},
+               {QStringLiteral("slurm"), tr("Slurm (srun)")}});
+    addChoice(form, tr("Device"), QStringLiteral("launch.device"),
+              {{QStringLiteral("cpu"), tr("CPU")}, {QStringLiteral("cuda"), tr("CUDA GPU")}});
+
+    auto* memory = new QDoubleSpinBox;
+    memory->setRange(1, 4096);
+    memory->setDecimals(0);
+    memory->setSuffix(tr(" GiB"));
+    memory->setValue(SpecFormModel::kDefaultCudaMemoryGiB);
+    connect(memory, &QDoubleSpinBox::valueChanged, m_model, &SpecFormModel::setCudaMemoryGiB);
+    addRow(form, tr("Device memory"), kDeviceMemoryKey, memory, [] {},
+           tr("Memory of one GPU, for the estimates (an H200 has 141 GiB)"));
+
+    auto* processes = new QSpinBox;
+    processes->setRange(0, 1 << 20);
+    processes->setSpecialValueText(tr("dp × tp × pp"));
+    connect(processes, &QSpinBox::valueChanged, this, [this](int v) {
+        m_model->setField(QStringLiteral("launch.processes"), v == 0 ? QVariant() : QVariant(qlonglong(v)));
+    });
+    addRow(form, tr("Processes"), QStringLiteral("launch.processes"), processes,
+           [this, processes] {
+               const QVariant v = m_model->field(QStringLiteral("launch.processes"));
+               const QSignalBlocker block(processes);
+               const int n = v.isValid() ? int(std::clamp<qlonglong>(v.toLongLong(), -1, 1 << 20)) : 0;
+               if (n < processes->minimum()) processes->setMinimum(n);
+               processes->setValue(n);
+           },
+           tr("Leave at dp × tp × pp unless the launcher needs the count spelled out"));
+
+    auto* hosts = new QPlainTextEdit;
+    hosts->setPlaceholderText(tr("node1:8\nnode2:8"));
+    hosts->setMaximumHeight(80);
+    hosts->setTabChangesFocus(true);
+    connect(hosts, &QPlainTextEdit::textChanged, this, [this, hosts] {
+        const QStringList entries = splitHosts(hosts->toPlainText());
+        if (entries != m_model->field(QStringLiteral("launch.hosts")).toStringList())
+            m_model->setField(QStringLiteral("launch.hosts"), entries);
+    });
+    addRow(form, tr("Hosts"), QStringLiteral("launch.hosts"), hosts,
+           [this, hosts] {
+               const QStringList entries = m_model->field(QStringLiteral("launch.hosts")).toStringList();
+               if (splitHosts(hosts->toPlainText()) == entries) return;
+               const QSignalBlocker block(hosts);
+               hosts->setPlainText(entries.join(QChar('\n')));
+           },
+           tr("One \"name:slots\" per line"));
+    addText(form, tr("Partition"), QStringLiteral("launch.partition"), tr("the cluster's default"));
+    addText(form, tr("Account"), QStringLiteral("launch.account"), tr("your default account"));
+    addText(form, tr("Time limit"), QStringLiteral("launch.time_limit"), tr("HH:MM:SS, empty: the partition's"));
+    addInt(form, tr("GPUs per node"), QStringLiteral("launch.gpus_per_node"), 0, 1024);
+    addChoice(form, tr("Bind ranks to"), QStringLiteral("launch.bind"),
+              {{QStringLiteral("none"), tr("nothing")},
+               {QStringLiteral("core"), tr("cores")},
+               {QStringLiteral("socket"), tr("sockets")}});
+    addInt(form, tr("Threads per rank"), QStringLiteral("launch.threads_per_rank"), 0, 4096,
+           tr("0: the node's cores divided among its ranks"));
+    return box;
+}
+
+QWidget* NewRunPage::buildTelemetryGroup() {
+    auto* box = new QGroupBox(tr("Telemetry"));
+    auto* form = new QFormLayout(box);
+    addInt(form, tr("Device sample (ms)"), QStringLiteral("telemetry.device_sample_ms"), 50, kMaxInt);
+    addInt(form, tr("Pipeline spans every"), QStringLiteral("telemetry.span_every"), 0, kMaxInt,
+           tr("Record forward/backward spans every N steps (0: never)"));
+    addInt(form, tr("Step event every"), QStringLiteral("telemetry.step_every"), 1, kMaxInt);
+    return box;
+}
+
+// ---- state ----------------------------------------------------------------------------------
+
+void NewRunPage::setRowVisible(const QString& path, bool visible) {
+    const auto field = m_fields.find(path);
+    const auto form = m_rowForms.find(path);
+    if (field == m_fields.end() || form == m_rowForms.end()) return;
+    form->second->setRowVisible(field->second.row, visible);
+}
+
+void NewRunPage::refreshFields() {
+    // Every refresh leaves an editor alone when it already shows the value, so text being typed
+    // (and text that does not parse yet) stays as it is.
+    for (auto& [path, field] : m_fields)
+        if (field.refresh) field.refresh();
+}
+
+void NewRunPage::refreshVisibility() {
+    const RunSpec& s = m_model->spec();
+    const bool image = s.model.kind != "gpt";
+    const bool vlm = s.model.kind == "vlm";
+    // Fields another kind uses stay visible while they are set, so that their warning can be read.
+    const auto show = [this](const char* path, bool relevant) {
+        setRowVisible(QLatin1String(path), relevant || m_model->field(QLatin1String(path)).isValid());
+    };
+    for (const char* path : {"model.image_size", "model.patch", "model.channels"}) show(path, image);
+    for (const char* path : {"model.vision_layers", "model.vision_dim", "model.vision_heads"}) show(path, vlm);
+    setRowVisible(QStringLiteral("model.freeze_vision"), vlm || s.model.freeze_vision);
+    setRowVisible(QStringLiteral("parallel.virtual_stages"),
+                  s.parallel.schedule == "interleaved" || s.parallel.virtual_stages != 1);
+    setRowVisible(QStringLiteral("launch.hosts"), s.launch.target == "hosts" || !s.launch.hosts.empty());
+    const bool slurm = s.launch.target == "slurm";
+    setRowVisible(QStringLiteral("launch.partition"), slurm || !s.launch.partition.empty());
+    setRowVisible(QStringLiteral("launch.account"), slurm || !s.launch.account.empty());
+    setRowVisible(QStringLiteral("launch.time_limit"), slurm || !s.launch.time_limit.empty());
+    setRowVisible(QStringLiteral("launch.gpus_per_node"), slurm || s.launch.gpus_per_node != 0);
+    setRowVisible(kDeviceMemoryKey, s.launch.device == "cuda");
+}
+
+QString NewRunPage::microBatchesText() const {
+    return m_microBatches->text();
+}
+
+void NewRunPage::refreshDerived() {
+    const RunSpec& s = m_model->spec();
+    const int64_t per = s.parallel.dp * s.train.micro_batch;
+    const int64_t m = s.accumulation();
+    if (per <= 0) {
+        m_microBatches->setText(tr("global batch / (dp × micro-batch): dp and micro-batch must be at least 1"));
+    } else if (m > 0) {
+        m_microBatches->setText(tr("%1 = global %2 / (dp %3 × micro %4)")
+                                    .arg(m)
+                                    .arg(s.train.global_batch)
+                                    .arg(s.parallel.dp)
+                                    .arg(s.train.micro_batch));
+    } else {
+        m_microBatches->setText(tr("global %1 / (dp %2 × micro %3) = %1 / %4 is not a whole number")
+                                    .arg(s.train.global_batch)
+                                    .arg(s.parallel.dp)
+                                    .arg(s.train.micro_batch)
+                                    .arg(per));
+    }
+    m_world->setText(tr("%1 = dp %2 × tp %3 × pp %4")
+                         .arg(s.worldSize())
+                         .arg(s.parallel.dp)
+                         .arg(s.parallel.tp)
+                         .arg(s.parallel.pp));
+}
+
+void NewRunPage::showIssues() {
+    const std::vector<SpecIssue>& issues = m_model->issues();
+    int errors = 0;
+    int warnings = 0;
+    for (auto& [path, field] : m_fields) {
+        QStringList lines;
+        bool error = false;
+        for (const SpecIssue& issue : m_model->issuesFor(path)) {
+            lines << q(issue.message);
+            error |= !issue.warning;
+        }
+        field.issue->setText(lines.join(QChar('\n')));
+        field.issue->setStyleSheet(QStringLiteral("color: %1;").arg((error ? kErrorColor : kWarningColor).name()));
+        field.issue->setVisible(!lines.isEmpty());
+        field.issue->setProperty("severity", lines.isEmpty() ? QString() : error ? QStringLiteral("error")
+                                                                                 : QStringLiteral("warning"));
+    }
+    m_issues->clear();
+    for (const bool warning : {false, true}) {
+        for (const SpecIssue& issue : issues) {
+            if (issue.warning != warning) continue;
+            (warning ? warnings : errors) += 1;
+            const QString text = q(issue.message).contains(q(issue.field)) ? q(issue.message)
+                                                                            : q(issue.field) + QStringLiteral(": ") + q(issue.message);
+            auto* item = new QListWidgetItem(text, m_issues);
+            item->setData(Qt::UserRole, q(issue.field));
+            item->setForeground(warning ? kWarningColor : kErrorColor);
+            item->setToolTip(fieldEditor(q(issue.field)) ? tr("Click to go to the field")
+                                                         : tr("No field in the form: edit the spec file"));
+        }
+    }
+    if (errors == 0 && warnings == 0) m_issueSummary->setText(tr("No issues: ready to launch."));
+    else m_issueSummary->setText(tr("%1 error(s), %2 warning(s)").arg(errors).arg(warnings));
+}
+
+void NewRunPage::updateLaunchButton() {
+    QString why;
+    if (m_model->hasErrors()) why = tr("Fix the errors shown in red first");
+    else if (m_storePath.isEmpty()) why = tr("Open a store first (File > Open store)");
+    else if (m_launcher->isBusy()) why = tr("Starting…");
+    m_launch->setEnabled(why.isEmpty());
+    m_launch->setToolTip(why.isEmpty() ? tr("Start the run with parallax-cli (detached)") : why);
+    m_launch->setText(m_launcher->isBusy() ? tr("Launching…") : tr("Launch"));
+}
+
+void NewRunPage::showMessage(const QString& text, bool error) {
+    m_message->setText(text);
+    m_message->setStyleSheet(error ? QStringLiteral("color: %1;").arg(kErrorColor.name()) : QString());
+    emit statusMessage(text);
+}
+
+QWidget* NewRunPage::fieldEditor(const QString& path) const {
+    const auto it = m_fields.find(path);
+    return it == m_fields.end() ? nullptr : it->second.editor;
+}
+
+QLabel* NewRunPage::fieldIssueLabel(const QString& path) const {
+    const auto it = m_fields.find(path);
+    return it == m_fields.end() ? nullptr : it->second.issue;
+}
+
+void NewRunPage::setStorePath(const QString& path) {
+    m_storePath = path;
+    m_launcher->setStorePath(path);
+    updateLaunchButton();
+}
+
+// ---- files ----------------------------------------------------------------------------------
+
+void NewRunPage::setSpec(const RunSpec& spec, const QString& sourcePath) {
+    m_sourcePath = sourcePath;
+    m_model->setSpec(spec);
+    emit specFileChanged(sourcePath);
+}
+
+bool NewRunPage::loadSpecFile(const QString& path, QString* error) {
+    std::vector<SpecIssue> unknown;
+    RunSpec spec;
+    try {
+        // Through QFile, so that the presets compiled into the console (":/runs/...") read too.
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly))
+            throw SpecError(tr("%1: cannot be read (%2); check the path").arg(path, file.errorString()).toStdString());
+        spec = parseSpec(file.readAll().toStdString(), QFileInfo(path).fileName().toStdString(), unknown);
+    } catch (const SpecError& e) {
+        if (error) *error = q(e.what());
+        showMessage(q(e.what()), true);
+        return false;
+    }
+    setSpec(spec, path);
+    if (unknown.empty()) {
+        showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), false);
+    } else {
+        QStringList lines;
+        for (const SpecIssue& issue : unknown) lines << q(issue.message);
+        showMessage(tr("Loaded %1; kept %2 key(s) this version does not know:\n%3")
+                        .arg(QDir::toNativeSeparators(path))
+                        .arg(unknown.size())
+                        .arg(lines.join(QChar('\n'))),
+                    false);
+    }
+    return true;
+}
+
+bool NewRunPage::saveSpecFile(const QString& path, QString* error) {
+    try {
+        writeSpecFile(m_model->spec(), path.toStdString());
+    } catch (const std::exception& e) {
+        const QString message = tr("Could not save %1: %2").arg(path, q(e.what()));
+        if (error) *error = message;
+        showMessage(message, true);
+        return false;
+    }
+    m_sourcePath = path;
+    emit specFileChanged(path);
+    showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), false);
+    return true;
+}
+
+void NewRunPage::openSpecDialog() {
+    const QString start = m_sourcePath.isEmpty() ? presetDirectories().value(0) : QFileInfo(m_sourcePath).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open run spec"), start, tr("Run specs (*.toml);;All files (*)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!loadSpecFile(path, &error)) QMessageBox::warning(this, tr("Open run spec"), error);
+}
+
+void NewRunPage::saveSpecDialog() {
+    const QString start = m_sourcePath.isEmpty() ? QDir::home().filePath(q(m_model->spec().name) + QStringLiteral(".toml"))
+                                                 : m_sourcePath;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save run spec"), start, tr("Run specs (*.toml)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!saveSpecFile(path, &error)) QMessageBox::warning(this, tr("Save run spec"), error);
+}
+
+QStringList NewRunPage::presetDirectories() {
+    QStringList out;
+    const QDir app(QCoreApplication::applicationDirPath());
+    // The source tree above a build folder (build/<preset>/app/parallax), then installed copies.
+    QStringList candidates = {app.filePath(QStringLiteral("../../resources/runs"))};
+    QDir up = app;
+    for (int level = 0; level < 6 && up.cdUp(); ++level) candidates << up.filePath(QStringLiteral("resources/runs"));
+    candidates << app.filePath(QStringLiteral("../share/parallax/runs"));
+    for (const QString& c : candidates) {
+        const QString clean = QDir::cleanPath(c);
+        if (QFileInfo(clean).isDir() && !out.contains(clean)) out << clean;
+    }
+    out << QStringLiteral(":/runs");
+    return out;
+}
+
+QMap<QString, QString> NewRunPage::presetFiles() {
+    QMap<QString, QString> out;
+    for (const QString& dir : presetDirectories()) {
+        const QFileInfoList files = QDir(dir).entryInfoList({QStringLiteral("*.toml")}, QDir::Files, QDir::Name);
+        if (files.isEmpty()) continue;
+        for (const QFileInfo& f : files) out.insert(f.completeBaseName(), f.absoluteFilePath());
+        break;
+    }
+    return out;
+}
+
+void NewRunPage::fillPresetCombo() {
+    const QMap<QString, QString> presets = presetFiles();
+    m_presets->clear();
+    // The quick start first: it is the one to try first.
+    if (presets.contains(QStringLiteral("quickstart"))) m_presets->addItem(QStringLiteral("quickstart"));
+    for (auto it = presets.begin(); it != presets.end(); ++it)
+        if (it.key() != QLatin1String("quickstart")) m_presets->addItem(it.key());
+    m_presets->setCurrentIndex(-1);
+    m_presets->setEnabled(!presets.isEmpty());
+    if (presets.isEmpty()) m_presets->setPlaceholderText(tr("No presets found (resources/runs)"));
+}
+
+void NewRunPage::loadPreset(const QString& name) {
+    const QMap<QString, QString> presets = presetFiles();
+    const auto it = presets.find(name);
+    if (it == presets.end()) {
+        showMessage(tr("No preset named %1 in %2").arg(name, presetDirectories().join(QStringLiteral(", "))), true);
+        return;
+    }
+    // A preset is a starting point: saving should not overwrite the example.
+    if (loadSpecFile(it.value())) m_sourcePath.clear();
+}
+
+// ---- launching ------------------------------------------------------------------------------
+
+QString NewRunPage::writeLaunchSpec(QString* error) const {
+    if (m_storePath.isEmpty()) {
+        if (error) *error = tr("No store is open; open one with File > Open store");
+        return {};
+    }
+    const QDir dir(QFileInfo(m_storePath).absoluteDir().filePath(QStringLiteral("specs")));
+    if (!dir.exists() && !QDir().mkpath(dir.path())) {
+        if (error) *error = tr("Could not create %1 for the run's spec; check the store folder's permissions").arg(dir.path());
+        return {};
+    }
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+    QString name = q(m_model->spec().name);
+    if (name.isEmpty()) name = QStringLiteral("run");
+    const QString path = dir.filePath(name + QChar('-') + stamp + QStringLiteral(".toml"));
+    try {
+        writeSpecFile(m_model->spec(), path.toStdString());
+    } catch (const std::exception& e) {
+        if (error) *error = tr("Could not write the spec to %1: %2").arg(path, q(e.what()));
+        return {};
+    }
+    return path;
+}
+
+QString NewRunPage::launchCommandLine(const QString& specPath, QString* error) const {
+    LaunchContext context;
+    const QDir app(QCoreApplication::applicationDirPath());
+    context.worker = app.filePath(QStringLiteral("parallax-worker")).toStdString();
+    context.spec_path = specPath.toStdString();
+    // Outside a supervisor the run has no id: its folder is named after the spec file.
+    context.run_dir = QFileInfo(m_storePath)
+                          .absoluteDir()
+                          .filePath(QStringLiteral("runs/") + QFileInfo(specPath).completeBaseName())
+                          .toStdString();
+    try {
+        return q(makeLaunchPlan(m_model->spec(), context).commandLine());
+    } catch (const std::exception& e) {
+        if (error) *error = q(e.what());
+        return {};
+    }
+}
+
+void NewRunPage::copyLaunchCommand() {
+    QString error;
+    const QString spec = writeLaunchSpec(&error);
+    const QString line = spec.isEmpty() ? QString() : launchCommandLine(spec, &error);
+    if (line.isEmpty()) {
+        showMessage(error, true);
+        return;
+    }
+    QApplication::clipboard()->setText(line);
+    showMessage(tr("Copied (this runs the workers without a supervisor; the run will not appear in the store):\n%1").arg(line),
+                false);
+}
+
+void NewRunPage::copyCliCommand() {
+    QString error;
+    const QString spec = writeLaunchSpec(&error);
+    if (spec.isEmpty()) {
+        showMessage(error, true);
+        return;
+    }
+    QStringList words;
+    for (const QString& w : QStringList{m_launcher->cliPath()} + m_launcher->launchArguments(spec)) {
+        if (w == QLatin1String("--detach")) continue; // from a terminal the run is followed in place
+        words << q(shellQuote(w.toStdString()));
+    }
+    const QString line = words.join(QChar(' '));
+    QApplication::clipboard()->setText(line);
+    showMessage(tr("Copied: %1").arg(line), false);
+}
+
+void NewRunPage::launch() {
+    m_model->validateNow();
+    if (m_model->hasErrors()) {
+        showMessage(tr("The spec has errors (in red beside their fields); fix them to launch."), true);
+        updateLaunchButton();
+        return;
+    }
+    QString error;
+    const QString spec = writeLaunchSpec(&error);
+    if (spec.isEmpty()) {
+        showMessage(error, true);
+        return;
+    }
+    showMessage(tr("Starting %1…").arg(QDir::toNativeSeparators(spec)), false);
+    m_launcher->launch(spec);
+    updateLaunchButton();
+}
+
+} // namespace parallax

@@ -1,0 +1,145 @@
+#pragma once
+
+#include "core/spec/RunSpec.h"
+
+#include <QMap>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <functional>
+#include <map>
+
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QScrollArea;
+class QSplitter;
+class QToolButton;
+
+namespace parallax {
+
+class EstimatePanel;
+class RunLauncher;
+class SpecFormModel;
+
+// The New run form: a spec, field by field (model, data, training, parallel layout, target), with
+// the validator's findings beside the fields they concern and live estimates of what the layout
+// costs. Launch writes the spec to a file and starts `parallax-cli run --detach`; the new run's id
+// comes back through runLaunched().
+class NewRunPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit NewRunPage(QWidget* parent = nullptr);
+
+    SpecFormModel* formModel() const { return m_model; }
+    RunLauncher* launcher() const { return m_launcher; }
+    EstimatePanel* estimatePanel() const { return m_estimates; }
+    QSplitter* splitter() const { return m_splitter; }
+
+    void setStorePath(const QString& path);
+    QString storePath() const { return m_storePath; }
+
+    void setSpec(const RunSpec& spec, const QString& sourcePath = {});
+    // SpecError text in `error` when the file cannot be read; unknown keys are kept and reported.
+    bool loadSpecFile(const QString& path, QString* error = nullptr);
+    bool saveSpecFile(const QString& path, QString* error = nullptr);
+    QString sourcePath() const { return m_sourcePath; }
+
+    // The editor of a spec field ("parallel.tp") and the label showing its issues; null when the
+    // form has no editor for the field.
+    QWidget* fieldEditor(const QString& path) const;
+    QLabel* fieldIssueLabel(const QString& path) const;
+    QPushButton* launchButton() const { return m_launch; }
+    QLabel* messageLabel() const { return m_message; }
+    QString microBatchesText() const;
+
+    // Preset specs by name (quickstart first): resources/runs/*.toml found from the executable
+    // (the source tree above a build folder, or <prefix>/share/parallax/runs), else the copies
+    // compiled into the console.
+    static QMap<QString, QString> presetFiles();
+    static QStringList presetDirectories();
+
+    // Where Launch and "Copy launch command" write the spec: <store folder>/specs/<name>-<time>.toml.
+    QString writeLaunchSpec(QString* error) const;
+    // The launcher command (mpirun/srun) for the spec at `specPath`, as a line for a shell.
+    QString launchCommandLine(const QString& specPath, QString* error) const;
+
+public slots:
+    void openSpecDialog();
+    void saveSpecDialog();
+    void launch();
+    void copyLaunchCommand();
+    void copyCliCommand();
+    void loadPreset(const QString& name);
+
+signals:
+    void runLaunched(qint64 runId);
+    void statusMessage(const QString& message);
+    void specFileChanged(const QString& path);
+
+private:
+    struct Field {
+        QWidget* editor = nullptr;
+        QLabel* issue = nullptr;
+        QWidget* row = nullptr; // the editor with its issue label, as placed in the form
+        std::function<void()> refresh;
+    };
+
+    QWidget* buildForm();
+    QWidget* buildModelGroup();
+    QWidget* buildDataGroup();
+    QWidget* buildTrainGroup();
+    QWidget* buildParallelGroup();
+    QWidget* buildTargetGroup();
+    QWidget* buildTelemetryGroup();
+
+    // Field editors bound to spec paths; each is added to `form` with its issue label.
+    QWidget* wrap(const QString& path, QWidget* editor, const std::function<void()>& refresh);
+    void addRow(QFormLayout* form, const QString& label, const QString& path, QWidget* editor,
+                const std::function<void()>& refresh, const QString& tip = {});
+    void addInt(QFormLayout* form, const QString& label, const QString& path, int minimum, int maximum,
+                const QString& tip = {});
+    void addDimension(QFormLayout* form, const QString& label, const QString& path);
+    void addChoice(QFormLayout* form, const QString& label, const QString& path,
+                   const QList<QPair<QVariant, QString>>& items, const QString& tip = {});
+    void addNumber(QFormLayout* form, const QString& label, const QString& path, const QString& example,
+                   const QString& tip = {});
+    void addBool(QFormLayout* form, const QString& label, const QString& path, const QString& tip = {});
+    void addText(QFormLayout* form, const QString& label, const QString& path, const QString& placeholder = {});
+
+    void setRowVisible(const QString& path, bool visible);
+    void refreshFields();
+    void refreshVisibility();
+    void refreshDerived();
+    void showIssues();
+    void updateLaunchButton();
+    void showMessage(const QString& text, bool error);
+    void fillPresetCombo();
+    void browseDataPath();
+
+    SpecFormModel* m_model;
+    RunLauncher* m_launcher;
+    QString m_storePath;
+    QString m_sourcePath;
+    std::map<QString, Field> m_fields;
+    std::map<QString, QFormLayout*> m_rowForms;
+
+    QScrollArea* m_scroll = nullptr;
+    QSplitter* m_splitter = nullptr;
+    EstimatePanel* m_estimates = nullptr;
+    QComboBox* m_presets = nullptr;
+    QComboBox* m_modelPreset = nullptr;
+    QPushButton* m_resetDims = nullptr;
+    QLabel* m_microBatches = nullptr;
+    QLabel* m_world = nullptr;
+    QListWidget* m_issues = nullptr;
+    QLabel* m_issueSummary = nullptr;
+    QLabel* m_message = nullptr;
+    QToolButton* m_copy = nullptr;
+    QPushButton* m_launch = nullptr;
+};
+
+} // namespace parallax

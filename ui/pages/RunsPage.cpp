@@ -1,0 +1,333 @@
+#include "ui/pages/RunsPage.h"
+
+#include "ui/models/RunFilterModel.h"
+#include "ui/models/RunLauncher.h"
+#include "ui/models/RunListModel.h"
+#include "ui/models/RunMetricsCsv.h"
+#include "ui/models/RunStoreThread.h"
+#include "ui/models/StoreWatcher.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace parallax {
+
+namespace {
+
+bool writeFileAtomically(const QString& path, const QByteArray& bytes, QString* error) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
+        if (error) *error = QObject::tr("Could not write %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool resumable(const RunRecord& r) {
+    return r.state == RunState::Stopped || r.state == RunState::Failed || r.state == RunState::Lost;
+}
+
+} // namespace
+
+RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* writer, QWidget* parent)
+    : QWidget(parent), m_runs(runs), m_watcher(watcher), m_writer(writer), m_filter(new RunFilterModel(this)),
+      m_launcher(new RunLauncher(this)) {
+    m_filter->setSourceModel(m_runs);
+
+    auto* layout = new QVBoxLayout(this);
+    auto* top = new QHBoxLayout;
+    m_filterEdit = new QLineEdit(this);
+    m_filterEdit->setPlaceholderText(tr("Filter by id, name, model, layout, tags or notes"));
+    m_filterEdit->setClearButtonEnabled(true);
+    top->addWidget(m_filterEdit, 1);
+    m_state = new QComboBox(this);
+    m_state->addItem(tr("All states"), QString());
+    for (const char* state : {RunState::Running, RunState::Queued, RunState::Succeeded, RunState::Failed,
+                              RunState::Stopped, RunState::Lost}) {
+        m_state->addItem(QString::fromLatin1(state), QString::fromLatin1(state));
+        m_state->setItemData(m_state->count() - 1, RunListModel::stateColor(QString::fromLatin1(state)),
+                             Qt::ForegroundRole);
+    }
+    top->addWidget(m_state);
+    m_count = new QLabel(this);
+    top->addWidget(m_count);
+    layout->addLayout(top);
+
+    m_view = new QTableView(this);
+    m_view->setModel(m_filter);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(RunListModel::IdColumn, Qt::DescendingOrder);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
+                            QAbstractItemView::SelectedClicked);
+    m_view->setAlternatingRowColors(true);
+    m_view->setWordWrap(false);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_view->verticalHeader()->hide();
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->horizontalHeader()->setHighlightSections(false);
+    // Fixed widths: sizing to contents would visit every one of thousands of rows.
+    const int em = m_view->fontMetrics().horizontalAdvance(QChar('M'));
+    const std::pair<int, int> widths[] = {{RunListModel::IdColumn, 4},         {RunListModel::StateColumn, 7},
+                                          {RunListModel::NameColumn, 14},      {RunListModel::ModelColumn, 5},
+                                          {RunListModel::LayoutColumn, 10},    {RunListModel::StepsColumn, 8},
+                                          {RunListModel::LossColumn, 6},       {RunListModel::TokensPerSecondColumn, 6},
+                                          {RunListModel::MfuColumn, 4},        {RunListModel::DurationColumn, 6},
+                                          {RunListModel::CreatedColumn, 9},    {RunListModel::TagsColumn, 9}};
+    for (const auto& [column, ems] : widths) m_view->setColumnWidth(column, ems * em);
+    layout->addWidget(m_view, 1);
+
+    auto* actions = new QHBoxLayout;
+    m_open = new QPushButton(tr("Open"), this);
+    m_open->setToolTip(tr("Show the run on the Live page"));
+    m_resume = new QPushButton(tr("Resume"), this);
+    m_resume->setToolTip(tr("Continue a stopped, failed or lost run from its last checkpoint (parallax-cli resume)"));
+    m_compare = new QPushButton(tr("Compare"), this);
+    m_compare->setToolTip(tr("Compare the selected runs"));
+    m_exportMetrics = new QPushButton(tr("Export metrics…"), this);
+    m_exportSpec = new QPushButton(tr("Export spec…"), this);
+    m_delete = new QPushButton(tr("Delete…"), this);
+    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportSpec}) actions->addWidget(b);
+    actions->addStretch(1);
+    actions->addWidget(m_delete);
+    layout->addLayout(actions);
+
+    connect(m_filterEdit, &QLineEdit::textChanged, m_filter, &RunFilterModel::setFilterText);
+    connect(m_state, &QComboBox::currentIndexChanged, this, [this] {
+        const QString state = m_state->currentData().toString();
+        m_filter->setStates(state.isEmpty() ? QSet<QString>() : QSet<QString>{state});
+    });
+    connect(m_filter, &QAbstractItemModel::rowsInserted, this, &RunsPage::updateCount);
+    connect(m_filter, &QAbstractItemModel::rowsRemoved, this, &RunsPage::updateCount);
+    connect(m_filter, &QAbstractItemModel::modelReset, this, &RunsPage::updateCount);
+    connect(m_filter, &QAbstractItemModel::layoutChanged, this, &RunsPage::updateCount);
+    connect(m_filter, &QAbstractItemModel::dataChanged, this, &RunsPage::updateActions);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPage::updateActions);
+    connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        if (!(index.flags() & Qt::ItemIsEditable)) openCurrent();
+    });
+    connect(m_view, &QTableView::customContextMenuRequested, this, &RunsPage::showContextMenu);
+    connect(m_open, &QPushButton::clicked, this, &RunsPage::openCurrent);
+    connect(m_resume, &QPushButton::clicked, this, &RunsPage::resumeCurrent);
+    connect(m_compare, &QPushButton::clicked, this, &RunsPage::compareSelected);
+    connect(m_exportMetrics, &QPushButton::clicked, this, &RunsPage::exportMetricsDialog);
+    connect(m_exportSpec, &QPushButton::clicked, this, &RunsPage::exportSpecDialog);
+    connect(m_delete, &QPushButton::clicked, this, &RunsPage::deleteCurrentDialog);
+    connect(m_runs, &RunListModel::writeFailed, this,
+            [this](const QString& message) { emit statusMessage(tr("Not saved: %1").arg(message)); });
+    connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
+        emit statusMessage(tr("Resumed as run #%1").arg(id));
+        if (m_watcher) m_watcher->pollNow();
+        emit openRun(id);
+    });
+    connect(m_launcher, &RunLauncher::failed, this, [this](const QString& message) {
+        emit statusMessage(message);
+        QMessageBox::warning(this, tr("Resume"), message);
+    });
+
+    updateCount();
+    updateActions();
+}
+
+void RunsPage::setStorePath(const QString& path) {
+    m_launcher->setStorePath(path);
+}
+
+void RunsPage::setStateFilter(const QString& state) {
+    const int index = m_state->findData(state);
+    m_state->setCurrentIndex(index < 0 ? 0 : index);
+}
+
+void RunsPage::setFilterText(const QString& text) {
+    m_filterEdit->setText(text);
+}
+
+void RunsPage::updateCount() {
+    const int shown = m_filter->rowCount();
+    const int total = m_runs->rowCount();
+    m_count->setText(shown == total ? tr("%n run(s)", nullptr, total) : tr("%1 of %n run(s)", nullptr, total).arg(shown));
+    updateActions();
+}
+
+qint64 RunsPage::currentRun() const {
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    const QModelIndex current = m_view->currentIndex();
+    if (current.isValid() && m_view->selectionModel()->isRowSelected(current.row(), {}))
+        return current.data(RunListModel::RunIdRole).toLongLong();
+    return rows.isEmpty() ? 0 : rows.first().data(RunListModel::RunIdRole).toLongLong();
+}
+
+QList<qint64> RunsPage::selectedRuns() const {
+    QList<qint64> ids;
+    for (const QModelIndex& index : m_view->selectionModel()->selectedRows())
+        ids << index.data(RunListModel::RunIdRole).toLongLong();
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+void RunsPage::selectRun(qint64 id) {
+    const int row = m_runs->rowOfRun(id);
+    if (row < 0) return;
+    const QModelIndex index = m_filter->mapFromSource(m_runs->index(row, 0));
+    if (!index.isValid()) return;
+    m_view->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_view->scrollTo(index);
+}
+
+void RunsPage::updateActions() {
+    const qint64 id = currentRun();
+    const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
+    m_open->setEnabled(r.has_value());
+    m_resume->setEnabled(r && resumable(*r) && !m_launcher->isBusy());
+    m_compare->setEnabled(selectedRuns().size() >= 1);
+    m_exportMetrics->setEnabled(r.has_value() && m_watcher);
+    m_exportSpec->setEnabled(r && !r->spec_toml.empty());
+    m_delete->setEnabled(r && RunState::isTerminal(r->state) && m_writer);
+}
+
+void RunsPage::showContextMenu(const QPoint& pos) {
+    if (!m_view->indexAt(pos).isValid()) return;
+    QMenu menu(this);
+    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportSpec, m_delete}) {
+        QAction* a = menu.addAction(b->text(), b, &QPushButton::click);
+        a->setEnabled(b->isEnabled());
+        if (b == m_exportSpec) menu.addSeparator();
+    }
+    menu.exec(m_view->viewport()->mapToGlobal(pos));
+}
+
+void RunsPage::openCurrent() {
+    if (const qint64 id = currentRun()) emit openRun(id);
+}
+
+void RunsPage::resumeCurrent() {
+    const qint64 id = currentRun();
+    if (!id) return;
+    m_launcher->resume(id);
+    updateActions();
+}
+
+void RunsPage::compareSelected() {
+    const QList<qint64> ids = selectedRuns();
+    if (!ids.isEmpty()) emit compareRuns(ids);
+}
+
+void RunsPage::exportMetrics(qint64 id, const QString& path) {
+    if (!m_watcher) {
+        emit exportFailed(tr("No store is open"));
+        return;
+    }
+    m_watcher->read<std::vector<StepEvent>>(
+        this, [id](const RunStore& store) { return store.metrics(id); },
+        [this, path, id](std::vector<StepEvent> rows) {
+            QString error;
+            if (!writeFileAtomically(path, QByteArray::fromStdString(runMetricsCsv(rows)), &error)) {
+                emit exportFailed(error);
+                return;
+            }
+            emit statusMessage(tr("Wrote %n step(s) of run #%1 to %2", nullptr, int(rows.size())).arg(id).arg(path));
+            emit exportFinished(path);
+        },
+        [this](const QString& message) { emit exportFailed(message); });
+}
+
+bool RunsPage::exportSpec(qint64 id, const QString& path, QString* error) {
+    const std::optional<RunRecord> r = m_runs->run(id);
+    if (!r) {
+        if (error) *error = tr("Run #%1 is not in the store").arg(id);
+        return false;
+    }
+    return writeFileAtomically(path, QByteArray::fromStdString(r->spec_toml), error);
+}
+
+bool RunsPage::deleteRun(qint64 id, bool removeFolder, QString* error) {
+    const std::optional<RunRecord> r = m_runs->run(id);
+    if (!r) {
+        if (error) *error = tr("Run #%1 is not in the store").arg(id);
+        return false;
+    }
+    if (!RunState::isTerminal(r->state)) {
+        // Its supervisor is still writing its rows.
+        if (error) *error = tr("Run #%1 is %2; stop it on the Live page before deleting it").arg(id).arg(QString::fromStdString(r->state));
+        return false;
+    }
+    if (!m_writer) {
+        if (error) *error = tr("No store is open");
+        return false;
+    }
+    const QString folder = QString::fromStdString(r->run_dir);
+    m_writer->write(
+        [id](RunStore& store) { store.deleteRun(id); }, this,
+        [this, id, folder, removeFolder] {
+            // Only a folder that is this run's own (<runs root>/<id>) is removed.
+            if (removeFolder && !folder.isEmpty() && QFileInfo(folder).fileName() == QString::number(id) &&
+                QFileInfo(folder).isDir())
+                QDir(folder).removeRecursively();
+            emit statusMessage(tr("Deleted run #%1").arg(id));
+            if (m_watcher) m_watcher->pollNow();
+        },
+        [this](const QString& message) { emit statusMessage(tr("Could not delete: %1").arg(message)); });
+    return true;
+}
+
+void RunsPage::exportMetricsDialog() {
+    const qint64 id = currentRun();
+    const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
+    if (!r) return;
+    const QString suggested = QDir::home().filePath(QStringLiteral("%1-%2-metrics.csv").arg(id).arg(QString::fromStdString(r->name)));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export metrics"), suggested, tr("CSV (*.csv)"));
+    if (!path.isEmpty()) exportMetrics(id, path);
+}
+
+void RunsPage::exportSpecDialog() {
+    const qint64 id = currentRun();
+    const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
+    if (!r) return;
+    const QString suggested = QDir::home().filePath(QStringLiteral("%1.toml").arg(QString::fromStdString(r->name)));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export spec"), suggested, tr("Run specs (*.toml)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (exportSpec(id, path, &error)) emit statusMessage(tr("Wrote the spec of run #%1 to %2").arg(id).arg(path));
+    else QMessageBox::warning(this, tr("Export spec"), error);
+}
+
+void RunsPage::deleteCurrentDialog() {
+    const qint64 id = currentRun();
+    const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
+    if (!r) return;
+    QMessageBox box(QMessageBox::Warning, tr("Delete run"),
+                    tr("Delete run #%1 \"%2\" with its metrics, logs and spans? This cannot be undone.")
+                        .arg(id)
+                        .arg(QString::fromStdString(r->name)),
+                    QMessageBox::Cancel, this);
+    QPushButton* remove = box.addButton(tr("Delete"), QMessageBox::DestructiveRole);
+    box.setDefaultButton(QMessageBox::Cancel);
+    QCheckBox* folder = nullptr;
+    if (!r->run_dir.empty()) {
+        folder = new QCheckBox(tr("Also delete its folder %1 (checkpoints, output.log)").arg(QString::fromStdString(r->run_dir)));
+        box.setCheckBox(folder);
+    }
+    box.exec();
+    if (box.clickedButton() != remove) return;
+    QString error;
+    if (!deleteRun(id, folder && folder->isChecked(), &error)) QMessageBox::warning(this, tr("Delete run"), error);
+}
+
+} // namespace parallax

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <QList>
+#include <QPointer>
+#include <QString>
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableView;
+
+namespace parallax {
+
+class RunFilterModel;
+class RunLauncher;
+class RunListModel;
+class RunStoreThread;
+class StoreWatcher;
+
+// Every run of the store in a sortable table with a text and a state filter. Tags and notes are
+// edited in place. Actions on the selected run: open it on the Live page, resume it, compare the
+// selected runs, export its metrics (CSV) or its spec (TOML), delete it.
+class RunsPage : public QWidget {
+    Q_OBJECT
+public:
+    RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* writer, QWidget* parent = nullptr);
+
+    RunListModel* runsModel() const { return m_runs; }
+    RunFilterModel* filterModel() const { return m_filter; }
+    QTableView* view() const { return m_view; }
+    RunLauncher* launcher() const { return m_launcher; }
+    QLineEdit* filterEdit() const { return m_filterEdit; }
+    QComboBox* stateCombo() const { return m_state; }
+
+    void setStorePath(const QString& path);
+    // "" for every state.
+    void setStateFilter(const QString& state);
+    void setFilterText(const QString& text);
+
+    qint64 currentRun() const; // 0 when none is selected
+    QList<qint64> selectedRuns() const;
+    void selectRun(qint64 id);
+
+    // Writes the run's metrics as CSV; finished() or failed() tell when it is done. The metrics
+    // are read on the watcher's thread.
+    void exportMetrics(qint64 id, const QString& path);
+    // Writes the spec the run was started with, as stored.
+    bool exportSpec(qint64 id, const QString& path, QString* error = nullptr);
+    // Deletes the run's rows (and, when asked, its folder). Runs still going are refused.
+    bool deleteRun(qint64 id, bool removeFolder, QString* error = nullptr);
+
+public slots:
+    void openCurrent();
+    void resumeCurrent();
+    void compareSelected();
+    void exportMetricsDialog();
+    void exportSpecDialog();
+    void deleteCurrentDialog();
+
+signals:
+    void openRun(qint64 id);
+    void compareRuns(const QList<qint64>& ids);
+    void statusMessage(const QString& message);
+    void exportFinished(const QString& path);
+    void exportFailed(const QString& message);
+
+private:
+    void updateActions();
+    void updateCount();
+    void showContextMenu(const QPoint& pos);
+
+    RunListModel* m_runs;
+    QPointer<StoreWatcher> m_watcher;
+    QPointer<RunStoreThread> m_writer;
+    RunFilterModel* m_filter;
+    RunLauncher* m_launcher;
+    QTableView* m_view = nullptr;
+    QLineEdit* m_filterEdit = nullptr;
+    QComboBox* m_state = nullptr;
+    QLabel* m_count = nullptr;
+    QPushButton* m_open = nullptr;
+    QPushButton* m_resume = nullptr;
+    QPushButton* m_compare = nullptr;
+    QPushButton* m_exportMetrics = nullptr;
+    QPushButton* m_exportSpec = nullptr;
+    QPushButton* m_delete = nullptr;
+};
+
+} // namespace parallax
