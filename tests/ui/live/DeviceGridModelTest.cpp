@@ -1,0 +1,87 @@
+#include "ui/models/DeviceGridModel.h"
+
+#include <QAbstractItemModelTester>
+
+#include <gtest/gtest.h>
+
+namespace parallax {
+namespace {
+
+DeviceEvent gpu(int rank, const std::string& host, int device, double util, double t) {
+    DeviceEvent e;
+    e.rank = rank;
+    e.host = host;
+    e.device = device;
+    e.util = util;
+    e.mem_used = 30e9;
+    e.mem_total = 80e9;
+    e.temp_c = 60;
+    e.t = t;
+    return e;
+}
+
+TEST(DeviceGridModelTest, HostsAreRowsAndDevicesAreColumns) {
+    DeviceGridModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    std::vector<DeviceEvent> batch;
+    for (int r = 0; r < 4; ++r) batch.push_back(gpu(r, r < 2 ? "node-a" : "node-b", r % 2, 50 + r, 10));
+    model.addSamples(batch, true);
+    ASSERT_EQ(model.rowCount(), 2);
+    ASSERT_EQ(model.columnCount(), 2);
+    EXPECT_EQ(model.headerData(1, Qt::Vertical).toString(), QStringLiteral("node-b"));
+    EXPECT_EQ(model.data(model.index(1, 1), DeviceGridModel::RankRole).toInt(), 3);
+    EXPECT_DOUBLE_EQ(model.data(model.index(1, 0), DeviceGridModel::UtilizationRole).toDouble(), 52.0);
+    EXPECT_TRUE(model.data(model.index(0, 0), DeviceGridModel::IsGpuRole).toBool());
+    EXPECT_TRUE(model.data(model.index(0, 0)).toString().contains(QStringLiteral("GPU 0")));
+
+    // Newer samples update the tiles and grow each rank's history; the tester checks the
+    // signals while they arrive.
+    for (int k = 1; k <= 20; ++k) {
+        std::vector<DeviceEvent> more;
+        for (int r = 0; r < 4; ++r) more.push_back(gpu(r, r < 2 ? "node-a" : "node-b", r % 2, k, 10 + k));
+        model.addSamples(more, false);
+    }
+    EXPECT_DOUBLE_EQ(model.data(model.index(0, 1), DeviceGridModel::UtilizationRole).toDouble(), 20.0);
+    ASSERT_EQ(model.histories().size(), 4u);
+    EXPECT_EQ(model.histories()[2].t.size(), 21u);
+    EXPECT_EQ(model.histories()[2].rank, 2);
+
+    // A rank that joins later reshapes the grid.
+    model.addSamples({gpu(4, "node-c", 0, 99, 31)}, false);
+    EXPECT_EQ(model.rowCount(), 3);
+}
+
+TEST(DeviceGridModelTest, ARankThatStopsSamplingIsMarkedStale) {
+    DeviceGridModel model;
+    model.addSamples({gpu(0, "h", 0, 90, 100), gpu(1, "h", 1, 90, 100)}, true);
+    model.addSamples({gpu(0, "h", 0, 90, 100 + DeviceGridModel::kStaleSeconds + 5)}, false);
+    EXPECT_FALSE(model.data(model.index(0, 0), DeviceGridModel::StaleRole).toBool());
+    EXPECT_TRUE(model.data(model.index(0, 1), DeviceGridModel::StaleRole).toBool());
+    EXPECT_TRUE(model.data(model.index(0, 1), Qt::ToolTipRole).toString().contains(QStringLiteral("hung")));
+}
+
+TEST(DeviceGridModelTest, CpuRunsShowProcessCpuAndRss) {
+    DeviceGridModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    std::vector<DeviceEvent> batch;
+    for (int r = 0; r < 3; ++r) {
+        DeviceEvent e;
+        e.rank = r;
+        e.host = "laptop";
+        e.device = -1;
+        e.cpu_pct = 100.0 * (r + 1);
+        e.rss = 1.5e9;
+        e.t = 5;
+        batch.push_back(e);
+    }
+    model.addSamples(batch, true);
+    ASSERT_EQ(model.rowCount(), 1);
+    ASSERT_EQ(model.columnCount(), 3);
+    EXPECT_FALSE(model.isGpu());
+    EXPECT_DOUBLE_EQ(model.data(model.index(0, 2), DeviceGridModel::UtilizationRole).toDouble(), 300.0);
+    EXPECT_DOUBLE_EQ(model.data(model.index(0, 2), DeviceGridModel::MemoryUsedRole).toDouble(), 1.5e9);
+    EXPECT_TRUE(model.data(model.index(0, 0)).toString().contains(QStringLiteral("RSS 1.4 GiB")));
+}
+
+} // namespace
+} // namespace parallax

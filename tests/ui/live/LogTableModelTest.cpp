@@ -1,0 +1,213 @@
+#include "ui/models/LogTableModel.h"
+
+#include "tests/ui/live/LiveTestSupport.h"
+#include "ui/models/StoreWatcher.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace parallax {
+namespace {
+
+using namespace std::chrono_literals;
+using test::logLine;
+using test::TempStore;
+using test::waitFor;
+
+const char* levelOf(int i) {
+    if (i % 97 == 0) return "error";
+    if (i % 13 == 0) return "warn";
+    if (i % 5 == 0) return "debug";
+    return "info";
+}
+
+// Lines of 4 ranks and the supervisor, some mentioning NCCL.
+void writeLines(RunStore& store, int64_t run, int first, int count) {
+    BatchedWriter w(store, run, 1h, 1000000);
+    for (int i = first; i < first + count; ++i) {
+        const int rank = i % 5 - 1;
+        std::string msg = "line " + std::to_string(i);
+        if (i % 7 == 0) msg += " NCCL INFO ring " + std::to_string(i % 3);
+        w.add(logLine(rank, levelOf(i), msg, 1.7e9 + i * 0.001));
+    }
+}
+
+// Asks for every row in [first, last] and waits until all are loaded.
+bool loadRows(LogTableModel& model, int first, int last) {
+    return waitFor([&] {
+        bool all = true;
+        for (int r = first; r <= last; ++r) {
+            if (!model.isLoaded(r)) {
+                all = false;
+                model.data(model.index(r, LogTableModel::MessageColumn));
+                r = (r / LogTableModel::kPageRows + 1) * LogTableModel::kPageRows - 1; // next page
+            }
+        }
+        return all;
+    });
+}
+
+class LogTableModelTest : public ::testing::Test {
+protected:
+    TempStore ts;
+    int64_t run = ts.newRun("logs", 100, 4);
+    std::unique_ptr<StoreWatcher> watcher = std::make_unique<StoreWatcher>(ts.qpath());
+
+    void SetUp() override { watcher->setInterval(20); }
+
+    void expectRowsMatch(LogTableModel& model, const LogQuery& q) {
+        const std::vector<LogRow> expected = ts.store.logs(run, q);
+        ASSERT_EQ(model.rowCount(), static_cast<int>(expected.size()));
+        ASSERT_TRUE(loadRows(model, 0, model.rowCount() - 1));
+        for (size_t i = 0; i < expected.size(); ++i) {
+            const auto row = model.rowAt(static_cast<int>(i));
+            ASSERT_TRUE(row) << i;
+            ASSERT_EQ(row->id, expected[i].id) << "row " << i;
+            ASSERT_EQ(row->message, expected[i].message);
+        }
+    }
+};
+
+TEST_F(LogTableModelTest, CountsWithLogCountAndPagesRowsInStoreOrder) {
+    writeLines(ts.store, run, 0, 5500);
+    LogTableModel model(watcher.get());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    EXPECT_EQ(model.rowCount(), ts.store.logCount(run));
+    // Nothing is read before a view asks.
+    EXPECT_FALSE(model.isLoaded(4000));
+    expectRowsMatch(model, LogQuery());
+
+    const QModelIndex i = model.index(97, LogTableModel::LevelColumn);
+    EXPECT_EQ(model.data(i).toString(), QStringLiteral("error"));
+    EXPECT_EQ(model.data(i, Qt::ForegroundRole).value<QColor>(), LogTableModel::levelColor(QStringLiteral("error")));
+    EXPECT_EQ(model.data(model.index(0, LogTableModel::RankColumn)).toString(), QStringLiteral("-"));
+    EXPECT_EQ(model.data(model.index(1, LogTableModel::RankColumn)).toString(), QStringLiteral("0"));
+}
+
+TEST_F(LogTableModelTest, FiltersByRanksLevelAndFullText) {
+    writeLines(ts.store, run, 0, 3000);
+    LogTableModel model(watcher.get());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setRun(run);
+
+    LogQuery q;
+    q.ranks = {3, 1};
+    model.setQuery(q);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    expectRowsMatch(model, q);
+    for (int r = 0; r < model.rowCount(); ++r) {
+        const int rank = model.data(model.index(r, 0), LogTableModel::RankNumberRole).toInt();
+        ASSERT_TRUE(rank == 1 || rank == 3) << r;
+    }
+
+    q.min_level = "warn";
+    model.setQuery(q);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    expectRowsMatch(model, q);
+
+    LogQuery text;
+    text.match = "nccl ring";
+    model.setQuery(text);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    EXPECT_EQ(model.rowCount(), 3000 / 7 + 1);
+    expectRowsMatch(model, text);
+    for (int r = 0; r < model.rowCount(); ++r) {
+        ASSERT_TRUE(model.rowAt(r)->message.find("NCCL INFO ring") != std::string::npos);
+    }
+}
+
+TEST_F(LogTableModelTest, AppendsLinesAsTheyArriveAndStaysConsistentWhileDoingSo) {
+    LogTableModel model(watcher.get());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    LogQuery q;
+    q.ranks = {0, 2};
+    model.setQuery(q);
+    model.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    EXPECT_EQ(model.rowCount(), 0);
+    int written = 0;
+    for (int batch = 0; batch < 12; ++batch) {
+        writeLines(ts.store, run, written, 250);
+        written += 250;
+        const int expected = static_cast<int>(ts.store.logCount(run, q));
+        ASSERT_TRUE(waitFor([&] { return model.rowCount() == expected; })) << model.rowCount() << " of " << expected;
+        // The view looks at the newest rows, as in follow mode.
+        ASSERT_TRUE(loadRows(model, std::max(0, expected - 40), expected - 1));
+    }
+    EXPECT_GE(inserted.count(), 12);
+    expectRowsMatch(model, q);
+}
+
+TEST_F(LogTableModelTest, FindsTheFirstErrorUnderTheFilter) {
+    writeLines(ts.store, run, 0, 4000);
+    LogTableModel model(watcher.get());
+    model.setRun(run);
+    LogQuery q;
+    q.ranks = {2};
+    model.setQuery(q);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    QSignalSpy found(&model, &LogTableModel::firstFound);
+    model.findFirst();
+    ASSERT_TRUE(waitFor([&] { return found.count() == 1; }));
+    const int row = found.first().first().toInt();
+    const std::vector<LogRow> rows = ts.store.logs(run, q);
+    int expected = -1;
+    for (size_t i = 0; i < rows.size() && expected < 0; ++i) {
+        if (rows[i].level == "error") expected = static_cast<int>(i);
+    }
+    ASSERT_GE(expected, 0);
+    EXPECT_EQ(row, expected);
+
+    // No error at all: -1.
+    LogQuery none;
+    none.match = "no-such-words-anywhere";
+    model.setQuery(none);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    model.findFirst();
+    ASSERT_TRUE(waitFor([&] { return found.count() == 2; }));
+    EXPECT_EQ(found.last().first().toInt(), -1);
+}
+
+TEST_F(LogTableModelTest, EvictedPagesAreReadAgainCorrectly) {
+    const int lines = (LogTableModel::kMaxCachedPages + 6) * LogTableModel::kPageRows;
+    writeLines(ts.store, run, 0, lines);
+    LogTableModel model(watcher.get());
+    model.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return model.isReady(); }));
+    ASSERT_EQ(model.rowCount(), lines);
+    auto check = [&](int row) {
+        ASSERT_TRUE(loadRows(model, row, row));
+        LogQuery at;
+        at.offset = row;
+        at.limit = 1;
+        EXPECT_EQ(model.rowAt(row)->id, ts.store.logs(run, at).front().id) << row;
+    };
+    for (int p = 0; p < lines / LogTableModel::kPageRows; ++p) check(p * LogTableModel::kPageRows + 999);
+    EXPECT_FALSE(model.isLoaded(0)); // the oldest pages were dropped
+    check(0);
+    check(lines - 1);
+}
+
+TEST_F(LogTableModelTest, ASearchTheStoreCannotParseIsReported) {
+    writeLines(ts.store, run, 0, 10);
+    LogTableModel model(watcher.get());
+    QSignalSpy failed(&model, &LogTableModel::queryFailed);
+    model.setRun(run);
+    LogQuery q;
+    q.match = "nccl AND";
+    model.setQuery(q);
+    ASSERT_TRUE(waitFor([&] { return failed.count() >= 1; }));
+    EXPECT_TRUE(failed.first().first().toString().contains(QStringLiteral("log search")))
+        << failed.first().first().toString().toStdString();
+    EXPECT_EQ(model.rowCount(), 0);
+}
+
+} // namespace
+} // namespace parallax

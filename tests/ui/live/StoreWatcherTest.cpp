@@ -1,0 +1,283 @@
+#include "ui/models/StoreWatcher.h"
+
+#include "tests/ui/live/LiveTestSupport.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QThread>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+namespace parallax {
+namespace {
+
+using namespace std::chrono_literals;
+using test::logLine;
+using test::stepEvent;
+using test::TempStore;
+using test::waitFor;
+
+// Everything the watcher emitted for one run, as a page would keep it.
+struct Received {
+    std::vector<StepEvent> metrics;
+    std::vector<DeviceEvent> devices;
+    std::vector<SpanEvent> spans;
+    std::vector<LogRow> logs;
+    std::vector<RunRecord> records;
+    int metricResets = 0;
+    std::vector<std::vector<RunRecord>> runLists;
+
+    void attach(StoreWatcher& w, int64_t run) {
+        QObject::connect(&w, &StoreWatcher::metricsAdded, [this, run](qint64 r, const std::vector<StepEvent>& rows, bool reset) {
+            if (r != run) return;
+            if (reset) {
+                metrics.clear();
+                ++metricResets;
+            }
+            metrics.insert(metrics.end(), rows.begin(), rows.end());
+        });
+        QObject::connect(&w, &StoreWatcher::deviceSamplesAdded, [this, run](qint64 r, const std::vector<DeviceEvent>& rows, bool reset) {
+            if (r != run) return;
+            if (reset) devices.clear();
+            devices.insert(devices.end(), rows.begin(), rows.end());
+        });
+        QObject::connect(&w, &StoreWatcher::spansAdded, [this, run](qint64 r, const std::vector<SpanEvent>& rows, bool reset) {
+            if (r != run) return;
+            if (reset) spans.clear();
+            spans.insert(spans.end(), rows.begin(), rows.end());
+        });
+        QObject::connect(&w, &StoreWatcher::logsAdded, [this, run](qint64 r, const std::vector<LogRow>& rows) {
+            if (r == run) logs.insert(logs.end(), rows.begin(), rows.end());
+        });
+        QObject::connect(&w, &StoreWatcher::runChanged, [this, run](const RunRecord& rec) {
+            if (rec.id == run) records.push_back(rec);
+        });
+        QObject::connect(&w, &StoreWatcher::runsChanged, [this](const std::vector<RunRecord>& runs) {
+            runLists.push_back(runs);
+        });
+    }
+};
+
+SpanEvent span(int rank, int64_t step, double start) {
+    SpanEvent s;
+    s.rank = rank;
+    s.step = step;
+    s.kind = "F";
+    s.start = start;
+    s.end = start + 0.01;
+    return s;
+}
+
+DeviceEvent sample(int rank, double t) {
+    DeviceEvent e;
+    e.rank = rank;
+    e.host = "node0";
+    e.device = rank;
+    e.util = 80;
+    e.t = t;
+    return e;
+}
+
+TEST(StoreWatcherTest, PicksUpRowsAnotherConnectionWrites) {
+    TempStore ts;
+    const int64_t run = ts.newRun("watched");
+    ts.store.markRunning(run, 4242, "node0");
+    {
+        BatchedWriter early(ts.store, run, 1h);
+        early.add(stepEvent(0, 2.0, 1.7e9));
+        early.add(logLine(0, "info", "before the watch"));
+    }
+
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    Received got;
+    got.attach(watcher, run);
+    watcher.watch(run);
+    EXPECT_TRUE(watcher.isWatching(run));
+
+    // History first: the metrics written before the watch, with reset.
+    ASSERT_TRUE(waitFor([&] { return got.metricResets == 1 && got.metrics.size() == 1; }));
+    ASSERT_FALSE(got.records.empty());
+    EXPECT_EQ(got.records.back().state, RunState::Running);
+    EXPECT_TRUE(got.logs.empty()); // log history is paged by the log model, not sent
+
+    BatchedWriter writer(ts.store, run, 1h);
+    for (int i = 1; i <= 50; ++i) writer.add(stepEvent(i, 2.0 - i * 0.01, 1.7e9 + i));
+    for (int r = 0; r < 2; ++r) writer.add(sample(r, 1.7e9 + 1));
+    writer.add(span(0, 10, 1.0));
+    writer.add(span(1, 10, 1.1));
+    writer.add(span(0, 20, 2.0));
+    for (int i = 0; i < 30; ++i) writer.add(logLine(i % 4, "info", "line " + std::to_string(i)));
+    writer.flush();
+
+    ASSERT_TRUE(waitFor([&] { return got.metrics.size() == 51 && got.logs.size() == 30 && got.devices.size() == 2; }));
+    for (size_t i = 0; i < got.metrics.size(); ++i) EXPECT_EQ(got.metrics[i].step, static_cast<int64_t>(i));
+    EXPECT_EQ(got.logs.front().message, "line 0");
+    EXPECT_EQ(got.logs.back().message, "line 29");
+    // The newest span step may still be arriving from other ranks: held back while running.
+    ASSERT_TRUE(waitFor([&] { return got.spans.size() == 2; }));
+    EXPECT_EQ(got.spans.front().step, 10);
+
+    // A later step releases step 20; the run's end releases the rest.
+    writer.add(span(0, 30, 3.0));
+    writer.flush();
+    ASSERT_TRUE(waitFor([&] { return got.spans.size() == 3; }));
+    EXPECT_EQ(got.spans.back().step, 20);
+    ts.store.finishRun(run, RunState::Succeeded, 0, "done");
+    ASSERT_TRUE(waitFor([&] { return got.spans.size() == 4 && got.records.back().state == RunState::Succeeded; }));
+
+    // Nothing is sent twice.
+    writer.add(logLine(1, "warn", "one more"));
+    writer.flush();
+    ASSERT_TRUE(waitFor([&] { return got.logs.size() == 31; }));
+    QTest::qWait(100);
+    EXPECT_EQ(got.logs.size(), 31u);
+    EXPECT_EQ(got.metrics.size(), 51u);
+    EXPECT_EQ(got.devices.size(), 2u);
+}
+
+TEST(StoreWatcherTest, DeviceSamplesWrittenLateForAnEarlierTimeAreNotLost) {
+    TempStore ts;
+    const int64_t run = ts.newRun();
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    Received got;
+    got.attach(watcher, run);
+    watcher.watch(run);
+    BatchedWriter writer(ts.store, run, 1h);
+    writer.add(sample(0, 100.5));
+    writer.flush();
+    ASSERT_TRUE(waitFor([&] { return got.devices.size() == 1; }));
+    // Rank 1's sample of an earlier moment arrives through a slower pipe.
+    writer.add(sample(1, 100.2));
+    writer.flush();
+    ASSERT_TRUE(waitFor([&] { return got.devices.size() == 2; }));
+    EXPECT_EQ(got.devices.back().rank, 1);
+    writer.add(sample(0, 101.0));
+    writer.flush();
+    ASSERT_TRUE(waitFor([&] { return got.devices.size() == 3; }));
+    QTest::qWait(80);
+    EXPECT_EQ(got.devices.size(), 3u);
+}
+
+TEST(StoreWatcherTest, RunsStartedElsewhereAppearInTheRunsList) {
+    TempStore ts;
+    ts.newRun("first");
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    Received got;
+    got.attach(watcher, 0);
+    ASSERT_TRUE(waitFor([&] { return !got.runLists.empty() && got.runLists.back().size() == 1; }));
+    // A run created by another process (here another connection), as parallax-cli would.
+    RunStore cli(ts.path);
+    NewRun r;
+    r.name = "from-a-terminal";
+    cli.createRun(r);
+    ASSERT_TRUE(waitFor([&] { return got.runLists.back().size() == 2; }));
+    bool found = false;
+    for (const RunRecord& rec : got.runLists.back()) found = found || rec.name == "from-a-terminal";
+    EXPECT_TRUE(found);
+    // An unchanged list is not sent again.
+    const size_t lists = got.runLists.size();
+    QTest::qWait(StoreWatcher::kRunsIntervalMs + 200);
+    EXPECT_EQ(got.runLists.size(), lists);
+}
+
+TEST(StoreWatcherTest, ALogBurstLargerThanOnePollArrivesWhole) {
+    TempStore ts;
+    const int64_t run = ts.newRun();
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    Received got;
+    got.attach(watcher, run);
+    watcher.watch(run);
+    ASSERT_TRUE(waitFor([&] { return got.metricResets == 1; }));
+    const int n = static_cast<int>(StoreWatcher::kMaxLogRowsPerPoll) * 2 + 123;
+    {
+        BatchedWriter writer(ts.store, run, 1h, 100000);
+        for (int i = 0; i < n; ++i) writer.add(logLine(0, "info", "burst " + std::to_string(i)));
+    }
+    ASSERT_TRUE(waitFor([&] { return got.logs.size() == static_cast<size_t>(n); }));
+    for (int i = 1; i < n; ++i) ASSERT_GT(got.logs[static_cast<size_t>(i)].id, got.logs[static_cast<size_t>(i - 1)].id);
+}
+
+TEST(StoreWatcherTest, EveryWatchResendsHistoryAndUnwatchIsCounted) {
+    TempStore ts;
+    const int64_t run = ts.newRun();
+    {
+        BatchedWriter writer(ts.store, run, 1h);
+        for (int i = 0; i < 5; ++i) writer.add(stepEvent(i, 1, i));
+    }
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    Received got;
+    got.attach(watcher, run);
+    watcher.watch(run);
+    ASSERT_TRUE(waitFor([&] { return got.metricResets == 1; }));
+    watcher.watch(run); // a second page subscribes
+    ASSERT_TRUE(waitFor([&] { return got.metricResets == 2; }));
+    EXPECT_EQ(got.metrics.size(), 5u);
+    watcher.unwatch(run);
+    EXPECT_TRUE(watcher.isWatching(run));
+    watcher.unwatch(run);
+    EXPECT_FALSE(watcher.isWatching(run));
+}
+
+TEST(StoreWatcherTest, ReadsRunOnTheWatcherThreadAndAnswerOnlyLiveContexts) {
+    TempStore ts;
+    const int64_t run = ts.newRun("read-me");
+    StoreWatcher watcher(ts.qpath());
+    QObject context;
+    std::optional<std::string> name;
+    Qt::HANDLE jobThread = nullptr;
+    watcher.read<std::string>(
+        &context,
+        [run, &jobThread](const RunStore& s) {
+            jobThread = QThread::currentThreadId();
+            return s.run(run)->name;
+        },
+        [&](std::string n) { name = n; });
+    ASSERT_TRUE(waitFor([&] { return name.has_value(); }));
+    EXPECT_EQ(*name, "read-me");
+    EXPECT_NE(jobThread, QThread::currentThreadId());
+
+    QString failure;
+    watcher.read<int>(
+        &context, [](const RunStore&) -> int { throw StoreError("no such thing"); }, [](int) {},
+        [&](const QString& m) { failure = m; });
+    ASSERT_TRUE(waitFor([&] { return !failure.isEmpty(); }));
+    EXPECT_EQ(failure, QStringLiteral("no such thing"));
+
+    bool called = false;
+    auto gone = std::make_unique<QObject>();
+    watcher.read<int>(gone.get(), [](const RunStore&) { return 1; }, [&](int) { called = true; });
+    gone.reset();
+    ASSERT_TRUE(waitFor([&] { return watcher.pendingReads() == 0; }));
+    EXPECT_FALSE(called);
+}
+
+TEST(StoreWatcherTest, AnUnopenableStoreIsReportedOnce) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("not-a-store.db"));
+    {
+        QFile f(path);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(8192, 'x'));
+    }
+    StoreWatcher watcher(path);
+    watcher.setInterval(10);
+    QSignalSpy errors(&watcher, &StoreWatcher::storeError);
+    QString failure;
+    QObject context;
+    watcher.read<int>(&context, [](const RunStore&) { return 1; }, [](int) {}, [&](const QString& m) { failure = m; });
+    ASSERT_TRUE(waitFor([&] { return !failure.isEmpty(); }));
+    QTest::qWait(100);
+    EXPECT_EQ(errors.count(), 1);
+    EXPECT_TRUE(errors.first().first().toString().contains(QStringLiteral("not-a-store.db")));
+}
+
+} // namespace
+} // namespace parallax
