@@ -246,6 +246,8 @@ TEST_F(RunStoreTest, TagsAndNotesEdits) {
     EXPECT_EQ(store.run(id)->tags, (std::vector<std::string>{"b", "c"}));
     store.setTags(id, {});
     EXPECT_TRUE(store.run(id)->tags.empty());
+    store.setTags(id, {"bad\xff byte"}); // not UTF-8: kept, with the byte replaced
+    EXPECT_EQ(store.run(id)->tags, (std::vector<std::string>{"bad\xef\xbf\xbd byte"}));
     store.setNotes(id, "first");
     store.setNotes(id, "second");
     EXPECT_EQ(store.run(id)->notes, "second");
