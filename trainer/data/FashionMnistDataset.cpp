@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 namespace parallax {
@@ -30,8 +29,7 @@ std::string hex(uint32_t v) {
 class GzipReader {
 public:
     GzipReader(std::string path, std::string fix) : m_path(std::move(path)), m_fix(std::move(fix)) {
-        std::error_code ec;
-        if (!std::filesystem::exists(m_path, ec))
+        if (!isRegularFile(m_path))
             fail("not found; install dataset-fashion-mnist (packaging/deps.sh) or set data.path to a folder "
                  "holding the Fashion-MNIST .gz files");
         m_file = gzopen(m_path.c_str(), "rb");
@@ -124,9 +122,8 @@ FashionMnistDataset::FashionMnistDataset(const std::string& folder, const std::s
     requireByteVocab(dims, "fashion-mnist");
     const std::string fix = folder.empty() ? "reinstall dataset-fashion-mnist"
                                            : "replace it with an intact copy (dataset-fashion-mnist has one)";
-    const std::filesystem::path base(m_folder);
-    const std::string imagesPath = (base / (split + "-images-idx3-ubyte.gz")).string();
-    const std::string labelsPath = (base / (split + "-labels-idx1-ubyte.gz")).string();
+    const std::string imagesPath = joinPath(m_folder, split + "-images-idx3-ubyte.gz");
+    const std::string labelsPath = joinPath(m_folder, split + "-labels-idx1-ubyte.gz");
 
     GzipReader images(imagesPath, fix);
     const std::vector<uint32_t> ih = images.header(4);

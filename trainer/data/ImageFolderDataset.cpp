@@ -5,10 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <fstream>
-
-namespace fs = std::filesystem;
 
 namespace parallax {
 
@@ -21,8 +18,9 @@ struct NetpbmHeader {
     int64_t maxval = 0;
 };
 
-bool isImageFile(const fs::path& p) {
-    std::string ext = p.extension().string();
+bool isImageFile(const std::string& name) {
+    if (name.size() < 5) return false;
+    std::string ext = name.substr(name.size() - 4);
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
     return ext == ".pgm" || ext == ".ppm";
 }
@@ -77,26 +75,25 @@ ImageFolderDataset::ImageFolderDataset(const std::string& folder, const ModelDim
     requireByteVocab(dims, "image-folder");
     if (folder.empty())
         throw DataError("data.path is empty; data.kind = \"image-folder\" needs a folder of class subfolders");
-    std::error_code ec;
-    if (!fs::is_directory(folder, ec)) throw DataError(folder + ": not found or not a folder; set data.path to a folder "
-                                                       "of class subfolders holding .pgm/.ppm images");
-    std::vector<fs::path> classDirs;
-    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec))
-        if (e.is_directory()) classDirs.push_back(e.path());
-    std::sort(classDirs.begin(), classDirs.end());
-    for (const fs::path& dir : classDirs) {
-        std::vector<fs::path> images;
-        for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
-            if (e.is_regular_file() && isImageFile(e.path())) images.push_back(e.path());
+    if (!isDirectory(folder))
+        throw DataError(folder + ": not found or not a folder; set data.path to a folder of class subfolders "
+                                 "holding .pgm/.ppm images");
+    for (const std::string& className : listDirectory(folder)) {
+        const std::string dir = joinPath(folder, className);
+        if (!isDirectory(dir)) continue;
+        std::vector<std::string> images;
+        for (const std::string& name : listDirectory(dir)) {
+            const std::string path = joinPath(dir, name);
+            if (isImageFile(name) && isRegularFile(path)) images.push_back(path);
+        }
         if (images.empty()) continue;
-        std::sort(images.begin(), images.end());
         const int64_t label = static_cast<int64_t>(m_classes.size());
-        m_classes.push_back(dir.filename().string());
-        for (const fs::path& p : images) {
-            std::ifstream in(p, std::ios::binary);
-            if (!in) throw DataError(p.string() + ": cannot be opened for reading");
-            readHeader(in, p.string());
-            m_files.push_back(p.string());
+        m_classes.push_back(className);
+        for (const std::string& path : images) {
+            std::ifstream in(path, std::ios::binary);
+            if (!in) throw DataError(path + ": cannot be opened for reading");
+            readHeader(in, path);
+            m_files.push_back(path);
             m_labels.push_back(label);
         }
     }

@@ -3,7 +3,6 @@
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -14,8 +13,7 @@ TextDataset::TextDataset(const std::string& path, const ModelDims& dims) : m_pat
         throw DataError("data.kind = \"text\" trains a language model; use model.kind = \"gpt\" or another data.kind");
     requireByteVocab(dims, "text");
     if (path.empty()) throw DataError("data.path is empty; data.kind = \"text\" needs a text file");
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
+    if (!isRegularFile(path))
         throw DataError(path + ": not found or not a file; set data.path to a text file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw DataError(path + ": cannot be opened for reading");

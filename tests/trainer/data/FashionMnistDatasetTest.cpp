@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <numeric>
@@ -27,7 +26,7 @@ ModelDims dimsOf(const std::string& kind, const std::string& preset = "tiny") {
 }
 
 bool installed() {
-    return std::filesystem::exists(kFolder + "/train-images-idx3-ubyte.gz");
+    return isRegularFile(kFolder + "/train-images-idx3-ubyte.gz");
 }
 
 const FashionMnistDataset& trainSet() {
@@ -129,7 +128,7 @@ TEST(FashionMnistDataset, ImagesAreResizedAndRepeatedToTheModelsShape) {
 
 TEST(FashionMnistDataset, MissingFilesNameThePackage) {
     TempDir dir;
-    const std::string message = loadError(dir.path().string());
+    const std::string message = loadError(dir.path());
     EXPECT_EQ(message.rfind(dir.file("train-images-idx3-ubyte.gz") + ": not found; install dataset-fashion-mnist", 0), 0u)
         << message;
 }
@@ -137,7 +136,7 @@ TEST(FashionMnistDataset, MissingFilesNameThePackage) {
 TEST(FashionMnistDataset, TruncatedImagesSayWhatIsMissing) {
     TempDir dir;
     writeGzip(dir.file("train-images-idx3-ubyte.gz"), imagesFile(60000, 28, 1200));
-    EXPECT_EQ(loadError(dir.path().string()),
+    EXPECT_EQ(loadError(dir.path()),
               dir.file("train-images-idx3-ubyte.gz") +
                   ": expected 47040000 image bytes, found 1200; the file is truncated; replace it with an intact copy "
                   "(dataset-fashion-mnist has one)");
@@ -148,7 +147,7 @@ TEST(FashionMnistDataset, ACutCompressedStreamIsReportedAsTruncated) {
     TempDir dir;
     const std::string whole = readFile(kFolder + "/train-images-idx3-ubyte.gz");
     dir.write("train-images-idx3-ubyte.gz", whole.substr(0, 200000));
-    const std::string message = loadError(dir.path().string());
+    const std::string message = loadError(dir.path());
     EXPECT_NE(message.find("train-images-idx3-ubyte.gz: expected 47040000 image bytes, found "), std::string::npos)
         << message;
     EXPECT_NE(message.find("; the file is truncated"), std::string::npos) << message;
@@ -158,42 +157,42 @@ TEST(FashionMnistDataset, CorruptFilesAreRecognized) {
     TempDir dir;
     const std::string images = dir.file("train-images-idx3-ubyte.gz");
     dir.write("train-images-idx3-ubyte.gz", "this is plain text, not a gzip stream at all");
-    EXPECT_NE(loadError(dir.path().string()).find(images + ": is not gzip-compressed"), std::string::npos);
+    EXPECT_NE(loadError(dir.path()).find(images + ": is not gzip-compressed"), std::string::npos);
 
     writeGzip(images, imagesFile(3, 28, 3 * 784, 0x801));
-    EXPECT_NE(loadError(dir.path().string()).find(images + ": magic number 0x00000801, expected 0x00000803"),
+    EXPECT_NE(loadError(dir.path()).find(images + ": magic number 0x00000801, expected 0x00000803"),
               std::string::npos);
 
     writeGzip(images, imagesFile(3, 32, 3 * 1024));
-    EXPECT_NE(loadError(dir.path().string()).find(images + ": images are 32x32, expected 28x28"), std::string::npos);
+    EXPECT_NE(loadError(dir.path()).find(images + ": images are 32x32, expected 28x28"), std::string::npos);
 
     writeGzip(images, imagesFile(3, 28, 3 * 784 + 10));
-    EXPECT_NE(loadError(dir.path().string()).find(images + ": holds more than the 2352 image bytes"), std::string::npos);
+    EXPECT_NE(loadError(dir.path()).find(images + ": holds more than the 2352 image bytes"), std::string::npos);
 
     // A damaged checksum: zlib reports the data as corrupt.
     writeGzip(images, imagesFile(3, 28, 3 * 784));
     std::string gz = readFile(images);
     gz[gz.size() - 8] = static_cast<char>(gz[gz.size() - 8] ^ 0x5a);
     dir.write("train-images-idx3-ubyte.gz", gz);
-    EXPECT_NE(loadError(dir.path().string()).find(images + ": the compressed data is corrupt (incorrect data check)"),
+    EXPECT_NE(loadError(dir.path()).find(images + ": the compressed data is corrupt (incorrect data check)"),
               std::string::npos)
-        << loadError(dir.path().string());
+        << loadError(dir.path());
 }
 
 TEST(FashionMnistDataset, LabelsMustMatchTheImages) {
     TempDir dir;
     writeGzip(dir.file("train-images-idx3-ubyte.gz"), imagesFile(3, 28, 3 * 784));
     const std::string labels = dir.file("train-labels-idx1-ubyte.gz");
-    EXPECT_NE(loadError(dir.path().string()).find(labels + ": not found"), std::string::npos);
+    EXPECT_NE(loadError(dir.path()).find(labels + ": not found"), std::string::npos);
 
     writeGzip(labels, labelsFile(2, std::string("\x01\x02", 2)));
-    EXPECT_NE(loadError(dir.path().string()).find(labels + ": holds 2 labels but"), std::string::npos);
+    EXPECT_NE(loadError(dir.path()).find(labels + ": holds 2 labels but"), std::string::npos);
 
     writeGzip(labels, labelsFile(3, std::string("\x01\x0c\x02", 3)));
-    EXPECT_NE(loadError(dir.path().string()).find(labels + ": label 12 of image 1 is outside 0..9"), std::string::npos);
+    EXPECT_NE(loadError(dir.path()).find(labels + ": label 12 of image 1 is outside 0..9"), std::string::npos);
 
     writeGzip(labels, labelsFile(3, std::string("\x01\x07\x02", 3)));
-    const FashionMnistDataset data(dir.path().string(), "train", dimsOf("mmdit"), 1);
+    const FashionMnistDataset data(dir.path(), "train", dimsOf("mmdit"), 1);
     EXPECT_EQ(data.size(), 3);
     EXPECT_EQ(data.label(1), 7);
     EXPECT_NE(decodeCaption(data.makeBatch({1}, 0).tokens[0]).find("sneaker"), std::string::npos);

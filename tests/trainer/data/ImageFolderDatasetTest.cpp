@@ -44,7 +44,7 @@ TEST(ImageFolderDataset, ClassesComeFromSubfoldersAndCaptionsNameThem) {
     dir.write("pear/notes.txt", "ignored");
     dir.write("empty/readme", "no images here");
     const ModelDims dims = dimsOf("vlm", 1);
-    ImageFolderDataset data(dir.path().string(), dims, 3);
+    ImageFolderDataset data(dir.path(), dims, 3);
     ASSERT_EQ(data.size(), 3);
     EXPECT_EQ(data.classNames(), (std::vector<std::string>{"pear", "red_apple"}));
     EXPECT_EQ(data.label(0), 0);
@@ -59,7 +59,7 @@ TEST(ImageFolderDataset, ClassesComeFromSubfoldersAndCaptionsNameThem) {
     EXPECT_NE(decodeCaption(batch.tokens[2]).find("a red apple"), std::string::npos);
     EXPECT_NE(data.describe().find("3 images in 2 classes"), std::string::npos);
     // Grey images fill every channel of a colour model.
-    ImageFolderDataset colour(dir.path().string(), dimsOf("mmdit", 3), 3);
+    ImageFolderDataset colour(dir.path(), dimsOf("mmdit", 3), 3);
     const Batch c = colour.makeBatch({0}, 0);
     ASSERT_EQ(c.images.sizes(), torch::IntArrayRef({1, 3, 28, 28}));
     EXPECT_TRUE(torch::equal(c.images[0][0], c.images[0][2]));
@@ -67,14 +67,14 @@ TEST(ImageFolderDataset, ClassesComeFromSubfoldersAndCaptionsNameThem) {
 
 TEST(ImageFolderDataset, EmptyMissingOrBadFoldersAreClearErrors) {
     TempDir dir;
-    EXPECT_NE(errorOf(dir.path().string()).find(": no .pgm or .ppm images in class subfolders"), std::string::npos);
+    EXPECT_NE(errorOf(dir.path()).find(": no .pgm or .ppm images in class subfolders"), std::string::npos);
     EXPECT_NE(errorOf(dir.file("nowhere")).find(dir.file("nowhere") + ": not found or not a folder"), std::string::npos);
     EXPECT_NE(errorOf("").find("data.path is empty"), std::string::npos);
     dir.write("cat/one.pgm", "P2\n2 2\n255\n0 0 0 0\n"); // ASCII PGM
-    EXPECT_NE(errorOf(dir.path().string()).find(dir.file("cat/one.pgm") + ": not a binary PGM (P5) or PPM (P6) image"),
+    EXPECT_NE(errorOf(dir.path()).find(dir.file("cat/one.pgm") + ": not a binary PGM (P5) or PPM (P6) image"),
               std::string::npos);
     dir.write("cat/one.pgm", netpbm(8, 8, 1).substr(0, 30));
-    ImageFolderDataset truncated(dir.path().string(), dimsOf("mmdit", 1), 1);
+    ImageFolderDataset truncated(dir.path(), dimsOf("mmdit", 1), 1);
     try {
         truncated.makeBatch({0}, 0);
         FAIL() << "read a truncated image";
