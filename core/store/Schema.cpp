@@ -142,8 +142,8 @@ CREATE INDEX logs_warnings ON logs(run) WHERE level >= 2;
 -- columnsize=0: no table of document lengths to update per line; they serve only bm25 ranking,
 -- and matches are listed in line order.
 CREATE VIRTUAL TABLE logs_fts USING fts5(message, content='logs', content_rowid='id', columnsize=0);
--- Merge segments of 8 rather than 4: about 10 % faster indexing (bench_store), and searches stay
--- in milliseconds over a million lines.
+-- Merge segments 8 at a time rather than 4: fewer merges while lines stream in (about 7 % less
+-- CPU per line where measured), and searches over a million lines still take milliseconds.
 INSERT INTO logs_fts(logs_fts, rank) VALUES ('automerge', 8);
 CREATE TRIGGER logs_fts_delete AFTER DELETE ON logs BEGIN
     INSERT INTO logs_fts(logs_fts, rowid, message) VALUES ('delete', old.id, old.message);
