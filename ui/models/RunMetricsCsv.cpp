@@ -1,18 +1,25 @@
 #include "ui/models/RunMetricsCsv.h"
 
 #include <charconv>
-#include <system_error>
+#include <cmath>
 
 namespace parallax {
 
 namespace {
 
-// Plain decimals (timestamps and byte counts read better as 1700000000.25 than 1.7e+09), the
-// shortest that reads back to the same double.
+// The shortest text that reads back to the same double, as parallax-cli writes it, so that both
+// exports of a run are the same file.
 void appendDouble(std::string& out, double v) {
-    char buf[512];
-    auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
-    if (result.ec != std::errc()) result = std::to_chars(buf, buf + sizeof buf, v);
+    if (std::isnan(v)) {
+        out += "nan";
+        return;
+    }
+    if (std::isinf(v)) {
+        out += v > 0 ? "inf" : "-inf";
+        return;
+    }
+    char buf[64];
+    const auto result = std::to_chars(buf, buf + sizeof buf, v);
     out.append(buf, result.ptr);
 }
 

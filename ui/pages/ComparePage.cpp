@@ -124,6 +124,7 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     auto* summaryLayout = new QVBoxLayout(summaryBox);
     m_summaryView = makeTable(summaryBox);
     m_summaryView->setModel(m_summary);
+    m_summaryView->horizontalHeader()->setDefaultSectionSize(130);
     summaryLayout->addWidget(m_summaryView);
     tables->addWidget(diffBox);
     tables->addWidget(summaryBox);
@@ -135,6 +136,9 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     m_mainSplitter->addWidget(m_rightSplitter);
     m_mainSplitter->setStretchFactor(0, 1);
     m_mainSplitter->setStretchFactor(1, 3);
+    m_mainSplitter->setSizes({320, 1000});
+    m_rightSplitter->setSizes({500, 330});
+    tables->setSizes({600, 400});
     layout->addWidget(m_mainSplitter);
 
     connect(m_filterEdit, &QLineEdit::textChanged, m_filter, &RunFilterModel::setFilterText);

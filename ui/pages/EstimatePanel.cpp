@@ -120,7 +120,7 @@ void EstimatePanel::refresh() {
     const bool cuda = spec.launch.device == "cuda";
     const int64_t perNode = m_model->ranksPerNode();
     m_memory->setCapacity(m_model->deviceCapacityBytes(),
-                          cuda ? tr("per GPU") : tr("RAM / %1 rank(s) per node").arg(perNode));
+                          cuda ? tr("per GPU") : tr("RAM ÷ %n rank(s)", nullptr, int(perNode)));
     m_memoryTitle->setText(pp > 1 ? tr("Pipeline stage %1, the most loaded of %2:").arg(worst).arg(pp)
                                   : tr("Every rank holds the same:"));
     if (pp > 1) {

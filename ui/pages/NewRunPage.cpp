@@ -249,13 +249,18 @@ QWidget* NewRunPage::buildForm() {
     auto* form = new QWidget;
     auto* grid = new QGridLayout(form);
     grid->setContentsMargins(0, 0, 6, 0);
-    grid->addWidget(buildModelGroup(), 0, 0);
-    grid->addWidget(buildDataGroup(), 1, 0);
-    grid->addWidget(buildTelemetryGroup(), 2, 0);
-    grid->addWidget(buildTrainGroup(), 0, 1);
-    grid->addWidget(buildParallelGroup(), 1, 1);
-    grid->addWidget(buildTargetGroup(), 2, 1);
-    grid->setRowStretch(3, 1);
+    auto* left = new QVBoxLayout;
+    left->addWidget(buildModelGroup());
+    left->addWidget(buildDataGroup());
+    left->addWidget(buildTargetGroup());
+    left->addStretch(1);
+    auto* right = new QVBoxLayout;
+    right->addWidget(buildTrainGroup());
+    right->addWidget(buildParallelGroup());
+    right->addWidget(buildTelemetryGroup());
+    right->addStretch(1);
+    grid->addLayout(left, 0, 0);
+    grid->addLayout(right, 0, 1);
     grid->setColumnStretch(0, 1);
     grid->setColumnStretch(1, 1);
     return form;
@@ -565,7 +570,9 @@ QWidget* NewRunPage::buildTrainGroup() {
               tr("Maximum global gradient norm; 0 disables clipping"));
     addNumber(form, tr("Seed"), QStringLiteral("train.seed"), QStringLiteral("42"));
     addInt(form, tr("Checkpoint every"), QStringLiteral("train.checkpoint_every"), 0, kMaxInt,
-           tr("Steps between checkpoints; 0: only at stop and at the end"));
+           tr("Steps between checkpoints; at stop and at the end only when none"));
+    if (auto* every = qobject_cast<QSpinBox*>(fieldEditor(QStringLiteral("train.checkpoint_every"))))
+        every->setSpecialValueText(tr("at the end only"));
     addBool(form, tr("Activation checkpointing"), QStringLiteral("train.activation_checkpointing"),
             tr("Recompute activations in backward: less memory, about a third more compute"));
     return box;
@@ -663,7 +670,9 @@ QWidget* NewRunPage::buildTargetGroup() {
                {QStringLiteral("core"), tr("cores")},
                {QStringLiteral("socket"), tr("sockets")}});
     addInt(form, tr("Threads per rank"), QStringLiteral("launch.threads_per_rank"), 0, 4096,
-           tr("0: the node's cores divided among its ranks"));
+           tr("auto: the node's cores divided among its ranks"));
+    if (auto* threads = qobject_cast<QSpinBox*>(fieldEditor(QStringLiteral("launch.threads_per_rank"))))
+        threads->setSpecialValueText(tr("auto"));
     return box;
 }
 

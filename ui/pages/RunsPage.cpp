@@ -83,15 +83,17 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setHighlightSections(false);
-    // Fixed widths: sizing to contents would visit every one of thousands of rows.
-    const int em = m_view->fontMetrics().horizontalAdvance(QChar('M'));
-    const std::pair<int, int> widths[] = {{RunListModel::IdColumn, 4},         {RunListModel::StateColumn, 7},
-                                          {RunListModel::NameColumn, 14},      {RunListModel::ModelColumn, 5},
-                                          {RunListModel::LayoutColumn, 10},    {RunListModel::StepsColumn, 8},
-                                          {RunListModel::LossColumn, 6},       {RunListModel::TokensPerSecondColumn, 6},
-                                          {RunListModel::MfuColumn, 4},        {RunListModel::DurationColumn, 6},
-                                          {RunListModel::CreatedColumn, 9},    {RunListModel::TagsColumn, 9}};
-    for (const auto& [column, ems] : widths) m_view->setColumnWidth(column, ems * em);
+    // Fixed widths from typical contents: sizing to contents would visit every one of thousands of rows.
+    const QFontMetrics fm = m_view->fontMetrics();
+    const std::pair<int, const char*> widths[] = {
+        {RunListModel::IdColumn, "00000"},           {RunListModel::StateColumn, "succeeded"},
+        {RunListModel::NameColumn, "mmdit-fashion-dp2-zero3"}, {RunListModel::ModelColumn, "mmdit"},
+        {RunListModel::LayoutColumn, "dp16 tp2 pp2 zero3"}, {RunListModel::StepsColumn, "10000 / 10000"},
+        {RunListModel::LossColumn, "0.00000"},       {RunListModel::TokensPerSecondColumn, "Tokens/s"},
+        {RunListModel::MfuColumn, "00.0%"},          {RunListModel::DurationColumn, "00h 00m"},
+        {RunListModel::CreatedColumn, "0000-00-00 00:00"}, {RunListModel::TagsColumn, "baseline, sweep"}};
+    for (const auto& [column, sample] : widths)
+        m_view->setColumnWidth(column, fm.horizontalAdvance(QString::fromLatin1(sample)) + 24);
     layout->addWidget(m_view, 1);
 
     auto* actions = new QHBoxLayout;

@@ -174,11 +174,12 @@ void DeviceGridDiagram::paintEvent(QPaintEvent*) {
     p.setPen(palette().color(QPalette::PlaceholderText));
     const double legendTop = g.top + double(m_pp) * (g.cell + g.rowGap);
     p.drawText(QRectF(0, legendTop, width(), kLegendHeight), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("%1 ranks: %2 replica(s) side by side, tp groups of %3 outlined, %4 stage(s)")
-                   .arg(world)
-                   .arg(m_dp)
-                   .arg(m_tp)
-                   .arg(m_pp));
+               fontMetrics().elidedText(tr("%1 ranks = dp %2 × tp %3 × pp %4; tp groups outlined")
+                                            .arg(world)
+                                            .arg(m_dp)
+                                            .arg(m_tp)
+                                            .arg(m_pp),
+                                        Qt::ElideRight, width()));
 }
 
 } // namespace parallax

@@ -13,6 +13,8 @@ namespace {
 constexpr int kBarHeight = 22;
 constexpr int kLegendRowHeight = 18;
 constexpr int kLegendColumns = 3;
+// Below this share of the capacity the bar is drawn to the parts' own scale.
+constexpr double kCapacityScaleFraction = 0.2;
 
 QString bytesText(double bytes) {
     return QString::fromStdString(formatBytes(bytes));
@@ -69,8 +71,11 @@ void MemoryBar::paintEvent(QPaintEvent*) {
     p.setRenderHint(QPainter::Antialiasing, false);
     const QRect bar(0, 0, width() - 1, kBarHeight);
     const double sum = total();
-    // Room past the larger of total and capacity so the capacity mark is never on the edge.
-    const double scale = std::max(sum, m_capacity) * 1.05;
+    // Room past the larger of total and capacity so the capacity mark is never on the edge. A layout
+    // using a sliver of its device would draw an invisible bar at that scale: then the bar shows the
+    // parts at their own scale and the text says how much of the device they take.
+    const bool capacityOnScale = m_capacity > 0 && sum >= kCapacityScaleFraction * m_capacity;
+    const double scale = (capacityOnScale || sum <= 0 ? std::max(sum, m_capacity) : sum) * 1.05;
 
     p.fillRect(bar, palette().color(QPalette::Base));
     if (scale > 0) {
@@ -80,7 +85,7 @@ void MemoryBar::paintEvent(QPaintEvent*) {
             p.fillRect(QRectF(x, bar.top(), w, bar.height()), s.color);
             x += w;
         }
-        if (m_capacity > 0) {
+        if (capacityOnScale) {
             const double cx = bar.left() + m_capacity / scale * bar.width();
             // Past the capacity the bar is hatched: that part does not fit.
             if (sum > m_capacity)
@@ -113,6 +118,7 @@ void MemoryBar::paintEvent(QPaintEvent*) {
         text += tr(" of %1 %2 (%3%)")
                     .arg(bytesText(m_capacity), m_capacityLabel)
                     .arg(sum / m_capacity * 100.0, 0, 'f', sum / m_capacity < 0.1 ? 2 : 0);
+        if (!capacityOnScale && sum > 0) text += tr(", bar not to scale");
     }
     QFont bold = font();
     bold.setBold(overCapacity());

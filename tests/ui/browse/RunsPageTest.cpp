@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace parallax;
 using namespace parallax::test;
 
@@ -119,7 +121,7 @@ TEST(RunsPage, ExportsMetricsAsCsvAndTheSpec) {
     ASSERT_EQ(lines.size(), 13); // header + 12 steps
     EXPECT_EQ(lines[0], QStringLiteral("step,loss,lr,grad_norm,tokens_per_s,samples_per_s,step_ms,step_ms_min,"
                                        "step_ms_max,slowest_rank,mfu,tokens,peak_mem,t"));
-    EXPECT_TRUE(lines[1].startsWith(QStringLiteral("0,4.1,0.001,1,1000,10,100,95,110,0,0.25,512,1500000000,1700000000")))
+    EXPECT_TRUE(lines[1].startsWith(QStringLiteral("0,4.1,0.001,1,1000,10,100,95,110,0,0.25,512,1.5e+09,1.7e+09")))
         << lines[1].toStdString();
 
     const QString spec = f.store.dir.filePath(QStringLiteral("s.toml"));
@@ -163,6 +165,11 @@ TEST(RunMetricsCsv, WritesEveryColumnInShortestForm) {
     e.tokens = 2048;
     e.slowest_rank = 2;
     e.t = 1700000000.25;
-    const std::string csv = runMetricsCsv({e});
-    EXPECT_EQ(csv, runMetricsCsvHeader() + "\n3,0.1,0.0003,0,0,0,0,0,0,2,0,2048,0,1700000000.25\n");
+    StepEvent diverged = e;
+    diverged.step = 4;
+    diverged.loss = std::nan("");
+    diverged.grad_norm = HUGE_VAL;
+    const std::string csv = runMetricsCsv({e, diverged});
+    EXPECT_EQ(csv, runMetricsCsvHeader() + "\n3,0.1,0.0003,0,0,0,0,0,0,2,0,2048,0,1700000000.25\n"
+                                           "4,nan,0.0003,inf,0,0,0,0,0,2,0,2048,0,1700000000.25\n");
 }
