@@ -170,6 +170,6 @@ TEST(RunMetricsCsv, WritesEveryColumnInShortestForm) {
     diverged.loss = std::nan("");
     diverged.grad_norm = HUGE_VAL;
     const std::string csv = runMetricsCsv({e, diverged});
-    EXPECT_EQ(csv, runMetricsCsvHeader() + "\n3,0.1,0.0003,0,0,0,0,0,0,2,0,2048,0,1700000000.25\n"
-                                           "4,nan,0.0003,inf,0,0,0,0,0,2,0,2048,0,1700000000.25\n");
+    EXPECT_EQ(csv, runMetricsCsvHeader() + "\n3,0.1,3e-04,0,0,0,0,0,0,2,0,2048,0,1700000000.25\n"
+                                           "4,nan,3e-04,inf,0,0,0,0,0,2,0,2048,0,1700000000.25\n");
 }
