@@ -42,6 +42,7 @@ bool RunFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePa
 bool RunFilterModel::lessThan(const QModelIndex& left, const QModelIndex& right) const {
     if (!m_runs) return QSortFilterProxyModel::lessThan(left, right);
     const int column = left.column();
+    if (column == RunListModel::IdColumn) return m_runs->record(left.row()).id < m_runs->record(right.row()).id;
     const std::optional<double> a = m_runs->sortNumber(left.row(), column);
     const std::optional<double> b = m_runs->sortNumber(right.row(), column);
     if (a || b || column == RunListModel::LossColumn || column == RunListModel::TokensPerSecondColumn ||

@@ -21,8 +21,12 @@ RunLauncher::RunLauncher(QObject* parent) : QObject(parent) {
 }
 
 RunLauncher::~RunLauncher() {
-    // parallax-cli exits by itself once the supervisor is detached; it is not waited for here.
-    if (m_process) m_process->disconnect(this);
+    // A QProcess kills its process when destroyed: let parallax-cli finish handing the run to its
+    // supervisor (it exits as soon as the run exists), so that closing the console loses no run.
+    if (m_process) {
+        m_process->disconnect(this);
+        m_process->waitForFinished(kTimeoutMs);
+    }
 }
 
 QString RunLauncher::defaultCliPath() {
