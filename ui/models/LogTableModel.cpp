@@ -101,9 +101,10 @@ void LogTableModel::extend() {
     const LogQuery query = m_query;
     const int64_t covered = m_coveredId;
     const int64_t count = m_count;
+    const int64_t lastAnchor = m_anchors.back(); // of page count / kPageRows
     m_watcher->read<Extension>(
         this,
-        [run, query, covered, count](const RunStore& store) {
+        [run, query, covered, count, lastAnchor](const RunStore& store) {
             Extension ext;
             ext.coveredId = covered;
             for (int attempt = 0; attempt < kCountAttempts; ++attempt) {
@@ -135,6 +136,15 @@ void LogTableModel::extend() {
                     afterRow = boundary;
                     ext.anchors.push_back(afterId);
                 }
+                const int64_t total = count + added;
+                if (added > 0 && static_cast<int64_t>(ext.anchors.size()) == total / page - count / page) {
+                    ext.tailPage = (total - 1) / page;
+                    const int64_t k = ext.tailPage - count / page; // 0: the old last page
+                    LogQuery tail = query;
+                    tail.after_id = k == 0 ? lastAnchor : ext.anchors[static_cast<size_t>(k - 1)];
+                    tail.limit = total - ext.tailPage * page;
+                    ext.tailRows = store.logs(run, tail);
+                }
                 return ext;
             }
             ext.settled = false;
@@ -165,6 +175,7 @@ void LogTableModel::applyExtension(quint64 generation, const Extension& ext) {
         m_coveredId = ext.coveredId;
         m_anchors.insert(m_anchors.end(), ext.anchors.begin(), ext.anchors.end());
         endInsertRows();
+        if (ext.tailPage >= 0) applyPage(generation, ext.tailPage, ext.tailRows);
     } else {
         m_coveredId = std::max(m_coveredId, ext.coveredId);
     }
@@ -202,6 +213,9 @@ void LogTableModel::applyPage(quint64 generation, int64_t page, std::vector<LogR
     if (generation != m_generation) return;
     m_requested.erase(page);
     auto it = m_pages.find(page);
+    // Rows never change within a generation, so a page read before more lines arrived (an
+    // older request answered late) must not replace a fuller copy.
+    if (it != m_pages.end() && it->second.rows.size() >= rows.size()) return;
     if (it != m_pages.end()) {
         m_lru.erase(it->second.lru);
     } else {

@@ -25,7 +25,8 @@ class StoreWatcher;
 // OFFSET: counting also records the id before every page boundary, so any page is one indexed
 // range read however deep into the log it lies. At most kMaxCachedPages stay in memory.
 //
-// New lines (the watcher's logsAdded) are counted past the last id covered and appended as rows.
+// New lines (the watcher's logsAdded) are counted past the last id covered and appended as rows;
+// the page with the new last row comes with the count, ready for a view that follows the end.
 class LogTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -78,6 +79,10 @@ private:
         int64_t coveredId = 0;
         std::vector<int64_t> anchors; // ids before the page boundaries past the old count
         bool settled = true;          // false: the run kept changing under the count; retry
+        // The page holding the new last row, read in the same job: following the log's end
+        // then costs one trip to the store's thread, not two.
+        int64_t tailPage = -1;
+        std::vector<LogRow> tailRows;
     };
     struct Page {
         std::vector<LogRow> rows;

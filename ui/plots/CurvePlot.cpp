@@ -49,6 +49,7 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     m_plot->setNoAntialiasingOnDrag(true);
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
+    m_plot->setPlottingHint(QCP::phFastPolylines, true);
     m_plot->legend->setVisible(false);
     m_plot->legend->setBrush(QBrush(QColor(255, 255, 255, 200)));
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
