@@ -49,14 +49,14 @@ LogTableModel::LogTableModel(StoreWatcher* watcher, QObject* parent)
 }
 
 LogTableModel::~LogTableModel() {
-    if (m_watcher && m_run > 0) m_watcher->unwatch(m_run);
+    if (m_watcher && m_run > 0) m_watcher->unwatchLogs(m_run);
 }
 
 void LogTableModel::setRun(qint64 run) {
     if (run == m_run) return;
-    if (m_watcher && m_run > 0) m_watcher->unwatch(m_run);
+    if (m_watcher && m_run > 0) m_watcher->unwatchLogs(m_run);
     m_run = run;
-    if (m_watcher && m_run > 0) m_watcher->watch(m_run);
+    if (m_watcher && m_run > 0) m_watcher->watchLogs(m_run);
     reset();
 }
 

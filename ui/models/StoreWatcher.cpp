@@ -54,7 +54,7 @@ void StoreWatcher::setInterval(int milliseconds) {
 void StoreWatcher::watch(qint64 run) {
     ++m_watchCount[run];
     StoreWatcherWorker* worker = m_worker;
-    QMetaObject::invokeMethod(m_worker, [worker, run] { worker->watch(run); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_worker, [worker, run] { worker->watch(run, false); }, Qt::QueuedConnection);
 }
 
 void StoreWatcher::unwatch(qint64 run) {
@@ -62,7 +62,21 @@ void StoreWatcher::unwatch(qint64 run) {
     if (it == m_watchCount.end()) return;
     if (--it->second == 0) m_watchCount.erase(it);
     StoreWatcherWorker* worker = m_worker;
-    QMetaObject::invokeMethod(m_worker, [worker, run] { worker->unwatch(run); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_worker, [worker, run] { worker->unwatch(run, false); }, Qt::QueuedConnection);
+}
+
+void StoreWatcher::watchLogs(qint64 run) {
+    ++m_watchCount[run];
+    StoreWatcherWorker* worker = m_worker;
+    QMetaObject::invokeMethod(m_worker, [worker, run] { worker->watch(run, true); }, Qt::QueuedConnection);
+}
+
+void StoreWatcher::unwatchLogs(qint64 run) {
+    auto it = m_watchCount.find(run);
+    if (it == m_watchCount.end()) return;
+    if (--it->second == 0) m_watchCount.erase(it);
+    StoreWatcherWorker* worker = m_worker;
+    QMetaObject::invokeMethod(m_worker, [worker, run] { worker->unwatch(run, true); }, Qt::QueuedConnection);
 }
 
 bool StoreWatcher::isWatching(qint64 run) const { return m_watchCount.count(run) > 0; }

@@ -54,6 +54,12 @@ public:
     // watch began.
     void watch(qint64 run);
     void unwatch(qint64 run);
+    // A lighter watch for a log view: the run's record and run_start (sent again at once) and
+    // logsAdded, without reading metrics, samples or spans and without making the full
+    // subscribers receive their history again. Counted apart from watch().
+    void watchLogs(qint64 run);
+    void unwatchLogs(qint64 run);
+    // Watched either way.
     bool isWatching(qint64 run) const;
 
     // Polls now rather than at the next tick, e.g. after the console itself wrote to the store.
@@ -91,7 +97,7 @@ private:
 
     QString m_path;
     int m_interval = kDefaultIntervalMs;
-    std::map<qint64, int> m_watchCount;
+    std::map<qint64, int> m_watchCount;    // watch() + watchLogs() calls not yet undone
     int m_pendingReads = 0;
     QThread m_thread;
     StoreWatcherWorker* m_worker = nullptr; // lives in m_thread

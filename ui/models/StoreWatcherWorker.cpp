@@ -54,16 +54,28 @@ void StoreWatcherWorker::setInterval(int milliseconds) {
     if (m_timer) m_timer->start(m_interval);
 }
 
-void StoreWatcherWorker::watch(qint64 run) {
+void StoreWatcherWorker::watch(qint64 run, bool logsOnly) {
     Watched& w = m_watched[run];
-    ++w.refs;
-    w.reset = true;
+    if (logsOnly) {
+        ++w.logRefs;
+    } else {
+        ++w.refs;
+        w.reset = true;
+    }
+    w.resendRecord = true;
     poll(false);
 }
 
-void StoreWatcherWorker::unwatch(qint64 run) {
+void StoreWatcherWorker::unwatch(qint64 run, bool logsOnly) {
     auto it = m_watched.find(run);
-    if (it != m_watched.end() && --it->second.refs <= 0) m_watched.erase(it);
+    if (it == m_watched.end()) return;
+    Watched& w = it->second;
+    if (logsOnly) {
+        w.logRefs = std::max(0, w.logRefs - 1);
+    } else {
+        w.refs = std::max(0, w.refs - 1);
+    }
+    if (w.refs == 0 && w.logRefs == 0) m_watched.erase(it);
 }
 
 bool StoreWatcherWorker::open() {
@@ -91,8 +103,9 @@ void StoreWatcherWorker::poll(bool force) {
     try {
         const int64_t version = m_store->dataVersion();
         const bool changed = !m_version || version != *m_version;
-        const bool resets = std::any_of(m_watched.begin(), m_watched.end(),
-                                        [](const auto& kv) { return kv.second.reset; });
+        const bool resets = std::any_of(m_watched.begin(), m_watched.end(), [](const auto& kv) {
+            return kv.second.reset || kv.second.resendRecord;
+        });
         if (changed) m_runsStale = true;
         const bool runsDue = m_runsStale && (force || !m_runsKnown || !m_sinceRuns.isValid() ||
                                              m_sinceRuns.elapsed() >= StoreWatcher::kRunsIntervalMs);
@@ -111,7 +124,7 @@ void StoreWatcherWorker::poll(bool force) {
         }
         bool more = false;
         for (auto& [id, w] : m_watched) {
-            if (changed || force || w.reset) more = pollRun(id, w) || more;
+            if (changed || force || w.reset || w.resendRecord) more = pollRun(id, w) || more;
         }
         m_lastError.clear();
         emit polled(version);
@@ -122,21 +135,17 @@ void StoreWatcherWorker::poll(bool force) {
 }
 
 bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
-    const bool reset = w.reset;
+    const bool reset = w.reset && w.refs > 0;
+    const bool resend = w.resendRecord || reset;
+    w.resendRecord = false;
     w.reset = false;
     const std::optional<RunRecord> record = m_store->run(id);
     if (!record) return false; // deleted, or not created yet
-    if (reset || !w.record || !sameRecord(*record, *w.record)) {
+    if (resend || !w.record || !sameRecord(*record, *w.record)) {
         w.record = record;
         emit runChanged(*record);
     }
-    if (reset) {
-        w.runStartSent = false;
-        w.lastStep = -1;
-        w.lastDeviceT = 0;
-        w.lastRankT.clear();
-        w.lastSpanStep = -1;
-    }
+    if (resend) w.runStartSent = false;
     if (!w.runStartSent) {
         if (std::optional<RunStartEvent> start = m_store->runStart(id)) {
             w.runStartSent = true;
@@ -144,46 +153,57 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
         }
     }
 
-    std::vector<StepEvent> metrics = m_store->metrics(id, w.lastStep);
-    if (!metrics.empty()) w.lastStep = metrics.back().step;
-    if (reset || !metrics.empty()) emit metricsAdded(id, metrics, reset);
+    if (w.refs > 0) {
+        if (reset) {
+            w.lastStep = -1;
+            w.lastDeviceT = 0;
+            w.lastRankT.clear();
+            w.lastSpanStep = -1;
+        }
+        std::vector<StepEvent> metrics = m_store->metrics(id, w.lastStep);
+        if (!metrics.empty()) w.lastStep = metrics.back().step;
+        if (reset || !metrics.empty()) emit metricsAdded(id, metrics, reset);
 
-    std::vector<DeviceEvent> samples =
-        m_store->deviceSamples(id, reset ? 0.0 : std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
-    if (!reset) {
-        samples.erase(std::remove_if(samples.begin(), samples.end(),
-                                     [&](const DeviceEvent& e) {
-                                         auto it = w.lastRankT.find(e.rank);
-                                         return it != w.lastRankT.end() && e.t <= it->second;
-                                     }),
-                      samples.end());
-    }
-    for (const DeviceEvent& e : samples) {
-        double& last = w.lastRankT[e.rank];
-        last = std::max(last, e.t);
-        w.lastDeviceT = std::max(w.lastDeviceT, e.t);
-    }
-    if (reset || !samples.empty()) emit deviceSamplesAdded(id, samples, reset);
+        std::vector<DeviceEvent> samples =
+            m_store->deviceSamples(id, reset ? 0.0 : std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
+        if (!reset) {
+            samples.erase(std::remove_if(samples.begin(), samples.end(),
+                                         [&](const DeviceEvent& e) {
+                                             auto it = w.lastRankT.find(e.rank);
+                                             return it != w.lastRankT.end() && e.t <= it->second;
+                                         }),
+                          samples.end());
+        }
+        for (const DeviceEvent& e : samples) {
+            double& last = w.lastRankT[e.rank];
+            last = std::max(last, e.t);
+            w.lastDeviceT = std::max(w.lastDeviceT, e.t);
+        }
+        if (reset || !samples.empty()) emit deviceSamplesAdded(id, samples, reset);
 
-    // The newest step's spans may still be arriving from some ranks.
-    const std::vector<int64_t> steps = m_store->spanSteps(id);
-    const bool ended = RunState::isTerminal(record->state);
-    std::vector<SpanEvent> spans;
-    for (int64_t step : steps) {
-        if (step <= w.lastSpanStep || (!ended && step == steps.back())) continue;
-        std::vector<SpanEvent> s = m_store->spans(id, step);
-        spans.insert(spans.end(), s.begin(), s.end());
-        w.lastSpanStep = step;
+        // The newest step's spans may still be arriving from some ranks.
+        const std::vector<int64_t> steps = m_store->spanSteps(id);
+        const bool ended = RunState::isTerminal(record->state);
+        std::vector<SpanEvent> spans;
+        for (int64_t step : steps) {
+            if (step <= w.lastSpanStep || (!ended && step == steps.back())) continue;
+            std::vector<SpanEvent> s = m_store->spans(id, step);
+            spans.insert(spans.end(), s.begin(), s.end());
+            w.lastSpanStep = step;
+        }
+        if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
     }
-    if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
 
+    // Log history is not sent, so a later watch need not restart the high-water mark: every
+    // line after the first watch reaches logsAdded exactly once.
     bool more = false;
-    if (reset) {
+    if (!w.logsStarted) {
         LogQuery last;
         last.limit = 1;
         last.descending = true;
         const std::vector<LogRow> rows = m_store->logs(id, last);
         w.lastLogId = rows.empty() ? 0 : rows.front().id;
+        w.logsStarted = true;
     } else {
         LogQuery q;
         q.after_id = w.lastLogId;

@@ -28,8 +28,8 @@ public:
     // All of these run in the worker's thread (StoreWatcher invokes them queued).
     void start();
     void setInterval(int milliseconds);
-    void watch(qint64 run);
-    void unwatch(qint64 run);
+    void watch(qint64 run, bool logsOnly);
+    void unwatch(qint64 run, bool logsOnly);
     void poll(bool force);
     // `job` gets nullptr and the reason when the store cannot be opened.
     void runJob(const std::function<void(const RunStore*, const QString&)>& job);
@@ -47,8 +47,11 @@ signals:
 
 private:
     struct Watched {
-        int refs = 0;
+        int refs = 0;               // watch(): everything
+        int logRefs = 0;            // watchLogs(): record, run_start and log lines
         bool reset = true;          // send the whole history on the next poll
+        bool resendRecord = true;   // send the record and run_start again on the next poll
+        bool logsStarted = false;   // lastLogId holds the run's last id at the first watch
         std::optional<RunRecord> record;
         bool runStartSent = false;
         int64_t lastStep = -1;

@@ -226,6 +226,46 @@ TEST(StoreWatcherTest, EveryWatchResendsHistoryAndUnwatchIsCounted) {
     EXPECT_FALSE(watcher.isWatching(run));
 }
 
+TEST(StoreWatcherTest, ALogWatchNeitherResendsHistoryNorLosesLinesAcrossLaterWatches) {
+    TempStore ts;
+    const int64_t run = ts.newRun();
+    {
+        BatchedWriter writer(ts.store, run, 1h);
+        for (int i = 0; i < 5; ++i) writer.add(stepEvent(i, 1, i));
+    }
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    Received got;
+    got.attach(watcher, run);
+    watcher.watch(run);
+    ASSERT_TRUE(waitFor([&] { return got.metricResets == 1; }));
+    const size_t records = got.records.size();
+    watcher.watchLogs(run);
+    // The log view gets the record again at once; the curves keep their history.
+    ASSERT_TRUE(waitFor([&] { return got.records.size() > records; }));
+    QTest::qWait(60);
+    EXPECT_EQ(got.metricResets, 1);
+
+    BatchedWriter writer(ts.store, run, 1h);
+    writer.add(logLine(0, "info", "a"));
+    writer.flush();
+    ASSERT_TRUE(waitFor([&] { return got.logs.size() == 1; }));
+    // Another full watch re-sends the curves' history, and no line written meanwhile is lost.
+    writer.add(logLine(0, "info", "b"));
+    writer.flush();
+    watcher.watch(run);
+    writer.add(logLine(0, "info", "c"));
+    writer.flush();
+    ASSERT_TRUE(waitFor([&] { return got.logs.size() == 3 && got.metricResets == 2; }));
+    EXPECT_EQ(got.logs[1].message, "b");
+    EXPECT_EQ(got.logs[2].message, "c");
+    watcher.unwatch(run);
+    watcher.unwatch(run);
+    EXPECT_TRUE(watcher.isWatching(run));
+    watcher.unwatchLogs(run);
+    EXPECT_FALSE(watcher.isWatching(run));
+}
+
 TEST(StoreWatcherTest, ReadsRunOnTheWatcherThreadAndAnswerOnlyLiveContexts) {
     TempStore ts;
     const int64_t run = ts.newRun("read-me");
