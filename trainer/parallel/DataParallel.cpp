@@ -8,6 +8,7 @@ DataParallel::DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> d
     : m_buckets(buckets), m_dp(std::move(dp)) {
     const auto& slots = m_buckets.slots();
     m_arrived.assign(m_buckets.buckets().size(), 0);
+    m_expected.assign(m_buckets.buckets().size(), 0);
     m_work.resize(m_buckets.buckets().size());
     for (const ParamSlot& s : slots) {
         const int bucket = s.bucket;
@@ -15,15 +16,17 @@ DataParallel::DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> d
     }
 }
 
-void DataParallel::beginBackward(bool sync) {
-    m_sync = sync && m_dp && m_dp->size() > 1;
+void DataParallel::beginStep(int arrivalsPerParam) {
+    m_active = m_dp && m_dp->size() > 1;
     std::fill(m_arrived.begin(), m_arrived.end(), 0);
+    for (size_t b = 0; b < m_expected.size(); ++b)
+        m_expected[b] = arrivalsPerParam * static_cast<int>(m_buckets.buckets()[b].slots.size());
 }
 
 void DataParallel::onGradReady(int bucket) {
-    if (!m_sync) return;
+    if (!m_active) return;
     const size_t b = static_cast<size_t>(bucket);
-    if (++m_arrived[b] == static_cast<int>(m_buckets.buckets()[b].slots.size()) && !m_work[b]) {
+    if (++m_arrived[b] == m_expected[b] && !m_work[b]) {
         launch(bucket);
         ++m_launchedEarly;
     }
@@ -36,7 +39,7 @@ void DataParallel::launch(int bucket) {
 }
 
 void DataParallel::finishStep() {
-    if (m_sync) {
+    if (m_active) {
         // Same order on every rank: the graph, hence arrival, is identical across replicas.
         for (size_t b = 0; b < m_work.size(); ++b)
             if (!m_work[b]) launch(static_cast<int>(b));
@@ -45,7 +48,7 @@ void DataParallel::finishStep() {
             w.reset();
         }
     }
-    m_sync = false;
+    m_active = false;
 }
 
 } // namespace parallax

@@ -11,15 +11,17 @@
 namespace parallax {
 
 // Data-parallel gradient reduction with buckets overlapped with backward: a hook on each
-// parameter's gradient accumulator counts arrivals during the micro-batch that ends an accumulation
-// window; when a bucket's last gradient has arrived, its all-reduce starts while backward goes on
-// with earlier layers. Gradients are summed (the loss is already normalized by the global batch).
+// parameter's gradient accumulator counts arrivals; once every parameter of a bucket has received
+// all the gradients of the step (one per micro-batch), the bucket's all-reduce starts while
+// backward goes on with earlier layers and micro-batches. Gradients are summed (the loss is already
+// normalized by the global batch).
 class DataParallel {
 public:
     DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp);
 
-    // Call before each micro-batch's backward; `sync` on the last micro-batch of a step.
-    void beginBackward(bool sync);
+    // Call before a step's first backward; each parameter will receive `arrivalsPerParam` gradients
+    // (the micro-batches of the step).
+    void beginStep(int arrivalsPerParam);
     // Call after the last backward of a step: starts buckets whose gradients never arrived (unused
     // parameters keep zero gradients) and waits for every reduction.
     void finishStep();
@@ -34,8 +36,9 @@ private:
     std::shared_ptr<Communicator> m_dp;
     std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators; // keeps the hooks alive
     std::vector<int> m_arrived;
+    std::vector<int> m_expected;
     std::vector<std::shared_ptr<Work>> m_work;
-    bool m_sync = false;
+    bool m_active = false;
     int64_t m_launchedEarly = 0;
 };
 

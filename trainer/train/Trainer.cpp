@@ -4,8 +4,10 @@
 
 #include "trainer/data/Dataset.h"
 #include "trainer/data/DistributedSampler.h"
+#include "trainer/parallel/AbsentUnit.h"
 #include "trainer/parallel/DataParallel.h"
 #include "trainer/parallel/GradBuckets.h"
+#include "trainer/parallel/StagePartition.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
@@ -97,15 +99,51 @@ Trainer::Trainer(RunSpec spec, WorkerOptions options, ProcessGroups& groups, Tel
 
 Trainer::~Trainer() = default;
 
+std::vector<StageChunk> Trainer::placeStages() {
+    const int pp = m_groups.ppSize;
+    const int chunks = m_spec.parallel.schedule == "interleaved" ? static_cast<int>(m_spec.parallel.virtual_stages) : 1;
+    std::vector<UnitInfo> info;
+    for (const auto& unit : m_model->units()) {
+        const std::string kind = unit->kindName();
+        info.push_back({kind == "block" || kind == "joint_block" || kind == "vision_block", unit->forwardFlopsPerSample()});
+    }
+    const std::vector<int> bounds = partitionUnits(info, pp * chunks, m_spec.parallel.stage_layers);
+    std::vector<StageChunk> mine;
+    std::vector<bool> local(info.size(), false);
+    for (int c = 0; c < chunks; ++c) {
+        const int piece = c * pp + m_groups.coord.pp;
+        StageChunk chunk;
+        chunk.virtualStage = piece;
+        for (int u = bounds[static_cast<size_t>(piece)]; u < bounds[static_cast<size_t>(piece) + 1]; ++u) {
+            chunk.units.push_back(m_model->unit(u));
+            local[static_cast<size_t>(u)] = true;
+        }
+        mine.push_back(std::move(chunk));
+    }
+    for (size_t u = 0; u < local.size(); ++u) {
+        if (local[u]) continue;
+        auto unit = m_model->unit(static_cast<int64_t>(u));
+        m_model->replaceUnit(static_cast<int64_t>(u), std::make_shared<AbsentUnit>(unit->kindName(), unit->forwardFlopsPerSample()));
+    }
+    return mine;
+}
+
 void Trainer::setup() {
     m_dims = resolveModel(m_spec.model);
     m_model = buildModel(m_dims, m_spec.train.seed);
+    double forward = 0;
+    for (const auto& unit : m_model->units()) forward += unit->forwardFlopsPerSample();
+    m_flopsPerToken = 3.0 * forward / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
+
+    std::vector<StageChunk> chunks = placeStages();
     m_model->to(m_device);
 
     std::vector<std::pair<std::string, torch::Tensor>> named;
     for (const auto& item : m_model->named_parameters()) named.emplace_back(item.key(), item.value());
     m_buckets = std::make_unique<GradBuckets>(named, m_spec.parallel.bucket_mb * 1024.0 * 1024.0);
     m_dataParallel = std::make_unique<DataParallel>(*m_buckets, m_groups.dp);
+    m_engine = std::make_unique<PipelineEngine>(std::move(chunks), m_groups, m_spec.parallel.schedule,
+                                                static_cast<int>(m_spec.accumulation()));
 
     AdamWOptions o;
     o.beta1 = m_spec.train.beta1;
@@ -120,9 +158,6 @@ void Trainer::setup() {
                                                      m_groups.coord.dp, m_spec.train.micro_batch,
                                                      m_spec.train.seed, m_spec.data.shuffle);
 
-    double forward = 0;
-    for (const auto& unit : m_model->units()) forward += unit->forwardFlopsPerSample();
-    m_flopsPerToken = 3.0 * forward / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
     const PeakFlops peak = devicePeakFlops(m_device.is_cuda(), "", m_spec.train.precision, torch::get_num_threads());
     m_peakFlops = peak.flops;
     if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
@@ -220,6 +255,7 @@ void Trainer::resume() {
 void Trainer::emitRunStart() {
     const auto hosts = gatherHosts(*m_groups.world);
     const auto offsets = alignClocks(*m_groups.world);
+    m_clockOffset = offsets.at(static_cast<size_t>(m_groups.worldRank()));
     if (m_groups.worldRank() != 0) return;
     RunStartEvent e;
     e.world = m_groups.world->size();
@@ -254,14 +290,10 @@ double Trainer::trainStep(int64_t step) {
     const double globalCount = m_groups.dp->allReduceScalar(static_cast<double>(localCount), ReduceOp::Sum);
 
     m_buckets->zeroGrads();
-    double lossSum = 0;
-    for (int64_t k = 0; k < accumulation; ++k) {
-        m_dataParallel->beginBackward(k == accumulation - 1);
-        Activation out = m_model->forwardAll(micro[static_cast<size_t>(k)]);
-        auto loss = out.at(0) / globalCount;
-        loss.backward();
-        lossSum += out.at(0).item<double>();
-    }
+    m_dataParallel->beginStep(static_cast<int>(accumulation));
+    const bool recordSpans = m_spec.telemetry.span_every > 0 && step % m_spec.telemetry.span_every == 0;
+    PipelineEngine::Result r = m_engine->runStep(micro, globalCount, step, recordSpans);
+    m_lastSpans = std::move(r.spans);
     m_dataParallel->finishStep();
 
     const double normSq = m_groups.mp->allReduceScalar(m_buckets->localGradNormSquared(), ReduceOp::Sum);
@@ -272,7 +304,9 @@ double Trainer::trainStep(int64_t step) {
     const double lr =
         learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
     m_optimizer->step(lr, scale);
-    return m_groups.dp->allReduceScalar(lossSum, ReduceOp::Sum) / globalCount;
+    // The loss exists on the last pipeline stage; the sum over the pipeline group brings it to all.
+    const double replicaLoss = m_groups.dp->allReduceScalar(r.lossSum, ReduceOp::Sum) / globalCount;
+    return m_groups.pp->allReduceScalar(m_groups.isLastStage() ? replicaLoss : 0.0, ReduceOp::Sum);
 }
 
 TrainResult Trainer::run() {
@@ -302,6 +336,12 @@ TrainResult Trainer::run() {
         const double ms = (monotonicSeconds() - t0) * 1e3;
         m_tokensSeen += tokensPerStep;
         result.losses.push_back(loss);
+        for (SpanEvent& span : m_lastSpans) {
+            span.start -= m_clockOffset;
+            span.end -= m_clockOffset;
+            m_out.emit(span);
+        }
+        m_lastSpans.clear();
 
         const double msMin = m_groups.world->allReduceScalar(ms, ReduceOp::Min);
         const auto [msMax, slowest] = m_groups.world->maxLoc(ms);

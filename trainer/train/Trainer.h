@@ -4,6 +4,7 @@
 #include "core/spec/RunSpec.h"
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/models/Model.h"
+#include "trainer/parallel/PipelineEngine.h"
 #include "trainer/train/Checkpoint.h"
 #include "trainer/train/TelemetryEmitter.h"
 
@@ -17,6 +18,7 @@ class Dataset;
 class DistributedSampler;
 class GradBuckets;
 class DataParallel;
+class PipelineEngine;
 class AdamW;
 
 struct WorkerOptions {
@@ -48,6 +50,8 @@ public:
 
 private:
     void setup();
+    // Keeps this rank's pipeline chunks in the model (the other units become placeholders).
+    std::vector<StageChunk> placeStages();
     void resume();
     double trainStep(int64_t step); // returns the global mean loss
     std::string saveCheckpoint(int64_t nextStep);
@@ -65,12 +69,15 @@ private:
     std::unique_ptr<DistributedSampler> m_sampler;
     std::unique_ptr<GradBuckets> m_buckets;
     std::unique_ptr<DataParallel> m_dataParallel;
+    std::unique_ptr<PipelineEngine> m_engine;
+    std::vector<SpanEvent> m_lastSpans;
     std::unique_ptr<AdamW> m_optimizer;
     int64_t m_startStep = 0;
     int64_t m_tokensSeen = 0;
     double m_flopsPerToken = 0;
     double m_peakFlops = 0;
     double m_lastGradNorm = 0;
+    double m_clockOffset = 0; // this rank's clock - rank 0's clock, seconds
 };
 
 } // namespace parallax

@@ -1,0 +1,191 @@
+#include "trainer/parallel/PipelineEngine.h"
+
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
+namespace parallax {
+
+namespace {
+
+constexpr int64_t kHeaderLength = 64;
+
+double wallSeconds() {
+    using namespace std::chrono;
+    return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+} // namespace
+
+PipelineEngine::PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, std::string schedule,
+                               int microbatches)
+    : m_chunks(std::move(chunks)), m_groups(groups), m_scheduleName(std::move(schedule)),
+      m_microbatches(microbatches) {
+    if (m_chunks.empty()) throw std::invalid_argument("pipeline rank without model chunks");
+    m_virtualStages = static_cast<int>(m_chunks.size()) * m_groups.ppSize;
+    m_schedule = pipelineSchedule(m_scheduleName, m_groups.ppSize, m_groups.coord.pp, m_microbatches,
+                                  static_cast<int>(m_chunks.size()));
+}
+
+int PipelineEngine::rankOfVirtualStage(int virtualStage) const {
+    return virtualStage % m_groups.ppSize;
+}
+
+Activation PipelineEngine::forwardChunk(int chunk, const Activation& input, const Batch& batch) {
+    Activation a = input;
+    for (const auto& unit : m_chunks[static_cast<size_t>(chunk)].units) {
+        a = unit->forward(a, batch);
+        m_groups.pp->progress();
+    }
+    return a;
+}
+
+// Tags keep every message of a step apart: (receiving virtual stage, micro-batch, direction, index).
+static int messageTag(int virtualStage, int virtualStages, int microbatch, bool gradient, int index) {
+    return (((microbatch * virtualStages + virtualStage) * 2 + (gradient ? 1 : 0)) * (kHeaderLength / 2)) + index;
+}
+
+void PipelineEngine::sendActivation(const Activation& a, int toVirtualStage, int microbatch, bool gradient) {
+    const int peer = rankOfVirtualStage(toVirtualStage);
+    auto header = torch::zeros({kHeaderLength}, torch::kLong);
+    auto* h = header.data_ptr<int64_t>();
+    int64_t at = 0;
+    h[at++] = static_cast<int64_t>(a.size());
+    for (const torch::Tensor& t : a) {
+        if (at + 2 + t.dim() > kHeaderLength)
+            throw std::runtime_error("pipeline activation with too many dimensions to describe");
+        h[at++] = static_cast<int64_t>(t.scalar_type());
+        h[at++] = t.dim();
+        for (int64_t d : t.sizes()) h[at++] = d;
+    }
+    if (a.size() + 1 > static_cast<size_t>(kHeaderLength / 2))
+        throw std::runtime_error("pipeline activation with too many tensors");
+    m_sendBuffers.push_back(header.to(a.empty() ? torch::kCPU : a.front().device()));
+    m_pendingSends.push_back(
+        m_groups.pp->sendAsync(m_sendBuffers.back(), peer, messageTag(toVirtualStage, m_virtualStages, microbatch, gradient, 0)));
+    for (size_t i = 0; i < a.size(); ++i) {
+        m_sendBuffers.push_back(a[i].detach().contiguous());
+        m_pendingSends.push_back(m_groups.pp->sendAsync(
+            m_sendBuffers.back(), peer,
+            messageTag(toVirtualStage, m_virtualStages, microbatch, gradient, static_cast<int>(i) + 1)));
+    }
+}
+
+Activation PipelineEngine::recvActivation(int virtualStage, int microbatch, bool gradient) {
+    // The sender is the neighbour: the next virtual stage for gradients, the previous for inputs.
+    const int peer = rankOfVirtualStage(gradient ? virtualStage + 1 : virtualStage - 1);
+    const torch::Device device = m_chunks.front().units.front()->parameters().empty()
+                                     ? torch::Device(torch::kCPU)
+                                     : m_chunks.front().units.front()->parameters().front().device();
+    auto header = torch::zeros({kHeaderLength}, torch::TensorOptions().dtype(torch::kLong).device(device));
+    m_groups.pp->recv(header, peer, messageTag(virtualStage, m_virtualStages, microbatch, gradient, 0));
+    header = header.to(torch::kCPU);
+    const auto* h = header.data_ptr<int64_t>();
+    int64_t at = 0;
+    const int64_t n = h[at++];
+    Activation out;
+    std::vector<std::shared_ptr<Work>> works;
+    for (int64_t i = 0; i < n; ++i) {
+        const auto dtype = static_cast<c10::ScalarType>(h[at++]);
+        const int64_t dims = h[at++];
+        std::vector<int64_t> shape(h + at, h + at + dims);
+        at += dims;
+        out.push_back(torch::empty(shape, torch::TensorOptions().dtype(dtype).device(device)));
+        works.push_back(m_groups.pp->recvAsync(out.back(), peer,
+                                               messageTag(virtualStage, m_virtualStages, microbatch, gradient,
+                                                          static_cast<int>(i) + 1)));
+    }
+    for (auto& w : works) w->wait();
+    return out;
+}
+
+void PipelineEngine::waitSends() {
+    for (auto& w : m_pendingSends) w->wait();
+    m_pendingSends.clear();
+    m_sendBuffers.clear();
+}
+
+PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microbatches, double lossNormalizer,
+                                               int64_t step, bool recordSpans) {
+    if (static_cast<int>(microbatches.size()) != m_microbatches)
+        throw std::logic_error("pipeline step given " + std::to_string(microbatches.size()) + " micro-batches, expected " +
+                               std::to_string(m_microbatches));
+    Result result;
+    const int stage = m_groups.coord.pp;
+    const int pp = m_groups.ppSize;
+    std::map<std::pair<int, int>, InFlight> inFlight; // (chunk, micro-batch)
+    auto span = [&](const char* kind, int micro, double start, double end) {
+        if (!recordSpans) return;
+        SpanEvent s;
+        s.rank = m_groups.worldRank();
+        s.stage = stage;
+        s.step = step;
+        s.microbatch = micro;
+        s.kind = kind;
+        s.start = start;
+        s.end = end;
+        result.spans.push_back(std::move(s));
+    };
+
+    for (const PipelineAction& action : m_schedule) {
+        const int vs = action.chunk * pp + stage;
+        const Batch& batch = microbatches[static_cast<size_t>(action.microbatch)];
+        if (action.kind == PipelineAction::Kind::Forward) {
+            InFlight f;
+            if (vs > 0) {
+                const double t0 = wallSeconds();
+                f.inputs = recvActivation(vs, action.microbatch, /*gradient=*/false);
+                span("recv", action.microbatch, t0, wallSeconds());
+                for (auto& t : f.inputs)
+                    if (t.is_floating_point()) t.requires_grad_(true);
+            }
+            const double t0 = wallSeconds();
+            f.outputs = forwardChunk(action.chunk, f.inputs, batch);
+            span("F", action.microbatch, t0, wallSeconds());
+            if (vs == m_virtualStages - 1) {
+                result.lossSum += f.outputs.at(0).item<double>();
+            } else {
+                sendActivation(f.outputs, vs + 1, action.microbatch, /*gradient=*/false);
+            }
+            inFlight[{action.chunk, action.microbatch}] = std::move(f);
+        } else {
+            auto it = inFlight.find({action.chunk, action.microbatch});
+            if (it == inFlight.end()) throw std::logic_error("pipeline backward before its forward");
+            InFlight f = std::move(it->second);
+            inFlight.erase(it);
+            Activation grads;
+            if (vs < m_virtualStages - 1) {
+                const double t0 = wallSeconds();
+                grads = recvActivation(vs, action.microbatch, /*gradient=*/true);
+                span("recv", action.microbatch, t0, wallSeconds());
+            }
+            const double t0 = wallSeconds();
+            if (vs == m_virtualStages - 1) {
+                (f.outputs.at(0) / lossNormalizer).backward();
+            } else {
+                std::vector<torch::Tensor> outs, gs;
+                for (size_t i = 0; i < f.outputs.size(); ++i) {
+                    if (f.outputs[i].requires_grad()) {
+                        outs.push_back(f.outputs[i]);
+                        gs.push_back(grads.at(i));
+                    }
+                }
+                if (!outs.empty()) torch::autograd::backward(outs, gs);
+            }
+            span("B", action.microbatch, t0, wallSeconds());
+            if (vs > 0) {
+                Activation inputGrads;
+                for (const auto& in : f.inputs)
+                    inputGrads.push_back(in.grad().defined() ? in.grad() : torch::zeros_like(in));
+                sendActivation(inputGrads, vs - 1, action.microbatch, /*gradient=*/true);
+            }
+            m_groups.pp->progress();
+        }
+    }
+    const double t0 = wallSeconds();
+    waitSends();
+    if (pp > 1) span("send", -1, t0, wallSeconds());
+    return result;
+}
+
+} // namespace parallax

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "core/telemetry/Events.h"
+#include "trainer/comm/ProcessGroups.h"
+#include "trainer/models/Model.h"
+#include "trainer/parallel/PipelineSchedule.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// The units one pipeline rank runs for one virtual stage.
+struct StageChunk {
+    int virtualStage = 0;                      // chunk * pp + pipeline stage
+    std::vector<std::shared_ptr<Unit>> units;
+};
+
+// Runs one training step's forwards and backwards on this rank, in the order of a pipeline
+// schedule, passing activations and their gradients to the neighbouring virtual stages over the
+// pipeline group. With one stage it is plain gradient accumulation. Records a span per forward,
+// backward and blocking receive when asked. Gradients land in the parameters' .grad() (the
+// reducers' hooks take them from there).
+class PipelineEngine {
+public:
+    PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, std::string schedule, int microbatches);
+
+    struct Result {
+        double lossSum = 0;           // summed loss of this rank's micro-batches (last virtual stage only)
+        std::vector<SpanEvent> spans; // local clock (seconds since the epoch); empty unless recorded
+    };
+    // `lossNormalizer`: the global batch's loss element count; each micro-batch's loss sum is divided
+    // by it before backward so that gradients are those of the global mean.
+    Result runStep(const std::vector<Batch>& microbatches, double lossNormalizer, int64_t step, bool recordSpans);
+
+    int chunksPerStage() const { return static_cast<int>(m_chunks.size()); }
+    int virtualStages() const { return m_virtualStages; }
+    const std::vector<PipelineAction>& schedule() const { return m_schedule; }
+
+private:
+    struct InFlight {
+        Activation inputs;  // leaves requiring grad (received), empty for the first virtual stage
+        Activation outputs; // of the chunk's last unit
+    };
+    Activation forwardChunk(int chunk, const Activation& input, const Batch& batch);
+    void sendActivation(const Activation& a, int virtualStage, int microbatch, bool gradient);
+    Activation recvActivation(int virtualStage, int microbatch, bool gradient);
+    int rankOfVirtualStage(int virtualStage) const; // in the pipeline group
+    void waitSends();
+
+    std::vector<StageChunk> m_chunks;
+    ProcessGroups& m_groups;
+    std::string m_scheduleName;
+    int m_microbatches;
+    int m_virtualStages;
+    std::vector<PipelineAction> m_schedule;
+    std::vector<std::shared_ptr<Work>> m_pendingSends;
+    std::vector<torch::Tensor> m_sendBuffers;
+};
+
+} // namespace parallax
