@@ -37,8 +37,8 @@ QTableView* makeTable(QWidget* parent) {
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->setSelectionMode(QAbstractItemView::ContiguousSelection);
     view->setWordWrap(false);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    view->horizontalHeader()->setDefaultSectionSize(150);
+    // A handful of rows and one column per run: sized to their contents.
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     view->horizontalHeader()->setStretchLastSection(true);
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     return view;
@@ -124,12 +124,11 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     auto* summaryLayout = new QVBoxLayout(summaryBox);
     m_summaryView = makeTable(summaryBox);
     m_summaryView->setModel(m_summary);
-    m_summaryView->horizontalHeader()->setDefaultSectionSize(130);
     summaryLayout->addWidget(m_summaryView);
     tables->addWidget(diffBox);
     tables->addWidget(summaryBox);
-    tables->setStretchFactor(0, 3);
-    tables->setStretchFactor(1, 2);
+    tables->setStretchFactor(0, 1);
+    tables->setStretchFactor(1, 1);
     m_rightSplitter->addWidget(tables);
     m_rightSplitter->setStretchFactor(0, 3);
     m_rightSplitter->setStretchFactor(1, 2);
@@ -138,7 +137,7 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     m_mainSplitter->setStretchFactor(1, 3);
     m_mainSplitter->setSizes({320, 1000});
     m_rightSplitter->setSizes({500, 330});
-    tables->setSizes({600, 400});
+    tables->setSizes({500, 500});
     layout->addWidget(m_mainSplitter);
 
     connect(m_filterEdit, &QLineEdit::textChanged, m_filter, &RunFilterModel::setFilterText);

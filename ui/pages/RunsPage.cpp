@@ -87,13 +87,13 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     const QFontMetrics fm = m_view->fontMetrics();
     const std::pair<int, const char*> widths[] = {
         {RunListModel::IdColumn, "00000"},           {RunListModel::StateColumn, "succeeded"},
-        {RunListModel::NameColumn, "mmdit-fashion-dp2-zero3"}, {RunListModel::ModelColumn, "mmdit"},
-        {RunListModel::LayoutColumn, "dp16 tp2 pp2 zero3"}, {RunListModel::StepsColumn, "10000 / 10000"},
-        {RunListModel::LossColumn, "0.00000"},       {RunListModel::TokensPerSecondColumn, "Tokens/s"},
-        {RunListModel::MfuColumn, "00.0%"},          {RunListModel::DurationColumn, "00h 00m"},
-        {RunListModel::CreatedColumn, "0000-00-00 00:00"}, {RunListModel::TagsColumn, "baseline, sweep"}};
+        {RunListModel::NameColumn, "mmdit-fashion-dp2"}, {RunListModel::ModelColumn, "mmdit"},
+        {RunListModel::LayoutColumn, "dp16 tp2 pp2 zero3"}, {RunListModel::StepsColumn, "1000 / 1000"},
+        {RunListModel::LossColumn, "0.0000"},        {RunListModel::TokensPerSecondColumn, "Tokens/s"},
+        {RunListModel::MfuColumn, "MFU"},            {RunListModel::DurationColumn, "00m 00s"},
+        {RunListModel::CreatedColumn, "0000-00-00 00:00"}, {RunListModel::TagsColumn, "baseline"}};
     for (const auto& [column, sample] : widths)
-        m_view->setColumnWidth(column, fm.horizontalAdvance(QString::fromLatin1(sample)) + 24);
+        m_view->setColumnWidth(column, fm.horizontalAdvance(QString::fromLatin1(sample)) + 16);
     layout->addWidget(m_view, 1);
 
     auto* actions = new QHBoxLayout;
