@@ -27,3 +27,11 @@ if(_parallax_presets)
   qt_add_resources(parallax_ui parallax_presets PREFIX /runs BASE "${PROJECT_SOURCE_DIR}/resources/runs"
                    FILES ${_parallax_presets})
 endif()
+
+# What an installed console finds beside it: the example runs (NewRunPage looks in
+# <prefix>/share/parallax/runs), its desktop entry and its icon.
+include(GNUInstallDirs)
+install(FILES ${_parallax_presets} DESTINATION ${CMAKE_INSTALL_DATADIR}/parallax/runs)
+install(FILES "${PROJECT_SOURCE_DIR}/resources/parallax.desktop" DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
+install(FILES "${PROJECT_SOURCE_DIR}/resources/icons/parallax.svg"
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
