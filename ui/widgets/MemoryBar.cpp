@@ -59,7 +59,8 @@ QString MemoryBar::tooltipText() const {
 
 QSize MemoryBar::sizeHint() const {
     const int rows = (int(m_segments.size()) + kLegendColumns - 1) / kLegendColumns;
-    return {360, kBarHeight + 8 + std::max(1, rows) * kLegendRowHeight + kLegendRowHeight};
+    // The summary line may wrap onto a second row.
+    return {360, kBarHeight + 8 + std::max(1, rows) * kLegendRowHeight + 2 * kLegendRowHeight};
 }
 
 QSize MemoryBar::minimumSizeHint() const {
@@ -112,7 +113,7 @@ void MemoryBar::paintEvent(QPaintEvent*) {
                    fm.elidedText(text, Qt::ElideRight, cell.width() - 16));
     }
     const int rows = (int(m_segments.size()) + kLegendColumns - 1) / kLegendColumns;
-    const QRect summary(0, y + std::max(1, rows) * kLegendRowHeight, width(), kLegendRowHeight);
+    const QRect summary(0, y + std::max(1, rows) * kLegendRowHeight, width(), 2 * kLegendRowHeight);
     QString text = tr("total %1").arg(bytesText(sum));
     if (m_capacity > 0) {
         text += tr(" of %1 %2 (%3%)")
@@ -124,7 +125,7 @@ void MemoryBar::paintEvent(QPaintEvent*) {
     bold.setBold(overCapacity());
     p.setFont(bold);
     p.setPen(overCapacity() ? QColor(200, 30, 30) : palette().color(QPalette::WindowText));
-    p.drawText(summary, Qt::AlignLeft | Qt::AlignVCenter, text);
+    p.drawText(summary, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
 }
 
 } // namespace parallax
