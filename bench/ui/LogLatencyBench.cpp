@@ -216,15 +216,16 @@ int main(int argc, char** argv) {
     supervisor.join();
 
     std::vector<double> fromAdd, fromCommit;
-    double worst = -1, worstToCommit = 0, worstFromCommit = 0;
+    double worst = -1, worstToCommit = 0;
+    int worstId = -1;
     for (const auto& [id, p] : seen) {
         if (!p.isSeen) continue;
         fromAdd.push_back(msBetween(p.added, p.seen));
         if (p.isCommitted) fromCommit.push_back(msBetween(p.committed, p.seen));
         if (fromAdd.back() > worst && p.isCommitted) {
             worst = fromAdd.back();
+            worstId = id;
             worstToCommit = msBetween(p.added, p.committed);
-            worstFromCommit = msBetween(p.committed, p.seen);
         }
     }
     const double p95 = percentile(fromAdd, 0.95);
@@ -243,8 +244,10 @@ int main(int argc, char** argv) {
                     percentile(fromAdd, 0.5) < 250});
     rows.push_back({"line add() -> row in view (p95)", "< 250 ms", ms(p95), p95 < 250});
     rows.push_back({"line add() -> row in view (max)", "", ms(percentile(fromAdd, 1.0)), true});
-    std::snprintf(buf, sizeof buf, "%.1f + %.1f ms", worstToCommit, worstFromCommit);
-    rows.push_back({"slowest line: add -> commit + commit -> view", "", buf, true});
+    // The commit time is taken when flush() returns, which can be after readers see the rows
+    // (SQLite checkpoints, or FTS5 merges its index segments, after the commit).
+    std::snprintf(buf, sizeof buf, "#%d: %.1f / %.1f ms", worstId, worstToCommit, worst);
+    rows.push_back({"slowest line: add -> flush returned / -> view", "", buf, true});
     rows.push_back({"commit -> row in view (median / p95)", "",
                     ms(percentile(fromCommit, 0.5)) + " / " + ms(percentile(fromCommit, 0.95)), true});
     printTable("Log line latency: BatchedWriter (100 ms batches) -> StoreWatcher (" +
