@@ -41,7 +41,7 @@ if(PARALLAX_WORKER)
 endif()
 
 if(PARALLAX_CONSOLE)
-  find_package(Qt6 6.2 REQUIRED COMPONENTS Core Gui Widgets Test)
+  find_package(Qt6 6.2 REQUIRED COMPONENTS Core Gui Widgets PrintSupport Test)
   find_package(QCustomPlotQt6 REQUIRED)
 endif()
 

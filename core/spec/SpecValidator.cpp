@@ -1,12 +1,13 @@
 #include "core/spec/SpecValidator.h"
 
+#include "core/util/Files.h"
+
 #include "core/spec/Estimates.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/Suggestions.h"
 #include "core/spec/TomlText.h"
 
 #include <cmath>
-#include <filesystem>
 #include <numeric>
 #include <stdexcept>
 #include <system_error>
@@ -15,7 +16,6 @@ namespace parallax {
 
 namespace {
 
-namespace fs = std::filesystem;
 
 const std::vector<std::string> kModelKinds = {"gpt", "mmdit", "vlm"};
 const std::vector<std::string> kDataKinds = {"synthetic", "fashion-mnist", "text", "image-folder"};
@@ -113,21 +113,6 @@ bool isEnvName(const std::string& name) {
         if (!ok) return false;
     }
     return true;
-}
-
-bool exists(const std::string& path) {
-    std::error_code ec;
-    return fs::exists(path, ec);
-}
-
-bool isRegularFile(const std::string& path) {
-    std::error_code ec;
-    return fs::is_regular_file(path, ec);
-}
-
-bool isDirectory(const std::string& path) {
-    std::error_code ec;
-    return fs::is_directory(path, ec);
 }
 
 class Checker {
@@ -320,8 +305,8 @@ private:
         };
         if (data.kind == "fashion-mnist") {
             const std::string path = data.path.empty() ? defaultDataPath(data.kind) : data.path;
-            const bool complete = isDirectory(path) && exists(path + "/train-images-idx3-ubyte.gz") &&
-                                  exists(path + "/train-labels-idx1-ubyte.gz");
+            const bool complete = isDirectory(path) && pathExists(path + "/train-images-idx3-ubyte.gz") &&
+                                  pathExists(path + "/train-labels-idx1-ubyte.gz");
             if (complete) return;
             if (data.path.empty())
                 missing("data.kind = \"fashion-mnist\" reads " + path +
@@ -345,9 +330,8 @@ private:
             return;
         }
         if (text && m_haveDims && d.seq_len >= 1) {
-            std::error_code ec;
-            const auto bytes = static_cast<int64_t>(fs::file_size(data.path, ec));
-            if (!ec && bytes < d.seq_len + 1)
+            const int64_t bytes = fileSize(data.path);
+            if (bytes >= 0 && bytes < d.seq_len + 1)
                 error("data.path", "data.path = " + inQuotes(data.path) + " has " + num(bytes) +
                                        " bytes, but one sample needs model.seq_len + 1 = " + num(d.seq_len + 1) +
                                        "; use a longer text or a smaller model.seq_len");

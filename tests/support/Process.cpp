@@ -1,7 +1,8 @@
 #include "tests/support/Process.h"
 
+#include "core/util/Files.h"
+
 #include <cstdlib>
-#include <filesystem>
 #include <fcntl.h>
 #include <fstream>
 #include <random>
@@ -11,7 +12,6 @@
 #include <unistd.h>
 
 extern char** environ;
-namespace fs = std::filesystem;
 
 namespace parallax::testing {
 
@@ -87,15 +87,18 @@ std::string BackgroundProcess::output() const {
 
 TempDir::TempDir() {
     std::random_device rd;
-    const fs::path p =
-        fs::temp_directory_path() / ("parallax-test-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(p);
-    m_path = p.string();
+    const char* tmp = std::getenv("TMPDIR");
+    m_path = joinPath(tmp && *tmp ? tmp : "/tmp",
+                      "parallax-test-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+    createDirectories(m_path);
 }
 
 TempDir::~TempDir() {
-    std::error_code ec;
-    fs::remove_all(m_path, ec);
+    try {
+        removeAll(m_path);
+    } catch (const FileError&) {
+        // A test's scratch folder that cannot be removed is left for the system's tmp cleaner.
+    }
 }
 
 std::string buildDir() {
@@ -112,17 +115,17 @@ std::string sourceDir() {
 
 std::vector<pid_t> processesMatching(const std::string& needle) {
     std::vector<pid_t> out;
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
+    for (const std::string& name : listDirectory("/proc")) {
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+        const std::string entry = "/proc/" + name;
+        std::ifstream in(entry + "/cmdline", std::ios::binary);
         std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         for (char& c : cmd)
             if (c == '\0') c = ' ';
         const pid_t pid = static_cast<pid_t>(std::stol(name));
         if (pid != getpid() && cmd.find(needle) != std::string::npos) {
             // Zombies have an empty command line already; skip them by their state too.
-            std::ifstream stat(entry.path() / "stat");
+            std::ifstream stat(entry + "/stat");
             std::string s;
             std::getline(stat, s);
             const auto close = s.rfind(')');

@@ -40,4 +40,65 @@ torch::Generator makeGenerator(uint64_t seed) {
     return at::make_generator<at::CPUGeneratorImpl>(seed);
 }
 
+namespace {
+
+bool autocastEnabled(c10::DeviceType device) {
+#if PARALLAX_TORCH2
+    return at::autocast::is_autocast_enabled(device);
+#else
+    return device == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+void setAutocastEnabled(c10::DeviceType device, bool enabled) {
+#if PARALLAX_TORCH2
+    at::autocast::set_autocast_enabled(device, enabled);
+#else
+    if (device == c10::DeviceType::CUDA)
+        at::autocast::set_enabled(enabled);
+    else
+        at::autocast::set_cpu_enabled(enabled);
+#endif
+}
+
+at::ScalarType autocastType(c10::DeviceType device) {
+#if PARALLAX_TORCH2
+    return at::autocast::get_autocast_dtype(device);
+#else
+    return device == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
+                                           : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
+void setAutocastType(c10::DeviceType device, at::ScalarType dtype) {
+#if PARALLAX_TORCH2
+    at::autocast::set_autocast_dtype(device, dtype);
+#else
+    if (device == c10::DeviceType::CUDA)
+        at::autocast::set_autocast_gpu_dtype(dtype);
+    else
+        at::autocast::set_autocast_cpu_dtype(dtype);
+#endif
+}
+
+} // namespace
+
+AutocastScope::AutocastScope(c10::DeviceType device, at::ScalarType dtype, bool enabled)
+    : m_device(device), m_enabled(enabled) {
+    if (!m_enabled) return;
+    m_previous = autocastEnabled(device);
+    m_previousType = autocastType(device);
+    setAutocastEnabled(device, true);
+    setAutocastType(device, dtype);
+    at::autocast::increment_nesting();
+}
+
+AutocastScope::~AutocastScope() {
+    if (!m_enabled) return;
+    // Cached casts of the weights belong to this step; drop them when the outermost scope ends.
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    setAutocastEnabled(m_device, m_previous);
+    setAutocastType(m_device, m_previousType);
+}
+
 } // namespace parallax::compat

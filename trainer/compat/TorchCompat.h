@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <ATen/autocast_mode.h>
 
 #include <functional>
 
@@ -28,5 +29,21 @@ std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor
 
 // A generator seeded with `seed` (CPU), for deterministic initialization and per-sample draws.
 torch::Generator makeGenerator(uint64_t seed);
+
+// Mixed precision for a scope: matrix products and attention run in `dtype` (bf16) on `device`'s
+// kind while parameters, their gradients and the optimizer stay fp32. Restores the previous state.
+class AutocastScope {
+public:
+    AutocastScope(c10::DeviceType device, at::ScalarType dtype, bool enabled);
+    ~AutocastScope();
+    AutocastScope(const AutocastScope&) = delete;
+    AutocastScope& operator=(const AutocastScope&) = delete;
+
+private:
+    c10::DeviceType m_device;
+    bool m_enabled;
+    bool m_previous = false;
+    at::ScalarType m_previousType = at::kFloat;
+};
 
 } // namespace parallax::compat

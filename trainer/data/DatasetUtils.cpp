@@ -116,34 +116,6 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
     return batch;
 }
 
-bool isRegularFile(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool isDirectory(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::vector<std::string> listDirectory(const std::string& path) {
-    DIR* dir = ::opendir(path.c_str());
-    if (!dir) throw DataError(path + ": cannot be listed (" + std::strerror(errno) + ")");
-    std::vector<std::string> names;
-    while (const dirent* entry = ::readdir(dir)) {
-        const std::string name = entry->d_name;
-        if (name != "." && name != "..") names.push_back(name);
-    }
-    ::closedir(dir);
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
-std::string joinPath(const std::string& folder, const std::string& name) {
-    if (folder.empty() || folder.back() == '/') return folder + name;
-    return folder + "/" + name;
-}
-
 void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
     if (dims.kind != "mmdit" && dims.kind != "vlm")
         throw DataError("data.kind = \"" + dataKind + "\" gives images with captions, which model.kind = \"" +

@@ -3,6 +3,7 @@
 // Pieces every dataset shares: seeding, captions, image fitting and batch assembly.
 
 #include "core/spec/ModelDims.h"
+#include "core/util/Files.h"
 #include "trainer/models/Model.h"
 
 #include <cstdint>
@@ -40,15 +41,6 @@ struct ImageSample {
 // hash(seed, step, sample index).
 Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
                  uint64_t seed, const ModelDims& dims);
-
-// File-system queries through POSIX. std::filesystem is avoided on purpose: PyTorch's wheels
-// export the libstdc++ filesystem symbols they link statically, and calls from the worker then bind
-// to them and crash (pytorch/pytorch#133437).
-bool isRegularFile(const std::string& path);
-bool isDirectory(const std::string& path);
-// The entries of a folder, sorted, without "." and "..". Throws DataError when it cannot be read.
-std::vector<std::string> listDirectory(const std::string& path);
-std::string joinPath(const std::string& folder, const std::string& name);
 
 // Throws DataError unless the model takes images (mmdit, vlm).
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);

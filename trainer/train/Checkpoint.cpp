@@ -3,14 +3,14 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "core/util/Files.h"
+
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace parallax {
@@ -85,39 +85,30 @@ json pieceToJson(const CheckpointPiece& p, const std::string& file, const std::s
                 {"file", file},             {"key", key}};
 }
 
-void writeTextFile(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out) throw CheckpointError("cannot write " + tmp + " (disk full or no permission?)");
-    }
-    fs::rename(tmp, path);
-}
-
 } // namespace
 
 SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const CheckpointMeta& meta,
                                const std::vector<CheckpointPiece>& pieces, Communicator& world) {
-    const fs::path finalDir = fs::path(checkpointsDir) / stepName(meta.step);
-    const fs::path partial = fs::path(checkpointsDir) / (stepName(meta.step) + ".partial");
+    const std::string finalDir = joinPath(checkpointsDir, stepName(meta.step));
+    const std::string partial = joinPath(checkpointsDir, stepName(meta.step) + ".partial");
     std::string failure;
     if (world.rank() == 0) {
-        std::error_code ec;
-        fs::create_directories(checkpointsDir, ec);
-        fs::remove_all(partial, ec);
-        fs::create_directories(partial, ec);
-        if (ec) failure = "cannot create " + partial.string() + ": " + ec.message();
+        try {
+            createDirectories(checkpointsDir);
+            removeAll(partial);
+            createDirectories(partial);
+        } catch (const FileError& e) {
+            failure = e.what();
+        }
     }
     // Everyone waits for the folder; a failure on rank 0 is reported on every rank.
     if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
-        throw CheckpointError(failure.empty() ? "rank 0 could not create " + partial.string() : failure);
+        throw CheckpointError(failure.empty() ? "rank 0 could not create " + partial : failure);
 
     const std::string file = rankName(world.rank(), ".pt");
     json index = json::array();
     SavedCheckpoint saved;
-    saved.dir = finalDir.string();
+    saved.dir = finalDir;
     try {
         torch::serialize::OutputArchive archive;
         for (size_t i = 0; i < pieces.size(); ++i) {
@@ -125,25 +116,24 @@ SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const Checkpoi
             archive.write(key, pieces[i].data.detach().to(torch::kCPU).contiguous());
             index.push_back(pieceToJson(pieces[i], file, key));
         }
-        archive.save_to((partial / file).string());
+        archive.save_to(joinPath(partial, file));
         int64_t bytes = 0;
-        const uint32_t crc = fileCrc((partial / file).string(), &bytes);
+        const uint32_t crc = fileCrc(joinPath(partial, file), &bytes);
         saved.bytes = bytes;
         json part{{"file", file}, {"bytes", bytes}, {"crc32", crc}, {"pieces", index}};
-        writeTextFile((partial / rankName(world.rank(), ".json")).string(), part.dump());
+        writeFileAtomic(joinPath(partial, rankName(world.rank(), ".json")), part.dump());
     } catch (const std::exception& e) {
         failure = e.what();
     }
     if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
-        throw CheckpointError("saving checkpoint " + finalDir.string() + " failed" +
+        throw CheckpointError("saving checkpoint " + finalDir + " failed" +
                               (failure.empty() ? " on another rank" : ": " + failure));
 
     if (world.rank() == 0) {
         try {
             json files = json::array(), entries = json::array();
             for (int r = 0; r < world.size(); ++r) {
-                std::ifstream in(partial / rankName(r, ".json"));
-                json part = json::parse(in);
+                json part = json::parse(readFile(joinPath(partial, rankName(r, ".json"))));
                 files.push_back({{"name", part["file"]}, {"bytes", part["bytes"]}, {"crc32", part["crc32"]}});
                 for (auto& e : part["pieces"]) entries.push_back(e);
             }
@@ -156,39 +146,35 @@ SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const Checkpoi
                           {"model", dimsToJson(meta.dims)},
                           {"files", files},
                           {"pieces", entries}};
-            writeTextFile((partial / "manifest.json").string(), manifest.dump(1));
-            std::error_code ec;
-            fs::remove_all(finalDir, ec);
-            fs::rename(partial, finalDir);
+            writeFileAtomic(joinPath(partial, "manifest.json"), manifest.dump(1));
+            removeAll(finalDir);
+            renamePath(partial, finalDir);
         } catch (const std::exception& e) {
             failure = e.what();
         }
     }
     if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
-        throw CheckpointError("writing the manifest of " + finalDir.string() + " failed" +
+        throw CheckpointError("writing the manifest of " + finalDir + " failed" +
                               (failure.empty() ? " on rank 0" : ": " + failure));
     return saved;
 }
 
 std::vector<std::string> listCheckpoints(const std::string& checkpointsDir) {
     std::vector<std::string> out;
-    std::error_code ec;
-    if (!fs::is_directory(checkpointsDir, ec)) return out;
-    for (const auto& entry : fs::directory_iterator(checkpointsDir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (entry.is_directory() && name.rfind("step_", 0) == 0 && name.find('.') == std::string::npos &&
-            fs::exists(entry.path() / "manifest.json"))
-            out.push_back(entry.path().string());
+    if (!isDirectory(checkpointsDir)) return out;
+    for (const std::string& name : listDirectory(checkpointsDir)) {
+        const std::string path = joinPath(checkpointsDir, name);
+        if (name.rfind("step_", 0) == 0 && name.find('.') == std::string::npos && isDirectory(path) &&
+            pathExists(joinPath(path, "manifest.json")))
+            out.push_back(path);
     }
     std::sort(out.rbegin(), out.rend());
     return out;
 }
 
 CheckpointReader::CheckpointReader(const std::string& path) {
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-        throw CheckpointError("checkpoint " + path + " does not exist");
-    if (fs::exists(fs::path(path) / "manifest.json")) {
+    if (!pathExists(path)) throw CheckpointError("checkpoint " + path + " does not exist");
+    if (pathExists(joinPath(path, "manifest.json"))) {
         open(path);
         return;
     }
@@ -209,11 +195,10 @@ CheckpointReader::CheckpointReader(const std::string& path) {
 }
 
 void CheckpointReader::open(const std::string& stepDir) {
-    const fs::path dir(stepDir);
+    const std::string& dir = stepDir;
     json manifest;
     try {
-        std::ifstream in(dir / "manifest.json");
-        manifest = json::parse(in);
+        manifest = json::parse(readFile(joinPath(dir, "manifest.json")));
     } catch (const std::exception& e) {
         throw CheckpointError("checkpoint " + stepDir + " is damaged: manifest.json does not parse (" + e.what() + ")");
     }
@@ -225,9 +210,9 @@ void CheckpointReader::open(const std::string& stepDir) {
             const std::string name = f.at("name");
             int64_t bytes = 0;
             uint32_t crc = 0;
-            if (!fs::exists(dir / name))
+            if (!pathExists(joinPath(dir, name)))
                 throw CheckpointError("checkpoint " + stepDir + " is damaged: " + name + " is missing");
-            crc = fileCrc((dir / name).string(), &bytes);
+            crc = fileCrc(joinPath(dir, name), &bytes);
             if (bytes != f.at("bytes").get<int64_t>())
                 throw CheckpointError("checkpoint " + stepDir + " is damaged: " + name + " has " +
                                       std::to_string(bytes) + " bytes, the manifest says " +
@@ -289,7 +274,7 @@ torch::Tensor CheckpointReader::full(const std::string& name, const std::string&
         auto archiveIt = archives.find(e.file);
         if (archiveIt == archives.end()) {
             archiveIt = archives.emplace(e.file, torch::serialize::InputArchive()).first;
-            archiveIt->second.load_from((fs::path(m_dir) / e.file).string());
+            archiveIt->second.load_from(joinPath(m_dir, e.file));
         }
         torch::Tensor data;
         archiveIt->second.read(e.key, data);

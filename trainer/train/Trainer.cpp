@@ -1,6 +1,7 @@
 #include "trainer/train/Trainer.h"
 
 #include "core/telemetry/ClockSync.h"
+#include "core/util/Files.h"
 
 #include "trainer/data/Dataset.h"
 #include "trainer/data/DistributedSampler.h"
@@ -15,7 +16,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <sstream>
 #include <unistd.h>
 
@@ -210,7 +210,7 @@ std::string Trainer::saveCheckpoint(int64_t nextStep) {
     meta.layout = layoutName(m_spec);
     meta.seed = m_spec.train.seed;
     meta.dims = m_dims;
-    const std::string dir = (std::filesystem::path(m_options.runDir) / "checkpoints").string();
+    const std::string dir = joinPath(m_options.runDir, "checkpoints");
     const SavedCheckpoint saved = parallax::saveCheckpoint(dir, meta, checkpointPieces(), *m_groups.world);
     const double bytes = m_groups.world->allReduceScalar(static_cast<double>(saved.bytes), ReduceOp::Sum);
     if (m_groups.worldRank() == 0) {

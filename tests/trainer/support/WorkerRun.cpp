@@ -2,12 +2,11 @@
 
 #include "core/telemetry/TelemetryCodec.h"
 
+#include "core/util/Files.h"
+
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
-
-namespace fs = std::filesystem;
 
 namespace parallax::testing {
 
@@ -18,12 +17,11 @@ std::vector<double> WorkerRun::losses() const {
 }
 
 std::string WorkerRun::lastCheckpoint() const {
-    const fs::path dir = fs::path(runDir) / "checkpoints";
+    const std::string dir = joinPath(runDir, "checkpoints");
     std::vector<std::string> complete;
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return {};
-    for (const auto& e : fs::directory_iterator(dir))
-        if (fs::exists(e.path() / "manifest.json")) complete.push_back(e.path().string());
+    if (!isDirectory(dir)) return {};
+    for (const std::string& name : listDirectory(dir))
+        if (pathExists(joinPath(joinPath(dir, name), "manifest.json"))) complete.push_back(joinPath(dir, name));
     if (complete.empty()) return {};
     return *std::max_element(complete.begin(), complete.end());
 }
@@ -34,7 +32,7 @@ std::string workerPath() {
 
 WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& runDir,
                     const std::vector<std::string>& extraArgs) {
-    fs::create_directories(runDir);
+    createDirectories(runDir);
     const std::string specPath = runDir + "/spec.toml";
     {
         std::ofstream out(specPath);
