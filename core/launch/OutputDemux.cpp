@@ -75,7 +75,7 @@ DemuxedLine OutputDemux::parseLine(LauncherFormat format, OutputStream pipe, std
     return DemuxedLine{tag->rank, format == LauncherFormat::OpenMpi ? tag->stream : pipe, line.substr(tag->length)};
 }
 
-void OutputDemux::emit(int rank, OutputStream stream, std::string_view payload, const Sink& sink) {
+void OutputDemux::deliver(int rank, OutputStream stream, std::string_view payload, const Sink& sink) {
     if (rank < 0)
         m_failures.feed(payload);
     sink(DemuxedLine{rank, stream, payload});
@@ -87,7 +87,7 @@ void OutputDemux::feed(OutputStream pipe, std::string_view line, const Sink& sin
         return;
     }
     const DemuxedLine d = parseLine(m_format, pipe, line);
-    emit(d.rank, d.stream, d.payload.substr(0, kMaxLine), sink);
+    deliver(d.rank, d.stream, d.payload.substr(0, kMaxLine), sink);
 }
 
 void OutputDemux::feedOpenMpi(OutputStream pipe, std::string_view line, const Sink& sink) {
@@ -127,19 +127,19 @@ void OutputDemux::feedOpenMpi(OutputStream pipe, std::string_view line, const Si
             m_partial.erase(it);
             if (m_joined.size() < kMaxLine)
                 m_joined.append(rest.data(), std::min(rest.size(), kMaxLine - m_joined.size()));
-            emit(rank, stream, m_joined, sink);
+            deliver(rank, stream, m_joined, sink);
             m_joined.clear();
             return;
         }
     }
-    emit(rank, stream, rest.substr(0, kMaxLine), sink);
+    deliver(rank, stream, rest.substr(0, kMaxLine), sink);
 }
 
 void OutputDemux::finish(const Sink& sink) {
     std::map<std::pair<int, int>, std::string> partial;
     partial.swap(m_partial);
     for (const auto& [key, text] : partial)
-        emit(key.first, static_cast<OutputStream>(key.second), text, sink);
+        deliver(key.first, static_cast<OutputStream>(key.second), text, sink);
     m_failures.finish();
 }
 

@@ -64,7 +64,7 @@ public:
 
 private:
     void feedOpenMpi(OutputStream pipe, std::string_view line, const Sink& sink);
-    void emit(int rank, OutputStream stream, std::string_view payload, const Sink& sink);
+    void deliver(int rank, OutputStream stream, std::string_view payload, const Sink& sink);
 
     LauncherFormat m_format;
     LauncherFailureParser m_failures;

@@ -1,8 +1,6 @@
-// Before any Qt header: core/launch/OutputDemux.h has a member named emit, Qt's macro.
-#include "core/launch/LaunchPlan.h"
-
 #include "ui/pages/NewRunPage.h"
 
+#include "core/launch/LaunchPlan.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/SpecIO.h"
 #include "ui/models/RunLauncher.h"
