@@ -202,7 +202,7 @@ void LivePage::buildUi() {
     m_deviceView->setModel(m_devices);
     m_deviceView->setSelectionMode(QAbstractItemView::NoSelection);
     m_deviceView->setWordWrap(true);
-    m_deviceView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_deviceView->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_deviceView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_heatMap = new HeatMapPlot(devices);
     m_heatMap->setModel(m_devices);

@@ -33,6 +33,7 @@ HeatMapPlot::HeatMapPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
 
     auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
     ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
+    ticker->setTickCount(3); // the map is narrow beside the grid; long labels would collide
     m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setLabel(tr("elapsed (h:m:s)"));
     m_plot->yAxis->setRangeReversed(true); // rank 0 on top, as in the grid
