@@ -40,6 +40,22 @@ torch::Generator makeGenerator(uint64_t seed) {
     return at::make_generator<at::CPUGeneratorImpl>(seed);
 }
 
+void releaseStorage(const torch::Tensor& t) {
+    t.storage().unsafeGetStorageImpl()->reset();
+}
+
+void restoreStorage(const torch::Tensor& t) {
+    c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+    const size_t bytes = static_cast<size_t>(t.storage_offset() + t.numel()) * t.element_size();
+    if (impl->nbytes() >= bytes) return;
+    impl->set_data_ptr_noswap(impl->allocator()->allocate(bytes));
+    impl->set_nbytes(bytes);
+}
+
+bool storageAllocated(const torch::Tensor& t) {
+    return t.storage().nbytes() > 0;
+}
+
 namespace {
 
 bool autocastEnabled(c10::DeviceType device) {

@@ -30,6 +30,13 @@ std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor
 // A generator seeded with `seed` (CPU), for deterministic initialization and per-sample draws.
 torch::Generator makeGenerator(uint64_t seed);
 
+// Frees the memory behind `t` (and every view of its storage) while keeping the tensor objects,
+// their shapes and autograd's references to them; restoreStorage() allocates it again. ZeRO-3
+// uses them to hold whole parameters only while a unit runs.
+void releaseStorage(const torch::Tensor& t);
+void restoreStorage(const torch::Tensor& t);
+bool storageAllocated(const torch::Tensor& t);
+
 // Mixed precision for a scope: matrix products and attention run in `dtype` (bf16) on `device`'s
 // kind while parameters, their gradients and the optimizer stay fp32. Restores the previous state.
 class AutocastScope {

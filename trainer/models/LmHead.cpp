@@ -21,9 +21,13 @@ Activation LmHead::forward(const Activation& in, const Batch& batch) {
                                ? batch.labels                                          // (B, T)
                                : batch.tokens.narrow(1, 1, batch.tokens.size(1) - 1); // (B, T)
     torch::Tensor l = logits(in.at(0), labels.size(1)).to(torch::kFloat32); // (B, T, V)
-    torch::Tensor lossSum = torch::nn::functional::cross_entropy(
-        l.reshape({-1, l.size(-1)}), labels.reshape({-1}),
-        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(torch::kSum));
+    torch::Tensor flatLogits = l.reshape({-1, l.size(-1)}); // (B*T, V)
+    torch::Tensor flatLabels = labels.reshape({-1});         // (B*T)
+    torch::Tensor lossSum =
+        loss ? loss(flatLogits, flatLabels)
+             : torch::nn::functional::cross_entropy(
+                   flatLogits, flatLabels,
+                   torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(torch::kSum));
     torch::Tensor count = labels.ge(0).sum().to(torch::kFloat32);
     return {lossSum, count};
 }

@@ -23,6 +23,10 @@ public:
 
     torch::nn::LayerNorm ln{nullptr};
     std::shared_ptr<Linear> out;
+    // Summed cross-entropy of (N, V') logits against (N) labels (-1 ignored). Unset: over the whole
+    // vocabulary; tensor parallelism installs its vocabulary-parallel version when `out` holds a
+    // slice of the vocabulary.
+    std::function<torch::Tensor(const torch::Tensor& logits, const torch::Tensor& labels)> loss;
 
 private:
     int64_t m_vocab;

@@ -8,7 +8,7 @@ MmditEmbed::MmditEmbed(const ModelDims& dims) : m_dims(dims) {
     const int64_t c = dims.dim;
     patch = register_module("patch", std::make_shared<Linear>(dims.patchValues(), c, true, kInitStd));
     image_pos = register_parameter("image_pos", torch::empty({dims.imageTokens(), c}));
-    text = register_module("text", torch::nn::Embedding(torch::nn::EmbeddingOptions(dims.vocab, c)));
+    text = register_module("text", std::make_shared<Embedding>(dims.vocab, c));
     text_pos = register_parameter("text_pos", torch::empty({dims.seq_len, c}));
     time_in = register_module("time_in", std::make_shared<Linear>(kTimestepFeatures, c, true, kInitStd));
     time_out = register_module("time_out", std::make_shared<Linear>(c, c, true, kInitStd));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "trainer/models/Embedding.h"
 #include "trainer/models/Linear.h"
 #include "trainer/models/Model.h"
 
@@ -18,7 +19,7 @@ public:
 
     std::shared_ptr<Linear> patch;      // Linear(Q, C)
     torch::Tensor image_pos;            // (P, C)
-    torch::nn::Embedding text{nullptr}; // (V, C)
+    std::shared_ptr<Embedding> text; // (V, C)
     torch::Tensor text_pos;             // (T, C)
     std::shared_ptr<Linear> time_in;    // Linear(256, C)
     std::shared_ptr<Linear> time_out;   // Linear(C, C)

@@ -3,7 +3,7 @@
 namespace parallax {
 
 TokenEmbedding::TokenEmbedding(int64_t vocab, int64_t dim, int64_t seqLen) {
-    tok = register_module("tok", torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, dim)));
+    tok = register_module("tok", std::make_shared<Embedding>(vocab, dim));
     pos = register_parameter("pos", torch::empty({seqLen, dim}));
 }
 

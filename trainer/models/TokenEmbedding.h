@@ -1,5 +1,6 @@
 #pragma once
 
+#include "trainer/models/Embedding.h"
 #include "trainer/models/Model.h"
 
 namespace parallax {
@@ -14,7 +15,7 @@ public:
     double forwardFlopsPerSample() const override { return 0.0; } // a lookup, no multiply-adds
     std::string kindName() const override { return "embed"; }
 
-    torch::nn::Embedding tok{nullptr}; // (V, C)
+    std::shared_ptr<Embedding> tok; // (V, C)
     torch::Tensor pos;                 // (T, C)
 };
 

@@ -9,7 +9,7 @@ VisionMerge::VisionMerge(const ModelDims& dims) : m_dims(dims) {
     ln = register_module("ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dims.vision_dim})));
     mlp1 = register_module("mlp1", std::make_shared<Linear>(dims.vision_dim, c, true, kInitStd));
     mlp2 = register_module("mlp2", std::make_shared<Linear>(c, c, true, kInitStd));
-    tok = register_module("tok", torch::nn::Embedding(torch::nn::EmbeddingOptions(dims.vocab, c)));
+    tok = register_module("tok", std::make_shared<Embedding>(dims.vocab, c));
     pos = register_parameter("pos", torch::empty({dims.imageTokens() + dims.seq_len, c}));
 }
 

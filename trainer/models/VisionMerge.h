@@ -1,5 +1,6 @@
 #pragma once
 
+#include "trainer/models/Embedding.h"
 #include "trainer/models/Linear.h"
 #include "trainer/models/Model.h"
 
@@ -19,7 +20,7 @@ public:
     torch::nn::LayerNorm ln{nullptr};   // LayerNorm(Cv)
     std::shared_ptr<Linear> mlp1;       // Linear(Cv, C)
     std::shared_ptr<Linear> mlp2;       // Linear(C, C)
-    torch::nn::Embedding tok{nullptr};  // (V, C)
+    std::shared_ptr<Embedding> tok;  // (V, C)
     torch::Tensor pos;                  // (P + T, C)
 
 private:

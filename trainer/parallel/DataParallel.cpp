@@ -2,18 +2,55 @@
 
 #include "trainer/compat/TorchCompat.h"
 
+#include <stdexcept>
+
 namespace parallax {
 
-DataParallel::DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp)
-    : m_buckets(buckets), m_dp(std::move(dp)) {
-    const auto& slots = m_buckets.slots();
-    m_arrived.assign(m_buckets.buckets().size(), 0);
-    m_expected.assign(m_buckets.buckets().size(), 0);
-    m_work.resize(m_buckets.buckets().size());
-    for (const ParamSlot& s : slots) {
+DataParallel::DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp, int zeroStage)
+    : m_buckets(buckets), m_dp(std::move(dp)), m_stage(zeroStage) {
+    if (m_stage < 0 || m_stage > 2) throw std::invalid_argument("DataParallel handles ZeRO stages 0 to 2");
+    const size_t n = m_buckets.buckets().size();
+    m_arrived.assign(n, 0);
+    m_expected.assign(n, 0);
+    m_work.resize(n);
+    for (size_t b = 0; b < n; ++b) {
+        if (m_stage > 0 && m_buckets.buckets()[b].numel() % dpSize() != 0)
+            throw std::logic_error("ZeRO buckets must be padded to a multiple of the data-parallel size");
+        if (m_stage == 2) m_gradShards.push_back(torch::zeros({shardLength(b)}, m_buckets.buckets()[b].grads.options()));
+    }
+    for (const ParamSlot& s : m_buckets.slots()) {
         const int bucket = s.bucket;
         m_accumulators.push_back(compat::addPostAccumulateHook(s.param, [this, bucket] { onGradReady(bucket); }));
     }
+}
+
+int64_t DataParallel::shardLength(size_t b) const {
+    const int64_t n = m_buckets.buckets()[b].numel();
+    return m_stage == 0 ? n : n / dpSize();
+}
+
+int64_t DataParallel::shardOffset(size_t b) const {
+    return m_stage == 0 ? 0 : shardLength(b) * dpRank();
+}
+
+torch::Tensor DataParallel::paramShard(size_t b) const {
+    return m_buckets.buckets()[b].params.narrow(0, shardOffset(b), shardLength(b));
+}
+
+torch::Tensor DataParallel::gradShard(size_t b) const {
+    if (m_stage == 2) return m_gradShards[b];
+    return m_buckets.buckets()[b].grads.narrow(0, shardOffset(b), shardLength(b));
+}
+
+double DataParallel::gradNormSquared(bool includeReplicated) const {
+    double total = 0;
+    for (size_t b = 0; b < m_buckets.buckets().size(); ++b) {
+        const Bucket& bucket = m_buckets.buckets()[b];
+        if (!bucket.sharded && !includeReplicated) continue;
+        const torch::Tensor g = m_stage == 2 ? m_gradShards[b] : bucket.grads;
+        total += g.pow(2).sum(torch::kDouble).item<double>();
+    }
+    return total;
 }
 
 void DataParallel::beginStep(int arrivalsPerParam) {
@@ -35,7 +72,11 @@ void DataParallel::onGradReady(int bucket) {
 
 void DataParallel::launch(int bucket) {
     const size_t b = static_cast<size_t>(bucket);
-    m_work[b] = m_dp->allReduceAsync(m_buckets.buckets()[b].grads, ReduceOp::Sum);
+    Bucket& target = m_buckets.buckets()[b];
+    if (m_stage == 2)
+        m_work[b] = m_dp->reduceScatterAsync(m_gradShards[b], target.grads, ReduceOp::Sum);
+    else
+        m_work[b] = m_dp->allReduceAsync(target.grads, ReduceOp::Sum);
 }
 
 void DataParallel::finishStep() {
@@ -47,8 +88,22 @@ void DataParallel::finishStep() {
             w->wait();
             w.reset();
         }
+    } else if (m_stage == 2) {
+        // One data-parallel rank: its slice is the whole bucket.
+        for (size_t b = 0; b < m_gradShards.size(); ++b) m_gradShards[b].copy_(m_buckets.buckets()[b].grads);
     }
     m_active = false;
+}
+
+void DataParallel::afterOptimizerStep() {
+    if (m_stage == 0 || dpSize() == 1) return;
+    std::vector<std::shared_ptr<Work>> works;
+    std::vector<torch::Tensor> slices;
+    for (size_t b = 0; b < m_buckets.buckets().size(); ++b) {
+        slices.push_back(paramShard(b).clone());
+        works.push_back(m_dp->allGatherAsync(m_buckets.buckets()[b].params, slices.back()));
+    }
+    for (auto& w : works) w->wait();
 }
 
 } // namespace parallax

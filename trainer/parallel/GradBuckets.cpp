@@ -1,6 +1,7 @@
 #include "trainer/parallel/GradBuckets.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace parallax {
 
@@ -8,8 +9,16 @@ bool decays(const std::string& name, const torch::Tensor& param) {
     return param.dim() >= 2;
 }
 
-GradBuckets::GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>>& namedParams, double bucketBytes) {
-    const int64_t capacity = std::max<int64_t>(1, static_cast<int64_t>(bucketBytes / sizeof(float)));
+int unitOfParameter(const std::string& name) {
+    const std::string prefix = "units.";
+    if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+    return std::atoi(name.c_str() + prefix.size());
+}
+
+GradBuckets::GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>>& namedParams,
+                         const BucketOptions& options) {
+    const int64_t capacity = std::max<int64_t>(1, static_cast<int64_t>(options.bucketBytes / sizeof(float)));
+    const std::set<std::string>& sharded = options.sharded;
     // Reverse registration order: the order in which backward produces gradients.
     std::vector<int> order;
     for (int i = static_cast<int>(namedParams.size()) - 1; i >= 0; --i)
@@ -19,30 +28,46 @@ GradBuckets::GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>
         std::vector<int> members; // indices into namedParams
         int64_t numel = 0;
     };
-    // One open bucket per decay group, closed when full.
-    Pending open[2];
-    std::vector<std::pair<bool, Pending>> closed;
+    // One open bucket per group (decay x sharded), closed when full or, per unit, at a unit change.
+    Pending open[4];
+    int openUnit = -2;
+    std::vector<std::pair<int, Pending>> closed;
+    auto closeAll = [&] {
+        for (int group = 3; group >= 0; --group) {
+            if (!open[group].members.empty()) closed.emplace_back(group, std::move(open[group]));
+            open[group] = Pending{};
+        }
+    };
     for (int i : order) {
         const auto& [name, p] = namedParams[static_cast<size_t>(i)];
-        const bool d = decays(name, p);
-        Pending& cur = open[d ? 1 : 0];
-        if (!cur.members.empty() && cur.numel + p.numel() > capacity) {
-            closed.emplace_back(d, std::move(cur));
+        if (options.perUnit && unitOfParameter(name) != openUnit) {
+            closeAll();
+            openUnit = unitOfParameter(name);
+        }
+        const int group = (decays(name, p) ? 1 : 0) + (sharded.count(name) ? 2 : 0);
+        Pending& cur = open[group];
+        if (!options.perUnit && !cur.members.empty() && cur.numel + p.numel() > capacity) {
+            closed.emplace_back(group, std::move(cur));
             cur = Pending{};
         }
         cur.members.push_back(i);
         cur.numel += p.numel();
     }
-    for (int d = 1; d >= 0; --d)
-        if (!open[d].members.empty()) closed.emplace_back(d == 1, std::move(open[d]));
+    closeAll();
 
-    for (auto& [decay, pending] : closed) {
+    for (auto& [group, pending] : closed) {
+        const bool decay = (group & 1) != 0;
         Bucket b;
         b.decay = decay;
-        const auto& first = namedParams[static_cast<size_t>(pending.members.front())].second;
+        b.sharded = (group & 2) != 0;
+        const auto& [firstName, first] = namedParams[static_cast<size_t>(pending.members.front())];
+        b.unit = unitOfParameter(firstName);
+        b.used = pending.numel;
+        const int64_t pad = std::max<int64_t>(1, options.padMultiple);
+        const int64_t padded = (pending.numel + pad - 1) / pad * pad;
         auto opts = torch::TensorOptions().dtype(torch::kFloat).device(first.device());
-        b.params = torch::empty({pending.numel}, opts);
-        b.grads = torch::zeros({pending.numel}, opts);
+        b.params = torch::zeros({padded}, opts);
+        b.grads = torch::zeros({padded}, opts);
         const int bucketIndex = static_cast<int>(m_buckets.size());
         int64_t offset = 0;
         for (int i : pending.members) {
@@ -54,6 +79,7 @@ GradBuckets::GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>
             s.numel = p.numel();
             s.shape = p.sizes().vec();
             s.decay = decay;
+            s.sharded = b.sharded;
             torch::NoGradGuard noGrad;
             auto view = b.params.narrow(0, offset, s.numel).view(p.sizes());
             view.copy_(p);
@@ -79,9 +105,10 @@ void GradBuckets::zeroGrads() {
     for (Bucket& b : m_buckets) b.grads.zero_();
 }
 
-double GradBuckets::localGradNormSquared() const {
+double GradBuckets::localGradNormSquared(bool includeReplicated) const {
     double total = 0;
-    for (const Bucket& b : m_buckets) total += b.grads.pow(2).sum(torch::kDouble).item<double>();
+    for (const Bucket& b : m_buckets)
+        if (b.sharded || includeReplicated) total += b.grads.pow(2).sum(torch::kDouble).item<double>();
     return total;
 }
 

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,32 +18,45 @@ struct ParamSlot {
     int64_t numel = 0;
     std::vector<int64_t> shape;
     bool decay = true;     // weight decay applies (matrices and embeddings; not biases and norms)
+    bool sharded = false;  // a tensor-parallel shard (else replicated over the tensor-parallel group)
 };
 
 // A bucket: the parameters and gradients of several parameters in two flat fp32 tensors. Every
 // parameter becomes a view of `params` and its `.grad()` a view of `grads`, so autograd accumulates
 // straight into the buffer a collective reduces, and the optimizer updates a few large tensors.
 struct Bucket {
-    torch::Tensor params;  // (numel)
+    torch::Tensor params;  // (numel), padded to a multiple of BucketOptions::padMultiple
     torch::Tensor grads;   // (numel)
     std::vector<int> slots; // indices into GradBuckets::slots(), in the order gradients should arrive
     bool decay = true;
+    bool sharded = false;
+    int unit = -1;          // the model unit whose parameters it holds (BucketOptions::perUnit)
+    int64_t used = 0;       // elements holding parameters; the rest is padding
     int64_t numel() const { return params.numel(); }
 };
 
+struct BucketOptions {
+    double bucketBytes = 25.0 * 1024 * 1024;
+    std::set<std::string> sharded; // tensor-parallel shards
+    int64_t padMultiple = 1;        // ZeRO: equal shards for every data-parallel rank
+    bool perUnit = false;           // ZeRO-3: buckets never span two units ("units.<i>." names)
+};
+
 // Packs trainable parameters into buckets of at most `bucketBytes`, in reverse registration order
-// (backward produces the last layers' gradients first), never mixing decay and no-decay parameters.
+// (backward produces the last layers' gradients first), never mixing decay and no-decay parameters,
+// nor tensor-parallel shards and replicated parameters (nor units, with perUnit).
 class GradBuckets {
 public:
-    GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>>& namedParams, double bucketBytes);
+    GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>>& namedParams, const BucketOptions& options);
 
     const std::vector<ParamSlot>& slots() const { return m_slots; }
     std::vector<Bucket>& buckets() { return m_buckets; }
     const std::vector<Bucket>& buckets() const { return m_buckets; }
     int64_t numel() const;
     void zeroGrads();
-    // Square root of the sum of squares of every gradient element held here.
-    double localGradNormSquared() const;
+    // Sum of squares of the gradient elements held here: of the shards, and of the replicated
+    // parameters when `includeReplicated` (one rank of a tensor-parallel group counts those).
+    double localGradNormSquared(bool includeReplicated = true) const;
 
 private:
     std::vector<ParamSlot> m_slots;
@@ -51,5 +65,7 @@ private:
 
 // Parameters that are matrices or embeddings get weight decay; vectors (biases, norm gains) do not.
 bool decays(const std::string& name, const torch::Tensor& param);
+// The unit index of a parameter named "units.<i>.…", or -1.
+int unitOfParameter(const std::string& name);
 
 } // namespace parallax

@@ -106,7 +106,8 @@ void PipelineEngine::waitSends() {
 }
 
 PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microbatches, double lossNormalizer,
-                                               int64_t step, bool recordSpans) {
+                                               int64_t step, bool recordSpans,
+                                               const std::function<void()>& afterBackward) {
     if (static_cast<int>(microbatches.size()) != m_microbatches)
         throw std::logic_error("pipeline step given " + std::to_string(microbatches.size()) + " micro-batches, expected " +
                                std::to_string(m_microbatches));
@@ -173,6 +174,7 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
                 if (!outs.empty()) torch::autograd::backward(outs, gs);
             }
             span("B", action.microbatch, t0, wallSeconds());
+            if (afterBackward) afterBackward();
             if (vs > 0) {
                 Activation inputGrads;
                 for (const auto& in : f.inputs)

@@ -33,7 +33,10 @@ public:
     };
     // `lossNormalizer`: the global batch's loss element count; each micro-batch's loss sum is divided
     // by it before backward so that gradients are those of the global mean.
-    Result runStep(const std::vector<Batch>& microbatches, double lossNormalizer, int64_t step, bool recordSpans);
+    // `afterBackward` runs after each micro-batch's backward on this rank (ZeRO-3 reduces there).
+    Result runStep(const std::vector<Batch>& microbatches, double lossNormalizer, int64_t step, bool recordSpans,
+                   const std::function<void()>& afterBackward = {});
+    std::vector<StageChunk>& chunks() { return m_chunks; }
 
     int chunksPerStage() const { return static_cast<int>(m_chunks.size()); }
     int virtualStages() const { return m_virtualStages; }

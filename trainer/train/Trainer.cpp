@@ -9,12 +9,14 @@
 #include "trainer/parallel/DataParallel.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/StagePartition.h"
+#include "trainer/parallel/Zero3.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
 #include "trainer/train/StopRequest.h"
 
 #include <chrono>
+#include <set>
 #include <cmath>
 #include <sstream>
 #include <unistd.h>
@@ -136,12 +138,28 @@ void Trainer::setup() {
     m_flopsPerToken = 3.0 * forward / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
 
     std::vector<StageChunk> chunks = placeStages();
+    m_tpPlan = applyTensorParallel(*m_model, m_groups.tp);
     m_model->to(m_device);
 
     std::vector<std::pair<std::string, torch::Tensor>> named;
     for (const auto& item : m_model->named_parameters()) named.emplace_back(item.key(), item.value());
-    m_buckets = std::make_unique<GradBuckets>(named, m_spec.parallel.bucket_mb * 1024.0 * 1024.0);
-    m_dataParallel = std::make_unique<DataParallel>(*m_buckets, m_groups.dp);
+    const int zero = static_cast<int>(m_spec.parallel.zero);
+    BucketOptions bucketOptions;
+    bucketOptions.bucketBytes = m_spec.parallel.bucket_mb * 1024.0 * 1024.0;
+    for (const auto& [name, shard] : m_tpPlan) bucketOptions.sharded.insert(name);
+    bucketOptions.padMultiple = zero > 0 ? m_groups.dpSize : 1;
+    bucketOptions.perUnit = zero == 3;
+    m_buckets = std::make_unique<GradBuckets>(named, bucketOptions);
+    if (zero == 3) {
+        auto z = std::make_unique<Zero3>(*m_buckets, m_groups.dp);
+        std::map<const Unit*, int> unitIndex;
+        for (int64_t i = 0; i < m_model->unitCount(); ++i) unitIndex[m_model->unit(i).get()] = static_cast<int>(i);
+        z->wrapUnits(chunks, unitIndex);
+        m_zero3 = z.get();
+        m_reducer = std::move(z);
+    } else {
+        m_reducer = std::make_unique<DataParallel>(*m_buckets, m_groups.dp, zero);
+    }
     m_engine = std::make_unique<PipelineEngine>(std::move(chunks), m_groups, m_spec.parallel.schedule,
                                                 static_cast<int>(m_spec.accumulation()));
 
@@ -151,7 +169,8 @@ void Trainer::setup() {
     o.eps = m_spec.train.eps;
     o.weight_decay = m_spec.train.weight_decay;
     m_optimizer = std::make_unique<AdamW>(o);
-    for (Bucket& b : m_buckets->buckets()) m_optimizer->addGroup(b.params, b.grads, b.decay);
+    for (size_t b = 0; b < m_buckets->buckets().size(); ++b)
+        m_optimizer->addGroup(m_reducer->paramShard(b), m_reducer->gradShard(b), m_buckets->buckets()[b].decay);
 
     m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
@@ -163,26 +182,55 @@ void Trainer::setup() {
     if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
 }
 
+CheckpointPiece Trainer::pieceOf(const std::string& name, const std::string& role, const torch::Tensor& local,
+                                 const std::vector<int64_t>& localShape) const {
+    CheckpointPiece p;
+    p.name = name;
+    p.role = role;
+    p.data = local.reshape({-1});
+    p.flat_length = local.numel();
+    auto shard = m_tpPlan.find(name);
+    if (shard != m_tpPlan.end()) {
+        p.shape = shard->second.fullShape;
+        p.slab_dim = shard->second.dim;
+        p.slab_start = shard->second.start;
+        p.slab_length = shard->second.length;
+    } else {
+        p.shape = localShape;
+    }
+    return p;
+}
+
+torch::Tensor Trainer::localPart(const std::string& name, const torch::Tensor& full) const {
+    auto shard = m_tpPlan.find(name);
+    if (shard == m_tpPlan.end()) return full;
+    return full.narrow(shard->second.dim, shard->second.start, shard->second.length);
+}
+
 std::vector<CheckpointPiece> Trainer::checkpointPieces() const {
-    // Replicated state: rank r of the data-parallel group writes the parameters with index % dp == r,
-    // so every rank shares the writing.
+    // Each value is written once: tensor-parallel shards by their rank, replicated parameters by
+    // tensor-parallel rank 0. Data-parallel replicas share the writing: by parameter (index % dp)
+    // when every replica holds everything, by their own slices under ZeRO.
     std::vector<CheckpointPiece> pieces;
+    const bool writesReplicated = m_groups.coord.tp == 0;
+    const bool sliced = m_reducer->optimizerSliced();
     const auto& slots = m_buckets->slots();
     const auto& groups = const_cast<AdamW&>(*m_optimizer).groups();
     for (size_t i = 0; i < slots.size(); ++i) {
-        if (static_cast<int>(i % static_cast<size_t>(m_groups.dpSize)) != m_groups.coord.dp) continue;
         const ParamSlot& s = slots[i];
-        const AdamW::Group& g = groups[static_cast<size_t>(s.bucket)];
+        if (!s.sharded && !writesReplicated) continue;
+        if (!sliced && static_cast<int>(i % static_cast<size_t>(m_groups.dpSize)) != m_groups.coord.dp) continue;
+        const size_t b = static_cast<size_t>(s.bucket);
+        const int64_t shardBegin = m_reducer->shardOffset(b);
+        const int64_t lo = std::max(shardBegin, s.offset);
+        const int64_t hi = std::min(shardBegin + m_reducer->shardLength(b), s.offset + s.numel);
+        if (hi <= lo) continue;
+        const AdamW::Group& g = groups[b];
         const std::pair<const char*, torch::Tensor> roles[] = {
             {"param", g.param}, {"exp_avg", g.exp_avg}, {"exp_avg_sq", g.exp_avg_sq}};
         for (const auto& [role, flat] : roles) {
-            CheckpointPiece p;
-            p.name = s.name;
-            p.role = role;
-            p.shape = s.shape;
-            p.flat_offset = 0;
-            p.flat_length = s.numel;
-            p.data = flat.narrow(0, s.offset, s.numel);
+            CheckpointPiece p = pieceOf(s.name, role, flat.narrow(0, lo - shardBegin, hi - lo), s.shape);
+            p.flat_offset = lo - s.offset;
             pieces.push_back(std::move(p));
         }
     }
@@ -190,13 +238,8 @@ std::vector<CheckpointPiece> Trainer::checkpointPieces() const {
     if (m_groups.coord.dp == 0) {
         for (const auto& item : m_model->named_parameters()) {
             if (item.value().requires_grad()) continue;
-            CheckpointPiece p;
-            p.name = item.key();
-            p.role = "param";
-            p.shape = item.value().sizes().vec();
-            p.flat_length = item.value().numel();
-            p.data = item.value().detach().reshape({-1});
-            pieces.push_back(std::move(p));
+            if (!m_tpPlan.count(item.key()) && !writesReplicated) continue;
+            pieces.push_back(pieceOf(item.key(), "param", item.value().detach(), item.value().sizes().vec()));
         }
     }
     return pieces;
@@ -234,16 +277,28 @@ void Trainer::resume() {
     reader.requireCompatible(m_dims);
     torch::NoGradGuard noGrad;
     auto& groups = m_optimizer->groups();
+    auto load = [&](const std::string& name, const std::string& role) {
+        return localPart(name, reader.full(name, role)).reshape({-1}).to(m_device);
+    };
     for (const ParamSlot& s : m_buckets->slots()) {
-        AdamW::Group& g = groups[static_cast<size_t>(s.bucket)];
-        g.param.narrow(0, s.offset, s.numel).copy_(reader.full(s.name, "param").view({-1}));
+        const size_t b = static_cast<size_t>(s.bucket);
+        AdamW::Group& g = groups[b];
+        // The part of this parameter inside the slice the optimizer holds (all of it without ZeRO).
+        const int64_t shardBegin = m_reducer->shardOffset(b);
+        const int64_t lo = std::max(shardBegin, s.offset);
+        const int64_t hi = std::min(shardBegin + m_reducer->shardLength(b), s.offset + s.numel);
+        const torch::Tensor param = load(s.name, "param");
+        if (!m_zero3) m_buckets->buckets()[b].params.narrow(0, s.offset, s.numel).copy_(param);
+        if (hi <= lo) continue;
+        if (m_zero3) g.param.narrow(0, lo - shardBegin, hi - lo).copy_(param.narrow(0, lo - s.offset, hi - lo));
         if (reader.has(s.name, "exp_avg")) {
-            g.exp_avg.narrow(0, s.offset, s.numel).copy_(reader.full(s.name, "exp_avg").view({-1}));
-            g.exp_avg_sq.narrow(0, s.offset, s.numel).copy_(reader.full(s.name, "exp_avg_sq").view({-1}));
+            g.exp_avg.narrow(0, lo - shardBegin, hi - lo).copy_(load(s.name, "exp_avg").narrow(0, lo - s.offset, hi - lo));
+            g.exp_avg_sq.narrow(0, lo - shardBegin, hi - lo)
+                .copy_(load(s.name, "exp_avg_sq").narrow(0, lo - s.offset, hi - lo));
         }
     }
     for (const auto& item : m_model->named_parameters())
-        if (!item.value().requires_grad()) item.value().copy_(reader.full(item.key(), "param").view_as(item.value()));
+        if (!item.value().requires_grad()) item.value().copy_(load(item.key(), "param").view_as(item.value()));
     m_optimizer->setStepCount(reader.meta().optimizer_steps);
     m_startStep = reader.meta().step;
     m_tokensSeen = m_startStep * m_spec.train.global_batch * m_dims.tokensPerSample();
@@ -289,14 +344,19 @@ double Trainer::trainStep(int64_t step) {
     }
     const double globalCount = m_groups.dp->allReduceScalar(static_cast<double>(localCount), ReduceOp::Sum);
 
-    m_buckets->zeroGrads();
-    m_dataParallel->beginStep(static_cast<int>(accumulation));
+    if (!m_zero3) m_buckets->zeroGrads();
+    m_reducer->beginStep(static_cast<int>(accumulation));
     const bool recordSpans = m_spec.telemetry.span_every > 0 && step % m_spec.telemetry.span_every == 0;
-    PipelineEngine::Result r = m_engine->runStep(micro, globalCount, step, recordSpans);
+    PipelineEngine::Result r =
+        m_engine->runStep(micro, globalCount, step, recordSpans, [this] { m_reducer->afterMicroBatch(); });
     m_lastSpans = std::move(r.spans);
-    m_dataParallel->finishStep();
+    m_reducer->finishStep();
 
-    const double normSq = m_groups.mp->allReduceScalar(m_buckets->localGradNormSquared(), ReduceOp::Sum);
+    // Every gradient value counts once: replicated tensor-parallel parameters on tp rank 0 only, and
+    // over the data-parallel group too when each rank holds a slice.
+    const double localSq = m_reducer->gradNormSquared(m_groups.coord.tp == 0);
+    const double normSq = m_reducer->gradientsSliced() ? m_groups.world->allReduceScalar(localSq, ReduceOp::Sum)
+                                                       : m_groups.mp->allReduceScalar(localSq, ReduceOp::Sum);
     m_lastGradNorm = std::sqrt(normSq);
     double scale = 1.0;
     if (m_spec.train.grad_clip > 0 && m_lastGradNorm > m_spec.train.grad_clip)
@@ -304,6 +364,7 @@ double Trainer::trainStep(int64_t step) {
     const double lr =
         learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
     m_optimizer->step(lr, scale);
+    m_reducer->afterOptimizerStep();
     // The loss exists on the last pipeline stage; the sum over the pipeline group brings it to all.
     const double replicaLoss = m_groups.dp->allReduceScalar(r.lossSum, ReduceOp::Sum) / globalCount;
     return m_groups.pp->allReduceScalar(m_groups.isLastStage() ? replicaLoss : 0.0, ReduceOp::Sum);
@@ -336,6 +397,11 @@ TrainResult Trainer::run() {
         const double ms = (monotonicSeconds() - t0) * 1e3;
         m_tokensSeen += tokensPerStep;
         result.losses.push_back(loss);
+        if (m_zero3 && step == m_startStep) {
+            const int64_t held = m_zero3->residentParameterValues(), total = m_zero3->totalParameterValues();
+            m_out.info("ZeRO-3: this rank holds " + std::to_string(held) + " of " + std::to_string(total) +
+                       " parameter values between steps (" + std::to_string(100.0 * double(held) / double(std::max<int64_t>(1, total))) + "%)");
+        }
         for (SpanEvent& span : m_lastSpans) {
             span.start -= m_clockOffset;
             span.end -= m_clockOffset;

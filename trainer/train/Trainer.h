@@ -5,6 +5,7 @@
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/models/Model.h"
 #include "trainer/parallel/PipelineEngine.h"
+#include "trainer/parallel/TensorParallel.h"
 #include "trainer/train/Checkpoint.h"
 #include "trainer/train/TelemetryEmitter.h"
 
@@ -17,7 +18,8 @@ namespace parallax {
 class Dataset;
 class DistributedSampler;
 class GradBuckets;
-class DataParallel;
+class GradientReducer;
+class Zero3;
 class PipelineEngine;
 class AdamW;
 
@@ -57,6 +59,12 @@ private:
     std::string saveCheckpoint(int64_t nextStep);
     void emitRunStart();
     std::vector<CheckpointPiece> checkpointPieces() const;
+    // A checkpoint piece of parameter `name` holding this rank's values `local` (its shard or the
+    // whole tensor).
+    CheckpointPiece pieceOf(const std::string& name, const std::string& role, const torch::Tensor& local,
+                            const std::vector<int64_t>& localShape) const;
+    // This rank's part of a full tensor read from a checkpoint.
+    torch::Tensor localPart(const std::string& name, const torch::Tensor& full) const;
 
     RunSpec m_spec;
     WorkerOptions m_options;
@@ -68,8 +76,10 @@ private:
     std::unique_ptr<Dataset> m_dataset;
     std::unique_ptr<DistributedSampler> m_sampler;
     std::unique_ptr<GradBuckets> m_buckets;
-    std::unique_ptr<DataParallel> m_dataParallel;
+    std::unique_ptr<GradientReducer> m_reducer;
+    Zero3* m_zero3 = nullptr; // m_reducer when parallel.zero = 3
     std::unique_ptr<PipelineEngine> m_engine;
+    TensorParallelPlan m_tpPlan;
     std::vector<SpanEvent> m_lastSpans;
     std::unique_ptr<AdamW> m_optimizer;
     int64_t m_startStep = 0;

@@ -1,0 +1,262 @@
+#include "trainer/parallel/Zero3.h"
+
+#include "trainer/compat/TorchCompat.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace parallax {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Identity on a unit's outputs whose backward runs before any backward op of the unit, which is
+// when the unit's whole parameters must be back.
+struct GatherBeforeBackward : public torch::autograd::Function<GatherBeforeBackward> {
+    // A TensorList (not a std::vector) so that autograd tracks the tensors as inputs.
+    static variable_list forward(AutogradContext* ctx, at::TensorList outputs, int64_t zero, int64_t unit) {
+        ctx->saved_data["zero"] = zero;
+        ctx->saved_data["unit"] = unit;
+        return outputs.vec();
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        auto* z = reinterpret_cast<Zero3*>(ctx->saved_data["zero"].toInt());
+        z->gatherForBackward(static_cast<int>(ctx->saved_data["unit"].toInt()));
+        grads.push_back(torch::Tensor());
+        grads.push_back(torch::Tensor());
+        return grads;
+    }
+};
+
+class Zero3Unit : public Unit {
+public:
+    Zero3Unit(std::shared_ptr<Unit> inner, Zero3* zero, int index)
+        : m_inner(std::move(inner)), m_zero(zero), m_index(index) {}
+    Activation forward(const Activation& in, const Batch& batch) override {
+        m_zero->gatherForForward(m_index);
+        Activation out = m_inner->forward(in, batch);
+        m_zero->releaseAfterForward(m_index);
+        // Only floating outputs that autograd tracks need the hook; others pass through.
+        variable_list tracked;
+        std::vector<size_t> where;
+        for (size_t i = 0; i < out.size(); ++i) {
+            if (out[i].requires_grad()) {
+                tracked.push_back(out[i]);
+                where.push_back(i);
+            }
+        }
+        if (!tracked.empty()) {
+            variable_list hooked = GatherBeforeBackward::apply(at::TensorList(tracked),
+                                                               static_cast<int64_t>(reinterpret_cast<intptr_t>(m_zero)),
+                                                               static_cast<int64_t>(m_index));
+            for (size_t j = 0; j < where.size(); ++j) out[where[j]] = hooked[j];
+        }
+        return out;
+    }
+    double forwardFlopsPerSample() const override { return m_inner->forwardFlopsPerSample(); }
+    std::string kindName() const override { return m_inner->kindName(); }
+
+private:
+    std::shared_ptr<Unit> m_inner;
+    Zero3* m_zero;
+    int m_index;
+};
+
+} // namespace
+
+Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp) : m_buckets(buckets), m_dp(std::move(dp)) {
+    torch::NoGradGuard noGrad;
+    auto& all = m_buckets.buckets();
+    for (size_t b = 0; b < all.size(); ++b) {
+        Bucket& bucket = all[b];
+        if (bucket.unit < 0) throw std::logic_error("ZeRO-3 needs every bucket to belong to one unit");
+        if (bucket.numel() % dpSize() != 0) throw std::logic_error("ZeRO-3 buckets must be padded to a multiple of dp");
+        m_paramShards.push_back(bucket.params.narrow(0, shardOffset(b), shardLength(b)).clone());
+        m_gradShards.push_back(torch::zeros_like(m_paramShards.back()));
+        UnitState& u = m_units[bucket.unit];
+        u.buckets.push_back(b);
+        u.slots += static_cast<int>(bucket.slots.size());
+        u.reduced.emplace_back();
+        compat::releaseStorage(bucket.params);
+        compat::releaseStorage(bucket.grads);
+    }
+    for (const ParamSlot& s : m_buckets.slots()) {
+        const int unit = all[static_cast<size_t>(s.bucket)].unit;
+        m_accumulators.push_back(compat::addPostAccumulateHook(s.param, [this, unit] { onGradReady(unit); }));
+    }
+}
+
+Zero3::~Zero3() = default;
+
+void Zero3::wrapUnits(std::vector<StageChunk>& chunks, const std::map<const Unit*, int>& unitIndex) {
+    m_order.clear();
+    for (StageChunk& chunk : chunks) {
+        for (auto& unit : chunk.units) {
+            const int index = unitIndex.at(unit.get());
+            if (!m_units.count(index)) continue; // nothing to shard (no trainable parameters)
+            m_order.push_back(index);
+            unit = std::make_shared<Zero3Unit>(unit, this, index);
+        }
+    }
+}
+
+int64_t Zero3::shardLength(size_t b) const {
+    return m_buckets.buckets()[b].numel() / dpSize();
+}
+
+int64_t Zero3::shardOffset(size_t b) const {
+    return shardLength(b) * (m_dp ? m_dp->rank() : 0);
+}
+
+int Zero3::neighbour(int unit, int direction) const {
+    auto it = std::find(m_order.begin(), m_order.end(), unit);
+    if (it == m_order.end()) return -1;
+    const auto pos = (it - m_order.begin()) + direction;
+    return pos >= 0 && pos < static_cast<long>(m_order.size()) ? m_order[static_cast<size_t>(pos)] : -1;
+}
+
+void Zero3::startGather(int unit) {
+    UnitState& u = m_units.at(unit);
+    if (u.gathered || !u.gathering.empty()) return;
+    for (size_t b : u.buckets) {
+        Bucket& bucket = m_buckets.buckets()[b];
+        compat::restoreStorage(bucket.params);
+        if (dpSize() == 1) {
+            bucket.params.copy_(m_paramShards[b]);
+            continue;
+        }
+        u.gatherInputs.push_back(m_paramShards[b]);
+        u.gathering.push_back(m_dp->allGatherAsync(bucket.params, m_paramShards[b]));
+    }
+    if (u.gathering.empty()) u.gathered = true;
+}
+
+void Zero3::waitGather(int unit) {
+    UnitState& u = m_units.at(unit);
+    startGather(unit);
+    for (auto& w : u.gathering) w->wait();
+    u.gathering.clear();
+    u.gatherInputs.clear();
+    u.gathered = true;
+}
+
+void Zero3::gatherForForward(int unit) {
+    waitGather(unit);
+    const int next = neighbour(unit, +1);
+    if (next >= 0) startGather(next);
+}
+
+void Zero3::releaseAfterForward(int unit) {
+    UnitState& u = m_units.at(unit);
+    for (size_t b : u.buckets) compat::releaseStorage(m_buckets.buckets()[b].params);
+    u.gathered = false;
+}
+
+void Zero3::gatherForBackward(int unit) {
+    UnitState& u = m_units.at(unit);
+    if (u.gradsLive) return; // another output of the unit already brought it back
+    completeReduce(unit);
+    waitGather(unit);
+    for (size_t b : u.buckets) {
+        Bucket& bucket = m_buckets.buckets()[b];
+        compat::restoreStorage(bucket.grads);
+        bucket.grads.zero_();
+    }
+    u.gradsLive = true;
+    u.arrived = 0;
+    const int previous = neighbour(unit, -1);
+    if (previous >= 0) startGather(previous);
+}
+
+void Zero3::onGradReady(int unit) {
+    UnitState& u = m_units.at(unit);
+    if (++u.arrived == u.slots) startReduce(unit);
+    if (m_dp) m_dp->progress();
+}
+
+void Zero3::startReduce(int unit) {
+    UnitState& u = m_units.at(unit);
+    if (!u.gradsLive) return;
+    for (size_t i = 0; i < u.buckets.size(); ++i) {
+        const size_t b = u.buckets[i];
+        Bucket& bucket = m_buckets.buckets()[b];
+        if (dpSize() == 1) {
+            m_gradShards[b].add_(bucket.grads);
+            continue;
+        }
+        u.reduced[i] = torch::empty_like(m_gradShards[b]);
+        u.reducing.push_back(m_dp->reduceScatterAsync(u.reduced[i], bucket.grads, ReduceOp::Sum));
+    }
+    u.gradsLive = false;
+    u.arrived = 0;
+    if (u.reducing.empty()) completeReduce(unit);
+}
+
+void Zero3::completeReduce(int unit) {
+    UnitState& u = m_units.at(unit);
+    if (u.gradsLive) return;
+    for (auto& w : u.reducing) w->wait();
+    if (!u.reducing.empty()) {
+        for (size_t i = 0; i < u.buckets.size(); ++i) {
+            m_gradShards[u.buckets[i]].add_(u.reduced[i]);
+            u.reduced[i] = torch::Tensor();
+        }
+    }
+    u.reducing.clear();
+    for (size_t b : u.buckets) {
+        Bucket& bucket = m_buckets.buckets()[b];
+        if (compat::storageAllocated(bucket.grads)) compat::releaseStorage(bucket.grads);
+        if (!u.gathered && compat::storageAllocated(bucket.params) && u.gathering.empty())
+            compat::releaseStorage(bucket.params);
+    }
+}
+
+void Zero3::beginStep(int) {
+    for (auto& g : m_gradShards) g.zero_();
+}
+
+void Zero3::afterMicroBatch() {
+    // Units whose gradients did not all arrive (parameters unused by this micro-batch) are reduced
+    // now, in unit order, the same on every rank.
+    for (auto& [index, u] : m_units)
+        if (u.gradsLive) startReduce(index);
+}
+
+void Zero3::finishStep() {
+    afterMicroBatch();
+    for (auto& [index, u] : m_units) {
+        completeReduce(index);
+        // A prefetch started at the end of backward is not needed until the next forward.
+        for (auto& w : u.gathering) w->wait();
+        u.gathering.clear();
+        u.gatherInputs.clear();
+        u.gathered = false;
+        for (size_t b : u.buckets) compat::releaseStorage(m_buckets.buckets()[b].params);
+    }
+}
+
+double Zero3::gradNormSquared(bool includeReplicated) const {
+    double total = 0;
+    for (size_t b = 0; b < m_gradShards.size(); ++b)
+        if (m_buckets.buckets()[b].sharded || includeReplicated)
+            total += m_gradShards[b].pow(2).sum(torch::kDouble).item<double>();
+    return total;
+}
+
+int64_t Zero3::residentParameterValues() const {
+    int64_t n = 0;
+    for (const auto& s : m_paramShards) n += s.numel();
+    for (const Bucket& b : m_buckets.buckets())
+        n += static_cast<int64_t>(b.params.storage().nbytes() / sizeof(float));
+    return n;
+}
+
+int64_t Zero3::totalParameterValues() const {
+    int64_t n = 0;
+    for (const Bucket& b : m_buckets.buckets()) n += b.used;
+    return n;
+}
+
+} // namespace parallax

@@ -1,0 +1,81 @@
+#pragma once
+
+#include "trainer/comm/Communicator.h"
+#include "trainer/parallel/GradBuckets.h"
+#include "trainer/parallel/GradientReducer.h"
+#include "trainer/parallel/PipelineEngine.h"
+
+#include <torch/csrc/autograd/function.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace parallax {
+
+// ZeRO stage 3 (fully sharded data parallel) per model unit. Every rank keeps 1/dp of each unit's
+// parameters, gradients and optimizer state. A unit's whole parameters are all-gathered right
+// before its forward (the next unit's gather is started early, so it overlaps this unit's work) and
+// freed after it; gathered again when backward reaches the unit (prefetching the unit before it);
+// once the unit's gradients of a micro-batch are complete they are reduce-scattered into this
+// rank's slice and the whole gradients and parameters are freed. Buckets must be per unit and
+// padded to a multiple of dp (BucketOptions::perUnit, padMultiple).
+class Zero3 : public GradientReducer {
+public:
+    Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp);
+    ~Zero3() override;
+
+    // Puts gathering wrappers around the chunks' units that hold trainable parameters. `unitIndex`
+    // maps each unit to its index in the model.
+    void wrapUnits(std::vector<StageChunk>& chunks, const std::map<const Unit*, int>& unitIndex);
+
+    void beginStep(int arrivalsPerParam) override;
+    void afterMicroBatch() override;
+    void finishStep() override;
+    int64_t shardOffset(size_t b) const override;
+    int64_t shardLength(size_t b) const override;
+    torch::Tensor paramShard(size_t b) const override { return m_paramShards[b]; }
+    torch::Tensor gradShard(size_t b) const override { return m_gradShards[b]; }
+    double gradNormSquared(bool includeReplicated) const override;
+    bool gradientsSliced() const override { return dpSize() > 1; }
+    bool optimizerSliced() const override { return dpSize() > 1; }
+
+    // Parameter values this rank has in memory now: its slices plus any unit gathered whole.
+    int64_t residentParameterValues() const;
+    int64_t totalParameterValues() const;
+
+    // Called by the unit wrappers and the backward hooks.
+    void gatherForForward(int unit);
+    void releaseAfterForward(int unit);
+    void gatherForBackward(int unit);
+
+private:
+    struct UnitState {
+        std::vector<size_t> buckets;
+        int slots = 0;        // parameters: gradients expected per micro-batch
+        int arrived = 0;
+        bool gathered = false;
+        bool gradsLive = false;
+        std::vector<std::shared_ptr<Work>> gathering;
+        std::vector<torch::Tensor> gatherInputs;
+        std::vector<std::shared_ptr<Work>> reducing;
+        std::vector<torch::Tensor> reduced; // per bucket: this rank's reduce-scattered slice
+    };
+    int dpSize() const { return m_dp ? m_dp->size() : 1; }
+    void startGather(int unit);
+    void waitGather(int unit);
+    void startReduce(int unit);
+    void completeReduce(int unit);
+    void onGradReady(int unit);
+    int neighbour(int unit, int direction) const;
+
+    GradBuckets& m_buckets;
+    std::shared_ptr<Communicator> m_dp;
+    std::vector<torch::Tensor> m_paramShards;
+    std::vector<torch::Tensor> m_gradShards;
+    std::map<int, UnitState> m_units;
+    std::vector<int> m_order; // local units in forward order
+    std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;
+};
+
+} // namespace parallax
