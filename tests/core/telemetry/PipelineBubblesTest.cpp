@@ -1,0 +1,375 @@
+#include "core/spec/Estimates.h"
+#include "core/telemetry/PipelineBubbles.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace parallax;
+
+namespace {
+
+// Epoch-sized times with dyadic durations: every sum below is exact in a double, so the measured
+// fractions can be compared with the formula exactly.
+constexpr double kT0 = 1.7e9;
+constexpr double kUnit = 1.0 / 1024.0;
+
+struct Action {
+    char kind; // 'F' | 'B'
+    int chunk;
+    int micro;
+};
+
+// The order of work of one stage, as the schedules define it (Megatron-LM's interleaved 1F1B for
+// chunks > 1).
+std::vector<Action> stageOrder(const std::string& schedule, int p, int s, int m, int v) {
+    std::vector<Action> out;
+    if (schedule == "gpipe") {
+        for (int i = 0; i < m; ++i) out.push_back({'F', 0, i});
+        for (int i = 0; i < m; ++i) out.push_back({'B', 0, i});
+        return out;
+    }
+    const int total = m * v;
+    const int warmup = schedule == "1f1b" ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+    auto forward = [&](int k) { return Action{'F', (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
+    auto backward = [&](int k) { return Action{'B', v - 1 - (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
+    for (int k = 0; k < warmup; ++k) out.push_back(forward(k));
+    for (int i = 0; i < total - warmup; ++i) {
+        out.push_back(forward(warmup + i));
+        out.push_back(backward(i));
+    }
+    for (int k = total - warmup; k < total; ++k) out.push_back(backward(k));
+    return out;
+}
+
+// Runs a schedule with every pass (one chunk, forward or backward) taking `units` * kUnit and free
+// communication: each stage does its next action as soon as its input exists, blocked in a recv
+// span while it waits for a neighbor. Ranks are stage * replicas + replica; replicas behave alike.
+std::vector<SpanEvent> simulate(const std::string& schedule, int p, int m, int v = 1, int replicas = 1,
+                                int64_t step = 10, int units = 1) {
+    const int stagesTotal = p * v;
+    std::vector<std::vector<Action>> orders;
+    for (int s = 0; s < p; ++s) orders.push_back(stageOrder(schedule, p, s, m, v));
+    std::map<std::tuple<char, int, int>, double> done; // (kind, virtual stage, micro) -> end
+    std::vector<size_t> next(size_t(p), 0);
+    std::vector<double> free(size_t(p), kT0);
+    std::vector<SpanEvent> spans;
+    auto emit = [&](int s, int micro, const char* kind, double start, double end) {
+        for (int r = 0; r < replicas; ++r) {
+            SpanEvent e;
+            e.rank = s * replicas + r;
+            e.stage = s;
+            e.step = step;
+            e.microbatch = micro;
+            e.kind = kind;
+            e.start = start;
+            e.end = end;
+            spans.push_back(e);
+        }
+    };
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int s = 0; s < p; ++s) {
+            while (next[size_t(s)] < orders[size_t(s)].size()) {
+                const Action a = orders[size_t(s)][next[size_t(s)]];
+                const int vs = a.chunk * p + s;
+                double ready = free[size_t(s)];
+                bool remote = false;
+                std::tuple<char, int, int> dep;
+                if (a.kind == 'F' && vs > 0) {
+                    dep = {'F', vs - 1, a.micro};
+                    remote = true;
+                } else if (a.kind == 'B') {
+                    dep = vs < stagesTotal - 1 ? std::make_tuple('B', vs + 1, a.micro) : std::make_tuple('F', vs, a.micro);
+                    remote = vs < stagesTotal - 1;
+                }
+                if (a.kind == 'B' || vs > 0) {
+                    auto it = done.find(dep);
+                    if (it == done.end()) break;
+                    if (remote) {
+                        emit(s, a.micro, "recv", ready, std::max(ready, it->second));
+                    }
+                    ready = std::max(ready, it->second);
+                }
+                const double end = ready + units * kUnit;
+                emit(s, a.micro, a.kind == 'F' ? "F" : "B", ready, end);
+                done[{a.kind, vs, a.micro}] = end;
+                free[size_t(s)] = end;
+                ++next[size_t(s)];
+                progress = true;
+            }
+        }
+    }
+    for (int s = 0; s < p; ++s)
+        if (next[size_t(s)] != orders[size_t(s)].size()) throw std::logic_error("simulated schedule deadlocked");
+    return spans;
+}
+
+SpanEvent span(int rank, int stage, int micro, const std::string& kind, double start, double end, int64_t step = 3) {
+    SpanEvent e;
+    e.rank = rank;
+    e.stage = stage;
+    e.step = step;
+    e.microbatch = micro;
+    e.kind = kind;
+    e.start = kT0 + start * kUnit;
+    e.end = kT0 + end * kUnit;
+    return e;
+}
+
+bool mentions(const std::vector<std::string>& problems, const std::string& part) {
+    return std::any_of(problems.begin(), problems.end(),
+                       [&](const std::string& p) { return p.find(part) != std::string::npos; });
+}
+
+std::string joined(const std::vector<std::string>& problems) {
+    std::string out;
+    for (const std::string& p : problems) out += p + "\n";
+    return out;
+}
+
+} // namespace
+
+TEST(PipelineBubbles, PerfectOneFOneBMatchesTheFormulaExactly) {
+    const std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    const PipelineBubbles b = PipelineBubbles::measure(spans);
+    const double expected = 3.0 / 11.0;
+    ASSERT_EQ(b.stages.size(), 4u);
+    EXPECT_EQ(b.step, 10);
+    // (m + p - 1) * (tF + tB) = 11 * 2 units.
+    EXPECT_DOUBLE_EQ(b.window(), 22 * kUnit);
+    for (const PipelineBubbles::Stage& s : b.stages) {
+        ASSERT_EQ(s.ranks.size(), 1u);
+        EXPECT_DOUBLE_EQ(s.busy, 16 * kUnit) << "stage " << s.stage;
+        EXPECT_DOUBLE_EQ(s.fraction, expected) << "stage " << s.stage;
+    }
+    EXPECT_DOUBLE_EQ(b.overall, expected);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "1f1b"), expected);
+}
+
+TEST(PipelineBubbles, PerfectGPipeAndInterleavedMatchTheirFormulas) {
+    const PipelineBubbles gpipe = PipelineBubbles::measure(simulate("gpipe", 4, 8));
+    EXPECT_DOUBLE_EQ(gpipe.overall, PipelineBubbles::theoretical(4, 8, "gpipe"));
+    for (int v : {2, 4}) {
+        const PipelineBubbles inter = PipelineBubbles::measure(simulate("interleaved", 4, 8, v));
+        EXPECT_NEAR(inter.overall, PipelineBubbles::theoretical(4, 8, "interleaved", v), 1e-12) << "v = " << v;
+        for (const PipelineBubbles::Stage& s : inter.stages)
+            EXPECT_NEAR(s.fraction, 3.0 / (8.0 * v + 3.0), 1e-12) << "v = " << v << " stage " << s.stage;
+    }
+}
+
+TEST(PipelineBubbles, BlockingReceivesAreIdleAndReportedApart) {
+    std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    const PipelineBubbles withRecv = PipelineBubbles::measure(spans);
+    spans.erase(std::remove_if(spans.begin(), spans.end(), [](const SpanEvent& e) { return e.kind == "recv"; }),
+                spans.end());
+    const PipelineBubbles without = PipelineBubbles::measure(spans);
+    EXPECT_DOUBLE_EQ(withRecv.overall, without.overall);
+    // The first stage runs from the window's start to its end, so all its idle time is spent
+    // waiting for gradients; the last stage waits three units for its first input and is idle,
+    // not blocked, after its last backward.
+    EXPECT_DOUBLE_EQ(withRecv.stages[0].blocked, withRecv.window() - withRecv.stages[0].busy);
+    EXPECT_DOUBLE_EQ(withRecv.stages[3].blocked, 3 * kUnit);
+    EXPECT_DOUBLE_EQ(without.stages[3].blocked, 0.0);
+}
+
+TEST(PipelineBubbles, GapsAddIdleTime) {
+    std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    const PipelineBubbles perfect = PipelineBubbles::measure(spans);
+    // A 5-unit stall of the whole pipeline in the middle of the step.
+    const double cut = kT0 + 11 * kUnit;
+    for (SpanEvent& e : spans) {
+        if (e.start >= cut) {
+            e.start += 5 * kUnit;
+            e.end += 5 * kUnit;
+        }
+    }
+    const PipelineBubbles stalled = PipelineBubbles::measure(spans);
+    EXPECT_DOUBLE_EQ(stalled.window(), perfect.window() + 5 * kUnit);
+    for (const PipelineBubbles::Stage& s : stalled.stages) {
+        EXPECT_DOUBLE_EQ(s.busy, 16 * kUnit);
+        EXPECT_DOUBLE_EQ(s.fraction, 1.0 - 16.0 / 27.0);
+    }
+    EXPECT_GT(stalled.overall, perfect.overall);
+}
+
+TEST(PipelineBubbles, OneStageLateIsIdleAgainstTheCommonWindow) {
+    // Stage 0 works 0..4; stage 1 only 2..4: its first two units are idle.
+    const std::vector<SpanEvent> spans = {span(0, 0, 0, "F", 0, 2), span(0, 0, 0, "B", 2, 4),
+                                          span(1, 1, 0, "F", 2, 3), span(1, 1, 0, "B", 3, 4)};
+    const PipelineBubbles b = PipelineBubbles::measure(spans);
+    ASSERT_EQ(b.stages.size(), 2u);
+    EXPECT_DOUBLE_EQ(b.window(), 4 * kUnit);
+    EXPECT_DOUBLE_EQ(b.stages[0].fraction, 0.0);
+    EXPECT_DOUBLE_EQ(b.stages[1].fraction, 0.5);
+    EXPECT_DOUBLE_EQ(b.overall, 0.25);
+}
+
+TEST(PipelineBubbles, OverlappingSpansAreCountedOnce) {
+    const std::vector<SpanEvent> spans = {
+        span(0, 0, 0, "F", 0, 2), span(0, 0, 1, "F", 1, 3), // overlap 1..2
+        span(0, 0, 0, "B", 3, 5), span(0, 0, 0, "B", 3, 5), // the same span twice
+        span(0, 0, 1, "B", 4, 4.5),                          // inside another
+        span(0, 0, 1, "recv", 5, 8),                         // extends the window, not busy
+    };
+    const PipelineBubbles b = PipelineBubbles::measure(spans);
+    ASSERT_EQ(b.stages.size(), 1u);
+    EXPECT_DOUBLE_EQ(b.stages[0].busy, 5 * kUnit);
+    EXPECT_DOUBLE_EQ(b.stages[0].blocked, 3 * kUnit);
+    EXPECT_DOUBLE_EQ(b.window(), 8 * kUnit);
+    EXPECT_DOUBLE_EQ(b.overall, 1.0 - 5.0 / 8.0);
+    EXPECT_EQ(b.stages[0].ranks[0].computeSpans, 5);
+}
+
+TEST(PipelineBubbles, ReceivesOverlappingComputeAreNotBlockedTime) {
+    const std::vector<SpanEvent> spans = {span(0, 0, 0, "F", 0, 4), span(0, 0, 1, "recv", 2, 6),
+                                          span(0, 0, 0, "B", 6, 7)};
+    const PipelineBubbles b = PipelineBubbles::measure(spans);
+    EXPECT_DOUBLE_EQ(b.stages[0].blocked, 2 * kUnit);
+    EXPECT_DOUBLE_EQ(b.stages[0].busy, 5 * kUnit);
+}
+
+TEST(PipelineBubbles, ReplicasOfAStageAreAveragedAndTheirSpreadKept) {
+    // Two tensor-parallel ranks of stage 0; rank 1 computes half as long.
+    const std::vector<SpanEvent> spans = {span(0, 0, 0, "F", 0, 4), span(0, 0, 0, "B", 4, 8),
+                                          span(1, 0, 0, "F", 0, 2), span(1, 0, 0, "B", 4, 6),
+                                          span(2, 1, 0, "F", 0, 8)};
+    const PipelineBubbles b = PipelineBubbles::measure(spans);
+    ASSERT_EQ(b.stages.size(), 2u);
+    EXPECT_EQ(b.rankCount(), 3);
+    const PipelineBubbles::Stage& s0 = b.stages[0];
+    ASSERT_EQ(s0.ranks.size(), 2u);
+    EXPECT_EQ(s0.ranks[0].rank, 0);
+    EXPECT_EQ(s0.ranks[1].rank, 1);
+    EXPECT_DOUBLE_EQ(s0.ranks[0].fraction, 0.0);
+    EXPECT_DOUBLE_EQ(s0.ranks[1].fraction, 0.5);
+    EXPECT_DOUBLE_EQ(s0.fraction, 0.25);
+    EXPECT_DOUBLE_EQ(s0.minFraction, 0.0);
+    EXPECT_DOUBLE_EQ(s0.maxFraction, 0.5);
+    EXPECT_DOUBLE_EQ(s0.busy, 6 * kUnit);
+    EXPECT_DOUBLE_EQ(b.overall, (0.25 + 0.0) / 2);
+}
+
+TEST(PipelineBubbles, ReplicatedPerfectScheduleKeepsTheFormula) {
+    const PipelineBubbles b = PipelineBubbles::measure(simulate("1f1b", 4, 8, 1, 2));
+    EXPECT_EQ(b.rankCount(), 8);
+    EXPECT_DOUBLE_EQ(b.overall, 3.0 / 11.0);
+    for (const PipelineBubbles::Stage& s : b.stages) EXPECT_DOUBLE_EQ(s.minFraction, s.maxFraction);
+}
+
+TEST(PipelineBubbles, OtherSpanKindsStayOutOfTheWindow) {
+    const std::vector<SpanEvent> spans = {span(0, 0, 0, "F", 0, 1), span(0, 0, 0, "B", 1, 2),
+                                          span(0, 0, -1, "optimizer", 2, 10), span(0, 0, -1, "allreduce", -5, 0)};
+    const PipelineBubbles b = PipelineBubbles::measure(spans);
+    EXPECT_DOUBLE_EQ(b.window(), 2 * kUnit);
+    EXPECT_DOUBLE_EQ(b.overall, 0.0);
+}
+
+TEST(PipelineBubbles, EmptyAndMixedSteps) {
+    EXPECT_TRUE(PipelineBubbles::measure({}).empty());
+    EXPECT_TRUE(PipelineBubbles::measure({span(0, 0, -1, "optimizer", 0, 1)}).empty());
+    try {
+        PipelineBubbles::measure({span(0, 0, 0, "F", 0, 1, 3), span(0, 0, 0, "B", 1, 2, 4)});
+        FAIL() << "spans of two steps were accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("steps 3 and 4"), std::string::npos) << e.what();
+    }
+}
+
+TEST(PipelineBubbles, TheoreticalValues) {
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "gpipe"), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "interleaved", 2), 3.0 / 19.0);
+    // The chunk count only matters to the interleaved schedule.
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "1f1b", 2), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(1, 8, "1f1b"), 0.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(64, 64, "1f1b"), 63.0 / 127.0);
+    // The spec's estimate and the measurement's reference are the same formula.
+    for (const char* schedule : {"gpipe", "1f1b", "interleaved"})
+        for (int p : {1, 2, 3, 8})
+            for (int m : {1, 4, 16})
+                for (int v : {1, 2, 3})
+                    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(p, m, schedule, v), pipelineBubble(p, m, schedule, v))
+                        << schedule << " p " << p << " m " << m << " v " << v;
+}
+
+TEST(PipelineBubbles, TheoreticalRejectsWhatItCannotJudge) {
+    try {
+        PipelineBubbles::theoretical(4, 8, "zigzag");
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("parallel.schedule"), std::string::npos) << e.what();
+    }
+    try {
+        PipelineBubbles::theoretical(4, 0, "1f1b");
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("train.global_batch"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(PipelineBubbles::theoretical(4, 8, "interleaved", 0), std::invalid_argument);
+}
+
+TEST(PipelineBubblesOrder, ScheduledTimelinesHaveNoProblems) {
+    EXPECT_TRUE(PipelineBubbles::checkOrder(simulate("gpipe", 4, 8), 8, 1).empty());
+    EXPECT_TRUE(PipelineBubbles::checkOrder(simulate("1f1b", 4, 8, 1, 2), 8, 1).empty());
+    const std::vector<std::string> inter = PipelineBubbles::checkOrder(simulate("interleaved", 4, 8, 2), 8, 2);
+    EXPECT_TRUE(inter.empty()) << joined(inter);
+    // Several steps at once.
+    std::vector<SpanEvent> two = simulate("1f1b", 2, 4, 1, 1, 10);
+    const std::vector<SpanEvent> later = simulate("1f1b", 2, 4, 1, 1, 20);
+    two.insert(two.end(), later.begin(), later.end());
+    EXPECT_TRUE(PipelineBubbles::checkOrder(two, 4).empty());
+}
+
+TEST(PipelineBubblesOrder, BackwardBeforeForwardIsNamed) {
+    const std::vector<SpanEvent> spans = {span(2, 1, 5, "B", 0, 1), span(2, 1, 5, "F", 1, 2)};
+    const std::vector<std::string> problems = PipelineBubbles::checkOrder(spans);
+    ASSERT_EQ(problems.size(), 1u) << joined(problems);
+    EXPECT_NE(problems[0].find("step 3 rank 2 stage 1 micro-batch 5"), std::string::npos) << problems[0];
+    EXPECT_NE(problems[0].find("before its forward ends"), std::string::npos) << problems[0];
+}
+
+TEST(PipelineBubblesOrder, ABackwardBetweenTwoChunksForwardsIsOutOfOrder) {
+    const std::vector<SpanEvent> spans = {span(0, 0, 1, "F", 0, 1), span(0, 0, 1, "B", 1, 2),
+                                          span(0, 0, 1, "F", 2, 3), span(0, 0, 1, "B", 3, 4)};
+    EXPECT_TRUE(mentions(PipelineBubbles::checkOrder(spans, 0, 2), "before its forward ends"));
+}
+
+TEST(PipelineBubblesOrder, CountsMustMatch) {
+    std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    // Drop one backward of stage 2, micro-batch 3.
+    spans.erase(std::find_if(spans.begin(), spans.end(), [](const SpanEvent& e) {
+        return e.stage == 2 && e.microbatch == 3 && e.kind == "B";
+    }));
+    const std::vector<std::string> problems = PipelineBubbles::checkOrder(spans, 8, 1);
+    ASSERT_EQ(problems.size(), 1u) << joined(problems);
+    EXPECT_NE(problems[0].find("rank 2 stage 2 micro-batch 3: 1 forward(s) but 0 backward(s)"), std::string::npos)
+        << problems[0];
+}
+
+TEST(PipelineBubblesOrder, MissingMicroBatchesAndChunks) {
+    std::vector<SpanEvent> spans = simulate("1f1b", 2, 4);
+    spans.erase(std::remove_if(spans.begin(), spans.end(),
+                               [](const SpanEvent& e) { return e.stage == 1 && e.microbatch == 2; }),
+                spans.end());
+    EXPECT_TRUE(PipelineBubbles::checkOrder(spans).empty());
+    const std::vector<std::string> problems = PipelineBubbles::checkOrder(spans, 4);
+    ASSERT_EQ(problems.size(), 1u) << joined(problems);
+    EXPECT_NE(problems[0].find("stage 1: no forward or backward of micro-batch 2"), std::string::npos) << problems[0];
+    // One chunk recorded where the interleaved schedule runs two.
+    EXPECT_TRUE(mentions(PipelineBubbles::checkOrder(simulate("1f1b", 2, 4), 4, 2), "expected 2 (one per model chunk)"));
+    EXPECT_TRUE(mentions(PipelineBubbles::checkOrder({span(0, 0, 9, "F", 0, 1), span(0, 0, 9, "B", 1, 2)}, 4),
+                         "outside 0..3"));
+}
+
+TEST(PipelineBubblesOrder, ASpanEndingBeforeItStarts) {
+    const std::vector<std::string> problems =
+        PipelineBubbles::checkOrder({span(0, 0, 0, "F", 2, 1), span(0, 0, 0, "B", 2, 3), span(0, 0, 0, "recv", 5, 4)});
+    EXPECT_EQ(problems.size(), 2u) << joined(problems);
+    EXPECT_TRUE(mentions(problems, "F of micro-batch 0 ends at"));
+    EXPECT_TRUE(mentions(problems, "recv of micro-batch 0 ends at"));
+}
