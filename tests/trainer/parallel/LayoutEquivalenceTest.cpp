@@ -1,0 +1,142 @@
+// Every layout the form offers must train exactly like one process with the same global batch and
+// seed: losses step for step and the final weights.
+
+#include "tests/trainer/support/SpecText.h"
+#include "tests/trainer/support/WorkerRun.h"
+#include "trainer/train/Checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <regex>
+
+using namespace parallax;
+using namespace parallax::testing;
+
+namespace {
+
+struct Layout {
+    const char* name;
+    int64_t dp, tp, pp, zero;
+    const char* schedule;
+    int64_t virtualStages;
+};
+
+void PrintTo(const Layout& layout, std::ostream* os) {
+    *os << layout.name;
+}
+
+const Layout kLayouts[] = {
+    {"tp2", 1, 2, 1, 0, "1f1b", 1},
+    {"pp2_gpipe", 1, 1, 2, 0, "gpipe", 1},
+    {"pp2_1f1b", 1, 1, 2, 0, "1f1b", 1},
+    {"pp2_interleaved", 1, 1, 2, 0, "interleaved", 2},
+    {"dp2_zero1", 2, 1, 1, 1, "1f1b", 1},
+    {"dp2_zero2", 2, 1, 1, 2, "1f1b", 1},
+    {"dp2_zero3", 2, 1, 1, 3, "1f1b", 1},
+    {"dp2_tp2", 2, 2, 1, 0, "1f1b", 1},
+    {"dp2_pp2", 2, 1, 2, 0, "1f1b", 1},
+    {"tp2_pp2", 1, 2, 2, 0, "1f1b", 1},
+    {"dp2_tp2_pp2", 2, 2, 2, 0, "1f1b", 1},
+};
+
+TinySpec baseSpec(const std::string& kind) {
+    TinySpec s;
+    s.kind = kind;
+    // Enough blocks for two stages of two chunks (vlm adds its 2 vision blocks: 2 + 6 = 8).
+    s.layers = kind == "vlm" ? 6 : 4;
+    s.steps = 10;
+    s.globalBatch = 8;
+    s.microBatch = 2;
+    return s;
+}
+
+std::map<std::string, double> finalWeightsDifference(const std::string& a, const std::string& b) {
+    CheckpointReader ra(a), rb(b);
+    std::map<std::string, double> out;
+    for (const char* role : {"param", "exp_avg"}) {
+        const auto names = ra.names(role);
+        EXPECT_EQ(names, rb.names(role)) << role;
+        double worst = 0, scale = 1e-12;
+        for (const std::string& name : names) {
+            auto ta = ra.full(name, role), tb = rb.full(name, role);
+            worst = std::max(worst, (ta - tb).abs().max().item<double>());
+            scale = std::max(scale, ta.abs().max().item<double>());
+        }
+        out[role] = worst / scale;
+    }
+    return out;
+}
+
+// One single-process run per model kind, shared by every layout.
+const WorkerRun& baseline(const std::string& kind, const std::string& dir) {
+    static std::map<std::string, WorkerRun> runs;
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = runs.find(kind);
+    if (it == runs.end()) it = runs.emplace(kind, runWorker(baseSpec(kind).toToml(), 1, dir)).first;
+    return it->second;
+}
+
+class LayoutEquivalence : public ::testing::TestWithParam<std::tuple<std::string, Layout>> {
+protected:
+    static TempDir& scratch() {
+        static TempDir dir;
+        return dir;
+    }
+};
+
+TEST_P(LayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
+    const auto& [kind, layout] = GetParam();
+    const WorkerRun& one = baseline(kind, scratch().path() + "/" + kind + "-single");
+    ASSERT_EQ(one.exitCode, 0) << one.output;
+    ASSERT_EQ(one.losses().size(), 10u);
+
+    TinySpec spec = baseSpec(kind);
+    spec.dp = layout.dp;
+    spec.tp = layout.tp;
+    spec.pp = layout.pp;
+    spec.zero = layout.zero;
+    spec.schedule = layout.schedule;
+    spec.virtualStages = layout.virtualStages;
+    const int ranks = static_cast<int>(layout.dp * layout.tp * layout.pp);
+    TempDir tmp;
+    const WorkerRun many = runWorker(spec.toToml(), ranks, tmp.path() + "/run");
+    ASSERT_EQ(many.exitCode, 0) << many.output;
+    ASSERT_EQ(many.losses().size(), 10u) << many.output;
+    EXPECT_LT(maxRelativeDifference(one.losses(), many.losses()), 1e-5);
+    const auto diff = finalWeightsDifference(one.lastCheckpoint(), many.lastCheckpoint());
+    EXPECT_LT(diff.at("param"), 1e-5);
+    EXPECT_LT(diff.at("exp_avg"), 1e-4);
+}
+
+std::string layoutName(const ::testing::TestParamInfo<std::tuple<std::string, Layout>>& info) {
+    return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, LayoutEquivalence,
+                         ::testing::Combine(::testing::Values("gpt", "mmdit", "vlm"), ::testing::ValuesIn(kLayouts)),
+                         layoutName);
+
+TEST(Zero3, EachOfFourRanksHoldsAQuarterOfTheParameters) {
+    TinySpec spec = baseSpec("gpt");
+    spec.steps = 2;
+    spec.dp = 4;
+    spec.zero = 3;
+    TempDir tmp;
+    const WorkerRun run = runWorker(spec.toToml(), 4, tmp.path() + "/run");
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const std::regex held("ZeRO-3: this rank holds ([0-9]+) of ([0-9]+) parameter values");
+    int ranks = 0;
+    for (const std::string& line : run.logs) {
+        std::smatch m;
+        if (!std::regex_search(line, m, held)) continue;
+        ++ranks;
+        const double fraction = std::stod(m[1]) / std::stod(m[2]);
+        EXPECT_NEAR(fraction, 0.25, 0.01) << line;
+    }
+    EXPECT_EQ(ranks, 4);
+}
+
+} // namespace
