@@ -15,7 +15,8 @@ namespace parallax {
 // The units one pipeline rank runs for one virtual stage.
 struct StageChunk {
     int virtualStage = 0;                      // chunk * pp + pipeline stage
-    std::vector<std::shared_ptr<Unit>> units;
+    std::vector<std::shared_ptr<Unit>> units;  // possibly wrapped (checkpointing, ZeRO-3)
+    std::vector<int> indices;                  // each unit's index in the model
 };
 
 // Runs one training step's forwards and backwards on this rank, in the order of a pipeline

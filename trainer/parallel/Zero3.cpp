@@ -90,11 +90,12 @@ Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp) : m_buckets
 
 Zero3::~Zero3() = default;
 
-void Zero3::wrapUnits(std::vector<StageChunk>& chunks, const std::map<const Unit*, int>& unitIndex) {
+void Zero3::wrapUnits(std::vector<StageChunk>& chunks) {
     m_order.clear();
     for (StageChunk& chunk : chunks) {
-        for (auto& unit : chunk.units) {
-            const int index = unitIndex.at(unit.get());
+        for (size_t u = 0; u < chunk.units.size(); ++u) {
+            auto& unit = chunk.units[u];
+            const int index = chunk.indices.at(u);
             if (!m_units.count(index)) continue; // nothing to shard (no trainable parameters)
             m_order.push_back(index);
             unit = std::make_shared<Zero3Unit>(unit, this, index);

@@ -25,9 +25,8 @@ public:
     Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp);
     ~Zero3() override;
 
-    // Puts gathering wrappers around the chunks' units that hold trainable parameters. `unitIndex`
-    // maps each unit to its index in the model.
-    void wrapUnits(std::vector<StageChunk>& chunks, const std::map<const Unit*, int>& unitIndex);
+    // Puts gathering wrappers around the chunks' units that hold trainable parameters.
+    void wrapUnits(std::vector<StageChunk>& chunks);
 
     void beginStep(int arrivalsPerParam) override;
     void afterMicroBatch() override;

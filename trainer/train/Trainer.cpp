@@ -6,6 +6,7 @@
 #include "trainer/data/Dataset.h"
 #include "trainer/data/DistributedSampler.h"
 #include "trainer/parallel/AbsentUnit.h"
+#include "trainer/parallel/ActivationCheckpoint.h"
 #include "trainer/parallel/DataParallel.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/StagePartition.h"
@@ -118,6 +119,7 @@ std::vector<StageChunk> Trainer::placeStages() {
         chunk.virtualStage = piece;
         for (int u = bounds[static_cast<size_t>(piece)]; u < bounds[static_cast<size_t>(piece) + 1]; ++u) {
             chunk.units.push_back(m_model->unit(u));
+            chunk.indices.push_back(u);
             local[static_cast<size_t>(u)] = true;
         }
         mine.push_back(std::move(chunk));
@@ -137,9 +139,12 @@ void Trainer::setup() {
     for (const auto& unit : m_model->units()) forward += unit->forwardFlopsPerSample();
     m_flopsPerToken = 3.0 * forward / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
 
+    // Parallelism from the inside out: tensor parallel, activation checkpointing, then data parallel
+    // or ZeRO around it.
     std::vector<StageChunk> chunks = placeStages();
     m_tpPlan = applyTensorParallel(*m_model, m_groups.tp);
     m_model->to(m_device);
+    if (m_spec.train.activation_checkpointing) checkpointBlocks(chunks);
 
     std::vector<std::pair<std::string, torch::Tensor>> named;
     for (const auto& item : m_model->named_parameters()) named.emplace_back(item.key(), item.value());
@@ -152,9 +157,7 @@ void Trainer::setup() {
     m_buckets = std::make_unique<GradBuckets>(named, bucketOptions);
     if (zero == 3) {
         auto z = std::make_unique<Zero3>(*m_buckets, m_groups.dp);
-        std::map<const Unit*, int> unitIndex;
-        for (int64_t i = 0; i < m_model->unitCount(); ++i) unitIndex[m_model->unit(i).get()] = static_cast<int>(i);
-        z->wrapUnits(chunks, unitIndex);
+        z->wrapUnits(chunks);
         m_zero3 = z.get();
         m_reducer = std::move(z);
     } else {

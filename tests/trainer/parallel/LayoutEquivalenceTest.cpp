@@ -21,6 +21,7 @@ struct Layout {
     int64_t dp, tp, pp, zero;
     const char* schedule;
     int64_t virtualStages;
+    bool recompute = false; // activation checkpointing
 };
 
 void PrintTo(const Layout& layout, std::ostream* os) {
@@ -39,6 +40,9 @@ const Layout kLayouts[] = {
     {"dp2_pp2", 2, 1, 2, 0, "1f1b", 1},
     {"tp2_pp2", 1, 2, 2, 0, "1f1b", 1},
     {"dp2_tp2_pp2", 2, 2, 2, 0, "1f1b", 1},
+    {"dp2_recompute", 2, 1, 1, 0, "1f1b", 1, true},
+    {"tp2_pp2_recompute", 1, 2, 2, 0, "1f1b", 1, true},
+    {"dp2_zero3_recompute", 2, 1, 1, 3, "1f1b", 1, true},
 };
 
 TinySpec baseSpec(const std::string& kind) {
@@ -100,6 +104,7 @@ TEST_P(LayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
     spec.zero = layout.zero;
     spec.schedule = layout.schedule;
     spec.virtualStages = layout.virtualStages;
+    spec.recompute = layout.recompute;
     const int ranks = static_cast<int>(layout.dp * layout.tp * layout.pp);
     TempDir tmp;
     const WorkerRun many = runWorker(spec.toToml(), ranks, tmp.path() + "/run");

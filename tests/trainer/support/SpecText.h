@@ -20,7 +20,8 @@ struct TinySpec {
     double lr = 1e-3;
     int64_t checkpointEvery = 0;
     int64_t spanEvery = 0;
-    double bucketMb = 0.05;      // small buckets: several per model, so overlap is exercised
+    double bucketMb = 0.05;
+    bool recompute = false;      // train.activation_checkpointing      // small buckets: several per model, so overlap is exercised
     std::string extraModel;      // appended to [model]
     std::string toToml() const;
 };

@@ -1,0 +1,77 @@
+#include "trainer/parallel/ActivationCheckpoint.h"
+
+namespace parallax {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct Recompute : public torch::autograd::Function<Recompute> {
+    static variable_list forward(AutogradContext* ctx, at::TensorList inputs, int64_t unit, int64_t batch) {
+        ctx->saved_data["unit"] = unit;
+        ctx->saved_data["batch"] = batch;
+        ctx->save_for_backward(inputs.vec());
+        torch::NoGradGuard noGrad;
+        return reinterpret_cast<Unit*>(unit)->forward(inputs.vec(), *reinterpret_cast<const Batch*>(batch));
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        auto* unit = reinterpret_cast<Unit*>(ctx->saved_data["unit"].toInt());
+        const auto* batch = reinterpret_cast<const Batch*>(ctx->saved_data["batch"].toInt());
+        variable_list inputs;
+        for (const torch::Tensor& saved : ctx->get_saved_variables()) {
+            torch::Tensor in = saved.detach();
+            if (saved.requires_grad()) in.requires_grad_(true);
+            inputs.push_back(in);
+        }
+        Activation out;
+        {
+            torch::AutoGradMode enable(true);
+            out = unit->forward(inputs, *batch);
+        }
+        variable_list outs, outGrads;
+        for (size_t i = 0; i < out.size(); ++i) {
+            if (out[i].requires_grad() && grads[i].defined()) {
+                outs.push_back(out[i]);
+                outGrads.push_back(grads[i]);
+            }
+        }
+        // Gradients of the block's parameters accumulate (and fire their hooks) here.
+        if (!outs.empty()) torch::autograd::backward(outs, outGrads);
+        variable_list inputGrads;
+        for (const torch::Tensor& in : inputs) inputGrads.push_back(in.requires_grad() ? in.grad() : torch::Tensor());
+        inputGrads.push_back(torch::Tensor());
+        inputGrads.push_back(torch::Tensor());
+        return inputGrads;
+    }
+};
+
+class CheckpointedUnit : public Unit {
+public:
+    explicit CheckpointedUnit(std::shared_ptr<Unit> inner) : m_inner(std::move(inner)) {}
+    Activation forward(const Activation& in, const Batch& batch) override {
+        bool needsGrad = false;
+        for (const auto& t : in) needsGrad |= t.requires_grad();
+        if (!needsGrad || !torch::GradMode::is_enabled()) return m_inner->forward(in, batch);
+        return Recompute::apply(at::TensorList(in), static_cast<int64_t>(reinterpret_cast<intptr_t>(m_inner.get())),
+                                static_cast<int64_t>(reinterpret_cast<intptr_t>(&batch)));
+    }
+    double forwardFlopsPerSample() const override { return m_inner->forwardFlopsPerSample(); }
+    std::string kindName() const override { return m_inner->kindName(); }
+
+private:
+    std::shared_ptr<Unit> m_inner;
+};
+
+} // namespace
+
+void checkpointBlocks(std::vector<StageChunk>& chunks) {
+    for (StageChunk& chunk : chunks)
+        for (auto& unit : chunk.units) {
+            const std::string kind = unit->kindName();
+            if (kind == "block" || kind == "joint_block" || kind == "vision_block")
+                unit = std::make_shared<CheckpointedUnit>(unit);
+        }
+}
+
+} // namespace parallax

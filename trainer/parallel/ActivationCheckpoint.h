@@ -1,0 +1,16 @@
+#pragma once
+
+#include "trainer/parallel/PipelineEngine.h"
+
+#include <vector>
+
+namespace parallax {
+
+// Activation checkpointing per transformer block: a block's forward runs without keeping its
+// intermediate activations; when backward reaches the block, its forward runs again from the saved
+// input, with autograd on, and backward goes through the recomputed graph. Memory per in-flight
+// micro-batch drops to the blocks' inputs at the cost of one more forward. Blocks whose input needs
+// no gradient (a frozen tower) run normally.
+void checkpointBlocks(std::vector<StageChunk>& chunks);
+
+} // namespace parallax
