@@ -1,5 +1,6 @@
 #include "tests/trainer/support/WorkerRun.h"
 
+#include "core/launch/OutputDemux.h"
 #include "core/telemetry/TelemetryCodec.h"
 
 #include "core/util/Files.h"
@@ -38,7 +39,9 @@ WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& r
         std::ofstream out(specPath);
         out << specToml;
     }
+    // Tagged output, reassembled per rank as the supervisor does: Open MPI forwards chunks, not lines.
     std::vector<std::string> args = {"mpirun", "-np", std::to_string(ranks), "--oversubscribe", "--bind-to", "none",
+                                     "--tag-output",
                                      "-x", "OMP_NUM_THREADS=1", workerPath(), "--spec", specPath, "--run-dir", runDir,
                                      "--threads", "1"};
     args.insert(args.end(), extraArgs.begin(), extraArgs.end());
@@ -48,12 +51,18 @@ WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& r
     run.exitCode = result.exitCode;
     run.output = result.output;
 
+    std::vector<std::string> lines;
+    OutputDemux demux(LauncherFormat::OpenMpi);
+    const OutputDemux::Sink sink = [&](const DemuxedLine& l) { lines.emplace_back(l.payload); };
     size_t start = 0;
     while (start < run.output.size()) {
         size_t end = run.output.find('\n', start);
         if (end == std::string::npos) end = run.output.size();
-        const std::string line = run.output.substr(start, end - start);
+        demux.feed(OutputStream::Stdout, std::string_view(run.output).substr(start, end - start), sink);
         start = end + 1;
+    }
+    demux.finish(sink);
+    for (const std::string& line : lines) {
         DecodedLine d = decodeLine(line);
         if (d.kind != DecodedLine::Kind::Event) {
             run.logs.push_back(line);

@@ -67,6 +67,37 @@ TEST(Resume, AnotherDataParallelWidthContinuesTheSameTrajectory) {
     EXPECT_LT(maxRelativeDifference(second.losses(), tail(straight.losses(), 6)), 1e-5);
 }
 
+TEST(Resume, AnotherLayoutContinuesTheSameTrajectory) {
+    // Saved by dp=4 (with ZeRO-1 slices), resumed as dp=2 x tp=2 and as tp=2 x pp=2.
+    TinySpec spec;
+    spec.kind = "gpt";
+    spec.layers = 4;
+    spec.steps = 8;
+    spec.dp = 4;
+    spec.zero = 1;
+    TempDir tmp;
+    const WorkerRun straight = runWorker(spec.toToml(), 4, tmp.path() + "/straight");
+    ASSERT_EQ(straight.exitCode, 0) << straight.output;
+    const WorkerRun first = runWorker(spec.toToml(), 4, tmp.path() + "/a", {"--stop-after", "4"});
+    ASSERT_EQ(first.exitCode, 0) << first.output;
+    struct Target {
+        int64_t dp, tp, pp;
+    };
+    for (const Target t : {Target{2, 2, 1}, Target{1, 2, 2}}) {
+        TinySpec other = spec;
+        other.dp = t.dp;
+        other.tp = t.tp;
+        other.pp = t.pp;
+        other.zero = 0;
+        const WorkerRun second = runWorker(other.toToml(), 4, tmp.path() + "/b" + std::to_string(t.pp),
+                                           {"--resume", first.lastCheckpoint()});
+        ASSERT_EQ(second.exitCode, 0) << second.output;
+        ASSERT_EQ(second.losses().size(), 4u);
+        EXPECT_LT(maxRelativeDifference(second.losses(), tail(straight.losses(), 4)), 1e-5)
+            << "dp" << t.dp << " tp" << t.tp << " pp" << t.pp;
+    }
+}
+
 TEST(Resume, DamagedCheckpointIsAClearErrorAndAnOlderOneIsUsed) {
     TinySpec spec;
     spec.kind = "gpt";
