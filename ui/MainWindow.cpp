@@ -7,6 +7,7 @@
 #include "ui/pages/LivePage.h"
 #include "ui/pages/LogsPage.h"
 #include "ui/pages/NewRunPage.h"
+#include "ui/pages/PipelinePage.h"
 #include "ui/pages/RunsPage.h"
 #include "ui/widgets/PageIcons.h"
 
@@ -106,8 +107,8 @@ void MainWindow::buildNavigation() {
     m_nav->setUniformItemSizes(true);
     const QColor ink = palette().color(QPalette::WindowText);
     const std::pair<PageIcon, QString> items[] = {{PageIcon::NewRun, tr("New run")}, {PageIcon::Live, tr("Live")},
-                                                  {PageIcon::Logs, tr("Logs")},      {PageIcon::Runs, tr("Runs")},
-                                                  {PageIcon::Compare, tr("Compare")}};
+                                                  {PageIcon::Logs, tr("Logs")},      {PageIcon::Pipeline, tr("Pipeline")},
+                                                  {PageIcon::Runs, tr("Runs")},      {PageIcon::Compare, tr("Compare")}};
     for (const auto& [icon, text] : items) {
         auto* item = new QListWidgetItem(pageIcon(icon, ink), text, m_nav);
         item->setSizeHint(QSize(0, 36));
@@ -153,11 +154,13 @@ void MainWindow::createStorePages() {
     m_runs->setWriter(m_writer);
     m_live = new LivePage(m_watcher, m_stack);
     m_logs = new LogsPage(m_watcher, m_stack);
+    m_pipeline = new PipelinePage(m_watcher, m_stack);
     m_runsPage = new RunsPage(m_runs, m_watcher, m_writer, m_stack);
     m_runsPage->setStorePath(m_storePath);
     m_compare = new ComparePage(m_runs, m_watcher, m_stack);
     m_stack->insertWidget(Live, m_live);
     m_stack->insertWidget(Logs, m_logs);
+    m_stack->insertWidget(Pipeline, m_pipeline);
     m_stack->insertWidget(Runs, m_runsPage);
     m_stack->insertWidget(Compare, m_compare);
 
@@ -170,7 +173,10 @@ void MainWindow::createStorePages() {
             m_pickedLiveRun = true;
             for (const RunRecord& r : runs)
                 if (r.state == RunState::Running && (m_live->run() == 0 || r.id > m_live->run())) m_live->setRun(r.id);
-            if (m_live->run() != 0) m_logs->setRun(m_live->run());
+            if (m_live->run() != 0) {
+                m_logs->setRun(m_live->run());
+                m_pipeline->setRun(m_live->run());
+            }
         }
     });
     connect(m_watcher, &StoreWatcher::storeError, this,
@@ -199,13 +205,14 @@ void MainWindow::createStorePages() {
 }
 
 void MainWindow::destroyStorePages() {
-    for (QWidget* page : std::initializer_list<QWidget*>{m_compare, m_runsPage, m_logs, m_live}) {
+    for (QWidget* page : std::initializer_list<QWidget*>{m_compare, m_runsPage, m_pipeline, m_logs, m_live}) {
         if (!page) continue;
         m_stack->removeWidget(page);
         delete page;
     }
     m_compare = nullptr;
     m_runsPage = nullptr;
+    m_pipeline = nullptr;
     m_logs = nullptr;
     m_live = nullptr;
     m_runs->setWriter(nullptr);
@@ -263,6 +270,7 @@ void MainWindow::openRun(qint64 id) {
     if (!m_live) return;
     m_live->setRun(id);
     m_logs->setRun(id);
+    m_pipeline->setRun(id);
     m_pickedLiveRun = true;
     showPage(Live);
 }

@@ -15,18 +15,19 @@ class ComparePage;
 class LivePage;
 class LogsPage;
 class NewRunPage;
+class PipelinePage;
 class RunListModel;
 class RunsPage;
 class RunStoreThread;
 class StoreWatcher;
 
-// The console's window: a navigation list on the left (New run, Live, Logs, Runs, Compare), the
+// The console's window: a navigation list on the left (New run, Live, Logs, Pipeline, Runs, Compare), the
 // page on the right, the store and the number of running runs in the status bar. It owns the store
 // watcher that every page reads through, and remembers its geometry, layout and splitters.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Page { NewRun, Live, Logs, Runs, Compare, PageCount };
+    enum Page { NewRun, Live, Logs, Pipeline, Runs, Compare, PageCount };
 
     explicit MainWindow(const QString& storePath, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -37,13 +38,14 @@ public:
 
     void showPage(Page page);
     Page currentPage() const;
-    // Shows the run on the Live page (and makes it the Logs page's run).
+    // Shows the run on the Live page (and makes it the Logs and Pipeline pages' run).
     void openRun(qint64 id);
     int runningCount() const;
 
     NewRunPage* newRunPage() const { return m_newRun; }
     LivePage* livePage() const { return m_live; }
     LogsPage* logsPage() const { return m_logs; }
+    PipelinePage* pipelinePage() const { return m_pipeline; }
     RunsPage* runsPage() const { return m_runsPage; }
     ComparePage* comparePage() const { return m_compare; }
     StoreWatcher* watcher() const;
@@ -78,6 +80,7 @@ private:
     NewRunPage* m_newRun = nullptr;
     LivePage* m_live = nullptr;
     LogsPage* m_logs = nullptr;
+    PipelinePage* m_pipeline = nullptr;
     RunsPage* m_runsPage = nullptr;
     ComparePage* m_compare = nullptr;
     QLabel* m_storeLabel = nullptr;

@@ -1,0 +1,228 @@
+#include "PipelineTestSupport.h"
+
+#include "ui/MainWindow.h"
+#include "ui/models/SpanModel.h"
+#include "ui/models/StoreWatcher.h"
+#include "ui/pages/PipelinePage.h"
+#include "ui/plots/PipelineTimeline.h"
+
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QTableView>
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+using namespace parallax::test;
+
+namespace {
+
+// Step 20 with one stall of the whole pipeline: five idle units more for every stage.
+std::vector<SpanEvent> stalledStep(int64_t step) {
+    std::vector<SpanEvent> spans = PipelineSpans{}.make(step);
+    const double cut = PipelineSpans{}.t0 + 11.0 / 1024.0;
+    for (SpanEvent& s : spans) {
+        if (s.start >= cut) {
+            s.start += 5.0 / 1024.0;
+            s.end += 5.0 / 1024.0;
+        }
+    }
+    return spans;
+}
+
+double measured(const PipelinePage& page, int row) {
+    const SpanModel* m = page.model();
+    return m->data(m->index(row, SpanModel::MeasuredColumn), SpanModel::ValueRole).toDouble();
+}
+
+QString cell(const PipelinePage& page, int row, int column) {
+    const QAbstractItemModel* m = page.table()->model();
+    return m->data(m->index(row, column)).toString();
+}
+
+struct Fixture {
+    PipelineStore store;
+    StoreWatcher watcher{store.qpath()};
+    PipelinePage page{&watcher};
+    Fixture() { watcher.setInterval(20); }
+};
+
+} // namespace
+
+TEST(PipelinePage, ShowsMeasuredBubblesNextToTheSchedulesForTheNewestStep) {
+    Fixture f;
+    const int64_t run = f.store.addRun(pipelineSpec("pp4", 4, 8));
+    f.store.writeSpans(run, PipelineSpans{}.make(0));
+    f.store.writeSpans(run, PipelineSpans{}.make(10));
+    f.store.writeSpans(run, stalledStep(20));
+    f.store.finish(run);
+
+    f.page.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 20; }));
+    EXPECT_EQ(f.page.steps(), (std::vector<int64_t>{0, 10, 20}));
+    ASSERT_EQ(f.page.model()->rowCount(), 5);
+    // 16 busy units in a 27-unit window.
+    for (int stage = 0; stage < 4; ++stage) EXPECT_DOUBLE_EQ(measured(f.page, stage), 11.0 / 27.0) << stage;
+    EXPECT_EQ(cell(f.page, 0, SpanModel::MeasuredColumn), QStringLiteral("40.7%"));
+    EXPECT_EQ(cell(f.page, 0, SpanModel::TheoreticalColumn), QStringLiteral("27.3%"));
+    EXPECT_EQ(cell(f.page, 4, SpanModel::StageColumn), QStringLiteral("All stages"));
+    EXPECT_EQ(cell(f.page, 4, SpanModel::ExcessColumn), QStringLiteral("+13.5 pp"));
+    EXPECT_TRUE(f.page.summaryText().contains(QStringLiteral("measured bubble 40.7%"))) << f.page.summaryText().toStdString();
+    EXPECT_TRUE(f.page.summaryText().contains(QStringLiteral("theoretical 27.3%"))) << f.page.summaryText().toStdString();
+    EXPECT_TRUE(f.page.headerText().contains(QStringLiteral("pp 4"))) << f.page.headerText().toStdString();
+    EXPECT_TRUE(f.page.headerText().contains(QStringLiteral("8 micro-batches"))) << f.page.headerText().toStdString();
+    EXPECT_TRUE(f.page.problemsText().isEmpty()) << f.page.problemsText().toStdString();
+    EXPECT_EQ(f.page.timeline()->rowCount(), 4);
+    EXPECT_EQ(f.page.timeline()->barCount(), int(stalledStep(20).size()));
+}
+
+TEST(PipelinePage, StepsAreNavigated) {
+    Fixture f;
+    const int64_t run = f.store.addRun(pipelineSpec("pp4", 4, 8));
+    for (int64_t step : {0, 10, 20}) f.store.writeSpans(run, step == 10 ? stalledStep(step) : PipelineSpans{}.make(step));
+    f.store.finish(run);
+    f.page.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 20; }));
+    auto* previous = f.page.findChild<QPushButton*>();
+    ASSERT_NE(previous, nullptr);
+    EXPECT_TRUE(f.page.followNewest());
+
+    f.page.showPreviousStep();
+    EXPECT_FALSE(f.page.followNewest());
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 10; }));
+    EXPECT_DOUBLE_EQ(f.page.model()->bubbles().overall, 11.0 / 27.0);
+    f.page.showPreviousStep();
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 0; }));
+    EXPECT_DOUBLE_EQ(f.page.model()->bubbles().overall, 3.0 / 11.0);
+    EXPECT_TRUE(f.page.summaryText().startsWith(QStringLiteral("Step 0 "))) << f.page.summaryText().toStdString();
+    f.page.showPreviousStep(); // already the first
+    EXPECT_EQ(f.page.currentStep(), 0);
+    f.page.showNextStep();
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 10; }));
+    // A step between samples shows the sample before it.
+    f.page.setStep(17);
+    EXPECT_EQ(f.page.currentStep(), 10);
+    f.page.showNewestStep();
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 20; }));
+    // Quick clicks: only the last one counts.
+    f.page.showPreviousStep();
+    f.page.showPreviousStep();
+    f.page.showNextStep();
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 10 && !f.page.isLoading(); }));
+    EXPECT_EQ(f.page.model()->step(), 10);
+}
+
+TEST(PipelinePage, NewSampledStepsOfARunningRunAppear) {
+    Fixture f;
+    const int64_t run = f.store.addRun(pipelineSpec("live", 4, 8));
+    f.store.writeSpans(run, PipelineSpans{}.make(0));
+    f.store.writeSpans(run, PipelineSpans{}.make(10));
+    f.page.setRun(run);
+    // Step 10 is the newest and may still be missing ranks: held back.
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 0; }));
+    EXPECT_EQ(f.page.steps(), (std::vector<int64_t>{0}));
+
+    f.store.writeSpans(run, stalledStep(20));
+    ASSERT_TRUE(waitFor([&] { return f.page.steps().size() == 2; }, 15000));
+    EXPECT_EQ(f.page.steps(), (std::vector<int64_t>{0, 10}));
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 10; }));
+
+    // Not following: new steps are listed, the shown one stays.
+    f.page.setFollowNewest(false);
+    f.page.setStep(0);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 0; }));
+    f.store.finish(run);
+    ASSERT_TRUE(waitFor([&] { return f.page.steps().size() == 3; }, 15000));
+    EXPECT_EQ(f.page.shownStep(), 0);
+    f.page.setFollowNewest(true);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 20; }));
+    EXPECT_DOUBLE_EQ(f.page.model()->bubbles().overall, 11.0 / 27.0);
+}
+
+TEST(PipelinePage, InterleavedRunsAreComparedWithTheirOwnFormula) {
+    Fixture f;
+    const int64_t run = f.store.addRun(pipelineSpec("inter", 4, 8, "interleaved", 2));
+    PipelineSpans crafted;
+    crafted.schedule = "interleaved";
+    crafted.chunks = 2;
+    f.store.writeSpans(run, crafted.make(0));
+    f.store.finish(run);
+    f.page.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 0; }));
+    ASSERT_TRUE(f.page.model()->theoretical().has_value());
+    EXPECT_DOUBLE_EQ(*f.page.model()->theoretical(), 3.0 / 19.0);
+    EXPECT_NEAR(f.page.model()->bubbles().overall, 3.0 / 19.0, 1e-12);
+    EXPECT_TRUE(f.page.problemsText().isEmpty()) << f.page.problemsText().toStdString();
+    EXPECT_TRUE(f.page.headerText().contains(QStringLiteral("v 2"))) << f.page.headerText().toStdString();
+}
+
+TEST(PipelinePage, ReplicatedStagesAndRecordedProblemsAreShown) {
+    Fixture f;
+    const int64_t run = f.store.addRun(pipelineSpec("tp2", 4, 8, "1f1b", 1, 1, 2));
+    PipelineSpans crafted;
+    crafted.replicas = 2;
+    std::vector<SpanEvent> spans = crafted.make(0);
+    // Rank 3 (stage 1) lost the backward of micro-batch 6.
+    spans.erase(std::find_if(spans.begin(), spans.end(), [](const SpanEvent& s) {
+        return s.rank == 3 && s.microbatch == 6 && s.kind == "B";
+    }));
+    f.store.writeSpans(run, spans);
+    f.store.finish(run);
+    f.page.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 0; }));
+    EXPECT_EQ(f.page.timeline()->rowCount(), 8);
+    EXPECT_EQ(cell(f.page, 1, SpanModel::RanksColumn), QStringLiteral("2-3"));
+    EXPECT_TRUE(f.page.problemsText().contains(QStringLiteral("rank 3 stage 1 micro-batch 6"))) << f.page.problemsText().toStdString();
+    // Rank 3 computed one pass less than rank 2: the stage's ranks disagree.
+    const PipelineBubbles::Stage& stage1 = f.page.model()->bubbles().stages[1];
+    EXPECT_GT(stage1.maxFraction, stage1.minFraction);
+}
+
+TEST(PipelinePage, SaysWhyThereIsNothingToShow) {
+    Fixture f;
+    RunSpec spec = pipelineSpec("none", 2, 4);
+    spec.telemetry.span_every = 0;
+    const int64_t quiet = f.store.addRun(spec);
+    f.store.finish(quiet);
+    f.page.setRun(quiet);
+    ASSERT_TRUE(waitFor([&] { return !f.page.isLoading() && f.page.headerText().contains(QStringLiteral("none")); }));
+    EXPECT_TRUE(f.page.steps().empty());
+    EXPECT_TRUE(f.page.timeline()->placeholderText().contains(QStringLiteral("telemetry.span_every = 0")))
+        << f.page.timeline()->placeholderText().toStdString();
+
+    // A run without a stored spec: measured bubbles, no theoretical value, and why.
+    NewRun bare;
+    bare.name = "bare";
+    const int64_t noSpec = f.store.store.createRun(bare);
+    f.store.writeSpans(noSpec, PipelineSpans{}.make(0));
+    f.store.finish(noSpec);
+    f.page.setRun(noSpec);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 0; }));
+    EXPECT_FALSE(f.page.model()->theoretical().has_value());
+    EXPECT_TRUE(f.page.summaryText().contains(QStringLiteral("theoretical not known"))) << f.page.summaryText().toStdString();
+    EXPECT_DOUBLE_EQ(f.page.model()->bubbles().overall, 3.0 / 11.0);
+
+    f.page.setRun(0);
+    EXPECT_EQ(f.page.model()->rowCount(), 0);
+    EXPECT_EQ(f.page.timeline()->rowCount(), 0);
+}
+
+TEST(PipelinePage, MainWindowHasThePipelinePageForTheOpenedRun) {
+    QTemporaryDir settings;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings.path());
+    PipelineStore store;
+    const int64_t run = store.addRun(pipelineSpec("pp2", 2, 4));
+    store.writeSpans(run, PipelineSpans{}.make(0));
+    store.finish(run);
+    MainWindow w(store.qpath());
+    auto* nav = w.findChild<QListWidget*>(QStringLiteral("navigation"));
+    ASSERT_NE(nav, nullptr);
+    EXPECT_EQ(nav->item(MainWindow::Pipeline)->text(), QStringLiteral("Pipeline"));
+    w.openRun(run);
+    ASSERT_NE(w.pipelinePage(), nullptr);
+    EXPECT_EQ(w.pipelinePage()->run(), run);
+    w.showPage(MainWindow::Pipeline);
+    EXPECT_EQ(w.page(MainWindow::Pipeline), w.pipelinePage());
+    ASSERT_TRUE(waitFor([&] { return w.pipelinePage()->shownStep() == 0; }));
+}

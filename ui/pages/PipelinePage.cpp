@@ -1,0 +1,458 @@
+#include "ui/pages/PipelinePage.h"
+
+#include "core/spec/SpecIO.h"
+#include "core/store/RunStore.h"
+#include "core/store/StoreTypes.h"
+#include "ui/models/SpanModel.h"
+#include "ui/models/StoreWatcher.h"
+#include "ui/plots/PipelineTimeline.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+namespace parallax {
+
+struct PipelinePage::RunSteps {
+    qint64 run = 0;
+    uint64_t generation = 0;
+    std::optional<RunRecord> record;
+    std::vector<int64_t> steps;
+    std::optional<SpanModel::Schedule> schedule;
+    QString scheduleWhy;
+    int64_t spanEvery = -1; // -1: not known
+    int64_t dp = 0, tp = 0;
+};
+
+struct PipelinePage::StepSpans {
+    qint64 run = 0;
+    uint64_t generation = 0;
+    int64_t step = -1;
+    std::vector<SpanEvent> spans;
+};
+
+namespace {
+
+bool sameSchedule(const std::optional<SpanModel::Schedule>& a, const std::optional<SpanModel::Schedule>& b) {
+    if (a.has_value() != b.has_value()) return false;
+    if (!a) return true;
+    return a->stages == b->stages && a->microbatches == b->microbatches && a->virtualStages == b->virtualStages &&
+           a->name == b->name;
+}
+
+} // namespace
+
+PipelinePage::PipelinePage(StoreWatcher* watcher, QWidget* parent) : QWidget(parent), m_watcher(watcher) {
+    m_model = new SpanModel(this);
+    buildUi();
+    m_refreshTimer.setSingleShot(true);
+    m_refreshTimer.setInterval(kStepsRefreshMs);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &PipelinePage::refreshSteps);
+    if (m_watcher) connect(m_watcher, &StoreWatcher::polled, this, &PipelinePage::onPolled);
+    updateNavigation();
+    updateSummary();
+}
+
+PipelinePage::~PipelinePage() = default;
+
+void PipelinePage::buildUi() {
+    auto* root = new QVBoxLayout(this);
+
+    m_header = new QLabel(this);
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setWordWrap(true);
+    root->addWidget(m_header);
+
+    auto* controls = new QHBoxLayout;
+    m_previous = new QPushButton(tr("◀ Previous"), this);
+    m_previous->setToolTip(tr("The sampled step before this one (Page Up)"));
+    m_previous->setShortcut(QKeySequence(Qt::Key_PageUp));
+    m_stepBox = new QComboBox(this);
+    m_stepBox->setMinimumContentsLength(12);
+    m_stepBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_stepBox->setToolTip(tr("Steps whose pipeline spans were recorded (every telemetry.span_every steps)"));
+    m_next = new QPushButton(tr("Next ▶"), this);
+    m_next->setToolTip(tr("The sampled step after this one (Page Down)"));
+    m_next->setShortcut(QKeySequence(Qt::Key_PageDown));
+    m_newest = new QPushButton(tr("Newest"), this);
+    m_newest->setToolTip(tr("The newest sampled step"));
+    m_followBox = new QCheckBox(tr("Follow newest"), this);
+    m_followBox->setChecked(m_follow);
+    m_followBox->setToolTip(tr("Show each newly sampled step as the run records it"));
+    m_allRanks = new QCheckBox(tr("Every rank"), this);
+    m_allRanks->setChecked(true);
+    m_allRanks->setToolTip(tr("A row per rank of each stage (tensor- and data-parallel replicas); "
+                              "off: the first rank of each stage"));
+    m_allRanks->hide();
+    m_resetZoom = new QPushButton(tr("Whole step"), this);
+    m_resetZoom->setToolTip(tr("Show the whole step again (or double-click the timeline)"));
+    controls->addWidget(new QLabel(tr("Step"), this));
+    controls->addWidget(m_previous);
+    controls->addWidget(m_stepBox);
+    controls->addWidget(m_next);
+    controls->addWidget(m_newest);
+    controls->addWidget(m_followBox);
+    controls->addSpacing(12);
+    controls->addWidget(m_allRanks);
+    controls->addStretch(1);
+    auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: whole step"), this);
+    hint->setEnabled(false);
+    controls->addWidget(hint);
+    controls->addWidget(m_resetZoom);
+    root->addLayout(controls);
+
+    m_problems = new QLabel(this);
+    m_problems->setWordWrap(true);
+    m_problems->setStyleSheet(QStringLiteral(
+        "QLabel { background: #fff3e0; color: #e65100; border: 1px solid #ffb74d; padding: 4px; }"));
+    m_problems->hide();
+    root->addWidget(m_problems);
+
+    m_splitter = new QSplitter(Qt::Vertical, this);
+    m_timeline = new PipelineTimeline(m_splitter);
+    m_timeline->setPlaceholderText(tr("Choose a run on the Runs page to see its pipeline"));
+    auto* lower = new QWidget(m_splitter);
+    auto* lowerLayout = new QVBoxLayout(lower);
+    lowerLayout->setContentsMargins(0, 0, 0, 0);
+    m_summary = new QLabel(lower);
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    lowerLayout->addWidget(m_summary);
+    m_table = new QTableView(lower);
+    m_table->setModel(m_model);
+    m_table->verticalHeader()->hide();
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    lowerLayout->addWidget(m_table, 1);
+    m_splitter->addWidget(m_timeline);
+    m_splitter->addWidget(lower);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+    m_splitter->setCollapsible(0, false);
+    root->addWidget(m_splitter, 1);
+
+    connect(m_previous, &QPushButton::clicked, this, &PipelinePage::showPreviousStep);
+    connect(m_next, &QPushButton::clicked, this, &PipelinePage::showNextStep);
+    connect(m_newest, &QPushButton::clicked, this, &PipelinePage::showNewestStep);
+    connect(m_followBox, &QCheckBox::toggled, this, &PipelinePage::setFollowNewest);
+    connect(m_allRanks, &QCheckBox::toggled, m_timeline, &PipelineTimeline::setShowAllRanks);
+    connect(m_resetZoom, &QPushButton::clicked, m_timeline, &PipelineTimeline::resetView);
+    connect(m_stepBox, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+        if (index >= 0 && index < int(m_steps.size())) {
+            if (index != int(m_steps.size()) - 1) setFollowNewest(false);
+            setStep(m_steps[size_t(index)]);
+        }
+    });
+}
+
+void PipelinePage::setRun(qint64 run) {
+    if (run == m_run) return;
+    m_run = run;
+    ++m_generation;
+    m_steps.clear();
+    m_wantedStep.reset();
+    m_shownStep.reset();
+    m_runEnded = false;
+    m_runTitle.clear();
+    m_layoutText.clear();
+    m_stepBox->clear();
+    m_model->setSchedule(std::nullopt);
+    m_model->clear();
+    m_timeline->clear();
+    m_timeline->setPlaceholderText(run > 0 ? tr("Reading the run's pipeline spans…")
+                                           : tr("Choose a run on the Runs page to see its pipeline"));
+    updateNavigation();
+    updateSummary();
+    emit stepsChanged();
+    if (run > 0) refreshSteps();
+}
+
+void PipelinePage::refreshSteps() {
+    if (!m_watcher || m_run <= 0) return;
+    if (m_stepsInFlight) {
+        m_stepsAgain = true;
+        return;
+    }
+    m_stepsInFlight = true;
+    m_stepsAgain = false;
+    const qint64 run = m_run;
+    const uint64_t generation = m_generation;
+    m_watcher->read<RunSteps>(
+        this,
+        [run, generation](const RunStore& store) {
+            RunSteps r;
+            r.run = run;
+            r.generation = generation;
+            // The record first: a run seen ended has written all its spans before.
+            r.record = store.run(run);
+            if (!r.record) return r;
+            r.steps = store.spanSteps(run);
+            if (r.record->spec_toml.empty()) {
+                r.scheduleWhy = PipelinePage::tr("the run has no spec stored, so its schedule is not known");
+            } else {
+                try {
+                    const RunSpec spec = parseSpec(r.record->spec_toml, "run " + std::to_string(run) + " spec");
+                    SpanModel::Schedule s;
+                    s.stages = spec.parallel.pp;
+                    s.microbatches = spec.accumulation();
+                    s.virtualStages = spec.parallel.virtual_stages;
+                    s.name = spec.parallel.schedule;
+                    r.schedule = s;
+                    r.spanEvery = spec.telemetry.span_every;
+                    r.dp = spec.parallel.dp;
+                    r.tp = spec.parallel.tp;
+                } catch (const std::exception& e) {
+                    r.scheduleWhy = QString::fromStdString(e.what());
+                }
+            }
+            return r;
+        },
+        [this](RunSteps r) { applySteps(std::move(r)); },
+        [this, generation](const QString& message) {
+            m_stepsInFlight = false;
+            if (generation != m_generation) return;
+            m_summary->setText(tr("Could not read the run's sampled steps: %1").arg(message));
+        });
+}
+
+void PipelinePage::applySteps(RunSteps r) {
+    m_stepsInFlight = false;
+    if (r.generation != m_generation || r.run != m_run) {
+        if (m_run > 0) refreshSteps();
+        return;
+    }
+    if (m_stepsAgain) {
+        // The store changed while this was read; read again, but show what came.
+        QTimer::singleShot(0, this, &PipelinePage::refreshSteps);
+    }
+    if (!r.record) {
+        m_runTitle = tr("Run %1 is not in this store").arg(m_run);
+        m_timeline->setPlaceholderText(m_runTitle);
+        updateSummary();
+        return;
+    }
+    const RunRecord& record = *r.record;
+    m_runEnded = RunState::isTerminal(record.state);
+    m_runTitle = tr("Run #%1 %2").arg(record.id).arg(QString::fromStdString(record.name));
+
+    if (!sameSchedule(r.schedule, m_model->schedule()) || !m_model->schedule()) m_model->setSchedule(r.schedule, r.scheduleWhy);
+    QStringList layout;
+    layout << QString::fromStdString(record.state);
+    if (r.schedule) {
+        layout << tr("pp %1").arg(r.schedule->stages) << QString::fromStdString(r.schedule->name);
+        if (r.schedule->name == "interleaved") layout << tr("v %1").arg(r.schedule->virtualStages);
+        layout << (r.schedule->microbatches == 1   ? tr("1 micro-batch per step")
+                   : r.schedule->microbatches > 1  ? tr("%1 micro-batches per step").arg(r.schedule->microbatches)
+                                                   : tr("micro-batches per step not integral"));
+        layout << tr("dp %1").arg(r.dp) << tr("tp %1").arg(r.tp);
+        if (r.spanEvery == 1) layout << tr("spans every step");
+        else if (r.spanEvery > 1) layout << tr("spans every %1 steps").arg(r.spanEvery);
+    }
+    m_layoutText = layout.join(QStringLiteral(" · "));
+
+    std::vector<int64_t> steps = std::move(r.steps);
+    // The newest step of a running run may still be missing some ranks' spans.
+    if (!m_runEnded && !steps.empty()) steps.pop_back();
+    const bool changed = steps != m_steps;
+    if (changed) {
+        const bool extends = steps.size() >= m_steps.size() && std::equal(m_steps.begin(), m_steps.end(), steps.begin());
+        if (!extends) m_stepBox->clear();
+        for (size_t i = extends ? m_steps.size() : 0; i < steps.size(); ++i)
+            m_stepBox->addItem(tr("step %1").arg(steps[i]), QVariant::fromValue<qlonglong>(steps[i]));
+        m_steps = std::move(steps);
+    }
+
+    if (m_steps.empty()) {
+        QString why;
+        if (r.spanEvery == 0)
+            why = tr("This run records no pipeline spans (telemetry.span_every = 0).");
+        else if (!m_runEnded)
+            why = r.spanEvery > 1    ? tr("No sampled step yet: spans are recorded every %1 steps.").arg(r.spanEvery)
+                  : r.spanEvery == 1 ? tr("No sampled step yet: spans are recorded every step.")
+                                     : tr("No sampled step yet.");
+        else
+            why = tr("This run recorded no pipeline spans.");
+        m_timeline->setPlaceholderText(why);
+        m_model->clear();
+        m_timeline->clear();
+        m_wantedStep.reset();
+        m_shownStep.reset();
+    } else {
+        std::optional<int64_t> want = m_wantedStep;
+        if (m_follow || !want) want = m_steps.back();
+        else if (!std::binary_search(m_steps.begin(), m_steps.end(), *want)) want = m_steps.back();
+        if (want != m_wantedStep) {
+            m_wantedStep = want;
+            requestSpans();
+        }
+    }
+    updateNavigation();
+    updateSummary();
+    if (changed) emit stepsChanged();
+}
+
+void PipelinePage::setStep(int64_t step) {
+    if (m_steps.empty()) return;
+    auto it = std::upper_bound(m_steps.begin(), m_steps.end(), step);
+    const int64_t chosen = it == m_steps.begin() ? m_steps.front() : *std::prev(it);
+    if (m_wantedStep == chosen) return;
+    m_wantedStep = chosen;
+    updateNavigation();
+    requestSpans();
+}
+
+void PipelinePage::showPreviousStep() {
+    if (!m_wantedStep) return;
+    auto it = std::lower_bound(m_steps.begin(), m_steps.end(), *m_wantedStep);
+    if (it == m_steps.begin()) return;
+    setFollowNewest(false);
+    setStep(*std::prev(it));
+}
+
+void PipelinePage::showNextStep() {
+    if (!m_wantedStep) return;
+    auto it = std::upper_bound(m_steps.begin(), m_steps.end(), *m_wantedStep);
+    if (it == m_steps.end()) return;
+    if (std::next(it) != m_steps.end()) setFollowNewest(false);
+    setStep(*it);
+}
+
+void PipelinePage::showNewestStep() {
+    if (!m_steps.empty()) setStep(m_steps.back());
+}
+
+void PipelinePage::setFollowNewest(bool on) {
+    if (on == m_follow) return;
+    m_follow = on;
+    m_followBox->setChecked(on);
+    if (on) showNewestStep();
+}
+
+void PipelinePage::requestSpans() {
+    if (!m_watcher || m_run <= 0 || !m_wantedStep || m_spansInFlight) return;
+    m_spansInFlight = true;
+    const qint64 run = m_run;
+    const uint64_t generation = m_generation;
+    const int64_t step = *m_wantedStep;
+    m_watcher->read<StepSpans>(
+        this,
+        [run, generation, step](const RunStore& store) {
+            StepSpans s;
+            s.run = run;
+            s.generation = generation;
+            s.step = step;
+            s.spans = store.spans(run, step);
+            return s;
+        },
+        [this](StepSpans s) { applySpans(std::move(s)); },
+        [this, generation](const QString& message) {
+            m_spansInFlight = false;
+            if (generation != m_generation) return;
+            m_summary->setText(tr("Could not read the step's spans: %1").arg(message));
+        });
+}
+
+void PipelinePage::applySpans(StepSpans s) {
+    m_spansInFlight = false;
+    // Only one read is in flight at a time; the newest wish is read once this one is in.
+    if (s.generation != m_generation || s.run != m_run || !m_wantedStep || s.step != *m_wantedStep) {
+        requestSpans();
+        return;
+    }
+    const bool keepView = m_shownStep.has_value();
+    m_timeline->setPlaceholderText(tr("Step %1 has no forward, backward or communication spans").arg(s.step));
+    m_timeline->setSpans(s.spans, keepView);
+    m_model->setSpans(s.step, std::move(s.spans));
+    m_shownStep = s.step;
+    m_allRanks->setVisible(m_timeline->stageCount() > 0 && m_model->bubbles().rankCount() > m_timeline->stageCount());
+    updateNavigation();
+    updateSummary();
+    emit stepShown(s.step);
+}
+
+void PipelinePage::onPolled() {
+    // An ended run's steps are final once they were read after its end.
+    if (m_run <= 0 || m_runEnded || m_refreshTimer.isActive()) return;
+    m_refreshTimer.start();
+}
+
+void PipelinePage::updateNavigation() {
+    int index = -1;
+    if (m_wantedStep) {
+        auto it = std::lower_bound(m_steps.begin(), m_steps.end(), *m_wantedStep);
+        if (it != m_steps.end() && *it == *m_wantedStep) index = int(it - m_steps.begin());
+    }
+    {
+        const QSignalBlocker block(m_stepBox);
+        m_stepBox->setCurrentIndex(index);
+    }
+    m_stepBox->setEnabled(!m_steps.empty());
+    m_previous->setEnabled(index > 0);
+    m_next->setEnabled(index >= 0 && index + 1 < int(m_steps.size()));
+    m_newest->setEnabled(!m_steps.empty() && index + 1 < int(m_steps.size()));
+}
+
+QString PipelinePage::headerText() const { return m_header->text(); }
+QString PipelinePage::summaryText() const { return m_summary->text(); }
+QString PipelinePage::problemsText() const { return m_problems->isHidden() ? QString() : m_problems->text(); }
+
+void PipelinePage::updateSummary() {
+    if (m_run <= 0) {
+        m_header->setText(tr("<b>Pipeline</b> · no run chosen"));
+    } else {
+        const QString title = m_runTitle.isEmpty() ? tr("Run #%1").arg(m_run) : m_runTitle;
+        m_header->setText(QStringLiteral("<b>%1</b>%2").arg(
+            title.toHtmlEscaped(), m_layoutText.isEmpty() ? QString() : QStringLiteral(" · ") + m_layoutText.toHtmlEscaped()));
+    }
+
+    const PipelineBubbles& b = m_model->bubbles();
+    if (!m_shownStep || b.empty()) {
+        m_summary->setText(m_run > 0 && m_steps.empty() && !isLoading() ? m_timeline->placeholderText() : QString());
+    } else {
+        QString text = tr("Step %1 · window %2 ms · measured bubble %3")
+                           .arg(*m_shownStep)
+                           .arg(b.window() * 1e3, 0, 'f', 2)
+                           .arg(SpanModel::percent(b.overall));
+        if (const std::optional<double> t = m_model->theoretical())
+            text += tr(" · theoretical %1 (%2 pp)")
+                        .arg(SpanModel::percent(*t))
+                        .arg(QStringLiteral("%1%2").arg(b.overall >= *t ? QStringLiteral("+") : QString())
+                                 .arg((b.overall - *t) * 100.0, 0, 'f', 1));
+        else
+            text += tr(" · theoretical not known: %1").arg(m_model->theoreticalNote());
+        m_summary->setText(text);
+    }
+
+    QStringList problems;
+    const std::optional<SpanModel::Schedule>& schedule = m_model->schedule();
+    if (m_shownStep && !b.empty() && schedule && int64_t(b.stages.size()) != schedule->stages)
+        problems << tr("The spans show %1 stages, but the run's spec has parallel.pp = %2.")
+                        .arg(b.stages.size())
+                        .arg(schedule->stages);
+    const std::vector<std::string>& order = m_model->orderProblems();
+    if (!order.empty()) {
+        QStringList first;
+        for (size_t i = 0; i < order.size() && i < 3; ++i) first << QString::fromStdString(order[i]);
+        QString line = (order.size() == 1 ? tr("The recorded order is not the schedule's: ")
+                                          : tr("The recorded order is not the schedule's (%1 problems): ").arg(order.size())) +
+                       first.join(QStringLiteral("; "));
+        if (order.size() > 3) line += tr("; and %1 more").arg(order.size() - 3);
+        problems << line;
+    }
+    m_problems->setText(problems.join(QChar('\n')));
+    m_problems->setVisible(!problems.isEmpty());
+}
+
+} // namespace parallax

@@ -1,0 +1,121 @@
+#pragma once
+
+#include <QPointer>
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSplitter;
+class QTableView;
+
+namespace parallax {
+
+class PipelineTimeline;
+class SpanModel;
+class StoreWatcher;
+
+// The pipeline of one run as it ran, one sampled step at a time (the worker records spans every
+// telemetry.span_every steps): the step's timeline, and per stage the measured bubble next to the
+// theoretical one for the run's schedule (p, m, v from its spec). Steps are chosen from a list or
+// with Previous/Next; while the run trains, newly sampled steps appear, and with "Follow newest"
+// on the newest is shown as it arrives. Everything is read through the store watcher's thread.
+//
+// A running run's newest sampled step is held back until a later one (or the run's end) shows
+// that every rank has written its spans, as StoreWatcher does: a half-written step would show
+// bubbles that are not there.
+class PipelinePage : public QWidget {
+    Q_OBJECT
+public:
+    // While the store changes, the sampled steps are read again at most this often.
+    static constexpr int kStepsRefreshMs = 1000;
+
+    explicit PipelinePage(StoreWatcher* watcher, QWidget* parent = nullptr);
+    ~PipelinePage() override;
+
+    void setRun(qint64 run); // 0: none
+    qint64 run() const { return m_run; }
+
+    // Sampled steps whose spans are complete, ascending.
+    const std::vector<int64_t>& steps() const { return m_steps; }
+    // The step whose spans are shown (none before the first has loaded).
+    std::optional<int64_t> shownStep() const { return m_shownStep; }
+    // The step being shown or about to be.
+    std::optional<int64_t> currentStep() const { return m_wantedStep; }
+    void setStep(int64_t step); // the nearest sampled step at or before `step`
+    void showPreviousStep();
+    void showNextStep();
+    void showNewestStep();
+    bool followNewest() const { return m_follow; }
+    void setFollowNewest(bool on);
+    // True while steps or spans are being read.
+    bool isLoading() const { return m_stepsInFlight || m_spansInFlight; }
+
+    SpanModel* model() const { return m_model; }
+    PipelineTimeline* timeline() const { return m_timeline; }
+    QTableView* table() const { return m_table; }
+    QSplitter* splitter() const { return m_splitter; }
+    // Shown texts, for tests and screenshots.
+    QString headerText() const;
+    QString summaryText() const;
+    QString problemsText() const;
+
+public slots:
+    // Reads the sampled steps again now.
+    void refreshSteps();
+
+signals:
+    void stepsChanged();
+    void stepShown(qint64 step);
+
+private:
+    struct RunSteps;
+    struct StepSpans;
+
+    void buildUi();
+    void applySteps(RunSteps result);
+    void requestSpans();
+    void applySpans(StepSpans result);
+    void updateNavigation();
+    void updateSummary();
+    void onPolled();
+
+    QPointer<StoreWatcher> m_watcher;
+    qint64 m_run = 0;
+    uint64_t m_generation = 0; // bumped on every run change; older reads are dropped
+    std::vector<int64_t> m_steps;
+    std::optional<int64_t> m_wantedStep;
+    std::optional<int64_t> m_shownStep;
+    bool m_follow = true;
+    bool m_runEnded = false;
+    bool m_stepsInFlight = false;
+    bool m_stepsAgain = false;
+    bool m_spansInFlight = false;
+    QString m_runTitle;
+    QString m_layoutText;
+    QTimer m_refreshTimer;
+
+    SpanModel* m_model = nullptr;
+    PipelineTimeline* m_timeline = nullptr;
+    QTableView* m_table = nullptr;
+    QSplitter* m_splitter = nullptr;
+    QLabel* m_header = nullptr;
+    QLabel* m_summary = nullptr;
+    QLabel* m_problems = nullptr;
+    QComboBox* m_stepBox = nullptr;
+    QPushButton* m_previous = nullptr;
+    QPushButton* m_next = nullptr;
+    QPushButton* m_newest = nullptr;
+    QCheckBox* m_followBox = nullptr;
+    QCheckBox* m_allRanks = nullptr;
+    QPushButton* m_resetZoom = nullptr;
+};
+
+} // namespace parallax
