@@ -107,6 +107,9 @@ void PipelinePage::buildUi() {
     controls->addStretch(1);
     auto* hint = new QLabel(tr("wheel: zoom · drag: pan · double-click: whole step"), this);
     hint->setEnabled(false);
+    // A hint, not a reason for the window to be wider.
+    hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    hint->setMinimumWidth(0);
     controls->addWidget(hint);
     controls->addWidget(m_resetZoom);
     root->addLayout(controls);
@@ -134,7 +137,7 @@ void PipelinePage::buildUi() {
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setStretchLastSection(false);
     lowerLayout->addWidget(m_table, 1);
     m_splitter->addWidget(m_timeline);
     m_splitter->addWidget(lower);

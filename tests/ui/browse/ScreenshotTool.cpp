@@ -1,4 +1,4 @@
-// parallax-screenshots: renders each page of the console (New run, Live, Logs, Runs, Compare) to a
+// parallax-screenshots: renders each page of the console (New run, Live, Logs, Pipeline, Runs, Compare) to a
 // PNG file for a person to look at, with the data of real runs. When the store has no runs it first
 // trains two tiny ones with parallax-cli: the quick start with fewer steps, and a variant of it
 // (a higher learning rate with ZeRO-1) so that the Compare page has differences to show.
@@ -13,6 +13,7 @@
 #include "ui/pages/LivePage.h"
 #include "ui/pages/LogsPage.h"
 #include "ui/pages/NewRunPage.h"
+#include "ui/pages/PipelinePage.h"
 #include "ui/pages/RunsPage.h"
 
 #include <QAbstractItemModel>
@@ -165,6 +166,9 @@ int main(int argc, char** argv) {
 
     waitFor([&] { return window.logsPage()->model()->rowCount() > 0; }, 20000, QStringLiteral("the run's logs"));
     save(window, MainWindow::Logs, out, QStringLiteral("03-logs.png"));
+
+    waitFor([&] { return !window.pipelinePage()->isLoading(); }, 20000, QStringLiteral("the run's pipeline spans"));
+    save(window, MainWindow::Pipeline, out, QStringLiteral("03b-pipeline.png"));
 
     window.runsPage()->selectRun(shown);
     save(window, MainWindow::Runs, out, QStringLiteral("04-runs.png"));

@@ -226,3 +226,12 @@ TEST(PipelinePage, MainWindowHasThePipelinePageForTheOpenedRun) {
     EXPECT_EQ(w.page(MainWindow::Pipeline), w.pipelinePage());
     ASSERT_TRUE(waitFor([&] { return w.pipelinePage()->shownStep() == 0; }));
 }
+
+TEST(PipelinePage, DoesNotWidenTheWindow) {
+    // The window is as narrow as its widest page allows, plus the navigation list: this page must
+    // not be what keeps the window from 1000 pixels.
+    PipelineStore store;
+    StoreWatcher watcher(store.qpath());
+    PipelinePage page(&watcher);
+    EXPECT_LE(page.minimumSizeHint().width(), 820) << page.minimumSizeHint().width();
+}
