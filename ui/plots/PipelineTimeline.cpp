@@ -87,6 +87,10 @@ QColor PipelineTimeline::kindColor(Kind kind) {
     return QColor(Qt::black);
 }
 
+QColor PipelineTimeline::laterChunkColor(Kind kind) {
+    return kind == Comm ? kindColor(kind) : kindColor(kind).lighter(135);
+}
+
 QSize PipelineTimeline::sizeHint() const { return QSize(900, 420); }
 QSize PipelineTimeline::minimumSizeHint() const { return QSize(240, 120); }
 
@@ -347,6 +351,7 @@ void PipelineTimeline::ensureGeometry() {
                 }
                 rects.append(QRect(l, y, w, h));
                 micro.append(it->micro);
+                px.laterChunk[it->kind].append(it->kind != Comm && m_chunk[size_t(it->span)] % 2 == 1);
             }
         };
         place(row.compute, row.longestCompute, barTop, barH);
@@ -411,6 +416,12 @@ void PipelineTimeline::paintLegend(QPainter& p) {
     };
     item(kindColor(Forward), box, tr("forward"));
     item(kindColor(Backward), box, tr("backward"));
+    if (std::any_of(m_chunks.begin(), m_chunks.end(), [](int n) { return n > 1; })) {
+        // Interleaved: odd chunks in a lighter shade, so that a stage's chunks tell apart.
+        p.fillRect(QRect(x, y + (fm.height() - box) / 2, box, box), laterChunkColor(Forward));
+        x += box + 2;
+        item(laterChunkColor(Backward), box, tr("odd model chunks"));
+    }
     bool weights = false;
     for (const Row& r : m_rows)
         for (const Bar& b : r.compute) weights = weights || b.kind == Weight;
@@ -522,15 +533,21 @@ void PipelineTimeline::renderLayer(qreal dpr) {
     const int wx0 = std::max(plot.left(), int(std::floor(xAt(0))));
     const int wx1 = std::min(plot.right() + 1, int(std::ceil(xAt(m_duration))));
     const QRgb idle = idleColor(false).rgba(), idleAlt = idleColor(true).rgba();
-    std::array<QRgb, KindCount> colors;
-    for (int k = 0; k < KindCount; ++k) colors[size_t(k)] = kindColor(Kind(k)).rgba();
+    std::array<QRgb, KindCount> colors, lighter;
+    for (int k = 0; k < KindCount; ++k) {
+        colors[size_t(k)] = kindColor(Kind(k)).rgba();
+        lighter[size_t(k)] = laterChunkColor(Kind(k)).rgba();
+    }
     int stageIndex = -1;
     for (size_t i = 0; i < m_rows.size(); ++i) {
         if (m_rows[i].firstOfStage) ++stageIndex;
         const PixelRow& px = m_pixels[i];
         fill(QRect(wx0, px.band.top(), std::max(0, wx1 - wx0), px.band.height()), stageIndex % 2 ? idleAlt : idle);
-        for (int k = 0; k < KindCount; ++k)
-            for (const QRect& r : px.rects[size_t(k)]) fill(r, colors[size_t(k)]);
+        for (int k = 0; k < KindCount; ++k) {
+            const QVector<QRect>& rects = px.rects[size_t(k)];
+            const QVector<bool>& later = px.laterChunk[size_t(k)];
+            for (int j = 0; j < rects.size(); ++j) fill(rects[j], later[j] ? lighter[size_t(k)] : colors[size_t(k)]);
+        }
     }
     // Stage boundaries when stages have several rank rows.
     if (m_showAllRanks && int(m_rows.size()) > m_stageCount) {

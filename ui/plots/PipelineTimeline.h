@@ -21,7 +21,8 @@ namespace parallax {
 
 // One step of a pipeline as it ran: a row per stage (a sub-row per rank when a stage has several
 // tensor/data-parallel ranks), time across. Forwards, backwards and weight-gradient passes are
-// full-height bars in their own colors, blocking receives and the send drain a thin gray band,
+// full-height bars in their own colors (a lighter shade for the odd model chunks of an interleaved
+// schedule), blocking receives and the send drain a thin gray band,
 // and idle time is the tinted background between them; the micro-batch number is drawn inside
 // bars wide enough for it. Hovering a bar outlines its micro-batch on every stage and shows its
 // kind, stage, rank, micro-batch and duration. The wheel zooms the time axis about the cursor,
@@ -81,6 +82,8 @@ public:
     int highlightedMicrobatch() const { return m_highlight; }
 
     static QColor kindColor(Kind kind);
+    // Passes of odd model chunks (interleaved schedule), so that neighbouring chunks differ.
+    static QColor laterChunkColor(Kind kind);
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -123,6 +126,7 @@ private:
         QRect band;
         std::array<QVector<QRect>, KindCount> rects;
         std::array<QVector<int>, KindCount> micro;
+        std::array<QVector<bool>, KindCount> laterChunk; // an odd chunk: drawn lighter
     };
 
     void buildRows();

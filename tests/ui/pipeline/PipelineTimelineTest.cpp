@@ -271,3 +271,21 @@ TEST(PipelineTimeline, EmptyShowsThePlaceholder) {
     w.setSpans({optimizer});
     EXPECT_EQ(w.rowCount(), 0);
 }
+
+TEST(PipelineTimeline, OddChunksOfAnInterleavedScheduleAreLighter) {
+    PipelineSpans crafted;
+    crafted.schedule = "interleaved";
+    crafted.chunks = 2;
+    PipelineTimeline w;
+    w.resize(1200, 400);
+    w.setSpans(crafted.make(0));
+    const QImage image = render(w);
+    const QRect plot = w.plotRect();
+    for (PipelineTimeline::Kind k : {PipelineTimeline::Forward, PipelineTimeline::Backward}) {
+        EXPECT_GT(countColor(image, PipelineTimeline::kindColor(k), plot), 1000) << int(k);
+        EXPECT_GT(countColor(image, PipelineTimeline::laterChunkColor(k), plot), 1000) << int(k);
+    }
+    // One chunk per stage: no lighter bars.
+    w.setSpans(PipelineSpans{}.make(0));
+    EXPECT_EQ(countColor(render(w), PipelineTimeline::laterChunkColor(PipelineTimeline::Forward), plot), 0);
+}
