@@ -1,8 +1,11 @@
 #include "core/spec/Estimates.h"
 
+#include "core/spec/StagePartition.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 namespace parallax {
 
@@ -44,6 +47,7 @@ namespace parallax {
 namespace {
 
 struct Unit {
+    double flops = 0;       // forward FLOPs per sample
     bool block = false;
     bool frozen = false;
     int64_t split = 0;      // parameters divided among tensor-parallel ranks
@@ -64,6 +68,7 @@ Unit transformerBlock(int64_t C, int64_t F, int64_t H, int64_t S) {
     u.actReplicated = 4.0 * S * C;
     u.actSplit = double(S) * (4 * C + 2 * F) + double(H) * S * S;
     u.input = double(S) * C;
+    u.flops = 2.0 * S * (4.0 * C * C + 2.0 * C * F) + 4.0 * S * S * C;
     return u;
 }
 
@@ -83,6 +88,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         head.actReplicated = 2.0 * T * C;
         head.actSplit = double(T) * V;
         head.input = double(T) * C;
+        head.flops = 2.0 * T * C * V;
         units.push_back(head);
     } else if (d.kind == "mmdit") {
         const int64_t S = T + P;
@@ -93,9 +99,11 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         embedding.split = V * C;                     // text embedding
         embedding.actReplicated = double(P) * Q + 256 + 2.0 * C;
         embedding.input = double(P) * Q;
+        embedding.flops = 2.0 * (double(P) * Q * C + 256.0 * C + double(C) * C);
         units.push_back(embedding);
         for (int64_t i = 0; i < d.layers; ++i) {
             Unit b;
+            b.flops = 2.0 * (12.0 * C * C + S * (4.0 * C * C + 2.0 * C * F)) + 4.0 * S * S * C;
             b.block = true;
             // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
             b.split = 2 * (4 * C * C + 3 * C + 2 * C * F + F);
@@ -109,6 +117,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         head.replicated = (2 * C * C + 2 * C) + (C * Q + Q); // modulation Linear(C, 2C), Linear(C, Q)
         head.actReplicated = 3.0 * P * C + C + 2.0 * P * Q;
         head.input = double(S) * C + C;
+        head.flops = 2.0 * (2.0 * C * C + double(P) * C * Q);
         units.push_back(head);
     } else if (d.kind == "vlm") {
         const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads, S = P + T;
@@ -117,6 +126,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         visionEmbed.replicated = (Q * Cv + Cv) + P * Cv;
         visionEmbed.actReplicated = double(P) * Q;
         visionEmbed.input = double(P) * Q;
+        visionEmbed.flops = 2.0 * P * Q * Cv;
         units.push_back(visionEmbed);
         for (int64_t i = 0; i < d.vision_layers; ++i) {
             Unit b = transformerBlock(Cv, Fv, Hv, P);
@@ -128,6 +138,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         merge.split = V * C;                                            // text embedding
         merge.actReplicated = 2.0 * P * Cv + 2.0 * P * C;
         merge.input = double(P) * Cv;
+        merge.flops = 2.0 * P * (double(Cv) * C + double(C) * C);
         units.push_back(merge);
         for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, S));
         Unit head;
@@ -137,6 +148,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         head.actReplicated = 2.0 * T * C;
         head.actSplit = double(T) * V;
         head.input = double(S) * C;
+        head.flops = 2.0 * T * C * V;
         units.push_back(head);
     }
     return units;
@@ -206,24 +218,25 @@ int64_t pipelineBlocks(const ModelDims& dims) {
     return dims.layers + (dims.kind == "vlm" ? dims.vision_layers : 0);
 }
 
-std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) {
-    const int64_t blocks = std::max<int64_t>(0, pipelineBlocks(dims));
+std::vector<int> pipelineUnitBounds(const RunSpec& spec, const ModelDims& dims) {
     const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
     const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
-    const int64_t pieces = interleaved ? pp * spec.parallel.virtual_stages : pp;
-    const std::vector<int64_t>& given = spec.parallel.stage_layers;
-    if (!interleaved && static_cast<int64_t>(given.size()) == pp) {
-        int64_t sum = 0;
-        bool ok = true;
-        for (int64_t n : given) {
-            ok &= n >= 0;
-            sum += n;
-        }
-        if (ok && sum == blocks) return given;
+    const int pieces = static_cast<int>(interleaved ? pp * spec.parallel.virtual_stages : pp);
+    std::vector<UnitInfo> info;
+    for (const Unit& u : buildUnits(dims)) info.push_back({u.block, u.flops});
+    return partitionUnits(info, pieces, interleaved ? std::vector<int64_t>{} : spec.parallel.stage_layers);
+}
+
+std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) {
+    const std::vector<Unit> units = buildUnits(dims);
+    const std::vector<int> bounds = pipelineUnitBounds(spec, dims);
+    std::vector<int64_t> blocks;
+    for (size_t piece = 0; piece + 1 < bounds.size(); ++piece) {
+        int64_t n = 0;
+        for (int u = bounds[piece]; u < bounds[piece + 1]; ++u) n += units[static_cast<size_t>(u)].block ? 1 : 0;
+        blocks.push_back(n);
     }
-    std::vector<int64_t> out(static_cast<size_t>(pieces), blocks / pieces);
-    for (int64_t i = 0; i < blocks % pieces; ++i) out[static_cast<size_t>(i)] += 1;
-    return out;
+    return blocks;
 }
 
 Estimates estimate(const RunSpec& spec) {
@@ -249,19 +262,21 @@ Estimates estimate(const RunSpec& spec) {
     const int64_t m = microBatchesPerStep(spec);
     e.bubble = pipelineBubble(pp, m, spec.parallel.schedule, v);
 
-    // Units to pipeline stages: blocks by piece; every other unit goes with the next block (the
-    // last one, the head, with the previous block).
-    const std::vector<int64_t> pieces = pipelinePieces(spec, d);
-    std::vector<int64_t> blockStage;
-    for (size_t piece = 0; piece < pieces.size(); ++piece)
-        for (int64_t i = 0; i < pieces[piece]; ++i) blockStage.push_back(static_cast<int64_t>(piece) % pp);
+    // Units to pipeline stages exactly as the trainer places them (pipelineUnitBounds); a layout the
+    // validator refuses falls back to everything on stage 0.
+    std::vector<int> bounds;
+    try {
+        bounds = pipelineUnitBounds(spec, d);
+    } catch (const std::invalid_argument&) {
+        bounds = {0, static_cast<int>(units.size())};
+    }
     std::vector<StageLoad> loads(static_cast<size_t>(pp));
-    size_t nextBlock = 0;
-    for (const Unit& u : units) {
+    for (size_t index = 0; index < units.size(); ++index) {
+        const Unit& u = units[index];
         int64_t stage = 0;
-        if (!blockStage.empty())
-            stage = nextBlock < blockStage.size() ? blockStage[nextBlock] : blockStage.back();
-        if (u.block) ++nextBlock;
+        for (size_t piece = 0; piece + 1 < bounds.size(); ++piece)
+            if (static_cast<int>(index) >= bounds[piece] && static_cast<int>(index) < bounds[piece + 1])
+                stage = static_cast<int64_t>(piece) % pp;
         StageLoad& s = loads[static_cast<size_t>(stage)];
         s.split += double(u.split);
         s.replicated += double(u.replicated);

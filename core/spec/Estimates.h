@@ -41,9 +41,13 @@ double pipelineBubble(int64_t stages, int64_t microbatches, const std::string& s
 // embedding (vlm: VisionEmbed) with the first block, vlm's Merge with the first language block,
 // the Head with the last block.
 int64_t pipelineBlocks(const ModelDims& dims);
-// Blocks of each pipeline piece in model order: parallel.stage_layers when given, else an even
-// split (earlier pieces take one more when it does not divide). Non-interleaved: pp pieces, piece
-// s on stage s. Interleaved: pp * virtual_stages chunks, chunk c on stage c % pp.
+// The first unit of each pipeline piece (plus the unit count at the end), in model order:
+// parallel.stage_layers when given, else the contiguous split that minimizes the most expensive
+// piece by forward FLOPs (core/spec/StagePartition.h). Non-interleaved: pp pieces, piece s on
+// stage s. Interleaved: pp * virtual_stages chunks, chunk c on stage c % pp. The trainer places
+// units with this same function. Throws std::invalid_argument naming the field when impossible.
+std::vector<int> pipelineUnitBounds(const RunSpec& spec, const ModelDims& dims);
+// Blocks of each pipeline piece, from pipelineUnitBounds.
 std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims);
 
 // Throws std::invalid_argument (naming the field) when the model cannot be resolved.

@@ -1,4 +1,4 @@
-#include "trainer/parallel/StagePartition.h"
+#include "core/spec/StagePartition.h"
 
 #include <algorithm>
 #include <limits>

@@ -39,6 +39,14 @@ struct ProcessGroups {
     // Builds every group from MPI_COMM_WORLD with MPI_Comm_split. Throws when the world size is not
     // dp * tp * pp.
     static ProcessGroups createMpi(int dpSize, int tpSize, int ppSize);
+
+#if PARALLAX_WITH_CUDA
+    // The same groups with NCCL communicators on CUDA device `device` (this rank's GPU, already
+    // selected): each group's MPI communicator (MPI_Comm_split, as createMpi) carries the NCCL id from
+    // the group's rank 0 to the others, then ncclCommInitRank. The pipeline group gets a channel per
+    // direction to each neighbouring stage (see NcclOptions). CPU tensors still go over MPI.
+    static ProcessGroups createNccl(int dpSize, int tpSize, int ppSize, int device);
+#endif
 };
 
 } // namespace parallax

@@ -9,7 +9,7 @@
 #include "trainer/parallel/ActivationCheckpoint.h"
 #include "trainer/parallel/DataParallel.h"
 #include "trainer/parallel/GradBuckets.h"
-#include "trainer/parallel/StagePartition.h"
+#include "core/spec/Estimates.h"
 #include "trainer/parallel/Zero3.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
@@ -105,14 +105,13 @@ Trainer::~Trainer() = default;
 std::vector<StageChunk> Trainer::placeStages() {
     const int pp = m_groups.ppSize;
     const int chunks = m_spec.parallel.schedule == "interleaved" ? static_cast<int>(m_spec.parallel.virtual_stages) : 1;
-    std::vector<UnitInfo> info;
-    for (const auto& unit : m_model->units()) {
-        const std::string kind = unit->kindName();
-        info.push_back({kind == "block" || kind == "joint_block" || kind == "vision_block", unit->forwardFlopsPerSample()});
-    }
-    const std::vector<int> bounds = partitionUnits(info, pp * chunks, m_spec.parallel.stage_layers);
+    // The split the estimates show (same function, same unit costs from docs/models.md).
+    const std::vector<int> bounds = pipelineUnitBounds(m_spec, m_dims);
+    if (bounds.back() != static_cast<int>(m_model->unitCount()))
+        throw std::logic_error("the estimates count " + std::to_string(bounds.back()) + " units, the model has " +
+                               std::to_string(m_model->unitCount()));
+    std::vector<bool> local(static_cast<size_t>(m_model->unitCount()), false);
     std::vector<StageChunk> mine;
-    std::vector<bool> local(info.size(), false);
     for (int c = 0; c < chunks; ++c) {
         const int piece = c * pp + m_groups.coord.pp;
         StageChunk chunk;

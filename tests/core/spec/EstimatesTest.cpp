@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <stdexcept>
 
 namespace parallax {
@@ -215,12 +217,22 @@ TEST(Estimates, PipelinePieces) {
     s.model.preset = "small"; // 6 layers
     s.parallel.pp = 4;
     const ModelDims d = resolveModel(s.model);
-    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{2, 2, 1, 1}));
-    s.parallel.stage_layers = {1, 2, 2, 1};
-    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{1, 2, 2, 1}));
-    s.parallel.stage_layers = {1, 1}; // does not fit pp: ignored
-    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{2, 2, 1, 1}));
+    // Balanced by cost: no piece takes more than two of the six equal blocks.
+    const auto balanced = pipelinePieces(s, d);
+    ASSERT_EQ(balanced.size(), 4u);
+    EXPECT_EQ(balanced[0] + balanced[1] + balanced[2] + balanced[3], 6);
+    EXPECT_EQ(*std::max_element(balanced.begin(), balanced.end()), 2);
+    s.parallel.stage_layers = {2, 1, 1, 2};
+    EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{2, 1, 1, 2}));
+    s.parallel.stage_layers = {1, 1}; // does not fit pp
+    EXPECT_THROW(pipelinePieces(s, d), std::invalid_argument);
     s.parallel.stage_layers.clear();
+    // A head as expensive as several blocks moves blocks off the last stage.
+    RunSpec big;
+    big.model.preset = "base"; // vocab 50304: the head costs about three blocks
+    big.parallel.pp = 4;
+    const auto pieces = pipelinePieces(big, resolveModel(big.model));
+    EXPECT_LT(pieces.back(), pieces.front());
     s.parallel.pp = 3;
     s.parallel.schedule = "interleaved";
     s.parallel.virtual_stages = 2;

@@ -1,5 +1,5 @@
 #include "trainer/parallel/PipelineSchedule.h"
-#include "trainer/parallel/StagePartition.h"
+#include "core/spec/StagePartition.h"
 
 #include <gtest/gtest.h>
 
