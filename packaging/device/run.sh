@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# Builds, tests and measures the CUDA worker on a GPU host (no network needed).
+#
+#   packaging/device/run.sh [ITEM...]
+#
+# Items (default: build tests bench-1gpu bench-2gpu), in the order given:
+#   build                  configure against the pip PyTorch's LibTorch (CUDA) and build parallax-worker
+#                          and the GPU tests into $BUILD_DIR (kept between calls)
+#   tests                  ctest -L gpu (NCCL on two GPUs, the worker on GPUs against one GPU, CUDA helpers)
+#                          and the pipeline message-order check
+#   bench-1gpu             Parallax gpt-124m on one GPU; the PyTorch reference eager and compiled
+#   bench-2gpu             bench-2gpu-parallax then bench-2gpu-reference
+#   bench-2gpu-parallax    Parallax gpt-124m dp2, gpt-1.3b ZeRO-3 dp2, pp2 1F1B, tp2, mmdit and vlm base dp2
+#   bench-2gpu-reference   PyTorch gpt-124m DDP and DDP compiled, gpt-1.3b FSDP2 and DDP
+#   parallax:NAME          one spec, bench/gpu/specs/NAME.toml
+#   reference:MODEL:MODE:GPUS   one reference run, e.g. reference:1.3b:fsdp2:2
+#   summary                bench/gpu/summarize.py over the results so far -> $OUT/benchmarks.md
+#
+# Needs: the header-only dependencies and GoogleTest in <repo>/.deps (packaging/device/stage-deps.sh
+# makes it on a Debian machine; carry it with the tree), python3 with a CUDA PyTorch, CMake, Ninja,
+# g++, OpenMPI and nvcc. Environment: OUT (results; default <repo>/device-out), BUILD_DIR (default
+# <repo>/build/device), PYTHON, JOBS, ITEM_TIMEOUT (seconds per item, default 480), BUDGET (seconds
+# for the whole call, default 570: items that no longer fit are skipped with a message),
+# BENCH_THREADS (CPU threads per rank, default 4).
+#
+# Every launch keeps NVLink multicast off (NCCL_NVLS_ENABLE=0). 2-GPU items are skipped, with a
+# message, on a host with one GPU.
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo"
+OUT=${OUT:-$repo/device-out}
+BUILD=${BUILD_DIR:-$repo/build/device}
+PYTHON=$(command -v "${PYTHON:-python3}" || true)
+JOBS=${JOBS:-$(nproc)}
+ITEM_TIMEOUT=${ITEM_TIMEOUT:-480}
+BUDGET=${BUDGET:-570}
+BENCH_THREADS=${BENCH_THREADS:-4}
+mkdir -p "$OUT/results" "$OUT/logs"
+
+export NCCL_NVLS_ENABLE=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+
+started=$SECONDS
+failures=0
+
+log() { echo "[run.sh +$((SECONDS - started))s] $*" | tee -a "$OUT/run.log"; }
+fail() { log "FAILED: $*"; failures=$((failures + 1)); }
+
+[ -n "$PYTHON" ] || { log "no python3 on PATH (set PYTHON)"; exit 2; }
+
+gpus=$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null ||
+  (nvidia-smi -L 2>/dev/null | grep -c '^GPU') || echo 0)
+log "host $(hostname): $gpus GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)"
+log "torch $("$PYTHON" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null)"
+
+# Seconds an item may run: its own limit, cut to what the call has left. Empty when too little is left.
+item_budget() {
+  local left=$((BUDGET - (SECONDS - started) - 5))
+  local t=$ITEM_TIMEOUT
+  [ "$left" -lt "$t" ] && t=$left
+  [ "$t" -ge 30 ] && echo "$t"
+}
+
+# Appends one JSON line describing a finished run to results/manifest.jsonl (summarize.py reads it).
+manifest() { # kind name gpus rc seconds log command...
+  local kind=$1 name=$2 n=$3 rc=$4 secs=$5 logfile=$6
+  shift 6
+  "$PYTHON" - "$kind" "$name" "$n" "$rc" "$secs" "$logfile" "$@" >> "$OUT/results/manifest.jsonl" <<'EOF'
+import json, sys
+kind, name, gpus, rc, secs, log = sys.argv[1:7]
+print(json.dumps({"kind": kind, "name": name, "gpus": int(gpus), "rc": int(rc), "seconds": int(secs),
+                  "log": log, "command": " ".join(sys.argv[7:])}))
+EOF
+}
+
+need_gpus() { # n what
+  if [ "$gpus" -lt "$1" ]; then
+    log "skip $2: needs $1 GPUs, this host has $gpus"
+    return 1
+  fi
+}
+
+do_build() {
+  if [ ! -f .deps/toml++/toml.h ] || [ ! -f .deps/googletest/CMakeLists.txt ]; then
+    fail "build: .deps is missing or incomplete; run packaging/device/stage-deps.sh on a Debian machine with the packages and carry .deps with the tree"
+    return
+  fi
+  local budget
+  budget=$(item_budget) || { log "skip build: out of time budget ($BUDGET s)"; return; }
+  local prefix
+  prefix=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)') || { fail "build: PyTorch not importable"; return; }
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  log "configure ($BUILD) against $prefix"
+  local t0=$SECONDS
+  if ! timeout -k 15 "$budget" cmake -S "$repo" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DPARALLAX_CONSOLE=OFF -DPARALLAX_BENCH=OFF -DPARALLAX_THIRD_PARTY="$repo/.deps" \
+      -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
+      -DPython3_EXECUTABLE="$PYTHON" "${launcher[@]}" > "$OUT/logs/configure.log" 2>&1; then
+    tail -40 "$OUT/logs/configure.log"
+    fail "build: configure (logs/configure.log)"
+    return
+  fi
+  if ! grep -q "CUDA+NCCL ON" "$OUT/logs/configure.log"; then
+    grep -iE "nccl|cuda|warning" "$OUT/logs/configure.log" | tail -20
+    fail "build: LibTorch's CUDA or NCCL was not found; the worker would be CPU-only (logs/configure.log)"
+    return
+  fi
+  grep -E "NCCL [0-9]|Parallax worker|SQLite: staged" "$OUT/logs/configure.log" | tee -a "$OUT/run.log"
+  budget=$(item_budget) || { log "skip build step: out of time budget"; return; }
+  log "build -j$JOBS (limit ${budget}s)"
+  if ! timeout -k 15 "$budget" cmake --build "$BUILD" -j "$JOBS" --target parallax-worker parallax_gpu_tests \
+      parallax_nccl_tests parallax_pipeline_order_tests > "$OUT/logs/build.log" 2>&1; then
+    grep -E "error|Error" "$OUT/logs/build.log" | head -40
+    tail -5 "$OUT/logs/build.log"
+    fail "build (logs/build.log); run 'build' again to continue where it stopped"
+    return
+  fi
+  log "build done in $((SECONDS - t0)) s"
+}
+
+do_tests() {
+  [ -x "$BUILD/app/parallax-worker" ] || { fail "tests: no worker in $BUILD; run the build item first"; return; }
+  local budget
+  budget=$(item_budget) || { log "skip tests: out of time budget"; return; }
+  log "pipeline message order (unit)"
+  "$BUILD/tests/trainer/gpu/parallax_pipeline_order_tests" > "$OUT/logs/tests-pipeline-order.log" 2>&1 ||
+    fail "pipeline message order (logs/tests-pipeline-order.log)"
+  log "ctest -L gpu (limit ${budget}s)"
+  if ! timeout -k 15 "$budget" ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout "$budget" \
+      --output-junit "$OUT/logs/tests-gpu.xml" > "$OUT/logs/tests-gpu.log" 2>&1; then
+    fail "gpu tests (logs/tests-gpu.log)"
+  fi
+  grep -E "tests passed|tests failed|Skipped|\*\*\*Failed|Passed|Not Run" "$OUT/logs/tests-gpu.log" | tail -40 |
+    tee -a "$OUT/run.log"
+}
+
+# Where a run's checkpoints go: memory when there is room (the worker checkpoints at its end).
+scratch_root() {
+  if [ -d /dev/shm ] && [ "$(df -Pk /dev/shm | awk 'NR==2 {print $4}')" -gt $((40 * 1024 * 1024)) ]; then
+    echo /dev/shm
+  else
+    echo "${TMPDIR:-/tmp}"
+  fi
+}
+
+run_parallax() { # spec name
+  local name=$1 spec="bench/gpu/specs/$1.toml"
+  [ -f "$spec" ] || { fail "no spec $spec"; return; }
+  [ -x "$BUILD/app/parallax-worker" ] || { fail "parallax:$name: no worker in $BUILD; run the build item first"; return; }
+  local np
+  np=$(awk -F= '/^(dp|tp|pp) *=/ {gsub(/ /, "", $2); n = (n ? n : 1) * $2} END {print n}' "$spec")
+  need_gpus "$np" "parallax:$name" || return
+  local budget
+  budget=$(item_budget) || { log "skip parallax:$name: out of time budget"; return; }
+  local rundir logfile="$OUT/results/parallax-$name.log"
+  rundir=$(mktemp -d "$(scratch_root)/parallax-bench.XXXXXX")
+  local cmd=(mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 -x OMP_NUM_THREADS="$BENCH_THREADS"
+             "$BUILD/app/parallax-worker" --spec "$spec" --run-dir "$rundir" --threads "$BENCH_THREADS")
+  log "parallax:$name on $np GPU(s) (limit ${budget}s)"
+  local t0=$SECONDS rc=0
+  timeout -k 15 "$budget" "${cmd[@]}" > "$logfile" 2>&1 || rc=$?
+  rm -rf "$rundir"
+  manifest parallax "$name" "$np" "$rc" $((SECONDS - t0)) "results/parallax-$name.log" "${cmd[@]/$rundir/RUN_DIR}"
+  if [ "$rc" -ne 0 ]; then
+    tail -15 "$logfile"
+    fail "parallax:$name exited $rc after $((SECONDS - t0)) s (results/parallax-$name.log)"
+  else
+    log "parallax:$name done in $((SECONDS - t0)) s"
+  fi
+}
+
+run_reference() { # model mode gpus
+  local model=$1 mode=$2 np=$3
+  need_gpus "$np" "reference:$model:$mode:$np" || return
+  local budget
+  budget=$(item_budget) || { log "skip reference:$model:$mode:$np: out of time budget"; return; }
+  local logfile="$OUT/logs/reference-$model-$mode-$np.log"
+  local cmd=("$PYTHON" bench/gpu/reference.py --model "$model" --mode "$mode" --steps 30 --warmup 10)
+  [ "$np" -gt 1 ] && cmd=(mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 "${cmd[@]}")
+  log "reference:$model:$mode on $np GPU(s) (limit ${budget}s)"
+  local t0=$SECONDS rc=0
+  timeout -k 15 "$budget" "${cmd[@]}" > "$logfile.out" 2> "$logfile" || rc=$?
+  grep '^{' "$logfile.out" >> "$OUT/results/reference.jsonl"
+  cat "$logfile.out" >> "$logfile"
+  rm -f "$logfile.out"
+  manifest reference "$model:$mode" "$np" "$rc" $((SECONDS - t0)) "logs/reference-$model-$mode-$np.log" "${cmd[@]}"
+  if [ "$rc" -ne 0 ]; then
+    tail -15 "$logfile"
+    fail "reference:$model:$mode:$np exited $rc (logs/reference-$model-$mode-$np.log)"
+  else
+    log "reference:$model:$mode done in $((SECONDS - t0)) s: $(tail -1 "$OUT/results/reference.jsonl" | cut -c1-160)"
+  fi
+}
+
+summary() {
+  "$PYTHON" bench/gpu/summarize.py "$OUT/results" > "$OUT/benchmarks.md" 2>> "$OUT/run.log" &&
+    log "summary: $OUT/benchmarks.md" && cat "$OUT/benchmarks.md"
+}
+
+items=("$@")
+[ ${#items[@]} -eq 0 ] && items=(build tests bench-1gpu bench-2gpu)
+benched=0
+for item in "${items[@]}"; do
+  case "$item" in
+    build) do_build ;;
+    tests) do_tests ;;
+    bench-1gpu)
+      run_parallax gpt-124m-1gpu
+      run_reference 124m eager 1
+      run_reference 124m compile 1
+      benched=1 ;;
+    bench-2gpu-parallax)
+      for name in gpt-124m-dp2 gpt-1.3b-zero3-dp2 gpt-1.3b-pp2-1f1b gpt-1.3b-tp2 mmdit-base-dp2 vlm-base-dp2; do
+        run_parallax "$name"
+      done
+      benched=1 ;;
+    bench-2gpu-reference)
+      run_reference 124m ddp 2
+      run_reference 124m ddp-compile 2
+      run_reference 1.3b fsdp2 2
+      run_reference 1.3b ddp 2
+      benched=1 ;;
+    bench-2gpu)
+      for name in gpt-124m-dp2 gpt-1.3b-zero3-dp2 gpt-1.3b-pp2-1f1b gpt-1.3b-tp2 mmdit-base-dp2 vlm-base-dp2; do
+        run_parallax "$name"
+      done
+      run_reference 124m ddp 2
+      run_reference 124m ddp-compile 2
+      run_reference 1.3b fsdp2 2
+      run_reference 1.3b ddp 2
+      benched=1 ;;
+    parallax:*) run_parallax "${item#parallax:}"; benched=1 ;;
+    reference:*:*:*)
+      IFS=: read -r _ model mode np <<< "$item"
+      run_reference "$model" "$mode" "$np"
+      benched=1 ;;
+    summary) benched=1 ;;
+    *) fail "unknown item '$item' (see the top of packaging/device/run.sh)" ;;
+  esac
+done
+[ "$benched" -eq 1 ] && summary
+log "finished in $((SECONDS - started)) s with $failures failure(s); results in $OUT"
+[ "$failures" -eq 0 ]
