@@ -12,6 +12,9 @@
 #include "trainer/train/StopRequest.h"
 #include "trainer/train/TelemetryEmitter.h"
 #include "trainer/train/Trainer.h"
+#if PARALLAX_WITH_CUDA
+#include "trainer/train/CudaSupport.h"
+#endif
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -83,9 +86,23 @@ int main(int argc, char** argv) {
 
     int status = 0;
     try {
-        ProcessGroups groups = ProcessGroups::createMpi(static_cast<int>(spec.parallel.dp),
-                                                        static_cast<int>(spec.parallel.tp),
-                                                        static_cast<int>(spec.parallel.pp));
+        const int dp = static_cast<int>(spec.parallel.dp), tp = static_cast<int>(spec.parallel.tp),
+                  pp = static_cast<int>(spec.parallel.pp);
+        ProcessGroups groups;
+        if (spec.launch.device == "cuda") {
+#if PARALLAX_WITH_CUDA
+            // One process per GPU: the rank's place on its host picks the device.
+            const torch::Device device = selectCudaDevice(localRank());
+            options.cudaDevice = device.index();
+            groups = ProcessGroups::createNccl(dp, tp, pp, device.index());
+#else
+            throw std::runtime_error("launch.device = \"cuda\" but this parallax-worker was built without CUDA and "
+                                     "NCCL; build it against a CUDA LibTorch (packaging/device/run.sh) or set "
+                                     "launch.device = \"cpu\"");
+#endif
+        } else {
+            groups = ProcessGroups::createMpi(dp, tp, pp);
+        }
         TrainResult result;
         {
             Trainer trainer(spec, options, groups, out);

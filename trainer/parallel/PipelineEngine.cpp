@@ -10,11 +10,6 @@ namespace {
 
 constexpr int64_t kHeaderLength = 64;
 
-double wallSeconds() {
-    using namespace std::chrono;
-    return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 } // namespace
 
 PipelineEngine::PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, std::string schedule,
@@ -106,7 +101,7 @@ void PipelineEngine::waitSends() {
 }
 
 PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microbatches, double lossNormalizer,
-                                               int64_t step, bool recordSpans,
+                                               int64_t step, SpanTimer* timer,
                                                const std::function<void()>& afterBackward) {
     if (static_cast<int>(microbatches.size()) != m_microbatches)
         throw std::logic_error("pipeline step given " + std::to_string(microbatches.size()) + " micro-batches, expected " +
@@ -115,17 +110,22 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
     const int stage = m_groups.coord.pp;
     const int pp = m_groups.ppSize;
     std::map<std::pair<int, int>, InFlight> inFlight; // (chunk, micro-batch)
-    auto span = [&](const char* kind, int micro, double start, double end) {
-        if (!recordSpans) return;
+    torch::Tensor lossSum;
+    // Spans are described now and timed by the timer; their times are known after the step.
+    if (timer) timer->clear();
+    auto begin = [&](const char* kind, int micro) -> size_t {
+        if (!timer) return 0;
         SpanEvent s;
         s.rank = m_groups.worldRank();
         s.stage = stage;
         s.step = step;
         s.microbatch = micro;
         s.kind = kind;
-        s.start = start;
-        s.end = end;
         result.spans.push_back(std::move(s));
+        return timer->begin();
+    };
+    auto end = [&](size_t span) {
+        if (timer) timer->end(span);
     };
 
     for (const PipelineAction& action : m_schedule) {
@@ -134,17 +134,18 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
         if (action.kind == PipelineAction::Kind::Forward) {
             InFlight f;
             if (vs > 0) {
-                const double t0 = wallSeconds();
+                const size_t span = begin("recv", action.microbatch);
                 f.inputs = recvActivation(vs, action.microbatch, /*gradient=*/false);
-                span("recv", action.microbatch, t0, wallSeconds());
+                end(span);
                 for (auto& t : f.inputs)
                     if (t.is_floating_point()) t.requires_grad_(true);
             }
-            const double t0 = wallSeconds();
+            const size_t span = begin("F", action.microbatch);
             f.outputs = forwardChunk(action.chunk, f.inputs, batch);
-            span("F", action.microbatch, t0, wallSeconds());
+            end(span);
             if (vs == m_virtualStages - 1) {
-                result.lossSum += f.outputs.at(0).item<double>();
+                // Summed on the device; read once at the end of the step (no host sync per micro-batch).
+                lossSum = lossSum.defined() ? lossSum + f.outputs.at(0).detach() : f.outputs.at(0).detach();
             } else {
                 sendActivation(f.outputs, vs + 1, action.microbatch, /*gradient=*/false);
             }
@@ -156,11 +157,11 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
             inFlight.erase(it);
             Activation grads;
             if (vs < m_virtualStages - 1) {
-                const double t0 = wallSeconds();
+                const size_t span = begin("recv", action.microbatch);
                 grads = recvActivation(vs, action.microbatch, /*gradient=*/true);
-                span("recv", action.microbatch, t0, wallSeconds());
+                end(span);
             }
-            const double t0 = wallSeconds();
+            const size_t span = begin("B", action.microbatch);
             if (vs == m_virtualStages - 1) {
                 (f.outputs.at(0) / lossNormalizer).backward();
             } else {
@@ -173,7 +174,7 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
                 }
                 if (!outs.empty()) torch::autograd::backward(outs, gs);
             }
-            span("B", action.microbatch, t0, wallSeconds());
+            end(span);
             if (afterBackward) afterBackward();
             if (vs > 0) {
                 Activation inputGrads;
@@ -184,9 +185,21 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
             m_groups.pp->progress();
         }
     }
-    const double t0 = wallSeconds();
-    waitSends();
-    if (pp > 1) span("send", -1, t0, wallSeconds());
+    if (pp > 1) {
+        const size_t span = begin("send", -1);
+        waitSends();
+        end(span);
+    } else {
+        waitSends();
+    }
+    if (lossSum.defined()) result.lossSum = lossSum.item<double>();
+    if (timer) {
+        const auto times = timer->resolve();
+        for (size_t i = 0; i < result.spans.size(); ++i) {
+            result.spans[i].start = times.at(i).first;
+            result.spans[i].end = times.at(i).second;
+        }
+    }
     return result;
 }
 

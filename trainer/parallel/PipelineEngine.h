@@ -4,6 +4,7 @@
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/models/Model.h"
 #include "trainer/parallel/PipelineSchedule.h"
+#include "trainer/parallel/SpanTimer.h"
 
 #include <functional>
 #include <memory>
@@ -35,7 +36,8 @@ public:
     // `lossNormalizer`: the global batch's loss element count; each micro-batch's loss sum is divided
     // by it before backward so that gradients are those of the global mean.
     // `afterBackward` runs after each micro-batch's backward on this rank (ZeRO-3 reduces there).
-    Result runStep(const std::vector<Batch>& microbatches, double lossNormalizer, int64_t step, bool recordSpans,
+    // Spans are recorded with `timer` when given (else none).
+    Result runStep(const std::vector<Batch>& microbatches, double lossNormalizer, int64_t step, SpanTimer* timer,
                    const std::function<void()>& afterBackward = {});
     std::vector<StageChunk>& chunks() { return m_chunks; }
 

@@ -15,6 +15,11 @@
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
 #include "trainer/train/StopRequest.h"
+#include "trainer/compat/TorchCompat.h"
+#if PARALLAX_WITH_CUDA
+#include "trainer/train/CudaSpanTimer.h"
+#include "trainer/train/CudaSupport.h"
+#endif
 
 #include <chrono>
 #include <set>
@@ -89,6 +94,25 @@ std::vector<double> alignClocks(Communicator& world) {
     return std::vector<double>(all.data_ptr<double>(), all.data_ptr<double>() + world.size());
 }
 
+#if PARALLAX_WITH_CUDA
+// Spans timed by CUDA events: what the GPU did, not when the host queued it.
+class CudaEventSpanTimer : public SpanTimer {
+public:
+    explicit CudaEventSpanTimer(torch::Device device) : m_device(device), m_timer(device) {}
+    size_t begin() override { return m_timer.begin(); }
+    void end(size_t span) override { m_timer.end(span); }
+    std::vector<std::pair<double, double>> resolve() override {
+        synchronize(m_device);
+        return m_timer.resolve();
+    }
+    void clear() override { m_timer.clear(); }
+
+private:
+    torch::Device m_device;
+    CudaSpanTimer m_timer;
+};
+#endif
+
 } // namespace
 
 int64_t Trainer::lossElements(const ModelDims& dims, const Batch& batch) {
@@ -98,7 +122,36 @@ int64_t Trainer::lossElements(const ModelDims& dims, const Batch& batch) {
 }
 
 Trainer::Trainer(RunSpec spec, WorkerOptions options, ProcessGroups& groups, TelemetryEmitter& out)
-    : m_spec(std::move(spec)), m_options(std::move(options)), m_groups(groups), m_out(out) {}
+    : m_spec(std::move(spec)), m_options(std::move(options)), m_groups(groups), m_out(out) {
+    if (m_spec.launch.device == "cuda") {
+        if (m_options.cudaDevice < 0)
+            throw std::invalid_argument("launch.device = \"cuda\" but no GPU was selected for this rank");
+        m_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(m_options.cudaDevice));
+    }
+#if PARALLAX_WITH_CUDA
+    if (m_device.is_cuda())
+        m_spanTimer = std::make_unique<CudaEventSpanTimer>(m_device);
+    else
+#endif
+        m_spanTimer = std::make_unique<WallSpanTimer>();
+}
+
+void Trainer::synchronizeDevice() {
+#if PARALLAX_WITH_CUDA
+    if (m_device.is_cuda()) synchronize(m_device);
+#endif
+}
+
+double Trainer::peakMemoryBytes() {
+#if PARALLAX_WITH_CUDA
+    if (m_device.is_cuda()) {
+        const double peak = static_cast<double>(peakAllocatedBytes(m_device));
+        resetPeakAllocated(m_device);
+        return peak;
+    }
+#endif
+    return DeviceSampler::residentBytes();
+}
 
 Trainer::~Trainer() = default;
 
@@ -179,7 +232,11 @@ void Trainer::setup() {
                                                      m_groups.coord.dp, m_spec.train.micro_batch,
                                                      m_spec.train.seed, m_spec.data.shuffle);
 
-    const PeakFlops peak = devicePeakFlops(m_device.is_cuda(), "", m_spec.train.precision, torch::get_num_threads());
+    std::string deviceName;
+#if PARALLAX_WITH_CUDA
+    if (m_device.is_cuda()) deviceName = cudaDeviceName(m_device.index());
+#endif
+    const PeakFlops peak = devicePeakFlops(m_device.is_cuda(), deviceName, m_spec.train.precision, torch::get_num_threads());
     m_peakFlops = peak.flops;
     if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
 }
@@ -349,8 +406,14 @@ double Trainer::trainStep(int64_t step) {
     if (!m_zero3) m_buckets->zeroGrads();
     m_reducer->beginStep(static_cast<int>(accumulation));
     const bool recordSpans = m_spec.telemetry.span_every > 0 && step % m_spec.telemetry.span_every == 0;
-    PipelineEngine::Result r =
-        m_engine->runStep(micro, globalCount, step, recordSpans, [this] { m_reducer->afterMicroBatch(); });
+    PipelineEngine::Result r;
+    {
+        // bf16 compute with fp32 parameters, gradients and optimizer state.
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16,
+                                       m_device.is_cuda() && m_spec.train.precision == "bf16");
+        r = m_engine->runStep(micro, globalCount, step, recordSpans ? m_spanTimer.get() : nullptr,
+                              [this] { m_reducer->afterMicroBatch(); });
+    }
     m_lastSpans = std::move(r.spans);
     m_reducer->finishStep();
 
@@ -396,6 +459,7 @@ TrainResult Trainer::run() {
         const double lr =
             learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
         const double loss = trainStep(step);
+        synchronizeDevice();
         const double ms = (monotonicSeconds() - t0) * 1e3;
         m_tokensSeen += tokensPerStep;
         result.losses.push_back(loss);
@@ -412,6 +476,7 @@ TrainResult Trainer::run() {
         m_lastSpans.clear();
 
         const double msMin = m_groups.world->allReduceScalar(ms, ReduceOp::Min);
+        const double peakMemory = m_groups.world->allReduceScalar(peakMemoryBytes(), ReduceOp::Max);
         const auto [msMax, slowest] = m_groups.world->maxLoc(ms);
         if (m_groups.worldRank() == 0 && (step % m_spec.telemetry.step_every == 0 || step + 1 == m_spec.train.steps)) {
             StepEvent e;
@@ -428,7 +493,7 @@ TrainResult Trainer::run() {
             e.samples_per_s = seconds > 0 ? m_spec.train.global_batch / seconds : 0;
             e.mfu = m_peakFlops > 0 ? m_flopsPerToken * e.tokens_per_s / (m_peakFlops * m_groups.world->size()) : 0;
             e.tokens = m_tokensSeen;
-            e.peak_mem = DeviceSampler::residentBytes();
+            e.peak_mem = peakMemory;
             e.t = TelemetryEmitter::now();
             m_out.emit(e);
         }

@@ -25,6 +25,7 @@ class AdamW;
 
 struct WorkerOptions {
     std::string runDir;         // checkpoints go to <runDir>/checkpoints
+    int cudaDevice = -1;        // this rank's GPU (selected by the caller) for launch.device = "cuda"
     std::string resumeFrom;     // a checkpoint folder or a checkpoints folder; empty: start fresh
     int64_t stopAfter = -1;     // act as if a stop was requested once this many steps are done
 };
@@ -56,6 +57,8 @@ private:
     std::vector<StageChunk> placeStages();
     void resume();
     double trainStep(int64_t step); // returns the global mean loss
+    void synchronizeDevice();       // host waits for the device's queued work (no-op on CPU)
+    double peakMemoryBytes();       // since the last call: device allocator peak on GPU, RSS on CPU
     std::string saveCheckpoint(int64_t nextStep);
     void emitRunStart();
     std::vector<CheckpointPiece> checkpointPieces() const;
@@ -81,6 +84,7 @@ private:
     std::unique_ptr<PipelineEngine> m_engine;
     TensorParallelPlan m_tpPlan;
     std::vector<SpanEvent> m_lastSpans;
+    std::unique_ptr<SpanTimer> m_spanTimer;
     std::unique_ptr<AdamW> m_optimizer;
     int64_t m_startStep = 0;
     int64_t m_tokensSeen = 0;
