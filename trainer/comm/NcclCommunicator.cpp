@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 
 namespace parallax {
@@ -87,8 +88,8 @@ NcclCommunicator::NcclCommunicator(std::unique_ptr<MpiCommunicator> mpi, torch::
         createLane(m_main, m_size, m_rank, id);
         if (options.p2pChannels) createChannels();
     } catch (...) {
-        for (Lane& lane : m_channels) destroyLane(lane);
-        destroyLane(m_main);
+        for (Lane& lane : m_channels) destroyLane(lane, /*abort=*/true);
+        destroyLane(m_main, /*abort=*/true);
         throw;
     }
 }
@@ -96,8 +97,11 @@ NcclCommunicator::NcclCommunicator(std::unique_ptr<MpiCommunicator> mpi, torch::
 NcclCommunicator::~NcclCommunicator() {
     if (m_size == 1) return;
     c10::cuda::CUDAGuard guard(m_device.index());
-    for (Lane& lane : m_channels) destroyLane(lane);
-    destroyLane(m_main);
+    // Destroyed while an exception unwinds (a failed step): peers may never join the operations
+    // still queued, so abort them instead of waiting, and let the worker report and MPI_Abort.
+    const bool failing = std::uncaught_exceptions() > 0;
+    for (Lane& lane : m_channels) destroyLane(lane, failing);
+    destroyLane(m_main, failing);
 }
 
 void NcclCommunicator::createLane(Lane& lane, int nranks, int rankInLane, const ncclUniqueId& id) {
@@ -138,11 +142,15 @@ void NcclCommunicator::createChannels() {
     }
 }
 
-void NcclCommunicator::destroyLane(Lane& lane) noexcept {
+void NcclCommunicator::destroyLane(Lane& lane, bool abort) noexcept {
     // Errors are ignored here: a destructor cannot report them, and a failed peer was reported by
     // the operation that met it.
-    if (lane.raw) cudaStreamSynchronize(lane.raw);
-    if (lane.comm) ncclCommDestroy(lane.comm);
+    if (abort) {
+        if (lane.comm) ncclCommAbort(lane.comm);
+    } else {
+        if (lane.raw) cudaStreamSynchronize(lane.raw);
+        if (lane.comm) ncclCommDestroy(lane.comm);
+    }
     if (lane.raw) cudaStreamDestroy(lane.raw);
     lane.comm = nullptr;
     lane.raw = nullptr;

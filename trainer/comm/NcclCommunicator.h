@@ -101,7 +101,8 @@ private:
 
     void createLane(Lane& lane, int nranks, int rankInLane, const ncclUniqueId& id);
     void createChannels();
-    void destroyLane(Lane& lane) noexcept;
+    // `abort`: drop queued operations (ncclCommAbort) instead of waiting for them.
+    void destroyLane(Lane& lane, bool abort) noexcept;
     c10::cuda::CUDAStream laneStream(const Lane& lane) const;
     Lane& laneFor(int peer, bool sending);
     void checkPeer(int peer, const char* what) const;

@@ -8,8 +8,8 @@
 namespace parallax::compat {
 
 // One AdamW update of every tensor in `params` with LibTorch's fused multi-tensor kernel
-// (at::_fused_adamw_, LibTorch 2.1 and later, CUDA): one kernel launch instead of seven elementwise
-// passes per tensor. The math is trainer/train/AdamW.cpp's: the gradient times `gradScale`
+// (at::_fused_adamw_, LibTorch 2.1 and later, CUDA): one kernel launch instead of about ten elementwise
+// ones per tensor. The math is trainer/train/AdamW.cpp's: the gradient times `gradScale`
 // (clipping), decoupled weight decay p *= 1 - lr * weightDecay, m = b1 m + (1 - b1) g,
 // v = b2 v + (1 - b2) g^2, p -= lr / (1 - b1^step) * m / (sqrt(v) / sqrt(1 - b2^step) + eps).
 // `step` is the update's 1-based count. When gradScale != 1 the gradients are left multiplied by
