@@ -28,7 +28,7 @@
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$repo"
+cd "$repo" || exit 2
 OUT=${OUT:-$repo/device-out}
 BUILD=${BUILD_DIR:-$repo/build/device}
 PYTHON=$(command -v "${PYTHON:-python3}" || true)
@@ -51,8 +51,9 @@ fail() { log "FAILED: $*"; failures=$((failures + 1)); }
 
 [ -n "$PYTHON" ] || { log "no python3 on PATH (set PYTHON)"; exit 2; }
 
-gpus=$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null ||
-  (nvidia-smi -L 2>/dev/null | grep -c '^GPU') || echo 0)
+gpus=$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null) || gpus=""
+[[ "$gpus" =~ ^[0-9]+$ ]] || gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[[ "$gpus" =~ ^[0-9]+$ ]] || gpus=0
 log "host $(hostname): $gpus GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)"
 log "torch $("$PYTHON" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null)"
 
@@ -78,7 +79,7 @@ EOF
 
 need_gpus() { # n what
   if [ "$gpus" -lt "$1" ]; then
-    log "skip $2: needs $1 GPUs, this host has $gpus"
+    log "skip $2: needs $1 GPU(s), this host has $gpus"
     return 1
   fi
 }
@@ -99,7 +100,7 @@ do_build() {
   if ! timeout -k 15 "$budget" cmake -S "$repo" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DPARALLAX_CONSOLE=OFF -DPARALLAX_BENCH=OFF -DPARALLAX_THIRD_PARTY="$repo/.deps" \
       -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
-      -DPython3_EXECUTABLE="$PYTHON" "${launcher[@]}" > "$OUT/logs/configure.log" 2>&1; then
+      "${launcher[@]}" > "$OUT/logs/configure.log" 2>&1; then
     tail -40 "$OUT/logs/configure.log"
     fail "build: configure (logs/configure.log)"
     return
@@ -134,7 +135,7 @@ do_tests() {
       --output-junit "$OUT/logs/tests-gpu.xml" > "$OUT/logs/tests-gpu.log" 2>&1; then
     fail "gpu tests (logs/tests-gpu.log)"
   fi
-  grep -E "tests passed|tests failed|Skipped|\*\*\*Failed|Passed|Not Run" "$OUT/logs/tests-gpu.log" | tail -40 |
+  grep -E "tests passed|tests failed|\((Failed|Skipped|Timeout|Not Run)\)" "$OUT/logs/tests-gpu.log" | tail -40 |
     tee -a "$OUT/run.log"
 }
 
