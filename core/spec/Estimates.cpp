@@ -103,13 +103,22 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         units.push_back(embedding);
         for (int64_t i = 0; i < d.layers; ++i) {
             Unit b;
-            b.flops = 2.0 * (12.0 * C * C + S * (4.0 * C * C + 2.0 * C * F)) + 4.0 * S * S * C;
             b.block = true;
-            // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
-            b.split = 2 * (4 * C * C + 3 * C + 2 * C * F + F);
-            b.replicated = 2 * ((6 * C * C + 6 * C) + C + C);
-            b.actReplicated = 8.0 * S * C + 4.0 * C;
-            b.actSplit = double(S) * (4 * C + 2 * F) + double(H) * S * S;
+            if (i + 1 < d.layers) {
+                // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
+                b.flops = 2.0 * (12.0 * C * C + S * (4.0 * C * C + 2.0 * C * F)) + 4.0 * S * S * C;
+                b.split = 2 * (4 * C * C + 3 * C + 2 * C * F + F);
+                b.replicated = 2 * ((6 * C * C + 6 * C) + C + C);
+                b.actReplicated = 8.0 * S * C + 4.0 * C;
+                b.actSplit = double(S) * (4 * C + 2 * F) + double(H) * S * S;
+            } else {
+                // The last block's text stream only gives keys and values: mod Linear(C, 2C), k, v.
+                b.flops = 2.0 * (8.0 * C * C + 2.0 * T * C * C + P * (4.0 * C * C + 2.0 * C * F)) + 4.0 * P * S * C;
+                b.split = (4 * C * C + 3 * C + 2 * C * F + F) + (2 * C * C + 2 * C);
+                b.replicated = (6 * C * C + 6 * C) + C + C + (2 * C * C + 2 * C);
+                b.actReplicated = 4.0 * S * C + 4.0 * P * C + 4.0 * C;
+                b.actSplit = double(P) * (4 * C + 2 * F) + 2.0 * T * C + double(H) * P * S;
+            }
             b.input = double(S) * C + C;
             units.push_back(b);
         }
@@ -191,9 +200,10 @@ double forwardFlopsPerSample(const ModelDims& d) {
     } else if (d.kind == "mmdit") {
         const double S = T + P;
         macs = P * Q * C + 256 * C + C * C                 // patch embedding, timestep MLP (once per sample)
-               + L * (2 * 6 * C * C + S * (4 * C * C + 2 * C * F)) // per block: two mod Linears, both streams
+               + (L - 1) * (2 * 6 * C * C + S * (4 * C * C + 2 * C * F)) // per block: two mod Linears, both streams
+               + (8 * C * C + 2 * T * C * C + P * (4 * C * C + 2 * C * F)) // last block: text gives k, v only
                + 2 * C * C + P * C * Q;                     // head modulation, head Linear
-        attention = L * 4 * S * S * C;
+        attention = (L - 1) * 4 * S * S * C + 4 * P * S * C;
     } else if (d.kind == "vlm") {
         const double Cv = double(d.vision_dim), Fv = double(d.vision_ffn), Lv = double(d.vision_layers);
         const double S = P + T;

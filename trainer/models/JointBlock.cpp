@@ -9,14 +9,18 @@ struct Modulation {
 };
 
 Modulation modulation(JointStream& stream, const torch::Tensor& conditioning) {
+    if (stream.context_only) {
+        std::vector<torch::Tensor> m = stream.mod->forward(conditioning).unsqueeze(1).chunk(2, -1); // 2 x (B, 1, C)
+        return {m[0], m[1], {}, {}, {}, {}};
+    }
     std::vector<torch::Tensor> m = stream.mod->forward(conditioning).unsqueeze(1).chunk(6, -1); // 6 x (B, 1, C)
     return {m[0], m[1], m[2], m[3], m[4], m[5]};
 }
 
 } // namespace
 
-JointBlock::JointBlock(const ModelDims& dims) : m_dims(dims) {
-    text = register_module("text", std::make_shared<JointStream>(dims.dim, dims.ffn, dims.layers));
+JointBlock::JointBlock(const ModelDims& dims, bool last) : m_dims(dims), m_last(last) {
+    text = register_module("text", std::make_shared<JointStream>(dims.dim, dims.ffn, dims.layers, last));
     image = register_module("image", std::make_shared<JointStream>(dims.dim, dims.ffn, dims.layers));
 }
 
@@ -30,25 +34,36 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
 
     torch::Tensor ht = layerNorm(xt) * (1 + mt.scale1) + mt.shift1; // (B, T, C)
     torch::Tensor hi = layerNorm(xi) * (1 + mi.scale1) + mi.shift1; // (B, P, C)
-    torch::Tensor q = torch::cat({text->q->forward(ht), image->q->forward(hi)}, 1); // (B, T+P, C)
-    torch::Tensor k = torch::cat({text->k->forward(ht), image->k->forward(hi)}, 1);
+    torch::Tensor k = torch::cat({text->k->forward(ht), image->k->forward(hi)}, 1); // (B, T+P, C)
     torch::Tensor v = torch::cat({text->v->forward(ht), image->v->forward(hi)}, 1);
-    torch::Tensor attn = multiHeadAttention(q, k, v, m_dims.headDim(), /*causal=*/false); // (B, T+P, C)
-    const int64_t t = xt.size(1);
-    xt = xt + mt.gate1 * text->proj->forward(attn.narrow(1, 0, t));
-    xi = xi + mi.gate1 * image->proj->forward(attn.narrow(1, t, xi.size(1)));
-
     auto mlp = [](JointStream& s, const torch::Tensor& x, const Modulation& m) {
         return m.gate2 * s.fc2->forward(geluTanh(s.fc1->forward(layerNorm(x) * (1 + m.scale2) + m.shift2)));
     };
+    const int64_t t = xt.size(1);
+    if (m_last) {
+        // Only the image tokens query; the text stream ends here.
+        torch::Tensor attn = multiHeadAttention(image->q->forward(hi), k, v, m_dims.headDim(), false); // (B, P, C)
+        xi = xi + mi.gate1 * image->proj->forward(attn);
+        xi = xi + mlp(*image, xi, mi);
+        return {xt, xi, c};
+    }
+    torch::Tensor q = torch::cat({text->q->forward(ht), image->q->forward(hi)}, 1); // (B, T+P, C)
+    torch::Tensor attn = multiHeadAttention(q, k, v, m_dims.headDim(), /*causal=*/false); // (B, T+P, C)
+    xt = xt + mt.gate1 * text->proj->forward(attn.narrow(1, 0, t));
+    xi = xi + mi.gate1 * image->proj->forward(attn.narrow(1, t, xi.size(1)));
     xt = xt + mlp(*text, xt, mt);
     xi = xi + mlp(*image, xi, mi);
     return {xt, xi, c};
 }
 
 double JointBlock::forwardFlopsPerSample() const {
-    const int64_t c = m_dims.dim, f = m_dims.ffn, s = m_dims.seq_len + m_dims.imageTokens();
+    const int64_t c = m_dims.dim, f = m_dims.ffn, t = m_dims.seq_len, p = m_dims.imageTokens(), s = t + p;
     // Per stream the modulation runs once per sample, the projections once per token of that stream.
+    if (m_last) {
+        // Text: modulation (2C), k, v. Image: everything. Attention: P queries over S keys.
+        return linearFlops(c, 2 * c, 1) + linearFlops(c, 6 * c, 1) + 2 * linearFlops(c, c, t) +
+               4 * linearFlops(c, c, p) + linearFlops(c, f, p) + linearFlops(f, c, p) + 4.0 * double(p) * s * c;
+    }
     return 2 * linearFlops(c, 6 * c, 1) + 4 * linearFlops(c, c, s) + linearFlops(c, f, s) +
            linearFlops(f, c, s) + attentionFlops(s, c);
 }

@@ -10,7 +10,8 @@ namespace parallax {
 // Activation in and out: {text (B, T, C), image (B, P, C), c (B, C)}.
 class JointBlock : public Unit {
 public:
-    explicit JointBlock(const ModelDims& dims);
+    // `last`: the text stream only gives keys and values (JointStream's contextOnly).
+    JointBlock(const ModelDims& dims, bool last);
 
     Activation forward(const Activation& in, const Batch& batch) override;
     double forwardFlopsPerSample() const override;
@@ -21,6 +22,7 @@ public:
 
 private:
     ModelDims m_dims;
+    bool m_last;
 };
 
 } // namespace parallax

@@ -13,7 +13,7 @@ class MmditModel : public Model {
 public:
     explicit MmditModel(const ModelDims& dims) : Model(dims) {
         addUnit(std::make_shared<MmditEmbed>(dims));
-        for (int64_t i = 0; i < dims.layers; ++i) addUnit(std::make_shared<JointBlock>(dims));
+        for (int64_t i = 0; i < dims.layers; ++i) addUnit(std::make_shared<JointBlock>(dims, i + 1 == dims.layers));
         addUnit(std::make_shared<MmditHead>(dims));
     }
 };

@@ -134,8 +134,13 @@ TEST(ModelStructure, ParameterNamesAreStableAndNameTheParallelLayers) {
     auto mmdit = buildModel(dimsOf("mmdit", "tiny"), 1);
     const auto m = mmdit->named_parameters();
     for (const char* name : {"units.1.text.q.weight", "units.1.image.proj.weight", "units.2.image.fc1.weight",
-                             "units.2.text.mod.weight", "units.3.mod.weight", "units.3.out.weight"})
+                             "units.2.text.mod.weight", "units.2.text.k.weight", "units.3.mod.weight",
+                             "units.3.out.weight"})
         EXPECT_NE(m.find(name), nullptr) << name;
+    // The last block's text stream gives keys and values only.
+    for (const char* name : {"units.2.text.q.weight", "units.2.text.proj.weight", "units.2.text.fc1.weight"})
+        EXPECT_EQ(m.find(name), nullptr) << name;
+    EXPECT_EQ(m["units.2.text.mod.weight"].size(0), 2 * 64);
 
     auto vlm = buildModel(dimsOf("vlm", "tiny"), 1);
     std::vector<std::string> kinds;

@@ -46,9 +46,12 @@ inline int64_t documentedParams(const ModelDims& d) {
         const int64_t image = q * c + c + p * c;
         const int64_t text = v * c + t * c;
         const int64_t time = (256 * c + c) + (c * c + c);
-        const int64_t block = 2 * (6 * c * c + 6 * c + 4 * c * c + 4 * c + 2 * c * f + f + c);
+        const int64_t stream = 6 * c * c + 6 * c + 4 * c * c + 4 * c + 2 * c * f + f + c;
+        const int64_t block = 2 * stream;
+        // The last block's text stream: mod Linear(C, 2C), k, v.
+        const int64_t last = stream + (2 * c * c + 2 * c) + 2 * (c * c + c);
         const int64_t head = (c * 2 * c + 2 * c) + (c * q + q);
-        return image + text + time + l * block + head;
+        return image + text + time + (l - 1) * block + last + head;
     }
     const int64_t cv = d.vision_dim;
     const int64_t visionEmbed = q * cv + cv + p * cv;
@@ -69,8 +72,11 @@ inline double documentedForwardFlops(const ModelDims& d) {
         const double s = t + p;
         const double embed = 2 * p * q * c + 2 * (256 * c + c * c);
         const double joint = 2 * (2 * c * 6 * c) + block(s, c, f);
+        // Last block: text mod (2C) and k, v over T tokens; the image stream whole; P queries over S keys.
+        const double last = 2 * c * 2 * c + 2 * c * 6 * c + 2 * t * 2 * c * c + 2 * p * (4 * c * c + 2 * c * f) +
+                            4 * p * s * c;
         const double head = 2 * c * 2 * c + 2 * p * c * q;
-        return embed + l * joint + head;
+        return embed + (l - 1) * joint + last + head;
     }
     const double cv = d.vision_dim;
     const double vision = 2 * p * q * cv + d.vision_layers * block(p, cv, 4 * cv);
