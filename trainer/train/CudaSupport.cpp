@@ -44,7 +44,11 @@ torch::Device selectCudaDevice(int localRank) {
                                  " ranks per host (launch.hosts slots or Slurm's tasks per node)");
     const auto index = static_cast<c10::DeviceIndex>(localRank);
     c10::cuda::set_device(index);
-    return torch::Device(torch::kCUDA, index);
+    const torch::Device device(torch::kCUDA, index);
+    // Creates the context and the caching allocator's state for the device now: its statistics
+    // (peakAllocatedBytes) refuse a device it has not seen ("Invalid device argument").
+    torch::empty({1}, torch::TensorOptions().device(device));
+    return device;
 }
 
 std::string cudaDeviceName(int device) {
