@@ -51,6 +51,25 @@ bool waitFor(F done, std::chrono::seconds timeout) {
     return done();
 }
 
+// The id of run `name` once it has stored `steps` steps (training is under way); 0 on timeout.
+int64_t waitForSteps(const std::string& store, const std::string& name, size_t steps) {
+    int64_t runId = 0;
+    const bool ok = waitFor(
+        [&] {
+            try {
+                RunStore db(store);
+                auto run = db.findRun(name);
+                if (!run) return false;
+                runId = run->id;
+                return db.metrics(run->id).size() >= steps;
+            } catch (const StoreError&) {
+                return false; // the supervisor has not created the store yet
+            }
+        },
+        std::chrono::seconds(120));
+    return ok ? runId : 0;
+}
+
 std::string longGptSpec(const std::string& name) {
     return "name = \"" + name + "\"\n"
            "[model]\nkind = \"gpt\"\npreset = \"tiny\"\n"
@@ -130,22 +149,8 @@ TEST(CliRun, KilledRankFailsTheRunNamesTheRankAndLeavesNothingBehind) {
     std::ofstream(spec) << longGptSpec("victim");
     BackgroundProcess sup = startProcess({cli(), "--store", store, "run", spec}, tmp.path() + "/cli.out");
 
-    // Wait until training is under way.
-    int64_t runId = 0;
-    ASSERT_TRUE(waitFor(
-        [&] {
-            try {
-                RunStore db(store);
-                auto run = db.findRun("victim");
-                if (!run) return false;
-                runId = run->id;
-                return db.metrics(run->id).size() >= 3;
-            } catch (const StoreError&) {
-                return false;
-            }
-        },
-        std::chrono::seconds(120)))
-        << sup.output();
+    const int64_t runId = waitForSteps(store, "victim", 3);
+    ASSERT_GT(runId, 0) << sup.output();
     const std::string runDir = tmp.path() + "/runs/" + std::to_string(runId);
     pid_t victim = 0;
     for (pid_t pid : processesMatching(runDir))
@@ -177,21 +182,8 @@ TEST(CliRun, StopCheckpointsAndResumeContinues) {
     const std::string spec = tmp.path() + "/long.toml";
     std::ofstream(spec) << longGptSpec("pausable");
     BackgroundProcess sup = startProcess({cli(), "--store", store, "run", spec}, tmp.path() + "/cli.out");
-    int64_t runId = 0;
-    ASSERT_TRUE(waitFor(
-        [&] {
-            try {
-                RunStore db(store);
-                auto run = db.findRun("pausable");
-                if (!run) return false;
-                runId = run->id;
-                return db.metrics(run->id).size() >= 3;
-            } catch (const StoreError&) {
-                return false;
-            }
-        },
-        std::chrono::seconds(120)))
-        << sup.output();
+    const int64_t runId = waitForSteps(store, "pausable", 3);
+    ASSERT_GT(runId, 0) << sup.output();
 
     const ProcessResult stop = runProcess({cli(), "--store", store, "stop", "pausable", "--wait"});
     EXPECT_EQ(stop.exitCode, 3) << "stop --wait ends with the stopped run's exit code: " << stop.output;
