@@ -43,14 +43,12 @@ torch::Tensor DataParallel::gradShard(size_t b) const {
 }
 
 double DataParallel::gradNormSquared(bool includeReplicated) const {
-    double total = 0;
+    std::vector<torch::Tensor> held;
     for (size_t b = 0; b < m_buckets.buckets().size(); ++b) {
         const Bucket& bucket = m_buckets.buckets()[b];
-        if (!bucket.sharded && !includeReplicated) continue;
-        const torch::Tensor g = m_stage == 2 ? m_gradShards[b] : bucket.grads;
-        total += g.pow(2).sum(torch::kDouble).item<double>();
+        if (bucket.sharded || includeReplicated) held.push_back(m_stage == 2 ? m_gradShards[b] : bucket.grads);
     }
-    return total;
+    return sumOfSquares(held);
 }
 
 void DataParallel::beginStep(int arrivalsPerParam) {

@@ -105,11 +105,13 @@ void GradBuckets::zeroGrads() {
     for (Bucket& b : m_buckets) b.grads.zero_();
 }
 
-double GradBuckets::localGradNormSquared(bool includeReplicated) const {
-    double total = 0;
-    for (const Bucket& b : m_buckets)
-        if (b.sharded || includeReplicated) total += b.grads.pow(2).sum(torch::kDouble).item<double>();
-    return total;
+double sumOfSquares(const std::vector<torch::Tensor>& tensors) {
+    torch::Tensor total;
+    for (const torch::Tensor& t : tensors) {
+        torch::Tensor part = t.pow(2).sum(torch::kDouble);
+        total = total.defined() ? total + part : part;
+    }
+    return total.defined() ? total.item<double>() : 0.0;
 }
 
 } // namespace parallax

@@ -54,9 +54,6 @@ public:
     const std::vector<Bucket>& buckets() const { return m_buckets; }
     int64_t numel() const;
     void zeroGrads();
-    // Sum of squares of the gradient elements held here: of the shards, and of the replicated
-    // parameters when `includeReplicated` (one rank of a tensor-parallel group counts those).
-    double localGradNormSquared(bool includeReplicated = true) const;
 
 private:
     std::vector<ParamSlot> m_slots;
@@ -67,5 +64,9 @@ private:
 bool decays(const std::string& name, const torch::Tensor& param);
 // The unit index of a parameter named "units.<i>.…", or -1.
 int unitOfParameter(const std::string& name);
+
+// Sum of the squares of every element of `tensors`, accumulated in float64 on their device and read
+// back once (one host synchronization, not one per tensor).
+double sumOfSquares(const std::vector<torch::Tensor>& tensors);
 
 } // namespace parallax

@@ -239,11 +239,10 @@ void Zero3::finishStep() {
 }
 
 double Zero3::gradNormSquared(bool includeReplicated) const {
-    double total = 0;
+    std::vector<torch::Tensor> held;
     for (size_t b = 0; b < m_gradShards.size(); ++b)
-        if (m_buckets.buckets()[b].sharded || includeReplicated)
-            total += m_gradShards[b].pow(2).sum(torch::kDouble).item<double>();
-    return total;
+        if (m_buckets.buckets()[b].sharded || includeReplicated) held.push_back(m_gradShards[b]);
+    return sumOfSquares(held);
 }
 
 int64_t Zero3::residentParameterValues() const {
