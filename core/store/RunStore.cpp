@@ -2,6 +2,7 @@
 
 #include "core/store/FtsQuery.h"
 #include "core/store/LogLevel.h"
+#include "core/store/MetricChunk.h"
 #include "core/store/Schema.h"
 #include "core/store/SqlStatement.h"
 
@@ -194,7 +195,6 @@ std::string trimmed(const std::string& s) {
 // row as 16 statements (measured with bench_store); more rows per statement gain nothing more.
 constexpr int kRowsPerInsert = 16;
 
-constexpr int kMetricColumns = 15;
 constexpr int kDeviceColumns = 13;
 constexpr int kSpanColumns = 8;
 constexpr int kCommColumns = 6;
@@ -207,9 +207,6 @@ std::string valuesList(int columns, int rows) {
     return out;
 }
 
-const char* const kInsertMetricHead =
-    "INSERT OR REPLACE INTO metrics (run, step, t, loss, lr, grad_norm, tokens_per_s, "
-    "samples_per_s, step_ms, step_ms_min, step_ms_max, slowest_rank, mfu, tokens, peak_mem)";
 const char* const kInsertDeviceHead =
     "INSERT OR REPLACE INTO device_samples (run, t, rank, device, host, util, mem_used, "
     "mem_total, power_w, temp_c, sm_clock_mhz, cpu_pct, rss)";
@@ -217,24 +214,6 @@ const char* const kInsertSpanHead =
     "INSERT OR REPLACE INTO spans (run, step, rank, start, stage, microbatch, kind, end_t)";
 const char* const kInsertCommHead =
     "INSERT OR REPLACE INTO comms (run, t, rank, collectives, bytes, last_seq)";
-
-void bindMetric(SqlStatement& s, int b, int64_t run, const StepEvent& e) {
-    s.bind(b + 1, run);
-    s.bind(b + 2, e.step);
-    s.bind(b + 3, e.t);
-    s.bind(b + 4, e.loss);
-    s.bind(b + 5, e.lr);
-    s.bind(b + 6, e.grad_norm);
-    s.bind(b + 7, e.tokens_per_s);
-    s.bind(b + 8, e.samples_per_s);
-    s.bind(b + 9, e.step_ms);
-    s.bind(b + 10, e.step_ms_min);
-    s.bind(b + 11, e.step_ms_max);
-    s.bind(b + 12, e.slowest_rank);
-    s.bind(b + 13, e.mfu);
-    s.bind(b + 14, e.tokens);
-    s.bind(b + 15, e.peak_mem);
-}
 
 void bindDevice(SqlStatement& s, int b, int64_t run, const DeviceEvent& e) {
     s.bind(b + 1, run);
@@ -303,7 +282,6 @@ struct RunStore::Statements {
             one = prep(head + valuesList(columns, 1));
             many = prep(head + valuesList(columns, kRowsPerInsert));
         };
-        pair(kInsertMetricHead, kMetricColumns, insertMetric, insertMetrics);
         pair(kInsertDeviceHead, kDeviceColumns, insertDevice, insertDevices);
         pair(kInsertSpanHead, kSpanColumns, insertSpan, insertSpans);
         pair(kInsertCommHead, kCommColumns, insertComm, insertComms);
@@ -314,6 +292,9 @@ struct RunStore::Statements {
         insertCheckpoint = prep(
             "INSERT INTO checkpoints (run, step, path, bytes, ms, layout, t) "
             "VALUES (?1,?2,?3,?4,?5,?6,?7)");
+        insertMetricChunk = prep(
+            "INSERT OR REPLACE INTO metric_chunks (run, first_step, last_step, steps, data) "
+            "VALUES (?1,?2,?3,?4,?5)");
         updateSummary = prep(
             "UPDATE runs SET last_step = ?2, last_loss = ?3, tokens_per_s = ?4, mfu = ?5 "
             "WHERE id = ?1");
@@ -329,9 +310,10 @@ struct RunStore::Statements {
     sqlite3* db;
     std::string path;
     SqlStatement begin, commit, rollback, dataVersion, userVersion;
-    SqlStatement insertMetric, insertDevice, insertSpan, insertComm, insertLog, insertCheckpoint;
-    SqlStatement insertMetrics, insertDevices, insertSpans, insertComms, indexLog;
+    SqlStatement insertDevice, insertSpan, insertComm, insertLog, insertCheckpoint;
+    SqlStatement insertDevices, insertSpans, insertComms, indexLog;
     SqlStatement updateSummary;
+    SqlStatement insertMetricChunk;
     std::unordered_map<std::string, SqlStatement> cache;
 };
 
@@ -699,7 +681,7 @@ void RunStore::deleteRun(int64_t id) {
     // One transaction, so that a reader sees the run whole or not at all. The logs' delete
     // trigger removes their full-text entries.
     ImplicitTransaction tx(*this);
-    for (const char* sql : {"DELETE FROM metrics WHERE run = ?1",
+    for (const char* sql : {"DELETE FROM metrics WHERE run = ?1", "DELETE FROM metric_chunks WHERE run = ?1",
                             "DELETE FROM device_samples WHERE run = ?1",
                             "DELETE FROM spans WHERE run = ?1", "DELETE FROM comms WHERE run = ?1",
                             "DELETE FROM checkpoints WHERE run = ?1",
@@ -842,8 +824,7 @@ void RunStore::rollback() {
 }
 
 void RunStore::insertMetric(int64_t run, const StepEvent& e) {
-    bindMetric(m_stmts->insertMetric, 0, run, e);
-    m_stmts->insertMetric.run();
+    insertMetrics(run, {e});
 }
 
 void RunStore::insertDeviceSample(int64_t run, const DeviceEvent& e) {
@@ -862,8 +843,29 @@ void RunStore::insertComm(int64_t run, const CommEvent& e) {
 }
 
 void RunStore::insertMetrics(int64_t run, const std::vector<StepEvent>& rows) {
+    if (rows.empty()) return;
+    // Chunks hold steps in order; a batch arrives in order from the supervisor, but sort to be sure.
+    const std::vector<StepEvent>* ordered = &rows;
+    std::vector<StepEvent> sorted;
+    if (!std::is_sorted(rows.begin(), rows.end(), [](const StepEvent& a, const StepEvent& b) { return a.step < b.step; })) {
+        sorted = rows;
+        std::stable_sort(sorted.begin(), sorted.end(),
+                         [](const StepEvent& a, const StepEvent& b) { return a.step < b.step; });
+        ordered = &sorted;
+    }
     ImplicitTransaction tx(*this);
-    insertRows(m_stmts->insertMetric, m_stmts->insertMetrics, kMetricColumns, run, rows, bindMetric);
+    SqlStatement& s = m_stmts->insertMetricChunk;
+    for (size_t at = 0; at < ordered->size(); at += MetricChunk::kMaxSteps) {
+        const size_t count = std::min<size_t>(MetricChunk::kMaxSteps, ordered->size() - at);
+        const StepEvent* first = ordered->data() + at;
+        const std::string data = MetricChunk::encode(first, count);
+        s.bind(1, run);
+        s.bind(2, first->step);
+        s.bind(3, first[count - 1].step);
+        s.bind(4, static_cast<int64_t>(count));
+        s.bindBlob(5, data);
+        s.run();
+    }
     tx.commit();
 }
 
@@ -920,32 +922,56 @@ void RunStore::insertCheckpoint(int64_t run, const CheckpointEvent& e) {
 // --- reads
 
 std::vector<StepEvent> RunStore::metrics(int64_t run, int64_t afterStep) const {
-    SqlStatement& s = m_stmts->get(
+    std::vector<StepEvent> out;
+    // Steps a schema 1 store wrote, one row each.
+    SqlStatement& legacy = m_stmts->get(
         "SELECT step, t, loss, lr, grad_norm, tokens_per_s, samples_per_s, step_ms, step_ms_min, "
         "step_ms_max, slowest_rank, mfu, tokens, peak_mem FROM metrics "
         "WHERE run = ?1 AND step > ?2 ORDER BY step");
-    SqlStatement::Use use(s);
-    s.bind(1, run);
-    s.bind(2, afterStep);
-    std::vector<StepEvent> out;
-    while (s.step()) {
-        StepEvent e;
-        e.step = s.int64(0);
-        e.t = s.realOrNaN(1);
-        e.loss = s.realOrNaN(2);
-        e.lr = s.realOrNaN(3);
-        e.grad_norm = s.realOrNaN(4);
-        e.tokens_per_s = s.realOrNaN(5);
-        e.samples_per_s = s.realOrNaN(6);
-        e.step_ms = s.realOrNaN(7);
-        e.step_ms_min = s.realOrNaN(8);
-        e.step_ms_max = s.realOrNaN(9);
-        e.slowest_rank = static_cast<int>(s.int64(10));
-        e.mfu = s.realOrNaN(11);
-        e.tokens = s.int64(12);
-        e.peak_mem = s.realOrNaN(13);
-        out.push_back(e);
+    {
+        SqlStatement::Use use(legacy);
+        legacy.bind(1, run);
+        legacy.bind(2, afterStep);
+        while (legacy.step()) {
+            StepEvent e;
+            e.step = legacy.int64(0);
+            e.t = legacy.realOrNaN(1);
+            e.loss = legacy.realOrNaN(2);
+            e.lr = legacy.realOrNaN(3);
+            e.grad_norm = legacy.realOrNaN(4);
+            e.tokens_per_s = legacy.realOrNaN(5);
+            e.samples_per_s = legacy.realOrNaN(6);
+            e.step_ms = legacy.realOrNaN(7);
+            e.step_ms_min = legacy.realOrNaN(8);
+            e.step_ms_max = legacy.realOrNaN(9);
+            e.slowest_rank = static_cast<int>(legacy.int64(10));
+            e.mfu = legacy.realOrNaN(11);
+            e.tokens = legacy.int64(12);
+            e.peak_mem = legacy.realOrNaN(13);
+            out.push_back(e);
+        }
     }
+    const size_t legacyRows = out.size();
+    SqlStatement& s = m_stmts->get(
+        "SELECT data FROM metric_chunks WHERE run = ?1 AND last_step > ?2 ORDER BY first_step");
+    {
+        SqlStatement::Use use(s);
+        s.bind(1, run);
+        s.bind(2, afterStep);
+        try {
+            while (s.step()) MetricChunk::decode(s.blob(0), s.blobSize(0), out);
+        } catch (const std::runtime_error& e) {
+            throw StoreError(m_path + ": " + e.what() + " (run " + std::to_string(run) +
+                             "); the store is damaged, restore it from a copy");
+        }
+    }
+    // A chunk starting before afterStep holds earlier steps too; a step sent twice keeps its last copy.
+    out.erase(std::remove_if(out.begin() + static_cast<long>(legacyRows), out.end(),
+                             [afterStep](const StepEvent& e) { return e.step <= afterStep; }),
+              out.end());
+    std::stable_sort(out.begin(), out.end(), [](const StepEvent& a, const StepEvent& b) { return a.step < b.step; });
+    auto last = std::unique(out.rbegin(), out.rend(), [](const StepEvent& a, const StepEvent& b) { return a.step == b.step; });
+    out.erase(out.begin(), last.base());
     return out;
 }
 

@@ -186,6 +186,12 @@ const std::vector<SchemaMigration>& storeMigrations() {
     static const std::vector<SchemaMigration> steps = {
         {1, "create the tables of runs, metrics, device samples, spans, comms, checkpoints and logs",
          kSchema1},
+        // Steps written by schema 1 stay in `metrics` and are still read from there.
+        {2, "store step metrics in chunks of consecutive steps",
+         "CREATE TABLE metric_chunks ("
+         "  run INTEGER NOT NULL, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,"
+         "  steps INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run, first_step)) WITHOUT ROWID;"
+         "CREATE INDEX metric_chunks_by_last ON metric_chunks (run, last_step);"},
     };
     return steps;
 }

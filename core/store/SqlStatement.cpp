@@ -74,6 +74,19 @@ void SqlStatement::bind(int i, const std::string& v) {
     if (rc != SQLITE_OK) fail(rc, "cannot bind a parameter");
 }
 
+void SqlStatement::bindBlob(int i, const std::string& bytes) {
+    const int rc = sqlite3_bind_blob(m_stmt, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+    if (rc != SQLITE_OK) fail(rc, "cannot bind a parameter");
+}
+
+const void* SqlStatement::blob(int col) const {
+    return sqlite3_column_blob(m_stmt, col);
+}
+
+size_t SqlStatement::blobSize(int col) const {
+    return static_cast<size_t>(sqlite3_column_bytes(m_stmt, col));
+}
+
 void SqlStatement::bindNull(int i) {
     const int rc = sqlite3_bind_null(m_stmt, i);
     if (rc != SQLITE_OK) fail(rc, "cannot bind a parameter");

@@ -41,6 +41,7 @@ public:
     void bind(int i, int v) { bind(i, static_cast<int64_t>(v)); }
     void bind(int i, double v);
     void bind(int i, const std::string& v); // the string must outlive the statement's use
+    void bindBlob(int i, const std::string& bytes); // likewise
     void bindNull(int i);
     void bind(int i, const std::optional<int64_t>& v);
     void bind(int i, const std::optional<double>& v);
@@ -63,6 +64,9 @@ public:
     std::optional<int64_t> optInt64(int col) const;
     std::optional<double> optReal(int col) const;
     std::string text(int col) const;
+    // A BLOB column's bytes, valid until the next step() or reset().
+    const void* blob(int col) const;
+    size_t blobSize(int col) const;
 
     sqlite3_stmt* handle() const { return m_stmt; }
 

@@ -95,6 +95,35 @@ TEST(Schema, EmptyVersionZeroDatabaseIsMigrated) {
     EXPECT_EQ(store.run(id)->name, "after-migration");
 }
 
+TEST(Schema, VersionOneStoreKeepsItsMetricsAfterTheUpgrade) {
+    TempDir dir;
+    const std::string path = dir.file("v1.db");
+    {
+        // A store as schema 1 wrote it: one row per step in `metrics`.
+        RawDb raw(path);
+        applyMigrations(raw.handle(), path, {storeMigrations().front()});
+        EXPECT_EQ(raw.integer("PRAGMA user_version"), 1);
+        raw.exec("INSERT INTO runs (id, name, state, created_at) VALUES (1, 'old', 'succeeded', 1.0)");
+        raw.exec("INSERT INTO metrics (run, step, t, loss, lr, grad_norm, tokens_per_s, samples_per_s, step_ms, "
+                 "step_ms_min, step_ms_max, slowest_rank, mfu, tokens, peak_mem) VALUES "
+                 "(1, 0, 10.0, 2.5, 0.001, 1.0, 100.0, 4.0, 50.0, 49.0, 51.0, 1, 0.1, 1024, 1e9), "
+                 "(1, 1, 11.0, 2.4, 0.001, 0.9, 101.0, 4.0, 50.0, 49.0, 51.0, 0, 0.1, 2048, 1e9)");
+    }
+    RunStore store(path);
+    EXPECT_EQ(store.schemaVersion(), RunStore::kSchemaVersion);
+    // Steps written after the upgrade go to chunks; both read back as one series.
+    StepEvent later;
+    later.step = 2;
+    later.loss = 2.3;
+    store.insertMetric(1, later);
+    const auto steps = store.metrics(1);
+    ASSERT_EQ(steps.size(), 3u);
+    EXPECT_EQ(steps[0].loss, 2.5);
+    EXPECT_EQ(steps[1].tokens, 2048);
+    EXPECT_EQ(steps[2].loss, 2.3);
+    EXPECT_EQ(store.metrics(1, 0).size(), 2u);
+}
+
 TEST(Schema, MigrationsApplyInOrderAndAFailedStepLeavesThePreviousVersion) {
     TempDir dir;
     const std::string path = dir.file("m.db");

@@ -172,6 +172,43 @@ TEST_F(TelemetryRowsTest, RepeatedStepReplacesTheRow) {
     EXPECT_EQ(got[0].loss, 9.0);
 }
 
+TEST_F(TelemetryRowsTest, MetricsSpanSeveralChunksAndFollowModeReadsAcrossThem) {
+    std::vector<StepEvent> steps;
+    for (int64_t i = 0; i < 10000; ++i) steps.push_back(sampleStep(i));
+    store.insertMetrics(run, steps); // more steps than one chunk holds
+    RawDb raw(path);
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM metric_chunks WHERE run = " + std::to_string(run)), 3);
+    const auto all = store.metrics(run);
+    ASSERT_EQ(all.size(), 10000u);
+    for (size_t i = 0; i < all.size(); ++i) expectSameStep(all[i], steps[i]);
+    // After a step inside a chunk: only the later steps, across the chunk boundary.
+    const auto tail = store.metrics(run, 4090);
+    ASSERT_EQ(tail.size(), 10000u - 4091u);
+    EXPECT_EQ(tail.front().step, 4091);
+    EXPECT_EQ(tail.back().step, 9999);
+    // Out-of-order batches are stored in order.
+    store.insertMetrics(run, {sampleStep(10002), sampleStep(10001)});
+    const auto last = store.metrics(run, 10000);
+    ASSERT_EQ(last.size(), 2u);
+    EXPECT_EQ(last[0].step, 10001);
+    EXPECT_EQ(last[1].step, 10002);
+}
+
+TEST_F(TelemetryRowsTest, DamagedMetricsChunkIsAStoreErrorNamingTheFile) {
+    store.insertMetric(run, sampleStep(0));
+    {
+        RawDb raw(path);
+        raw.exec("UPDATE metric_chunks SET data = x'0100' WHERE run = " + std::to_string(run));
+    }
+    try {
+        store.metrics(run);
+        FAIL() << "a damaged chunk must not read as data";
+    } catch (const StoreError& e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(TelemetryRowsTest, DeviceSamplesRoundTripEveryField) {
     DeviceEvent gpu;
     gpu.rank = 1;
@@ -336,7 +373,7 @@ TEST_F(TelemetryRowsTest, DeleteRunRemovesAllItsRowsAndOnlyThose) {
 
     RawDb raw(path);
     for (const char* table :
-         {"metrics", "device_samples", "spans", "comms", "checkpoints", "logs"}) {
+         {"metric_chunks", "device_samples", "spans", "comms", "checkpoints", "logs"}) {
         EXPECT_EQ(raw.integer(std::string("SELECT count(*) FROM ") + table +
                               " WHERE run = " + std::to_string(run)),
                   0)
