@@ -1,4 +1,5 @@
 #include "core/store/MetricChunk.h"
+#include "core/store/PackedBytes.h"
 
 #include <cstring>
 #include <stdexcept>
@@ -7,23 +8,12 @@ namespace parallax {
 
 namespace {
 
+using packed::get;
+using packed::put;
+
 constexpr uint8_t kFormat = 1;
 constexpr uint16_t kFields = 14;
 constexpr size_t kHeader = 4;
-
-// x86-64 and aarch64 are little-endian; the store is read where it is written.
-template <class T>
-char* put(char* at, T v) {
-    std::memcpy(at, &v, sizeof(T));
-    return at + sizeof(T);
-}
-
-template <class T>
-T get(const unsigned char* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
 
 } // namespace
 

@@ -3,6 +3,7 @@
 #include "core/store/FtsQuery.h"
 #include "core/store/LogLevel.h"
 #include "core/store/MetricChunk.h"
+#include "core/store/SpanChunk.h"
 #include "core/store/Schema.h"
 #include "core/store/SqlStatement.h"
 
@@ -20,6 +21,8 @@
 #include <filesystem>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace parallax {
@@ -196,7 +199,6 @@ std::string trimmed(const std::string& s) {
 constexpr int kRowsPerInsert = 16;
 
 constexpr int kDeviceColumns = 13;
-constexpr int kSpanColumns = 8;
 constexpr int kCommColumns = 6;
 
 // "INSERT ... VALUES (?,?),(?,?)": `rows` groups of `columns` parameters.
@@ -210,8 +212,6 @@ std::string valuesList(int columns, int rows) {
 const char* const kInsertDeviceHead =
     "INSERT OR REPLACE INTO device_samples (run, t, rank, device, host, util, mem_used, "
     "mem_total, power_w, temp_c, sm_clock_mhz, cpu_pct, rss)";
-const char* const kInsertSpanHead =
-    "INSERT OR REPLACE INTO spans (run, step, rank, start, stage, microbatch, kind, end_t)";
 const char* const kInsertCommHead =
     "INSERT OR REPLACE INTO comms (run, t, rank, collectives, bytes, last_seq)";
 
@@ -229,17 +229,6 @@ void bindDevice(SqlStatement& s, int b, int64_t run, const DeviceEvent& e) {
     s.bind(b + 11, e.sm_clock_mhz);
     s.bind(b + 12, e.cpu_pct);
     s.bind(b + 13, e.rss);
-}
-
-void bindSpan(SqlStatement& s, int b, int64_t run, const SpanEvent& e) {
-    s.bind(b + 1, run);
-    s.bind(b + 2, e.step);
-    s.bind(b + 3, e.rank);
-    s.bind(b + 4, keyTime(e.start));
-    s.bind(b + 5, e.stage);
-    s.bind(b + 6, e.microbatch);
-    s.bind(b + 7, e.kind);
-    s.bind(b + 8, e.end);
 }
 
 void bindComm(SqlStatement& s, int b, int64_t run, const CommEvent& e) {
@@ -283,7 +272,6 @@ struct RunStore::Statements {
             many = prep(head + valuesList(columns, kRowsPerInsert));
         };
         pair(kInsertDeviceHead, kDeviceColumns, insertDevice, insertDevices);
-        pair(kInsertSpanHead, kSpanColumns, insertSpan, insertSpans);
         pair(kInsertCommHead, kCommColumns, insertComm, insertComms);
         insertLog = prep(
             "INSERT INTO logs (run, t, rank, host, level, stream, message) "
@@ -292,6 +280,9 @@ struct RunStore::Statements {
         insertCheckpoint = prep(
             "INSERT INTO checkpoints (run, step, path, bytes, ms, layout, t) "
             "VALUES (?1,?2,?3,?4,?5,?6,?7)");
+        insertSpanChunk = prep(
+            "INSERT OR REPLACE INTO span_chunks (run, step, rank, first_start, spans, data) "
+            "VALUES (?1,?2,?3,?4,?5,?6)");
         insertMetricChunk = prep(
             "INSERT OR REPLACE INTO metric_chunks (run, first_step, last_step, steps, data) "
             "VALUES (?1,?2,?3,?4,?5)");
@@ -310,10 +301,10 @@ struct RunStore::Statements {
     sqlite3* db;
     std::string path;
     SqlStatement begin, commit, rollback, dataVersion, userVersion;
-    SqlStatement insertDevice, insertSpan, insertComm, insertLog, insertCheckpoint;
-    SqlStatement insertDevices, insertSpans, insertComms, indexLog;
+    SqlStatement insertDevice, insertComm, insertLog, insertCheckpoint;
+    SqlStatement insertDevices, insertComms, indexLog;
     SqlStatement updateSummary;
-    SqlStatement insertMetricChunk;
+    SqlStatement insertMetricChunk, insertSpanChunk;
     std::unordered_map<std::string, SqlStatement> cache;
 };
 
@@ -683,7 +674,8 @@ void RunStore::deleteRun(int64_t id) {
     ImplicitTransaction tx(*this);
     for (const char* sql : {"DELETE FROM metrics WHERE run = ?1", "DELETE FROM metric_chunks WHERE run = ?1",
                             "DELETE FROM device_samples WHERE run = ?1",
-                            "DELETE FROM spans WHERE run = ?1", "DELETE FROM comms WHERE run = ?1",
+                            "DELETE FROM spans WHERE run = ?1", "DELETE FROM span_chunks WHERE run = ?1",
+                            "DELETE FROM comms WHERE run = ?1",
                             "DELETE FROM checkpoints WHERE run = ?1",
                             "DELETE FROM logs WHERE run = ?1",
                             "UPDATE runs SET parent_run = NULL WHERE parent_run = ?1"}) {
@@ -833,8 +825,7 @@ void RunStore::insertDeviceSample(int64_t run, const DeviceEvent& e) {
 }
 
 void RunStore::insertSpan(int64_t run, const SpanEvent& e) {
-    bindSpan(m_stmts->insertSpan, 0, run, e);
-    m_stmts->insertSpan.run();
+    insertSpans(run, {e});
 }
 
 void RunStore::insertComm(int64_t run, const CommEvent& e) {
@@ -876,8 +867,24 @@ void RunStore::insertDeviceSamples(int64_t run, const std::vector<DeviceEvent>& 
 }
 
 void RunStore::insertSpans(int64_t run, const std::vector<SpanEvent>& rows) {
+    if (rows.empty()) return;
+    // One row per (step, rank) of the batch.
+    std::map<std::pair<int64_t, int>, std::vector<const SpanEvent*>> groups;
+    for (const SpanEvent& e : rows) groups[{e.step, e.rank}].push_back(&e);
     ImplicitTransaction tx(*this);
-    insertRows(m_stmts->insertSpan, m_stmts->insertSpans, kSpanColumns, run, rows, bindSpan);
+    SqlStatement& s = m_stmts->insertSpanChunk;
+    for (auto& [key, spans] : groups) {
+        const std::string data = SpanChunk::encode(spans);
+        double first = spans.front()->start;
+        for (const SpanEvent* e : spans) first = std::min(first, e->start);
+        s.bind(1, run);
+        s.bind(2, key.first);
+        s.bind(3, static_cast<int64_t>(key.second));
+        s.bind(4, first);
+        s.bind(5, static_cast<int64_t>(spans.size()));
+        s.bindBlob(6, data);
+        s.run();
+    }
     tx.commit();
 }
 
@@ -1005,14 +1012,21 @@ std::vector<DeviceEvent> RunStore::deviceSamples(int64_t run, double sinceT) con
 }
 
 std::vector<int64_t> RunStore::spanSteps(int64_t run) const {
-    // A skip-scan over the primary key: one seek per distinct step instead of reading every span.
+    // Steps of schema 3 chunks and of older rows; a skip-scan over each primary key (one seek per
+    // distinct step).
     SqlStatement& s = m_stmts->get(
-        "WITH RECURSIVE steps(step) AS ("
+        "WITH RECURSIVE chunked(step) AS ("
+        "  SELECT (SELECT min(step) FROM span_chunks WHERE run = ?1)"
+        "  UNION ALL"
+        "  SELECT (SELECT min(step) FROM span_chunks WHERE run = ?1 AND step > chunked.step)"
+        "  FROM chunked WHERE chunked.step IS NOT NULL"
+        "), legacy(step) AS ("
         "  SELECT (SELECT min(step) FROM spans WHERE run = ?1)"
         "  UNION ALL"
-        "  SELECT (SELECT min(step) FROM spans WHERE run = ?1 AND step > steps.step)"
-        "  FROM steps WHERE steps.step IS NOT NULL"
-        ") SELECT step FROM steps WHERE step IS NOT NULL");
+        "  SELECT (SELECT min(step) FROM spans WHERE run = ?1 AND step > legacy.step)"
+        "  FROM legacy WHERE legacy.step IS NOT NULL"
+        ") SELECT step FROM chunked WHERE step IS NOT NULL UNION SELECT step FROM legacy WHERE step IS NOT NULL "
+        "ORDER BY step");
     SqlStatement::Use use(s);
     s.bind(1, run);
     std::vector<int64_t> out;
@@ -1021,24 +1035,43 @@ std::vector<int64_t> RunStore::spanSteps(int64_t run) const {
 }
 
 std::vector<SpanEvent> RunStore::spans(int64_t run, int64_t step) const {
-    SqlStatement& s = m_stmts->get(
-        "SELECT rank, stage, step, microbatch, kind, start, end_t FROM spans "
-        "WHERE run = ?1 AND step = ?2 ORDER BY rank, start, stage, microbatch, kind");
-    SqlStatement::Use use(s);
-    s.bind(1, run);
-    s.bind(2, step);
     std::vector<SpanEvent> out;
-    while (s.step()) {
-        SpanEvent e;
-        e.rank = static_cast<int>(s.int64(0));
-        e.stage = static_cast<int>(s.int64(1));
-        e.step = s.int64(2);
-        e.microbatch = static_cast<int>(s.int64(3));
-        e.kind = s.text(4);
-        e.start = s.real(5);
-        e.end = s.realOrNaN(6);
-        out.push_back(e);
+    SqlStatement& legacy = m_stmts->get(
+        "SELECT rank, stage, step, microbatch, kind, start, end_t FROM spans WHERE run = ?1 AND step = ?2");
+    {
+        SqlStatement::Use use(legacy);
+        legacy.bind(1, run);
+        legacy.bind(2, step);
+        while (legacy.step()) {
+            SpanEvent e;
+            e.rank = static_cast<int>(legacy.int64(0));
+            e.stage = static_cast<int>(legacy.int64(1));
+            e.step = legacy.int64(2);
+            e.microbatch = static_cast<int>(legacy.int64(3));
+            e.kind = legacy.text(4);
+            e.start = legacy.real(5);
+            e.end = legacy.realOrNaN(6);
+            out.push_back(e);
+        }
     }
+    SqlStatement& s = m_stmts->get(
+        "SELECT rank, data FROM span_chunks WHERE run = ?1 AND step = ?2 ORDER BY rank, first_start");
+    {
+        SqlStatement::Use use(s);
+        s.bind(1, run);
+        s.bind(2, step);
+        try {
+            while (s.step()) SpanChunk::decode(s.blob(1), s.blobSize(1), step, static_cast<int>(s.int64(0)), out);
+        } catch (const std::runtime_error& e) {
+            throw StoreError(m_path + ": " + e.what() + " (run " + std::to_string(run) + ", step " +
+                             std::to_string(step) + "); the store is damaged, restore it from a copy");
+        }
+    }
+    // Ordered by rank and start; a span sent twice keeps its last copy.
+    auto key = [](const SpanEvent& e) { return std::tie(e.rank, e.start, e.stage, e.microbatch, e.kind); };
+    std::stable_sort(out.begin(), out.end(), [&](const SpanEvent& a, const SpanEvent& b) { return key(a) < key(b); });
+    auto last = std::unique(out.rbegin(), out.rend(), [&](const SpanEvent& a, const SpanEvent& b) { return key(a) == key(b); });
+    out.erase(out.begin(), last.base());
     return out;
 }
 

@@ -192,6 +192,11 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "  run INTEGER NOT NULL, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,"
          "  steps INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run, first_step)) WITHOUT ROWID;"
          "CREATE INDEX metric_chunks_by_last ON metric_chunks (run, last_step);"},
+        // Spans written by schema 2 or earlier stay in `spans` and are still read from there.
+        {3, "store pipeline spans in chunks per step and rank",
+         "CREATE TABLE span_chunks ("
+         "  run INTEGER NOT NULL, step INTEGER NOT NULL, rank INTEGER NOT NULL, first_start REAL NOT NULL,"
+         "  spans INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run, step, rank, first_start)) WITHOUT ROWID;"},
     };
     return steps;
 }

@@ -124,6 +124,42 @@ TEST(Schema, VersionOneStoreKeepsItsMetricsAfterTheUpgrade) {
     EXPECT_EQ(store.metrics(1, 0).size(), 2u);
 }
 
+TEST(Schema, VersionTwoStoreKeepsItsSpansAfterTheUpgrade) {
+    TempDir dir;
+    const std::string path = dir.file("v2.db");
+    {
+        // A store as schema 2 wrote it: one row per span in `spans`.
+        RawDb raw(path);
+        const auto& all = storeMigrations();
+        applyMigrations(raw.handle(), path, {all[0], all[1]});
+        EXPECT_EQ(raw.integer("PRAGMA user_version"), 2);
+        raw.exec("INSERT INTO runs (id, name, state, created_at) VALUES (1, 'old', 'succeeded', 1.0)");
+        raw.exec("INSERT INTO spans (run, step, rank, start, stage, microbatch, kind, end_t) VALUES "
+                 "(1, 5, 0, 10.0, 0, 0, 'F', 10.5), (1, 5, 1, 10.2, 1, 0, 'F', 10.6), "
+                 "(1, 7, 0, 20.0, 0, 0, 'B', 20.5)");
+    }
+    RunStore store(path);
+    EXPECT_EQ(store.schemaVersion(), RunStore::kSchemaVersion);
+    SpanEvent later;
+    later.rank = 0;
+    later.step = 5;
+    later.microbatch = 1;
+    later.kind = "F";
+    later.start = 10.3;
+    later.end = 10.4;
+    store.insertSpan(1, later);
+    later.step = 9;
+    store.insertSpan(1, later);
+    EXPECT_EQ(store.spanSteps(1), (std::vector<int64_t>{5, 7, 9}));
+    const auto five = store.spans(1, 5);
+    ASSERT_EQ(five.size(), 3u);
+    EXPECT_EQ(five[0].start, 10.0);
+    EXPECT_EQ(five[1].start, 10.3); // rank 0's later span before rank 1
+    EXPECT_EQ(five[2].rank, 1);
+    EXPECT_EQ(five[2].end, 10.6);
+    EXPECT_EQ(store.spans(1, 7)[0].kind, "B");
+}
+
 TEST(Schema, MigrationsApplyInOrderAndAFailedStepLeavesThePreviousVersion) {
     TempDir dir;
     const std::string path = dir.file("m.db");

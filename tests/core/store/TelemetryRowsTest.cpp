@@ -296,6 +296,56 @@ TEST_F(TelemetryRowsTest, SpansRoundTripAndStepsWithSpans) {
     EXPECT_EQ(store.spans(run, 20)[0].kind, "optimizer");
 }
 
+TEST_F(TelemetryRowsTest, SpansOfOneStepAndRankShareOneRow) {
+    std::vector<SpanEvent> batch;
+    for (int rank = 0; rank < 2; ++rank)
+        for (int mb = 0; mb < 8; ++mb) {
+            SpanEvent s;
+            s.rank = rank;
+            s.stage = rank;
+            s.step = 4;
+            s.microbatch = mb;
+            s.kind = mb % 2 ? "recv_activation_with_a_long_kind_name" : "F";
+            s.start = 100.0 + rank + mb * 0.01;
+            s.end = s.start + 0.005;
+            batch.push_back(s);
+        }
+    store.insertSpans(run, batch);
+    RawDb raw(path);
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM span_chunks WHERE run = " + std::to_string(run)), 2);
+    EXPECT_EQ(raw.integer("SELECT sum(spans) FROM span_chunks WHERE run = " + std::to_string(run)), 16);
+    const auto got = store.spans(run, 4);
+    ASSERT_EQ(got.size(), 16u);
+    for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].rank, batch[i].rank);
+        EXPECT_EQ(got[i].microbatch, batch[i].microbatch);
+        EXPECT_EQ(got[i].kind, batch[i].kind);
+        EXPECT_EQ(got[i].start, batch[i].start);
+        EXPECT_EQ(got[i].end, batch[i].end);
+    }
+}
+
+TEST_F(TelemetryRowsTest, DamagedSpansChunkIsAStoreErrorNamingTheFile) {
+    SpanEvent s;
+    s.step = 3;
+    s.kind = "F";
+    s.start = 1.0;
+    s.end = 2.0;
+    store.insertSpan(run, s);
+    {
+        RawDb raw(path);
+        // A header and half a record.
+        raw.exec("UPDATE span_chunks SET data = x'01000000000000' WHERE run = " + std::to_string(run));
+    }
+    try {
+        store.spans(run, 3);
+        FAIL() << "a damaged chunk must not read as data";
+    } catch (const StoreError& e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(TelemetryRowsTest, CommsAndCheckpointsRoundTrip) {
     CommEvent c;
     c.rank = 2;
@@ -373,7 +423,7 @@ TEST_F(TelemetryRowsTest, DeleteRunRemovesAllItsRowsAndOnlyThose) {
 
     RawDb raw(path);
     for (const char* table :
-         {"metric_chunks", "device_samples", "spans", "comms", "checkpoints", "logs"}) {
+         {"metric_chunks", "device_samples", "span_chunks", "comms", "checkpoints", "logs"}) {
         EXPECT_EQ(raw.integer(std::string("SELECT count(*) FROM ") + table +
                               " WHERE run = " + std::to_string(run)),
                   0)
