@@ -14,6 +14,9 @@
 #   bench-2gpu-reference   PyTorch gpt-124m DDP and DDP compiled, gpt-1.3b FSDP2 and DDP
 #   parallax:NAME          one spec, bench/gpu/specs/NAME.toml
 #   reference:MODEL:MODE:GPUS   one reference run, e.g. reference:1.3b:fsdp2:2
+#   profile:NAME           one spec on one GPU under Nsight Systems: the kernel summary in
+#                          results/profile-NAME_cuda_gpu_kern_sum.csv (needs nsys)
+#   profile-reference:MODEL:MODE   the same for a one-GPU reference run (eager or compile)
 #   summary                bench/gpu/summarize.py over the results so far -> $OUT/benchmarks.md
 #
 # Needs: the header-only dependencies and GoogleTest in <repo>/.deps (packaging/device/stage-deps.sh
@@ -197,6 +200,42 @@ run_reference() { # model mode gpus
   fi
 }
 
+# Nsight Systems, from PATH or where the CUDA toolkit and its installer put it.
+find_nsys() {
+  command -v nsys 2>/dev/null && return
+  local c
+  for c in /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/nsight-systems-*/bin/nsys; do
+    [ -x "$c" ] && { echo "$c"; return; }
+  done
+  return 1
+}
+
+# Runs a command under nsys and keeps the per-kernel summary (time, calls) as CSV in results/.
+profile_run() { # name command...
+  local name=$1
+  shift
+  local nsys
+  nsys=$(find_nsys) || { fail "profile:$name: no nsys on this host"; return; }
+  local budget
+  budget=$(item_budget) || { log "skip profile:$name: out of time budget"; return; }
+  local report="$OUT/prof/$name"
+  mkdir -p "$OUT/prof"
+  log "profile:$name (limit ${budget}s) with $nsys"
+  local t0=$SECONDS rc=0
+  timeout -k 15 "$budget" "$nsys" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
+    -o "$report" "$@" > "$OUT/logs/profile-$name.log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ] || [ ! -f "$report.nsys-rep" ]; then
+    tail -15 "$OUT/logs/profile-$name.log"
+    fail "profile:$name exited $rc (logs/profile-$name.log)"
+    return
+  fi
+  "$nsys" stats --report cuda_gpu_kern_sum,cuda_api_sum --format csv --force-export=true \
+    --output "$OUT/results/profile-$name" "$report.nsys-rep" >> "$OUT/logs/profile-$name.log" 2>&1 ||
+    fail "profile:$name: nsys stats (logs/profile-$name.log)"
+  rm -f "$report.nsys-rep" "$report.sqlite"
+  log "profile:$name done in $((SECONDS - t0)) s: $(ls "$OUT/results" | grep -c "profile-$name")" file\(s\)
+}
+
 summary() {
   "$PYTHON" bench/gpu/summarize.py "$OUT/results" > "$OUT/benchmarks.md" 2>> "$OUT/run.log" &&
     log "summary: $OUT/benchmarks.md" && cat "$OUT/benchmarks.md"
@@ -235,6 +274,17 @@ for item in "${items[@]}"; do
       run_reference 1.3b ddp 2
       benched=1 ;;
     parallax:*) run_parallax "${item#parallax:}"; benched=1 ;;
+    profile:*)
+      name=${item#profile:}
+      rundir=$(mktemp -d "$(scratch_root)/parallax-profile.XXXXXX")
+      profile_run "$name" "$BUILD/app/parallax-worker" --spec "bench/gpu/specs/$name.toml" --run-dir "$rundir" \
+        --threads "$BENCH_THREADS"
+      cp "$OUT/logs/profile-$name.log" "$OUT/results/parallax-profiled-$name.log" 2>/dev/null
+      rm -rf "$rundir" ;;
+    profile-reference:*:*)
+      IFS=: read -r _ model mode <<< "$item"
+      profile_run "reference-$model-$mode" "$PYTHON" bench/gpu/reference.py --model "$model" --mode "$mode" \
+        --steps 30 --warmup 10 ;;
     reference:*:*:*)
       IFS=: read -r _ model mode np <<< "$item"
       run_reference "$model" "$mode" "$np"

@@ -124,14 +124,15 @@ TEST(NcclCommunicator, PairExchangesLargeMessagesBothWaysAtOnce) {
     const int64_t n = 16 << 20;
     std::vector<torch::Tensor> outgoing, incoming;
     std::vector<std::shared_ptr<Work>> works;
+    // Every buffer exists before the first send: a device allocation (cudaMalloc) issued while a
+    // send waits for its peer keeps the kernels queued after it from running beside the ones
+    // before it (CUDA's implicit synchronization), so the receives could never start.
     for (int k = 0; k < 3; ++k) {
         outgoing.push_back(torch::full({n}, w->rank() * 10 + k, on(torch::kFloat)));
-        works.push_back(w->sendAsync(outgoing.back(), peer, /*tag=*/k));
-    }
-    for (int k = 0; k < 3; ++k) {
         incoming.push_back(torch::empty({n}, on(torch::kFloat)));
-        works.push_back(w->recvAsync(incoming.back(), peer, /*tag=*/k));
     }
+    for (int k = 0; k < 3; ++k) works.push_back(w->sendAsync(outgoing[static_cast<size_t>(k)], peer, /*tag=*/k));
+    for (int k = 0; k < 3; ++k) works.push_back(w->recvAsync(incoming[static_cast<size_t>(k)], peer, /*tag=*/k));
     for (auto& work : works) work->wait();
     for (int k = 0; k < 3; ++k) {
         EXPECT_EQ(incoming[k].min().item<float>(), static_cast<float>(peer * 10 + k)) << "message " << k;
