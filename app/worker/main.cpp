@@ -53,7 +53,28 @@ int main(int argc, char** argv) {
     app.add_option("--resume", options.resumeFrom, "Checkpoint folder, or a checkpoints folder (latest valid)");
     app.add_option("--stop-after", options.stopAfter, "Stop (with a checkpoint) once this many steps are done");
     app.add_option("--threads", threads, "Intra-op threads per rank (default: OMP_NUM_THREADS or 1)");
+    std::string profileSteps;
+    app.add_option("--profile-steps", profileSteps,
+                   "Profile steps FIRST:LAST (Kineto: operators, CUDA kernels) into a Chrome trace per rank");
+    app.add_option("--profile-out", options.profileOut, "Trace file (default: RUN_DIR/profile-rank<R>.json)");
     CLI11_PARSE(app, argc, argv);
+    if (!profileSteps.empty()) {
+        const auto colon = profileSteps.find(':');
+        try {
+            if (colon == std::string::npos) throw std::invalid_argument(profileSteps);
+            options.profileFirst = std::stoll(profileSteps.substr(0, colon));
+            options.profileLast = std::stoll(profileSteps.substr(colon + 1));
+        } catch (const std::exception&) {
+            std::cerr << "--profile-steps: expected FIRST:LAST (step numbers, e.g. 20:24), got '" << profileSteps
+                      << "'\n";
+            return 2;
+        }
+        if (options.profileFirst < 0 || options.profileLast < options.profileFirst) {
+            std::cerr << "--profile-steps: FIRST must be at least 0 and LAST at least FIRST, got '" << profileSteps
+                      << "'\n";
+            return 2;
+        }
+    }
 
     TelemetryEmitter out(worldRankFromEnvironment());
     RunSpec spec;

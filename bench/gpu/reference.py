@@ -192,6 +192,8 @@ def main():
     parser.add_argument("--peak-tflops", type=float, default=989.0, help="dense bf16 peak per GPU")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--tag", default="", help="free text copied into the result line")
+    parser.add_argument("--profile-out", default="", help="Chrome trace of 5 steps after the warm-up "
+                        "(torch.profiler: operators and CUDA kernels), as the worker's --profile-steps writes")
     args = parser.parse_args()
     if args.micro_batch is None:
         args.micro_batch = 16 if args.model == "124m" else 8
@@ -212,7 +214,16 @@ def main():
 
     times, losses = [], []
     torch.cuda.reset_peak_memory_stats()
+    profiler = None
     for step in range(total):
+        if args.profile_out and step == args.warmup:
+            profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                          torch.profiler.ProfilerActivity.CUDA])
+            profiler.__enter__()
+        if profiler is not None and step == args.warmup + 5:
+            profiler.__exit__(None, None, None)
+            profiler.export_chrome_trace(args.profile_out)
+            profiler = None
         batch = torch.randint(0, vocab, (args.micro_batch, seq + 1), device="cuda", generator=generator)
         torch.cuda.synchronize()
         start = time.perf_counter()

@@ -14,9 +14,9 @@
 #   bench-2gpu-reference   PyTorch gpt-124m DDP and DDP compiled, gpt-1.3b FSDP2 and DDP
 #   parallax:NAME          one spec, bench/gpu/specs/NAME.toml
 #   reference:MODEL:MODE:GPUS   one reference run, e.g. reference:1.3b:fsdp2:2
-#   profile:NAME           one spec on one GPU under Nsight Systems: the kernel summary in
-#                          results/profile-NAME_cuda_gpu_kern_sum.csv (needs nsys)
-#   profile-reference:MODEL:MODE   the same for a one-GPU reference run (eager or compile)
+#   profile:NAME           one spec with the worker's --profile-steps 20:24 (Chrome trace in $PROF)
+#   profile-reference:MODEL:MODE   a one-GPU reference run (eager or compile) under torch.profiler
+#   kernels                bench/gpu/kernels.py over the profiles so far -> results/kernels.md
 #   summary                bench/gpu/summarize.py over the results so far -> $OUT/benchmarks.md
 #
 # Needs: the header-only dependencies and GoogleTest in <repo>/.deps (packaging/device/stage-deps.sh
@@ -200,40 +200,53 @@ run_reference() { # model mode gpus
   fi
 }
 
-# Nsight Systems, from PATH or where the CUDA toolkit and its installer put it.
-find_nsys() {
-  command -v nsys 2>/dev/null && return
-  local c
-  for c in /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda/nsight-systems-*/bin/nsys; do
-    [ -x "$c" ] && { echo "$c"; return; }
-  done
-  return 1
-}
+# Profiles (Chrome traces) stay on the host; kernels.md in results/ summarizes them.
+PROF=${PROF_DIR:-${TMPDIR:-/tmp}/parallax-profiles}
 
-# Runs a command under nsys and keeps the per-kernel summary (time, calls) as CSV in results/.
-profile_run() { # name command...
-  local name=$1
-  shift
-  local nsys
-  nsys=$(find_nsys) || { fail "profile:$name: no nsys on this host"; return; }
-  local budget
+profile_parallax() { # spec name: steps 20-24 of the spec under the Kineto profiler
+  local name=$1 spec="bench/gpu/specs/$1.toml"
+  [ -f "$spec" ] || { fail "no spec $spec"; return; }
+  [ -x "$BUILD/app/parallax-worker" ] || { fail "profile:$name: no worker in $BUILD"; return; }
+  local np budget rundir rc=0 t0=$SECONDS
+  np=$(awk -F= '/^(dp|tp|pp) *=/ {gsub(/ /, "", $2); n = (n ? n : 1) * $2} END {print n}' "$spec")
+  need_gpus "$np" "profile:$name" || return
   budget=$(item_budget) || { log "skip profile:$name: out of time budget"; return; }
-  local report="$OUT/prof/$name"
-  mkdir -p "$OUT/prof"
-  log "profile:$name (limit ${budget}s) with $nsys"
-  local t0=$SECONDS rc=0
-  timeout -k 15 "$budget" "$nsys" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
-    -o "$report" "$@" > "$OUT/logs/profile-$name.log" 2>&1 || rc=$?
-  if [ "$rc" -ne 0 ] || [ ! -f "$report.nsys-rep" ]; then
+  mkdir -p "$PROF"
+  rundir=$(mktemp -d "$(scratch_root)/parallax-profile.XXXXXX")
+  log "profile:$name on $np GPU(s) (limit ${budget}s)"
+  timeout -k 15 "$budget" mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 -x OMP_NUM_THREADS="$BENCH_THREADS" \
+    "$BUILD/app/parallax-worker" --spec "$spec" --run-dir "$rundir" --threads "$BENCH_THREADS" \
+    --profile-steps 20:24 --profile-out "$PROF/parallax-$name.json" > "$OUT/logs/profile-$name.log" 2>&1 || rc=$?
+  rm -rf "$rundir"
+  if [ "$rc" -ne 0 ] || [ ! -s "$PROF/parallax-$name.json" ]; then
     tail -15 "$OUT/logs/profile-$name.log"
     fail "profile:$name exited $rc (logs/profile-$name.log)"
-    return
+  else
+    log "profile:$name done in $((SECONDS - t0)) s"
   fi
-  "$nsys" stats --report cuda_gpu_kern_sum,cuda_api_sum --format csv --force-export=true \
-    --output "$OUT/results/profile-$name" "$report.nsys-rep" >> "$OUT/logs/profile-$name.log" 2>&1 ||
-    fail "profile:$name: nsys stats (logs/profile-$name.log)"
-  rm -f "$report.nsys-rep" "$report.sqlite"
-  log "profile:$name done in $((SECONDS - t0)) s: $(ls "$OUT/results" | grep -c "profile-$name")" file\(s\)
+}
+
+profile_reference() { # model mode: 5 steps after 10 warm-up steps under torch.profiler
+  local model=$1 mode=$2 budget rc=0 t0=$SECONDS
+  budget=$(item_budget) || { log "skip profile-reference:$model:$mode: out of time budget"; return; }
+  mkdir -p "$PROF"
+  log "profile-reference:$model:$mode (limit ${budget}s)"
+  timeout -k 15 "$budget" "$PYTHON" bench/gpu/reference.py --model "$model" --mode "$mode" --steps 10 --warmup 10 \
+    --profile-out "$PROF/reference-$model-$mode.json" > "$OUT/logs/profile-reference-$model-$mode.log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ] || [ ! -s "$PROF/reference-$model-$mode.json" ]; then
+    tail -15 "$OUT/logs/profile-reference-$model-$mode.log"
+    fail "profile-reference:$model:$mode exited $rc"
+  else
+    log "profile-reference:$model:$mode done in $((SECONDS - t0)) s"
+  fi
+}
+
+kernels_table() {
+  local traces=() f
+  for f in "$PROF"/*.json; do [ -f "$f" ] && traces+=("$(basename "$f" .json)=$f"); done
+  [ ${#traces[@]} -gt 0 ] || { fail "kernels: no profiles in $PROF"; return; }
+  "$PYTHON" bench/gpu/kernels.py --steps 5 "${traces[@]}" > "$OUT/results/kernels.md" 2>> "$OUT/run.log" &&
+    cat "$OUT/results/kernels.md" || fail "kernels (bench/gpu/kernels.py)"
 }
 
 summary() {
@@ -274,21 +287,11 @@ for item in "${items[@]}"; do
       run_reference 1.3b ddp 2
       benched=1 ;;
     parallax:*) run_parallax "${item#parallax:}"; benched=1 ;;
-    profile:*)
-      name=${item#profile:}
-      rundir=$(mktemp -d "$(scratch_root)/parallax-profile.XXXXXX")
-      profile_run "$name" "$BUILD/app/parallax-worker" --spec "bench/gpu/specs/$name.toml" --run-dir "$rundir" \
-        --threads "$BENCH_THREADS"
-      cp "$OUT/logs/profile-$name.log" "$OUT/results/parallax-profiled-$name.log" 2>/dev/null
-      rm -rf "$rundir" ;;
+    profile:*) profile_parallax "${item#profile:}" ;;
     profile-reference:*:*)
       IFS=: read -r _ model mode <<< "$item"
-      profile_run "reference-$model-$mode" "$PYTHON" bench/gpu/reference.py --model "$model" --mode "$mode" \
-        --steps 30 --warmup 10 ;;
-    reference:*:*:*)
-      IFS=: read -r _ model mode np <<< "$item"
-      run_reference "$model" "$mode" "$np"
-      benched=1 ;;
+      profile_reference "$model" "$mode" ;;
+    kernels) kernels_table ;;
     summary) benched=1 ;;
     *) fail "unknown item '$item' (see the top of packaging/device/run.sh)" ;;
   esac

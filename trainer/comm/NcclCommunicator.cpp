@@ -139,7 +139,21 @@ void NcclCommunicator::createChannels() {
         createLane(lane, 2, mine, id);
         const bool sending = m_rank == from;
         m_channelOf[{sending ? to : from, sending}] = m_channels.size() - 1;
+        connectLane(lane, sending);
     }
+}
+
+void NcclCommunicator::connectLane(Lane& lane, bool sending) {
+    // NCCL opens a point-to-point connection on its first use, on the calling host thread, and
+    // waits there for the peer to open its end. Two ranks whose first operations are each a send on
+    // its own channel would wait for each other forever; so every channel is connected here, where
+    // both members arrive in the same order.
+    auto byte = torch::zeros({1}, torch::TensorOptions().dtype(torch::kUInt8).device(m_device));
+    if (sending)
+        NCCL_CHECK_COMM(ncclSend(byte.data_ptr(), 1, ncclUint8, lane.peerRankInLane, lane.comm, lane.raw), lane.comm);
+    else
+        NCCL_CHECK_COMM(ncclRecv(byte.data_ptr(), 1, ncclUint8, lane.peerRankInLane, lane.comm, lane.raw), lane.comm);
+    CUDA_CHECK(cudaStreamSynchronize(lane.raw));
 }
 
 void NcclCommunicator::destroyLane(Lane& lane, bool abort) noexcept {

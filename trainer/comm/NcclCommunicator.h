@@ -101,6 +101,7 @@ private:
 
     void createLane(Lane& lane, int nranks, int rankInLane, const ncclUniqueId& id);
     void createChannels();
+    void connectLane(Lane& lane, bool sending);
     // `abort`: drop queued operations (ncclCommAbort) instead of waiting for them.
     void destroyLane(Lane& lane, bool abort) noexcept;
     c10::cuda::CUDAStream laneStream(const Lane& lane) const;

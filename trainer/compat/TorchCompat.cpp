@@ -1,6 +1,7 @@
 #include "trainer/compat/TorchCompat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <cmath>
@@ -34,6 +35,21 @@ std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor
             return outputs;
         }));
     return acc;
+}
+
+void startProfiler(bool cuda) {
+    using torch::profiler::impl::ActivityType;
+    const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
+    std::set<ActivityType> activities{ActivityType::CPU};
+    if (cuda) activities.insert(ActivityType::CUDA);
+    torch::autograd::profiler::prepareProfiler(config, activities);
+    torch::autograd::profiler::enableProfiler(config, activities);
+}
+
+void stopProfiler(const std::string& chromeTracePath) {
+    auto result = torch::autograd::profiler::disableProfiler();
+    if (!result) throw std::runtime_error("the profiler returned no result");
+    result->save(chromeTracePath);
 }
 
 torch::Generator makeGenerator(uint64_t seed) {

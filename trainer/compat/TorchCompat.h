@@ -9,6 +9,7 @@
 #include <ATen/autocast_mode.h>
 
 #include <functional>
+#include <string>
 
 #if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
 #define PARALLAX_TORCH2 1
@@ -39,6 +40,11 @@ bool storageAllocated(const torch::Tensor& t);
 
 // Mixed precision for a scope: matrix products and attention run in `dtype` (bf16) on `device`'s
 // kind while parameters, their gradients and the optimizer stay fp32. Restores the previous state.
+// The Kineto profiler for a window of steps: operators on the CPU and, with `cuda`, the CUDA
+// runtime and kernels. stopProfiler writes a Chrome trace (chrome://tracing, Perfetto).
+void startProfiler(bool cuda);
+void stopProfiler(const std::string& chromeTracePath);
+
 class AutocastScope {
 public:
     AutocastScope(c10::DeviceType device, at::ScalarType dtype, bool enabled);

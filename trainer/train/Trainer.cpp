@@ -458,8 +458,10 @@ TrainResult Trainer::run() {
         const double t0 = monotonicSeconds();
         const double lr =
             learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
+        if (step == m_options.profileFirst) startProfile();
         const double loss = trainStep(step);
         synchronizeDevice();
+        if (step == m_options.profileLast && m_profiling) writeProfile();
         const double ms = (monotonicSeconds() - t0) * 1e3;
         m_tokensSeen += tokensPerStep;
         result.losses.push_back(loss);
@@ -513,6 +515,35 @@ TrainResult Trainer::run() {
     result.steps_done = step;
     result.checkpoint = saveCheckpoint(step);
     return result;
+}
+
+// A profile is a diagnostic: where it cannot be taken (a LibTorch built without Kineto, an
+// unwritable path) the run goes on and its log says why.
+void Trainer::startProfile() {
+    try {
+        compat::startProfiler(m_device.is_cuda());
+        m_profiling = true;
+    } catch (const c10::Error& e) {
+        m_out.warn(std::string("profiling is not available here: ") + e.what_without_backtrace());
+    } catch (const std::exception& e) {
+        m_out.warn(std::string("profiling is not available here: ") + e.what());
+    }
+}
+
+void Trainer::writeProfile() {
+    m_profiling = false;
+    const std::string path = m_options.profileOut.empty()
+                                 ? m_options.runDir + "/profile-rank" + std::to_string(m_groups.worldRank()) + ".json"
+                                 : m_options.profileOut;
+    try {
+        compat::stopProfiler(path);
+        m_out.info("profile of steps " + std::to_string(m_options.profileFirst) + " to " +
+                   std::to_string(m_options.profileLast) + " written to " + path);
+    } catch (const c10::Error& e) {
+        m_out.warn("the profile could not be written to " + path + ": " + e.what_without_backtrace());
+    } catch (const std::exception& e) {
+        m_out.warn("the profile could not be written to " + path + ": " + e.what());
+    }
 }
 
 } // namespace parallax

@@ -28,6 +28,9 @@ struct WorkerOptions {
     int cudaDevice = -1;        // this rank's GPU (selected by the caller) for launch.device = "cuda"
     std::string resumeFrom;     // a checkpoint folder or a checkpoints folder; empty: start fresh
     int64_t stopAfter = -1;     // act as if a stop was requested once this many steps are done
+    int64_t profileFirst = -1;  // profile steps [profileFirst, profileLast] (Kineto); -1: off
+    int64_t profileLast = -1;
+    std::string profileOut;     // Chrome trace of this rank; empty: <runDir>/profile-rank<R>.json
 };
 
 // What one rank reports at the end.
@@ -60,6 +63,8 @@ private:
     void synchronizeDevice();       // host waits for the device's queued work (no-op on CPU)
     double peakMemoryBytes();       // since the last call: device allocator peak on GPU, RSS on CPU
     std::string saveCheckpoint(int64_t nextStep);
+    void startProfile();
+    void writeProfile();
     void emitRunStart();
     std::vector<CheckpointPiece> checkpointPieces() const;
     // A checkpoint piece of parameter `name` holding this rank's values `local` (its shard or the
@@ -71,6 +76,7 @@ private:
 
     RunSpec m_spec;
     WorkerOptions m_options;
+    bool m_profiling = false;
     ProcessGroups& m_groups;
     TelemetryEmitter& m_out;
     ModelDims m_dims;

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Where a step's GPU time goes, from Chrome traces (the worker's --profile-steps, reference.py's
+--profile-out): CUDA kernels grouped by name, per step, side by side for several traces.
+
+    python3 bench/gpu/kernels.py --steps 5 parallax=trace-a.json pytorch=trace-b.json [--top 25]
+
+Per trace: kernel time per step, the busy fraction of the traced window (union of kernel intervals
+over the window from the first to the last kernel), kernel launches per step; then one row per
+kernel group (the name up to its template arguments) with milliseconds per step in each trace.
+"""
+
+import argparse
+import json
+import re
+from collections import defaultdict
+
+
+def kernels(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    return [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
+
+
+def group(name):
+    name = re.sub(r"^void ", "", name)
+    name = re.sub(r"<.*", "", name)
+    name = re.sub(r"\(.*", "", name)
+    return name[:90]
+
+
+def busy(events):
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in events)
+    if not spans:
+        return 0.0, 0.0
+    covered, end = 0.0, spans[0][0]
+    for a, b in spans:
+        if b <= end:
+            continue
+        covered += b - max(a, end)
+        end = b
+    window = spans[-1][1] - spans[0][0]
+    return covered, window
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("traces", nargs="+", help="LABEL=PATH")
+    parser.add_argument("--steps", type=int, default=5, help="steps in each trace")
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    labels, tables = [], []
+    for item in args.traces:
+        label, _, path = item.partition("=")
+        events = kernels(path)
+        per = defaultdict(float)
+        for e in events:
+            per[group(e.get("name", "?"))] += float(e["dur"]) / 1e3 / args.steps
+        covered, window = busy(events)
+        labels.append(label)
+        tables.append(per)
+        print(f"{label}: {sum(per.values()):.2f} ms of kernels per step, {len(events) / args.steps:.0f} launches "
+              f"per step, GPU busy {100 * covered / window if window else 0:.1f}% of "
+              f"{window / 1e3 / args.steps:.2f} ms per step")
+    names = sorted({n for t in tables for n in t}, key=lambda n: -max(t.get(n, 0.0) for t in tables))
+    print()
+    print("| kernel group | " + " | ".join(f"{l} ms/step" for l in labels) + " |")
+    print("|---|" + "---:|" * len(labels))
+    for n in names[: args.top]:
+        print(f"| {n} | " + " | ".join(f"{t.get(n, 0.0):.2f}" for t in tables) + " |")
+
+
+if __name__ == "__main__":
+    main()
