@@ -15,11 +15,42 @@ import re
 from collections import defaultdict
 
 
-def kernels(path):
+def load(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         trace = json.load(f)
-    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    return trace["traceEvents"] if isinstance(trace, dict) else trace
+
+
+def kernels(events):
     return [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
+
+
+def idle_causes(events, found, min_gap_us=20.0):
+    """GPU idle time (gaps of at least min_gap_us between kernels) by the CPU operator that launched
+    the kernel ending each gap: the innermost operator around its launch call on that thread."""
+    launches = {}
+    for e in events:
+        if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {}):
+            launches[e["args"]["correlation"]] = e
+    ops = defaultdict(list)
+    for e in events:
+        if e.get("cat") == "cpu_op" and e.get("ph") == "X":
+            ops[e.get("tid")].append((float(e["ts"]), float(e["ts"]) + float(e["dur"]), e.get("name", "?")))
+    causes = defaultdict(float)
+    ordered = sorted(found, key=lambda e: float(e["ts"]))
+    end = None
+    for k in ordered:
+        start = float(k["ts"])
+        if end is not None and start - end >= min_gap_us:
+            launch = launches.get(k.get("args", {}).get("correlation"))
+            name = "(launch not traced)"
+            if launch is not None:
+                t = float(launch["ts"])
+                inner = [o for o in ops.get(launch.get("tid"), []) if o[0] <= t <= o[1]]
+                name = min(inner, key=lambda o: o[1] - o[0])[2] if inner else launch.get("name", "?")
+            causes[name] += start - end
+        end = max(end or 0.0, start + float(k["dur"]))
+    return causes
 
 
 def group(name):
@@ -49,10 +80,12 @@ def main():
     parser.add_argument("--steps", type=int, default=5, help="steps in each trace")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    labels, tables = [], []
+    labels, tables, idles = [], [], []
     for item in args.traces:
         label, _, path = item.partition("=")
-        events = kernels(path)
+        everything = load(path)
+        events = kernels(everything)
+        idles.append(idle_causes(everything, events))
         per = defaultdict(float)
         for e in events:
             per[group(e.get("name", "?"))] += float(e["dur"]) / 1e3 / args.steps
@@ -68,6 +101,12 @@ def main():
     print("|---|" + "---:|" * len(labels))
     for n in names[: args.top]:
         print(f"| {n} | " + " | ".join(f"{t.get(n, 0.0):.2f}" for t in tables) + " |")
+    for label, causes in zip(labels, idles):
+        print()
+        print(f"{label}: GPU idle (gaps of 20 us or more) {sum(causes.values()) / 1e3 / args.steps:.2f} ms per step, "
+              "by the operator that launched the next kernel:")
+        for name, us in sorted(causes.items(), key=lambda c: -c[1])[:12]:
+            print(f"  {us / 1e3 / args.steps:7.2f} ms/step  {name[:100]}")
 
 
 if __name__ == "__main__":

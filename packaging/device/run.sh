@@ -292,6 +292,10 @@ for item in "${items[@]}"; do
       IFS=: read -r _ model mode <<< "$item"
       profile_reference "$model" "$mode" ;;
     kernels) kernels_table ;;
+    reference:*:*:*)
+      IFS=: read -r _ model mode np <<< "$item"
+      run_reference "$model" "$mode" "$np"
+      benched=1 ;;
     summary) benched=1 ;;
     *) fail "unknown item '$item' (see the top of packaging/device/run.sh)" ;;
   esac

@@ -37,6 +37,36 @@ std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor
     return acc;
 }
 
+bool hasFusedAdamW() { return PARALLAX_TORCH2 != 0; }
+
+bool fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
+                const std::vector<torch::Tensor>& expAvgs, const std::vector<torch::Tensor>& expAvgSqs, int64_t step,
+                double lr, double beta1, double beta2, double weightDecay, double eps, double gradScale) {
+#if PARALLAX_TORCH2
+    if (params.empty()) return true;
+    for (const auto* list : {&params, &grads, &expAvgs, &expAvgSqs})
+        for (const torch::Tensor& t : *list)
+            if (!t.is_cuda() || t.scalar_type() != torch::kFloat) return false;
+    const auto options = params.front().options();
+    // The kernel reads one step count per tensor; all of them share this update's.
+    const torch::Tensor count = torch::full({}, static_cast<double>(step), options);
+    const std::vector<torch::Tensor> steps(params.size(), count);
+    // The kernel divides gradients by grad_scale (made for loss scaling): pass the inverse.
+    if (gradScale != 1.0)
+        at::_fused_adamw_(params, grads, expAvgs, expAvgSqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
+                          weightDecay, eps, /*amsgrad=*/false, /*maximize=*/false,
+                          /*grad_scale=*/torch::full({}, 1.0 / gradScale, options), /*found_inf=*/{});
+    else
+        at::_fused_adamw_(params, grads, expAvgs, expAvgSqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
+                          weightDecay, eps, /*amsgrad=*/false, /*maximize=*/false);
+    return true;
+#else
+    (void)params, (void)grads, (void)expAvgs, (void)expAvgSqs, (void)step, (void)lr, (void)beta1, (void)beta2;
+    (void)weightDecay, (void)eps, (void)gradScale;
+    return false;
+#endif
+}
+
 void startProfiler(bool cuda) {
     using torch::profiler::impl::ActivityType;
     const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);

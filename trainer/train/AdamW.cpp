@@ -1,6 +1,9 @@
 #include "trainer/train/AdamW.h"
 
+#include "trainer/compat/TorchCompat.h"
+
 #include <cmath>
+#include <stdexcept>
 
 namespace parallax {
 
@@ -22,6 +25,7 @@ void AdamW::step(double lr, double gradScale) {
     const double bias2 = 1.0 - std::pow(b2, static_cast<double>(m_step));
     const double stepSize = lr / bias1;
     const double invSqrtBias2 = 1.0 / std::sqrt(bias2);
+    if (m_options.fused && stepFused(lr, gradScale)) return;
     for (Group& g : m_groups) {
         if (g.param.numel() == 0) continue;
         torch::Tensor grad = gradScale == 1.0 ? g.grad : g.grad * gradScale;
@@ -31,6 +35,27 @@ void AdamW::step(double lr, double gradScale) {
         auto denom = (g.exp_avg_sq.sqrt() * invSqrtBias2).add_(m_options.eps);
         g.param.addcdiv_(g.exp_avg, denom, -stepSize);
     }
+}
+
+bool AdamW::stepFused(double lr, double gradScale) {
+    if (!compat::hasFusedAdamW()) return false;
+    for (const Group& g : m_groups)
+        if (g.param.numel() > 0 && !(g.param.is_cuda() && g.param.scalar_type() == torch::kFloat)) return false;
+    // One call per weight-decay class (decay on matrices and embeddings, none elsewhere).
+    for (const bool decay : {true, false}) {
+        std::vector<torch::Tensor> params, grads, expAvgs, expAvgSqs;
+        for (Group& g : m_groups) {
+            if (g.decay != decay || g.param.numel() == 0) continue;
+            params.push_back(g.param);
+            grads.push_back(g.grad);
+            expAvgs.push_back(g.exp_avg);
+            expAvgSqs.push_back(g.exp_avg_sq);
+        }
+        if (!compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
+                                decay ? m_options.weight_decay : 0.0, m_options.eps, gradScale))
+            throw std::logic_error("AdamW: the fused update refused tensors it was checked to take");
+    }
+    return true;
 }
 
 double learningRate(int64_t step, int64_t steps, int64_t warmup, double lr, double minLr) {

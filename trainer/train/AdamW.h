@@ -12,6 +12,9 @@ struct AdamWOptions {
     double beta2 = 0.95;
     double eps = 1e-8;
     double weight_decay = 0.1;
+    // One fused CUDA kernel per update where LibTorch has it (2.x, tensors on a GPU); the same
+    // arithmetic elementwise elsewhere.
+    bool fused = true;
 };
 
 // AdamW over flat fp32 tensors (whole buckets, or this rank's shard of them under ZeRO): a handful
@@ -38,6 +41,8 @@ public:
     std::vector<Group>& groups() { return m_groups; }
 
 private:
+    bool stepFused(double lr, double gradScale);
+
     AdamWOptions m_options;
     std::vector<Group> m_groups;
     int64_t m_step = 0;
