@@ -1,5 +1,7 @@
 #include "core/store/BatchedWriter.h"
 
+#include "core/store/LogIndexer.h"
+
 #include <cstdio>
 #include <exception>
 #include <type_traits>
@@ -18,6 +20,7 @@ BatchedWriter::~BatchedWriter() {
         std::fprintf(stderr, "parallax: %zu telemetry rows of run %lld were not written to %s: %s\n",
                      m_pending, static_cast<long long>(m_run), m_store.path().c_str(), e.what());
     }
+    m_indexer.reset(); // indexes the last lines, then joins its thread
 }
 
 void BatchedWriter::rowAdded() {
@@ -110,6 +113,27 @@ bool BatchedWriter::maybeFlush() {
 
 size_t BatchedWriter::pendingRows() const { return m_pending; }
 
+void BatchedWriter::indexSoon() {
+    m_wroteLogs = true;
+    // A store in memory is seen by this connection only; its lines are indexed by waitIndexed()
+    // or the next search.
+    if (m_store.logIndexPath().empty()) return;
+    try {
+        if (!m_indexer) m_indexer = std::make_unique<LogIndexer>(m_store.path(), m_run);
+        m_indexer->wake();
+    } catch (const std::exception& e) {
+        // No thread to be had: the rows are written, and searches index them.
+        std::fprintf(stderr, "parallax: cannot start indexing the log lines of run %lld: %s\n",
+                     static_cast<long long>(m_run), e.what());
+    }
+}
+
+void BatchedWriter::waitIndexed() {
+    if (!m_wroteLogs) return;
+    if (m_indexer && m_indexer->wait()) return;
+    m_store.indexLogs(m_run);
+}
+
 void BatchedWriter::flush() {
     if (!m_oldest) return;
     m_store.beginTransaction();
@@ -120,7 +144,7 @@ void BatchedWriter::flush() {
         m_store.insertSpans(m_run, m_spans);
         m_store.insertComms(m_run, m_comms);
         for (const auto& e : m_checkpoints) m_store.insertCheckpoint(m_run, e);
-        for (const auto& r : m_logs) m_store.insertLog(m_run, r);
+        m_store.insertLogs(m_run, m_logs);
         if (m_summary) m_store.updateSummary(m_run, *m_summary);
         m_store.commit();
     } catch (...) {
@@ -131,6 +155,7 @@ void BatchedWriter::flush() {
         }
         throw;
     }
+    if (!m_logs.empty()) indexSoon();
     m_steps.clear();
     m_devices.clear();
     m_spans.clear();

@@ -5,11 +5,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace parallax {
+
+class LogIndexer;
 
 // Groups one run's telemetry rows into few transactions: rows wait in memory and are written in
 // one short transaction when `maxRows` are pending, when maybeFlush() finds the oldest pending row
@@ -20,6 +23,11 @@ namespace parallax {
 // disk is full) the transaction is rolled back, the rows stay pending for the next flush, and the
 // StoreError propagates. The destructor flushes and reports a failure on stderr, since it cannot
 // throw. Single-threaded: the supervisor calls it from its read loop.
+//
+// Log lines enter the store's full-text index on a thread of its own (LogIndexer) after each
+// flush that wrote some, on two cores at the same time as the next rows are written; the
+// destructor lets it finish (for a few seconds at most) and joins it. Searches index what is left
+// anyway, so a line is always found; waitIndexed() waits until the index has caught up.
 class BatchedWriter {
 public:
     BatchedWriter(RunStore& store, int64_t run,
@@ -45,6 +53,11 @@ public:
     // Writes the pending rows when the oldest is at least `interval` old. Returns whether it wrote.
     bool maybeFlush();
     void flush();
+    // Waits until every log line flushed so far is in the full-text index. When the background
+    // indexing failed (already reported on stderr), or the store is in memory (no second
+    // connection can see it), indexes here and throws StoreError on failure. Rows still pending
+    // are not written: flush() first.
+    void waitIndexed();
 
     // Time until maybeFlush() would write (zero when due); std::nullopt with nothing pending. The
     // supervisor uses it as its poll timeout.
@@ -56,6 +69,7 @@ public:
 private:
     using Clock = std::chrono::steady_clock;
     void rowAdded();
+    void indexSoon(); // after a flush that wrote log lines
     std::string hostOfRank(int rank) const;
 
     RunStore& m_store;
@@ -74,6 +88,8 @@ private:
     std::vector<std::string> m_rankHosts;
     size_t m_pending = 0; // rows in the vectors above (run start and summary not counted)
     std::optional<Clock::time_point> m_oldest;
+    bool m_wroteLogs = false;
+    std::unique_ptr<LogIndexer> m_indexer; // started by the first flush that writes log lines
 };
 
 } // namespace parallax

@@ -1,6 +1,7 @@
 #include "core/store/RunStore.h"
 
 #include "core/store/FtsQuery.h"
+#include "core/store/LogIndex.h"
 #include "core/store/LogLevel.h"
 #include "core/store/MetricChunk.h"
 #include "core/store/SpanChunk.h"
@@ -200,6 +201,7 @@ constexpr int kRowsPerInsert = 16;
 
 constexpr int kDeviceColumns = 13;
 constexpr int kCommColumns = 6;
+constexpr int kLogColumns = 7;
 
 // "INSERT ... VALUES (?,?),(?,?)": `rows` groups of `columns` parameters.
 std::string valuesList(int columns, int rows) {
@@ -214,6 +216,7 @@ const char* const kInsertDeviceHead =
     "mem_total, power_w, temp_c, sm_clock_mhz, cpu_pct, rss)";
 const char* const kInsertCommHead =
     "INSERT OR REPLACE INTO comms (run, t, rank, collectives, bytes, last_seq)";
+const char* const kInsertLogHead = "INSERT INTO logs (run, t, rank, host, level, stream, message)";
 
 void bindDevice(SqlStatement& s, int b, int64_t run, const DeviceEvent& e) {
     s.bind(b + 1, run);
@@ -229,6 +232,16 @@ void bindDevice(SqlStatement& s, int b, int64_t run, const DeviceEvent& e) {
     s.bind(b + 11, e.sm_clock_mhz);
     s.bind(b + 12, e.cpu_pct);
     s.bind(b + 13, e.rss);
+}
+
+void bindLog(SqlStatement& s, int b, int64_t run, const LogRow& row) {
+    s.bind(b + 1, run);
+    s.bind(b + 2, row.t);
+    s.bind(b + 3, row.rank);
+    s.bind(b + 4, row.host);
+    s.bind(b + 5, LogLevel::fromName(row.level));
+    s.bind(b + 6, row.stream);
+    s.bind(b + 7, row.message);
 }
 
 void bindComm(SqlStatement& s, int b, int64_t run, const CommEvent& e) {
@@ -273,10 +286,7 @@ struct RunStore::Statements {
         };
         pair(kInsertDeviceHead, kDeviceColumns, insertDevice, insertDevices);
         pair(kInsertCommHead, kCommColumns, insertComm, insertComms);
-        insertLog = prep(
-            "INSERT INTO logs (run, t, rank, host, level, stream, message) "
-            "VALUES (?1,?2,?3,?4,?5,?6,?7)");
-        indexLog = prep("INSERT INTO logs_fts (rowid, message) VALUES (?1, ?2)");
+        pair(kInsertLogHead, kLogColumns, insertLog, insertLogs);
         insertCheckpoint = prep(
             "INSERT INTO checkpoints (run, step, path, bytes, ms, layout, t) "
             "VALUES (?1,?2,?3,?4,?5,?6,?7)");
@@ -302,7 +312,7 @@ struct RunStore::Statements {
     std::string path;
     SqlStatement begin, commit, rollback, dataVersion, userVersion;
     SqlStatement insertDevice, insertComm, insertLog, insertCheckpoint;
-    SqlStatement insertDevices, insertComms, indexLog;
+    SqlStatement insertDevices, insertComms, insertLogs;
     SqlStatement updateSummary;
     SqlStatement insertMetricChunk, insertSpanChunk;
     std::unordered_map<std::string, SqlStatement> cache;
@@ -337,6 +347,12 @@ private:
 };
 
 RunStore::RunStore(const std::string& path) : m_path(path) {
+    // SQLite's memory statistics take one process-wide mutex on every allocation, which makes
+    // threads that each use their own connection (the rows' writer and the log indexer) take
+    // turns instead of running at once. Only possible before SQLite is first used; later (another
+    // library used it first) this fails harmlessly.
+    static const bool noMemoryStatistics = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
+    (void)noMemoryStatistics;
     if (path.empty()) throw StoreError("the store path is empty; pass --store PATH");
     const bool isFile = path != ":memory:" && path.rfind("file:", 0) != 0;
     if (isFile) {
@@ -358,6 +374,8 @@ RunStore::RunStore(const std::string& path) : m_path(path) {
 
     const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
                       (isFile ? 0 : SQLITE_OPEN_URI);
+    m_openFlags = flags;
+    m_busyTimeoutMs = kBusyTimeoutMs;
     const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr);
     if (rc != SQLITE_OK) {
         const std::string msg = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
@@ -371,9 +389,13 @@ RunStore::RunStore(const std::string& path) : m_path(path) {
 
     try {
         migrate();
+        // A store in memory keeps its index in memory, attached to this connection: attached now,
+        // since ATTACH is refused inside the transaction a caller may hold at its first search.
+        if (LogIndex::pathFor(m_db).empty()) logIndex();
         m_stmts = std::make_unique<Statements>(m_db, m_path);
     } catch (...) {
         m_stmts.reset();
+        m_logIndex.reset();
         sqlite3_close_v2(m_db);
         m_db = nullptr;
         throw;
@@ -381,6 +403,7 @@ RunStore::RunStore(const std::string& path) : m_path(path) {
 }
 
 RunStore::~RunStore() {
+    m_logIndex.reset();
     m_stmts.reset();
     if (m_db) {
         // Keeps the query planner's statistics current. The analysis limit bounds the work on
@@ -500,7 +523,11 @@ int64_t RunStore::dataVersion() const {
     return s.step() ? s.int64(0) : 0;
 }
 
-void RunStore::setBusyTimeout(int milliseconds) { sqlite3_busy_timeout(m_db, milliseconds); }
+void RunStore::setBusyTimeout(int milliseconds) {
+    m_busyTimeoutMs = milliseconds;
+    sqlite3_busy_timeout(m_db, milliseconds);
+    if (m_logIndex) m_logIndex->setBusyTimeout(milliseconds);
+}
 
 std::string RunStore::defaultPath() {
     std::string base;
@@ -669,8 +696,13 @@ void RunStore::setNotes(int64_t id, const std::string& notes) {
 }
 
 void RunStore::deleteRun(int64_t id) {
-    // One transaction, so that a reader sees the run whole or not at all. The logs' delete
-    // trigger removes their full-text entries.
+    // The lines leave the full-text index first; the index stays locked until the rows are gone
+    // (see LogIndex::forgetRun).
+    logIndex().forgetRun(id, [&] { deleteRunRows(id); });
+}
+
+void RunStore::deleteRunRows(int64_t id) {
+    // One transaction, so that a reader sees the run whole or not at all.
     ImplicitTransaction tx(*this);
     for (const char* sql : {"DELETE FROM metrics WHERE run = ?1", "DELETE FROM metric_chunks WHERE run = ?1",
                             "DELETE FROM device_samples WHERE run = ?1",
@@ -895,23 +927,16 @@ void RunStore::insertComms(int64_t run, const std::vector<CommEvent>& rows) {
 }
 
 int64_t RunStore::insertLog(int64_t run, const LogRow& row) {
-    ImplicitTransaction tx(*this);
     SqlStatement& s = m_stmts->insertLog;
-    s.bind(1, run);
-    s.bind(2, row.t);
-    s.bind(3, row.rank);
-    s.bind(4, row.host);
-    s.bind(5, LogLevel::fromName(row.level));
-    s.bind(6, row.stream);
-    s.bind(7, row.message);
+    bindLog(s, 0, run, row);
     s.run();
-    const int64_t id = sqlite3_last_insert_rowid(m_db);
-    SqlStatement& fts = m_stmts->indexLog;
-    fts.bind(1, id);
-    fts.bind(2, row.message);
-    fts.run();
+    return sqlite3_last_insert_rowid(m_db);
+}
+
+void RunStore::insertLogs(int64_t run, const std::vector<LogRow>& rows) {
+    ImplicitTransaction tx(*this);
+    insertRows(m_stmts->insertLog, m_stmts->insertLogs, kLogColumns, run, rows, bindLog);
     tx.commit();
-    return id;
 }
 
 void RunStore::insertCheckpoint(int64_t run, const CheckpointEvent& e) {
@@ -1143,18 +1168,23 @@ RunStore::LogSelect RunStore::buildLogSelect(int64_t run, const LogQuery& q, boo
             sel.values.emplace_back(q.after_id);
         }
     } else {
+        // Every committed line of the run must be found: index those that are not yet.
+        LogIndex& index = logIndex();
+        index.catchUp(run);
         // The full-text index covers every run; bounding its rowids to this run's id range keeps
         // a search in one run from walking the matches of all the others.
         int64_t lo = 0, hi = -1;
-        {
-            SqlStatement& r = m_stmts->get("SELECT (SELECT min(id) FROM logs WHERE run = ?1), "
-                                           "(SELECT max(id) FROM logs WHERE run = ?1)");
+        try {
+            SqlStatement& r = index.get("SELECT (SELECT min(id) FROM main.logs WHERE run = ?1), "
+                                        "(SELECT max(id) FROM main.logs WHERE run = ?1)");
             SqlStatement::Use use(r);
             r.bind(1, run);
             if (r.step() && !r.isNull(0)) {
                 lo = r.int64(0);
                 hi = r.int64(1);
             }
+        } catch (const StoreError& e) {
+            index.rethrow(e);
         }
         lo = std::max(lo, q.after_id + 1);
         if (hi < lo) {
@@ -1164,7 +1194,7 @@ RunStore::LogSelect RunStore::buildLogSelect(int64_t run, const LogQuery& q, boo
         // Counting without other filters needs only the run of each match: the index on
         // (run, id) answers that without reading the lines (twice as fast on a million lines).
         const bool coveringCount = count && q.ranks.empty() && minLevel <= LogLevel::Debug;
-        sel.sql = "SELECT " + what + " FROM logs_fts CROSS JOIN logs AS l" +
+        sel.sql = "SELECT " + what + " FROM logindex.logs_fts CROSS JOIN main.logs AS l" +
                   (coveringCount ? " INDEXED BY logs_by_run" : "") +
                   " ON l.id = logs_fts.rowid"
                   " WHERE logs_fts MATCH ? AND logs_fts.rowid >= ? AND logs_fts.rowid <= ?"
@@ -1199,14 +1229,16 @@ RunStore::LogSelect RunStore::buildLogSelect(int64_t run, const LogQuery& q, boo
 template <typename RowFn>
 void RunStore::runLogSelect(const LogSelect& sel, const LogQuery& q, RowFn&& onRow) const {
     try {
-        SqlStatement& s = m_stmts->get(sel.sql);
+        // A text search runs on the log index's connection, where the index file is attached.
+        SqlStatement& s = sel.fullText ? logIndex().get(sel.sql) : m_stmts->get(sel.sql);
         SqlStatement::Use use(s);
         s.bindAll(sel.values);
         while (s.step()) onRow(s);
     } catch (const StoreError& e) {
         const std::string what = e.what();
         const auto at = what.find("fts5:");
-        if (!sel.fullText || at == std::string::npos) throw;
+        if (!sel.fullText) throw;
+        if (at == std::string::npos) logIndex().rethrow(e); // names the index file when damaged
         const std::string reason = what.substr(at, what.find(" [", at) - at);
         throw StoreError("log search: cannot understand '" + q.match + "' (" + reason +
                          "). Plain words are matched as written; with double quotes, parentheses "
@@ -1232,6 +1264,17 @@ std::vector<LogRow> RunStore::logs(int64_t run, const LogQuery& q) const {
     });
     return out;
 }
+
+LogIndex& RunStore::logIndex() const {
+    if (!m_logIndex) m_logIndex = std::make_unique<LogIndex>(m_db, m_path, m_openFlags, m_busyTimeoutMs);
+    return *m_logIndex;
+}
+
+std::string RunStore::logIndexPath() const { return LogIndex::pathFor(m_db); }
+
+bool RunStore::indexLogs(int64_t run, int64_t maxLines) { return logIndex().catchUp(run, maxLines); }
+
+void RunStore::indexLogs() { logIndex().catchUpAll(); }
 
 int64_t RunStore::logCount(int64_t run, const LogQuery& q) const {
     const LogSelect sel = buildLogSelect(run, q, /*count=*/true);

@@ -11,12 +11,14 @@ struct sqlite3;
 
 namespace parallax {
 
+class LogIndex;
+
 // The only code that touches SQLite. WAL mode, so the console's readers never block the
 // supervisor's writer. Every statement is prepared and parameterized. Not thread-safe: one
 // RunStore per thread (open the same file several times for several threads/processes).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
@@ -51,8 +53,8 @@ public:
                    const std::string& reason);
     void setTags(int64_t id, const std::vector<std::string>& tags);
     void setNotes(int64_t id, const std::string& notes);
-    // The run and all its rows (full-text entries included) in one transaction; runs resumed from
-    // it keep their rows and lose the parent link.
+    // The run and all its rows in one transaction (its lines leave the full-text index first);
+    // runs resumed from it keep their rows and lose the parent link.
     void deleteRun(int64_t id); // and all its rows
 
     std::optional<RunRecord> run(int64_t id) const;
@@ -78,10 +80,12 @@ public:
     void insertDeviceSample(int64_t run, const DeviceEvent& e);
     void insertSpan(int64_t run, const SpanEvent& e);
     void insertComm(int64_t run, const CommEvent& e);
-    // Indexed for full-text search at once. Levels are normalized (see LogLevel.h).
+    // Levels are normalized (see LogLevel.h). Lines enter the full-text index later (see
+    // indexLogs); a search always finds every committed line.
     int64_t insertLog(int64_t run, const LogRow& row); // returns the row id
     // Several rows at once, several per statement (much faster per row); one transaction unless
     // the caller holds one.
+    void insertLogs(int64_t run, const std::vector<LogRow>& rows);
     void insertMetrics(int64_t run, const std::vector<StepEvent>& rows);
     void insertDeviceSamples(int64_t run, const std::vector<DeviceEvent>& rows);
     void insertSpans(int64_t run, const std::vector<SpanEvent>& rows);
@@ -96,21 +100,44 @@ public:
     std::vector<SpanEvent> spans(int64_t run, int64_t step) const; // ordered by rank, start
     std::vector<CommEvent> comms(int64_t run) const; // ordered by time, rank
     // See LogQuery; an invalid full-text query or level throws StoreError saying how to write it.
+    // A text search first indexes the run's lines committed since the last indexing (indexLogs),
+    // so it finds every committed line; it does not see the rows of a transaction this store
+    // holds open, since it runs on the log index's connection.
     std::vector<LogRow> logs(int64_t run, const LogQuery& q = {}) const;
     int64_t logCount(int64_t run, const LogQuery& q = {}) const; // ignores limit and offset
     std::vector<CheckpointEvent> checkpoints(int64_t run) const;
+
+    // --- full-text index of log lines
+    // Kept in a file of its own beside the store, <store path>.logindex (logIndexPath), created on
+    // demand; a store in memory keeps it in memory (empty path). Deleting the file loses nothing:
+    // it is rebuilt from the store as runs are searched. A damaged file throws StoreError naming
+    // it. Indexing takes the index file's write lock only, never the store's, so it never delays
+    // the rows' writer: BatchedWriter indexes on a thread of its own while a run streams logs.
+    std::string logIndexPath() const;
+    // Indexes `run`'s committed lines that are not yet in the index, in transactions of up to
+    // 50,000 lines; stops after at most `maxLines` (< 0: no limit). Returns whether the run is
+    // caught up. Two indexers (other connections, other processes) never index a line twice.
+    bool indexLogs(int64_t run, int64_t maxLines = -1);
+    // Catches up every run that has lines not yet in the index.
+    void indexLogs();
 
 private:
     struct Statements;
     struct LogSelect;
     class ImplicitTransaction;
     void migrate();
+    void deleteRunRows(int64_t id);
+    LogIndex& logIndex() const; // opened on first use
     LogSelect buildLogSelect(int64_t run, const LogQuery& q, bool count) const;
     template <typename RowFn>
     void runLogSelect(const LogSelect& sel, const LogQuery& q, RowFn&& onRow) const;
     sqlite3* m_db = nullptr;
     std::string m_path;
+    int m_openFlags = 0;
+    int m_busyTimeoutMs = 0;
     std::unique_ptr<Statements> m_stmts;
+    // The searches' connection: mutable, since a const search first brings the index up to date.
+    mutable std::unique_ptr<LogIndex> m_logIndex;
 };
 
 } // namespace parallax

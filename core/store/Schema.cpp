@@ -197,6 +197,13 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "CREATE TABLE span_chunks ("
          "  run INTEGER NOT NULL, step INTEGER NOT NULL, rank INTEGER NOT NULL, first_start REAL NOT NULL,"
          "  spans INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (run, step, rank, first_start)) WITHOUT ROWID;"},
+        // The full-text index of log lines moves to a file of its own beside the store (see
+        // LogIndex.h), so that indexing never holds the store's write lock. The lines stay in
+        // `logs`; a search indexes a run's lines again when it first needs them.
+        {4, "move the full-text index of log lines to its own file",
+         "DROP TRIGGER IF EXISTS logs_fts_delete;"
+         "DROP TRIGGER IF EXISTS logs_fts_update;"
+         "DROP TABLE IF EXISTS logs_fts;"},
     };
     return steps;
 }

@@ -1,5 +1,6 @@
 #include "core/store/RunStore.h"
 #include "tests/core/store/RawDb.h"
+#include "tests/core/store/ErrorOf.h"
 #include "tests/core/store/TempDir.h"
 
 #include <gtest/gtest.h>
@@ -37,15 +38,6 @@ protected:
         return out;
     }
 };
-
-std::string errorOf(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const StoreError& e) {
-        return e.what();
-    }
-    return {};
-}
 
 TEST_F(RunStoreTest, EveryRunFieldRoundTrips) {
     NewRun parentSpec;

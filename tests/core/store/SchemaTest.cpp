@@ -54,13 +54,16 @@ TEST(Schema, NewStoreHasEveryTableInWalMode) {
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw.integer("PRAGMA user_version"), RunStore::kSchemaVersion);
     EXPECT_EQ(raw.integer("PRAGMA application_id"), kStoreApplicationId);
-    for (const char* table : {"runs", "metrics", "device_samples", "spans", "comms", "checkpoints",
-                              "logs", "logs_fts"}) {
+    for (const char* table : {"runs", "metrics", "metric_chunks", "device_samples", "spans",
+                              "span_chunks", "comms", "checkpoints", "logs"}) {
         EXPECT_EQ(raw.integer(std::string("SELECT count(*) FROM sqlite_master WHERE name = '") +
                               table + "'"),
                   1)
             << table;
     }
+    // The full-text index of log lines lives in a file of its own, created when first needed.
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master WHERE name LIKE 'logs_fts%'"), 0);
+    EXPECT_FALSE(std::filesystem::exists(path + ".logindex"));
 }
 
 TEST(Schema, ReopeningKeepsDataAndVersion) {

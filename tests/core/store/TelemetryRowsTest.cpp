@@ -146,8 +146,8 @@ TEST_F(TelemetryRowsTest, BatchInsertsJoinTheCallersTransaction) {
     LogQuery q;
     q.match = "transaction";
     EXPECT_EQ(store.logCount(run, q), 0);
-    RawDb raw(path);
-    EXPECT_EQ(raw.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'transaction'"), 0);
+    RawDb index(store.logIndexPath());
+    EXPECT_EQ(index.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'transaction'"), 0);
 }
 
 TEST_F(TelemetryRowsTest, MetricsKeepNaNAndInfinity) {
@@ -411,6 +411,7 @@ TEST_F(TelemetryRowsTest, DeleteRunRemovesAllItsRowsAndOnlyThose) {
         l.message = r == run ? "zyzzyva appears only in the deleted run" : "kept line zyzzyva2";
         store.insertLog(r, l);
     }
+    store.indexLogs(); // both runs' lines are in the full-text index
     store.deleteRun(run);
 
     EXPECT_FALSE(store.run(run));
@@ -434,9 +435,11 @@ TEST_F(TelemetryRowsTest, DeleteRunRemovesAllItsRowsAndOnlyThose) {
             << table;
     }
     // The full-text index forgot the deleted lines and still knows the others.
-    EXPECT_EQ(raw.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'zyzzyva'"), 0);
-    EXPECT_EQ(raw.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'zyzzyva2'"), 1);
-    raw.exec("INSERT INTO logs_fts(logs_fts) VALUES ('integrity-check')");
+    RawDb index(store.logIndexPath());
+    EXPECT_EQ(index.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'zyzzyva'"), 0);
+    EXPECT_EQ(index.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'zyzzyva2'"), 1);
+    EXPECT_EQ(index.integer("SELECT count(*) FROM indexed WHERE run = " + std::to_string(run)), 0);
+    index.exec("INSERT INTO logs_fts(logs_fts) VALUES ('integrity-check')");
     LogQuery q;
     q.match = "zyzzyva2";
     EXPECT_EQ(store.logCount(keep, q), 1);
