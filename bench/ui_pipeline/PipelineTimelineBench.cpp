@@ -8,7 +8,7 @@
 // bench_ui_pipeline [--frames N] [--png FILE]   (FILE: the last full-view frame, to look at)
 #include "bench/ui/BenchTable.h"
 #include "core/telemetry/PipelineBubbles.h"
-#include "tests/ui/pipeline/PipelineSpans.h"
+#include "tests/support/PipelineSpans.h"
 #include "ui/models/SpanModel.h"
 #include "ui/plots/PipelineTimeline.h"
 

@@ -151,12 +151,17 @@ scratch_root() {
   fi
 }
 
+# Processes a spec runs: dp * tp * pp of its [parallel] table.
+spec_ranks() {
+  awk -F= '/^(dp|tp|pp) *=/ {gsub(/ /, "", $2); n = (n ? n : 1) * $2} END {print n}' "$1"
+}
+
 run_parallax() { # spec name
   local name=$1 spec="bench/gpu/specs/$1.toml"
   [ -f "$spec" ] || { fail "no spec $spec"; return; }
   [ -x "$BUILD/app/parallax-worker" ] || { fail "parallax:$name: no worker in $BUILD; run the build item first"; return; }
   local np
-  np=$(awk -F= '/^(dp|tp|pp) *=/ {gsub(/ /, "", $2); n = (n ? n : 1) * $2} END {print n}' "$spec")
+  np=$(spec_ranks "$spec")
   need_gpus "$np" "parallax:$name" || return
   local budget
   budget=$(item_budget) || { log "skip parallax:$name: out of time budget"; return; }
@@ -208,7 +213,7 @@ profile_parallax() { # spec name: steps 20-24 of the spec under the Kineto profi
   [ -f "$spec" ] || { fail "no spec $spec"; return; }
   [ -x "$BUILD/app/parallax-worker" ] || { fail "profile:$name: no worker in $BUILD"; return; }
   local np budget rundir rc=0 t0=$SECONDS
-  np=$(awk -F= '/^(dp|tp|pp) *=/ {gsub(/ /, "", $2); n = (n ? n : 1) * $2} END {print n}' "$spec")
+  np=$(spec_ranks "$spec")
   need_gpus "$np" "profile:$name" || return
   budget=$(item_budget) || { log "skip profile:$name: out of time budget"; return; }
   mkdir -p "$PROF"

@@ -39,14 +39,11 @@ std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor
 
 bool hasFusedAdamW() { return PARALLAX_TORCH2 != 0; }
 
-bool fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
+void fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
                 const std::vector<torch::Tensor>& expAvgs, const std::vector<torch::Tensor>& expAvgSqs, int64_t step,
                 double lr, double beta1, double beta2, double weightDecay, double eps, double gradScale) {
 #if PARALLAX_TORCH2
-    if (params.empty()) return true;
-    for (const auto* list : {&params, &grads, &expAvgs, &expAvgSqs})
-        for (const torch::Tensor& t : *list)
-            if (!t.is_cuda() || t.scalar_type() != torch::kFloat) return false;
+    if (params.empty()) return;
     const auto options = params.front().options();
     // The kernel reads one step count per tensor; all of them share this update's.
     const torch::Tensor count = torch::full({}, static_cast<double>(step), options);
@@ -59,11 +56,10 @@ bool fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torc
     else
         at::_fused_adamw_(params, grads, expAvgs, expAvgSqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
                           weightDecay, eps, /*amsgrad=*/false, /*maximize=*/false);
-    return true;
 #else
     (void)params, (void)grads, (void)expAvgs, (void)expAvgSqs, (void)step, (void)lr, (void)beta1, (void)beta2;
     (void)weightDecay, (void)eps, (void)gradScale;
-    return false;
+    throw std::logic_error("fusedAdamW: this LibTorch has no fused AdamW (check hasFusedAdamW first)");
 #endif
 }
 
@@ -72,14 +68,22 @@ void startProfiler(bool cuda) {
     const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
     std::set<ActivityType> activities{ActivityType::CPU};
     if (cuda) activities.insert(ActivityType::CUDA);
-    torch::autograd::profiler::prepareProfiler(config, activities);
-    torch::autograd::profiler::enableProfiler(config, activities);
+    try {
+        torch::autograd::profiler::prepareProfiler(config, activities);
+        torch::autograd::profiler::enableProfiler(config, activities);
+    } catch (const c10::Error& e) {
+        throw std::runtime_error(e.what_without_backtrace()); // LibTorch's message, without its stack
+    }
 }
 
 void stopProfiler(const std::string& chromeTracePath) {
-    auto result = torch::autograd::profiler::disableProfiler();
-    if (!result) throw std::runtime_error("the profiler returned no result");
-    result->save(chromeTracePath);
+    try {
+        auto result = torch::autograd::profiler::disableProfiler();
+        if (!result) throw std::runtime_error("the profiler returned no result");
+        result->save(chromeTracePath);
+    } catch (const c10::Error& e) {
+        throw std::runtime_error(e.what_without_backtrace());
+    }
 }
 
 torch::Generator makeGenerator(uint64_t seed) {

@@ -41,17 +41,17 @@ bool storageAllocated(const torch::Tensor& t);
 
 // Mixed precision for a scope: matrix products and attention run in `dtype` (bf16) on `device`'s
 // kind while parameters, their gradients and the optimizer stay fp32. Restores the previous state.
-// AdamW over lists of fp32 tensors in one fused CUDA kernel per call (LibTorch 2.x). Returns false,
-// doing nothing, where this LibTorch has none or a tensor is not on a CUDA device; the caller then
-// takes its own path. Gradients are multiplied by `gradScale` first; `step` is this update's number
-// (1 for the first), for the bias corrections.
+// AdamW over lists of fp32 CUDA tensors in one fused kernel per call, where hasFusedAdamW() (LibTorch
+// 2.x). Gradients are multiplied by `gradScale` first; `step` is this update's number (1 for the
+// first), for the bias corrections.
 bool hasFusedAdamW();
-bool fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
+void fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
                 const std::vector<torch::Tensor>& expAvgs, const std::vector<torch::Tensor>& expAvgSqs, int64_t step,
                 double lr, double beta1, double beta2, double weightDecay, double eps, double gradScale);
 
 // The Kineto profiler for a window of steps: operators on the CPU and, with `cuda`, the CUDA
-// runtime and kernels. stopProfiler writes a Chrome trace (chrome://tracing, Perfetto).
+// runtime and kernels. stopProfiler writes a Chrome trace (chrome://tracing, Perfetto). Failures
+// (no Kineto in this LibTorch, an unwritable path) throw std::runtime_error with LibTorch's message.
 void startProfiler(bool cuda);
 void stopProfiler(const std::string& chromeTracePath);
 

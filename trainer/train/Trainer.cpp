@@ -523,8 +523,6 @@ void Trainer::startProfile() {
     try {
         compat::startProfiler(m_device.is_cuda());
         m_profiling = true;
-    } catch (const c10::Error& e) {
-        m_out.warn(std::string("profiling is not available here: ") + e.what_without_backtrace());
     } catch (const std::exception& e) {
         m_out.warn(std::string("profiling is not available here: ") + e.what());
     }
@@ -539,8 +537,6 @@ void Trainer::writeProfile() {
         compat::stopProfiler(path);
         m_out.info("profile of steps " + std::to_string(m_options.profileFirst) + " to " +
                    std::to_string(m_options.profileLast) + " written to " + path);
-    } catch (const c10::Error& e) {
-        m_out.warn("the profile could not be written to " + path + ": " + e.what_without_backtrace());
     } catch (const std::exception& e) {
         m_out.warn("the profile could not be written to " + path + ": " + e.what());
     }

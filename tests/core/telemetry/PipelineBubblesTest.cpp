@@ -1,5 +1,6 @@
 #include "core/spec/Estimates.h"
 #include "core/telemetry/PipelineBubbles.h"
+#include "tests/support/PipelineSpans.h"
 
 #include <gtest/gtest.h>
 
@@ -19,95 +20,18 @@ namespace {
 constexpr double kT0 = 1.7e9;
 constexpr double kUnit = 1.0 / 1024.0;
 
-struct Action {
-    char kind; // 'F' | 'B'
-    int chunk;
-    int micro;
-};
-
-// The order of work of one stage, as the schedules define it (Megatron-LM's interleaved 1F1B for
-// chunks > 1).
-std::vector<Action> stageOrder(const std::string& schedule, int p, int s, int m, int v) {
-    std::vector<Action> out;
-    if (schedule == "gpipe") {
-        for (int i = 0; i < m; ++i) out.push_back({'F', 0, i});
-        for (int i = 0; i < m; ++i) out.push_back({'B', 0, i});
-        return out;
-    }
-    const int total = m * v;
-    const int warmup = schedule == "1f1b" ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
-    auto forward = [&](int k) { return Action{'F', (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
-    auto backward = [&](int k) { return Action{'B', v - 1 - (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
-    for (int k = 0; k < warmup; ++k) out.push_back(forward(k));
-    for (int i = 0; i < total - warmup; ++i) {
-        out.push_back(forward(warmup + i));
-        out.push_back(backward(i));
-    }
-    for (int k = total - warmup; k < total; ++k) out.push_back(backward(k));
-    return out;
-}
-
-// Runs a schedule with every pass (one chunk, forward or backward) taking `units` * kUnit and free
-// communication: each stage does its next action as soon as its input exists, blocked in a recv
-// span while it waits for a neighbor. Ranks are stage * replicas + replica; replicas behave alike.
+// A schedule run with every pass taking one kUnit and free communication (tests/support).
 std::vector<SpanEvent> simulate(const std::string& schedule, int p, int m, int v = 1, int replicas = 1,
-                                int64_t step = 10, int units = 1) {
-    const int stagesTotal = p * v;
-    std::vector<std::vector<Action>> orders;
-    for (int s = 0; s < p; ++s) orders.push_back(stageOrder(schedule, p, s, m, v));
-    std::map<std::tuple<char, int, int>, double> done; // (kind, virtual stage, micro) -> end
-    std::vector<size_t> next(size_t(p), 0);
-    std::vector<double> free(size_t(p), kT0);
-    std::vector<SpanEvent> spans;
-    auto emit = [&](int s, int micro, const char* kind, double start, double end) {
-        for (int r = 0; r < replicas; ++r) {
-            SpanEvent e;
-            e.rank = s * replicas + r;
-            e.stage = s;
-            e.step = step;
-            e.microbatch = micro;
-            e.kind = kind;
-            e.start = start;
-            e.end = end;
-            spans.push_back(e);
-        }
-    };
-    for (bool progress = true; progress;) {
-        progress = false;
-        for (int s = 0; s < p; ++s) {
-            while (next[size_t(s)] < orders[size_t(s)].size()) {
-                const Action a = orders[size_t(s)][next[size_t(s)]];
-                const int vs = a.chunk * p + s;
-                double ready = free[size_t(s)];
-                bool remote = false;
-                std::tuple<char, int, int> dep;
-                if (a.kind == 'F' && vs > 0) {
-                    dep = {'F', vs - 1, a.micro};
-                    remote = true;
-                } else if (a.kind == 'B') {
-                    dep = vs < stagesTotal - 1 ? std::make_tuple('B', vs + 1, a.micro) : std::make_tuple('F', vs, a.micro);
-                    remote = vs < stagesTotal - 1;
-                }
-                if (a.kind == 'B' || vs > 0) {
-                    auto it = done.find(dep);
-                    if (it == done.end()) break;
-                    if (remote) {
-                        emit(s, a.micro, "recv", ready, std::max(ready, it->second));
-                    }
-                    ready = std::max(ready, it->second);
-                }
-                const double end = ready + units * kUnit;
-                emit(s, a.micro, a.kind == 'F' ? "F" : "B", ready, end);
-                done[{a.kind, vs, a.micro}] = end;
-                free[size_t(s)] = end;
-                ++next[size_t(s)];
-                progress = true;
-            }
-        }
-    }
-    for (int s = 0; s < p; ++s)
-        if (next[size_t(s)] != orders[size_t(s)].size()) throw std::logic_error("simulated schedule deadlocked");
-    return spans;
+                                int64_t step = 10) {
+    test::PipelineSpans run;
+    run.schedule = schedule;
+    run.stages = p;
+    run.microbatches = m;
+    run.chunks = v;
+    run.replicas = replicas;
+    run.passSeconds = kUnit;
+    run.t0 = kT0;
+    return run.make(step);
 }
 
 SpanEvent span(int rank, int stage, int micro, const std::string& kind, double start, double end, int64_t step = 3) {

@@ -1,6 +1,7 @@
 // Runs under mpirun (-np 4, and 8 for the 2x2x2 mesh): every rank runs every test; a failure on any
 // rank fails the job.
 
+#include "tests/support/MpiTestMain.h"
 #include "trainer/comm/MpiCommunicator.h"
 #include "trainer/comm/ProcessGroups.h"
 
@@ -147,19 +148,4 @@ TEST(ProcessGroups, WrongWorldSizeNamesTheLayout) {
 
 } // namespace
 
-int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    ::testing::InitGoogleTest(&argc, argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    // One rank prints the report; every rank's result decides the exit code.
-    if (rank != 0) {
-        auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-        delete listeners.Release(listeners.default_result_printer());
-    }
-    int failed = RUN_ALL_TESTS();
-    int anyFailed = 0;
-    MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return anyFailed;
-}
+int main(int argc, char** argv) { return parallax::test::runTestsUnderMpi(argc, argv); }

@@ -1,6 +1,8 @@
 // Runs under mpirun -np 2, one GPU per rank (the local rank's). Every rank runs every test; a failure
 // on any rank fails the job. Skips, with the reason, without CUDA or with fewer than two GPUs.
 
+#include "tests/support/MpiTestMain.h"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -316,20 +318,9 @@ TEST(NcclCommunicator, NeedsACudaBuild) {
 } // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    ::testing::InitGoogleTest(&argc, argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank != 0) {
-        auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-        delete listeners.Release(listeners.default_result_printer());
-    }
-    int failed = RUN_ALL_TESTS();
-    int anyFailed = 0;
-    MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return parallax::test::runTestsUnderMpi(argc, argv, [] {
 #if PARALLAX_WITH_CUDA
-    worldSlot().reset();
+        worldSlot().reset();
 #endif
-    MPI_Finalize();
-    return anyFailed;
+    });
 }

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "PipelineSpans.h"
+#include "tests/support/PipelineSpans.h"
 
 #include "core/spec/RunSpec.h"
 #include "core/spec/SpecIO.h"

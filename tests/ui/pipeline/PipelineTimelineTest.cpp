@@ -1,4 +1,4 @@
-#include "PipelineSpans.h"
+#include "tests/support/PipelineSpans.h"
 
 #include "core/telemetry/PipelineBubbles.h"
 #include "ui/plots/PipelineTimeline.h"

@@ -1,4 +1,4 @@
-#include "PipelineSpans.h"
+#include "tests/support/PipelineSpans.h"
 
 #include "ui/models/SpanModel.h"
 
