@@ -80,6 +80,7 @@ if(PARALLAX_WORKER)
   # CUDA, NCCL and NVML are optional: a CPU LibTorch builds a CPU worker.
   option(PARALLAX_USE_CUDA "Build the CUDA/NCCL worker when LibTorch has CUDA" ON)
   set(PARALLAX_WITH_CUDA OFF)
+  set(PARALLAX_CUDA_KERNELS OFF)
   if(PARALLAX_USE_CUDA AND (TORCH_CUDA_LIBRARIES OR TARGET torch_cuda))
     find_package(CUDAToolkit QUIET)
     # NCCL as LibTorch loads it: NCCL_HOME when given, else the pip package beside a pip LibTorch
@@ -112,13 +113,29 @@ if(PARALLAX_WORKER)
       string(REGEX REPLACE "#define NCCL_[A-Z]+ +" "" _nccl_version "${_nccl_version}")
       string(REPLACE ";" "." _nccl_version "${_nccl_version}")
       message(STATUS "NCCL ${_nccl_version}: ${NCCL_INCLUDE_DIR}, ${NCCL_LIBRARY}")
+      # The worker's own CUDA kernels (trainer/kernels) need nvcc; without it the composed LibTorch
+      # operations run instead.
+      include(CheckLanguage)
+      check_language(CUDA)
+      if(CMAKE_CUDA_COMPILER)
+        if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+          set(CMAKE_CUDA_ARCHITECTURES 80 90)
+        endif()
+        enable_language(CUDA)
+        set(PARALLAX_CUDA_KERNELS ON)
+      else()
+        set(PARALLAX_CUDA_KERNELS OFF)
+        message(WARNING "nvcc was not found: the worker's fused CUDA kernels are not built and the "
+                        "composed LibTorch operations run instead (set CMAKE_CUDA_COMPILER to nvcc).")
+      endif()
     else()
       message(WARNING "LibTorch has CUDA but NCCL or the CUDA toolkit was not found "
                       "(nccl.h: ${NCCL_INCLUDE_DIR}, libnccl: ${NCCL_LIBRARY}, CUDA toolkit: ${CUDAToolkit_FOUND}); "
                       "building a CPU-only worker. Set NCCL_HOME to NCCL's folder (include/, lib/).")
     endif()
   endif()
-  message(STATUS "Parallax worker: LibTorch ${Torch_VERSION}, CUDA+NCCL ${PARALLAX_WITH_CUDA}")
+  message(STATUS "Parallax worker: LibTorch ${Torch_VERSION}, CUDA+NCCL ${PARALLAX_WITH_CUDA}, "
+                 "fused CUDA kernels ${PARALLAX_CUDA_KERNELS}")
 endif()
 
 if(PARALLAX_CONSOLE)

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     std::string profileSteps;
     app.add_option("--profile-steps", profileSteps,
                    "Profile steps FIRST:LAST (Kineto: operators, CUDA kernels) into a Chrome trace per rank");
-    app.add_option("--profile-out", options.profileOut, "Trace file (default: RUN_DIR/profile-rank<R>.json)");
+    app.add_option("--profile-out", options.profileOut, "Trace file; with several ranks FILE-rank<R>.json (default: RUN_DIR/profile-rank<R>.json)");
     CLI11_PARSE(app, argc, argv);
     if (!profileSteps.empty()) {
         const auto colon = profileSteps.find(':');

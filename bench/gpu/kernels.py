@@ -74,6 +74,37 @@ def busy(events):
     return covered, window
 
 
+def union(spans):
+    """Sorted, disjoint intervals covering `spans`."""
+    merged = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
+
+
+def exposed_communication(events):
+    """(NCCL kernel time, the part of it during which no other kernel ran), in microseconds: the
+    communication that compute did not hide."""
+    def spans(comm):
+        return [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in events
+                if e.get("name", "").startswith("nccl") == comm]
+
+    comm, compute = union(spans(True)), union(spans(False))
+    total = sum(b - a for a, b in comm)
+    hidden, j = 0.0, 0
+    for a, b in comm:
+        while j < len(compute) and compute[j][1] <= a:
+            j += 1
+        k = j
+        while k < len(compute) and compute[k][0] < b:
+            hidden += min(b, compute[k][1]) - max(a, compute[k][0])
+            k += 1
+    return total, total - hidden
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="+", help="LABEL=PATH")
@@ -95,6 +126,10 @@ def main():
         print(f"{label}: {sum(per.values()):.2f} ms of kernels per step, {len(events) / args.steps:.0f} launches "
               f"per step, GPU busy {100 * covered / window if window else 0:.1f}% of "
               f"{window / 1e3 / args.steps:.2f} ms per step")
+        comm, exposed = exposed_communication(events)
+        if comm > 0:
+            print(f"{label}: NCCL kernels {comm / 1e3 / args.steps:.2f} ms per step, of which "
+                  f"{exposed / 1e3 / args.steps:.2f} ms with no other kernel running (exposed communication)")
     names = sorted({n for t in tables for n in t}, key=lambda n: -max(t.get(n, 0.0) for t in tables))
     print()
     print("| kernel group | " + " | ".join(f"{l} ms/step" for l in labels) + " |")

@@ -223,6 +223,11 @@ profile_parallax() { # spec name: steps 20-24 of the spec under the Kineto profi
     "$BUILD/app/parallax-worker" --spec "$spec" --run-dir "$rundir" --threads "$BENCH_THREADS" \
     --profile-steps 20:24 --profile-out "$PROF/parallax-$name.json" > "$OUT/logs/profile-$name.log" 2>&1 || rc=$?
   rm -rf "$rundir"
+  # Several ranks write FILE-rank<R>.json; rank 0's stands for the run in the kernel table.
+  if [ "$np" -gt 1 ] && [ -s "$PROF/parallax-$name-rank0.json" ]; then
+    mv "$PROF/parallax-$name-rank0.json" "$PROF/parallax-$name.json"
+    rm -f "$PROF/parallax-$name"-rank*.json
+  fi
   if [ "$rc" -ne 0 ] || [ ! -s "$PROF/parallax-$name.json" ]; then
     tail -15 "$OUT/logs/profile-$name.log"
     fail "profile:$name exited $rc (logs/profile-$name.log)"

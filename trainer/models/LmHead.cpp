@@ -1,5 +1,6 @@
 #include "trainer/models/LmHead.h"
 
+#include "trainer/models/CrossEntropy.h"
 #include "trainer/models/Layers.h"
 
 namespace parallax {
@@ -20,14 +21,12 @@ Activation LmHead::forward(const Activation& in, const Batch& batch) {
     torch::Tensor labels = m_labels == Labels::Caption
                                ? batch.labels                                          // (B, T)
                                : batch.tokens.narrow(1, 1, batch.tokens.size(1) - 1); // (B, T)
-    torch::Tensor l = logits(in.at(0), labels.size(1)).to(torch::kFloat32); // (B, T, V)
+    torch::Tensor l = logits(in.at(0), labels.size(1)); // (B, T, V), bf16 under mixed precision
     torch::Tensor flatLogits = l.reshape({-1, l.size(-1)}); // (B*T, V)
     torch::Tensor flatLabels = labels.reshape({-1});         // (B*T)
-    torch::Tensor lossSum =
-        loss ? loss(flatLogits, flatLabels)
-             : torch::nn::functional::cross_entropy(
-                   flatLogits, flatLabels,
-                   torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(torch::kSum));
+    // The logits stay in their dtype on the fused CUDA path; the others compute in float32.
+    torch::Tensor lossSum = loss ? loss(flatLogits.to(torch::kFloat32), flatLabels)
+                                 : crossEntropySum(flatLogits, flatLabels, /*ignoreIndex=*/-1);
     torch::Tensor count = labels.ge(0).sum().to(torch::kFloat32);
     return {lossSum, count};
 }

@@ -530,9 +530,15 @@ void Trainer::startProfile() {
 
 void Trainer::writeProfile() {
     m_profiling = false;
-    const std::string path = m_options.profileOut.empty()
-                                 ? m_options.runDir + "/profile-rank" + std::to_string(m_groups.worldRank()) + ".json"
-                                 : m_options.profileOut;
+    const std::string rank = std::to_string(m_groups.worldRank());
+    std::string path = m_options.profileOut.empty() ? m_options.runDir + "/profile-rank" + rank + ".json"
+                                                    : m_options.profileOut;
+    // One file per rank: FILE.json becomes FILE-rank<R>.json when several ranks trace.
+    if (!m_options.profileOut.empty() && m_groups.world->size() > 1) {
+        const size_t dot = path.rfind('.'), slash = path.rfind('/');
+        const size_t at = dot != std::string::npos && (slash == std::string::npos || dot > slash) ? dot : path.size();
+        path.insert(at, "-rank" + rank);
+    }
     try {
         compat::stopProfiler(path);
         m_out.info("profile of steps " + std::to_string(m_options.profileFirst) + " to " +

@@ -30,7 +30,7 @@ struct WorkerOptions {
     int64_t stopAfter = -1;     // act as if a stop was requested once this many steps are done
     int64_t profileFirst = -1;  // profile steps [profileFirst, profileLast] (Kineto); -1: off
     int64_t profileLast = -1;
-    std::string profileOut;     // Chrome trace of this rank; empty: <runDir>/profile-rank<R>.json
+    std::string profileOut;     // Chrome trace (FILE-rank<R>.json with several ranks); empty: <runDir>/profile-rank<R>.json
 };
 
 // What one rank reports at the end.
