@@ -25,30 +25,40 @@ def kernels(events):
     return [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
 
 
-def idle_causes(events, found, min_gap_us=20.0):
-    """GPU idle time (gaps of at least min_gap_us between kernels) by the CPU operator that launched
-    the kernel ending each gap: the innermost operator around its launch call on that thread."""
-    launches = {}
-    for e in events:
-        if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {}):
-            launches[e["args"]["correlation"]] = e
+def launching_operators(events):
+    """correlation id -> the innermost CPU operator around the kernel's launch call."""
     ops = defaultdict(list)
     for e in events:
         if e.get("cat") == "cpu_op" and e.get("ph") == "X":
             ops[e.get("tid")].append((float(e["ts"]), float(e["ts"]) + float(e["dur"]), e.get("name", "?")))
+    found = {}
+    for e in events:
+        if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {}):
+            t = float(e["ts"])
+            inner = [o for o in ops.get(e.get("tid"), []) if o[0] <= t <= o[1]]
+            found[e["args"]["correlation"]] = min(inner, key=lambda o: o[1] - o[0])[2] if inner else e.get("name", "?")
+    return found
+
+
+def time_by_operator(events, found):
+    """Kernel milliseconds summed by the operator that launched them."""
+    owner = launching_operators(events)
+    per = defaultdict(float)
+    for k in found:
+        per[owner.get(k.get("args", {}).get("correlation"), "(launch not traced)")] += float(k["dur"])
+    return per
+
+
+def idle_causes(events, found, min_gap_us=20.0):
+    """GPU idle time (gaps of at least min_gap_us between kernels) by the CPU operator that launched
+    the kernel ending each gap: the innermost operator around its launch call on that thread."""
+    owner = launching_operators(events)
     causes = defaultdict(float)
-    ordered = sorted(found, key=lambda e: float(e["ts"]))
     end = None
-    for k in ordered:
+    for k in sorted(found, key=lambda e: float(e["ts"])):
         start = float(k["ts"])
         if end is not None and start - end >= min_gap_us:
-            launch = launches.get(k.get("args", {}).get("correlation"))
-            name = "(launch not traced)"
-            if launch is not None:
-                t = float(launch["ts"])
-                inner = [o for o in ops.get(launch.get("tid"), []) if o[0] <= t <= o[1]]
-                name = min(inner, key=lambda o: o[1] - o[0])[2] if inner else launch.get("name", "?")
-            causes[name] += start - end
+            causes[owner.get(k.get("args", {}).get("correlation"), "(launch not traced)")] += start - end
         end = max(end or 0.0, start + float(k["dur"]))
     return causes
 
@@ -111,12 +121,13 @@ def main():
     parser.add_argument("--steps", type=int, default=5, help="steps in each trace")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    labels, tables, idles = [], [], []
+    labels, tables, idles, by_op = [], [], [], []
     for item in args.traces:
         label, _, path = item.partition("=")
         everything = load(path)
         events = kernels(everything)
         idles.append(idle_causes(everything, events))
+        by_op.append(time_by_operator(everything, events))
         per = defaultdict(float)
         for e in events:
             per[group(e.get("name", "?"))] += float(e["dur"]) / 1e3 / args.steps
@@ -136,6 +147,12 @@ def main():
     print("|---|" + "---:|" * len(labels))
     for n in names[: args.top]:
         print(f"| {n} | " + " | ".join(f"{t.get(n, 0.0):.2f}" for t in tables) + " |")
+    ops = sorted({n for t in by_op for n in t}, key=lambda n: -max(t.get(n, 0.0) for t in by_op))
+    print()
+    print("| launching operator | " + " | ".join(f"{l} ms/step" for l in labels) + " |")
+    print("|---|" + "---:|" * len(labels))
+    for n in ops[: args.top]:
+        print(f"| {n[:90]} | " + " | ".join(f"{t.get(n, 0.0) / 1e3 / args.steps:.2f}" for t in by_op) + " |")
     for label, causes in zip(labels, idles):
         print()
         print(f"{label}: GPU idle (gaps of 20 us or more) {sum(causes.values()) / 1e3 / args.steps:.2f} ms per step, "

@@ -34,20 +34,25 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
 
     torch::Tensor ht = layerNorm(xt) * (1 + mt.scale1) + mt.shift1; // (B, T, C)
     torch::Tensor hi = layerNorm(xi) * (1 + mi.scale1) + mi.shift1; // (B, P, C)
-    torch::Tensor k = torch::cat({text->k->forward(ht), image->k->forward(hi)}, 1); // (B, T+P, C)
-    torch::Tensor v = torch::cat({text->v->forward(ht), image->v->forward(hi)}, 1);
+    // The last block's text stream has no queries; every other stream projects q, k, v at once.
+    const std::vector<torch::Tensor> pt = m_last ? linearStack(ht, {text->k.get(), text->v.get()})
+                                                 : linearStack(ht, {text->q.get(), text->k.get(), text->v.get()});
+    const std::vector<torch::Tensor> pi = linearStack(hi, {image->q.get(), image->k.get(), image->v.get()});
+    const size_t kt = m_last ? 0 : 1; // index of k in pt
+    torch::Tensor k = torch::cat({pt[kt], pi[1]}, 1); // (B, T+P, C)
+    torch::Tensor v = torch::cat({pt[kt + 1], pi[2]}, 1);
     auto mlp = [](JointStream& s, const torch::Tensor& x, const Modulation& m) {
         return m.gate2 * s.fc2->forward(geluTanh(s.fc1->forward(layerNorm(x) * (1 + m.scale2) + m.shift2)));
     };
     const int64_t t = xt.size(1);
     if (m_last) {
         // Only the image tokens query; the text stream ends here.
-        torch::Tensor attn = multiHeadAttention(image->q->forward(hi), k, v, m_dims.headDim(), false); // (B, P, C)
+        torch::Tensor attn = multiHeadAttention(pi[0], k, v, m_dims.headDim(), false); // (B, P, C)
         xi = xi + mi.gate1 * image->proj->forward(attn);
         xi = xi + mlp(*image, xi, mi);
         return {xt, xi, c};
     }
-    torch::Tensor q = torch::cat({text->q->forward(ht), image->q->forward(hi)}, 1); // (B, T+P, C)
+    torch::Tensor q = torch::cat({pt[0], pi[0]}, 1); // (B, T+P, C)
     torch::Tensor attn = multiHeadAttention(q, k, v, m_dims.headDim(), /*causal=*/false); // (B, T+P, C)
     xt = xt + mt.gate1 * text->proj->forward(attn.narrow(1, 0, t));
     xi = xi + mi.gate1 * image->proj->forward(attn.narrow(1, t, xi.size(1)));

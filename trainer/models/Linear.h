@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <vector>
 
 namespace parallax {
 
@@ -40,5 +41,35 @@ public:
     // Applied to x W^T before the bias (row parallel: all-reduce forward).
     Transform output_transform;
 };
+
+// The outputs of several layers that read the same input, e.g. attention's q, k and v. Where none of
+// them carries a tensor-parallel transform and all or none have a bias, one product over their
+// stacked weights: one wider matrix product and one input gradient instead of several (and, under
+// mixed precision, one cast of the input). Otherwise each layer's own forward.
+inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std::vector<Linear*>& layers) {
+    bool stack = layers.size() > 1;
+    for (const Linear* l : layers)
+        stack = stack && !l->input_transform && !l->output_transform &&
+                l->bias.defined() == layers.front()->bias.defined();
+    std::vector<torch::Tensor> out;
+    if (!stack) {
+        for (Linear* l : layers) out.push_back(l->forward(x));
+        return out;
+    }
+    std::vector<torch::Tensor> weights, biases;
+    std::vector<int64_t> widths;
+    for (const Linear* l : layers) {
+        weights.push_back(l->weight);
+        if (l->bias.defined()) biases.push_back(l->bias);
+        widths.push_back(l->weight.size(0));
+    }
+    const torch::Tensor y = torch::linear(x, torch::cat(weights), biases.empty() ? torch::Tensor() : torch::cat(biases));
+    int64_t start = 0;
+    for (int64_t w : widths) {
+        out.push_back(y.narrow(-1, start, w));
+        start += w;
+    }
+    return out;
+}
 
 } // namespace parallax
