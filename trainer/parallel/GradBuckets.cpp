@@ -108,7 +108,8 @@ void GradBuckets::zeroGrads() {
 double sumOfSquares(const std::vector<torch::Tensor>& tensors) {
     torch::Tensor total;
     for (const torch::Tensor& t : tensors) {
-        torch::Tensor part = t.pow(2).sum(torch::kDouble);
+        // One read of t, no squared copy (the norm accumulates in float32 on CUDA, double on CPU).
+        torch::Tensor part = t.norm().to(torch::kDouble).square();
         total = total.defined() ? total + part : part;
     }
     return total.defined() ? total.item<double>() : 0.0;

@@ -65,8 +65,8 @@ bool decays(const std::string& name, const torch::Tensor& param);
 // The unit index of a parameter named "units.<i>.…", or -1.
 int unitOfParameter(const std::string& name);
 
-// Sum of the squares of every element of `tensors`, accumulated in float64 on their device and read
-// back once (one host synchronization, not one per tensor).
+// Sum of the squares of every element of `tensors`: one norm per tensor on its device, the squares
+// summed in float64 and read back once (one host synchronization, not one per tensor).
 double sumOfSquares(const std::vector<torch::Tensor>& tensors);
 
 } // namespace parallax

@@ -79,9 +79,11 @@ Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp) : m_buckets
         u.buckets.push_back(b);
         u.slots += static_cast<int>(bucket.slots.size());
         u.reduced.emplace_back();
+        u.present.push_back(0);
         compat::releaseStorage(bucket.params);
         compat::releaseStorage(bucket.grads);
     }
+    m_forwardOnly.assign(all.size(), 0);
     for (const ParamSlot& s : m_buckets.slots()) {
         const int unit = all[static_cast<size_t>(s.bucket)].unit;
         m_accumulators.push_back(compat::addPostAccumulateHook(s.param, [this, unit] { onGradReady(unit); }));
@@ -118,12 +120,23 @@ int Zero3::neighbour(int unit, int direction) const {
     return pos >= 0 && pos < static_cast<long>(m_order.size()) ? m_order[static_cast<size_t>(pos)] : -1;
 }
 
-void Zero3::startGather(int unit) {
+void Zero3::setForwardOnlyParameters(const std::set<std::string>& names) {
+    const auto& all = m_buckets.buckets();
+    for (size_t b = 0; b < all.size(); ++b) {
+        bool only = !all[b].slots.empty();
+        for (int slot : all[b].slots) only = only && names.count(m_buckets.slots()[static_cast<size_t>(slot)].name) > 0;
+        m_forwardOnly[b] = only ? 1 : 0;
+    }
+}
+
+void Zero3::startGather(int unit, bool forBackward) {
     UnitState& u = m_units.at(unit);
-    if (u.gathered || !u.gathering.empty()) return;
-    for (size_t b : u.buckets) {
+    for (size_t i = 0; i < u.buckets.size(); ++i) {
+        const size_t b = u.buckets[i];
+        if (u.present[i] || (forBackward && m_forwardOnly[b])) continue;
         Bucket& bucket = m_buckets.buckets()[b];
         compat::restoreStorage(bucket.params);
+        u.present[i] = 1;
         if (dpSize() == 1) {
             bucket.params.copy_(m_paramShards[b]);
             continue;
@@ -131,27 +144,36 @@ void Zero3::startGather(int unit) {
         u.gatherInputs.push_back(m_paramShards[b]);
         u.gathering.push_back(m_dp->allGatherAsync(bucket.params, m_paramShards[b]));
     }
+    // Nothing in flight (one rank copies at once): what is needed is here.
     if (u.gathering.empty()) u.gathered = true;
 }
 
-void Zero3::waitGather(int unit) {
+void Zero3::waitGather(int unit, bool forBackward) {
     UnitState& u = m_units.at(unit);
-    startGather(unit);
+    startGather(unit, forBackward);
     for (auto& w : u.gathering) w->wait();
     u.gathering.clear();
     u.gatherInputs.clear();
     u.gathered = true;
 }
 
+void Zero3::releaseParams(UnitState& u) {
+    for (size_t i = 0; i < u.buckets.size(); ++i) {
+        const Bucket& bucket = m_buckets.buckets()[u.buckets[i]];
+        if (compat::storageAllocated(bucket.params)) compat::releaseStorage(bucket.params);
+        u.present[i] = 0;
+    }
+}
+
 void Zero3::gatherForForward(int unit) {
-    waitGather(unit);
+    waitGather(unit, false);
     const int next = neighbour(unit, +1);
-    if (next >= 0) startGather(next);
+    if (next >= 0) startGather(next, false);
 }
 
 void Zero3::releaseAfterForward(int unit) {
     UnitState& u = m_units.at(unit);
-    for (size_t b : u.buckets) compat::releaseStorage(m_buckets.buckets()[b].params);
+    releaseParams(u);
     u.gathered = false;
 }
 
@@ -159,7 +181,7 @@ void Zero3::gatherForBackward(int unit) {
     UnitState& u = m_units.at(unit);
     if (u.gradsLive) return; // another output of the unit already brought it back
     completeReduce(unit);
-    waitGather(unit);
+    waitGather(unit, true);
     for (size_t b : u.buckets) {
         Bucket& bucket = m_buckets.buckets()[b];
         compat::restoreStorage(bucket.grads);
@@ -168,7 +190,7 @@ void Zero3::gatherForBackward(int unit) {
     u.gradsLive = true;
     u.arrived = 0;
     const int previous = neighbour(unit, -1);
-    if (previous >= 0) startGather(previous);
+    if (previous >= 0) startGather(previous, true);
 }
 
 void Zero3::onGradReady(int unit) {
@@ -209,9 +231,8 @@ void Zero3::completeReduce(int unit) {
     for (size_t b : u.buckets) {
         Bucket& bucket = m_buckets.buckets()[b];
         if (compat::storageAllocated(bucket.grads)) compat::releaseStorage(bucket.grads);
-        if (!u.gathered && compat::storageAllocated(bucket.params) && u.gathering.empty())
-            compat::releaseStorage(bucket.params);
     }
+    if (!u.gathered && u.gathering.empty()) releaseParams(u);
 }
 
 void Zero3::beginStep(int) {
@@ -234,7 +255,7 @@ void Zero3::finishStep() {
         u.gathering.clear();
         u.gatherInputs.clear();
         u.gathered = false;
-        for (size_t b : u.buckets) compat::releaseStorage(m_buckets.buckets()[b].params);
+        releaseParams(u);
     }
 }
 

@@ -8,6 +8,8 @@
 #include <torch/csrc/autograd/function.h>
 
 #include <map>
+#include <set>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -27,6 +29,12 @@ public:
 
     // Puts gathering wrappers around the chunks' units that hold trainable parameters.
     void wrapUnits(std::vector<StageChunk>& chunks);
+
+    // Parameters whose values backward never reads: under bf16 autocast a Linear weight enters its
+    // products as a cast copy that autograd keeps, so its fp32 whole is gathered for the forward
+    // only. Buckets made of such parameters alone are skipped when backward gathers a unit (half of
+    // the gather traffic). Not with activation checkpointing, whose recomputation reads them.
+    void setForwardOnlyParameters(const std::set<std::string>& names);
 
     void beginStep(int arrivalsPerParam) override;
     void afterMicroBatch() override;
@@ -53,7 +61,8 @@ private:
         std::vector<size_t> buckets;
         int slots = 0;        // parameters: gradients expected per micro-batch
         int arrived = 0;
-        bool gathered = false;
+        bool gathered = false;      // in use by a forward or backward pass
+        std::vector<char> present;  // per bucket: whole parameters restored (gather issued or done)
         bool gradsLive = false;
         std::vector<std::shared_ptr<Work>> gathering;
         std::vector<torch::Tensor> gatherInputs;
@@ -61,8 +70,9 @@ private:
         std::vector<torch::Tensor> reduced; // per bucket: this rank's reduce-scattered slice
     };
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
-    void startGather(int unit);
-    void waitGather(int unit);
+    void startGather(int unit, bool forBackward);
+    void waitGather(int unit, bool forBackward);
+    void releaseParams(UnitState& u);
     void startReduce(int unit);
     void completeReduce(int unit);
     void onGradReady(int unit);
@@ -72,6 +82,7 @@ private:
     std::shared_ptr<Communicator> m_dp;
     std::vector<torch::Tensor> m_paramShards;
     std::vector<torch::Tensor> m_gradShards;
+    std::vector<char> m_forwardOnly; // per bucket: not gathered for backward
     std::map<int, UnitState> m_units;
     std::vector<int> m_order; // local units in forward order
     std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;

@@ -11,6 +11,7 @@
 #include "trainer/parallel/GradBuckets.h"
 #include "core/spec/Estimates.h"
 #include "trainer/parallel/Zero3.h"
+#include "trainer/models/Linear.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
@@ -210,6 +211,14 @@ void Trainer::setup() {
     if (zero == 3) {
         auto z = std::make_unique<Zero3>(*m_buckets, m_groups.dp);
         z->wrapUnits(chunks);
+        // Under bf16 autocast a Linear weight reaches its products as a cast copy autograd keeps.
+        if (m_device.is_cuda() && m_spec.train.precision == "bf16" && !m_spec.train.activation_checkpointing) {
+            std::set<std::string> linearWeights;
+            for (const auto& item : m_model->named_modules())
+                if (dynamic_cast<const Linear*>(item.value().get()))
+                    linearWeights.insert(item.key() + ".weight");
+            z->setForwardOnlyParameters(linearWeights);
+        }
         m_zero3 = z.get();
         m_reducer = std::move(z);
     } else {
