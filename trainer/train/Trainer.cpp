@@ -432,6 +432,8 @@ double Trainer::trainStep(int64_t step) {
     const double normSq = m_reducer->gradientsSliced() ? m_groups.world->allReduceScalar(localSq, ReduceOp::Sum)
                                                        : m_groups.mp->allReduceScalar(localSq, ReduceOp::Sum);
     m_lastGradNorm = std::sqrt(normSq);
+    // Every rank holds the same reduced norm, so every rank stops here together, before the update.
+    if (!std::isfinite(m_lastGradNorm)) stopOnNonFiniteGradient(step);
     double scale = 1.0;
     if (m_spec.train.grad_clip > 0 && m_lastGradNorm > m_spec.train.grad_clip)
         scale = m_spec.train.grad_clip / (m_lastGradNorm + 1e-6);
@@ -442,6 +444,19 @@ double Trainer::trainStep(int64_t step) {
     // The loss exists on the last pipeline stage; the sum over the pipeline group brings it to all.
     const double replicaLoss = m_groups.dp->allReduceScalar(r.lossSum, ReduceOp::Sum) / globalCount;
     return m_groups.pp->allReduceScalar(m_groups.isLastStage() ? replicaLoss : 0.0, ReduceOp::Sum);
+}
+
+void Trainer::stopOnNonFiniteGradient(int64_t step) {
+    // The update is not applied: the weights and optimizer state are those after the previous
+    // step, which a checkpoint keeps so that nothing trained so far is lost.
+    const std::string kept = saveCheckpoint(step);
+    std::ostringstream message;
+    message << "step " << step << ": the gradient norm is " << (std::isnan(m_lastGradNorm) ? "NaN" : "infinite")
+            << " (not finite), so this update was not applied. Likely causes: a learning rate too high for "
+               "this model (train.lr = "
+            << m_spec.train.lr << "; lower it or raise train.warmup) or labels outside the vocabulary. "
+            << "The weights before this step are in " << kept << "; resume from it with --resume once fixed.";
+    throw std::runtime_error(message.str());
 }
 
 TrainResult Trainer::run() {

@@ -63,6 +63,8 @@ private:
     void synchronizeDevice();       // host waits for the device's queued work (no-op on CPU)
     double peakMemoryBytes();       // since the last call: device allocator peak on GPU, RSS on CPU
     std::string saveCheckpoint(int64_t nextStep);
+    // Keeps the weights of the last finite step in a checkpoint and throws, naming the step and the fix.
+    [[noreturn]] void stopOnNonFiniteGradient(int64_t step);
     void startProfile();
     void writeProfile();
     void emitRunStart();
