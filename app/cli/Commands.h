@@ -41,6 +41,10 @@ int logsCommand(const std::string& storePath, const LogsCommandOptions& o);
 
 int metricsCommand(const std::string& storePath, const std::string& run, bool csv);
 
+// Medians of the steps from `fromStep` on, every rank's device over them, and the pipeline bubble of
+// each step with spans next to the schedule's theory (core/store/RunReport.h).
+int reportCommand(const std::string& storePath, const std::string& run, int64_t fromStep);
+
 int stopCommand(const std::string& storePath, const std::string& run, bool wait);
 
 int checkCommand(const std::string& storePath, const std::string& spec);

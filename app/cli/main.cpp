@@ -89,6 +89,14 @@ int main(int argc, char** argv) {
     metrics->add_option("run", metricsRun, "RUN")->required();
     metrics->add_flag("--csv", csv, "Comma-separated values with a header row, full precision");
 
+    std::string reportRun;
+    int64_t reportFrom = 0;
+    CLI::App* report = app.add_subcommand(
+        "report", "Medians of the steady steps of RUN, each rank's GPU or CPU over them, and its pipeline bubbles");
+    report->add_option("run", reportRun, "RUN")->required();
+    report->add_option("--from-step", reportFrom, "First step counted (leave warm-up steps out)")
+        ->check(CLI::NonNegativeNumber);
+
     std::string stopRun;
     bool stopWait = false;
     CLI::App* stop = app.add_subcommand("stop", "Ask RUN to checkpoint and stop (SIGTERM to its supervisor)");
@@ -125,6 +133,8 @@ int main(int argc, char** argv) {
             return logsCommand(store, logsOptions);
         if (*metrics)
             return metricsCommand(store, metricsRun, csv);
+        if (*report)
+            return reportCommand(store, reportRun, reportFrom);
         if (*stop)
             return stopCommand(store, stopRun, stopWait);
         if (*check)

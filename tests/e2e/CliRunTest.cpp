@@ -26,11 +26,6 @@ std::string cli() {
     return buildDir() + "/app/parallax-cli";
 }
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // The rank of an Open MPI process, from its environment.
 int mpiRankOf(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
@@ -217,6 +212,36 @@ TEST(CliRun, StopCheckpointsAndResumeContinues) {
     const auto childMetrics = after.metrics(childId);
     ASSERT_FALSE(childMetrics.empty());
     EXPECT_EQ(childMetrics.front().step, stoppedAt);
+}
+
+TEST(CliRun, ReportShowsEachRanksDeviceAndThePipelineBubbleAgainstTheory) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/pp.toml";
+    std::ofstream(spec) << "name = \"piped\"\n"
+                           "[model]\nkind = \"gpt\"\npreset = \"tiny\"\n"
+                           "[data]\nkind = \"synthetic\"\n"
+                           "[train]\nsteps = 10\nglobal_batch = 16\nmicro_batch = 2\nlr = 1e-3\nwarmup = 2\n"
+                           "checkpoint_every = 0\n"
+                           "[parallel]\npp = 2\nschedule = \"1f1b\"\n"
+                           "[telemetry]\ndevice_sample_ms = 100\nspan_every = 2\n";
+    const ProcessResult r = runProcess({cli(), "--store", store, "run", spec});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+
+    const ProcessResult report = runProcess({cli(), "--store", store, "report", "piped", "--from-step", "2"});
+    ASSERT_EQ(report.exitCode, 0) << report.output;
+    EXPECT_NE(report.output.find("steps 2 to 9 (8 step rows; medians)"), std::string::npos) << report.output;
+    EXPECT_NE(report.output.find("pipeline bubble (theory 11.1%: p = 2, m = 8, 1f1b)"), std::string::npos)
+        << report.output;
+    EXPECT_NE(report.output.find("median"), std::string::npos) << report.output;
+    // Both ranks sampled their (CPU) device while the counted steps ran; steps 2, 4, 6, 8 had spans.
+    for (const char* row : {"\n   0  ", "\n   1  ", "\n     2  ", "\n     8  "})
+        EXPECT_NE(report.output.find(row), std::string::npos) << "missing row '" << row << "':\n" << report.output;
+    EXPECT_EQ(report.output.find("\n     0  "), std::string::npos) << "step 0 is before --from-step";
+
+    const ProcessResult unknown = runProcess({cli(), "--store", store, "report", "no-such-run"});
+    EXPECT_NE(unknown.exitCode, 0);
+    EXPECT_NE(unknown.output.find("no-such-run"), std::string::npos) << unknown.output;
 }
 
 } // namespace
