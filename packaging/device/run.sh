@@ -12,7 +12,11 @@
 #   bench-2gpu             bench-2gpu-parallax then bench-2gpu-reference
 #   bench-2gpu-parallax    Parallax gpt-124m dp2, gpt-1.3b ZeRO-3 dp2, pp2 1F1B, tp2, mmdit and vlm base dp2
 #   bench-2gpu-reference   PyTorch gpt-124m DDP and DDP compiled, gpt-1.3b FSDP2 and DDP
+#   bench-4gpu             report: items for the four-GPU specs (gpt-1.3b dp2 x tp2, dp2 x pp2, tp2 x pp2
+#                          1F1B and interleaved, mmdit-base ZeRO-3 dp4); skipped on smaller hosts
 #   parallax:NAME          one spec, bench/gpu/specs/NAME.toml
+#   report:NAME            one spec run through parallax-cli into a store, then `parallax-cli report
+#                          --from-step 10` (throughput, per-GPU utilization, bubbles) -> results/report-NAME.txt
 #   reference:MODEL:MODE:GPUS   one reference run, e.g. reference:1.3b:fsdp2:2
 #   profile:NAME           one spec with the worker's --profile-steps 20:24 (Chrome trace in $PROF)
 #   profile-reference:MODEL:MODE   a one-GPU reference run (eager or compile) under torch.profiler
@@ -117,7 +121,7 @@ do_build() {
   budget=$(item_budget) || { log "skip build step: out of time budget"; return; }
   log "build -j$JOBS (limit ${budget}s)"
   if ! timeout -k 15 "$budget" cmake --build "$BUILD" -j "$JOBS" --target parallax-worker parallax_gpu_tests \
-      parallax_nccl_tests parallax_pipeline_order_tests > "$OUT/logs/build.log" 2>&1; then
+      parallax_nccl_tests parallax_pipeline_order_tests parallax-cli > "$OUT/logs/build.log" 2>&1; then
     grep -E "error|Error" "$OUT/logs/build.log" | head -40
     tail -5 "$OUT/logs/build.log"
     fail "build (logs/build.log); run 'build' again to continue where it stopped"
@@ -259,6 +263,35 @@ kernels_table() {
     cat "$OUT/results/kernels.md" || fail "kernels (bench/gpu/kernels.py)"
 }
 
+# A spec through the product's own path: parallax-cli supervises mpirun and the workers and stores
+# everything; its report is what the console's store holds. The store and the runs' folders (with
+# the end-of-run checkpoint) stay in scratch; the store file is copied to results/ afterwards.
+report_run() { # spec name
+  local name=$1 spec="bench/gpu/specs/$1.toml"
+  [ -f "$spec" ] || { fail "no spec $spec"; return; }
+  [ -x "$BUILD/app/parallax-cli" ] || { fail "report:$name: no parallax-cli in $BUILD; run the build item first"; return; }
+  local np budget rc=0 t0=$SECONDS store runname
+  np=$(spec_ranks "$spec")
+  need_gpus "$np" "report:$name" || return
+  budget=$(item_budget) || { log "skip report:$name: out of time budget"; return; }
+  store="$(scratch_root)/parallax-device-store/store.db"
+  mkdir -p "$(dirname "$store")"
+  runname=$(awk -F'"' '/^name *=/ {print $2; exit}' "$spec")
+  log "report:$name on $np GPU(s) through parallax-cli (limit ${budget}s)"
+  timeout -k 15 "$budget" "$BUILD/app/parallax-cli" --store "$store" run "$spec" > "$OUT/logs/report-$name.log" 2>&1 || rc=$?
+  "$BUILD/app/parallax-cli" --store "$store" report "$runname" --from-step 10 > "$OUT/results/report-$name.txt" 2>&1
+  if [ "$rc" -ne 0 ]; then
+    tail -15 "$OUT/logs/report-$name.log"
+    "$BUILD/app/parallax-cli" --store "$store" show "$runname" >> "$OUT/results/report-$name.txt" 2>&1
+    fail "report:$name: parallax-cli run exited $rc (logs/report-$name.log)"
+  else
+    log "report:$name done in $((SECONDS - t0)) s"
+  fi
+  tee -a "$OUT/run.log" < "$OUT/results/report-$name.txt"
+  rm -rf "$(dirname "$store")/runs"
+  cp "$store" "$OUT/results/store.db" 2>/dev/null || true
+}
+
 summary() {
   "$PYTHON" bench/gpu/summarize.py "$OUT/results" > "$OUT/benchmarks.md" 2>> "$OUT/run.log" &&
     log "summary: $OUT/benchmarks.md" && cat "$OUT/benchmarks.md"
@@ -296,7 +329,13 @@ for item in "${items[@]}"; do
       run_reference 1.3b fsdp2 2
       run_reference 1.3b ddp 2
       benched=1 ;;
+    bench-4gpu)
+      for name in gpt-1.3b-dp2-tp2 gpt-1.3b-dp2-pp2-1f1b gpt-1.3b-tp2-pp2-1f1b gpt-1.3b-tp2-pp2-interleaved \
+          mmdit-base-zero3-dp4; do
+        report_run "$name"
+      done ;;
     parallax:*) run_parallax "${item#parallax:}"; benched=1 ;;
+    report:*) report_run "${item#report:}" ;;
     profile:*) profile_parallax "${item#profile:}" ;;
     profile-reference:*:*)
       IFS=: read -r _ model mode <<< "$item"

@@ -1,5 +1,6 @@
-// parallax-worker on GPUs in bf16: every layout on two GPUs (NCCL) trains like one GPU with the same
-// global batch and seed, within bf16 rounding; each rank runs on a GPU of its own.
+// parallax-worker on GPUs in bf16: every layout on two GPUs (NCCL), and the hybrid layouts on four,
+// trains like one GPU with the same model, global batch and seed, within bf16 rounding; each rank
+// runs on a GPU of its own. Layouts needing more GPUs than the host has are skipped.
 
 #include "tests/trainer/support/WorkerRun.h"
 
@@ -23,6 +24,8 @@ struct GpuLayout {
     const char* name;
     int dp, tp, pp, zero;
     const char* schedule;
+    int virtualStages = 1;
+    const char* kind = "gpt";
 };
 
 void PrintTo(const GpuLayout& layout, std::ostream* os) {
@@ -32,12 +35,12 @@ void PrintTo(const GpuLayout& layout, std::ostream* os) {
 std::string gpuSpec(const GpuLayout& l) {
     std::ostringstream o;
     o << "name = \"gpu-" << l.name << "\"\n"
-      << "[model]\nkind = \"gpt\"\npreset = \"small\"\nlayers = 4\n"
+      << "[model]\nkind = \"" << l.kind << "\"\npreset = \"small\"\nlayers = 4\n"
       << "[data]\nkind = \"synthetic\"\n"
       << "[train]\nsteps = " << kSteps << "\nglobal_batch = 16\nmicro_batch = 4\nlr = 1e-3\nwarmup = 3\n"
       << "seed = 1234\ngrad_clip = 1.0\nprecision = \"bf16\"\ncheckpoint_every = 0\n"
       << "[parallel]\ndp = " << l.dp << "\ntp = " << l.tp << "\npp = " << l.pp << "\nzero = " << l.zero
-      << "\nschedule = \"" << l.schedule << "\"\nbucket_mb = 1\n"
+      << "\nschedule = \"" << l.schedule << "\"\nvirtual_stages = " << l.virtualStages << "\nbucket_mb = 1\n"
       << "[launch]\ntarget = \"local\"\ndevice = \"cuda\"\n"
       << "[telemetry]\ndevice_sample_ms = 1000\nspan_every = 0\n";
     return o.str();
@@ -61,14 +64,18 @@ std::string runDir(const std::string& name) {
     return buildDir() + "/test-runs/gpu/" + name;
 }
 
-// One GPU, computed once for every comparison.
-const WorkerRun& singleGpu() {
+// One GPU per model kind, computed once for every comparison.
+const WorkerRun& singleGpu(const std::string& kind = "gpt") {
     static std::mutex mutex;
-    static std::unique_ptr<WorkerRun> run;
+    static std::map<std::string, std::unique_ptr<WorkerRun>> runs;
     std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<WorkerRun>& run = runs[kind];
     if (!run) {
         prepareEnvironment();
-        run = std::make_unique<WorkerRun>(runWorker(gpuSpec({"single", 1, 1, 1, 0, "1f1b"}), 1, runDir("single")));
+        GpuLayout single{"single", 1, 1, 1, 0, "1f1b"};
+        single.kind = kind.c_str();
+        const std::string name = "single-" + kind;
+        run = std::make_unique<WorkerRun>(runWorker(gpuSpec(single), 1, runDir(name)));
     }
     return *run;
 }
@@ -100,7 +107,7 @@ TEST_P(WorkerGpuLayout, TrainsLikeOneGpu) {
     const int ranks = layout.dp * layout.tp * layout.pp;
     const std::string missing = missingGpus(ranks);
     if (!missing.empty()) GTEST_SKIP() << missing;
-    const WorkerRun& single = singleGpu();
+    const WorkerRun& single = singleGpu(layout.kind);
     ASSERT_EQ(single.exitCode, 0) << single.output;
     prepareEnvironment();
     const WorkerRun run = runWorker(gpuSpec(layout), ranks, runDir(layout.name));
@@ -117,7 +124,13 @@ INSTANTIATE_TEST_SUITE_P(Layouts, WorkerGpuLayout,
                          ::testing::Values(GpuLayout{"dp2", 2, 1, 1, 0, "1f1b"}, GpuLayout{"tp2", 1, 2, 1, 0, "1f1b"},
                                            GpuLayout{"pp2_1f1b", 1, 1, 2, 0, "1f1b"},
                                            GpuLayout{"pp2_gpipe", 1, 1, 2, 0, "gpipe"},
-                                           GpuLayout{"dp2_zero3", 2, 1, 1, 3, "1f1b"}),
+                                           GpuLayout{"dp2_zero3", 2, 1, 1, 3, "1f1b"},
+                                           // Four GPUs.
+                                           GpuLayout{"dp2_tp2", 2, 2, 1, 0, "1f1b"},
+                                           GpuLayout{"dp2_pp2", 2, 1, 2, 0, "1f1b"},
+                                           GpuLayout{"tp2_pp2_1f1b", 1, 2, 2, 0, "1f1b"},
+                                           GpuLayout{"tp2_pp2_interleaved", 1, 2, 2, 0, "interleaved", 2},
+                                           GpuLayout{"mmdit_dp4_zero3", 4, 1, 1, 3, "1f1b", 1, "mmdit"}),
                          [](const ::testing::TestParamInfo<GpuLayout>& info) { return std::string(info.param.name); });
 
 } // namespace
