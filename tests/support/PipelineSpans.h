@@ -60,7 +60,7 @@ struct PipelineSpans {
         std::vector<size_t> next(size_t(p), 0);
         std::vector<double> free(size_t(p), t0);
         std::vector<SpanEvent> out;
-        auto emit = [&](int s, int micro, const char* kind, double start, double end) {
+        auto addSpan = [&](int s, int micro, const char* kind, double start, double end) {
             for (int r = 0; r < replicas; ++r) {
                 SpanEvent e;
                 e.rank = s * replicas + r;
@@ -88,11 +88,11 @@ struct PipelineSpans {
                                                                 : std::make_tuple(true, vs, a.micro));
                         auto it = done.find(key);
                         if (it == done.end()) break;
-                        if (remote) emit(s, a.micro, "recv", ready, std::max(ready, it->second));
+                        if (remote) addSpan(s, a.micro, "recv", ready, std::max(ready, it->second));
                         ready = std::max(ready, it->second);
                     }
                     const double end = ready + passSeconds;
-                    emit(s, a.micro, a.forward ? "F" : "B", ready, end);
+                    addSpan(s, a.micro, a.forward ? "F" : "B", ready, end);
                     done[{a.forward, vs, a.micro}] = end;
                     free[size_t(s)] = end;
                     ++next[size_t(s)];
@@ -102,7 +102,7 @@ struct PipelineSpans {
         }
         for (int s = 0; s < p; ++s) {
             if (next[size_t(s)] != orders[size_t(s)].size()) throw std::logic_error("crafted schedule deadlocked");
-            if (p > 1) emit(s, -1, "send", free[size_t(s)], free[size_t(s)]);
+            if (p > 1) addSpan(s, -1, "send", free[size_t(s)], free[size_t(s)]);
         }
         return out;
     }

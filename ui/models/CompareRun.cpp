@@ -55,7 +55,11 @@ std::optional<CompareRun> CompareRun::load(const RunStore& store, int64_t id) {
     std::optional<RunRecord> record = store.run(id);
     if (!record) return std::nullopt;
     std::vector<StepEvent> metrics = store.metrics(id);
-    return fromRows(std::move(*record), std::move(metrics));
+    // The first step pays for allocation and warm-up (as SummaryModel leaves it out of medians).
+    const int64_t from = metrics.size() > 1 ? metrics.front().step + 1 : 0;
+    CompareRun run = fromRows(std::move(*record), std::move(metrics));
+    run.report = buildRunReport(store, id, from);
+    return run;
 }
 
 } // namespace parallax

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/spec/RunSpec.h"
+#include "core/store/RunReport.h"
 #include "core/store/StoreTypes.h"
 #include "core/telemetry/Events.h"
 #include "ui/models/MetricSeries.h"
@@ -26,6 +27,8 @@ struct CompareRun {
     std::optional<RunSpec> spec; // empty when the stored spec could not be read (specError says why)
     QString specError;
     std::vector<StepEvent> metrics;
+    // Devices and pipeline bubbles over the steps after the first (warm-up), when read from a store.
+    std::optional<RunReport> report;
     std::array<std::shared_ptr<MetricSeries>, size_t(CompareMetric::Count)> series;
 
     QString title() const; // "#12 mmdit-dp2"
@@ -33,7 +36,7 @@ struct CompareRun {
 
     // Builds a run from what the store returned (specs parsed, series filled).
     static CompareRun fromRows(RunRecord record, std::vector<StepEvent> metrics);
-    // Reads one run; nullopt when the store has no such run.
+    // Reads one run with its report; nullopt when the store has no such run.
     static std::optional<CompareRun> load(const RunStore& store, int64_t id);
     static QString metricName(CompareMetric metric);
 };

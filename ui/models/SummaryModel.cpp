@@ -54,6 +54,25 @@ SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now)
     if (!f.tokensPerSecond) f.tokensPerSecond = r.tokens_per_s;
     f.mfu = median(mfu);
     if (!f.mfu) f.mfu = r.mfu;
+    if (run.report) {
+        double sum = 0;
+        int gpus = 0;
+        for (const RunReport::Device& d : run.report->devices) {
+            if (d.device < 0 || !d.utilMean) continue;
+            sum += *d.utilMean;
+            ++gpus;
+            if (!f.gpuDetail.isEmpty()) f.gpuDetail += QLatin1Char('\n');
+            f.gpuDetail += tr("rank %1 (%2, GPU %3): %4% mean, %5% lowest")
+                               .arg(d.rank)
+                               .arg(QString::fromStdString(d.host))
+                               .arg(d.device)
+                               .arg(*d.utilMean, 0, 'f', 1)
+                               .arg(d.utilMin.value_or(0.0), 0, 'f', 0);
+        }
+        if (gpus > 0) f.gpuUtilization = sum / gpus;
+        f.bubble = run.report->bubbleMedian;
+        f.bubbleTheory = run.report->bubbleTheory;
+    }
     if (r.started_at > 0) f.duration = std::max(0.0, (r.ended_at > 0 ? r.ended_at : now) - r.started_at);
     f.steps = (run.metrics.empty() ? std::max<int64_t>(-1, r.last_step) : run.metrics.back().step) + 1;
     f.stepsTotal = r.steps_total;
@@ -79,6 +98,8 @@ std::optional<double> SummaryModel::number(int figure, int run) const {
     case BestLoss: return f.bestLoss;
     case TokensPerSecond: return f.tokensPerSecond;
     case Mfu: return f.mfu;
+    case GpuUtilization: return f.gpuUtilization;
+    case PipelineBubble: return f.bubble;
     case Duration: return f.duration;
     case Steps: return double(f.steps);
     case Parameters: return f.params > 0 ? std::optional<double>(double(f.params)) : std::nullopt;
@@ -87,8 +108,8 @@ std::optional<double> SummaryModel::number(int figure, int run) const {
 }
 
 int SummaryModel::bestRun(int figure) const {
-    const bool lower = figure == FinalLoss || figure == BestLoss;
-    const bool higher = figure == TokensPerSecond || figure == Mfu;
+    const bool lower = figure == FinalLoss || figure == BestLoss || figure == PipelineBubble;
+    const bool higher = figure == TokensPerSecond || figure == Mfu || figure == GpuUtilization;
     if ((!lower && !higher) || m_figures.size() < 2) return -1;
     int best = -1;
     for (int i = 0; i < int(m_figures.size()); ++i) {
@@ -118,6 +139,12 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
         return bold;
     }
     if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole) {
+        if (figure == GpuUtilization && !f.gpuDetail.isEmpty()) return f.gpuDetail;
+        if (figure == PipelineBubble && f.bubble)
+            return tr("Idle share of the pipeline window, median over the steps with recorded spans");
+        return {};
+    }
     if (role != Qt::DisplayRole) return {};
     const std::optional<double> v = number(figure, index.column());
     switch (figure) {
@@ -125,6 +152,12 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
     case BestLoss: return v ? QString::number(*v, 'g', 5) : QString();
     case TokensPerSecond: return v ? QString::number(*v, 'f', 0) : QString();
     case Mfu: return v ? QStringLiteral("%1%").arg(*v * 100.0, 0, 'f', 2) : QString();
+    case GpuUtilization: return v ? QStringLiteral("%1%").arg(*v, 0, 'f', 1) : QString();
+    case PipelineBubble:
+        if (!v) return QString();
+        if (f.bubbleTheory)
+            return tr("%1% (theory %2%)").arg(*v * 100.0, 0, 'f', 1).arg(*f.bubbleTheory * 100.0, 0, 'f', 1);
+        return QStringLiteral("%1%").arg(*v * 100.0, 0, 'f', 1);
     case Duration: return v ? RunListModel::formatDuration(*v) : QString();
     case Steps: return f.stepsTotal > 0 ? QStringLiteral("%1 / %2").arg(f.steps).arg(f.stepsTotal) : QString::number(f.steps);
     case Parameters: return v ? QString::fromStdString(formatCount(*v)) : QString();
@@ -136,8 +169,9 @@ QVariant SummaryModel::headerData(int section, Qt::Orientation orientation, int 
     if (role != Qt::DisplayRole) return {};
     if (orientation == Qt::Horizontal) return section >= 0 && section < m_titles.size() ? m_titles[section] : QVariant();
     static const char* names[] = {QT_TR_NOOP("Final loss"), QT_TR_NOOP("Best loss"), QT_TR_NOOP("Tokens/s (median)"),
-                                  QT_TR_NOOP("MFU (median)"), QT_TR_NOOP("Duration"), QT_TR_NOOP("Steps"),
-                                  QT_TR_NOOP("Parameters")};
+                                  QT_TR_NOOP("MFU (median)"), QT_TR_NOOP("GPU utilization (mean)"),
+                                  QT_TR_NOOP("Pipeline bubble (median)"), QT_TR_NOOP("Duration"),
+                                  QT_TR_NOOP("Steps"), QT_TR_NOOP("Parameters")};
     return section >= 0 && section < FigureCount ? tr(names[section]) : QVariant();
 }
 

@@ -15,13 +15,28 @@ namespace parallax {
 class SummaryModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Figure { FinalLoss, BestLoss, TokensPerSecond, Mfu, Duration, Steps, Parameters, FigureCount };
+    enum Figure {
+        FinalLoss,
+        BestLoss,
+        TokensPerSecond,
+        Mfu,
+        GpuUtilization,
+        PipelineBubble,
+        Duration,
+        Steps,
+        Parameters,
+        FigureCount
+    };
 
     struct Figures {
         std::optional<double> finalLoss;
         std::optional<double> bestLoss;
         std::optional<double> tokensPerSecond; // median over steps, the first step (warm-up) left out
         std::optional<double> mfu;             // median likewise, fraction
+        std::optional<double> gpuUtilization;  // %, mean over the run's GPUs of their mean (same steps)
+        QString gpuDetail;                     // per GPU, for the tooltip
+        std::optional<double> bubble;          // fraction, median over the steps with spans
+        std::optional<double> bubbleTheory;    // fraction, the schedule's
         std::optional<double> duration;        // seconds
         int64_t steps = 0;                     // steps done (the last step + 1)
         int64_t stepsTotal = 0;

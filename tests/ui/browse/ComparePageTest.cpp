@@ -7,6 +7,7 @@
 #include "ui/models/SummaryModel.h"
 #include "ui/pages/ComparePage.h"
 #include "ui/plots/CurvePlot.h"
+#include "tests/support/PipelineSpans.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -111,4 +112,65 @@ TEST(SummaryModel, UsesMediansAfterTheFirstStep) {
     EXPECT_DOUBLE_EQ(f.mfu.value(), 0.3);
     EXPECT_DOUBLE_EQ(f.duration.value(), 60.0);
     EXPECT_EQ(f.steps, 4);
+}
+
+TEST(SummaryModel, ShowsGpuUtilizationAndTheMeasuredBubbleAgainstTheory) {
+    CraftedStore store;
+    RunSpec spec = tinySpec("piped");
+    spec.parallel.dp = 1;
+    spec.parallel.pp = 2;
+    spec.train.global_batch = 16;
+    spec.train.micro_batch = 2; // 8 micro-batches: theory 1/9
+    const double start = 1.7e9;
+    const int64_t id = store.addRun(spec, RunState::Succeeded, 6, 4.0, start);
+    auto sample = [&](int rank, int device, double t, double util) {
+        DeviceEvent d;
+        d.rank = rank;
+        d.host = "node7";
+        d.device = device;
+        d.util = util;
+        d.t = t;
+        store.store.insertDeviceSample(id, d);
+    };
+    sample(0, 0, start + 0.5, 5.0); // during step 0, the warm-up: left out
+    sample(0, 0, start + 2, 90.0);
+    sample(0, 0, start + 3, 80.0);
+    sample(1, 1, start + 4, 70.0);
+    test::PipelineSpans schedule;
+    schedule.stages = 2;
+    schedule.microbatches = 8;
+    for (int64_t step : {0, 2}) store.store.insertSpans(id, schedule.make(step));
+
+    const CompareRun run = *CompareRun::load(store.store, id);
+    SummaryModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setRuns({run}, start + 100);
+    const SummaryModel::Figures& f = model.figures().at(0);
+    ASSERT_TRUE(f.gpuUtilization.has_value());
+    EXPECT_DOUBLE_EQ(*f.gpuUtilization, 77.5); // ranks' means 85 and 70
+    EXPECT_EQ(model.index(SummaryModel::GpuUtilization, 0).data().toString(), QStringLiteral("77.5%"));
+    const QString detail = model.index(SummaryModel::GpuUtilization, 0).data(Qt::ToolTipRole).toString();
+    EXPECT_TRUE(detail.contains(QStringLiteral("rank 0 (node7, GPU 0): 85.0% mean, 80% lowest"))) << detail.toStdString();
+    EXPECT_TRUE(detail.contains(QStringLiteral("rank 1 (node7, GPU 1)"))) << detail.toStdString();
+    // Equal passes and free communication: measured equals theory.
+    EXPECT_EQ(model.index(SummaryModel::PipelineBubble, 0).data().toString(), QStringLiteral("11.1% (theory 11.1%)"));
+    EXPECT_EQ(model.headerData(SummaryModel::PipelineBubble, Qt::Vertical).toString(),
+              QStringLiteral("Pipeline bubble (median)"));
+}
+
+TEST(SummaryModel, CpuRunsHaveNoGpuUtilizationAndNoBubbleWithoutSpans) {
+    CraftedStore store;
+    const int64_t id = store.addRun(tinySpec("cpu"), RunState::Succeeded, 4);
+    DeviceEvent d;
+    d.rank = 0;
+    d.device = -1;
+    d.cpu_pct = 100;
+    d.t = 1.7e9 + 2;
+    store.store.insertDeviceSample(id, d);
+    SummaryModel model;
+    model.setRuns({*CompareRun::load(store.store, id)}, 1.7e9 + 100);
+    EXPECT_FALSE(model.figures().at(0).gpuUtilization.has_value());
+    EXPECT_FALSE(model.figures().at(0).bubble.has_value());
+    EXPECT_EQ(model.index(SummaryModel::GpuUtilization, 0).data().toString(), QString());
+    EXPECT_EQ(model.index(SummaryModel::PipelineBubble, 0).data().toString(), QString());
 }
