@@ -9,14 +9,14 @@
 
 namespace parallax {
 
-namespace {
-
-std::optional<double> median(std::vector<double> v) {
+std::optional<double> medianOf(std::vector<double> v) {
     if (v.empty()) return std::nullopt;
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+namespace {
 
 // Running mean, minimum and maximum of the values that are known (>= 0).
 struct Stat {
@@ -62,9 +62,9 @@ RunReport buildRunReport(const RunStore& store, int64_t run, int64_t fromStep) {
         if (s.mfu > 0) mfu.push_back(s.mfu);
         if (s.peak_mem > 0) report.peakMem = std::max(report.peakMem.value_or(0.0), s.peak_mem);
     }
-    report.tokensPerS = median(tokens);
-    report.stepMs = median(ms);
-    report.mfu = median(mfu);
+    report.tokensPerS = medianOf(tokens);
+    report.stepMs = medianOf(ms);
+    report.mfu = medianOf(mfu);
 
     if (report.steps > 0) {
         std::map<std::pair<int, int>, DeviceStats> byRank;
@@ -119,8 +119,8 @@ RunReport buildRunReport(const RunStore& store, int64_t run, int64_t fromStep) {
         }
         report.bubbles.push_back(std::move(row));
     }
-    report.bubbleMedian = median(overall);
-    for (const auto& stage : perStage) report.stageMedians.push_back(median(stage).value_or(0.0));
+    report.bubbleMedian = medianOf(overall);
+    for (const auto& stage : perStage) report.stageMedians.push_back(medianOf(stage).value_or(0.0));
 
     if (record->spec_toml.empty()) {
         report.theoryBasis = "the run has no spec stored";

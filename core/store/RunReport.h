@@ -49,6 +49,9 @@ struct RunReport {
     std::string theoryBasis;            // e.g. "p = 2, m = 8, 1f1b"; or why there is no theory
 };
 
+// The median of `values` (the mean of the middle two for an even count); nullopt when empty.
+std::optional<double> medianOf(std::vector<double> values);
+
 // Steps before `fromStep` (warm-up) are left out of every figure. Throws StoreError for an unknown run.
 RunReport buildRunReport(const RunStore& store, int64_t run, int64_t fromStep);
 

@@ -18,19 +18,6 @@ bool isCell(const QAbstractItemModel* model, const QModelIndex& index) {
            index.column() < model->columnCount();
 }
 
-
-std::optional<double> median(std::vector<double> values) {
-    if (values.empty()) return std::nullopt;
-    const size_t mid = values.size() / 2;
-    std::nth_element(values.begin(), values.begin() + long(mid), values.end());
-    double m = values[mid];
-    if (values.size() % 2 == 0) {
-        const double lower = *std::max_element(values.begin(), values.begin() + long(mid));
-        m = (m + lower) / 2.0;
-    }
-    return m;
-}
-
 } // namespace
 
 SummaryModel::SummaryModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -50,9 +37,9 @@ SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now)
     if (!run.metrics.empty()) f.finalLoss = run.metrics.back().loss;
     else f.finalLoss = r.last_loss;
     if (!f.bestLoss) f.bestLoss = f.finalLoss;
-    f.tokensPerSecond = median(throughput);
+    f.tokensPerSecond = medianOf(throughput);
     if (!f.tokensPerSecond) f.tokensPerSecond = r.tokens_per_s;
-    f.mfu = median(mfu);
+    f.mfu = medianOf(mfu);
     if (!f.mfu) f.mfu = r.mfu;
     if (run.report) {
         double sum = 0;
