@@ -27,7 +27,9 @@ TEST(GradBuckets, ParametersBecomeViewsAndGradientsLandInTheBuckets) {
     torch::manual_seed(0);
     TwoLayer model;
     auto before = model.a->weight.detach().clone();
-    GradBuckets buckets(named(model), BucketOptions{1e9});
+    BucketOptions options;
+    options.bucketBytes = 1e9;
+    GradBuckets buckets(named(model), options);
     // Values survive the move into the bucket, and the module sees the bucket's storage.
     EXPECT_TRUE(torch::equal(model.a->weight.detach(), before));
     ASSERT_EQ(buckets.buckets().size(), 2u); // one decay, one no-decay bucket
@@ -69,7 +71,9 @@ TEST(GradBuckets, ParametersBecomeViewsAndGradientsLandInTheBuckets) {
 
 TEST(GradBuckets, CapacitySplitsAndOrderIsReverse) {
     TwoLayer model;
-    GradBuckets buckets(named(model), BucketOptions{600 * sizeof(float)});
+    BucketOptions options;
+    options.bucketBytes = 600 * sizeof(float);
+    GradBuckets buckets(named(model), options);
     // 512 + 128 decayed values do not fit one 600-value bucket.
     int decayBuckets = 0;
     for (const auto& b : buckets.buckets()) decayBuckets += b.decay ? 1 : 0;
