@@ -32,7 +32,7 @@ std::string percent(const std::optional<double>& fraction) {
 int reportCommand(const std::string& storePath, const std::string& run, int64_t fromStep) {
     RunStore store(storePath);
     const RunRecord r = requireRun(store, run);
-    const RunReport report = buildRunReport(store, r.id, fromStep);
+    const RunReport report = buildRunReport(store, r, store.metrics(r.id, fromStep - 1), fromStep);
     std::printf("run %lld  %s  (%s, %s)\n", static_cast<long long>(r.id), r.name.c_str(), r.layout.c_str(),
                 r.state.c_str());
     if (report.steps == 0) {

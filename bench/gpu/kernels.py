@@ -115,6 +115,16 @@ def exposed_communication(events):
     return total, total - hidden
 
 
+def print_table(title, labels, tables, top, divisor):
+    """One markdown row per key (the largest first), one column per trace: value / divisor ms/step."""
+    keys = sorted({n for t in tables for n in t}, key=lambda n: -max(t.get(n, 0.0) for t in tables))
+    print()
+    print(f"| {title} | " + " | ".join(f"{l} ms/step" for l in labels) + " |")
+    print("|---|" + "---:|" * len(labels))
+    for n in keys[:top]:
+        print(f"| {n[:90]} | " + " | ".join(f"{t.get(n, 0.0) / divisor:.2f}" for t in tables) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="+", help="LABEL=PATH")
@@ -141,18 +151,8 @@ def main():
         if comm > 0:
             print(f"{label}: NCCL kernels {comm / 1e3 / args.steps:.2f} ms per step, of which "
                   f"{exposed / 1e3 / args.steps:.2f} ms with no other kernel running (exposed communication)")
-    names = sorted({n for t in tables for n in t}, key=lambda n: -max(t.get(n, 0.0) for t in tables))
-    print()
-    print("| kernel group | " + " | ".join(f"{l} ms/step" for l in labels) + " |")
-    print("|---|" + "---:|" * len(labels))
-    for n in names[: args.top]:
-        print(f"| {n} | " + " | ".join(f"{t.get(n, 0.0):.2f}" for t in tables) + " |")
-    ops = sorted({n for t in by_op for n in t}, key=lambda n: -max(t.get(n, 0.0) for t in by_op))
-    print()
-    print("| launching operator | " + " | ".join(f"{l} ms/step" for l in labels) + " |")
-    print("|---|" + "---:|" * len(labels))
-    for n in ops[: args.top]:
-        print(f"| {n[:90]} | " + " | ".join(f"{t.get(n, 0.0) / 1e3 / args.steps:.2f}" for t in by_op) + " |")
+    print_table("kernel group", labels, tables, args.top, 1.0)
+    print_table("launching operator", labels, by_op, args.top, 1e3 * args.steps)
     for label, causes in zip(labels, idles):
         print()
         print(f"{label}: GPU idle (gaps of 20 us or more) {sum(causes.values()) / 1e3 / args.steps:.2f} ms per step, "

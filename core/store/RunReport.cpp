@@ -45,14 +45,21 @@ struct DeviceStats {
 RunReport buildRunReport(const RunStore& store, int64_t run, int64_t fromStep) {
     const std::optional<RunRecord> record = store.run(run);
     if (!record) throw StoreError("no run " + std::to_string(run) + " in " + store.path());
+    return buildRunReport(store, *record, store.metrics(run, fromStep - 1), fromStep);
+}
+
+RunReport buildRunReport(const RunStore& store, const RunRecord& record, const std::vector<StepEvent>& metrics,
+                         int64_t fromStep) {
+    const int64_t run = record.id;
     RunReport report;
     report.run = run;
-    report.name = record->name;
+    report.name = record.name;
     report.fromStep = fromStep;
 
     // Throughput over the counted steps; their time span bounds the device samples that count.
     std::vector<double> tokens, ms, mfu;
-    for (const StepEvent& s : store.metrics(run, fromStep - 1)) {
+    for (const StepEvent& s : metrics) {
+        if (s.step < fromStep) continue;
         if (report.steps == 0) report.windowStart = s.t - s.step_ms / 1e3;
         report.windowEnd = s.t;
         report.lastStep = s.step;
@@ -122,11 +129,11 @@ RunReport buildRunReport(const RunStore& store, int64_t run, int64_t fromStep) {
     report.bubbleMedian = medianOf(overall);
     for (const auto& stage : perStage) report.stageMedians.push_back(medianOf(stage).value_or(0.0));
 
-    if (record->spec_toml.empty()) {
+    if (record.spec_toml.empty()) {
         report.theoryBasis = "the run has no spec stored";
     } else {
         try {
-            const RunSpec spec = parseSpec(record->spec_toml, "run " + std::to_string(run) + " spec");
+            const RunSpec spec = parseSpec(record.spec_toml, "run " + std::to_string(run) + " spec");
             if (spec.parallel.pp > 1) {
                 report.bubbleTheory = PipelineBubbles::theoretical(spec.parallel.pp, spec.accumulation(),
                                                                    spec.parallel.schedule, spec.parallel.virtual_stages);

@@ -54,5 +54,9 @@ std::optional<double> medianOf(std::vector<double> values);
 
 // Steps before `fromStep` (warm-up) are left out of every figure. Throws StoreError for an unknown run.
 RunReport buildRunReport(const RunStore& store, int64_t run, int64_t fromStep);
+// The same from a record and step rows the caller has already read (device samples and spans still
+// come from the store).
+RunReport buildRunReport(const RunStore& store, const RunRecord& record, const std::vector<StepEvent>& metrics,
+                         int64_t fromStep);
 
 } // namespace parallax

@@ -57,8 +57,9 @@ std::optional<CompareRun> CompareRun::load(const RunStore& store, int64_t id) {
     std::vector<StepEvent> metrics = store.metrics(id);
     // The first step pays for allocation and warm-up (as SummaryModel leaves it out of medians).
     const int64_t from = metrics.size() > 1 ? metrics.front().step + 1 : 0;
+    RunReport report = buildRunReport(store, *record, metrics, from);
     CompareRun run = fromRows(std::move(*record), std::move(metrics));
-    run.report = buildRunReport(store, id, from);
+    run.report = std::move(report);
     return run;
 }
 
