@@ -4,8 +4,18 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <unordered_map>
 #include <stdexcept>
+
+// addmm with an fp32 result from bf16/fp16 inputs (the out_dtype overloads).
+#if defined(TORCH_VERSION_MAJOR) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9))
+#define PARALLAX_ADDMM_OUT_DTYPE 1
+#else
+#define PARALLAX_ADDMM_OUT_DTYPE 0
+#endif
 
 namespace parallax::compat {
 
@@ -25,16 +35,60 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 #endif
 }
 
+namespace {
+
+// The hooks of addPostAccumulateHook by parameter, for notifyGradAccumulated. An entry lives as long
+// as the accumulator node its caller keeps.
+struct HookEntry {
+    std::weak_ptr<torch::autograd::Node> node;
+    std::function<void()> fn;
+};
+std::mutex g_hookMutex;
+std::unordered_map<const c10::TensorImpl*, std::vector<HookEntry>> g_hooks;
+
+} // namespace
+
 std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor& param, std::function<void()> fn) {
     auto acc = torch::autograd::impl::grad_accumulator(param);
     if (!acc) throw std::logic_error("addPostAccumulateHook: tensor is not a leaf that requires grad");
     acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [fn = std::move(fn)](const torch::autograd::variable_list& outputs,
-                             const torch::autograd::variable_list& /*inputs*/) {
+        [fn](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list& /*inputs*/) {
             fn();
             return outputs;
         }));
+    std::lock_guard<std::mutex> lock(g_hookMutex);
+    auto& entries = g_hooks[param.unsafeGetTensorImpl()];
+    entries.erase(std::remove_if(entries.begin(), entries.end(), [](const HookEntry& e) { return e.node.expired(); }),
+                  entries.end());
+    entries.push_back({acc, std::move(fn)});
     return acc;
+}
+
+void notifyGradAccumulated(const torch::Tensor& param) {
+    std::vector<std::function<void()>> live;
+    {
+        std::lock_guard<std::mutex> lock(g_hookMutex);
+        auto it = g_hooks.find(param.unsafeGetTensorImpl());
+        if (it == g_hooks.end()) return;
+        for (const HookEntry& e : it->second)
+            if (!e.node.expired()) live.push_back(e.fn);
+    }
+    for (const auto& fn : live) fn();
+}
+
+void accumulateProduct(const torch::Tensor& grad, const torch::Tensor& a, const torch::Tensor& b) {
+    torch::NoGradGuard noGrad;
+    if (a.scalar_type() == grad.scalar_type() && b.scalar_type() == grad.scalar_type()) {
+        grad.addmm_(a, b);
+        return;
+    }
+#if PARALLAX_ADDMM_OUT_DTYPE
+    if (grad.is_cuda() && grad.scalar_type() == torch::kFloat32 && grad.is_contiguous()) {
+        at::addmm_out(const_cast<torch::Tensor&>(grad), grad, a, b, torch::kFloat32);
+        return;
+    }
+#endif
+    grad.add_(at::mm(a, b).to(grad.scalar_type()));
 }
 
 bool hasFusedAdamW() { return PARALLAX_TORCH2 != 0; }
@@ -165,6 +219,16 @@ AutocastScope::~AutocastScope() {
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
     setAutocastEnabled(m_device, m_previous);
     setAutocastType(m_device, m_previousType);
+}
+
+torch::Tensor autocastForProduct(const torch::Tensor& t) {
+    const c10::DeviceType device = t.device().type();
+    if (!t.is_floating_point() || !autocastEnabled(device)) return t;
+    const at::ScalarType type = autocastType(device);
+    if (t.scalar_type() == type) return t;
+    // Not through autocast's cache: this runs where autograd records nothing (inside an autograd
+    // function), and a cached copy without history must not reach ops that need one.
+    return t.to(type);
 }
 
 } // namespace parallax::compat

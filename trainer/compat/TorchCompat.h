@@ -29,6 +29,21 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 // accumulator only weakly: keep the returned node alive as long as the hook must fire.
 std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor& param, std::function<void()> fn);
 
+// Runs the functions registered with addPostAccumulateHook for `param`, for code that accumulates a
+// parameter's gradient into its .grad() itself instead of through autograd's accumulator (the
+// accumulating Linear). Functions whose node has been released are skipped.
+void notifyGradAccumulated(const torch::Tensor& param);
+
+// grad += a b for 2-d a, b: the weight gradient of a matrix product added into the parameter's fp32
+// gradient. With bf16 or fp16 a and b the product accumulates in fp32 inside the matrix product where
+// this LibTorch can write an fp32 result from them (addmm with out_dtype); elsewhere through a product
+// in their dtype and an add.
+void accumulateProduct(const torch::Tensor& grad, const torch::Tensor& a, const torch::Tensor& b);
+
+// `t` as the enclosing autocast scope would hand it to a matrix product on its device: a copy in the
+// autocast dtype when autocast is on for that device and t is floating point; t itself otherwise.
+torch::Tensor autocastForProduct(const torch::Tensor& t);
+
 // A generator seeded with `seed` (CPU), for deterministic initialization and per-sample draws.
 torch::Generator makeGenerator(uint64_t seed);
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "trainer/models/AccumulatingLinear.h"
+
 #include <torch/torch.h>
 
 #include <functional>
@@ -24,10 +26,18 @@ public:
 
     torch::Tensor forward(const torch::Tensor& x) {
         const torch::Tensor input = input_transform ? input_transform(x) : x;
-        if (!output_transform) return torch::linear(input, weight, bias);
+        if (!output_transform) return product(input, bias);
         // A row-parallel layer sums partial products across ranks before adding the bias once.
-        torch::Tensor y = output_transform(torch::linear(input, weight));
+        torch::Tensor y = output_transform(product(input, torch::Tensor()));
         return bias.defined() ? y + bias : y;
+    }
+
+    // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
+    torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
+        std::vector<torch::Tensor> biases;
+        if (b.defined()) biases.push_back(b);
+        if (accumulatingLinearApplies({weight}, biases)) return accumulatingLinear(input, {weight}, biases);
+        return torch::linear(input, weight, b);
     }
 
     int64_t in_features;
@@ -63,7 +73,9 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
         if (l->bias.defined()) biases.push_back(l->bias);
         widths.push_back(l->weight.size(0));
     }
-    const torch::Tensor y = torch::linear(x, torch::cat(weights), biases.empty() ? torch::Tensor() : torch::cat(biases));
+    const torch::Tensor y = accumulatingLinearApplies(weights, biases)
+                                ? accumulatingLinear(x, weights, biases)
+                                : torch::linear(x, torch::cat(weights), biases.empty() ? torch::Tensor() : torch::cat(biases));
     int64_t start = 0;
     for (int64_t w : widths) {
         out.push_back(y.narrow(-1, start, w));

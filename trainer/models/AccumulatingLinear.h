@@ -1,0 +1,23 @@
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace parallax {
+
+// x W^T + b for one weight, or for several stacked along the output (linearStack), whose weight and
+// bias gradients backward adds straight into the parameters' .grad() tensors (the trainer's fp32
+// buckets) and then reports to the gradient reducers (compat::notifyGradAccumulated), instead of
+// handing autograd a gradient to cast and add. Under bf16 autocast the products run in bf16 on
+// copies saved for backward; the weight gradient accumulates in fp32.
+//
+// Applies while autograd records and every weight and bias requires grad and already has a .grad()
+// tensor (the trainer gives every parameter one); elsewhere the plain product runs.
+bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const std::vector<torch::Tensor>& biases);
+
+// (.., in) -> (.., sum of the weights' out); biases empty or one per weight.
+torch::Tensor accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
+                                 const std::vector<torch::Tensor>& biases);
+
+} // namespace parallax
