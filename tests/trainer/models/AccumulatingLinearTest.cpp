@@ -1,0 +1,124 @@
+// The accumulating Linear against autograd's own accumulation: same input gradient, weight and bias
+// gradients added into the existing .grad() tensors (twice gives twice), stacked weights split back
+// per layer, the reducers' hooks called once per parameter and backward, and the plain product where
+// a parameter has no gradient tensor yet.
+
+#include <gtest/gtest.h>
+
+#include "trainer/compat/TorchCompat.h"
+#include "trainer/models/AccumulatingLinear.h"
+#include "trainer/models/Linear.h"
+
+#include <map>
+
+namespace {
+
+using namespace parallax;
+
+struct Params {
+    std::vector<torch::Tensor> weights, biases;
+};
+
+Params make(const std::vector<int64_t>& widths, int64_t in, bool withBias, bool withGrads) {
+    Params p;
+    for (int64_t w : widths) {
+        p.weights.push_back(torch::randn({w, in}).requires_grad_(true));
+        if (withBias) p.biases.push_back(torch::randn({w}).requires_grad_(true));
+    }
+    if (withGrads)
+        for (auto* list : {&p.weights, &p.biases})
+            for (torch::Tensor& t : *list) t.mutable_grad() = torch::full_like(t, 0.5); // earlier micro-batch
+    return p;
+}
+
+Params copy(const Params& from) {
+    Params p;
+    for (const torch::Tensor& t : from.weights) {
+        p.weights.push_back(t.detach().clone().requires_grad_(true));
+        p.weights.back().mutable_grad() = t.grad().clone();
+    }
+    for (const torch::Tensor& t : from.biases) {
+        p.biases.push_back(t.detach().clone().requires_grad_(true));
+        p.biases.back().mutable_grad() = t.grad().clone();
+    }
+    return p;
+}
+
+void expectClose(const torch::Tensor& a, const torch::Tensor& b, const std::string& what) {
+    ASSERT_TRUE(a.defined() && b.defined()) << what;
+    EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << what << ": max difference "
+                                                   << (a - b).abs().max().item<double>();
+}
+
+TEST(AccumulatingLinear, MatchesAutogradForStackedWeightsWithAndWithoutBias) {
+    torch::manual_seed(3);
+    for (const bool withBias : {true, false}) {
+        const Params fused = make({5, 3, 4}, 6, withBias, /*withGrads=*/true);
+        const Params plain = copy(fused);
+        ASSERT_TRUE(accumulatingLinearApplies(fused.weights, fused.biases));
+        const torch::Tensor x0 = torch::randn({2, 7, 6});
+        const torch::Tensor upstream = torch::randn({2, 7, 12});
+
+        torch::Tensor xa = x0.clone().requires_grad_(true);
+        (accumulatingLinear(xa, fused.weights, fused.biases) * upstream).sum().backward();
+
+        torch::Tensor xb = x0.clone().requires_grad_(true);
+        const torch::Tensor y = torch::linear(xb, torch::cat(plain.weights),
+                                              withBias ? torch::cat(plain.biases) : torch::Tensor());
+        (y * upstream).sum().backward();
+
+        expectClose(xa.grad(), xb.grad(), "input gradient");
+        for (size_t i = 0; i < fused.weights.size(); ++i) {
+            expectClose(fused.weights[i].grad(), plain.weights[i].grad(), "weight " + std::to_string(i));
+            if (withBias) expectClose(fused.biases[i].grad(), plain.biases[i].grad(), "bias " + std::to_string(i));
+        }
+    }
+}
+
+TEST(AccumulatingLinear, AddsIntoTheSameGradientTensorAndCallsEachHookOnce) {
+    torch::manual_seed(4);
+    const Params p = make({4}, 3, true, true);
+    const torch::Tensor weightGrad = p.weights[0].grad(); // a bucket view in the trainer
+    std::map<std::string, int> calls;
+    auto hw = compat::addPostAccumulateHook(p.weights[0], [&] { ++calls["weight"]; });
+    auto hb = compat::addPostAccumulateHook(p.biases[0], [&] { ++calls["bias"]; });
+    const torch::Tensor x = torch::randn({5, 3});
+    const torch::Tensor once = torch::mm(torch::ones({5, 4}).t(), x); // d(sum y)/dW
+    for (int pass = 1; pass <= 2; ++pass) {
+        accumulatingLinear(x, p.weights, p.biases).sum().backward();
+        EXPECT_EQ(calls["weight"], pass);
+        EXPECT_EQ(calls["bias"], pass);
+    }
+    EXPECT_TRUE(p.weights[0].grad().is_same(weightGrad)) << "the gradient tensor must stay the same object";
+    expectClose(weightGrad, torch::full_like(weightGrad, 0.5) + 2 * once, "two passes");
+    expectClose(p.biases[0].grad(), torch::full({4}, 0.5 + 2 * 5.0), "bias after two passes");
+    // Released hooks are not called.
+    hw.reset();
+    accumulatingLinear(x, p.weights, p.biases).sum().backward();
+    EXPECT_EQ(calls["weight"], 2);
+    EXPECT_EQ(calls["bias"], 3);
+}
+
+TEST(AccumulatingLinear, AppliesOnlyWhileRecordingWithGradientTensorsInPlace) {
+    const Params withGrads = make({2}, 2, true, true);
+    const Params without = make({2}, 2, true, false);
+    EXPECT_TRUE(accumulatingLinearApplies(withGrads.weights, withGrads.biases));
+    EXPECT_FALSE(accumulatingLinearApplies(without.weights, without.biases));
+    {
+        torch::NoGradGuard noGrad;
+        EXPECT_FALSE(accumulatingLinearApplies(withGrads.weights, withGrads.biases));
+    }
+    // A Linear without gradient tensors trains through autograd as before.
+    Linear layer(3, 2, true, 0.02);
+    {
+        torch::NoGradGuard noGrad;
+        layer.weight.normal_();
+        layer.bias.zero_();
+    }
+    layer.forward(torch::randn({4, 3})).sum().backward();
+    ASSERT_TRUE(layer.weight.grad().defined());
+    ASSERT_TRUE(layer.bias.grad().defined());
+    EXPECT_DOUBLE_EQ(layer.bias.grad().sum().item<double>(), 8.0);
+}
+
+} // namespace
