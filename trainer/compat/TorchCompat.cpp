@@ -5,9 +5,8 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <mutex>
-#include <unordered_map>
 #include <stdexcept>
 
 // addmm with an fp32 result from bf16/fp16 inputs (the out_dtype overloads).
@@ -35,45 +34,16 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 #endif
 }
 
-namespace {
-
-// The hooks of addPostAccumulateHook by parameter, for notifyGradAccumulated. An entry lives as long
-// as the accumulator node its caller keeps.
-struct HookEntry {
-    std::weak_ptr<torch::autograd::Node> node;
-    std::function<void()> fn;
-};
-std::mutex g_hookMutex;
-std::unordered_map<const c10::TensorImpl*, std::vector<HookEntry>> g_hooks;
-
-} // namespace
-
 std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor& param, std::function<void()> fn) {
     auto acc = torch::autograd::impl::grad_accumulator(param);
     if (!acc) throw std::logic_error("addPostAccumulateHook: tensor is not a leaf that requires grad");
     acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [fn](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list& /*inputs*/) {
+        [fn = std::move(fn)](const torch::autograd::variable_list& outputs,
+                             const torch::autograd::variable_list& /*inputs*/) {
             fn();
             return outputs;
         }));
-    std::lock_guard<std::mutex> lock(g_hookMutex);
-    auto& entries = g_hooks[param.unsafeGetTensorImpl()];
-    entries.erase(std::remove_if(entries.begin(), entries.end(), [](const HookEntry& e) { return e.node.expired(); }),
-                  entries.end());
-    entries.push_back({acc, std::move(fn)});
     return acc;
-}
-
-void notifyGradAccumulated(const torch::Tensor& param) {
-    std::vector<std::function<void()>> live;
-    {
-        std::lock_guard<std::mutex> lock(g_hookMutex);
-        auto it = g_hooks.find(param.unsafeGetTensorImpl());
-        if (it == g_hooks.end()) return;
-        for (const HookEntry& e : it->second)
-            if (!e.node.expired()) live.push_back(e.fn);
-    }
-    for (const auto& fn : live) fn();
 }
 
 void accumulateProduct(const torch::Tensor& grad, const torch::Tensor& a, const torch::Tensor& b) {
@@ -83,9 +53,17 @@ void accumulateProduct(const torch::Tensor& grad, const torch::Tensor& a, const 
         return;
     }
 #if PARALLAX_ADDMM_OUT_DTYPE
-    if (grad.is_cuda() && grad.scalar_type() == torch::kFloat32 && grad.is_contiguous()) {
-        at::addmm_out(const_cast<torch::Tensor&>(grad), grad, a, b, torch::kFloat32);
-        return;
+    // One product accumulating in fp32 into the gradient; should this LibTorch refuse the
+    // combination at run time, the composed version below takes over for the rest of the run.
+    static std::atomic<bool> outDtypeWorks{true};
+    if (outDtypeWorks && grad.is_cuda() && grad.scalar_type() == torch::kFloat32 && grad.is_contiguous()) {
+        try {
+            torch::Tensor out = grad;
+            at::addmm_out(out, grad, a, b, torch::kFloat32);
+            return;
+        } catch (const c10::Error&) {
+            outDtypeWorks = false;
+        }
     }
 #endif
     grad.add_(at::mm(a, b).to(grad.scalar_type()));
@@ -226,9 +204,10 @@ torch::Tensor autocastForProduct(const torch::Tensor& t) {
     if (!t.is_floating_point() || !autocastEnabled(device)) return t;
     const at::ScalarType type = autocastType(device);
     if (t.scalar_type() == type) return t;
-    // Not through autocast's cache: this runs where autograd records nothing (inside an autograd
-    // function), and a cached copy without history must not reach ops that need one.
-    return t.to(type);
+    // Through autocast's cache, so a weight is cast once per step however many micro-batches use it.
+    // The copy has no autograd history (this runs inside an autograd function); that is safe because
+    // a weight takes the same path, this one, for every use in the step.
+    return at::autocast::cached_cast(type, t, device);
 }
 
 } // namespace parallax::compat

@@ -25,14 +25,11 @@ namespace parallax::compat {
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal);
 
 // Runs `fn` after autograd has accumulated a gradient into `param.grad()` (the parameter's
-// AccumulateGrad node's post hook), as PyTorch's own DDP reducer does. The tensor holds its
+// AccumulateGrad node's post hook), as PyTorch's own DDP reducer does. The node also runs when the
+// function before it returned no gradient for the parameter because it added it into .grad() itself
+// (the accumulating Linear), so `fn` fires once per backward either way. The tensor holds its
 // accumulator only weakly: keep the returned node alive as long as the hook must fire.
 std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor& param, std::function<void()> fn);
-
-// Runs the functions registered with addPostAccumulateHook for `param`, for code that accumulates a
-// parameter's gradient into its .grad() itself instead of through autograd's accumulator (the
-// accumulating Linear). Functions whose node has been released are skipped.
-void notifyGradAccumulated(const torch::Tensor& param);
 
 // grad += a b for 2-d a, b: the weight gradient of a matrix product added into the parameter's fp32
 // gradient. With bf16 or fp16 a and b the product accumulates in fp32 inside the matrix product where
@@ -40,8 +37,9 @@ void notifyGradAccumulated(const torch::Tensor& param);
 // in their dtype and an add.
 void accumulateProduct(const torch::Tensor& grad, const torch::Tensor& a, const torch::Tensor& b);
 
-// `t` as the enclosing autocast scope would hand it to a matrix product on its device: a copy in the
-// autocast dtype when autocast is on for that device and t is floating point; t itself otherwise.
+// `t` as the enclosing autocast scope would hand it to a matrix product on its device: in the autocast
+// dtype (leaf parameters through autocast's per-step cache) when autocast is on for that device and
+// t is floating point; t itself otherwise.
 torch::Tensor autocastForProduct(const torch::Tensor& t);
 
 // A generator seeded with `seed` (CPU), for deterministic initialization and per-sample draws.

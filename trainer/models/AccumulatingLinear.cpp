@@ -54,13 +54,10 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
             }
             start += width;
         }
-        // Reported once every gradient is in, in the order autograd would have accumulated them.
-        for (size_t i = 0; i < nw; ++i) {
-            compat::notifyGradAccumulated(saved[2 + i]);
-            if (i < nb) compat::notifyGradAccumulated(saved[2 + nw + i]);
-        }
+        // No gradient for the parameters: they are already in .grad(). Autograd still runs each
+        // parameter's accumulator next, with nothing to add, and with it the reducers' hooks.
         variable_list out = {dx};
-        out.resize(1 + nw + nb); // the parameters' gradients are already where they belong
+        out.resize(1 + nw + nb);
         return out;
     }
 };

@@ -8,8 +8,8 @@ namespace parallax {
 
 // x W^T + b for one weight, or for several stacked along the output (linearStack), whose weight and
 // bias gradients backward adds straight into the parameters' .grad() tensors (the trainer's fp32
-// buckets) and then reports to the gradient reducers (compat::notifyGradAccumulated), instead of
-// handing autograd a gradient to cast and add. Under bf16 autocast the products run in bf16 on
+// buckets) instead of handing autograd a gradient to cast and add; the parameters' accumulators still
+// run after it (with nothing to add), so the reducers' hooks fire as before. Under bf16 autocast the products run in bf16 on
 // copies saved for backward; the weight gradient accumulates in fp32.
 //
 // Applies while autograd records and every weight and bias requires grad and already has a .grad()
