@@ -65,7 +65,7 @@ std::string runDir(const std::string& name) {
 }
 
 // One GPU per model kind, computed once for every comparison.
-const WorkerRun& singleGpu(const std::string& kind = "gpt") {
+const WorkerRun& singleGpu(const char* kind = "gpt") {
     static std::mutex mutex;
     static std::map<std::string, std::unique_ptr<WorkerRun>> runs;
     std::lock_guard<std::mutex> lock(mutex);
@@ -73,8 +73,8 @@ const WorkerRun& singleGpu(const std::string& kind = "gpt") {
     if (!run) {
         prepareEnvironment();
         GpuLayout single{"single", 1, 1, 1, 0, "1f1b"};
-        single.kind = kind.c_str();
-        const std::string name = "single-" + kind;
+        single.kind = kind;
+        const std::string name = std::string("single-") + kind;
         run = std::make_unique<WorkerRun>(runWorker(gpuSpec(single), 1, runDir(name)));
     }
     return *run;
