@@ -73,24 +73,21 @@ bool hasFusedAdamW() { return PARALLAX_TORCH2 != 0; }
 
 void fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
                 const std::vector<torch::Tensor>& expAvgs, const std::vector<torch::Tensor>& expAvgSqs, int64_t step,
-                double lr, double beta1, double beta2, double weightDecay, double eps, double gradScale) {
+                double lr, double beta1, double beta2, double weightDecay, double eps,
+                const torch::Tensor& gradDivisor, const torch::Tensor& skip) {
 #if PARALLAX_TORCH2
     if (params.empty()) return;
     const auto options = params.front().options();
     // The kernel reads one step count per tensor; all of them share this update's.
     const torch::Tensor count = torch::full({}, static_cast<double>(step), options);
     const std::vector<torch::Tensor> steps(params.size(), count);
-    // The kernel divides gradients by grad_scale (made for loss scaling): pass the inverse.
-    if (gradScale != 1.0)
-        at::_fused_adamw_(params, grads, expAvgs, expAvgSqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
-                          weightDecay, eps, /*amsgrad=*/false, /*maximize=*/false,
-                          /*grad_scale=*/torch::full({}, 1.0 / gradScale, options), /*found_inf=*/{});
-    else
-        at::_fused_adamw_(params, grads, expAvgs, expAvgSqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
-                          weightDecay, eps, /*amsgrad=*/false, /*maximize=*/false);
+    // grad_scale and found_inf were made for loss scaling; they serve clipping and skipping alike.
+    const auto optional = [](const torch::Tensor& t) { return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt; };
+    at::_fused_adamw_(params, grads, expAvgs, expAvgSqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2, weightDecay,
+                      eps, /*amsgrad=*/false, /*maximize=*/false, optional(gradDivisor), optional(skip));
 #else
     (void)params, (void)grads, (void)expAvgs, (void)expAvgSqs, (void)step, (void)lr, (void)beta1, (void)beta2;
-    (void)weightDecay, (void)eps, (void)gradScale;
+    (void)weightDecay, (void)eps, (void)gradDivisor, (void)skip;
     throw std::logic_error("fusedAdamW: this LibTorch has no fused AdamW (check hasFusedAdamW first)");
 #endif
 }

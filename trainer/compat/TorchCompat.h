@@ -52,15 +52,16 @@ void releaseStorage(const torch::Tensor& t);
 void restoreStorage(const torch::Tensor& t);
 bool storageAllocated(const torch::Tensor& t);
 
-// Mixed precision for a scope: matrix products and attention run in `dtype` (bf16) on `device`'s
-// kind while parameters, their gradients and the optimizer stay fp32. Restores the previous state.
 // AdamW over lists of fp32 CUDA tensors in one fused kernel per call, where hasFusedAdamW() (LibTorch
-// 2.x). Gradients are multiplied by `gradScale` first; `step` is this update's number (1 for the
-// first), for the bias corrections.
+// 2.x). `step` is this update's number (1 for the first), for the bias corrections. Both tensors
+// are optional 0-dim fp32 tensors on the parameters' device, read by the kernel itself (no copy to
+// the host): every gradient is divided by `gradDivisor` first, and nothing is updated where
+// `skip` is non-zero.
 bool hasFusedAdamW();
 void fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
                 const std::vector<torch::Tensor>& expAvgs, const std::vector<torch::Tensor>& expAvgSqs, int64_t step,
-                double lr, double beta1, double beta2, double weightDecay, double eps, double gradScale);
+                double lr, double beta1, double beta2, double weightDecay, double eps,
+                const torch::Tensor& gradDivisor, const torch::Tensor& skip);
 
 // The Kineto profiler for a window of steps: operators on the CPU and, with `cuda`, the CUDA
 // runtime and kernels. stopProfiler writes a Chrome trace (chrome://tracing, Perfetto). Failures
@@ -68,6 +69,8 @@ void fusedAdamW(const std::vector<torch::Tensor>& params, const std::vector<torc
 void startProfiler(bool cuda);
 void stopProfiler(const std::string& chromeTracePath);
 
+// Mixed precision for a scope: matrix products and attention run in `dtype` (bf16) on `device`'s
+// kind while parameters, their gradients and the optimizer stay fp32. Restores the previous state.
 class AutocastScope {
 public:
     AutocastScope(c10::DeviceType device, at::ScalarType dtype, bool enabled);

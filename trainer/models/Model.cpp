@@ -13,8 +13,12 @@ namespace parallax {
 
 namespace {
 
+// Host to GPU through pinned memory without blocking: a copy from pageable memory would make the
+// host wait until the device has finished the work queued before it.
 torch::Tensor moved(const torch::Tensor& t, const torch::Device& device) {
-    return t.defined() ? t.to(device) : t;
+    if (!t.defined()) return t;
+    if (device.is_cuda() && t.is_cpu()) return t.pin_memory().to(device, /*non_blocking=*/true);
+    return t.to(device);
 }
 
 void requirePositive(int64_t value, const char* field) {

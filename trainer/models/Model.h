@@ -20,6 +20,7 @@ struct Batch {
     torch::Tensor timesteps;  // mmdit: (B) in (0, 1)
     std::vector<int64_t> sample_index; // global sample indices, for tests and logging
     int64_t size() const { return static_cast<int64_t>(sample_index.size()); }
+    // On a GPU the copies are queued without blocking the host (through pinned memory).
     Batch to(const torch::Device& device) const;
 };
 

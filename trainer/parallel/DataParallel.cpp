@@ -42,7 +42,7 @@ torch::Tensor DataParallel::gradShard(size_t b) const {
     return m_buckets.buckets()[b].grads.narrow(0, shardOffset(b), shardLength(b));
 }
 
-double DataParallel::gradNormSquared(bool includeReplicated) const {
+torch::Tensor DataParallel::gradNormSquared(bool includeReplicated) const {
     std::vector<torch::Tensor> held;
     for (size_t b = 0; b < m_buckets.buckets().size(); ++b) {
         const Bucket& bucket = m_buckets.buckets()[b];

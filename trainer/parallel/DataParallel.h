@@ -43,7 +43,7 @@ public:
     torch::Tensor gradShard(size_t b) const override;
     // Sum of squares of the reduced gradients this rank holds: the whole buckets (stages 0, 1), its
     // slices (stage 2). Replicated tensor-parallel parameters only when `includeReplicated`.
-    double gradNormSquared(bool includeReplicated) const override;
+    torch::Tensor gradNormSquared(bool includeReplicated) const override;
     bool gradientsSliced() const override { return m_stage == 2 && dpSize() > 1; }
     bool optimizerSliced() const override { return m_stage >= 1 && dpSize() > 1; }
 

@@ -105,14 +105,14 @@ void GradBuckets::zeroGrads() {
     for (Bucket& b : m_buckets) b.grads.zero_();
 }
 
-double sumOfSquares(const std::vector<torch::Tensor>& tensors) {
+torch::Tensor sumOfSquares(const std::vector<torch::Tensor>& tensors) {
     torch::Tensor total;
     for (const torch::Tensor& t : tensors) {
         // One read of t, no squared copy (the norm accumulates in float32 on CUDA, double on CPU).
         torch::Tensor part = t.norm().to(torch::kDouble).square();
         total = total.defined() ? total + part : part;
     }
-    return total.defined() ? total.item<double>() : 0.0;
+    return total.defined() ? total.reshape({1}) : total;
 }
 
 } // namespace parallax

@@ -66,7 +66,8 @@ bool decays(const std::string& name, const torch::Tensor& param);
 int unitOfParameter(const std::string& name);
 
 // Sum of the squares of every element of `tensors`: one norm per tensor on its device, the squares
-// summed in float64 and read back once (one host synchronization, not one per tensor).
-double sumOfSquares(const std::vector<torch::Tensor>& tensors);
+// summed in float64 there, as a 1-element tensor (undefined when there are no tensors). Nothing is
+// read back to the host.
+torch::Tensor sumOfSquares(const std::vector<torch::Tensor>& tensors);
 
 } // namespace parallax

@@ -27,9 +27,10 @@ public:
     virtual torch::Tensor paramShard(size_t b) const = 0;
     virtual torch::Tensor gradShard(size_t b) const = 0;
     // Sum of squares of the reduced gradients this rank holds (tensor-parallel replicated buckets
-    // only when `includeReplicated`), and whether those are slices of the data-parallel group (so the
+    // only when `includeReplicated`) as a 1-element float64 tensor on their device, undefined when it
+    // holds none (sumOfSquares), and whether those are slices of the data-parallel group (so the
     // norm must also be summed over it).
-    virtual double gradNormSquared(bool includeReplicated) const = 0;
+    virtual torch::Tensor gradNormSquared(bool includeReplicated) const = 0;
     virtual bool gradientsSliced() const = 0;
     // Whether every data-parallel rank holds only its slice of the optimizer state.
     virtual bool optimizerSliced() const = 0;

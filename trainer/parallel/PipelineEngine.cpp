@@ -192,7 +192,7 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
     } else {
         waitSends();
     }
-    if (lossSum.defined()) result.lossSum = lossSum.item<double>();
+    result.lossSum = lossSum;
     if (timer) {
         const auto times = timer->resolve();
         for (size_t i = 0; i < result.spans.size(); ++i) {

@@ -30,7 +30,8 @@ public:
     PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, std::string schedule, int microbatches);
 
     struct Result {
-        double lossSum = 0;           // summed loss of this rank's micro-batches (last virtual stage only)
+        torch::Tensor lossSum;        // summed loss of this rank's micro-batches, on the device (last
+                                      // virtual stage only; undefined elsewhere)
         std::vector<SpanEvent> spans; // local clock (seconds since the epoch); empty unless recorded
     };
     // `lossNormalizer`: the global batch's loss element count; each micro-batch's loss sum is divided

@@ -259,7 +259,7 @@ void Zero3::finishStep() {
     }
 }
 
-double Zero3::gradNormSquared(bool includeReplicated) const {
+torch::Tensor Zero3::gradNormSquared(bool includeReplicated) const {
     std::vector<torch::Tensor> held;
     for (size_t b = 0; b < m_gradShards.size(); ++b)
         if (m_buckets.buckets()[b].sharded || includeReplicated) held.push_back(m_gradShards[b]);

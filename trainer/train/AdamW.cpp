@@ -2,6 +2,7 @@
 
 #include "trainer/compat/TorchCompat.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace parallax {
@@ -17,9 +18,42 @@ void AdamW::addGroup(torch::Tensor param, torch::Tensor grad, bool decay) {
 }
 
 void AdamW::step(double lr, double gradScale) {
+    update(lr, gradScale, {}, {});
+}
+
+void AdamW::step(double lr, const torch::Tensor& gradScale, const torch::Tensor& skip) {
+    update(lr, 1.0, gradScale, skip);
+}
+
+void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevice, const torch::Tensor& skip) {
     torch::NoGradGuard noGrad;
     ++m_step;
-    if (m_options.fused && stepFused(lr, gradScale)) return;
+    if (m_options.fused && fusedApplies()) {
+        const auto held = std::find_if(m_groups.begin(), m_groups.end(), [](const Group& g) { return g.param.numel() > 0; });
+        if (held == m_groups.end()) return; // this rank holds no slice of any parameter
+        const auto f32 = held->param.options();
+        // The kernel divides by its scale.
+        torch::Tensor divisor;
+        if (scaleOnDevice.defined()) divisor = scaleOnDevice.reciprocal().to(f32);
+        else if (hostScale != 1.0) divisor = torch::full({}, 1.0 / hostScale, f32);
+        const torch::Tensor found = skip.defined() ? skip.to(f32) : torch::Tensor();
+        // One call per weight-decay class (decay on matrices and embeddings, none elsewhere).
+        for (const bool decay : {true, false}) {
+            std::vector<torch::Tensor> params, grads, expAvgs, expAvgSqs;
+            for (Group& g : m_groups) {
+                if (g.decay != decay || g.param.numel() == 0) continue;
+                params.push_back(g.param);
+                grads.push_back(g.grad);
+                expAvgs.push_back(g.exp_avg);
+                expAvgSqs.push_back(g.exp_avg_sq);
+            }
+            compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
+                               decay ? m_options.weight_decay : 0.0, m_options.eps, divisor, found);
+        }
+        return;
+    }
+    if (skip.defined() && skip.item<bool>()) return;
+    const double gradScale = scaleOnDevice.defined() ? scaleOnDevice.item<double>() : hostScale;
     const double b1 = m_options.beta1, b2 = m_options.beta2;
     const double bias1 = 1.0 - std::pow(b1, static_cast<double>(m_step));
     const double bias2 = 1.0 - std::pow(b2, static_cast<double>(m_step));
@@ -36,23 +70,10 @@ void AdamW::step(double lr, double gradScale) {
     }
 }
 
-bool AdamW::stepFused(double lr, double gradScale) {
-    if (!compat::hasFusedAdamW()) return false;
+bool AdamW::fusedApplies() const {
+    if (!compat::hasFusedAdamW() || m_groups.empty()) return false;
     for (const Group& g : m_groups)
         if (g.param.numel() > 0 && !(g.param.is_cuda() && g.param.scalar_type() == torch::kFloat)) return false;
-    // One call per weight-decay class (decay on matrices and embeddings, none elsewhere).
-    for (const bool decay : {true, false}) {
-        std::vector<torch::Tensor> params, grads, expAvgs, expAvgSqs;
-        for (Group& g : m_groups) {
-            if (g.decay != decay || g.param.numel() == 0) continue;
-            params.push_back(g.param);
-            grads.push_back(g.grad);
-            expAvgs.push_back(g.exp_avg);
-            expAvgSqs.push_back(g.exp_avg_sq);
-        }
-        compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
-                           decay ? m_options.weight_decay : 0.0, m_options.eps, gradScale);
-    }
     return true;
 }
 

@@ -35,13 +35,19 @@ public:
     void addGroup(torch::Tensor param, torch::Tensor grad, bool decay);
     // One update with learning rate `lr` after scaling every gradient by `gradScale` (clipping).
     void step(double lr, double gradScale = 1.0);
+    // The same with the decision on the device: `gradScale` (0-dim, > 0) multiplies every gradient
+    // and no value changes where `skip` (0-dim bool) holds true; the update still counts. The fused
+    // kernel reads both where they are, so the host does not wait for the gradients; elsewhere they
+    // are read back first.
+    void step(double lr, const torch::Tensor& gradScale, const torch::Tensor& skip);
 
     int64_t stepCount() const { return m_step; }
     void setStepCount(int64_t step) { m_step = step; }
     std::vector<Group>& groups() { return m_groups; }
 
 private:
-    bool stepFused(double lr, double gradScale);
+    void update(double lr, double hostScale, const torch::Tensor& gradScale, const torch::Tensor& skip);
+    bool fusedApplies() const;
 
     AdamWOptions m_options;
     std::vector<Group> m_groups;

@@ -15,14 +15,17 @@
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
+#include "trainer/train/StepClock.h"
 #include "trainer/train/StopRequest.h"
 #include "trainer/compat/TorchCompat.h"
 #if PARALLAX_WITH_CUDA
 #include "trainer/train/CudaSpanTimer.h"
+#include "trainer/train/CudaStepClock.h"
 #include "trainer/train/CudaSupport.h"
 #endif
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <cmath>
 #include <sstream>
@@ -130,17 +133,13 @@ Trainer::Trainer(RunSpec spec, WorkerOptions options, ProcessGroups& groups, Tel
         m_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(m_options.cudaDevice));
     }
 #if PARALLAX_WITH_CUDA
-    if (m_device.is_cuda())
+    if (m_device.is_cuda()) {
         m_spanTimer = std::make_unique<CudaEventSpanTimer>(m_device);
-    else
+        m_stepClock = std::make_unique<CudaStepClock>(m_device);
+    }
 #endif
-        m_spanTimer = std::make_unique<WallSpanTimer>();
-}
-
-void Trainer::synchronizeDevice() {
-#if PARALLAX_WITH_CUDA
-    if (m_device.is_cuda()) synchronize(m_device);
-#endif
+    if (!m_spanTimer) m_spanTimer = std::make_unique<WallSpanTimer>();
+    if (!m_stepClock) m_stepClock = std::make_unique<HostStepClock>();
 }
 
 double Trainer::peakMemoryBytes() {
@@ -401,14 +400,19 @@ void Trainer::emitRunStart() {
     m_out.emit(e);
 }
 
-double Trainer::trainStep(int64_t step) {
+Trainer::QueuedStep Trainer::queueStep(int64_t step) {
+    QueuedStep queued;
+    queued.step = step;
+    queued.lr = learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
+    m_stepClock->begin();
     const int64_t accumulation = m_spec.accumulation();
     std::vector<Batch> micro;
     micro.reserve(static_cast<size_t>(accumulation));
     int64_t localCount = 0;
     for (int64_t k = 0; k < accumulation; ++k) {
-        micro.push_back(m_dataset->makeBatch(m_sampler->microBatch(step, k), step).to(m_device));
-        localCount += lossElements(m_dims, micro.back());
+        const Batch batch = m_dataset->makeBatch(m_sampler->microBatch(step, k), step);
+        localCount += lossElements(m_dims, batch); // on the host copy: no wait for the device
+        micro.push_back(batch.to(m_device));
     }
     const double globalCount = m_groups.dp->allReduceScalar(static_cast<double>(localCount), ReduceOp::Sum);
 
@@ -423,27 +427,85 @@ double Trainer::trainStep(int64_t step) {
         r = m_engine->runStep(micro, globalCount, step, recordSpans ? m_spanTimer.get() : nullptr,
                               [this] { m_reducer->afterMicroBatch(); });
     }
-    m_lastSpans = std::move(r.spans);
+    queued.spans = std::move(r.spans);
     m_reducer->finishStep();
 
+    const auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(m_device);
     // Every gradient value counts once: replicated tensor-parallel parameters on tp rank 0 only, and
     // over the data-parallel group too when each rank holds a slice.
-    const double localSq = m_reducer->gradNormSquared(m_groups.coord.tp == 0);
-    const double normSq = m_reducer->gradientsSliced() ? m_groups.world->allReduceScalar(localSq, ReduceOp::Sum)
-                                                       : m_groups.mp->allReduceScalar(localSq, ReduceOp::Sum);
-    m_lastGradNorm = std::sqrt(normSq);
-    // Every rank holds the same reduced norm, so every rank stops here together, before the update.
-    if (!std::isfinite(m_lastGradNorm)) stopOnNonFiniteGradient(step);
-    double scale = 1.0;
-    if (m_spec.train.grad_clip > 0 && m_lastGradNorm > m_spec.train.grad_clip)
-        scale = m_spec.train.grad_clip / (m_lastGradNorm + 1e-6);
-    const double lr =
-        learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
-    m_optimizer->step(lr, scale);
+    torch::Tensor normSq = m_reducer->gradNormSquared(m_groups.coord.tp == 0);
+    if (!normSq.defined()) normSq = torch::zeros({1}, f64);
+    (m_reducer->gradientsSliced() ? m_groups.world : m_groups.mp)->allReduce(normSq, ReduceOp::Sum);
+    const torch::Tensor norm = normSq.sqrt();
+    // Every rank holds the same reduced norm, so every rank skips together; finishStep() stops the run.
+    const torch::Tensor nonFinite = torch::isfinite(norm).logical_not().reshape({});
+    m_nonFinite = m_nonFinite.defined() ? m_nonFinite.logical_or(nonFinite) : nonFinite;
+    torch::Tensor scale = torch::ones({}, f64);
+    if (m_spec.train.grad_clip > 0) {
+        const double clip = m_spec.train.grad_clip;
+        scale = torch::where(norm > clip, clip / (norm + 1e-6), torch::ones_like(norm)).reshape({});
+    }
+    queued.optimizerStepsBefore = m_optimizer->stepCount();
+    m_optimizer->step(queued.lr, scale, m_nonFinite);
     m_reducer->afterOptimizerStep();
+
     // The loss exists on the last pipeline stage; the sum over the pipeline group brings it to all.
-    const double replicaLoss = m_groups.dp->allReduceScalar(r.lossSum, ReduceOp::Sum) / globalCount;
-    return m_groups.pp->allReduceScalar(m_groups.isLastStage() ? replicaLoss : 0.0, ReduceOp::Sum);
+    torch::Tensor loss = m_groups.isLastStage() && r.lossSum.defined() ? r.lossSum.detach().to(f64).reshape({1})
+                                                                        : torch::zeros({1}, f64);
+    m_groups.dp->allReduce(loss, ReduceOp::Sum);
+    m_groups.pp->allReduce(loss, ReduceOp::Sum);
+    m_stepClock->end(torch::cat({loss / globalCount, normSq}));
+    return queued;
+}
+
+double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
+    const StepReading reading = m_stepClock->read();
+    const double loss = reading.scalars.at(0);
+    m_lastGradNorm = std::sqrt(reading.scalars.at(1));
+    if (!std::isfinite(m_lastGradNorm)) {
+        // Neither this update nor any queued after it was applied; their counts are taken back.
+        m_optimizer->setStepCount(queued.optimizerStepsBefore);
+        stopOnNonFiniteGradient(queued.step);
+    }
+    const int64_t step = queued.step;
+    m_tokensSeen += m_spec.train.global_batch * m_dims.tokensPerSample();
+    result.losses.push_back(loss);
+    if (m_zero3 && step == m_startStep) {
+        const int64_t held = m_zero3->residentParameterValues(), total = m_zero3->totalParameterValues();
+        m_out.info("ZeRO-3: this rank holds " + std::to_string(held) + " of " + std::to_string(total) +
+                   " parameter values between steps (" + std::to_string(100.0 * double(held) / double(std::max<int64_t>(1, total))) + "%)");
+    }
+    for (SpanEvent span : queued.spans) {
+        span.start -= m_clockOffset;
+        span.end -= m_clockOffset;
+        m_out.emit(span);
+    }
+
+    const double ms = reading.ms;
+    const double msMin = m_groups.world->allReduceScalar(ms, ReduceOp::Min);
+    const double peakMemory = m_groups.world->allReduceScalar(peakMemoryBytes(), ReduceOp::Max);
+    const auto [msMax, slowest] = m_groups.world->maxLoc(ms);
+    if (m_groups.worldRank() == 0 && (step % m_spec.telemetry.step_every == 0 || step + 1 == m_spec.train.steps)) {
+        const int64_t tokensPerStep = m_spec.train.global_batch * m_dims.tokensPerSample();
+        StepEvent e;
+        e.step = step;
+        e.loss = loss;
+        e.lr = queued.lr;
+        e.grad_norm = m_lastGradNorm;
+        e.step_ms = ms;
+        e.step_ms_min = msMin;
+        e.step_ms_max = msMax;
+        e.slowest_rank = slowest;
+        const double seconds = msMax / 1e3;
+        e.tokens_per_s = seconds > 0 ? tokensPerStep / seconds : 0;
+        e.samples_per_s = seconds > 0 ? m_spec.train.global_batch / seconds : 0;
+        e.mfu = m_peakFlops > 0 ? m_flopsPerToken * e.tokens_per_s / (m_peakFlops * m_groups.world->size()) : 0;
+        e.tokens = m_tokensSeen;
+        e.peak_mem = peakMemory;
+        e.t = TelemetryEmitter::now();
+        m_out.emit(e);
+    }
+    return loss;
 }
 
 void Trainer::stopOnNonFiniteGradient(int64_t step) {
@@ -476,64 +538,34 @@ TrainResult Trainer::run() {
 
     TrainResult result;
     result.status = "succeeded";
-    const int64_t tokensPerStep = m_spec.train.global_batch * m_dims.tokensPerSample();
     int64_t step = m_startStep;
+    // Step N+1 is queued before step N is read, so the device goes on while the host reports. The
+    // queue drains where the host needs the device idle: the last step, a checkpoint, a profile's
+    // end, a stop.
+    std::optional<QueuedStep> inFlight;
     for (; step < m_spec.train.steps; ++step) {
-        const double t0 = monotonicSeconds();
-        const double lr =
-            learningRate(step, m_spec.train.steps, m_spec.train.warmup, m_spec.train.lr, m_spec.train.min_lr);
         if (step == m_options.profileFirst) startProfile();
-        const double loss = trainStep(step);
-        synchronizeDevice();
-        if (step == m_options.profileLast && m_profiling) writeProfile();
-        const double ms = (monotonicSeconds() - t0) * 1e3;
-        m_tokensSeen += tokensPerStep;
-        result.losses.push_back(loss);
-        if (m_zero3 && step == m_startStep) {
-            const int64_t held = m_zero3->residentParameterValues(), total = m_zero3->totalParameterValues();
-            m_out.info("ZeRO-3: this rank holds " + std::to_string(held) + " of " + std::to_string(total) +
-                       " parameter values between steps (" + std::to_string(100.0 * double(held) / double(std::max<int64_t>(1, total))) + "%)");
-        }
-        for (SpanEvent& span : m_lastSpans) {
-            span.start -= m_clockOffset;
-            span.end -= m_clockOffset;
-            m_out.emit(span);
-        }
-        m_lastSpans.clear();
-
-        const double msMin = m_groups.world->allReduceScalar(ms, ReduceOp::Min);
-        const double peakMemory = m_groups.world->allReduceScalar(peakMemoryBytes(), ReduceOp::Max);
-        const auto [msMax, slowest] = m_groups.world->maxLoc(ms);
-        if (m_groups.worldRank() == 0 && (step % m_spec.telemetry.step_every == 0 || step + 1 == m_spec.train.steps)) {
-            StepEvent e;
-            e.step = step;
-            e.loss = loss;
-            e.lr = lr;
-            e.grad_norm = m_lastGradNorm;
-            e.step_ms = ms;
-            e.step_ms_min = msMin;
-            e.step_ms_max = msMax;
-            e.slowest_rank = slowest;
-            const double seconds = msMax / 1e3;
-            e.tokens_per_s = seconds > 0 ? tokensPerStep / seconds : 0;
-            e.samples_per_s = seconds > 0 ? m_spec.train.global_batch / seconds : 0;
-            e.mfu = m_peakFlops > 0 ? m_flopsPerToken * e.tokens_per_s / (m_peakFlops * m_groups.world->size()) : 0;
-            e.tokens = m_tokensSeen;
-            e.peak_mem = peakMemory;
-            e.t = TelemetryEmitter::now();
-            m_out.emit(e);
-        }
+        QueuedStep queued = queueStep(step);
+        if (inFlight) finishStep(*inFlight, result);
+        inFlight = std::move(queued);
 
         const bool scriptedStop = m_options.stopAfter >= 0 && step + 1 >= m_options.stopAfter;
         const bool stop = m_groups.world->allReduceScalar(StopRequest::requested() || scriptedStop ? 1.0 : 0.0,
                                                           ReduceOp::Max) > 0;
+        const int64_t every = m_spec.train.checkpoint_every;
+        const bool checkpoint = every > 0 && (step + 1) % every == 0 && step + 1 < m_spec.train.steps;
+        const bool profileEnds = step == m_options.profileLast && m_profiling;
+        if (stop || checkpoint || profileEnds || step + 1 == m_spec.train.steps) {
+            finishStep(*inFlight, result);
+            inFlight.reset();
+        }
+        if (profileEnds) writeProfile();
         if (stop) {
             ++step;
             result.status = "stopped";
             break;
         }
-        const int64_t every = m_spec.train.checkpoint_every;
-        if (every > 0 && (step + 1) % every == 0 && step + 1 < m_spec.train.steps) result.checkpoint = saveCheckpoint(step + 1);
+        if (checkpoint) result.checkpoint = saveCheckpoint(step + 1);
     }
     sampler.stop();
     result.steps_done = step;

@@ -22,6 +22,7 @@ class GradientReducer;
 class Zero3;
 class PipelineEngine;
 class AdamW;
+class StepClock;
 
 struct WorkerOptions {
     std::string runDir;         // checkpoints go to <runDir>/checkpoints
@@ -59,8 +60,19 @@ private:
     // Keeps this rank's pipeline chunks in the model (the other units become placeholders).
     std::vector<StageChunk> placeStages();
     void resume();
-    double trainStep(int64_t step); // returns the global mean loss
-    void synchronizeDevice();       // host waits for the device's queued work (no-op on CPU)
+    // A step whose work is queued on the device; finishStep() reads and reports it.
+    struct QueuedStep {
+        int64_t step = 0;
+        double lr = 0;
+        int64_t optimizerStepsBefore = 0;
+        std::vector<SpanEvent> spans;
+    };
+    // Queues one step: forward, backward, reductions, the gradient norm, clipping and the update,
+    // decided on the device (a non-finite norm skips this and every later update there).
+    QueuedStep queueStep(int64_t step);
+    // Waits for the oldest queued step, checks its gradient norm (stopOnNonFiniteGradient) and
+    // reports it; returns its global mean loss.
+    double finishStep(const QueuedStep& queued, TrainResult& result);
     double peakMemoryBytes();       // since the last call: device allocator peak on GPU, RSS on CPU
     std::string saveCheckpoint(int64_t nextStep);
     // Keeps the weights of the last finite step in a checkpoint and throws, naming the step and the fix.
@@ -91,7 +103,6 @@ private:
     Zero3* m_zero3 = nullptr; // m_reducer when parallel.zero = 3
     std::unique_ptr<PipelineEngine> m_engine;
     TensorParallelPlan m_tpPlan;
-    std::vector<SpanEvent> m_lastSpans;
     std::unique_ptr<SpanTimer> m_spanTimer;
     std::unique_ptr<AdamW> m_optimizer;
     int64_t m_startStep = 0;
@@ -99,6 +110,8 @@ private:
     double m_flopsPerToken = 0;
     double m_peakFlops = 0;
     double m_lastGradNorm = 0;
+    std::unique_ptr<StepClock> m_stepClock;
+    torch::Tensor m_nonFinite; // on the device: whether any queued step's gradient norm was not finite
     double m_clockOffset = 0; // this rank's clock - rank 0's clock, seconds
 };
 

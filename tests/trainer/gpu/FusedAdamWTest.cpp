@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/train/AdamW.h"
 
@@ -56,6 +58,38 @@ TEST(FusedAdamW, MatchesTheElementwiseUpdateOnTheGpu) {
             EXPECT_LT(m, 1e-6) << "step " << step << ", group " << i;
         }
     }
+}
+
+// Clipping scale and skip decided on the device (the trainer's path): the fused kernel reads them
+// there; a skipped update leaves parameters and moments as they were, even with NaN gradients.
+TEST(FusedAdamW, ScaleAndSkipOnTheDeviceMatchTheElementwiseUpdate) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    if (!compat::hasFusedAdamW()) GTEST_SKIP() << "this LibTorch has no fused AdamW";
+    torch::manual_seed(11);
+    const auto cuda = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
+    const auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(torch::kCUDA);
+    const std::vector<torch::Tensor> start = {torch::randn({1 << 16}, cuda), torch::randn({513}, cuda)};
+    Optimizer fused = make(true, start), plain = make(false, start);
+    for (size_t i = 0; i < start.size(); ++i) {
+        const auto g = torch::randn_like(start[i]);
+        fused.grads[i].copy_(g);
+        plain.grads[i].copy_(g);
+    }
+    const torch::Tensor scale = torch::full({}, 0.3, f64), keep = torch::zeros({}, f64).to(torch::kBool);
+    fused.optimizer.step(1e-2, scale, keep);
+    plain.optimizer.step(1e-2, scale, keep);
+    std::vector<torch::Tensor> after;
+    for (size_t i = 0; i < start.size(); ++i) {
+        EXPECT_LT((fused.params[i] - plain.params[i]).abs().max().item<double>(), 1e-6) << "group " << i;
+        EXPECT_GT((fused.params[i] - start[i]).abs().max().item<double>(), 0.0) << "group " << i;
+        after.push_back(fused.params[i].clone());
+        fused.grads[i].fill_(std::numeric_limits<float>::quiet_NaN());
+    }
+    const torch::Tensor expAvg = fused.optimizer.groups()[0].exp_avg.clone();
+    fused.optimizer.step(1e-2, torch::full({}, 1.0, f64), torch::ones({}, f64).to(torch::kBool));
+    for (size_t i = 0; i < start.size(); ++i) EXPECT_TRUE(torch::equal(fused.params[i], after[i])) << "group " << i;
+    EXPECT_TRUE(torch::equal(fused.optimizer.groups()[0].exp_avg, expAvg));
+    EXPECT_EQ(fused.optimizer.stepCount(), 2);
 }
 
 TEST(FusedAdamW, CpuTensorsTakeTheElementwisePath) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace parallax;
 
 TEST(AdamW, MatchesLibTorchAdamWStepForStep) {
@@ -47,6 +49,32 @@ TEST(AdamW, GradientScaleActsLikeScaledGradients) {
     a.step(0.01);
     b.step(0.01, 0.25);
     EXPECT_LT((p1 - p2).abs().max().item<double>(), 1e-7);
+}
+
+TEST(AdamW, ScaleAndSkipHeldInTensorsActLikeHostValues) {
+    auto p1 = torch::ones({8}), p2 = torch::ones({8});
+    auto g = torch::linspace(-1, 1, 8);
+    auto g1 = g.clone(), g2 = g.clone();
+    AdamW a(AdamWOptions{}), b(AdamWOptions{});
+    a.addGroup(p1, g1, true);
+    b.addGroup(p2, g2, true);
+    a.step(0.01, 0.25);
+    b.step(0.01, torch::full({}, 0.25, torch::kDouble), torch::tensor(false));
+    EXPECT_TRUE(torch::equal(p1, p2));
+    EXPECT_EQ(b.stepCount(), 1);
+}
+
+TEST(AdamW, SkippedUpdateChangesNothingButCounts) {
+    auto p = torch::linspace(0, 1, 8);
+    auto g = torch::full({8}, std::numeric_limits<float>::quiet_NaN());
+    AdamW adam(AdamWOptions{});
+    adam.addGroup(p, g, true);
+    const torch::Tensor before = p.clone();
+    adam.step(0.01, torch::ones({}, torch::kDouble), torch::tensor(true));
+    EXPECT_TRUE(torch::equal(p, before));
+    EXPECT_TRUE(torch::equal(adam.groups()[0].exp_avg, torch::zeros({8})));
+    EXPECT_TRUE(torch::equal(adam.groups()[0].exp_avg_sq, torch::zeros({8})));
+    EXPECT_EQ(adam.stepCount(), 1);
 }
 
 TEST(LearningRate, WarmupThenCosineToTheFloor) {
