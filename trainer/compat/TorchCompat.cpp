@@ -196,6 +196,10 @@ AutocastScope::~AutocastScope() {
     setAutocastType(m_device, m_previousType);
 }
 
+bool autocastsTo(c10::DeviceType device, at::ScalarType dtype) {
+    return autocastEnabled(device) && autocastType(device) == dtype;
+}
+
 torch::Tensor autocastForProduct(const torch::Tensor& t) {
     const c10::DeviceType device = t.device().type();
     if (!t.is_floating_point() || !autocastEnabled(device)) return t;

@@ -42,6 +42,9 @@ void accumulateProduct(const torch::Tensor& grad, const torch::Tensor& a, const 
 // t is floating point; t itself otherwise.
 torch::Tensor autocastForProduct(const torch::Tensor& t);
 
+// Whether an autocast scope is on for `device` with `dtype` as its compute type.
+bool autocastsTo(c10::DeviceType device, at::ScalarType dtype);
+
 // A generator seeded with `seed` (CPU), for deterministic initialization and per-sample draws.
 torch::Generator makeGenerator(uint64_t seed);
 

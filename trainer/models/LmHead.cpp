@@ -1,6 +1,7 @@
 #include "trainer/models/LmHead.h"
 
 #include "trainer/models/CrossEntropy.h"
+#include "trainer/models/LayerNorm.h"
 #include "trainer/models/Layers.h"
 
 namespace parallax {
@@ -14,7 +15,7 @@ LmHead::LmHead(int64_t dim, int64_t vocab, int64_t textTokens, int64_t imageToke
 torch::Tensor LmHead::logits(const torch::Tensor& x, int64_t textTokens) {
     // Only the positions that predict a label are projected: the vocabulary product dominates.
     const int64_t first = m_labels == Labels::Caption ? m_imageTokens - 1 : 0;
-    return out->forward(ln->forward(x.narrow(1, first, textTokens))); // (B, T, V)
+    return out->forward(layerNorm(*ln, x.narrow(1, first, textTokens))); // (B, T, V)
 }
 
 Activation LmHead::forward(const Activation& in, const Batch& batch) {

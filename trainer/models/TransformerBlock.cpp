@@ -1,5 +1,6 @@
 #include "trainer/models/TransformerBlock.h"
 
+#include "trainer/models/LayerNorm.h"
 #include "trainer/models/Layers.h"
 
 #include <cmath>
@@ -21,12 +22,12 @@ TransformerBlock::TransformerBlock(const Config& config) : m_config(config) {
 
 Activation TransformerBlock::forward(const Activation& in, const Batch& /*batch*/) {
     torch::Tensor x = in.at(0);      // (B, S, C)
-    torch::Tensor h = ln1->forward(x); // (B, S, C)
+    torch::Tensor h = layerNorm(*ln1, x); // (B, S, C)
     const std::vector<torch::Tensor> qkv = linearStack(h, {q.get(), k.get(), v.get()}); // 3 x (B, S, C)
     torch::Tensor attn = multiHeadAttention(qkv[0], qkv[1], qkv[2], m_config.dim / m_config.heads,
                                             m_config.causal); // (B, S, C)
     x = x + proj->forward(attn);
-    x = x + fc2->forward(geluTanh(fc1->forward(ln2->forward(x)))); // (B, S, C)
+    x = x + fc2->forward(geluTanh(fc1->forward(layerNorm(*ln2, x)))); // (B, S, C)
     return {x};
 }
 

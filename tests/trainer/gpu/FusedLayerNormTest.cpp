@@ -1,0 +1,93 @@
+// The fused CUDA LayerNorm (float32 in, bf16 out) against LibTorch's under bf16 autocast followed by
+// the cast the next product makes: output, input gradient and parameter gradients, for widths that
+// fill the threads evenly and widths that do not, one row and many. Skips where there is no GPU or
+// the build has no kernels; on the CPU the composed path must be taken.
+
+#include <gtest/gtest.h>
+
+#include "trainer/compat/TorchCompat.h"
+#include "trainer/models/LayerNorm.h"
+
+#include <tuple>
+
+namespace {
+
+using namespace parallax;
+
+struct Result {
+    torch::Tensor y, dx, dw, db;
+};
+
+Result run(const torch::Tensor& start, const torch::Tensor& upstream, const torch::Tensor& weight,
+           const torch::Tensor& bias, bool fused) {
+    torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({start.size(-1)}));
+    ln->to(start.device());
+    {
+        torch::NoGradGuard noGrad;
+        ln->weight.copy_(weight);
+        ln->bias.copy_(bias);
+    }
+    torch::Tensor x = start.clone().requires_grad_(true);
+    torch::Tensor y;
+    {
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+        EXPECT_EQ(fusedLayerNormApplies(*ln, x), fused);
+        y = fused ? layerNorm(*ln, x) : ln->forward(x).to(torch::kBFloat16);
+    }
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    y.backward(upstream);
+    return {y.detach(), x.grad(), ln->weight.grad(), ln->bias.grad()};
+}
+
+double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
+    const double scale = std::max(1e-12, b.abs().max().item<double>());
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() / scale;
+}
+
+class FusedLayerNorm : public ::testing::TestWithParam<std::tuple<int64_t, int64_t>> {};
+
+TEST_P(FusedLayerNorm, MatchesAutocastLayerNormOnTheGpu) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    const auto [rows, columns] = GetParam();
+    const auto cuda = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
+    torch::manual_seed(5);
+    const torch::Tensor start = torch::randn({rows, columns}, cuda) * 2 + 0.5;
+    const torch::Tensor upstream = torch::randn({rows, columns}, cuda).to(torch::kBFloat16);
+    const torch::Tensor weight = 1 + 0.1 * torch::randn({columns}, cuda);
+    const torch::Tensor bias = 0.1 * torch::randn({columns}, cuda);
+    {
+        torch::nn::LayerNorm probe(torch::nn::LayerNormOptions({columns}));
+        probe->to(torch::kCUDA);
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+        if (!fusedLayerNormApplies(*probe, start)) GTEST_SKIP() << "this build has no fused CUDA kernels";
+    }
+    const Result fused = run(start, upstream, weight, bias, true);
+    const Result composed = run(start, upstream, weight, bias, false);
+    // Outputs: the same float32 value rounded to bf16, to one bf16 step (2^-8 relative) either way.
+    const torch::Tensor yDiff = (fused.y.to(torch::kFloat32) - composed.y.to(torch::kFloat32)).abs();
+    const torch::Tensor yTol = composed.y.to(torch::kFloat32).abs() * (1.0 / 128) + 1e-6;
+    EXPECT_TRUE(yDiff.le(yTol).all().item<bool>()) << "largest output difference " << yDiff.max().item<double>();
+    EXPECT_LT(relativeError(fused.dx, composed.dx), 1e-4);
+    EXPECT_LT(relativeError(fused.dw, composed.dw), 1e-4);
+    EXPECT_LT(relativeError(fused.db, composed.db), 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FusedLayerNorm,
+                         ::testing::Values(std::make_tuple(int64_t{1}, int64_t{768}),
+                                           std::make_tuple(int64_t{4096}, int64_t{768}),
+                                           std::make_tuple(int64_t{37}, int64_t{1000}),
+                                           std::make_tuple(int64_t{2500}, int64_t{2048}),
+                                           std::make_tuple(int64_t{64}, int64_t{5120})),
+                         [](const auto& info) {
+                             return std::to_string(std::get<0>(info.param)) + "x" +
+                                    std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(FusedLayerNormCpu, TheComposedPathRunsOnTheCpu) {
+    torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({8}));
+    const torch::Tensor x = torch::randn({3, 8});
+    EXPECT_FALSE(fusedLayerNormApplies(*ln, x));
+    EXPECT_TRUE(torch::equal(layerNorm(*ln, x), ln->forward(x)));
+}
+
+} // namespace

@@ -1,0 +1,32 @@
+#pragma once
+
+// LayerNorm over the last dimension for mixed precision, for the CUDA worker (built only with a
+// CUDA LibTorch): float32 input, weight and bias, output in bf16 — what the next matrix product
+// reads — written once. Under autocast the composed path writes a float32 output and casts it
+// again before the product, and backward casts the bf16 gradient back to float32 before reading
+// it: four passes over the activations that these kernels do not make. Statistics in float32.
+// No LibTorch headers here: plain pointers and a stream.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace parallax::kernels {
+
+// The widest row the kernels take (columns held in registers, 256 threads per row).
+constexpr int64_t kLayerNormMaxColumns = 8192;
+
+// y[r, :] = (x[r, :] - mean[r]) * rstd[r] * weight + bias (bf16); mean and rstd (float32, one per row)
+// are kept for backward. x and y are contiguous (rows, columns); columns <= kLayerNormMaxColumns.
+cudaError_t layerNormForward(const float* x, const float* weight, const float* bias, int64_t rows, int64_t columns,
+                             double eps, void* yBf16, float* mean, float* rstd, cudaStream_t stream);
+
+// From the bf16 gradient of y: dx (float32, contiguous like x), and the weight and bias gradients
+// (float32, `columns` each, overwritten). `partial` is scratch of layerNormBackwardScratch(...)
+// floats.
+int64_t layerNormBackwardScratch(int64_t rows, int64_t columns);
+cudaError_t layerNormBackward(const void* dyBf16, const float* x, const float* weight, const float* mean,
+                              const float* rstd, int64_t rows, int64_t columns, float* dx, float* dweight,
+                              float* dbias, float* partial, cudaStream_t stream);
+
+} // namespace parallax::kernels
