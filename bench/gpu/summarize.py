@@ -74,6 +74,8 @@ def layout_of(spec):
         t = spec.get("train", {})
         m = t.get("global_batch", 0) // max(1, p.get("dp", 1) * t.get("micro_batch", 1))
         parts.append(f"{p.get('schedule', '1f1b')} m={m}")
+    if p.get("reduce_dtype", "fp32") != "fp32":
+        parts.append(f"{p['reduce_dtype']} reduction")
     return " ".join(parts) or "1 GPU"
 
 
