@@ -9,13 +9,6 @@
 
 namespace parallax {
 
-std::optional<double> medianOf(std::vector<double> v) {
-    if (v.empty()) return std::nullopt;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 namespace {
 
 // Running mean, minimum and maximum of the values that are known (>= 0).

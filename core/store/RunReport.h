@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/store/RunStore.h"
+#include "core/telemetry/Statistics.h"
 
 #include <cstdint>
 #include <optional>
@@ -48,9 +49,6 @@ struct RunReport {
     std::optional<double> bubbleTheory; // (p-1)/(m+p-1) of the run's spec when pp > 1
     std::string theoryBasis;            // e.g. "p = 2, m = 8, 1f1b"; or why there is no theory
 };
-
-// The median of `values` (the mean of the middle two for an even count); nullopt when empty.
-std::optional<double> medianOf(std::vector<double> values);
 
 // Steps before `fromStep` (warm-up) are left out of every figure. Throws StoreError for an unknown run.
 RunReport buildRunReport(const RunStore& store, int64_t run, int64_t fromStep);

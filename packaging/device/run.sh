@@ -183,6 +183,9 @@ run_parallax() { # spec name
     fail "parallax:$name exited $rc after $((SECONDS - t0)) s (results/parallax-$name.log)"
   else
     log "parallax:$name done in $((SECONDS - t0)) s"
+    # Each rank's breakdown of its steady steps (forward and backward, the wait for reductions, ...).
+    grep -o 'rank [0-9]*, steps [0-9]* to [0-9]*, medians of each part[^"]*' "$logfile" |
+      while IFS= read -r line; do log "  $name: $line"; done
   fi
 }
 

@@ -21,12 +21,19 @@ CudaStepClock::Event CudaStepClock::record() {
 void CudaStepClock::begin() {
     // Back to back with the step before: the gap between them belongs to this one.
     m_start = !m_queued.empty() && m_lastEnd ? m_lastEnd : record();
+    m_laps.clear();
+}
+
+void CudaStepClock::lap() {
+    m_laps.push_back(record());
 }
 
 void CudaStepClock::end(const torch::Tensor& scalars) {
     if (!m_start) throw std::logic_error("CudaStepClock::end without begin");
     Queued q;
     q.start = m_start;
+    q.laps = std::move(m_laps);
+    m_laps.clear();
     q.host = torch::empty({scalars.numel()}, torch::TensorOptions().dtype(torch::kDouble).pinned_memory(true));
     q.host.copy_(scalars.reshape({-1}).to(torch::kDouble), /*non_blocking=*/true);
     q.end = record();
@@ -43,6 +50,12 @@ StepReading CudaStepClock::read() {
     q.end->synchronize();
     StepReading r;
     r.ms = q.start->elapsed_time(*q.end);
+    at::cuda::CUDAEvent* from = q.start.get();
+    for (const Event& e : q.laps) {
+        r.lapMs.push_back(from->elapsed_time(*e));
+        from = e.get();
+    }
+    r.lapMs.push_back(from->elapsed_time(*q.end));
     r.scalars.assign(q.host.data_ptr<double>(), q.host.data_ptr<double>() + q.host.numel());
     if (m_queued.empty()) m_lastEnd.reset();
     return r;

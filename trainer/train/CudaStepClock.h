@@ -17,6 +17,7 @@ class CudaStepClock : public StepClock {
 public:
     explicit CudaStepClock(torch::Device device);
     void begin() override;
+    void lap() override;
     void end(const torch::Tensor& scalars) override;
     StepReading read() override;
     size_t unread() const override { return m_queued.size(); }
@@ -25,12 +26,14 @@ private:
     using Event = std::shared_ptr<at::cuda::CUDAEvent>;
     struct Queued {
         Event start, end;
+        std::vector<Event> laps;
         torch::Tensor host; // pinned; filled when `end` has completed
     };
     Event record();
 
     torch::Device m_device;
     Event m_start;    // of the step being queued
+    std::vector<Event> m_laps; // of the step being queued
     Event m_lastEnd;  // of the last step queued, while unread
     std::deque<Queued> m_queued;
 };

@@ -1,6 +1,7 @@
 #include "trainer/train/Trainer.h"
 
 #include "core/telemetry/ClockSync.h"
+#include "core/telemetry/Statistics.h"
 #include "core/util/Files.h"
 
 #include "trainer/data/Dataset.h"
@@ -24,6 +25,7 @@
 #include "trainer/train/CudaSupport.h"
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -428,7 +430,9 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
                               [this] { m_reducer->afterMicroBatch(); });
     }
     queued.spans = std::move(r.spans);
+    m_stepClock->lap();
     m_reducer->finishStep();
+    m_stepClock->lap();
 
     const auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(m_device);
     // Every gradient value counts once: replicated tensor-parallel parameters on tp rank 0 only, and
@@ -448,6 +452,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     queued.optimizerStepsBefore = m_optimizer->stepCount();
     m_optimizer->step(queued.lr, scale, m_nonFinite);
     m_reducer->afterOptimizerStep();
+    m_stepClock->lap();
 
     // The loss exists on the last pipeline stage; the sum over the pipeline group brings it to all.
     torch::Tensor loss = m_groups.isLastStage() && r.lossSum.defined() ? r.lossSum.detach().to(f64).reshape({1})
@@ -468,6 +473,8 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
         stopOnNonFiniteGradient(queued.step);
     }
     const int64_t step = queued.step;
+    const int64_t warmup = std::min<int64_t>(10, (m_spec.train.steps - m_startStep) / 2);
+    if (step >= m_startStep + warmup) m_steadySteps.push_back({step, reading.ms, reading.lapMs});
     m_tokensSeen += m_spec.train.global_batch * m_dims.tokensPerSample();
     result.losses.push_back(loss);
     if (m_zero3 && step == m_startStep) {
@@ -568,9 +575,34 @@ TrainResult Trainer::run() {
         if (checkpoint) result.checkpoint = saveCheckpoint(step + 1);
     }
     sampler.stop();
+    reportStepBreakdown();
     result.steps_done = step;
     result.checkpoint = saveCheckpoint(step);
     return result;
+}
+
+void Trainer::reportStepBreakdown() {
+    static const char* const kParts[] = {"forward and backward", "waiting for gradient reductions after backward",
+                                         "gradient norm and optimizer", "loss reduction"};
+    constexpr size_t kCount = sizeof(kParts) / sizeof(kParts[0]);
+    if (m_steadySteps.empty()) return;
+    std::vector<double> total;
+    std::vector<std::vector<double>> parts(kCount);
+    for (const SteadyStep& s : m_steadySteps) {
+        if (s.lapMs.size() != kCount) return;
+        total.push_back(s.ms);
+        for (size_t i = 0; i < kCount; ++i) parts[i].push_back(s.lapMs[i]);
+    }
+    std::ostringstream line;
+    line.setf(std::ios::fixed);
+    line.precision(2);
+    line << "rank " << m_groups.worldRank() << ", steps " << m_steadySteps.front().step << " to "
+         << m_steadySteps.back().step << ", medians of each part of the step ("
+         << (m_device.is_cuda() ? "CUDA events on the compute stream" : "host clock") << "): step "
+         << medianOf(total).value_or(0) << " ms;";
+    for (size_t i = 0; i < kCount; ++i) line << (i ? ", " : " ") << kParts[i] << " " << medianOf(parts[i]).value_or(0);
+    line << " ms";
+    m_out.info(line.str());
 }
 
 // A profile is a diagnostic: where it cannot be taken (a LibTorch built without Kineto, an

@@ -77,6 +77,9 @@ private:
     std::string saveCheckpoint(int64_t nextStep);
     // Keeps the weights of the last finite step in a checkpoint and throws, naming the step and the fix.
     [[noreturn]] void stopOnNonFiniteGradient(int64_t step);
+    // Logs where the steady steps' time went: forward and backward, the wait for gradient
+    // reductions after backward, gradient norm and optimizer, loss reduction (medians of each).
+    void reportStepBreakdown();
     void startProfile();
     void writeProfile();
     void emitRunStart();
@@ -111,6 +114,13 @@ private:
     double m_peakFlops = 0;
     double m_lastGradNorm = 0;
     std::unique_ptr<StepClock> m_stepClock;
+    // Steps after the warm-up, for the breakdown logged at the end of the run.
+    struct SteadyStep {
+        int64_t step = 0;
+        double ms = 0;
+        std::vector<double> lapMs;
+    };
+    std::vector<SteadyStep> m_steadySteps;
     torch::Tensor m_nonFinite; // on the device: whether any queued step's gradient norm was not finite
     double m_clockOffset = 0; // this rank's clock - rank 0's clock, seconds
 };

@@ -31,7 +31,9 @@ Result run(const torch::Tensor& start, const torch::Tensor& upstream, const torc
     torch::Tensor y;
     {
         compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
-        if (fused) EXPECT_TRUE(fusedLayerNormApplies(*ln, x));
+        if (fused) {
+            EXPECT_TRUE(fusedLayerNormApplies(*ln, x));
+        }
         y = fused ? layerNorm(*ln, x) : ln->forward(x).to(torch::kBFloat16);
     }
     EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
