@@ -6,13 +6,16 @@
 
 namespace parallax {
 
-DataParallel::DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp, int zeroStage)
-    : m_buckets(buckets), m_dp(std::move(dp)), m_stage(zeroStage) {
+DataParallel::DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp, int zeroStage,
+                           torch::ScalarType reduceType)
+    : m_buckets(buckets), m_dp(std::move(dp)), m_stage(zeroStage), m_reduceType(reduceType) {
     if (m_stage < 0 || m_stage > 2) throw std::invalid_argument("DataParallel handles ZeRO stages 0 to 2");
     const size_t n = m_buckets.buckets().size();
     m_arrived.assign(n, 0);
     m_expected.assign(n, 0);
     m_work.resize(n);
+    m_wireIn.resize(n);
+    m_wireOut.resize(n);
     for (size_t b = 0; b < n; ++b) {
         if (m_stage > 0 && m_buckets.buckets()[b].numel() % dpSize() != 0)
             throw std::logic_error("ZeRO buckets must be padded to a multiple of the data-parallel size");
@@ -71,10 +74,17 @@ void DataParallel::onGradReady(int bucket) {
 void DataParallel::launch(int bucket) {
     const size_t b = static_cast<size_t>(bucket);
     Bucket& target = m_buckets.buckets()[b];
-    if (m_stage == 2)
+    if (target.grads.scalar_type() != m_reduceType) {
+        // Both copies live until finishStep(): the reduction reads and writes them asynchronously.
+        m_wireIn[b] = target.grads.to(m_reduceType);
+        m_wireOut[b] = m_stage == 2 ? torch::empty({shardLength(b)}, m_wireIn[b].options()) : m_wireIn[b];
+        m_work[b] = m_stage == 2 ? m_dp->reduceScatterAsync(m_wireOut[b], m_wireIn[b], ReduceOp::Sum)
+                                 : m_dp->allReduceAsync(m_wireOut[b], ReduceOp::Sum);
+    } else if (m_stage == 2) {
         m_work[b] = m_dp->reduceScatterAsync(m_gradShards[b], target.grads, ReduceOp::Sum);
-    else
+    } else {
         m_work[b] = m_dp->allReduceAsync(target.grads, ReduceOp::Sum);
+    }
 }
 
 void DataParallel::finishStep() {
@@ -82,9 +92,12 @@ void DataParallel::finishStep() {
         // Same order on every rank: the graph, hence arrival, is identical across replicas.
         for (size_t b = 0; b < m_work.size(); ++b)
             if (!m_work[b]) launch(static_cast<int>(b));
-        for (auto& w : m_work) {
-            w->wait();
-            w.reset();
+        for (size_t b = 0; b < m_work.size(); ++b) {
+            m_work[b]->wait();
+            m_work[b].reset();
+            if (!m_wireOut[b].defined()) continue;
+            (m_stage == 2 ? m_gradShards[b] : m_buckets.buckets()[b].grads).copy_(m_wireOut[b]);
+            m_wireIn[b] = m_wireOut[b] = torch::Tensor();
         }
     } else if (m_stage == 2) {
         // One data-parallel rank: its slice is the whole bucket.

@@ -23,7 +23,10 @@ namespace parallax {
 // update, afterOptimizerStep() all-gathers the slices so every rank holds the whole parameters again.
 class DataParallel : public GradientReducer {
 public:
-    DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp, int zeroStage = 0);
+    // `reduceType`: the dtype gradients cross the wire in (parallel.reduce_dtype). When it is not the
+    // buckets' (fp32), a cast copy is reduced and the result cast back into the buckets.
+    DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp, int zeroStage = 0,
+                 torch::ScalarType reduceType = torch::kFloat);
 
     // Call before a step's first backward; each parameter will receive `arrivalsPerParam` gradients
     // (the micro-batches of the step).
@@ -63,6 +66,8 @@ private:
     std::vector<int> m_expected;
     std::vector<std::shared_ptr<Work>> m_work;
     std::vector<torch::Tensor> m_gradShards; // stage 2
+    torch::ScalarType m_reduceType;
+    std::vector<torch::Tensor> m_wireIn, m_wireOut; // per bucket: cast copies while a reduction runs
     bool m_active = false;
     int64_t m_launchedEarly = 0;
 };

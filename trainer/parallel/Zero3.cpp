@@ -66,7 +66,8 @@ private:
 
 } // namespace
 
-Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp) : m_buckets(buckets), m_dp(std::move(dp)) {
+Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp, torch::ScalarType reduceType)
+    : m_buckets(buckets), m_dp(std::move(dp)), m_reduceType(reduceType) {
     torch::NoGradGuard noGrad;
     auto& all = m_buckets.buckets();
     for (size_t b = 0; b < all.size(); ++b) {
@@ -79,6 +80,7 @@ Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp) : m_buckets
         u.buckets.push_back(b);
         u.slots += static_cast<int>(bucket.slots.size());
         u.reduced.emplace_back();
+        u.wireIn.emplace_back();
         u.present.push_back(0);
         compat::releaseStorage(bucket.params);
         compat::releaseStorage(bucket.grads);
@@ -209,8 +211,10 @@ void Zero3::startReduce(int unit) {
             m_gradShards[b].add_(bucket.grads);
             continue;
         }
-        u.reduced[i] = torch::empty_like(m_gradShards[b]);
-        u.reducing.push_back(m_dp->reduceScatterAsync(u.reduced[i], bucket.grads, ReduceOp::Sum));
+        const bool cast = bucket.grads.scalar_type() != m_reduceType;
+        u.wireIn[i] = cast ? bucket.grads.to(m_reduceType) : bucket.grads;
+        u.reduced[i] = torch::empty({m_gradShards[b].numel()}, u.wireIn[i].options());
+        u.reducing.push_back(m_dp->reduceScatterAsync(u.reduced[i], u.wireIn[i], ReduceOp::Sum));
     }
     u.gradsLive = false;
     u.arrived = 0;
@@ -223,8 +227,8 @@ void Zero3::completeReduce(int unit) {
     for (auto& w : u.reducing) w->wait();
     if (!u.reducing.empty()) {
         for (size_t i = 0; i < u.buckets.size(); ++i) {
-            m_gradShards[u.buckets[i]].add_(u.reduced[i]);
-            u.reduced[i] = torch::Tensor();
+            m_gradShards[u.buckets[i]].add_(u.reduced[i]); // in fp32 whatever the wire's dtype
+            u.reduced[i] = u.wireIn[i] = torch::Tensor();
         }
     }
     u.reducing.clear();

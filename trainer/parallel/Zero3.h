@@ -24,7 +24,9 @@ namespace parallax {
 // padded to a multiple of dp (BucketOptions::perUnit, padMultiple).
 class Zero3 : public GradientReducer {
 public:
-    Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp);
+    // `reduceType`: the dtype gradients are reduce-scattered in (parallel.reduce_dtype); a cast copy
+    // when it is not the buckets' (fp32), the slices added back in fp32.
+    Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp, torch::ScalarType reduceType = torch::kFloat);
     ~Zero3() override;
 
     // Puts gathering wrappers around the chunks' units that hold trainable parameters.
@@ -68,6 +70,7 @@ private:
         std::vector<torch::Tensor> gatherInputs;
         std::vector<std::shared_ptr<Work>> reducing;
         std::vector<torch::Tensor> reduced; // per bucket: this rank's reduce-scattered slice
+        std::vector<torch::Tensor> wireIn;  // per bucket: the cast copy being reduced (reduceType)
     };
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
     void startGather(int unit, bool forBackward);
@@ -82,6 +85,7 @@ private:
     std::shared_ptr<Communicator> m_dp;
     std::vector<torch::Tensor> m_paramShards;
     std::vector<torch::Tensor> m_gradShards;
+    torch::ScalarType m_reduceType;
     std::vector<char> m_forwardOnly; // per bucket: not gathered for backward
     std::map<int, UnitState> m_units;
     std::vector<int> m_order; // local units in forward order

@@ -209,8 +209,10 @@ void Trainer::setup() {
     bucketOptions.padMultiple = zero > 0 ? m_groups.dpSize : 1;
     bucketOptions.perUnit = zero == 3;
     m_buckets = std::make_unique<GradBuckets>(named, bucketOptions);
+    // Gradients cross the wire in parallel.reduce_dtype (the validator allows bf16 only with NCCL).
+    const torch::ScalarType reduceType = m_spec.parallel.reduce_dtype == "bf16" ? torch::kBFloat16 : torch::kFloat;
     if (zero == 3) {
-        auto z = std::make_unique<Zero3>(*m_buckets, m_groups.dp);
+        auto z = std::make_unique<Zero3>(*m_buckets, m_groups.dp, reduceType);
         z->wrapUnits(chunks);
         // Under bf16 autocast a Linear weight reaches its products as a cast copy autograd keeps.
         if (m_device.is_cuda() && m_spec.train.precision == "bf16" && !m_spec.train.activation_checkpointing) {
@@ -223,7 +225,7 @@ void Trainer::setup() {
         m_zero3 = z.get();
         m_reducer = std::move(z);
     } else {
-        m_reducer = std::make_unique<DataParallel>(*m_buckets, m_groups.dp, zero);
+        m_reducer = std::make_unique<DataParallel>(*m_buckets, m_groups.dp, zero, reduceType);
     }
     m_engine = std::make_unique<PipelineEngine>(std::move(chunks), m_groups, m_spec.parallel.schedule,
                                                 static_cast<int>(m_spec.accumulation()));

@@ -26,6 +26,7 @@ struct GpuLayout {
     const char* schedule;
     int virtualStages = 1;
     const char* kind = "gpt";
+    const char* reduceDtype = "fp32";
 };
 
 void PrintTo(const GpuLayout& layout, std::ostream* os) {
@@ -41,6 +42,7 @@ std::string gpuSpec(const GpuLayout& l) {
       << "seed = 1234\ngrad_clip = 1.0\nprecision = \"bf16\"\ncheckpoint_every = 0\n"
       << "[parallel]\ndp = " << l.dp << "\ntp = " << l.tp << "\npp = " << l.pp << "\nzero = " << l.zero
       << "\nschedule = \"" << l.schedule << "\"\nvirtual_stages = " << l.virtualStages << "\nbucket_mb = 1\n"
+      << "reduce_dtype = \"" << l.reduceDtype << "\"\n"
       << "[launch]\ntarget = \"local\"\ndevice = \"cuda\"\n"
       << "[telemetry]\ndevice_sample_ms = 1000\nspan_every = 0\n";
     return o.str();
@@ -125,6 +127,9 @@ INSTANTIATE_TEST_SUITE_P(Layouts, WorkerGpuLayout,
                                            GpuLayout{"pp2_1f1b", 1, 1, 2, 0, "1f1b"},
                                            GpuLayout{"pp2_gpipe", 1, 1, 2, 0, "gpipe"},
                                            GpuLayout{"dp2_zero3", 2, 1, 1, 3, "1f1b"},
+                                           GpuLayout{"dp2_bf16_reduce", 2, 1, 1, 0, "1f1b", 1, "gpt", "bf16"},
+                                           GpuLayout{"dp2_zero2_bf16_reduce", 2, 1, 1, 2, "1f1b", 1, "gpt", "bf16"},
+                                           GpuLayout{"dp2_zero3_bf16_reduce", 2, 1, 1, 3, "1f1b", 1, "gpt", "bf16"},
                                            // Four GPUs.
                                            GpuLayout{"dp2_tp2", 2, 2, 1, 0, "1f1b"},
                                            GpuLayout{"dp2_pp2", 2, 1, 2, 0, "1f1b"},
