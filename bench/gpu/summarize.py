@@ -10,6 +10,7 @@ with the reference runs of the same model, GPU count and global batch.
 """
 
 import json
+import re
 import os
 import statistics
 import sys
@@ -79,6 +80,23 @@ def layout_of(spec):
     return " ".join(parts) or "1 GPU"
 
 
+# The worker's end-of-run line per rank: medians of the parts of its steady steps.
+BREAKDOWN = re.compile(
+    r"rank (\d+), steps (\d+) to (\d+), medians of each part of the step \([^)]*\): step ([0-9.]+) ms; "
+    r"forward and backward ([0-9.]+), waiting for gradient reductions after backward ([0-9.]+), "
+    r"gradient norm and optimizer ([0-9.]+), loss reduction ([0-9.]+) ms")
+
+
+def breakdowns(events):
+    """(rank, step ms, forward and backward, reduction wait, norm and optimizer, loss) per rank."""
+    out = []
+    for e in events:
+        m = BREAKDOWN.search(e.get("message", "")) if e.get("ev") == "log" else None
+        if m:
+            out.append((int(m.group(1)),) + tuple(float(m.group(i)) for i in range(4, 9)))
+    return sorted(out)
+
+
 def parallax_row(entry, results, repo):
     spec = spec_of(repo, entry["name"])
     model = spec.get("model", {})
@@ -95,7 +113,9 @@ def parallax_row(entry, results, repo):
         "rc": entry["rc"],
     }
     log = os.path.join(results, os.path.basename(entry["log"]))
-    steps = [e for e in telemetry(log) if e.get("ev") == "step"] if os.path.exists(log) else []
+    events = telemetry(log) if os.path.exists(log) else []
+    steps = [e for e in events if e.get("ev") == "step"]
+    row["breakdown"] = breakdowns(events)
     timed = [e for e in steps if e.get("step", 0) >= WARMUP_STEPS] or steps
     if timed:
         row["tokens_per_s"] = statistics.median(e.get("tokens_per_s", 0) for e in timed)
@@ -176,6 +196,18 @@ def main():
           "per GPU. bf16 autocast over fp32 weights (FSDP2: bf16 weights, fp32 reduction).")
     if devices or torches:
         print(f"Hardware and software: {', '.join(devices)}; PyTorch {', '.join(torches)}.")
+    split = [r for r in rows if r.get("breakdown")]
+    if split:
+        print()
+        print("Where the steady steps went (each rank's medians, CUDA events on its compute stream; ms):")
+        print()
+        print("| Model | Layout | Rank | Step | Forward and backward | Waiting for reductions | Norm and optimizer "
+              "| Loss reduction |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        for r in split:
+            for rank, step, compute, wait, update, loss in r["breakdown"]:
+                print(f"| {r['model']} | {r['layout']} | {rank} | {step:.2f} | {compute:.2f} | {wait:.2f} "
+                      f"| {update:.2f} | {loss:.2f} |")
     print()
     print("Commands (from the repository root, NCCL_NVLS_ENABLE=0):")
     print()
