@@ -5,6 +5,7 @@
 
 #if PARALLAX_CUDA_KERNELS
 #include "trainer/kernels/CrossEntropy.h"
+#include "trainer/kernels/Status.h"
 
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -30,9 +31,8 @@ kernels::ElementType elementType(const torch::Tensor& t) {
     }
 }
 
-void check(cudaError_t status, const char* what) {
-    if (status != cudaSuccess)
-        throw std::runtime_error(std::string("fused cross-entropy ") + what + ": " + cudaGetErrorString(status));
+void check(cudaError_t status, const char* stage) {
+    kernels::throwOnError(status, "fused cross-entropy", stage);
 }
 
 // Per-row losses (N) from (N, V) logits; the caller sums them.

@@ -7,6 +7,7 @@
 
 #if PARALLAX_CUDA_KERNELS
 #include "trainer/kernels/LayerNorm.h"
+#include "trainer/kernels/Status.h"
 
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -17,9 +18,8 @@ namespace parallax {
 #if PARALLAX_CUDA_KERNELS
 namespace {
 
-void check(cudaError_t status, const char* what) {
-    if (status != cudaSuccess)
-        throw std::runtime_error(std::string("fused LayerNorm ") + what + ": " + cudaGetErrorString(status));
+void check(cudaError_t status, const char* stage) {
+    kernels::throwOnError(status, "fused LayerNorm", stage);
 }
 
 struct FusedLayerNorm : public torch::autograd::Function<FusedLayerNorm> {

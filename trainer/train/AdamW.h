@@ -35,7 +35,7 @@ public:
     void addGroup(torch::Tensor param, torch::Tensor grad, bool decay);
     // One update with learning rate `lr` after scaling every gradient by `gradScale` (clipping).
     void step(double lr, double gradScale = 1.0);
-    // The same with the decision on the device: `gradScale` (0-dim, > 0) multiplies every gradient
+    // The same with the decision on the device: `gradScale` (0-dim, > 0; undefined: 1) multiplies every gradient
     // and no value changes where `skip` (0-dim bool) holds true; the update still counts. The fused
     // kernel reads both where they are, so the host does not wait for the gradients; elsewhere they
     // are read back first.

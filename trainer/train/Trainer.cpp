@@ -446,7 +446,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     // Every rank holds the same reduced norm, so every rank skips together; finishStep() stops the run.
     const torch::Tensor nonFinite = torch::isfinite(norm).logical_not().reshape({});
     m_nonFinite = m_nonFinite.defined() ? m_nonFinite.logical_or(nonFinite) : nonFinite;
-    torch::Tensor scale = torch::ones({}, f64);
+    torch::Tensor scale; // undefined: no clipping
     if (m_spec.train.grad_clip > 0) {
         const double clip = m_spec.train.grad_clip;
         scale = torch::where(norm > clip, clip / (norm + 1e-6), torch::ones_like(norm)).reshape({});
@@ -476,8 +476,12 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
     }
     const int64_t step = queued.step;
     const int64_t warmup = std::min<int64_t>(10, (m_spec.train.steps - m_startStep) / 2);
-    if (step >= m_startStep + warmup) m_steadySteps.push_back({step, reading.ms, reading.lapMs});
-    m_tokensSeen += m_spec.train.global_batch * m_dims.tokensPerSample();
+    if (step >= m_startStep + warmup) {
+        m_steadySteps.push_back({step, reading.ms, reading.lapMs});
+        if (m_steadySteps.size() > kSteadyStepsKept) m_steadySteps.pop_front();
+    }
+    const int64_t tokensPerStep = m_spec.train.global_batch * m_dims.tokensPerSample();
+    m_tokensSeen += tokensPerStep;
     result.losses.push_back(loss);
     if (m_zero3 && step == m_startStep) {
         const int64_t held = m_zero3->residentParameterValues(), total = m_zero3->totalParameterValues();
@@ -495,7 +499,6 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
     const double peakMemory = m_groups.world->allReduceScalar(peakMemoryBytes(), ReduceOp::Max);
     const auto [msMax, slowest] = m_groups.world->maxLoc(ms);
     if (m_groups.worldRank() == 0 && (step % m_spec.telemetry.step_every == 0 || step + 1 == m_spec.train.steps)) {
-        const int64_t tokensPerStep = m_spec.train.global_batch * m_dims.tokensPerSample();
         StepEvent e;
         e.step = step;
         e.loss = loss;

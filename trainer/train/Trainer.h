@@ -9,6 +9,7 @@
 #include "trainer/train/Checkpoint.h"
 #include "trainer/train/TelemetryEmitter.h"
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,13 +115,15 @@ private:
     double m_peakFlops = 0;
     double m_lastGradNorm = 0;
     std::unique_ptr<StepClock> m_stepClock;
-    // Steps after the warm-up, for the breakdown logged at the end of the run.
+    // The last steps after the warm-up (at most kSteadyStepsKept), for the breakdown logged at the
+    // end of the run.
+    static constexpr size_t kSteadyStepsKept = 10000;
     struct SteadyStep {
         int64_t step = 0;
         double ms = 0;
         std::vector<double> lapMs;
     };
-    std::vector<SteadyStep> m_steadySteps;
+    std::deque<SteadyStep> m_steadySteps;
     torch::Tensor m_nonFinite; // on the device: whether any queued step's gradient norm was not finite
     double m_clockOffset = 0; // this rank's clock - rank 0's clock, seconds
 };
