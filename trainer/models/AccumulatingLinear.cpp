@@ -2,6 +2,14 @@
 
 #include "trainer/compat/TorchCompat.h"
 
+#if PARALLAX_CUDA_KERNELS
+#include "trainer/kernels/ColumnSum.h"
+#include "trainer/kernels/Status.h"
+
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 namespace parallax {
 
 namespace {
@@ -50,7 +58,7 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
             compat::accumulateProduct(param.grad(), part.t(), x2);
             if (i < nb) {
                 const torch::Tensor& bias = saved[2 + nw + i];
-                bias.grad().add_(torch::sum(part, at::IntArrayRef{0}, /*keepdim=*/false, bias.grad().scalar_type()));
+                addColumnSums(bias.grad(), part);
             }
             start += width;
         }
@@ -63,6 +71,24 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
 };
 
 } // namespace
+
+void addColumnSums(const torch::Tensor& out, const torch::Tensor& x) {
+    torch::NoGradGuard noGrad;
+#if PARALLAX_CUDA_KERNELS
+    if (x.is_cuda() && x.dim() == 2 && x.scalar_type() == torch::kBFloat16 && out.scalar_type() == torch::kFloat32 &&
+        out.is_contiguous() && out.device() == x.device() && out.numel() == x.size(1) &&
+        (x.stride(1) == 1 || x.size(1) == 1) && x.stride(0) >= x.size(1)) {
+        const c10::cuda::CUDAGuard guard(x.device());
+        torch::Tensor scratch = torch::empty({kernels::columnSumScratch(x.size(0), x.size(1))}, out.options());
+        kernels::throwOnError(kernels::columnSumAccumulate(x.data_ptr(), x.size(0), x.size(1), x.stride(0),
+                                                           out.data_ptr<float>(), scratch.data_ptr<float>(),
+                                                           c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
+                              "bias gradient", "column sums");
+        return;
+    }
+#endif
+    out.add_(torch::sum(x, at::IntArrayRef{0}, /*keepdim=*/false, out.scalar_type()).view_as(out));
+}
 
 bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const std::vector<torch::Tensor>& biases) {
     if (!torch::GradMode::is_enabled() || weights.empty()) return false;

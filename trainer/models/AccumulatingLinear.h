@@ -20,4 +20,9 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
 torch::Tensor accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
                                  const std::vector<torch::Tensor>& biases);
 
+// out += x.sum(0), accumulated in out's type: a bias gradient from the (rows, out) output gradient.
+// On a GPU, for a bf16 x whose rows are contiguous (a column slice of wider rows too) and a float32
+// out, one fused pass (trainer/kernels/ColumnSum); elsewhere LibTorch's sum and add.
+void addColumnSums(const torch::Tensor& out, const torch::Tensor& x);
+
 } // namespace parallax

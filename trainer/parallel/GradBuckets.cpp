@@ -106,13 +106,21 @@ void GradBuckets::zeroGrads() {
 }
 
 torch::Tensor sumOfSquares(const std::vector<torch::Tensor>& tensors) {
-    torch::Tensor total;
-    for (const torch::Tensor& t : tensors) {
-        // One read of t, no squared copy (the norm accumulates in float32 on CUDA, double on CPU).
-        torch::Tensor part = t.norm().to(torch::kDouble).square();
-        total = total.defined() ? total + part : part;
+    if (tensors.empty()) return torch::Tensor();
+    const bool uniform = std::all_of(tensors.begin(), tensors.end(), [&](const torch::Tensor& t) {
+        return t.device() == tensors.front().device() && t.scalar_type() == tensors.front().scalar_type();
+    });
+    torch::Tensor norms;
+    if (uniform) {
+        // One multi-tensor launch on CUDA for all the buckets (each read once, no squared copy;
+        // float32 accumulation on CUDA).
+        norms = torch::stack(at::_foreach_norm(tensors, 2));
+    } else {
+        std::vector<torch::Tensor> each;
+        for (const torch::Tensor& t : tensors) each.push_back(t.norm().to(tensors.front().device()).reshape({}));
+        norms = torch::stack(each);
     }
-    return total.defined() ? total.reshape({1}) : total;
+    return norms.to(torch::kDouble).square().sum().reshape({1});
 }
 
 } // namespace parallax

@@ -1,11 +1,16 @@
 // The accumulating Linear on a GPU under bf16 autocast against autograd's own path (autocast's cast
 // copies, bf16 weight gradients cast and added): the same input gradient and fp32 weight and bias
-// gradients to bf16 rounding, added into the existing gradient tensors. Skips without CUDA.
+// gradients to bf16 rounding, added into the existing gradient tensors; and the fused bias-gradient
+// column sums against a float64 sum of the same bf16 values, for aligned, unaligned and sliced
+// matrices. Skips without CUDA (the column sums' LibTorch path is checked on the CPU).
 
 #include <gtest/gtest.h>
 
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/models/AccumulatingLinear.h"
+
+#include <cmath>
+#include <string>
 
 namespace {
 
@@ -48,6 +53,45 @@ TEST(AccumulatingLinearGpu, MatchesAutocastAutogradInBf16) {
         EXPECT_LT(relative(ba[i].grad() - 0.25, bb[i].grad() - 0.25), 2e-2) << "bias " << i;
     }
     EXPECT_TRUE(wa[0].grad().is_same(gradObject));
+}
+
+// out += x.sum(0) for x a (rows, width) view starting at column `offset` of (rows, stride) bf16 rows.
+void checkColumnSums(const torch::Device& device, int64_t rows, int64_t width, int64_t stride, int64_t offset) {
+    SCOPED_TRACE("rows " + std::to_string(rows) + ", width " + std::to_string(width) + " of " + std::to_string(stride) +
+                 " at " + std::to_string(offset));
+    torch::manual_seed(rows + width);
+    const auto f32 = torch::TensorOptions().device(device).dtype(torch::kFloat32);
+    const torch::Tensor wide = torch::randn({rows, stride}, f32).to(torch::kBFloat16);
+    const torch::Tensor x = wide.narrow(1, offset, width);
+    const torch::Tensor start = torch::randn({width}, f32);
+    torch::Tensor out = start.clone();
+    addColumnSums(out, x);
+    const torch::Tensor expected = start.to(torch::kFloat64) + x.to(torch::kFloat64).sum(0);
+    // float32 sums of `rows` values of magnitude ~1: a few float32 roundings per partial.
+    const double tolerance = 1e-6 * std::sqrt(static_cast<double>(rows)) * 8 + 1e-6;
+    EXPECT_LT((out.to(torch::kFloat64) - expected).abs().max().item<double>(), tolerance);
+    if (device.is_cuda()) {
+        torch::Tensor again = start.clone();
+        addColumnSums(again, x);
+        EXPECT_TRUE(torch::equal(out, again)) << "the same input must give the same bits";
+    }
+}
+
+TEST(AccumulatingLinearGpu, FusedColumnSumsMatchFloat64Sums) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    const torch::Device cuda(torch::kCUDA);
+    checkColumnSums(cuda, 16384, 768, 768, 0);     // a whole (B*T, C) output gradient
+    checkColumnSums(cuda, 8192, 2048, 6144, 2048); // the k slice of a stacked q, k, v gradient
+    checkColumnSums(cuda, 1000, 777, 777, 0);      // odd row stride: unpaired loads
+    checkColumnSums(cuda, 300, 5, 9, 1);           // odd start, fewer columns than a warp covers
+    checkColumnSums(cuda, 1, 3, 3, 0);
+    checkColumnSums(cuda, 257, 64, 128, 64);       // one row past a slice of 256
+}
+
+TEST(AccumulatingLinearGpu, ColumnSumsOnTheCpuUseLibTorch) {
+    const torch::Device cpu(torch::kCPU);
+    checkColumnSums(cpu, 300, 5, 9, 1);
+    checkColumnSums(cpu, 64, 32, 32, 0);
 }
 
 } // namespace
