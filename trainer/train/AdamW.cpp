@@ -2,6 +2,14 @@
 
 #include "trainer/compat/TorchCompat.h"
 
+#if PARALLAX_CUDA_KERNELS
+#include "trainer/kernels/AdamW.h"
+#include "trainer/kernels/Status.h"
+
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 
@@ -37,6 +45,29 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
         if (scaleOnDevice.defined()) divisor = scaleOnDevice.reciprocal().to(f32);
         else if (hostScale != 1.0) divisor = torch::full({}, 1.0 / hostScale, f32);
         const torch::Tensor found = skip.defined() ? skip.to(f32) : torch::Tensor();
+#if PARALLAX_CUDA_KERNELS
+        if (!m_options.libtorchKernel) {
+            const c10::cuda::CUDAGuard guard(held->param.device());
+            const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(held->param.device().index()).stream();
+            kernels::AdamWUpdate u;
+            u.step = m_step;
+            u.lr = lr;
+            u.beta1 = m_options.beta1;
+            u.beta2 = m_options.beta2;
+            u.eps = m_options.eps;
+            for (Group& g : m_groups) {
+                if (g.param.numel() == 0) continue;
+                u.weightDecay = g.decay ? m_options.weight_decay : 0.0;
+                kernels::throwOnError(
+                    kernels::adamWStep(g.param.data_ptr<float>(), g.grad.data_ptr<float>(), g.exp_avg.data_ptr<float>(),
+                                       g.exp_avg_sq.data_ptr<float>(), g.param.numel(), u,
+                                       divisor.defined() ? divisor.data_ptr<float>() : nullptr,
+                                       found.defined() ? found.data_ptr<float>() : nullptr, stream),
+                    "AdamW", "update");
+            }
+            return;
+        }
+#endif
         // One call per weight-decay class (decay on matrices and embeddings, none elsewhere).
         for (const bool decay : {true, false}) {
             std::vector<torch::Tensor> params, grads, expAvgs, expAvgSqs;
@@ -71,9 +102,18 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
 }
 
 bool AdamW::fusedApplies() const {
-    if (!compat::hasFusedAdamW() || m_groups.empty()) return false;
-    for (const Group& g : m_groups)
-        if (g.param.numel() > 0 && !(g.param.is_cuda() && g.param.scalar_type() == torch::kFloat)) return false;
+#if PARALLAX_CUDA_KERNELS
+    const bool kernel = !m_options.libtorchKernel || compat::hasFusedAdamW();
+#else
+    const bool kernel = compat::hasFusedAdamW();
+#endif
+    if (!kernel || m_groups.empty()) return false;
+    for (const Group& g : m_groups) {
+        if (g.param.numel() == 0) continue;
+        if (!(g.param.is_cuda() && g.param.scalar_type() == torch::kFloat)) return false;
+        for (const torch::Tensor* t : {&g.param, &g.grad, &g.exp_avg, &g.exp_avg_sq})
+            if (!t->is_contiguous() || t->scalar_type() != torch::kFloat || t->numel() != g.param.numel()) return false;
+    }
     return true;
 }
 

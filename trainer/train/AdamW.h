@@ -12,9 +12,12 @@ struct AdamWOptions {
     double beta2 = 0.95;
     double eps = 1e-8;
     double weight_decay = 0.1;
-    // One fused CUDA kernel per update where LibTorch has it (2.x, tensors on a GPU); the same
-    // arithmetic elementwise elsewhere.
+    // Fused on a GPU: the worker's own kernel (trainer/kernels/AdamW, one pass per group) where it
+    // is built, else LibTorch's fused AdamW where it has one (2.x); the same arithmetic elementwise
+    // elsewhere.
     bool fused = true;
+    // LibTorch's fused AdamW even where the worker's kernel is built (tests compare the two).
+    bool libtorchKernel = false;
 };
 
 // AdamW over flat fp32 tensors (whole buckets, or this rank's shard of them under ZeRO): a handful

@@ -1,8 +1,10 @@
 // The fused CUDA AdamW against the elementwise one on the same GPU: same updates to fp32 rounding,
-// with and without weight decay and gradient scaling. Skips where there is no GPU or no fused kernel.
+// with and without weight decay and gradient scaling; the worker's own kernel against LibTorch's
+// fused AdamW, on aligned and unaligned slices. Skips where there is no GPU or no fused kernel.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "trainer/compat/TorchCompat.h"
@@ -18,9 +20,10 @@ struct Optimizer {
 };
 
 // Three flat groups (two with decay, one without) with the same starting values for both optimizers.
-Optimizer make(bool fused, const std::vector<torch::Tensor>& start) {
+Optimizer make(bool fused, const std::vector<torch::Tensor>& start, bool libtorchKernel = false) {
     AdamWOptions o;
     o.fused = fused;
+    o.libtorchKernel = libtorchKernel;
     Optimizer s{AdamW(o), {}, {}};
     for (size_t i = 0; i < start.size(); ++i) {
         s.params.push_back(start[i].clone());
@@ -100,6 +103,48 @@ TEST(FusedAdamW, CpuTensorsTakeTheElementwisePath) {
     fused.optimizer.step(1e-2, 0.5);
     plain.optimizer.step(1e-2, 0.5);
     for (size_t i = 0; i < start.size(); ++i) EXPECT_TRUE(torch::equal(fused.params[i], plain.params[i]));
+}
+
+// The worker's kernel (where built) against LibTorch's fused AdamW: groups that are slices of one
+// buffer at odd offsets (no four-value loads) and of lengths that are not multiples of four, device
+// scale and skip. Both do the same float32 arithmetic; only the order of a few roundings differs.
+TEST(FusedAdamW, OwnKernelMatchesLibTorchsFusedAdamW) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    if (!compat::hasFusedAdamW()) GTEST_SKIP() << "this LibTorch has no fused AdamW to compare with";
+    torch::manual_seed(13);
+    const auto cuda = torch::TensorOptions().dtype(torch::kFloat).device(torch::kCUDA);
+    const auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(torch::kCUDA);
+    const torch::Tensor buffer = torch::randn({1 << 18}, cuda);
+    const std::vector<torch::Tensor> start = {buffer.narrow(0, 1, 100003), buffer.narrow(0, 100004, 4097),
+                                              torch::randn({1 << 17}, cuda)};
+    Optimizer own = make(true, start), libtorch = make(true, start, /*libtorchKernel=*/true);
+    for (int step = 0; step < 5; ++step) {
+        for (size_t i = 0; i < start.size(); ++i) {
+            const auto g = torch::randn_like(start[i]) * (0.2 * (step + 1));
+            own.grads[i].copy_(g);
+            libtorch.grads[i].copy_(g);
+        }
+        const torch::Tensor scale = torch::full({}, step % 2 ? 0.4 : 1.0, f64);
+        const torch::Tensor skip = torch::full({}, step == 3 ? 1.0 : 0.0, f64).to(torch::kBool);
+        const double lr = 2e-3 * (step + 1);
+        own.optimizer.step(lr, scale, skip);
+        libtorch.optimizer.step(lr, scale, skip);
+        for (size_t i = 0; i < start.size(); ++i) {
+            const double moved = (libtorch.params[i] - start[i]).abs().max().item<double>();
+            ASSERT_GT(moved, 0.0);
+            const double size = std::max(1.0, libtorch.params[i].abs().max().item<double>());
+            EXPECT_LT((own.params[i] - libtorch.params[i]).abs().max().item<double>(), 2e-6 * size) // a few ulps
+                << "step " << step << ", group " << i;
+            for (auto moment : {&AdamW::Group::exp_avg, &AdamW::Group::exp_avg_sq}) {
+                const torch::Tensor& a = own.optimizer.groups()[i].*moment;
+                const torch::Tensor& b = libtorch.optimizer.groups()[i].*moment;
+                EXPECT_LT((a - b).abs().max().item<double>(), 2e-6 * std::max(1.0, b.abs().max().item<double>()))
+                    << "step " << step << ", group " << i;
+            }
+        }
+    }
+    // The skipped step (3) changed nothing in either: both counted five updates.
+    EXPECT_EQ(own.optimizer.stepCount(), 5);
 }
 
 } // namespace
