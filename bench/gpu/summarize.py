@@ -77,7 +77,15 @@ def layout_of(spec):
         parts.append(f"{p.get('schedule', '1f1b')} m={m}")
     if p.get("reduce_dtype", "fp32") != "fp32":
         parts.append(f"{p['reduce_dtype']} reduction")
-    return " ".join(parts) or "1 GPU"
+    layout = " ".join(parts) or "1 GPU"
+    # Telemetry settings other than the benchmark specs' usual (a device sample a second, no spans).
+    t = spec.get("telemetry", {})
+    sample, spans = t.get("device_sample_ms", 1000), t.get("span_every", 0)
+    if sample >= 3600000 and not spans:
+        layout += ", telemetry off"
+    elif sample != 1000 or spans:
+        layout += f", telemetry: device sample every {sample} ms, spans every {spans or 'no'} steps"
+    return layout
 
 
 # The worker's end-of-run line per rank: medians of the parts of its steady steps.
