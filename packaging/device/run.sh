@@ -6,7 +6,8 @@
 # Items (default: build tests bench-1gpu bench-2gpu), in the order given:
 #   build                  configure against the pip PyTorch's LibTorch (CUDA) and build parallax-worker
 #                          and the GPU tests into $BUILD_DIR (kept between calls)
-#   tests                  ctest -L gpu (NCCL on two GPUs, the worker on GPUs against one GPU, CUDA helpers)
+#   tests                  ctest -L gpu (NCCL on two GPUs, the worker on GPUs against one GPU, CUDA helpers);
+#                          TESTS_REGEX=... runs only the GPU tests whose names match
 #                          and the pipeline message-order check
 #   bench-1gpu             Parallax gpt-124m on one GPU; the PyTorch reference eager and compiled
 #   bench-2gpu             bench-2gpu-parallax then bench-2gpu-reference
@@ -138,8 +139,8 @@ do_tests() {
   "$BUILD/tests/trainer/gpu/parallax_pipeline_order_tests" > "$OUT/logs/tests-pipeline-order.log" 2>&1 ||
     fail "pipeline message order (logs/tests-pipeline-order.log)"
   log "ctest -L gpu (limit ${budget}s)"
-  if ! timeout -k 15 "$budget" ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout "$budget" \
-      --output-junit "$OUT/logs/tests-gpu.xml" > "$OUT/logs/tests-gpu.log" 2>&1; then
+  if ! timeout -k 15 "$budget" ctest --test-dir "$BUILD" -L gpu ${TESTS_REGEX:+-R "$TESTS_REGEX"} \
+      --output-on-failure --timeout "$budget" --output-junit "$OUT/logs/tests-gpu.xml" > "$OUT/logs/tests-gpu.log" 2>&1; then
     fail "gpu tests (logs/tests-gpu.log)"
   fi
   grep -E "tests passed|tests failed|\((Failed|Skipped|Timeout|Not Run)\)" "$OUT/logs/tests-gpu.log" | tail -40 |
