@@ -6,14 +6,10 @@
 
 #include <torch/csrc/autograd/function.h>
 
-#include <map>
 #include <memory>
-#include <string>
 #include <vector>
 
 namespace parallax {
-
-class Embedding;
 
 // Data-parallel gradient reduction with buckets overlapped with backward: a hook on each
 // parameter's gradient accumulator counts arrivals; once every parameter of a bucket has received
@@ -56,37 +52,9 @@ public:
 
     int64_t bucketsLaunchedDuringBackward() const { return m_launchedEarly; }
 
-    // Token tables: the gradient of a lookup table is its output gradient's rows added at the rows of
-    // the tokens looked up, complete only when backward ends, with nothing left to overlap a
-    // reduction of the whole table. Instead, each rank's token ids and gradient rows are all-gathered
-    // (for gpt-124m at micro-batch 16, 50 MB against the table's 154 MB) and every rank adds all of
-    // them into its table gradient. Installs the lookup on `table`, whose weight is parameter `name`;
-    // the weight must sit alone in its bucket (BucketOptions::alone) and be used by lookups only (not
-    // tied to an output layer). False, and nothing installed, where this does not apply (a lookup
-    // already installed, one rank, or the weight not alone in its bucket). Should the ranks look up
-    // different numbers of tokens in a step, that step reduces the whole table instead.
-    bool exchangeRowsOf(Embedding& table, const std::string& name);
-    // Steps in which a table's rows were exchanged (tests read it).
-    int64_t rowExchanges() const { return m_rowExchanges; }
-    // Called by the installed lookup's backward: one micro-batch's token ids (N) and gradient rows
-    // (N, width) of the table in `bucket`.
-    void stashRows(int bucket, const torch::Tensor& ids, const torch::Tensor& rows);
-
 private:
-    struct TableRows {
-        int64_t count = 0, width = 0; // the table's shape
-        std::vector<torch::Tensor> ids, rows; // stashed per micro-batch
-        torch::Tensor sentIds, sentRows, gatheredIds, gatheredRows;
-        std::shared_ptr<Work> idsWork;
-    };
-
     void onGradReady(int bucket);
     void launch(int bucket);
-    void launchWhole(int bucket);
-    void launchRows(int bucket, TableRows& t);
-    void finishRows(int bucket, TableRows& t);
-    // The table's gradient (count, width) in bucket b from `ids` and `rows`, written into its slot.
-    void writeTableGradient(int bucket, const TableRows& t, const torch::Tensor& ids, const torch::Tensor& rows);
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
     int dpRank() const { return m_dp ? m_dp->rank() : 0; }
 
@@ -102,8 +70,6 @@ private:
     std::vector<torch::Tensor> m_wireIn, m_wireOut; // per bucket: cast copies while a reduction runs
     bool m_active = false;
     int64_t m_launchedEarly = 0;
-    std::map<int, TableRows> m_tables; // by bucket
-    int64_t m_rowExchanges = 0;
 };
 
 } // namespace parallax

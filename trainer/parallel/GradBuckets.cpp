@@ -45,13 +45,6 @@ GradBuckets::GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>
             openUnit = unitOfParameter(name);
         }
         const int group = (decays(name, p) ? 1 : 0) + (sharded.count(name) ? 2 : 0);
-        if (options.alone.count(name)) {
-            Pending own;
-            own.members.push_back(i);
-            own.numel = p.numel();
-            closed.emplace_back(group, std::move(own));
-            continue;
-        }
         Pending& cur = open[group];
         if (!options.perUnit && !cur.members.empty() && cur.numel + p.numel() > capacity) {
             closed.emplace_back(group, std::move(cur));

@@ -40,7 +40,6 @@ struct BucketOptions {
     std::set<std::string> sharded; // tensor-parallel shards
     int64_t padMultiple = 1;        // ZeRO: equal shards for every data-parallel rank
     bool perUnit = false;           // ZeRO-3: buckets never span two units ("units.<i>." names)
-    std::set<std::string> alone;    // parameters that get a bucket of their own (token tables)
 };
 
 // Packs trainable parameters into buckets of at most `bucketBytes`, in reverse registration order

@@ -12,7 +12,6 @@
 #include "trainer/parallel/GradBuckets.h"
 #include "core/spec/Estimates.h"
 #include "trainer/parallel/Zero3.h"
-#include "trainer/models/Embedding.h"
 #include "trainer/models/Linear.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
@@ -28,7 +27,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <optional>
 #include <set>
 #include <cmath>
@@ -210,16 +208,6 @@ void Trainer::setup() {
     for (const auto& [name, shard] : m_tpPlan) bucketOptions.sharded.insert(name);
     bucketOptions.padMultiple = zero > 0 ? m_groups.dpSize : 1;
     bucketOptions.perUnit = zero == 3;
-    // Token tables (not vocabulary-parallel) whose gradient rows are exchanged instead of reducing
-    // the whole table, each in a bucket of its own (DataParallel::exchangeRowsOf).
-    std::map<std::string, Embedding*> tables;
-    if (zero < 3 && m_groups.dpSize > 1) {
-        for (const auto& item : m_model->named_modules()) {
-            auto* table = dynamic_cast<Embedding*>(item.value().get());
-            if (table && !table->lookup && table->weight.requires_grad()) tables[item.key() + ".weight"] = table;
-        }
-    }
-    for (const auto& [name, table] : tables) bucketOptions.alone.insert(name);
     m_buckets = std::make_unique<GradBuckets>(named, bucketOptions);
     // Gradients cross the wire in parallel.reduce_dtype (the validator allows bf16 only with NCCL).
     const torch::ScalarType reduceType = m_spec.parallel.reduce_dtype == "bf16" ? torch::kBFloat16 : torch::kFloat;
@@ -237,13 +225,7 @@ void Trainer::setup() {
         m_zero3 = z.get();
         m_reducer = std::move(z);
     } else {
-        auto dp = std::make_unique<DataParallel>(*m_buckets, m_groups.dp, zero, reduceType);
-        for (const auto& [name, table] : tables)
-            if (dp->exchangeRowsOf(*table, name) && m_groups.coord.dp == 0 && m_groups.coord.tp == 0)
-                m_out.info("data parallel: " + name + " (" + std::to_string(table->count) + " x " +
-                           std::to_string(table->dim) +
-                           ") exchanges its gradient as the looked-up rows, not as a reduction of the whole table");
-        m_reducer = std::move(dp);
+        m_reducer = std::make_unique<DataParallel>(*m_buckets, m_groups.dp, zero, reduceType);
     }
     m_engine = std::make_unique<PipelineEngine>(std::move(chunks), m_groups, m_spec.parallel.schedule,
                                                 static_cast<int>(m_spec.accumulation()));

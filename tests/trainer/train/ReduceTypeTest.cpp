@@ -3,16 +3,51 @@
 // every value) shows what went over the wire: in bf16, the doubled values of the bf16-rounded
 // gradients; in fp32, the doubled gradients themselves.
 
-#include "tests/trainer/support/MirrorCommunicator.h"
+#include "trainer/comm/Communicator.h"
 #include "trainer/parallel/DataParallel.h"
 #include "trainer/parallel/GradBuckets.h"
 
 #include <gtest/gtest.h>
 
 using namespace parallax;
-using parallax::testing::MirrorCommunicator;
 
 namespace {
+
+class Done : public Work {
+public:
+    void wait() override {}
+    bool test() override { return true; }
+};
+
+// Rank 0 of two whose peer holds the same tensors; records the dtypes it was handed.
+class MirrorCommunicator : public Communicator {
+public:
+    int rank() const override { return 0; }
+    int size() const override { return 2; }
+    std::string backend() const override { return "mirror"; }
+    std::shared_ptr<Work> allReduceAsync(torch::Tensor& t, ReduceOp) override {
+        types.push_back(t.scalar_type());
+        t.mul_(2);
+        return std::make_shared<Done>();
+    }
+    std::shared_ptr<Work> reduceScatterAsync(torch::Tensor& out, const torch::Tensor& in, ReduceOp) override {
+        types.push_back(in.scalar_type());
+        out.copy_(in.chunk(2)[0] * 2);
+        return std::make_shared<Done>();
+    }
+    std::shared_ptr<Work> allGatherAsync(torch::Tensor& out, const torch::Tensor& in) override {
+        out.copy_(torch::cat({in, in}));
+        return std::make_shared<Done>();
+    }
+    std::shared_ptr<Work> broadcastAsync(torch::Tensor&, int) override { return std::make_shared<Done>(); }
+    std::shared_ptr<Work> sendAsync(const torch::Tensor&, int, int) override { throw std::logic_error("no peers"); }
+    std::shared_ptr<Work> recvAsync(torch::Tensor&, int, int) override { throw std::logic_error("no peers"); }
+    void barrier() override {}
+    double allReduceScalar(double value, ReduceOp) override { return 2 * value; }
+    std::pair<double, int> maxLoc(double value) override { return {value, 0}; }
+
+    std::vector<torch::ScalarType> types;
+};
 
 struct Mlp : torch::nn::Module {
     Mlp() {
