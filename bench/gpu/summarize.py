@@ -92,16 +92,17 @@ def layout_of(spec):
 BREAKDOWN = re.compile(
     r"rank (\d+), steps (\d+) to (\d+), medians of each part of the step \([^)]*\): step ([0-9.]+) ms; "
     r"forward and backward ([0-9.]+), waiting for gradient reductions after backward ([0-9.]+), "
-    r"gradient norm and optimizer ([0-9.]+), loss reduction ([0-9.]+) ms")
+    r"gradient norm and its sum over the stages and shards ([0-9.]+), optimizer ([0-9.]+), "
+    r"loss reduction ([0-9.]+) ms")
 
 
 def breakdowns(events):
-    """(rank, step ms, forward and backward, reduction wait, norm and optimizer, loss) per rank."""
+    """(rank, step ms, forward and backward, reduction wait, norm and its sum, optimizer, loss) per rank."""
     out = []
     for e in events:
         m = BREAKDOWN.search(e.get("message", "")) if e.get("ev") == "log" else None
         if m:
-            out.append((int(m.group(1)),) + tuple(float(m.group(i)) for i in range(4, 9)))
+            out.append((int(m.group(1)),) + tuple(float(m.group(i)) for i in range(4, 10)))
     return sorted(out)
 
 
@@ -209,13 +210,13 @@ def main():
         print()
         print("Where the steady steps went (each rank's medians, CUDA events on its compute stream; ms):")
         print()
-        print("| Model | Layout | Rank | Step | Forward and backward | Waiting for reductions | Norm and optimizer "
-              "| Loss reduction |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        print("| Model | Layout | Rank | Step | Forward and backward | Waiting for reductions "
+              "| Norm and its sum over stages and shards | Optimizer | Loss reduction |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in split:
-            for rank, step, compute, wait, update, loss in r["breakdown"]:
+            for rank, step, compute, wait, norm, update, loss in r["breakdown"]:
                 print(f"| {r['model']} | {r['layout']} | {rank} | {step:.2f} | {compute:.2f} | {wait:.2f} "
-                      f"| {update:.2f} | {loss:.2f} |")
+                      f"| {norm:.2f} | {update:.2f} | {loss:.2f} |")
     print()
     print("Commands (from the repository root, NCCL_NVLS_ENABLE=0):")
     print()

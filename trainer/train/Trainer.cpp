@@ -442,6 +442,8 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     torch::Tensor normSq = m_reducer->gradNormSquared(m_groups.coord.tp == 0);
     if (!normSq.defined()) normSq = torch::zeros({1}, f64);
     (m_reducer->gradientsSliced() ? m_groups.world : m_groups.mp)->allReduce(normSq, ReduceOp::Sum);
+    // With model parallelism the sum waits for every stage's backward: its own part of the step.
+    m_stepClock->lap();
     const torch::Tensor norm = normSq.sqrt();
     // Every rank holds the same reduced norm, so every rank skips together; finishStep() stops the run.
     const torch::Tensor nonFinite = torch::isfinite(norm).logical_not().reshape({});
@@ -588,7 +590,8 @@ TrainResult Trainer::run() {
 
 void Trainer::reportStepBreakdown() {
     static const char* const kParts[] = {"forward and backward", "waiting for gradient reductions after backward",
-                                         "gradient norm and optimizer", "loss reduction"};
+                                         "gradient norm and its sum over the stages and shards", "optimizer",
+                                         "loss reduction"};
     constexpr size_t kCount = sizeof(kParts) / sizeof(kParts[0]);
     if (m_steadySteps.empty()) return;
     std::vector<double> total;

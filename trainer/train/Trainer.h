@@ -79,7 +79,8 @@ private:
     // Keeps the weights of the last finite step in a checkpoint and throws, naming the step and the fix.
     [[noreturn]] void stopOnNonFiniteGradient(int64_t step);
     // Logs where the steady steps' time went: forward and backward, the wait for gradient
-    // reductions after backward, gradient norm and optimizer, loss reduction (medians of each).
+    // reductions after backward, the gradient norm and its sum over the stages and shards, the
+    // optimizer, loss reduction (medians of each).
     void reportStepBreakdown();
     void startProfile();
     void writeProfile();
