@@ -13,8 +13,8 @@ struct Coefficients {
     float lr, beta1, beta2, decay, eps, stepSize, sqrtBias2;
 };
 
-__device__ __forceinline__ void update(float& p, float g, float& m, float& v, const Coefficients& c, float invDivisor) {
-    g *= invDivisor;
+__device__ __forceinline__ void update(float& p, float g, float& m, float& v, const Coefficients& c, float scale) {
+    g *= scale;
     p -= c.lr * c.decay * p;
     m = c.beta1 * m + (1.f - c.beta1) * g;
     v = c.beta2 * v + (1.f - c.beta2) * g * g;
@@ -25,10 +25,10 @@ __device__ __forceinline__ void update(float& p, float g, float& m, float& v, co
 // kVectors: the four arrays start on 16 bytes, and the first n - n % 4 values go four at a time.
 template <bool kVectors>
 __global__ void adamWKernel(float* __restrict__ param, const float* __restrict__ grad, float* __restrict__ expAvg,
-                            float* __restrict__ expAvgSq, int64_t n, Coefficients c, const float* gradDivisor,
+                            float* __restrict__ expAvgSq, int64_t n, Coefficients c, const float* gradScale,
                             const float* skip) {
     if (skip && *skip != 0.f) return;
-    const float invDivisor = gradDivisor ? 1.f / *gradDivisor : 1.f;
+    const float scale = gradScale ? *gradScale : 1.f;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     int64_t done = 0;
@@ -39,10 +39,10 @@ __global__ void adamWKernel(float* __restrict__ param, const float* __restrict__
             const float4 g = reinterpret_cast<const float4*>(grad)[i];
             float4 m = reinterpret_cast<float4*>(expAvg)[i];
             float4 v = reinterpret_cast<float4*>(expAvgSq)[i];
-            update(p.x, g.x, m.x, v.x, c, invDivisor);
-            update(p.y, g.y, m.y, v.y, c, invDivisor);
-            update(p.z, g.z, m.z, v.z, c, invDivisor);
-            update(p.w, g.w, m.w, v.w, c, invDivisor);
+            update(p.x, g.x, m.x, v.x, c, scale);
+            update(p.y, g.y, m.y, v.y, c, scale);
+            update(p.z, g.z, m.z, v.z, c, scale);
+            update(p.w, g.w, m.w, v.w, c, scale);
             reinterpret_cast<float4*>(param)[i] = p;
             reinterpret_cast<float4*>(expAvg)[i] = m;
             reinterpret_cast<float4*>(expAvgSq)[i] = v;
@@ -51,7 +51,7 @@ __global__ void adamWKernel(float* __restrict__ param, const float* __restrict__
     }
     for (int64_t i = done + first; i < n; i += stride) {
         float p = param[i], m = expAvg[i], v = expAvgSq[i];
-        update(p, grad[i], m, v, c, invDivisor);
+        update(p, grad[i], m, v, c, scale);
         param[i] = p;
         expAvg[i] = m;
         expAvgSq[i] = v;
@@ -63,7 +63,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 } // namespace
 
 cudaError_t adamWStep(float* param, const float* grad, float* expAvg, float* expAvgSq, int64_t n,
-                      const AdamWUpdate& u, const float* gradDivisor, const float* skip, cudaStream_t stream) {
+                      const AdamWUpdate& u, const float* gradScale, const float* skip, cudaStream_t stream) {
     if (n < 0 || u.step < 1) return cudaErrorInvalidValue;
     if (n == 0) return cudaSuccess;
     Coefficients c;
@@ -80,10 +80,10 @@ cudaError_t adamWStep(float* param, const float* grad, float* expAvg, float* exp
     const int64_t blocks = std::min<int64_t>(kMaxBlocks, std::max<int64_t>(1, (n / perThread + kThreads - 1) / kThreads));
     if (vectors)
         adamWKernel<true><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(param, grad, expAvg, expAvgSq, n, c,
-                                                                                  gradDivisor, skip);
+                                                                                  gradScale, skip);
     else
         adamWKernel<false><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(param, grad, expAvg, expAvgSq, n, c,
-                                                                                   gradDivisor, skip);
+                                                                                   gradScale, skip);
     return cudaGetLastError();
 }
 

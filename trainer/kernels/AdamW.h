@@ -2,7 +2,7 @@
 
 // AdamW over one flat float32 group (a bucket, or this rank's slice of it): parameters, gradients
 // and both moments read and written in one pass, four values per load where the four arrays allow.
-// The gradient divisor (clipping) and the skip flag (a non-finite gradient norm) are read on the
+// The gradient scale (clipping) and the skip flag (a non-finite gradient norm) are read on the
 // device, so the host never waits for the gradient norm. Same arithmetic as LibTorch's fused AdamW
 // (decoupled weight decay, bias corrections folded into the step size and the denominator).
 // No LibTorch headers here: plain pointers and a stream.
@@ -22,10 +22,10 @@ struct AdamWUpdate {
     double eps = 1e-8;
 };
 
-// For i < n: g = grad[i] / *gradDivisor (when given); param[i] *= 1 - lr * weightDecay; the moments
+// For i < n: g = grad[i] * *gradScale (when given); param[i] *= 1 - lr * weightDecay; the moments
 // move toward g and g^2; param[i] -= lr / (1 - beta1^step) * expAvg[i] / (sqrt(expAvgSq[i]) /
 // sqrt(1 - beta2^step) + eps). Nothing is written when *skip (when given) is non-zero.
 cudaError_t adamWStep(float* param, const float* grad, float* expAvg, float* expAvgSq, int64_t n,
-                      const AdamWUpdate& update, const float* gradDivisor, const float* skip, cudaStream_t stream);
+                      const AdamWUpdate& update, const float* gradScale, const float* skip, cudaStream_t stream);
 
 } // namespace parallax::kernels

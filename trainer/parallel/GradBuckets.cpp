@@ -107,20 +107,9 @@ void GradBuckets::zeroGrads() {
 
 torch::Tensor sumOfSquares(const std::vector<torch::Tensor>& tensors) {
     if (tensors.empty()) return torch::Tensor();
-    const bool uniform = std::all_of(tensors.begin(), tensors.end(), [&](const torch::Tensor& t) {
-        return t.device() == tensors.front().device() && t.scalar_type() == tensors.front().scalar_type();
-    });
-    torch::Tensor norms;
-    if (uniform) {
-        // One multi-tensor launch on CUDA for all the buckets (each read once, no squared copy;
-        // float32 accumulation on CUDA).
-        norms = torch::stack(at::_foreach_norm(tensors, 2));
-    } else {
-        std::vector<torch::Tensor> each;
-        for (const torch::Tensor& t : tensors) each.push_back(t.norm().to(tensors.front().device()).reshape({}));
-        norms = torch::stack(each);
-    }
-    return norms.to(torch::kDouble).square().sum().reshape({1});
+    // One multi-tensor pass on CUDA over all the buckets (each read once, no squared copy; float32
+    // accumulation), one norm per tensor elsewhere.
+    return torch::stack(at::_foreach_norm(tensors, 2)).to(torch::kDouble).square().sum().reshape({1});
 }
 
 } // namespace parallax

@@ -65,9 +65,9 @@ bool decays(const std::string& name, const torch::Tensor& param);
 // The unit index of a parameter named "units.<i>.…", or -1.
 int unitOfParameter(const std::string& name);
 
-// Sum of the squares of every element of `tensors`: one norm per tensor (one multi-tensor pass when
-// all share a device and type), the squares summed in float64 on the first tensor's device, as a
-// 1-element tensor (undefined when there are no tensors). Nothing is read back to the host.
+// Sum of the squares of every element of `tensors` (all on one device): one norm per tensor (one
+// multi-tensor pass on CUDA), the squares summed in float64 there, as a 1-element tensor (undefined
+// when there are no tensors). Nothing is read back to the host.
 torch::Tensor sumOfSquares(const std::vector<torch::Tensor>& tensors);
 
 } // namespace parallax

@@ -37,50 +37,7 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
     torch::NoGradGuard noGrad;
     ++m_step;
     if (m_options.fused && fusedApplies()) {
-        const auto held = std::find_if(m_groups.begin(), m_groups.end(), [](const Group& g) { return g.param.numel() > 0; });
-        if (held == m_groups.end()) return; // this rank holds no slice of any parameter
-        const auto f32 = held->param.options();
-        // The kernel divides by its scale.
-        torch::Tensor divisor;
-        if (scaleOnDevice.defined()) divisor = scaleOnDevice.reciprocal().to(f32);
-        else if (hostScale != 1.0) divisor = torch::full({}, 1.0 / hostScale, f32);
-        const torch::Tensor found = skip.defined() ? skip.to(f32) : torch::Tensor();
-#if PARALLAX_CUDA_KERNELS
-        if (!m_options.libtorchKernel) {
-            const c10::cuda::CUDAGuard guard(held->param.device());
-            const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(held->param.device().index()).stream();
-            kernels::AdamWUpdate u;
-            u.step = m_step;
-            u.lr = lr;
-            u.beta1 = m_options.beta1;
-            u.beta2 = m_options.beta2;
-            u.eps = m_options.eps;
-            for (Group& g : m_groups) {
-                if (g.param.numel() == 0) continue;
-                u.weightDecay = g.decay ? m_options.weight_decay : 0.0;
-                kernels::throwOnError(
-                    kernels::adamWStep(g.param.data_ptr<float>(), g.grad.data_ptr<float>(), g.exp_avg.data_ptr<float>(),
-                                       g.exp_avg_sq.data_ptr<float>(), g.param.numel(), u,
-                                       divisor.defined() ? divisor.data_ptr<float>() : nullptr,
-                                       found.defined() ? found.data_ptr<float>() : nullptr, stream),
-                    "AdamW", "update");
-            }
-            return;
-        }
-#endif
-        // One call per weight-decay class (decay on matrices and embeddings, none elsewhere).
-        for (const bool decay : {true, false}) {
-            std::vector<torch::Tensor> params, grads, expAvgs, expAvgSqs;
-            for (Group& g : m_groups) {
-                if (g.decay != decay || g.param.numel() == 0) continue;
-                params.push_back(g.param);
-                grads.push_back(g.grad);
-                expAvgs.push_back(g.exp_avg);
-                expAvgSqs.push_back(g.exp_avg_sq);
-            }
-            compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
-                               decay ? m_options.weight_decay : 0.0, m_options.eps, divisor, found);
-        }
+        updateFused(lr, hostScale, scaleOnDevice, skip);
         return;
     }
     if (skip.defined() && skip.item<bool>()) return;
@@ -98,6 +55,52 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
         g.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
         auto denom = (g.exp_avg_sq.sqrt() * invSqrtBias2).add_(m_options.eps);
         g.param.addcdiv_(g.exp_avg, denom, -stepSize);
+    }
+}
+
+void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleOnDevice, const torch::Tensor& skip) {
+    const auto held = std::find_if(m_groups.begin(), m_groups.end(), [](const Group& g) { return g.param.numel() > 0; });
+    if (held == m_groups.end()) return; // this rank holds no slice of any parameter
+    const auto f32 = held->param.options();
+    torch::Tensor scale; // undefined: 1
+    if (scaleOnDevice.defined()) scale = scaleOnDevice.to(f32);
+    else if (hostScale != 1.0) scale = torch::full({}, hostScale, f32);
+    const torch::Tensor found = skip.defined() ? skip.to(f32) : torch::Tensor();
+#if PARALLAX_CUDA_KERNELS
+    if (!m_options.libtorchKernel) {
+        const c10::cuda::CUDAGuard guard(held->param.device());
+        const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(held->param.device().index()).stream();
+        kernels::AdamWUpdate u;
+        u.step = m_step;
+        u.lr = lr;
+        u.beta1 = m_options.beta1;
+        u.beta2 = m_options.beta2;
+        u.eps = m_options.eps;
+        for (Group& g : m_groups) {
+            if (g.param.numel() == 0) continue;
+            u.weightDecay = g.decay ? m_options.weight_decay : 0.0;
+            kernels::throwOnError(kernels::adamWStep(g.param.data_ptr<float>(), g.grad.data_ptr<float>(),
+                                                     g.exp_avg.data_ptr<float>(), g.exp_avg_sq.data_ptr<float>(),
+                                                     g.param.numel(), u, scale.defined() ? scale.data_ptr<float>() : nullptr,
+                                                     found.defined() ? found.data_ptr<float>() : nullptr, stream),
+                                  "AdamW", "update");
+        }
+        return;
+    }
+#endif
+    // LibTorch's kernel divides by its scale. One call per weight-decay class.
+    const torch::Tensor divisor = scale.defined() ? scale.reciprocal() : scale;
+    for (const bool decay : {true, false}) {
+        std::vector<torch::Tensor> params, grads, expAvgs, expAvgSqs;
+        for (Group& g : m_groups) {
+            if (g.decay != decay || g.param.numel() == 0) continue;
+            params.push_back(g.param);
+            grads.push_back(g.grad);
+            expAvgs.push_back(g.exp_avg);
+            expAvgSqs.push_back(g.exp_avg_sq);
+        }
+        compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
+                           decay ? m_options.weight_decay : 0.0, m_options.eps, divisor, found);
     }
 }
 

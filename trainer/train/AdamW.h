@@ -50,6 +50,8 @@ public:
 
 private:
     void update(double lr, double hostScale, const torch::Tensor& gradScale, const torch::Tensor& skip);
+    // The update by the worker's kernel or LibTorch's fused one (fusedApplies()).
+    void updateFused(double lr, double hostScale, const torch::Tensor& gradScale, const torch::Tensor& skip);
     bool fusedApplies() const;
 
     AdamWOptions m_options;
