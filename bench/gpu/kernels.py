@@ -65,6 +65,7 @@ def idle_causes(events, found, min_gap_us=20.0):
 
 def group(name):
     name = re.sub(r"^void ", "", name)
+    name = name.replace("(anonymous namespace)::", "")
     name = re.sub(r"<.*", "", name)
     name = re.sub(r"\(.*", "", name)
     return name[:90]

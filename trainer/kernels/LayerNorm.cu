@@ -39,8 +39,10 @@ __device__ __forceinline__ float2 blockSum(float2 v) {
 }
 
 // One block per row; thread t holds columns t, t + 256, ... (kPer of them) in registers.
+// With a branch, the row normalized is x + branch, written to `added`.
 template <int kPer>
-__global__ void forwardKernel(const float* __restrict__ x, const float* __restrict__ weight,
+__global__ void forwardKernel(const float* __restrict__ x, const __nv_bfloat16* __restrict__ branch,
+                              float* __restrict__ added, const float* __restrict__ weight,
                               const float* __restrict__ bias, int64_t columns, float eps,
                               __nv_bfloat16* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd) {
     const int64_t row = blockIdx.x;
@@ -51,6 +53,10 @@ __global__ void forwardKernel(const float* __restrict__ x, const float* __restri
     for (int i = 0; i < kPer; ++i) {
         const int64_t c = threadIdx.x + static_cast<int64_t>(i) * kThreads;
         v[i] = c < columns ? xr[c] : 0.f;
+        if (branch != nullptr && c < columns) {
+            v[i] += __bfloat162float(branch[row * columns + c]);
+            added[row * columns + c] = v[i];
+        }
         sum += v[i];
     }
     const float mu = blockSum(make_float2(sum, 0.f)).x / static_cast<float>(columns);
@@ -76,11 +82,14 @@ __global__ void forwardKernel(const float* __restrict__ x, const float* __restri
 
 // Rows blockIdx.x, blockIdx.x + gridDim.x, ...: dx per row; this block's sums of dy * xhat and dy
 // per column go to partial[blockIdx.x] (weight) and partial[gridDim.x + blockIdx.x] (bias).
+// With a residual gradient, dx is it plus the LayerNorm's; with dxBf16, dx is written there in bf16
+// too.
 template <int kPer>
 __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float* __restrict__ x,
                                const float* __restrict__ weight, const float* __restrict__ mean,
                                const float* __restrict__ rstd, int64_t rows, int64_t columns,
-                               float* __restrict__ dx, float* __restrict__ partial) {
+                               const float* __restrict__ residual, float* __restrict__ dx,
+                               __nv_bfloat16* __restrict__ dxBf16, float* __restrict__ partial) {
     float w[kPer], dw[kPer], db[kPer];
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
@@ -110,11 +119,16 @@ __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float
         }
         sums = blockSum(sums);
         const float a = sums.x * invColumns, b = sums.y * invColumns;
-        float* dxr = dx + row * columns;
+        const int64_t base = row * columns;
 #pragma unroll
         for (int i = 0; i < kPer; ++i) {
             const int64_t c = threadIdx.x + static_cast<int64_t>(i) * kThreads;
-            if (c < columns) dxr[c] = r * (w[i] * g[i] - a - xhat[i] * b);
+            if (c < columns) {
+                float d = r * (w[i] * g[i] - a - xhat[i] * b);
+                if (residual != nullptr) d += residual[base + c];
+                dx[base + c] = d;
+                if (dxBf16 != nullptr) dxBf16[base + c] = __float2bfloat16(d);
+            }
         }
     }
     float* pw = partial + static_cast<int64_t>(blockIdx.x) * columns;
@@ -129,18 +143,26 @@ __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float
     }
 }
 
-// dweight[c] = sum over blocks of partial[b][c]; dbias likewise from the second half.
+// dweight[c] = sum over blocks of partial[b][c] (blockIdx.y 0), dbias likewise from the second half
+// (blockIdx.y 1). A block of kSumColumns x kSumLanes threads takes kSumColumns adjacent columns (one
+// coalesced read per lane and block row); lane l adds block rows l, l + kSumLanes, ... in order, and
+// the lanes' sums are added in lane order: the same bits every time.
+constexpr int kSumColumns = 32;
+constexpr int kSumLanes = 16;
 __global__ void sumPartialsKernel(const float* __restrict__ partial, int blocks, int64_t columns,
                                   float* __restrict__ dweight, float* __restrict__ dbias) {
-    const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (c >= columns) return;
-    float sw = 0.f, sb = 0.f;
-    for (int b = 0; b < blocks; ++b) {
-        sw += partial[static_cast<int64_t>(b) * columns + c];
-        sb += partial[static_cast<int64_t>(blocks + b) * columns + c];
-    }
-    dweight[c] = sw;
-    dbias[c] = sb;
+    __shared__ float lanes[kSumLanes][kSumColumns + 1];
+    const int64_t c = blockIdx.x * static_cast<int64_t>(kSumColumns) + threadIdx.x;
+    const float* half = partial + static_cast<int64_t>(blockIdx.y) * blocks * columns;
+    float s = 0.f;
+    if (c < columns)
+        for (int b = threadIdx.y; b < blocks; b += kSumLanes) s += half[static_cast<int64_t>(b) * columns + c];
+    lanes[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y != 0 || c >= columns) return;
+    float total = 0.f;
+    for (int l = 0; l < kSumLanes; ++l) total += lanes[l][threadIdx.x];
+    (blockIdx.y == 0 ? dweight : dbias)[c] = total;
 }
 
 int backwardBlocks(int64_t rows) {
@@ -160,32 +182,36 @@ cudaError_t dispatch(int64_t columns, Args... args) {
 }
 
 template <int kPer> struct LaunchForward {
-    static cudaError_t run(const float* x, const float* weight, const float* bias, int64_t rows, int64_t columns,
-                           float eps, __nv_bfloat16* y, float* mean, float* rstd, cudaStream_t stream) {
-        forwardKernel<kPer><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, weight, bias, columns, eps, y,
-                                                                                 mean, rstd);
+    static cudaError_t run(const float* x, const __nv_bfloat16* branch, float* added, const float* weight,
+                           const float* bias, int64_t rows, int64_t columns, float eps, __nv_bfloat16* y, float* mean,
+                           float* rstd, cudaStream_t stream) {
+        forwardKernel<kPer><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, branch, added, weight, bias,
+                                                                                 columns, eps, y, mean, rstd);
         return cudaGetLastError();
     }
 };
 
 template <int kPer> struct LaunchBackward {
     static cudaError_t run(const __nv_bfloat16* dy, const float* x, const float* weight, const float* mean,
-                           const float* rstd, int64_t rows, int64_t columns, float* dx, float* partial,
-                           cudaStream_t stream) {
+                           const float* rstd, int64_t rows, int64_t columns, const float* residual, float* dx,
+                           __nv_bfloat16* dxBf16, float* partial, cudaStream_t stream) {
         backwardKernel<kPer><<<backwardBlocks(rows), kThreads, 0, stream>>>(dy, x, weight, mean, rstd, rows, columns,
-                                                                            dx, partial);
+                                                                            residual, dx, dxBf16, partial);
         return cudaGetLastError();
     }
 };
 
 } // namespace
 
-cudaError_t layerNormForward(const float* x, const float* weight, const float* bias, int64_t rows, int64_t columns,
-                             double eps, void* yBf16, float* mean, float* rstd, cudaStream_t stream) {
+cudaError_t layerNormForward(const float* x, const void* branchBf16, float* added, const float* weight,
+                             const float* bias, int64_t rows, int64_t columns, double eps, void* yBf16, float* mean,
+                             float* rstd, cudaStream_t stream) {
     if (rows <= 0 || columns <= 0) return rows == 0 ? cudaSuccess : cudaErrorInvalidValue;
     if (columns > kLayerNormMaxColumns || rows > 0x7fffffff) return cudaErrorInvalidValue;
-    return dispatch<LaunchForward>(columns, x, weight, bias, rows, columns, static_cast<float>(eps),
-                                   static_cast<__nv_bfloat16*>(yBf16), mean, rstd, stream);
+    if ((branchBf16 == nullptr) != (added == nullptr)) return cudaErrorInvalidValue;
+    return dispatch<LaunchForward>(columns, x, static_cast<const __nv_bfloat16*>(branchBf16), added, weight, bias, rows,
+                                   columns, static_cast<float>(eps), static_cast<__nv_bfloat16*>(yBf16), mean, rstd,
+                                   stream);
 }
 
 int64_t layerNormBackwardScratch(int64_t rows, int64_t columns) {
@@ -193,19 +219,20 @@ int64_t layerNormBackwardScratch(int64_t rows, int64_t columns) {
 }
 
 cudaError_t layerNormBackward(const void* dyBf16, const float* x, const float* weight, const float* mean,
-                              const float* rstd, int64_t rows, int64_t columns, float* dx, float* dweight,
-                              float* dbias, float* partial, cudaStream_t stream) {
+                              const float* rstd, int64_t rows, int64_t columns, const float* residualGrad, float* dx,
+                              void* dxBf16, float* dweight, float* dbias, float* partial, cudaStream_t stream) {
     if (columns <= 0 || columns > kLayerNormMaxColumns || rows < 0) return cudaErrorInvalidValue;
     if (rows == 0) {
         cudaError_t e = cudaMemsetAsync(dweight, 0, sizeof(float) * columns, stream);
         return e != cudaSuccess ? e : cudaMemsetAsync(dbias, 0, sizeof(float) * columns, stream);
     }
     cudaError_t e = dispatch<LaunchBackward>(columns, static_cast<const __nv_bfloat16*>(dyBf16), x, weight, mean,
-                                             rstd, rows, columns, dx, partial, stream);
+                                             rstd, rows, columns, residualGrad, dx,
+                                             static_cast<__nv_bfloat16*>(dxBf16), partial, stream);
     if (e != cudaSuccess) return e;
-    const int threads = 256;
-    sumPartialsKernel<<<static_cast<unsigned>((columns + threads - 1) / threads), threads, 0, stream>>>(
-        partial, backwardBlocks(rows), columns, dweight, dbias);
+    const dim3 grid(static_cast<unsigned>((columns + kSumColumns - 1) / kSumColumns), 2);
+    sumPartialsKernel<<<grid, dim3(kSumColumns, kSumLanes), 0, stream>>>(partial, backwardBlocks(rows), columns,
+                                                                         dweight, dbias);
     return cudaGetLastError();
 }
 

@@ -37,7 +37,18 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         ctx->save_for_backward(saved);
         ctx->saved_data["weights"] = static_cast<int64_t>(weights.size());
         ctx->saved_data["biases"] = static_cast<int64_t>(biases.size());
-        return {y};
+        ctx->set_materialize_grads(false); // an unused slice's gradient stays undefined, not zeros
+        if (weights.size() == 1) return {y};
+        // One output per weight, column slices of the one product: backward then gets each layer's
+        // gradient by itself, where a single output sliced afterwards would make autograd build a
+        // zero-filled gradient of the whole product per slice and add them up.
+        variable_list parts;
+        int64_t start = 0;
+        for (const torch::Tensor& t : weights) {
+            parts.push_back(y.narrow(-1, start, t.size(0)));
+            start += t.size(0);
+        }
+        return parts;
     }
 
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -46,25 +57,25 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         const torch::Tensor& weight = saved[1];
         const auto nw = static_cast<size_t>(ctx->saved_data["weights"].toInt());
         const auto nb = static_cast<size_t>(ctx->saved_data["biases"].toInt());
-        const torch::Tensor dy = grads.at(0).to(weight.scalar_type());
-        const torch::Tensor dy2 = dy.reshape({-1, dy.size(-1)});   // (N, out)
-        const torch::Tensor x2 = input.reshape({-1, input.size(-1)}); // (N, in)
-        const torch::Tensor dx = dy.matmul(weight);                  // (.., in)
+        const int64_t in = input.size(-1);
+        torch::Tensor dx; // (N, in)
         int64_t start = 0;
         for (size_t i = 0; i < nw; ++i) {
             const torch::Tensor& param = saved[2 + i];
             const int64_t width = param.size(0);
-            const torch::Tensor part = dy2.narrow(1, start, width); // (N, width)
-            compat::accumulateProduct(param.grad(), part.t(), x2);
-            if (i < nb) {
-                const torch::Tensor& bias = saved[2 + nw + i];
-                addColumnSums(bias.grad(), part);
+            const torch::Tensor& g = grads.at(i);
+            if (g.defined()) {
+                const torch::Tensor part = g.to(weight.scalar_type()).reshape({-1, width}); // (N, width)
+                const torch::Tensor w = weight.narrow(0, start, width);                      // (width, in)
+                dx = dx.defined() ? dx.addmm_(part, w) : part.mm(w);
+                compat::accumulateProduct(param.grad(), part.t(), input.reshape({-1, in}));
+                if (i < nb) addColumnSums(saved[2 + nw + i].grad(), part);
             }
             start += width;
         }
         // No gradient for the parameters: they are already in .grad(). Autograd still runs each
         // parameter's accumulator next, with nothing to add, and with it the reducers' hooks.
-        variable_list out = {dx};
+        variable_list out = {dx.defined() ? dx.view(input.sizes()) : dx};
         out.resize(1 + nw + nb);
         return out;
     }
@@ -99,9 +110,9 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
     return true;
 }
 
-torch::Tensor accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
-                                 const std::vector<torch::Tensor>& biases) {
-    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases))[0];
+std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
+                                              const std::vector<torch::Tensor>& biases) {
+    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases));
 }
 
 } // namespace parallax

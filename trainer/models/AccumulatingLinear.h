@@ -16,9 +16,11 @@ namespace parallax {
 // tensor (the trainer gives every parameter one); elsewhere the plain product runs.
 bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const std::vector<torch::Tensor>& biases);
 
-// (.., in) -> (.., sum of the weights' out); biases empty or one per weight.
-torch::Tensor accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
-                                 const std::vector<torch::Tensor>& biases);
+// (.., in) -> one (.., out_i) per weight: column slices of one product over the stacked weights;
+// biases empty or one per weight. Backward takes each slice's gradient by itself (none for an
+// unused slice), with no gradient of the whole product built from them.
+std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
+                                              const std::vector<torch::Tensor>& biases);
 
 // out += x.sum(0), accumulated in out's type: a bias gradient from the (rows, out) output gradient.
 // On a GPU, for a bf16 x whose rows are contiguous (a column slice of wider rows too) and a float32

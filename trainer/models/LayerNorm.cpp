@@ -22,43 +22,64 @@ void check(cudaError_t status, const char* stage) {
     kernels::throwOnError(status, "fused LayerNorm", stage);
 }
 
+// Outputs {y}, or with a branch {x + branch, y = LayerNorm(x + branch)}.
 struct FusedLayerNorm : public torch::autograd::Function<FusedLayerNorm> {
     static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
-                                                  const torch::Tensor& weight, const torch::Tensor& bias, double eps) {
+                                                  const torch::Tensor& branch, const torch::Tensor& weight,
+                                                  const torch::Tensor& bias, double eps) {
         const c10::cuda::CUDAGuard guard(input.device());
         const torch::Tensor x = input.contiguous();
+        const torch::Tensor br = branch.defined() ? branch.contiguous() : branch;
         const int64_t columns = x.size(-1), rows = x.numel() / columns;
+        torch::Tensor added = br.defined() ? torch::empty_like(x) : torch::Tensor();
         torch::Tensor y = torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16));
         torch::Tensor mean = torch::empty({rows}, x.options());
         torch::Tensor rstd = torch::empty({rows}, x.options());
         const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
-        check(kernels::layerNormForward(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(), rows, columns, eps,
-                                        y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+        check(kernels::layerNormForward(x.data_ptr<float>(), br.defined() ? br.data_ptr() : nullptr,
+                                        added.defined() ? added.data_ptr<float>() : nullptr, w.data_ptr<float>(),
+                                        b.data_ptr<float>(), rows, columns, eps, y.data_ptr(), mean.data_ptr<float>(),
+                                        rstd.data_ptr<float>(),
                                         c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
               "forward");
-        ctx->save_for_backward({x, w, mean, rstd});
+        ctx->save_for_backward({added.defined() ? added : x, w, mean, rstd});
+        ctx->saved_data["branch"] = br.defined();
+        ctx->set_materialize_grads(false);
+        if (added.defined()) return {added, y};
         return {y};
     }
 
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grads) {
         const auto saved = ctx->get_saved_variables();
-        const torch::Tensor& x = saved[0];
+        const torch::Tensor& x = saved[0]; // the rows normalized
         const torch::Tensor& w = saved[1];
+        const bool withBranch = ctx->saved_data["branch"].toBool();
+        const torch::Tensor residual = withBranch && grads.at(0).defined()
+                                           ? grads.at(0).to(torch::kFloat32).contiguous()
+                                           : torch::Tensor();
+        const torch::Tensor& gy = grads.at(withBranch ? 1 : 0);
+        if (!gy.defined()) { // only the sum was used (or nothing)
+            if (!withBranch) return {torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+            return {residual, residual.defined() ? residual.to(torch::kBFloat16) : residual, torch::Tensor(),
+                    torch::Tensor(), torch::Tensor()};
+        }
         const c10::cuda::CUDAGuard guard(x.device());
-        const torch::Tensor dy = grads.at(0).to(torch::kBFloat16).contiguous();
+        const torch::Tensor dy = gy.to(torch::kBFloat16).contiguous();
         const int64_t columns = x.size(-1), rows = x.numel() / columns;
         torch::Tensor dx = torch::empty_like(x);
+        torch::Tensor dxBf16 = withBranch ? torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16)) : torch::Tensor();
         torch::Tensor dw = torch::empty({columns}, x.options());
         torch::Tensor db = torch::empty({columns}, x.options());
         torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns)}, x.options());
         check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr<float>(), w.data_ptr<float>(),
                                          saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns,
-                                         dx.data_ptr<float>(), dw.data_ptr<float>(), db.data_ptr<float>(),
-                                         scratch.data_ptr<float>(),
+                                         residual.defined() ? residual.data_ptr<float>() : nullptr,
+                                         dx.data_ptr<float>(), dxBf16.defined() ? dxBf16.data_ptr() : nullptr,
+                                         dw.data_ptr<float>(), db.data_ptr<float>(), scratch.data_ptr<float>(),
                                          c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
               "backward");
-        return {dx, dw, db, torch::Tensor()};
+        return {dx, dxBf16, dw, db, torch::Tensor()};
     }
 };
 
@@ -80,9 +101,24 @@ bool fusedLayerNormApplies(const torch::nn::LayerNormImpl& ln, const torch::Tens
 
 torch::Tensor layerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x) {
 #if PARALLAX_CUDA_KERNELS
-    if (fusedLayerNormApplies(ln, x)) return FusedLayerNorm::apply(x, ln.weight, ln.bias, ln.options.eps())[0];
+    if (fusedLayerNormApplies(ln, x))
+        return FusedLayerNorm::apply(x, torch::Tensor(), ln.weight, ln.bias, ln.options.eps())[0];
 #endif
     return ln.forward(x);
+}
+
+std::pair<torch::Tensor, torch::Tensor> addLayerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x,
+                                                     const torch::Tensor& branch) {
+#if PARALLAX_CUDA_KERNELS
+    if (branch.scalar_type() == torch::kBFloat16 && branch.sizes() == x.sizes() && branch.device() == x.device() &&
+        fusedLayerNormApplies(ln, x)) {
+        const auto out = FusedLayerNorm::apply(x, branch, ln.weight, ln.bias, ln.options.eps());
+        return {out[0], out[1]};
+    }
+#endif
+    torch::Tensor sum = x + branch;
+    torch::Tensor normalized = layerNorm(ln, sum);
+    return {sum, normalized};
 }
 
 } // namespace parallax

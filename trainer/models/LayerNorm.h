@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <utility>
+
 namespace parallax {
 
 // The models' LayerNorm: `ln`'s weight and bias over the last dimension of `x`. On a GPU under
@@ -11,6 +13,13 @@ namespace parallax {
 // float32 output in between; its backward takes the bf16 gradient as it comes. Elsewhere it is
 // `ln->forward(x)`.
 torch::Tensor layerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x);
+
+// {x + branch, layerNorm(ln, x + branch)}: a residual add and the LayerNorm of its sum. Fused into
+// one pass where layerNorm is fused and the branch is bf16 of x's shape (a product's output under
+// autocast): the sum (float32) and the bf16 normalized rows written together, and backward adds the
+// sum's own gradient to the LayerNorm's and hands the branch its bf16 copy, in one pass too.
+std::pair<torch::Tensor, torch::Tensor> addLayerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x,
+                                                     const torch::Tensor& branch);
 
 // Whether layerNorm takes the fused path here.
 bool fusedLayerNormApplies(const torch::nn::LayerNormImpl& ln, const torch::Tensor& x);

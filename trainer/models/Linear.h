@@ -36,7 +36,7 @@ public:
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
         std::vector<torch::Tensor> biases;
         if (b.defined()) biases.push_back(b);
-        if (accumulatingLinearApplies({weight}, biases)) return accumulatingLinear(input, {weight}, biases);
+        if (accumulatingLinearApplies({weight}, biases)) return accumulatingLinear(input, {weight}, biases).front();
         return torch::linear(input, weight, b);
     }
 
@@ -73,9 +73,9 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
         if (l->bias.defined()) biases.push_back(l->bias);
         widths.push_back(l->weight.size(0));
     }
-    const torch::Tensor y = accumulatingLinearApplies(weights, biases)
-                                ? accumulatingLinear(x, weights, biases)
-                                : torch::linear(x, torch::cat(weights), biases.empty() ? torch::Tensor() : torch::cat(biases));
+    if (accumulatingLinearApplies(weights, biases)) return accumulatingLinear(x, weights, biases);
+    const torch::Tensor y =
+        torch::linear(x, torch::cat(weights), biases.empty() ? torch::Tensor() : torch::cat(biases));
     int64_t start = 0;
     for (int64_t w : widths) {
         out.push_back(y.narrow(-1, start, w));

@@ -26,8 +26,8 @@ Activation TransformerBlock::forward(const Activation& in, const Batch& /*batch*
     const std::vector<torch::Tensor> qkv = linearStack(h, {q.get(), k.get(), v.get()}); // 3 x (B, S, C)
     torch::Tensor attn = multiHeadAttention(qkv[0], qkv[1], qkv[2], m_config.dim / m_config.heads,
                                             m_config.causal); // (B, S, C)
-    x = x + proj->forward(attn);
-    x = x + fc2->forward(geluTanh(fc1->forward(layerNorm(*ln2, x)))); // (B, S, C)
+    auto [mid, h2] = addLayerNorm(*ln2, x, proj->forward(attn)); // (B, S, C) each
+    x = mid + fc2->forward(geluTanh(fc1->forward(h2)));           // (B, S, C)
     return {x};
 }
 

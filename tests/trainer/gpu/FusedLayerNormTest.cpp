@@ -1,6 +1,7 @@
 // The fused CUDA LayerNorm (float32 in, bf16 out) against LibTorch's under bf16 autocast followed by
 // the cast the next product makes: output, input gradient and parameter gradients, for widths that
-// fill the threads evenly and widths that do not, one row and many. Skips where there is no GPU or
+// fill the threads evenly and widths that do not, one row and many; and the same with a residual add
+// fused in front (addLayerNorm), gradients arriving on both outputs. Skips where there is no GPU or
 // the build has no kernels; on the CPU the composed path must be taken.
 
 #include <gtest/gtest.h>
@@ -84,6 +85,85 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FusedLayerNorm,
                              return std::to_string(std::get<0>(info.param)) + "x" +
                                     std::to_string(std::get<1>(info.param));
                          });
+
+// addLayerNorm: the residual sum and its LayerNorm in one pass, against x + branch followed by
+// autocast's LayerNorm and the cast; backward with a gradient arriving on both outputs.
+struct AddResult {
+    torch::Tensor sum, y, dx, dbranch, dw, db;
+};
+
+AddResult runAdd(const torch::Tensor& start, const torch::Tensor& branch0, const torch::Tensor& upstreamSum,
+                 const torch::Tensor& upstreamY, bool fused) {
+    torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({start.size(-1)}));
+    ln->to(start.device());
+    {
+        torch::NoGradGuard noGrad;
+        ln->weight.normal_(1.0, 0.1);
+        ln->bias.normal_(0.0, 0.1);
+    }
+    torch::Tensor x = start.clone().requires_grad_(true);
+    torch::Tensor branch = branch0.clone().requires_grad_(true);
+    torch::Tensor sum, y;
+    {
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+        if (fused) {
+            std::tie(sum, y) = addLayerNorm(*ln, x, branch);
+        } else {
+            sum = x + branch;
+            y = ln->forward(sum).to(torch::kBFloat16);
+        }
+    }
+    EXPECT_EQ(sum.scalar_type(), torch::kFloat32);
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    torch::autograd::backward({sum, y}, {upstreamSum, upstreamY});
+    return {sum.detach(), y.detach(), x.grad(), branch.grad(), ln->weight.grad(), ln->bias.grad()};
+}
+
+TEST_P(FusedLayerNorm, ResidualAddMatchesTheComposedSumAndLayerNorm) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    const auto [rows, columns] = GetParam();
+    const auto cuda = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
+    {
+        torch::nn::LayerNorm probe(torch::nn::LayerNormOptions({columns}));
+        probe->to(torch::kCUDA);
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+        if (!fusedLayerNormApplies(*probe, torch::zeros({rows, columns}, cuda)))
+            GTEST_SKIP() << "this build has no fused CUDA kernels";
+    }
+    torch::manual_seed(7);
+    const torch::Tensor start = torch::randn({rows, columns}, cuda) * 2 + 0.5;
+    const torch::Tensor branch = torch::randn({rows, columns}, cuda).to(torch::kBFloat16);
+    const torch::Tensor upstreamSum = torch::randn({rows, columns}, cuda);
+    const torch::Tensor upstreamY = torch::randn({rows, columns}, cuda).to(torch::kBFloat16);
+    torch::manual_seed(8);
+    const AddResult fused = runAdd(start, branch, upstreamSum, upstreamY, true);
+    torch::manual_seed(8); // the same LayerNorm parameters
+    const AddResult composed = runAdd(start, branch, upstreamSum, upstreamY, false);
+    EXPECT_TRUE(torch::equal(fused.sum, composed.sum)) << "the residual sum is one float32 add either way";
+    const torch::Tensor yDiff = (fused.y.to(torch::kFloat32) - composed.y.to(torch::kFloat32)).abs();
+    const torch::Tensor yTol = composed.y.to(torch::kFloat32).abs() * (1.0 / 128) + 1e-6;
+    EXPECT_TRUE(yDiff.le(yTol).all().item<bool>()) << "largest output difference " << yDiff.max().item<double>();
+    EXPECT_LT(relativeError(fused.dx, composed.dx), 1e-4);
+    ASSERT_EQ(fused.dbranch.scalar_type(), torch::kBFloat16);
+    EXPECT_LT(relativeError(fused.dbranch.to(torch::kFloat32), composed.dbranch.to(torch::kFloat32)), 1e-2);
+    EXPECT_LT(relativeError(fused.dw, composed.dw), 1e-4);
+    EXPECT_LT(relativeError(fused.db, composed.db), 1e-4);
+}
+
+TEST(FusedLayerNormCpu, TheResidualAddComposesOnTheCpu) {
+    torch::manual_seed(9);
+    torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({8}));
+    const torch::Tensor x0 = torch::randn({3, 8}), b0 = torch::randn({3, 8});
+    torch::Tensor x = x0.clone().requires_grad_(true), branch = b0.clone().requires_grad_(true);
+    const auto [sum, y] = addLayerNorm(*ln, x, branch);
+    EXPECT_TRUE(torch::equal(sum, x0 + b0));
+    EXPECT_TRUE(torch::allclose(y, ln->forward(x0 + b0)));
+    (sum.sum() + (y * y).sum()).backward();
+    torch::Tensor ref = (x0 + b0).requires_grad_(true);
+    (ref.sum() + ln->forward(ref).pow(2).sum()).backward();
+    EXPECT_TRUE(torch::allclose(x.grad(), ref.grad(), 1e-5, 1e-6));
+    EXPECT_TRUE(torch::allclose(branch.grad(), ref.grad(), 1e-5, 1e-6));
+}
 
 TEST(FusedLayerNormCpu, TheComposedPathRunsOnTheCpu) {
     torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({8}));

@@ -60,7 +60,7 @@ TEST(AccumulatingLinear, MatchesAutogradForStackedWeightsWithAndWithoutBias) {
         const torch::Tensor upstream = torch::randn({2, 7, 12});
 
         torch::Tensor xa = x0.clone().requires_grad_(true);
-        (accumulatingLinear(xa, fused.weights, fused.biases) * upstream).sum().backward();
+        (torch::cat(accumulatingLinear(xa, fused.weights, fused.biases), -1) * upstream).sum().backward();
 
         torch::Tensor xb = x0.clone().requires_grad_(true);
         const torch::Tensor y = torch::linear(xb, torch::cat(plain.weights),
@@ -75,6 +75,31 @@ TEST(AccumulatingLinear, MatchesAutogradForStackedWeightsWithAndWithoutBias) {
     }
 }
 
+TEST(AccumulatingLinear, StackedOutputsAreSlicesWhoseGradientsArriveSeparately) {
+    torch::manual_seed(6);
+    const Params fused = make({3, 2, 4}, 5, true, true);
+    const Params plain = copy(fused);
+    const torch::Tensor x0 = torch::randn({6, 5});
+    torch::Tensor xa = x0.clone().requires_grad_(true);
+    const std::vector<torch::Tensor> parts = accumulatingLinear(xa, fused.weights, fused.biases);
+    ASSERT_EQ(parts.size(), 3u);
+    EXPECT_EQ(parts[0].sizes(), (std::vector<int64_t>{6, 3}));
+    EXPECT_EQ(parts[2].sizes(), (std::vector<int64_t>{6, 4}));
+    // Only the first and last slices reach the loss: the middle layer's gradients stay as they were.
+    (parts[0].sum() * 2 + (parts[2] * parts[2]).sum()).backward();
+
+    torch::Tensor xb = x0.clone().requires_grad_(true);
+    std::vector<torch::Tensor> ref;
+    for (size_t i = 0; i < 3; ++i) ref.push_back(torch::linear(xb, plain.weights[i], plain.biases[i]));
+    (ref[0].sum() * 2 + (ref[2] * ref[2]).sum()).backward();
+    expectClose(xa.grad(), xb.grad(), "input gradient");
+    for (size_t i = 0; i < 3; ++i) {
+        expectClose(fused.weights[i].grad(), plain.weights[i].grad(), "weight " + std::to_string(i));
+        expectClose(fused.biases[i].grad(), plain.biases[i].grad(), "bias " + std::to_string(i));
+    }
+    expectClose(fused.weights[1].grad(), torch::full_like(fused.weights[1], 0.5), "unused weight");
+}
+
 TEST(AccumulatingLinear, AddsIntoTheSameGradientTensorAndCallsEachHookOnce) {
     torch::manual_seed(4);
     const Params p = make({4}, 3, true, true);
@@ -85,7 +110,7 @@ TEST(AccumulatingLinear, AddsIntoTheSameGradientTensorAndCallsEachHookOnce) {
     const torch::Tensor x = torch::randn({5, 3});
     const torch::Tensor once = torch::mm(torch::ones({5, 4}).t(), x); // d(sum y)/dW
     for (int pass = 1; pass <= 2; ++pass) {
-        accumulatingLinear(x, p.weights, p.biases).sum().backward();
+        accumulatingLinear(x, p.weights, p.biases).front().sum().backward();
         EXPECT_EQ(calls["weight"], pass);
         EXPECT_EQ(calls["bias"], pass);
     }
