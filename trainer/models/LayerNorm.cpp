@@ -22,64 +22,88 @@ void check(cudaError_t status, const char* stage) {
     kernels::throwOnError(status, "fused LayerNorm", stage);
 }
 
-// Outputs {y}, or with a branch {x + branch, y = LayerNorm(x + branch)}.
+// Outputs {y}, or with a branch {x + branch, y = LayerNorm(x + branch)}. Two autograd functions
+// below share these; each takes only defined tensors (LibTorch 2 records every input's device).
+torch::autograd::variable_list fusedForward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
+                                            const torch::Tensor& branch, const torch::Tensor& weight,
+                                            const torch::Tensor& bias, double eps) {
+    const c10::cuda::CUDAGuard guard(input.device());
+    const torch::Tensor x = input.contiguous();
+    const torch::Tensor br = branch.defined() ? branch.contiguous() : branch;
+    const int64_t columns = x.size(-1), rows = x.numel() / columns;
+    torch::Tensor added = br.defined() ? torch::empty_like(x) : torch::Tensor();
+    torch::Tensor y = torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16));
+    torch::Tensor mean = torch::empty({rows}, x.options());
+    torch::Tensor rstd = torch::empty({rows}, x.options());
+    const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
+    check(kernels::layerNormForward(x.data_ptr<float>(), br.defined() ? br.data_ptr() : nullptr,
+                                    added.defined() ? added.data_ptr<float>() : nullptr, w.data_ptr<float>(),
+                                    b.data_ptr<float>(), rows, columns, eps, y.data_ptr(), mean.data_ptr<float>(),
+                                    rstd.data_ptr<float>(), c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
+          "forward");
+    ctx->save_for_backward({added.defined() ? added : x, w, mean, rstd});
+    ctx->set_materialize_grads(false);
+    if (added.defined()) return {added, y};
+    return {y};
+}
+
+// Gradients of {x, branch, weight, bias} (with a branch) or {x, weight, bias}.
+torch::autograd::variable_list fusedBackward(torch::autograd::AutogradContext* ctx,
+                                             const torch::autograd::variable_list& grads, bool withBranch) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& x = saved[0]; // the rows normalized
+    const torch::Tensor& w = saved[1];
+    const torch::Tensor residual =
+        withBranch && grads.at(0).defined() ? grads.at(0).to(torch::kFloat32).contiguous() : torch::Tensor();
+    const torch::Tensor& gy = grads.at(withBranch ? 1 : 0);
+    if (!gy.defined()) { // only the sum was used, or nothing
+        if (!withBranch) return {torch::Tensor(), torch::Tensor(), torch::Tensor()};
+        return {residual, residual.defined() ? residual.to(torch::kBFloat16) : residual, torch::Tensor(),
+                torch::Tensor()};
+    }
+    const c10::cuda::CUDAGuard guard(x.device());
+    const torch::Tensor dy = gy.to(torch::kBFloat16).contiguous();
+    const int64_t columns = x.size(-1), rows = x.numel() / columns;
+    torch::Tensor dx = torch::empty_like(x);
+    torch::Tensor dxBf16 = withBranch ? torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16)) : torch::Tensor();
+    torch::Tensor dw = torch::empty({columns}, x.options());
+    torch::Tensor db = torch::empty({columns}, x.options());
+    torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns)}, x.options());
+    check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr<float>(), w.data_ptr<float>(),
+                                     saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns,
+                                     residual.defined() ? residual.data_ptr<float>() : nullptr, dx.data_ptr<float>(),
+                                     dxBf16.defined() ? dxBf16.data_ptr() : nullptr, dw.data_ptr<float>(),
+                                     db.data_ptr<float>(), scratch.data_ptr<float>(),
+                                     c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
+          "backward");
+    if (!withBranch) return {dx, dw, db};
+    return {dx, dxBf16, dw, db};
+}
+
 struct FusedLayerNorm : public torch::autograd::Function<FusedLayerNorm> {
+    static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
+                                                  const torch::Tensor& weight, const torch::Tensor& bias, double eps) {
+        return fusedForward(ctx, input, torch::Tensor(), weight, bias, eps);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        auto out = fusedBackward(ctx, grads, false);
+        out.emplace_back(); // eps
+        return out;
+    }
+};
+
+struct FusedAddLayerNorm : public torch::autograd::Function<FusedAddLayerNorm> {
     static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
                                                   const torch::Tensor& branch, const torch::Tensor& weight,
                                                   const torch::Tensor& bias, double eps) {
-        const c10::cuda::CUDAGuard guard(input.device());
-        const torch::Tensor x = input.contiguous();
-        const torch::Tensor br = branch.defined() ? branch.contiguous() : branch;
-        const int64_t columns = x.size(-1), rows = x.numel() / columns;
-        torch::Tensor added = br.defined() ? torch::empty_like(x) : torch::Tensor();
-        torch::Tensor y = torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16));
-        torch::Tensor mean = torch::empty({rows}, x.options());
-        torch::Tensor rstd = torch::empty({rows}, x.options());
-        const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
-        check(kernels::layerNormForward(x.data_ptr<float>(), br.defined() ? br.data_ptr() : nullptr,
-                                        added.defined() ? added.data_ptr<float>() : nullptr, w.data_ptr<float>(),
-                                        b.data_ptr<float>(), rows, columns, eps, y.data_ptr(), mean.data_ptr<float>(),
-                                        rstd.data_ptr<float>(),
-                                        c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
-              "forward");
-        ctx->save_for_backward({added.defined() ? added : x, w, mean, rstd});
-        ctx->saved_data["branch"] = br.defined();
-        ctx->set_materialize_grads(false);
-        if (added.defined()) return {added, y};
-        return {y};
+        return fusedForward(ctx, input, branch, weight, bias, eps);
     }
-
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grads) {
-        const auto saved = ctx->get_saved_variables();
-        const torch::Tensor& x = saved[0]; // the rows normalized
-        const torch::Tensor& w = saved[1];
-        const bool withBranch = ctx->saved_data["branch"].toBool();
-        const torch::Tensor residual = withBranch && grads.at(0).defined()
-                                           ? grads.at(0).to(torch::kFloat32).contiguous()
-                                           : torch::Tensor();
-        const torch::Tensor& gy = grads.at(withBranch ? 1 : 0);
-        if (!gy.defined()) { // only the sum was used (or nothing)
-            if (!withBranch) return {torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
-            return {residual, residual.defined() ? residual.to(torch::kBFloat16) : residual, torch::Tensor(),
-                    torch::Tensor(), torch::Tensor()};
-        }
-        const c10::cuda::CUDAGuard guard(x.device());
-        const torch::Tensor dy = gy.to(torch::kBFloat16).contiguous();
-        const int64_t columns = x.size(-1), rows = x.numel() / columns;
-        torch::Tensor dx = torch::empty_like(x);
-        torch::Tensor dxBf16 = withBranch ? torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16)) : torch::Tensor();
-        torch::Tensor dw = torch::empty({columns}, x.options());
-        torch::Tensor db = torch::empty({columns}, x.options());
-        torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns)}, x.options());
-        check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr<float>(), w.data_ptr<float>(),
-                                         saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns,
-                                         residual.defined() ? residual.data_ptr<float>() : nullptr,
-                                         dx.data_ptr<float>(), dxBf16.defined() ? dxBf16.data_ptr() : nullptr,
-                                         dw.data_ptr<float>(), db.data_ptr<float>(), scratch.data_ptr<float>(),
-                                         c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
-              "backward");
-        return {dx, dxBf16, dw, db, torch::Tensor()};
+        auto out = fusedBackward(ctx, grads, true);
+        out.emplace_back(); // eps
+        return out;
     }
 };
 
@@ -102,7 +126,7 @@ bool fusedLayerNormApplies(const torch::nn::LayerNormImpl& ln, const torch::Tens
 torch::Tensor layerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x) {
 #if PARALLAX_CUDA_KERNELS
     if (fusedLayerNormApplies(ln, x))
-        return FusedLayerNorm::apply(x, torch::Tensor(), ln.weight, ln.bias, ln.options.eps())[0];
+        return FusedLayerNorm::apply(x, ln.weight, ln.bias, ln.options.eps())[0];
 #endif
     return ln.forward(x);
 }
@@ -112,7 +136,7 @@ std::pair<torch::Tensor, torch::Tensor> addLayerNorm(torch::nn::LayerNormImpl& l
 #if PARALLAX_CUDA_KERNELS
     if (branch.scalar_type() == torch::kBFloat16 && branch.sizes() == x.sizes() && branch.device() == x.device() &&
         fusedLayerNormApplies(ln, x)) {
-        const auto out = FusedLayerNorm::apply(x, branch, ln.weight, ln.bias, ln.options.eps());
+        const auto out = FusedAddLayerNorm::apply(x, branch, ln.weight, ln.bias, ln.options.eps());
         return {out[0], out[1]};
     }
 #endif
