@@ -54,8 +54,11 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
     }
     torch::Tensor q = torch::cat({pt[0], pi[0]}, 1); // (B, T+P, C)
     torch::Tensor attn = multiHeadAttention(q, k, v, m_dims.headDim(), /*causal=*/false); // (B, T+P, C)
-    xt = xt + mt.gate1 * text->proj->forward(attn.narrow(1, 0, t));
-    xi = xi + mi.gate1 * image->proj->forward(attn.narrow(1, t, xi.size(1)));
+    // One split, not two slices: backward then joins the two gradients in one pass instead of
+    // building a zero-filled gradient of the whole attention output per slice and adding them.
+    const std::vector<torch::Tensor> streams = torch::split_with_sizes(attn, {t, xi.size(1)}, 1);
+    xt = xt + mt.gate1 * text->proj->forward(streams[0]);
+    xi = xi + mi.gate1 * image->proj->forward(streams[1]);
     xt = xt + mlp(*text, xt, mt);
     xi = xi + mlp(*image, xi, mi);
     return {xt, xi, c};
