@@ -57,8 +57,8 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         const torch::Tensor& weight = saved[1];
         const auto nw = static_cast<size_t>(ctx->saved_data["weights"].toInt());
         const auto nb = static_cast<size_t>(ctx->saved_data["biases"].toInt());
-        const int64_t in = input.size(-1);
-        torch::Tensor dx; // (N, in)
+        const torch::Tensor x2 = input.reshape({-1, input.size(-1)}); // (N, in)
+        torch::Tensor dx;                                                // (N, in)
         int64_t start = 0;
         for (size_t i = 0; i < nw; ++i) {
             const torch::Tensor& param = saved[2 + i];
@@ -68,7 +68,7 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
                 const torch::Tensor part = g.to(weight.scalar_type()).reshape({-1, width}); // (N, width)
                 const torch::Tensor w = weight.narrow(0, start, width);                      // (width, in)
                 dx = dx.defined() ? dx.addmm_(part, w) : part.mm(w);
-                compat::accumulateProduct(param.grad(), part.t(), input.reshape({-1, in}));
+                compat::accumulateProduct(param.grad(), part.t(), x2);
                 if (i < nb) addColumnSums(saved[2 + nw + i].grad(), part);
             }
             start += width;

@@ -2,9 +2,6 @@
 
 #include "trainer/compat/TorchCompat.h"
 
-#include <stdexcept>
-#include <string>
-
 #if PARALLAX_CUDA_KERNELS
 #include "trainer/kernels/LayerNorm.h"
 #include "trainer/kernels/Status.h"
@@ -125,8 +122,7 @@ bool fusedLayerNormApplies(const torch::nn::LayerNormImpl& ln, const torch::Tens
 
 torch::Tensor layerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x) {
 #if PARALLAX_CUDA_KERNELS
-    if (fusedLayerNormApplies(ln, x))
-        return FusedLayerNorm::apply(x, ln.weight, ln.bias, ln.options.eps())[0];
+    if (fusedLayerNormApplies(ln, x)) return FusedLayerNorm::apply(x, ln.weight, ln.bias, ln.options.eps())[0];
 #endif
     return ln.forward(x);
 }
