@@ -21,4 +21,11 @@ int64_t columnSumScratch(int64_t rows, int64_t columns);
 cudaError_t columnSumAccumulate(const void* xBf16, int64_t rows, int64_t columns, int64_t rowStride, float* out,
                                 float* partial, cudaStream_t stream);
 
+// The backward of the tanh-approximated GELU with the bias gradient of the product before it, in
+// one pass: dx = g * gelu'(u) for the contiguous (rows, columns) bf16 matrices g (the GELU output's
+// gradient) and u (its input), written to dx in bf16, and out[c] += the sum over rows of dx's bf16
+// values. `partial` holds columnSumScratch(rows, columns) floats.
+cudaError_t geluBackwardColumnSum(const void* gBf16, const void* uBf16, int64_t rows, int64_t columns, void* dxBf16,
+                                  float* out, float* partial, cudaStream_t stream);
+
 } // namespace parallax::kernels

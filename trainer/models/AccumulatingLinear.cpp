@@ -21,10 +21,36 @@ torch::Tensor stacked(const std::vector<torch::Tensor>& parts) {
     return parts.size() == 1 ? parts.front() : torch::cat(parts);
 }
 
+// The input gradient of gelu(u, "tanh") from its output gradient g, both (rows, columns); with a
+// bias gradient, the product's bias gradient (the result's column sums) added into it as well.
+torch::Tensor geluBackward(const torch::Tensor& g, const torch::Tensor& u, const torch::Tensor& biasGrad) {
+#if PARALLAX_CUDA_KERNELS
+    if (g.is_cuda() && g.scalar_type() == torch::kBFloat16 && u.scalar_type() == torch::kBFloat16 &&
+        g.sizes() == u.sizes() && g.dim() == 2 && g.is_contiguous() && u.is_contiguous() && biasGrad.defined() &&
+        biasGrad.scalar_type() == torch::kFloat32 && biasGrad.is_contiguous() && biasGrad.device() == g.device() &&
+        biasGrad.numel() == g.size(1)) {
+        torch::NoGradGuard noGrad;
+        const c10::cuda::CUDAGuard guard(g.device());
+        torch::Tensor dx = torch::empty_like(g);
+        torch::Tensor scratch = torch::empty({kernels::columnSumScratch(g.size(0), g.size(1))}, biasGrad.options());
+        kernels::throwOnError(kernels::geluBackwardColumnSum(g.data_ptr(), u.data_ptr(), g.size(0), g.size(1),
+                                                             dx.data_ptr(), biasGrad.data_ptr<float>(),
+                                                             scratch.data_ptr<float>(),
+                                                             c10::cuda::getCurrentCUDAStream(g.device().index()).stream()),
+                              "GELU backward", "with bias column sums");
+        return dx;
+    }
+#endif
+    torch::Tensor dx = at::gelu_backward(g, u, "tanh");
+    if (biasGrad.defined()) addColumnSums(biasGrad, dx);
+    return dx;
+}
+
 struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinearFn> {
     // TensorLists so that autograd tracks the weights and biases as inputs.
+    // With gelu (one weight): gelu(x W^T + b, "tanh"), the product kept for backward.
     static variable_list forward(AutogradContext* ctx, const torch::Tensor& x, at::TensorList weights,
-                                 at::TensorList biases) {
+                                 at::TensorList biases, bool gelu) {
         const torch::Tensor input = compat::autocastForProduct(x);
         std::vector<torch::Tensor> w, b;
         for (const torch::Tensor& t : weights) w.push_back(compat::autocastForProduct(t));
@@ -34,10 +60,13 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         std::vector<torch::Tensor> saved = {input, weight};
         for (const torch::Tensor& t : weights) saved.push_back(t);
         for (const torch::Tensor& t : biases) saved.push_back(t);
+        if (gelu) saved.push_back(y);
         ctx->save_for_backward(saved);
         ctx->saved_data["weights"] = static_cast<int64_t>(weights.size());
         ctx->saved_data["biases"] = static_cast<int64_t>(biases.size());
+        ctx->saved_data["gelu"] = gelu;
         ctx->set_materialize_grads(false); // an unused slice's gradient stays undefined, not zeros
+        if (gelu) return {torch::gelu(y, "tanh")};
         if (weights.size() == 1) return {y};
         // One output per weight, column slices of the one product: backward then gets each layer's
         // gradient by itself, where a single output sliced afterwards would make autograd build a
@@ -57,6 +86,7 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         const torch::Tensor& weight = saved[1];
         const auto nw = static_cast<size_t>(ctx->saved_data["weights"].toInt());
         const auto nb = static_cast<size_t>(ctx->saved_data["biases"].toInt());
+        const bool gelu = ctx->saved_data["gelu"].toBool();
         const torch::Tensor x2 = input.reshape({-1, input.size(-1)}); // (N, in)
         torch::Tensor dx;                                                // (N, in)
         int64_t start = 0;
@@ -65,18 +95,20 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
             const int64_t width = param.size(0);
             const torch::Tensor& g = grads.at(i);
             if (g.defined()) {
-                const torch::Tensor part = g.to(weight.scalar_type()).reshape({-1, width}); // (N, width)
-                const torch::Tensor w = weight.narrow(0, start, width);                      // (width, in)
+                torch::Tensor part = g.to(weight.scalar_type()).reshape({-1, width}); // (N, width)
+                const torch::Tensor biasGrad = i < nb ? saved[2 + nw + i].grad() : torch::Tensor();
+                if (gelu) part = geluBackward(part.contiguous(), saved.back().reshape({-1, width}), biasGrad);
+                else if (biasGrad.defined()) addColumnSums(biasGrad, part);
+                const torch::Tensor w = weight.narrow(0, start, width); // (width, in)
                 dx = dx.defined() ? dx.addmm_(part, w) : part.mm(w);
                 compat::accumulateProduct(param.grad(), part.t(), x2);
-                if (i < nb) addColumnSums(saved[2 + nw + i].grad(), part);
             }
             start += width;
         }
         // No gradient for the parameters: they are already in .grad(). Autograd still runs each
         // parameter's accumulator next, with nothing to add, and with it the reducers' hooks.
         variable_list out = {dx.defined() ? dx.view(input.sizes()) : dx};
-        out.resize(1 + nw + nb);
+        out.resize(1 + nw + nb + 1); // and none for the gelu flag
         return out;
     }
 };
@@ -112,7 +144,14 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
 
 std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
                                               const std::vector<torch::Tensor>& biases) {
-    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases));
+    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), false);
+}
+
+torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+    std::vector<torch::Tensor> biases;
+    if (bias.defined()) biases.push_back(bias);
+    const std::vector<torch::Tensor> weights{weight};
+    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), true)[0];
 }
 
 } // namespace parallax

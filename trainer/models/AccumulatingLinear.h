@@ -22,6 +22,11 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
 std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
                                               const std::vector<torch::Tensor>& biases);
 
+// gelu(x W^T + b, "tanh") for one weight and an optional bias, accumulating like accumulatingLinear.
+// Backward computes GELU's input gradient and the bias gradient together (on a GPU for bf16, one
+// pass: trainer/kernels/ColumnSum) instead of writing the one and reading it again for the other.
+torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
 // out += x.sum(0), accumulated in out's type: a bias gradient from the (rows, out) output gradient.
 // On a GPU, for a bf16 x whose rows are contiguous (a column slice of wider rows too) and a float32
 // out, one fused pass (trainer/kernels/ColumnSum); elsewhere LibTorch's sum and add.

@@ -42,7 +42,7 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
     torch::Tensor k = torch::cat({pt[kt], pi[1]}, 1); // (B, T+P, C)
     torch::Tensor v = torch::cat({pt[kt + 1], pi[2]}, 1);
     auto mlp = [](JointStream& s, const torch::Tensor& x, const Modulation& m) {
-        return m.gate2 * s.fc2->forward(geluTanh(s.fc1->forward(layerNorm(x) * (1 + m.scale2) + m.shift2)));
+        return m.gate2 * s.fc2->forward(s.fc1->forwardGelu(layerNorm(x) * (1 + m.scale2) + m.shift2));
     };
     const int64_t t = xt.size(1);
     if (m_last) {

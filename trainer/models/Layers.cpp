@@ -17,10 +17,6 @@ torch::Tensor multiHeadAttention(const torch::Tensor& q, const torch::Tensor& k,
     return out.transpose(1, 2).reshape({batch, q.size(1), heads * headDim});   // (B, S, C')
 }
 
-torch::Tensor geluTanh(const torch::Tensor& x) {
-    return torch::gelu(x, "tanh");
-}
-
 torch::Tensor layerNorm(const torch::Tensor& x) {
     return torch::layer_norm(x, {x.size(-1)});
 }

@@ -16,9 +16,6 @@ constexpr double kInitStd = 0.02;
 torch::Tensor multiHeadAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  int64_t headDim, bool causal);
 
-// GELU, tanh approximation.
-torch::Tensor geluTanh(const torch::Tensor& x);
-
 // LayerNorm without affine parameters over the last dimension.
 torch::Tensor layerNorm(const torch::Tensor& x);
 

@@ -32,6 +32,17 @@ public:
         return bias.defined() ? y + bias : y;
     }
 
+    // gelu(forward(x), "tanh"): where the product accumulates and no tensor-parallel output transform
+    // sits between it and the GELU, one autograd step for both (accumulatingLinearGelu).
+    torch::Tensor forwardGelu(const torch::Tensor& x) {
+        if (output_transform) return torch::gelu(forward(x), "tanh");
+        const torch::Tensor input = input_transform ? input_transform(x) : x;
+        std::vector<torch::Tensor> biases;
+        if (bias.defined()) biases.push_back(bias);
+        if (accumulatingLinearApplies({weight}, biases)) return accumulatingLinearGelu(input, weight, bias);
+        return torch::gelu(product(input, bias), "tanh");
+    }
+
     // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
         std::vector<torch::Tensor> biases;

@@ -27,7 +27,7 @@ Activation TransformerBlock::forward(const Activation& in, const Batch& /*batch*
     torch::Tensor attn = multiHeadAttention(qkv[0], qkv[1], qkv[2], m_config.dim / m_config.heads,
                                             m_config.causal); // (B, S, C)
     auto [mid, h2] = addLayerNorm(*ln2, x, proj->forward(attn)); // (B, S, C) each
-    x = mid + fc2->forward(geluTanh(fc1->forward(h2)));           // (B, S, C)
+    x = mid + fc2->forward(fc1->forwardGelu(h2));                 // (B, S, C)
     return {x};
 }
 

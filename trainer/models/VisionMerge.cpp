@@ -15,7 +15,7 @@ VisionMerge::VisionMerge(const ModelDims& dims) : m_dims(dims) {
 }
 
 Activation VisionMerge::forward(const Activation& in, const Batch& batch) {
-    torch::Tensor image = mlp2->forward(geluTanh(mlp1->forward(layerNorm(*ln, in.at(0))))); // (B, P, C)
+    torch::Tensor image = mlp2->forward(mlp1->forwardGelu(layerNorm(*ln, in.at(0)))); // (B, P, C)
     torch::Tensor text = tok->forward(batch.tokens);                                 // (B, T, C)
     const torch::ScalarType dtype = torch::promote_types(image.scalar_type(), text.scalar_type());
     torch::Tensor x = torch::cat({image.to(dtype), text.to(dtype)}, 1);              // (B, P+T, C)

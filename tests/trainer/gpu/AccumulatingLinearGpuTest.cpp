@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -89,6 +90,44 @@ TEST(AccumulatingLinearGpu, FusedColumnSumsMatchFloat64Sums) {
     checkColumnSums(cuda, 300, 5, 9, 1);           // odd start, fewer columns than a warp covers
     checkColumnSums(cuda, 1, 3, 3, 0);
     checkColumnSums(cuda, 257, 64, 128, 64);       // one row past a slice of 256
+}
+
+// accumulatingLinearGelu under bf16 autocast (on a GPU with the kernels: GELU's backward and the
+// bias column sums in one pass) against autograd's linear then GELU: the same input, weight and
+// bias gradients to bf16 rounding, for a width of paired loads and an odd one; the bias gradient
+// repeats bit for bit.
+TEST(AccumulatingLinearGpu, GeluMatchesAutocastAutogradInBf16) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    const auto cuda = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
+    for (const int64_t width : {int64_t{2048}, int64_t{777}}) {
+        SCOPED_TRACE("width " + std::to_string(width));
+        torch::manual_seed(width);
+        const torch::Tensor w0 = torch::randn({width, 512}, cuda) * 0.05, b0 = torch::randn({width}, cuda) * 0.5;
+        const torch::Tensor x0 = torch::randn({4, 1024, 512}, cuda);
+        const torch::Tensor upstream = torch::randn({4, 1024, width}, cuda);
+        auto run = [&](bool fused) {
+            torch::Tensor w = w0.clone().requires_grad_(true), b = b0.clone().requires_grad_(true);
+            w.mutable_grad() = torch::full_like(w, 0.25);
+            b.mutable_grad() = torch::full_like(b, 0.25);
+            torch::Tensor x = x0.clone().requires_grad_(true);
+            {
+                compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+                const torch::Tensor y =
+                    fused ? accumulatingLinearGelu(x, w, b) : torch::gelu(torch::linear(x, w, b), "tanh");
+                EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+                (y.to(torch::kFloat32) * upstream).sum().backward();
+            }
+            return std::vector<torch::Tensor>{x.grad(), w.grad() - 0.25, b.grad() - 0.25};
+        };
+        const auto fused = run(true), again = run(true), composed = run(false);
+        auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
+            return ((a - b).abs().max() / b.abs().max().clamp_min(1e-12)).item<double>();
+        };
+        EXPECT_LT(relative(fused[0], composed[0]), 2e-2) << "input gradient";
+        EXPECT_LT(relative(fused[1], composed[1]), 2e-2) << "weight gradient";
+        EXPECT_LT(relative(fused[2], composed[2]), 2e-2) << "bias gradient";
+        EXPECT_TRUE(torch::equal(fused[2], again[2])) << "the same input must give the same bias gradient";
+    }
 }
 
 TEST(AccumulatingLinearGpu, ColumnSumsOnTheCpuUseLibTorch) {

@@ -100,6 +100,28 @@ TEST(AccumulatingLinear, StackedOutputsAreSlicesWhoseGradientsArriveSeparately) 
     expectClose(fused.weights[1].grad(), torch::full_like(fused.weights[1], 0.5), "unused weight");
 }
 
+TEST(AccumulatingLinear, GeluMatchesAutogradWithAndWithoutBias) {
+    torch::manual_seed(7);
+    for (const bool withBias : {true, false}) {
+        const Params fused = make({5}, 4, withBias, /*withGrads=*/true);
+        const Params plain = copy(fused);
+        const torch::Tensor bias = withBias ? fused.biases[0] : torch::Tensor();
+        const torch::Tensor x0 = torch::randn({3, 6, 4}) * 2;
+        const torch::Tensor upstream = torch::randn({3, 6, 5});
+        torch::Tensor xa = x0.clone().requires_grad_(true);
+        const torch::Tensor ya = accumulatingLinearGelu(xa, fused.weights[0], bias);
+        (ya * upstream).sum().backward();
+        torch::Tensor xb = x0.clone().requires_grad_(true);
+        const torch::Tensor yb =
+            torch::gelu(torch::linear(xb, plain.weights[0], withBias ? plain.biases[0] : torch::Tensor()), "tanh");
+        (yb * upstream).sum().backward();
+        expectClose(ya, yb, "output");
+        expectClose(xa.grad(), xb.grad(), "input gradient");
+        expectClose(fused.weights[0].grad(), plain.weights[0].grad(), "weight");
+        if (withBias) expectClose(fused.biases[0].grad(), plain.biases[0].grad(), "bias");
+    }
+}
+
 TEST(AccumulatingLinear, AddsIntoTheSameGradientTensorAndCallsEachHookOnce) {
     torch::manual_seed(4);
     const Params p = make({4}, 3, true, true);
