@@ -7,27 +7,49 @@
 namespace parallax::kernels {
 namespace {
 
-constexpr int kWarps = 8;             // warps per block, each walking its own rows
-constexpr int kColumnsPerBlock = 64;  // two columns per lane
-constexpr int64_t kRowsPerSlice = 256; // rows one block sums
+constexpr int kWarps = 8;              // warps per block, each walking its own rows
+constexpr int64_t kRowsPerSlice = 128; // rows one block sums
 
 int64_t slicesOf(int64_t rows) { return std::max<int64_t>(1, (rows + kRowsPerSlice - 1) / kRowsPerSlice); }
 
-// Two adjacent columns of one row as floats; the second is 0 past the last column.
-template <bool kPairs>
-__device__ __forceinline__ float2 load2(const __nv_bfloat16* p, bool second) {
-    if (kPairs && second) return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
-    return make_float2(__bfloat162float(p[0]), second ? __bfloat162float(p[1]) : 0.f);
+// kWidth adjacent columns of one row as floats. kWidth 8: one aligned 16-byte load (the caller
+// checked alignment and that the row has all 8); kWidth 1: one column, 0 past the last.
+template <int kWidth>
+__device__ __forceinline__ void loadN(const __nv_bfloat16* p, bool inside, float (&v)[kWidth]) {
+    if constexpr (kWidth == 8) {
+        const uint4 raw = *reinterpret_cast<const uint4*>(p);
+        const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const float2 f = __bfloat1622float2(pairs[k]);
+            v[2 * k] = f.x;
+            v[2 * k + 1] = f.y;
+        }
+    } else {
+        static_assert(kWidth == 1, "loads are 8 columns (16 bytes) or 1");
+        v[0] = inside ? __bfloat162float(*p) : 0.f;
+    }
 }
 
-template <bool kPairs>
-__device__ __forceinline__ void store2(__nv_bfloat16* p, float2 v, bool second) {
-    if (kPairs && second) {
-        *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v.x, v.y);
-        return;
+// Stores v rounded to bf16 and leaves in v the rounded values.
+template <int kWidth>
+__device__ __forceinline__ void storeN(__nv_bfloat16* p, bool inside, float (&v)[kWidth]) {
+    if constexpr (kWidth == 8) {
+        uint4 raw;
+        auto* pairs = reinterpret_cast<__nv_bfloat162*>(&raw);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            pairs[k] = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
+            const float2 f = __bfloat1622float2(pairs[k]);
+            v[2 * k] = f.x;
+            v[2 * k + 1] = f.y;
+        }
+        *reinterpret_cast<uint4*>(p) = raw;
+    } else {
+        const __nv_bfloat16 b = __float2bfloat16(v[0]);
+        if (inside) *p = b;
+        v[0] = inside ? __bfloat162float(b) : 0.f;
     }
-    p[0] = __float2bfloat16(v.x);
-    if (second) p[1] = __float2bfloat16(v.y);
 }
 
 // d/du of the tanh-approximated GELU, times the output gradient g (LibTorch's formula, in float).
@@ -41,14 +63,14 @@ __device__ __forceinline__ float geluTanhBackward(float g, float u) {
     return g * (0.5f * right + left * (1.f - t * t) * kBeta * (1.f + 3.f * kKappa * u2));
 }
 
-// The value a column sum adds for one row: x itself, or with a GELU prologue the input gradient
+// The values a column sum adds for one row: x itself, or with a GELU prologue the input gradient
 // of the GELU, dx = g * gelu'(u), rounded to bf16 and written to dx (what the product's backward
-// then reads), the rounded value summed.
+// then reads), the rounded values summed.
 struct Plain {
     const __nv_bfloat16* x;
-    template <bool kPairs>
-    __device__ __forceinline__ float2 operator()(int64_t offset, bool second) const {
-        return load2<kPairs>(x + offset, second);
+    template <int kWidth>
+    __device__ __forceinline__ void operator()(int64_t offset, bool inside, float (&v)[kWidth]) const {
+        loadN<kWidth>(x + offset, inside, v);
     }
 };
 
@@ -56,59 +78,58 @@ struct GeluBackward {
     const __nv_bfloat16* g;
     const __nv_bfloat16* u;
     __nv_bfloat16* dx;
-    template <bool kPairs>
-    __device__ __forceinline__ float2 operator()(int64_t offset, bool second) const {
-        const float2 gv = load2<kPairs>(g + offset, second), uv = load2<kPairs>(u + offset, second);
-        float2 d = make_float2(geluTanhBackward(gv.x, uv.x), second ? geluTanhBackward(gv.y, uv.y) : 0.f);
-        store2<kPairs>(dx + offset, d, second);
-        d.x = __bfloat162float(__float2bfloat16(d.x));
-        d.y = __bfloat162float(__float2bfloat16(d.y));
-        return d;
+    template <int kWidth>
+    __device__ __forceinline__ void operator()(int64_t offset, bool inside, float (&v)[kWidth]) const {
+        float uv[kWidth];
+        loadN<kWidth>(g + offset, inside, v);
+        loadN<kWidth>(u + offset, inside, uv);
+#pragma unroll
+        for (int k = 0; k < kWidth; ++k) v[k] = geluTanhBackward(v[k], uv[k]);
+        storeN<kWidth>(dx + offset, inside, v);
     }
 };
 
-// Block (column block, slice): lane l of warp w sums columns 2l and 2l+1 of the block over rows
-// w, w + kWarps, ... of the slice, four rows in flight at a time; the warps' sums meet in shared
-// memory and the block writes one partial per column. kPairs: the two columns are loaded as one
-// aligned bf16 pair.
-template <bool kPairs, typename Load>
+// Block (column block, slice): lane l of warp w sums columns l*kWidth .. l*kWidth + kWidth-1 of
+// the block's 32*kWidth over rows w, w + kWarps, ... of the slice, four rows in flight at a time;
+// the warps' sums meet in shared memory, and thread t adds column t's over the warps in order and
+// writes the block's partial for it.
+template <int kWidth, typename Load>
 __global__ void partialSums(Load load, int64_t rows, int64_t columns, int64_t rowStride, float* __restrict__ partial) {
-    __shared__ float2 sums[kWarps][32];
+    constexpr int kColumns = 32 * kWidth;
+    __shared__ float sums[kWarps][kColumns];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int64_t c = static_cast<int64_t>(blockIdx.x) * kColumnsPerBlock + 2 * lane;
+    const int64_t base = static_cast<int64_t>(blockIdx.x) * kColumns;
+    const int64_t c = base + lane * kWidth;
+    const bool inside = c < columns; // kWidth 8: columns is a multiple of 8
     const int64_t first = static_cast<int64_t>(blockIdx.y) * kRowsPerSlice;
     const int64_t last = rows < first + kRowsPerSlice ? rows : first + kRowsPerSlice;
-    float2 acc = make_float2(0.f, 0.f);
-    if (c < columns) {
-        const bool second = c + 1 < columns;
+    float acc[kWidth] = {};
+    if (inside) {
         int64_t r = first + warp;
         for (; r + 3 * kWarps < last; r += 4 * kWarps) {
-            float2 v[4];
+            float v[4][kWidth];
 #pragma unroll
-            for (int k = 0; k < 4; ++k) v[k] = load.template operator()<kPairs>(c + (r + k * kWarps) * rowStride, second);
+            for (int k = 0; k < 4; ++k) load.template operator()<kWidth>(c + (r + k * kWarps) * rowStride, inside, v[k]);
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                acc.x += v[k].x;
-                acc.y += v[k].y;
-            }
+            for (int k = 0; k < 4; ++k)
+#pragma unroll
+                for (int j = 0; j < kWidth; ++j) acc[j] += v[k][j];
         }
         for (; r < last; r += kWarps) {
-            const float2 v = load.template operator()<kPairs>(c + r * rowStride, second);
-            acc.x += v.x;
-            acc.y += v.y;
+            float v[kWidth];
+            load.template operator()<kWidth>(c + r * rowStride, inside, v);
+#pragma unroll
+            for (int j = 0; j < kWidth; ++j) acc[j] += v[j];
         }
     }
-    sums[warp][lane] = acc;
+#pragma unroll
+    for (int j = 0; j < kWidth; ++j) sums[warp][lane * kWidth + j] = acc[j];
     __syncthreads();
-    if (warp == 0) {
-        float2 total = make_float2(0.f, 0.f);
-        for (int w = 0; w < kWarps; ++w) {
-            total.x += sums[w][lane].x;
-            total.y += sums[w][lane].y;
-        }
-        float* row = partial + static_cast<int64_t>(blockIdx.y) * columns;
-        if (c < columns) row[c] = total.x;
-        if (c + 1 < columns) row[c + 1] = total.y;
+    const int t = threadIdx.x;
+    if (t < kColumns && base + t < columns) {
+        float total = 0.f;
+        for (int w = 0; w < kWarps; ++w) total += sums[w][t];
+        partial[static_cast<int64_t>(blockIdx.y) * columns + base + t] = total;
     }
 }
 
@@ -131,23 +152,30 @@ __global__ void addSlices(const float* __restrict__ partial, int64_t slices, int
     out[c] += total;
 }
 
+template <int kWidth, typename Load>
+cudaError_t launchPartials(Load load, int64_t rows, int64_t columns, int64_t rowStride, float* partial,
+                           cudaStream_t stream) {
+    constexpr int kColumns = 32 * kWidth;
+    const dim3 grid(static_cast<unsigned>((columns + kColumns - 1) / kColumns), static_cast<unsigned>(slicesOf(rows)));
+    partialSums<kWidth><<<grid, kWarps * 32, 0, stream>>>(load, rows, columns, rowStride, partial);
+    return cudaGetLastError();
+}
+
+// wide: every row's columns load as aligned 16-byte groups of 8.
 template <typename Load>
-cudaError_t launchColumnSums(Load load, bool pairs, int64_t rows, int64_t columns, int64_t rowStride, float* out,
+cudaError_t launchColumnSums(Load load, bool wide, int64_t rows, int64_t columns, int64_t rowStride, float* out,
                              float* partial, cudaStream_t stream) {
     const int64_t slices = slicesOf(rows);
-    if (slices > 65535) return cudaErrorInvalidConfiguration; // more than 16M rows: grid.y's limit
-    const dim3 grid(static_cast<unsigned>((columns + kColumnsPerBlock - 1) / kColumnsPerBlock),
-                    static_cast<unsigned>(slices));
-    if (pairs) partialSums<true><<<grid, kWarps * 32, 0, stream>>>(load, rows, columns, rowStride, partial);
-    else partialSums<false><<<grid, kWarps * 32, 0, stream>>>(load, rows, columns, rowStride, partial);
-    const cudaError_t launched = cudaGetLastError();
+    if (slices > 65535) return cudaErrorInvalidConfiguration; // more than 8M rows: grid.y's limit
+    const cudaError_t launched = wide ? launchPartials<8>(load, rows, columns, rowStride, partial, stream)
+                                      : launchPartials<1>(load, rows, columns, rowStride, partial, stream);
     if (launched != cudaSuccess) return launched;
     addSlices<<<static_cast<unsigned>((columns + kAddColumns - 1) / kAddColumns), dim3(kAddColumns, kAddLanes), 0,
                 stream>>>(partial, slices, columns, out);
     return cudaGetLastError();
 }
 
-bool aligned4(const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 } // namespace
 
@@ -158,9 +186,9 @@ cudaError_t columnSumAccumulate(const void* xBf16, int64_t rows, int64_t columns
     if (rows < 0 || columns < 0 || rowStride < columns) return cudaErrorInvalidValue;
     if (rows == 0 || columns == 0) return cudaSuccess;
     const auto* x = static_cast<const __nv_bfloat16*>(xBf16);
-    // Pairs are aligned when the matrix starts on 4 bytes and every row starts on an even column.
-    return launchColumnSums(Plain{x}, aligned4(x) && rowStride % 2 == 0, rows, columns, rowStride, out, partial,
-                            stream);
+    // 16-byte groups when the matrix starts on 16 bytes and every row starts and ends on a group.
+    return launchColumnSums(Plain{x}, aligned16(x) && rowStride % 8 == 0 && columns % 8 == 0, rows, columns,
+                            rowStride, out, partial, stream);
 }
 
 cudaError_t geluBackwardColumnSum(const void* gBf16, const void* uBf16, int64_t rows, int64_t columns, void* dxBf16,
@@ -169,8 +197,8 @@ cudaError_t geluBackwardColumnSum(const void* gBf16, const void* uBf16, int64_t 
     if (rows == 0 || columns == 0) return cudaSuccess;
     const GeluBackward load{static_cast<const __nv_bfloat16*>(gBf16), static_cast<const __nv_bfloat16*>(uBf16),
                             static_cast<__nv_bfloat16*>(dxBf16)};
-    const bool pairs = aligned4(gBf16) && aligned4(uBf16) && aligned4(dxBf16) && columns % 2 == 0;
-    return launchColumnSums(load, pairs, rows, columns, columns, out, partial, stream);
+    const bool wide = aligned16(gBf16) && aligned16(uBf16) && aligned16(dxBf16) && columns % 8 == 0;
+    return launchColumnSums(load, wide, rows, columns, columns, out, partial, stream);
 }
 
 } // namespace parallax::kernels

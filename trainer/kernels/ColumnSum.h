@@ -4,7 +4,7 @@
 // (the sum of its output gradient over all rows) accumulated straight into the fp32 gradient
 // bucket. LibTorch's reduction over the first dimension of a strided bf16 matrix, followed by the
 // add into the bucket, runs well below the memory bandwidth; this reads the matrix once, with each
-// warp loading whole rows of 64 columns. Deterministic: blocks write partial sums per slice of
+// warp loading whole rows of 256 columns (16 bytes per lane). Deterministic: blocks write partial sums per slice of
 // rows, and a second pass adds the slices in order. No LibTorch headers here.
 
 #include <cuda_runtime_api.h>

@@ -4,6 +4,9 @@
 #include "trainer/models/Layers.h"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <tuple>
 
 namespace parallax {
 
@@ -21,14 +24,31 @@ TransformerBlock::TransformerBlock(const Config& config) : m_config(config) {
 }
 
 Activation TransformerBlock::forward(const Activation& in, const Batch& /*batch*/) {
-    torch::Tensor x = in.at(0);      // (B, S, C)
-    torch::Tensor h = layerNorm(*ln1, x); // (B, S, C)
+    torch::Tensor x, h; // (B, S, C) each: the block's input and its first LayerNorm
+    if (in.size() != 1 && in.size() != 2)
+        throw std::logic_error("a transformer block takes {x} or {x, branch}, got " + std::to_string(in.size()) + " tensors");
+    if (in.size() == 2) std::tie(x, h) = addLayerNorm(*ln1, in[0], in[1]); // the previous block's residual
+    else {
+        x = in.at(0);
+        h = layerNorm(*ln1, x);
+    }
     const std::vector<torch::Tensor> qkv = linearStack(h, {q.get(), k.get(), v.get()}); // 3 x (B, S, C)
     torch::Tensor attn = multiHeadAttention(qkv[0], qkv[1], qkv[2], m_config.dim / m_config.heads,
                                             m_config.causal); // (B, S, C)
     auto [mid, h2] = addLayerNorm(*ln2, x, proj->forward(attn)); // (B, S, C) each
-    x = mid + fc2->forward(fc1->forwardGelu(h2));                 // (B, S, C)
-    return {x};
+    torch::Tensor branch = fc2->forward(fc1->forwardGelu(h2));    // (B, S, C)
+    if (m_handsOnResidual) return {mid, branch};
+    return {mid + branch};
+}
+
+void deferResidualsWithin(const std::vector<std::shared_ptr<Unit>>& units) {
+    for (size_t i = 0; i < units.size(); ++i) {
+        auto* block = dynamic_cast<TransformerBlock*>(units[i].get());
+        if (!block) continue;
+        const auto* next = i + 1 < units.size() ? dynamic_cast<const TransformerBlock*>(units[i + 1].get()) : nullptr;
+        block->setHandsOnResidual(next && next->kindName() == block->kindName() &&
+                                  next->ln1->options.normalized_shape() == block->ln1->options.normalized_shape());
+    }
 }
 
 double TransformerBlock::forwardFlopsPerSample() const {

@@ -7,7 +7,10 @@ namespace parallax {
 
 // Pre-norm transformer block (docs/models.md): x + proj(attn(ln1(x))), then x + fc2(gelu(fc1(ln2(x)))).
 // Used by gpt, the vlm language model (causal) and the vlm vision tower (full attention).
-// Activation in and out: {x (B, S, C)}.
+// Activation in and out: {x (B, S, C)}. A block told to hand its residual on returns {x, branch}
+// instead of {x + branch}, and a block receiving two tensors adds them inside its first LayerNorm
+// (fused on the GPU: addLayerNorm), which saves the add's pass over the float32 residual and, in
+// backward, the add of the two gradients that meet at x.
 class TransformerBlock : public Unit {
 public:
     struct Config {
@@ -25,6 +28,10 @@ public:
     double forwardFlopsPerSample() const override;
     std::string kindName() const override { return m_config.kind; }
 
+    // Whether forward returns {x, branch} for the next block to add (deferResidualsWithin sets it).
+    void setHandsOnResidual(bool on) { m_handsOnResidual = on; }
+    bool handsOnResidual() const { return m_handsOnResidual; }
+
     torch::nn::LayerNorm ln1{nullptr};
     std::shared_ptr<Linear> q, k, v, proj;
     torch::nn::LayerNorm ln2{nullptr};
@@ -32,6 +39,12 @@ public:
 
 private:
     Config m_config;
+    bool m_handsOnResidual = false;
 };
+
+// Among units run one after another in this order (one pipeline chunk), every transformer block
+// whose next unit is a block of the same kind and width hands its residual on; the others return
+// their sum. Looks through wrappers only by unit type: call it before units are wrapped.
+void deferResidualsWithin(const std::vector<std::shared_ptr<Unit>>& units);
 
 } // namespace parallax

@@ -13,6 +13,7 @@
 #include "core/spec/Estimates.h"
 #include "trainer/parallel/Zero3.h"
 #include "trainer/models/Linear.h"
+#include "trainer/models/TransformerBlock.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
@@ -176,6 +177,7 @@ std::vector<StageChunk> Trainer::placeStages() {
             chunk.indices.push_back(u);
             local[static_cast<size_t>(u)] = true;
         }
+        deferResidualsWithin(chunk.units);
         mine.push_back(std::move(chunk));
     }
     for (size_t u = 0; u < local.size(); ++u) {

@@ -86,15 +86,17 @@ TEST(AccumulatingLinearGpu, FusedColumnSumsMatchFloat64Sums) {
     const torch::Device cuda(torch::kCUDA);
     checkColumnSums(cuda, 16384, 768, 768, 0);     // a whole (B*T, C) output gradient
     checkColumnSums(cuda, 8192, 2048, 6144, 2048); // the k slice of a stacked q, k, v gradient
-    checkColumnSums(cuda, 1000, 777, 777, 0);      // odd row stride: unpaired loads
+    checkColumnSums(cuda, 1000, 777, 777, 0);      // odd row stride: one column per lane
+    checkColumnSums(cuda, 500, 48, 64, 2);         // groups of 8 columns, but not on 16 bytes
     checkColumnSums(cuda, 300, 5, 9, 1);           // odd start, fewer columns than a warp covers
     checkColumnSums(cuda, 1, 3, 3, 0);
-    checkColumnSums(cuda, 257, 64, 128, 64);       // one row past a slice of 256
+    checkColumnSums(cuda, 257, 64, 128, 64);       // one row past two slices of 128
+    checkColumnSums(cuda, 129, 264, 264, 0);       // a second block of columns holding one group
 }
 
 // accumulatingLinearGelu under bf16 autocast (on a GPU with the kernels: GELU's backward and the
 // bias column sums in one pass) against autograd's linear then GELU: the same input, weight and
-// bias gradients to bf16 rounding, for a width of paired loads and an odd one; the bias gradient
+// bias gradients to bf16 rounding, for a width of 16-byte loads and an odd one; the bias gradient
 // repeats bit for bit.
 TEST(AccumulatingLinearGpu, GeluMatchesAutocastAutogradInBf16) {
     if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";

@@ -1,5 +1,6 @@
 #include "tests/trainer/models/ModelTestSupport.h"
 #include "trainer/models/Linear.h"
+#include "trainer/models/TransformerBlock.h"
 
 #include <gtest/gtest.h>
 
@@ -234,6 +235,54 @@ TEST(ModelStructure, BatchMovesEveryDefinedTensor) {
     EXPECT_FALSE(moved.labels.defined());
     EXPECT_EQ(moved.sample_index, batch.sample_index);
     EXPECT_EQ(moved.size(), 2);
+}
+
+// Blocks that hand their residual on to the next block: flags only between blocks of one kind
+// that follow each other in a chunk, and the same loss and gradients as blocks that add it
+// themselves (the same float32 sum, moved into the next block's first LayerNorm).
+TEST(ModelStructure, HandingTheResidualOnChangesNothing) {
+    for (const std::string kind : {"gpt", "vlm"}) {
+        SCOPED_TRACE(kind);
+        const ModelDims dims = dimsOf(kind, "tiny");
+        auto plain = buildModel(dims, 5);
+        auto handing = buildModel(dims, 5);
+        deferResidualsWithin(handing->units());
+        int handed = 0, blocks = 0;
+        for (int64_t i = 0; i < handing->unitCount(); ++i) {
+            auto* block = dynamic_cast<TransformerBlock*>(handing->unit(i).get());
+            if (!block) continue;
+            ++blocks;
+            const auto* next =
+                i + 1 < handing->unitCount() ? dynamic_cast<TransformerBlock*>(handing->unit(i + 1).get()) : nullptr;
+            EXPECT_EQ(block->handsOnResidual(), next != nullptr && next->kindName() == block->kindName()) << "unit " << i;
+            handed += block->handsOnResidual() ? 1 : 0;
+        }
+        // gpt tiny: every block but the last; vlm: the same in each tower (vision blocks, then the merge).
+        EXPECT_EQ(handed, kind == "gpt" ? dims.layers - 1 : dims.layers - 1 + dims.vision_layers - 1);
+        EXPECT_GT(blocks, handed);
+
+        // A chunk boundary inside the tower: the block before it returns its sum.
+        std::vector<std::shared_ptr<Unit>> firstChunk;
+        for (int64_t i = 0; i < 2; ++i) firstChunk.push_back(handing->unit(i));
+        auto* split = dynamic_cast<TransformerBlock*>(firstChunk.back().get());
+        if (split) {
+            deferResidualsWithin(firstChunk);
+            EXPECT_FALSE(split->handsOnResidual());
+            EXPECT_EQ(split->forward(firstChunk.front()->forward({}, batchOf(dims, 2)), batchOf(dims, 2)).size(), 1);
+            deferResidualsWithin(handing->units());
+        }
+
+        const Batch batch = batchOf(dims, 3);
+        const Activation a = plain->forwardAll(batch), b = handing->forwardAll(batch);
+        EXPECT_TRUE(torch::allclose(a.at(0), b.at(0), 1e-6, 1e-6)) << a.at(0).item<double>() << " vs " << b.at(0).item<double>();
+        a.at(0).backward();
+        b.at(0).backward();
+        auto pa = plain->named_parameters(), pb = handing->named_parameters();
+        for (const auto& item : pa) {
+            ASSERT_TRUE(item.value().grad().defined()) << item.key();
+            EXPECT_TRUE(torch::allclose(item.value().grad(), pb[item.key()].grad(), 1e-5, 1e-6)) << item.key();
+        }
+    }
 }
 
 } // namespace
