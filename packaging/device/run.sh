@@ -170,7 +170,10 @@ run_parallax() { # spec name
   need_gpus "$np" "parallax:$name" || return
   local budget
   budget=$(item_budget) || { log "skip parallax:$name: out of time budget"; return; }
-  local rundir logfile="$OUT/results/parallax-$name.log"
+  # An item given twice in one call keeps both logs (the summary has a row for each).
+  local rundir base="parallax-$name" again=2
+  while [ -e "$OUT/results/$base.log" ]; do base="parallax-$name-run$again"; again=$((again + 1)); done
+  local logfile="$OUT/results/$base.log"
   rundir=$(mktemp -d "$(scratch_root)/parallax-bench.XXXXXX")
   local cmd=(mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 -x OMP_NUM_THREADS="$BENCH_THREADS"
              "$BUILD/app/parallax-worker" --spec "$spec" --run-dir "$rundir" --threads "$BENCH_THREADS")
@@ -178,10 +181,10 @@ run_parallax() { # spec name
   local t0=$SECONDS rc=0
   timeout -k 15 "$budget" "${cmd[@]}" > "$logfile" 2>&1 || rc=$?
   rm -rf "$rundir"
-  manifest parallax "$name" "$np" "$rc" $((SECONDS - t0)) "results/parallax-$name.log" "${cmd[@]/$rundir/RUN_DIR}"
+  manifest parallax "$name" "$np" "$rc" $((SECONDS - t0)) "results/$base.log" "${cmd[@]/$rundir/RUN_DIR}"
   if [ "$rc" -ne 0 ]; then
     tail -15 "$logfile"
-    fail "parallax:$name exited $rc after $((SECONDS - t0)) s (results/parallax-$name.log)"
+    fail "parallax:$name exited $rc after $((SECONDS - t0)) s (results/$base.log)"
   else
     log "parallax:$name done in $((SECONDS - t0)) s"
     # Each rank's breakdown of its steady steps (forward and backward, the wait for reductions, ...).
