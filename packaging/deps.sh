@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev libqcustomplot-dev libgl-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
-  zlib1g-dev dataset-fashion-mnist xvfb xauth procps
+  zlib1g-dev dataset-fashion-mnist xvfb xauth procps python3
 )
 
 missing=()
