@@ -13,9 +13,9 @@ constexpr int64_t kRowsPerSlice = 128; // rows one block sums
 int64_t slicesOf(int64_t rows) { return std::max<int64_t>(1, (rows + kRowsPerSlice - 1) / kRowsPerSlice); }
 
 // kWidth adjacent columns of one row as floats. kWidth 8: one aligned 16-byte load (the caller
-// checked alignment and that the row has all 8); kWidth 1: one column, 0 past the last.
+// checked alignment and that the row has all 8); kWidth 1: one column.
 template <int kWidth>
-__device__ __forceinline__ void loadN(const __nv_bfloat16* p, bool inside, float (&v)[kWidth]) {
+__device__ __forceinline__ void loadN(const __nv_bfloat16* p, float (&v)[kWidth]) {
     if constexpr (kWidth == 8) {
         const uint4 raw = *reinterpret_cast<const uint4*>(p);
         const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
@@ -27,13 +27,13 @@ __device__ __forceinline__ void loadN(const __nv_bfloat16* p, bool inside, float
         }
     } else {
         static_assert(kWidth == 1, "loads are 8 columns (16 bytes) or 1");
-        v[0] = inside ? __bfloat162float(*p) : 0.f;
+        v[0] = __bfloat162float(*p);
     }
 }
 
 // Stores v rounded to bf16 and leaves in v the rounded values.
 template <int kWidth>
-__device__ __forceinline__ void storeN(__nv_bfloat16* p, bool inside, float (&v)[kWidth]) {
+__device__ __forceinline__ void storeN(__nv_bfloat16* p, float (&v)[kWidth]) {
     if constexpr (kWidth == 8) {
         uint4 raw;
         auto* pairs = reinterpret_cast<__nv_bfloat162*>(&raw);
@@ -47,8 +47,8 @@ __device__ __forceinline__ void storeN(__nv_bfloat16* p, bool inside, float (&v)
         *reinterpret_cast<uint4*>(p) = raw;
     } else {
         const __nv_bfloat16 b = __float2bfloat16(v[0]);
-        if (inside) *p = b;
-        v[0] = inside ? __bfloat162float(b) : 0.f;
+        *p = b;
+        v[0] = __bfloat162float(b);
     }
 }
 
@@ -69,8 +69,8 @@ __device__ __forceinline__ float geluTanhBackward(float g, float u) {
 struct Plain {
     const __nv_bfloat16* x;
     template <int kWidth>
-    __device__ __forceinline__ void operator()(int64_t offset, bool inside, float (&v)[kWidth]) const {
-        loadN<kWidth>(x + offset, inside, v);
+    __device__ __forceinline__ void operator()(int64_t offset, float (&v)[kWidth]) const {
+        loadN<kWidth>(x + offset, v);
     }
 };
 
@@ -79,13 +79,13 @@ struct GeluBackward {
     const __nv_bfloat16* u;
     __nv_bfloat16* dx;
     template <int kWidth>
-    __device__ __forceinline__ void operator()(int64_t offset, bool inside, float (&v)[kWidth]) const {
+    __device__ __forceinline__ void operator()(int64_t offset, float (&v)[kWidth]) const {
         float uv[kWidth];
-        loadN<kWidth>(g + offset, inside, v);
-        loadN<kWidth>(u + offset, inside, uv);
+        loadN<kWidth>(g + offset, v);
+        loadN<kWidth>(u + offset, uv);
 #pragma unroll
         for (int k = 0; k < kWidth; ++k) v[k] = geluTanhBackward(v[k], uv[k]);
-        storeN<kWidth>(dx + offset, inside, v);
+        storeN<kWidth>(dx + offset, v);
     }
 };
 
@@ -100,16 +100,15 @@ __global__ void partialSums(Load load, int64_t rows, int64_t columns, int64_t ro
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t base = static_cast<int64_t>(blockIdx.x) * kColumns;
     const int64_t c = base + lane * kWidth;
-    const bool inside = c < columns; // kWidth 8: columns is a multiple of 8
     const int64_t first = static_cast<int64_t>(blockIdx.y) * kRowsPerSlice;
     const int64_t last = rows < first + kRowsPerSlice ? rows : first + kRowsPerSlice;
     float acc[kWidth] = {};
-    if (inside) {
+    if (c < columns) { // kWidth 8: columns is a multiple of 8, so the lane's group is whole
         int64_t r = first + warp;
         for (; r + 3 * kWarps < last; r += 4 * kWarps) {
             float v[4][kWidth];
 #pragma unroll
-            for (int k = 0; k < 4; ++k) load.template operator()<kWidth>(c + (r + k * kWarps) * rowStride, inside, v[k]);
+            for (int k = 0; k < 4; ++k) load.template operator()<kWidth>(c + (r + k * kWarps) * rowStride, v[k]);
 #pragma unroll
             for (int k = 0; k < 4; ++k)
 #pragma unroll
@@ -117,7 +116,7 @@ __global__ void partialSums(Load load, int64_t rows, int64_t columns, int64_t ro
         }
         for (; r < last; r += kWarps) {
             float v[kWidth];
-            load.template operator()<kWidth>(c + r * rowStride, inside, v);
+            load.template operator()<kWidth>(c + r * rowStride, v);
 #pragma unroll
             for (int j = 0; j < kWidth; ++j) acc[j] += v[j];
         }

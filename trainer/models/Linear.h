@@ -37,19 +37,20 @@ public:
     torch::Tensor forwardGelu(const torch::Tensor& x) {
         if (output_transform) return torch::gelu(forward(x), "tanh");
         const torch::Tensor input = input_transform ? input_transform(x) : x;
-        std::vector<torch::Tensor> biases;
-        if (bias.defined()) biases.push_back(bias);
-        if (accumulatingLinearApplies({weight}, biases)) return accumulatingLinearGelu(input, weight, bias);
+        if (accumulates(bias)) return accumulatingLinearGelu(input, weight, bias);
         return torch::gelu(product(input, bias), "tanh");
     }
 
     // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
-        std::vector<torch::Tensor> biases;
-        if (b.defined()) biases.push_back(b);
-        if (accumulatingLinearApplies({weight}, biases)) return accumulatingLinear(input, {weight}, biases).front();
+        if (accumulates(b)) return accumulatingLinear(input, {weight}, biasList(b)).front();
         return torch::linear(input, weight, b);
     }
+
+    static std::vector<torch::Tensor> biasList(const torch::Tensor& b) {
+        return b.defined() ? std::vector<torch::Tensor>{b} : std::vector<torch::Tensor>{};
+    }
+    bool accumulates(const torch::Tensor& b) const { return accumulatingLinearApplies({weight}, biasList(b)); }
 
     int64_t in_features;
     int64_t out_features;
