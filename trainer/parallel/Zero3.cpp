@@ -92,7 +92,36 @@ Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp, torch::Scal
     }
 }
 
-Zero3::~Zero3() = default;
+Zero3::~Zero3() {
+    // Gathers started ahead for a step that did not come must end before their tensors go.
+    for (auto& [index, u] : m_units)
+        for (auto& w : u.gathering) w->wait();
+}
+
+std::vector<size_t> Zero3::forwardBucketOrder() const {
+    std::vector<size_t> order;
+    std::vector<char> placed(m_buckets.buckets().size(), 0);
+    for (int unit : m_order)
+        for (size_t b : m_units.at(unit).buckets) {
+            order.push_back(b);
+            placed[b] = 1;
+        }
+    for (size_t b = 0; b < placed.size(); ++b)
+        if (!placed[b]) order.push_back(b); // units that are not wrapped keep their place after the rest
+    return order;
+}
+
+void Zero3::shardUpdated(size_t bucket) {
+    if (!m_prefetchNext) return;
+    const int unit = m_buckets.buckets()[bucket].unit;
+    const auto first = m_order.begin(), last = first + std::min<std::ptrdiff_t>(kPrefetchUnits, static_cast<std::ptrdiff_t>(m_order.size()));
+    if (std::find(first, last, unit) == last) return;
+    UnitState& u = m_units.at(unit);
+    if (++u.updated < u.buckets.size()) return;
+    u.updated = 0;
+    startGather(unit, false);
+    u.prefetched = true;
+}
 
 void Zero3::wrapUnits(std::vector<StageChunk>& chunks) {
     m_order.clear();
@@ -169,6 +198,7 @@ void Zero3::releaseParams(UnitState& u) {
 
 void Zero3::gatherForForward(int unit) {
     waitGather(unit, false);
+    m_units.at(unit).prefetched = false;
     const int next = neighbour(unit, +1);
     if (next >= 0) startGather(next, false);
 }
@@ -270,12 +300,24 @@ torch::Tensor Zero3::gradNormSquared(bool includeReplicated) const {
     return sumOfSquares(held);
 }
 
-int64_t Zero3::residentParameterValues() const {
+int64_t Zero3::wholeParameterValues(bool prefetched) const {
     int64_t n = 0;
-    for (const auto& s : m_paramShards) n += s.numel();
-    for (const Bucket& b : m_buckets.buckets())
-        n += static_cast<int64_t>(b.params.storage().nbytes() / sizeof(float));
+    for (const auto& [index, u] : m_units) {
+        if (u.prefetched != prefetched) continue;
+        for (size_t b : u.buckets)
+            n += static_cast<int64_t>(m_buckets.buckets()[b].params.storage().nbytes() / sizeof(float));
+    }
     return n;
+}
+
+int64_t Zero3::residentParameterValues() const {
+    int64_t n = wholeParameterValues(false);
+    for (const auto& s : m_paramShards) n += s.numel();
+    return n;
+}
+
+int64_t Zero3::prefetchedParameterValues() const {
+    return wholeParameterValues(true);
 }
 
 int64_t Zero3::totalParameterValues() const {

@@ -49,8 +49,21 @@ public:
     bool gradientsSliced() const override { return dpSize() > 1; }
     bool optimizerSliced() const override { return dpSize() > 1; }
 
-    // Parameter values this rank has in memory now: its slices plus any unit gathered whole.
+    // Bucket indices in the order this rank's units run forward: the optimizer updates the slices in
+    // this order, so that the first units are ready first.
+    std::vector<size_t> forwardBucketOrder() const;
+    // With `on`, the first kPrefetchUnits units of the forward order start gathering (on the
+    // communication stream, after their update) as soon as the optimizer has queued the update of
+    // all their slices (shardUpdated), so that the next step's first units are not gathered while
+    // the GPU waits. Off before a step that no other follows.
+    static constexpr int kPrefetchUnits = 2;
+    void prefetchNextForward(bool on) { m_prefetchNext = on; }
+    void shardUpdated(size_t bucket);
+
+    // Parameter values this rank has in memory now: its slices plus any unit gathered whole, except
+    // units gathered ahead for the next step (prefetchedParameterValues()).
     int64_t residentParameterValues() const;
+    int64_t prefetchedParameterValues() const;
     int64_t totalParameterValues() const;
 
     // Called by the unit wrappers and the backward hooks.
@@ -66,6 +79,8 @@ private:
         bool gathered = false;      // in use by a forward or backward pass
         std::vector<char> present;  // per bucket: whole parameters restored (gather issued or done)
         bool gradsLive = false;
+        bool prefetched = false;    // gathered ahead, after the optimizer, for the next forward
+        size_t updated = 0;         // slices updated by the optimizer this step
         std::vector<std::shared_ptr<Work>> gathering;
         std::vector<torch::Tensor> gatherInputs;
         std::vector<std::shared_ptr<Work>> reducing;
@@ -74,6 +89,7 @@ private:
     };
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
     void startGather(int unit, bool forBackward);
+    int64_t wholeParameterValues(bool prefetched) const;
     void waitGather(int unit, bool forBackward);
     void releaseParams(UnitState& u);
     void startReduce(int unit);
@@ -89,6 +105,7 @@ private:
     std::vector<char> m_forwardOnly; // per bucket: not gathered for backward
     std::map<int, UnitState> m_units;
     std::vector<int> m_order; // local units in forward order
+    bool m_prefetchNext = false;
     std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;
 };
 

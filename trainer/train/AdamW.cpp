@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace parallax {
 
@@ -23,6 +25,26 @@ void AdamW::addGroup(torch::Tensor param, torch::Tensor grad, bool decay) {
     g.exp_avg = torch::zeros_like(g.param);
     g.exp_avg_sq = torch::zeros_like(g.param);
     m_groups.push_back(std::move(g));
+}
+
+void AdamW::setUpdateOrder(std::vector<size_t> order, std::function<void(size_t group)> afterGroup) {
+    std::vector<char> seen(m_groups.size(), 0);
+    for (size_t g : order) {
+        if (g >= m_groups.size() || seen[g]) throw std::invalid_argument("AdamW update order: group " + std::to_string(g) + " out of range or repeated");
+        seen[g] = 1;
+    }
+    if (!order.empty() && order.size() != m_groups.size())
+        throw std::invalid_argument("AdamW update order: " + std::to_string(order.size()) + " groups of " +
+                                    std::to_string(m_groups.size()));
+    m_order = std::move(order);
+    m_afterGroup = std::move(afterGroup);
+}
+
+std::vector<size_t> AdamW::order() const {
+    if (!m_order.empty()) return m_order;
+    std::vector<size_t> all(m_groups.size());
+    for (size_t g = 0; g < all.size(); ++g) all[g] = g;
+    return all;
 }
 
 void AdamW::step(double lr, double gradScale) {
@@ -40,27 +62,38 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
         updateFused(lr, hostScale, scaleOnDevice, skip);
         return;
     }
-    if (skip.defined() && skip.item<bool>()) return;
+    if (skip.defined() && skip.item<bool>()) {
+        if (m_afterGroup)
+            for (size_t g : order()) m_afterGroup(g);
+        return;
+    }
     const double gradScale = scaleOnDevice.defined() ? scaleOnDevice.item<double>() : hostScale;
     const double b1 = m_options.beta1, b2 = m_options.beta2;
     const double bias1 = 1.0 - std::pow(b1, static_cast<double>(m_step));
     const double bias2 = 1.0 - std::pow(b2, static_cast<double>(m_step));
     const double stepSize = lr / bias1;
     const double invSqrtBias2 = 1.0 / std::sqrt(bias2);
-    for (Group& g : m_groups) {
-        if (g.param.numel() == 0) continue;
-        torch::Tensor grad = gradScale == 1.0 ? g.grad : g.grad * gradScale;
-        if (g.decay && m_options.weight_decay != 0) g.param.mul_(1.0 - lr * m_options.weight_decay);
-        g.exp_avg.mul_(b1).add_(grad, 1.0 - b1);
-        g.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
-        auto denom = (g.exp_avg_sq.sqrt() * invSqrtBias2).add_(m_options.eps);
-        g.param.addcdiv_(g.exp_avg, denom, -stepSize);
+    for (size_t index : order()) {
+        Group& g = m_groups[index];
+        if (g.param.numel() > 0) {
+            torch::Tensor grad = gradScale == 1.0 ? g.grad : g.grad * gradScale;
+            if (g.decay && m_options.weight_decay != 0) g.param.mul_(1.0 - lr * m_options.weight_decay);
+            g.exp_avg.mul_(b1).add_(grad, 1.0 - b1);
+            g.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
+            auto denom = (g.exp_avg_sq.sqrt() * invSqrtBias2).add_(m_options.eps);
+            g.param.addcdiv_(g.exp_avg, denom, -stepSize);
+        }
+        if (m_afterGroup) m_afterGroup(index);
     }
 }
 
 void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleOnDevice, const torch::Tensor& skip) {
     const auto held = std::find_if(m_groups.begin(), m_groups.end(), [](const Group& g) { return g.param.numel() > 0; });
-    if (held == m_groups.end()) return; // this rank holds no slice of any parameter
+    if (held == m_groups.end()) { // this rank holds no slice of any parameter
+        if (m_afterGroup)
+            for (size_t g : order()) m_afterGroup(g);
+        return;
+    }
     const auto f32 = held->param.options();
     torch::Tensor scale; // undefined: 1
     if (scaleOnDevice.defined()) scale = scaleOnDevice.to(f32);
@@ -76,14 +109,18 @@ void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleO
         u.beta1 = m_options.beta1;
         u.beta2 = m_options.beta2;
         u.eps = m_options.eps;
-        for (Group& g : m_groups) {
-            if (g.param.numel() == 0) continue;
-            u.weightDecay = g.decay ? m_options.weight_decay : 0.0;
-            kernels::throwOnError(kernels::adamWStep(g.param.data_ptr<float>(), g.grad.data_ptr<float>(),
-                                                     g.exp_avg.data_ptr<float>(), g.exp_avg_sq.data_ptr<float>(),
-                                                     g.param.numel(), u, scale.defined() ? scale.data_ptr<float>() : nullptr,
-                                                     found.defined() ? found.data_ptr<float>() : nullptr, stream),
-                                  "AdamW", "update");
+        for (size_t index : order()) {
+            Group& g = m_groups[index];
+            if (g.param.numel() > 0) {
+                u.weightDecay = g.decay ? m_options.weight_decay : 0.0;
+                kernels::throwOnError(kernels::adamWStep(g.param.data_ptr<float>(), g.grad.data_ptr<float>(),
+                                                         g.exp_avg.data_ptr<float>(), g.exp_avg_sq.data_ptr<float>(),
+                                                         g.param.numel(), u,
+                                                         scale.defined() ? scale.data_ptr<float>() : nullptr,
+                                                         found.defined() ? found.data_ptr<float>() : nullptr, stream),
+                                      "AdamW", "update");
+            }
+            if (m_afterGroup) m_afterGroup(index);
         }
         return;
     }
@@ -102,6 +139,8 @@ void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleO
         compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
                            decay ? m_options.weight_decay : 0.0, m_options.eps, divisor, found);
     }
+    if (m_afterGroup)
+        for (size_t g : order()) m_afterGroup(g);
 }
 
 bool AdamW::fusedApplies() const {

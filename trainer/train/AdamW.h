@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace parallax {
@@ -44,6 +45,12 @@ public:
     // are read back first.
     void step(double lr, const torch::Tensor& gradScale, const torch::Tensor& skip);
 
+    // The order groups are updated in (indices into groups(); every group once) and a call after each
+    // group's update is queued, with its index: ZeRO-3 starts gathering a unit for the next forward
+    // as soon as its slices are updated. Empty order: the groups' own order. LibTorch's fused AdamW
+    // updates all groups in one call per weight-decay class, then the calls follow in this order.
+    void setUpdateOrder(std::vector<size_t> order, std::function<void(size_t group)> afterGroup);
+
     int64_t stepCount() const { return m_step; }
     void setStepCount(int64_t step) { m_step = step; }
     std::vector<Group>& groups() { return m_groups; }
@@ -54,8 +61,12 @@ private:
     void updateFused(double lr, double hostScale, const torch::Tensor& gradScale, const torch::Tensor& skip);
     bool fusedApplies() const;
 
+    std::vector<size_t> order() const;
+
     AdamWOptions m_options;
     std::vector<Group> m_groups;
+    std::vector<size_t> m_order;
+    std::function<void(size_t)> m_afterGroup;
     int64_t m_step = 0;
 };
 

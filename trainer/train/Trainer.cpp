@@ -240,6 +240,9 @@ void Trainer::setup() {
     m_optimizer = std::make_unique<AdamW>(o);
     for (size_t b = 0; b < m_buckets->buckets().size(); ++b)
         m_optimizer->addGroup(m_reducer->paramShard(b), m_reducer->gradShard(b), m_buckets->buckets()[b].decay);
+    // ZeRO-3: slices updated in forward order, the first units gathered for the next step right after.
+    if (m_zero3)
+        m_optimizer->setUpdateOrder(m_zero3->forwardBucketOrder(), [z = m_zero3](size_t b) { z->shardUpdated(b); });
 
     m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
@@ -456,6 +459,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
         scale = torch::where(norm > clip, clip / (norm + 1e-6), torch::ones_like(norm)).reshape({});
     }
     queued.optimizerStepsBefore = m_optimizer->stepCount();
+    if (m_zero3) m_zero3->prefetchNextForward(step + 1 < m_spec.train.steps);
     m_optimizer->step(queued.lr, scale, m_nonFinite);
     m_reducer->afterOptimizerStep();
     m_stepClock->lap();
@@ -490,7 +494,9 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
     if (m_zero3 && step == m_startStep) {
         const int64_t held = m_zero3->residentParameterValues(), total = m_zero3->totalParameterValues();
         m_out.info("ZeRO-3: this rank holds " + std::to_string(held) + " of " + std::to_string(total) +
-                   " parameter values between steps (" + std::to_string(100.0 * double(held) / double(std::max<int64_t>(1, total))) + "%)");
+                   " parameter values between steps (" + std::to_string(100.0 * double(held) / double(std::max<int64_t>(1, total))) +
+                   "%), plus " + std::to_string(m_zero3->prefetchedParameterValues()) +
+                   " of the next step's first units gathered ahead");
     }
     for (SpanEvent span : queued.spans) {
         span.start -= m_clockOffset;

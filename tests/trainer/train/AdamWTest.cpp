@@ -77,6 +77,45 @@ TEST(AdamW, SkippedUpdateChangesNothingButCounts) {
     EXPECT_EQ(adam.stepCount(), 1);
 }
 
+TEST(AdamW, UpdateOrderCallsBackPerGroupAndChangesNoValue) {
+    torch::manual_seed(11);
+    const std::vector<int64_t> sizes = {5, 17, 3, 9};
+    AdamW plain(AdamWOptions{}), ordered(AdamWOptions{});
+    std::vector<torch::Tensor> grads;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        const torch::Tensor p = torch::randn({sizes[i]});
+        grads.push_back(torch::randn({sizes[i]}));
+        plain.addGroup(p.clone(), grads.back(), i % 2 == 0);
+        ordered.addGroup(p.clone(), grads.back(), i % 2 == 0);
+    }
+    std::vector<size_t> called;
+    // Each call sees its own group already updated and the later ones not yet.
+    std::vector<torch::Tensor> before;
+    for (auto& g : ordered.groups()) before.push_back(g.param.clone());
+    bool skipping = false;
+    ordered.setUpdateOrder({2, 0, 3, 1}, [&](size_t group) {
+        EXPECT_EQ(torch::equal(ordered.groups()[group].param, before[group]), skipping) << "group " << group;
+        if (group == 2) EXPECT_TRUE(torch::equal(ordered.groups()[0].param, before[0]));
+        called.push_back(group);
+    });
+    for (int step = 0; step < 3; ++step) {
+        plain.step(1e-2, torch::full({}, 0.5, torch::kDouble), torch::tensor(false));
+        ordered.step(1e-2, torch::full({}, 0.5, torch::kDouble), torch::tensor(false));
+        for (auto& g : ordered.groups()) before[&g - ordered.groups().data()] = g.param.clone();
+    }
+    // A skipped step still calls back for every group (the gathers it starts read unchanged slices).
+    skipping = true;
+    ordered.step(1e-2, torch::ones({}, torch::kDouble), torch::tensor(true));
+    plain.step(1e-2, torch::ones({}, torch::kDouble), torch::tensor(true));
+    EXPECT_EQ(called, (std::vector<size_t>{2, 0, 3, 1, 2, 0, 3, 1, 2, 0, 3, 1, 2, 0, 3, 1}));
+    for (size_t i = 0; i < sizes.size(); ++i)
+        EXPECT_TRUE(torch::equal(plain.groups()[i].param, ordered.groups()[i].param)) << "group " << i;
+
+    EXPECT_THROW(ordered.setUpdateOrder({0, 1, 1, 2}, nullptr), std::invalid_argument);
+    EXPECT_THROW(ordered.setUpdateOrder({0, 1, 2}, nullptr), std::invalid_argument);
+    EXPECT_THROW(ordered.setUpdateOrder({0, 1, 2, 4}, nullptr), std::invalid_argument);
+}
+
 TEST(LearningRate, WarmupThenCosineToTheFloor) {
     EXPECT_DOUBLE_EQ(learningRate(0, 100, 10, 1.0, 0.1), 0.1);
     EXPECT_DOUBLE_EQ(learningRate(9, 100, 10, 1.0, 0.1), 1.0);
