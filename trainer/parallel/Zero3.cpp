@@ -86,6 +86,7 @@ Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp, torch::Scal
         compat::releaseStorage(bucket.grads);
     }
     m_forwardOnly.assign(all.size(), 0);
+    m_gradWritten.assign(all.size(), 0);
     for (const ParamSlot& s : m_buckets.slots()) {
         const int unit = all[static_cast<size_t>(s.bucket)].unit;
         m_accumulators.push_back(compat::addPostAccumulateHook(s.param, [this, unit] { onGradReady(unit); }));
@@ -112,15 +113,32 @@ std::vector<size_t> Zero3::forwardBucketOrder() const {
 }
 
 void Zero3::shardUpdated(size_t bucket) {
-    if (!m_prefetchNext) return;
     const int unit = m_buckets.buckets()[bucket].unit;
-    const auto first = m_order.begin(), last = first + std::min<std::ptrdiff_t>(kPrefetchUnits, static_cast<std::ptrdiff_t>(m_order.size()));
-    if (std::find(first, last, unit) == last) return;
     UnitState& u = m_units.at(unit);
     if (++u.updated < u.buckets.size()) return;
     u.updated = 0;
+    if (m_hooks.afterUnitUpdated) m_hooks.afterUnitUpdated(unit);
+    if (!m_prefetchNext) return;
+    const auto first = m_order.begin(), last = first + std::min<std::ptrdiff_t>(kPrefetchUnits, static_cast<std::ptrdiff_t>(m_order.size()));
+    if (std::find(first, last, unit) == last) return;
     startGather(unit, false);
     u.prefetched = true;
+}
+
+void Zero3::beforeGradWrite() {
+    if (m_gradWriteWaited) return;
+    m_gradWriteWaited = true;
+    if (m_hooks.beforeGradWrite) m_hooks.beforeGradWrite();
+}
+
+void Zero3::accumulateGradShard(size_t b, const torch::Tensor& part) {
+    beforeGradWrite();
+    if (m_gradWritten[b]) {
+        m_gradShards[b].add_(part);
+        return;
+    }
+    m_gradShards[b].copy_(part); // in fp32 whatever the part's dtype
+    m_gradWritten[b] = 1;
 }
 
 void Zero3::wrapUnits(std::vector<StageChunk>& chunks) {
@@ -162,9 +180,12 @@ void Zero3::setForwardOnlyParameters(const std::set<std::string>& names) {
 
 void Zero3::startGather(int unit, bool forBackward) {
     UnitState& u = m_units.at(unit);
+    bool waited = false;
     for (size_t i = 0; i < u.buckets.size(); ++i) {
         const size_t b = u.buckets[i];
         if (u.present[i] || (forBackward && m_forwardOnly[b])) continue;
+        if (!waited && m_hooks.beforeGather) m_hooks.beforeGather(unit);
+        waited = true;
         Bucket& bucket = m_buckets.buckets()[b];
         compat::restoreStorage(bucket.params);
         u.present[i] = 1;
@@ -238,7 +259,7 @@ void Zero3::startReduce(int unit) {
         const size_t b = u.buckets[i];
         Bucket& bucket = m_buckets.buckets()[b];
         if (dpSize() == 1) {
-            m_gradShards[b].add_(bucket.grads);
+            accumulateGradShard(b, bucket.grads);
             continue;
         }
         const bool cast = bucket.grads.scalar_type() != m_reduceType;
@@ -257,7 +278,7 @@ void Zero3::completeReduce(int unit) {
     for (auto& w : u.reducing) w->wait();
     if (!u.reducing.empty()) {
         for (size_t i = 0; i < u.buckets.size(); ++i) {
-            m_gradShards[u.buckets[i]].add_(u.reduced[i]); // in fp32 whatever the wire's dtype
+            accumulateGradShard(u.buckets[i], u.reduced[i]); // in fp32 whatever the wire's dtype
             u.reduced[i] = u.wireIn[i] = torch::Tensor();
         }
     }
@@ -270,7 +291,10 @@ void Zero3::completeReduce(int unit) {
 }
 
 void Zero3::beginStep(int) {
-    for (auto& g : m_gradShards) g.zero_();
+    // No zeroing here: the first part of each slice is copied in (accumulateGradShard), so the
+    // optimizer may still be reading the last step's slices while this step's forward runs.
+    std::fill(m_gradWritten.begin(), m_gradWritten.end(), 0);
+    m_gradWriteWaited = false;
 }
 
 void Zero3::afterMicroBatch() {
@@ -290,6 +314,13 @@ void Zero3::finishStep() {
         u.gatherInputs.clear();
         u.gathered = false;
         releaseParams(u);
+    }
+    // Slices no gradient reached this step (parameters this step did not use).
+    for (size_t b = 0; b < m_gradShards.size(); ++b) {
+        if (m_gradWritten[b]) continue;
+        beforeGradWrite();
+        m_gradShards[b].zero_();
+        m_gradWritten[b] = 1;
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include <torch/csrc/autograd/function.h>
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -60,6 +61,20 @@ public:
     void prefetchNextForward(bool on) { m_prefetchNext = on; }
     void shardUpdated(size_t bucket);
 
+    // Where the optimizer runs on a stream of its own (trainer/train/OptimizerStream.h):
+    // `afterUnitUpdated(unit)` when the optimizer has queued the update of all of a unit's slices;
+    // `beforeGather(unit)` before the unit's parameters are gathered from its slices (the current
+    // stream must not read them before their update); `beforeGradWrite()` before the first write of a
+    // step into the gradient slices (the update reads them). Gradient slices are then written, not
+    // zeroed and added to: the first reduced part of a step is copied in, and slices no gradient
+    // reached are zeroed at finishStep().
+    struct StreamHooks {
+        std::function<void(int unit)> afterUnitUpdated;
+        std::function<void(int unit)> beforeGather;
+        std::function<void()> beforeGradWrite;
+    };
+    void setStreamHooks(StreamHooks hooks) { m_hooks = std::move(hooks); }
+
     // Parameter values this rank has in memory now: its slices plus any unit gathered whole, except
     // units gathered ahead for the next step (prefetchedParameterValues()).
     int64_t residentParameterValues() const;
@@ -90,6 +105,9 @@ private:
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
     void startGather(int unit, bool forBackward);
     int64_t wholeParameterValues(bool prefetched) const;
+    // Adds `part` into bucket b's gradient slice (copies it, the first time in a step).
+    void accumulateGradShard(size_t b, const torch::Tensor& part);
+    void beforeGradWrite();
     void waitGather(int unit, bool forBackward);
     void releaseParams(UnitState& u);
     void startReduce(int unit);
@@ -106,6 +124,9 @@ private:
     std::map<int, UnitState> m_units;
     std::vector<int> m_order; // local units in forward order
     bool m_prefetchNext = false;
+    StreamHooks m_hooks;
+    std::vector<char> m_gradWritten; // per bucket: its slice was written in this step
+    bool m_gradWriteWaited = false;
     std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators;
 };
 

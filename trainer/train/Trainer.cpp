@@ -17,6 +17,7 @@
 #include "trainer/train/AdamW.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
+#include "trainer/train/OptimizerStream.h"
 #include "trainer/train/StepClock.h"
 #include "trainer/train/StopRequest.h"
 #include "trainer/compat/TorchCompat.h"
@@ -156,7 +157,10 @@ double Trainer::peakMemoryBytes() {
     return DeviceSampler::residentBytes();
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+    // Whatever is freed next on the compute stream comes after the last update that reads it.
+    if (m_optimizerStream) m_optimizerStream->waitAll();
+}
 
 std::vector<StageChunk> Trainer::placeStages() {
     const int pp = m_groups.ppSize;
@@ -240,9 +244,20 @@ void Trainer::setup() {
     m_optimizer = std::make_unique<AdamW>(o);
     for (size_t b = 0; b < m_buckets->buckets().size(); ++b)
         m_optimizer->addGroup(m_reducer->paramShard(b), m_reducer->gradShard(b), m_buckets->buckets()[b].decay);
-    // ZeRO-3: slices updated in forward order, the first units gathered for the next step right after.
-    if (m_zero3)
+    // ZeRO-3: slices updated in forward order, the first units gathered for the next step right after,
+    // and on a GPU the update on a stream of its own, overlapping the next step's forward.
+    if (m_zero3) {
         m_optimizer->setUpdateOrder(m_zero3->forwardBucketOrder(), [z = m_zero3](size_t b) { z->shardUpdated(b); });
+        m_optimizerStream = OptimizerStream::forDevice(m_device);
+        if (m_optimizerStream) {
+            OptimizerStream* stream = m_optimizerStream.get();
+            Zero3::StreamHooks hooks;
+            hooks.afterUnitUpdated = [stream](int unit) { stream->unitUpdated(unit); };
+            hooks.beforeGather = [stream](int unit) { stream->waitUnit(unit); };
+            hooks.beforeGradWrite = [stream] { stream->waitAll(); };
+            m_zero3->setStreamHooks(std::move(hooks));
+        }
+    }
 
     m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
@@ -330,6 +345,8 @@ std::string Trainer::saveCheckpoint(int64_t nextStep) {
     meta.seed = m_spec.train.seed;
     meta.dims = m_dims;
     const std::string dir = joinPath(m_options.runDir, "checkpoints");
+    // The pieces are read on the compute stream: after the optimizer's stream has written them.
+    if (m_optimizerStream) m_optimizerStream->waitAll();
     const SavedCheckpoint saved = parallax::saveCheckpoint(dir, meta, checkpointPieces(), *m_groups.world);
     const double bytes = m_groups.world->allReduceScalar(static_cast<double>(saved.bytes), ReduceOp::Sum);
     if (m_groups.worldRank() == 0) {
@@ -460,7 +477,10 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     }
     queued.optimizerStepsBefore = m_optimizer->stepCount();
     if (m_zero3) m_zero3->prefetchNextForward(step + 1 < m_spec.train.steps);
-    m_optimizer->step(queued.lr, scale, m_nonFinite);
+    if (m_optimizerStream)
+        m_optimizerStream->run([&] { m_optimizer->step(queued.lr, scale, m_nonFinite); }, {scale, m_nonFinite});
+    else
+        m_optimizer->step(queued.lr, scale, m_nonFinite);
     m_reducer->afterOptimizerStep();
     m_stepClock->lap();
 

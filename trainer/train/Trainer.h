@@ -23,6 +23,7 @@ class GradientReducer;
 class Zero3;
 class PipelineEngine;
 class AdamW;
+class OptimizerStream;
 class StepClock;
 
 struct WorkerOptions {
@@ -110,6 +111,8 @@ private:
     TensorParallelPlan m_tpPlan;
     std::unique_ptr<SpanTimer> m_spanTimer;
     std::unique_ptr<AdamW> m_optimizer;
+    // ZeRO-3 on a GPU: the optimizer's own stream (null elsewhere).
+    std::unique_ptr<OptimizerStream> m_optimizerStream;
     int64_t m_startStep = 0;
     int64_t m_tokensSeen = 0;
     double m_flopsPerToken = 0;

@@ -1,0 +1,102 @@
+#include "trainer/parallel/GradBuckets.h"
+#include "trainer/parallel/Zero3.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace parallax;
+
+namespace {
+
+// y = x * w, elementwise: the gradient of sum(y) with respect to w is x summed over rows.
+struct ScaleUnit : Unit {
+    explicit ScaleUnit(int64_t width) { w = register_parameter("w", torch::full({width}, 2.0)); }
+    Activation forward(const Activation& in, const Batch&) override { return {in.at(0) * w}; }
+    double forwardFlopsPerSample() const override { return 0; }
+    std::string kindName() const override { return "block"; }
+    torch::Tensor w;
+};
+
+struct TwoUnits {
+    std::shared_ptr<ScaleUnit> first = std::make_shared<ScaleUnit>(6), second = std::make_shared<ScaleUnit>(6);
+    std::unique_ptr<GradBuckets> buckets;
+    std::unique_ptr<Zero3> zero;
+    std::vector<StageChunk> chunks{1};
+
+    explicit TwoUnits(Zero3::StreamHooks hooks = {}) {
+        BucketOptions options;
+        options.perUnit = true;
+        buckets = std::make_unique<GradBuckets>(
+            std::vector<std::pair<std::string, torch::Tensor>>{{"units.0.w", first->w}, {"units.1.w", second->w}},
+            options);
+        zero = std::make_unique<Zero3>(*buckets, nullptr);
+        zero->setStreamHooks(std::move(hooks));
+        chunks[0].units = {first, second};
+        chunks[0].indices = {0, 1};
+        zero->wrapUnits(chunks);
+    }
+
+    // One step: x through the first unit, and through the second too when `both`.
+    void step(const torch::Tensor& x, bool both) {
+        zero->beginStep(1);
+        Activation a = chunks[0].units[0]->forward({x}, Batch{});
+        if (both) a = chunks[0].units[1]->forward(a, Batch{});
+        a.at(0).sum().backward();
+        zero->finishStep();
+    }
+
+    torch::Tensor slice(int unit) const {
+        for (size_t b = 0; b < buckets->buckets().size(); ++b)
+            if (buckets->buckets()[b].unit == unit) return zero->gradShard(b).narrow(0, 0, buckets->buckets()[b].used);
+        return {};
+    }
+};
+
+TEST(Zero3Slices, EachStepsGradientReplacesTheLastAndAnUnusedUnitsIsZero) {
+    TwoUnits model;
+    // Forward order: the first unit's bucket, then the second's (buckets are in reverse order).
+    const std::vector<size_t> order = model.zero->forwardBucketOrder();
+    ASSERT_EQ(order.size(), 2u);
+    EXPECT_EQ(model.buckets->buckets()[order[0]].unit, 0);
+    EXPECT_EQ(model.buckets->buckets()[order[1]].unit, 1);
+
+    // Both units: d/dw0 sum(x * w0 * w1) = sum over rows of x * w1, d/dw1 = sum over rows of x * w0 (w = 2).
+    const torch::Tensor x = torch::tensor({{1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {1.f, 1.f, 1.f, 1.f, 1.f, 1.f}});
+    model.step(x, /*both=*/true);
+    EXPECT_TRUE(torch::equal(model.slice(0), x.sum(0) * 2)) << model.slice(0);
+    EXPECT_TRUE(torch::equal(model.slice(1), x.sum(0) * 2)) << model.slice(1);
+    // The next step uses the first unit only: its gradient replaces the last one (no stale sum), and
+    // the second unit's slice, which no gradient reached, is zero.
+    model.step(x * 0.5, /*both=*/false);
+    EXPECT_TRUE(torch::equal(model.slice(0), (x * 0.5).sum(0))) << model.slice(0);
+    EXPECT_TRUE(torch::equal(model.slice(1), torch::zeros({6}))) << model.slice(1);
+}
+
+TEST(Zero3Slices, HooksComeBeforeTheirWritesAndGathers) {
+    std::vector<std::string> calls;
+    Zero3::StreamHooks hooks;
+    hooks.beforeGather = [&](int unit) { calls.push_back("gather " + std::to_string(unit)); };
+    hooks.beforeGradWrite = [&] { calls.push_back("write"); };
+    hooks.afterUnitUpdated = [&](int unit) { calls.push_back("updated " + std::to_string(unit)); };
+    TwoUnits model(std::move(hooks));
+    const torch::Tensor x = torch::ones({2, 6});
+    model.step(x, /*both=*/false);
+    // Forward gathers the first unit (and prefetches the second); backward gathers the first unit
+    // again; its gradient is the step's first write; the unused second unit's slice is zeroed
+    // without a second wait.
+    EXPECT_EQ(calls, (std::vector<std::string>{"gather 0", "gather 1", "gather 0", "write"}));
+    EXPECT_TRUE(torch::equal(model.slice(1), torch::zeros({6})));
+
+    calls.clear();
+    model.zero->prefetchNextForward(true);
+    for (size_t b : model.zero->forwardBucketOrder()) model.zero->shardUpdated(b);
+    // Each unit's update is marked, and the first units are gathered for the next step right after.
+    EXPECT_EQ(calls, (std::vector<std::string>{"updated 0", "gather 0", "updated 1", "gather 1"}));
+    EXPECT_GT(model.zero->prefetchedParameterValues(), 0);
+    model.step(x, /*both=*/false);
+    EXPECT_EQ(model.zero->prefetchedParameterValues(), 0);
+}
+
+} // namespace
