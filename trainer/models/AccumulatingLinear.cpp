@@ -10,9 +10,22 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <mutex>
+#include <unordered_map>
+
 namespace parallax {
 
 namespace {
+
+struct ProductCopies {
+    std::mutex mutex;
+    std::unordered_map<const c10::TensorImpl*, torch::Tensor> copies;
+};
+
+ProductCopies& productCopies() {
+    static ProductCopies registry;
+    return registry;
+}
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
@@ -53,7 +66,7 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
                                  at::TensorList biases, bool gelu) {
         const torch::Tensor input = compat::autocastForProduct(x);
         std::vector<torch::Tensor> w, b;
-        for (const torch::Tensor& t : weights) w.push_back(compat::autocastForProduct(t));
+        for (const torch::Tensor& t : weights) w.push_back(compat::autocastForProduct(productWeight(t)));
         for (const torch::Tensor& t : biases) b.push_back(compat::autocastForProduct(t));
         const torch::Tensor weight = stacked(w);
         const torch::Tensor y = torch::linear(input, weight, b.empty() ? torch::Tensor() : stacked(b));
@@ -131,6 +144,27 @@ void addColumnSums(const torch::Tensor& out, const torch::Tensor& x) {
     }
 #endif
     out.add_(torch::sum(x, at::IntArrayRef{0}, /*keepdim=*/false, out.scalar_type()).view_as(out));
+}
+
+void setProductCopy(const torch::Tensor& weight, const torch::Tensor& copy) {
+    ProductCopies& r = productCopies();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    if (copy.defined()) r.copies[weight.unsafeGetTensorImpl()] = copy;
+    else r.copies.erase(weight.unsafeGetTensorImpl());
+}
+
+torch::Tensor productWeight(const torch::Tensor& weight) {
+    ProductCopies& r = productCopies();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.copies.empty()) return weight;
+    const auto it = r.copies.find(weight.unsafeGetTensorImpl());
+    return it == r.copies.end() ? weight : it->second;
+}
+
+size_t productCopyCount() {
+    ProductCopies& r = productCopies();
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    return r.copies.size();
 }
 
 bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const std::vector<torch::Tensor>& biases) {

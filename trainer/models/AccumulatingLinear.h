@@ -27,6 +27,17 @@ std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std:
 // pass: trainer/kernels/ColumnSum) instead of writing the one and reading it again for the other.
 torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
+// Copies of weights for the products, set by whoever keeps the weights' values elsewhere: ZeRO-3
+// gathers the Linear weights it shards straight in bf16 for forward (Zero3::useProductCopies), so
+// their fp32 whole never exists on a rank. While a weight has a copy, every product reads the copy
+// instead of the weight (and instead of autocast's cast of it). An undefined copy removes the entry.
+// Keyed by the weight's tensor; set and read on the thread that runs forward.
+void setProductCopy(const torch::Tensor& weight, const torch::Tensor& copy);
+// The weight's copy where one is set, else the weight itself.
+torch::Tensor productWeight(const torch::Tensor& weight);
+// How many weights have a copy now.
+size_t productCopyCount();
+
 // out += x.sum(0), accumulated in out's type: a bias gradient from the (rows, out) output gradient.
 // On a GPU, for a bf16 x whose rows are contiguous (a column slice of wider rows too) and a float32
 // out, one fused pass (trainer/kernels/ColumnSum); elsewhere LibTorch's sum and add.

@@ -44,7 +44,7 @@ public:
     // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
         if (accumulates(b)) return accumulatingLinear(input, {weight}, biasList(b)).front();
-        return torch::linear(input, weight, b);
+        return torch::linear(input, productWeight(weight), b);
     }
 
     static std::vector<torch::Tensor> biasList(const torch::Tensor& b) {
@@ -86,6 +86,7 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
         widths.push_back(l->weight.size(0));
     }
     if (accumulatingLinearApplies(weights, biases)) return accumulatingLinear(x, weights, biases);
+    for (torch::Tensor& w : weights) w = productWeight(w);
     const torch::Tensor y =
         torch::linear(x, torch::cat(weights), biases.empty() ? torch::Tensor() : torch::cat(biases));
     int64_t start = 0;

@@ -1,6 +1,7 @@
 #include "trainer/parallel/Zero3.h"
 
 #include "trainer/compat/TorchCompat.h"
+#include "trainer/models/AccumulatingLinear.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -86,6 +87,8 @@ Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp, torch::Scal
         compat::releaseStorage(bucket.grads);
     }
     m_forwardOnly.assign(all.size(), 0);
+    m_productShards.resize(all.size());
+    m_productWholes.resize(all.size());
     m_gradWritten.assign(all.size(), 0);
     for (const ParamSlot& s : m_buckets.slots()) {
         const int unit = all[static_cast<size_t>(s.bucket)].unit;
@@ -112,7 +115,24 @@ std::vector<size_t> Zero3::forwardBucketOrder() const {
     return order;
 }
 
+void Zero3::useProductCopies(torch::ScalarType type) {
+    for (size_t b = 0; b < m_productShards.size(); ++b)
+        m_productShards[b] = m_forwardOnly[b] ? torch::empty_like(m_paramShards[b], m_paramShards[b].options().dtype(type))
+                                              : torch::Tensor();
+    refreshProductCopies();
+}
+
+void Zero3::refreshProductCopies() {
+    torch::NoGradGuard noGrad;
+    for (size_t b = 0; b < m_productShards.size(); ++b)
+        if (m_productShards[b].defined()) m_productShards[b].copy_(m_paramShards[b]);
+}
+
 void Zero3::shardUpdated(size_t bucket) {
+    if (m_productShards[bucket].defined()) {
+        torch::NoGradGuard noGrad;
+        m_productShards[bucket].copy_(m_paramShards[bucket]); // on the optimizer's stream, before its mark
+    }
     const int unit = m_buckets.buckets()[bucket].unit;
     UnitState& u = m_units.at(unit);
     if (++u.updated < u.buckets.size()) return;
@@ -186,6 +206,10 @@ void Zero3::startGather(int unit, bool forBackward) {
         if (u.present[i] || (forBackward && m_forwardOnly[b])) continue;
         if (!waited && m_hooks.beforeGather) m_hooks.beforeGather(unit);
         waited = true;
+        if (m_productShards[b].defined()) {
+            gatherProductCopies(u, i);
+            continue;
+        }
         Bucket& bucket = m_buckets.buckets()[b];
         compat::restoreStorage(bucket.params);
         u.present[i] = 1;
@@ -200,6 +224,25 @@ void Zero3::startGather(int unit, bool forBackward) {
     if (u.gathering.empty()) u.gathered = true;
 }
 
+void Zero3::gatherProductCopies(UnitState& u, size_t i) {
+    const size_t b = u.buckets[i];
+    const Bucket& bucket = m_buckets.buckets()[b];
+    const torch::Tensor& slice = m_productShards[b];
+    torch::Tensor whole = torch::empty({bucket.numel()}, slice.options());
+    for (int index : bucket.slots) {
+        const ParamSlot& s = m_buckets.slots()[static_cast<size_t>(index)];
+        setProductCopy(s.param, whole.narrow(0, s.offset, s.numel).view(s.shape));
+    }
+    m_productWholes[b] = whole;
+    u.present[i] = 1;
+    if (dpSize() == 1) {
+        whole.copy_(slice);
+        return;
+    }
+    u.gatherInputs.push_back(slice);
+    u.gathering.push_back(m_dp->allGatherAsync(whole, slice));
+}
+
 void Zero3::waitGather(int unit, bool forBackward) {
     UnitState& u = m_units.at(unit);
     startGather(unit, forBackward);
@@ -211,8 +254,14 @@ void Zero3::waitGather(int unit, bool forBackward) {
 
 void Zero3::releaseParams(UnitState& u) {
     for (size_t i = 0; i < u.buckets.size(); ++i) {
-        const Bucket& bucket = m_buckets.buckets()[u.buckets[i]];
+        const size_t b = u.buckets[i];
+        const Bucket& bucket = m_buckets.buckets()[b];
         if (compat::storageAllocated(bucket.params)) compat::releaseStorage(bucket.params);
+        if (m_productWholes[b].defined()) {
+            // Products that ran keep their copies for backward (autograd holds them), not this list.
+            for (int index : bucket.slots) setProductCopy(m_buckets.slots()[static_cast<size_t>(index)].param, {});
+            m_productWholes[b] = torch::Tensor();
+        }
         u.present[i] = 0;
     }
 }
@@ -335,8 +384,10 @@ int64_t Zero3::wholeParameterValues(bool prefetched) const {
     int64_t n = 0;
     for (const auto& [index, u] : m_units) {
         if (u.prefetched != prefetched) continue;
-        for (size_t b : u.buckets)
+        for (size_t b : u.buckets) {
             n += static_cast<int64_t>(m_buckets.buckets()[b].params.storage().nbytes() / sizeof(float));
+            if (m_productWholes[b].defined()) n += m_productWholes[b].numel();
+        }
     }
     return n;
 }

@@ -38,6 +38,15 @@ public:
     // only. Buckets made of such parameters alone are skipped when backward gathers a unit (half of
     // the gather traffic). Not with activation checkpointing, whose recomputation reads them.
     void setForwardOnlyParameters(const std::set<std::string>& names);
+    // Forward-only buckets are then gathered for forward in `type` (bf16 under bf16 autocast), half
+    // the traffic of their fp32 whole, which is never rebuilt: each rank keeps a `type` copy of its
+    // slice, cast when the optimizer has updated the slice (shardUpdated), and the gathered values
+    // reach the products as their weights' copies (setProductCopy) until the unit's forward ends. Only
+    // for parameters read through the products alone (Linear weights).
+    void useProductCopies(torch::ScalarType type);
+    // Casts every product slice again from the fp32 slices (after these were written otherwise than
+    // by the optimizer, e.g. loaded from a checkpoint).
+    void refreshProductCopies();
 
     void beginStep(int arrivalsPerParam) override;
     void afterMicroBatch() override;
@@ -75,8 +84,9 @@ public:
     };
     void setStreamHooks(StreamHooks hooks) { m_hooks = std::move(hooks); }
 
-    // Parameter values this rank has in memory now: its slices plus any unit gathered whole, except
-    // units gathered ahead for the next step (prefetchedParameterValues()).
+    // Parameter values this rank has in memory now: its slices plus any unit gathered whole (in fp32
+    // or as product copies), except units gathered ahead for the next step
+    // (prefetchedParameterValues()). The product copies of the slices are not counted.
     int64_t residentParameterValues() const;
     int64_t prefetchedParameterValues() const;
     int64_t totalParameterValues() const;
@@ -104,6 +114,8 @@ private:
     };
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
     void startGather(int unit, bool forBackward);
+    // Gathers the unit's i-th bucket (forward-only) in the products' type and hands its parameters their copies.
+    void gatherProductCopies(UnitState& u, size_t i);
     int64_t wholeParameterValues(bool prefetched) const;
     // Adds `part` into bucket b's gradient slice (copies it, the first time in a step).
     void accumulateGradShard(size_t b, const torch::Tensor& part);
@@ -121,6 +133,8 @@ private:
     std::vector<torch::Tensor> m_gradShards;
     torch::ScalarType m_reduceType;
     std::vector<char> m_forwardOnly; // per bucket: not gathered for backward
+    std::vector<torch::Tensor> m_productShards; // per bucket: this rank's slice cast for the products
+    std::vector<torch::Tensor> m_productWholes; // per bucket: the gathered product copy, while present
     std::map<int, UnitState> m_units;
     std::vector<int> m_order; // local units in forward order
     bool m_prefetchNext = false;

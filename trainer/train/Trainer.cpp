@@ -227,6 +227,7 @@ void Trainer::setup() {
                 if (dynamic_cast<const Linear*>(item.value().get()))
                     linearWeights.insert(item.key() + ".weight");
             z->setForwardOnlyParameters(linearWeights);
+            z->useProductCopies(torch::kBFloat16); // and gathered for forward in bf16, not fp32
         }
         m_zero3 = z.get();
         m_reducer = std::move(z);
@@ -392,6 +393,7 @@ void Trainer::resume() {
     }
     for (const auto& item : m_model->named_parameters())
         if (!item.value().requires_grad()) item.value().copy_(load(item.key(), "param").view_as(item.value()));
+    if (m_zero3) m_zero3->refreshProductCopies();
     m_optimizer->setStepCount(reader.meta().optimizer_steps);
     m_startStep = reader.meta().step;
     m_tokensSeen = m_startStep * m_spec.train.global_batch * m_dims.tokensPerSample();

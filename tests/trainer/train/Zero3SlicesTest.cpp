@@ -1,3 +1,6 @@
+#include "trainer/compat/TorchCompat.h"
+#include "trainer/models/AccumulatingLinear.h"
+#include "trainer/models/Linear.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/Zero3.h"
 
@@ -97,6 +100,111 @@ TEST(Zero3Slices, HooksComeBeforeTheirWritesAndGathers) {
     EXPECT_GT(model.zero->prefetchedParameterValues(), 0);
     model.step(x, /*both=*/false);
     EXPECT_EQ(model.zero->prefetchedParameterValues(), 0);
+}
+
+// x W^T + b through parallax::Linear; notes, at each forward, whether the weight's own fp32 values
+// were there and how many weights had product copies.
+struct LinearUnit : Unit {
+    explicit LinearUnit(int64_t width) {
+        lin = register_module("lin", std::make_shared<Linear>(width, width, /*withBias=*/true, 0.2));
+        torch::NoGradGuard noGrad;
+        lin->weight.normal_(0.0, 0.2);
+        lin->bias.normal_(0.0, 0.2);
+    }
+    Activation forward(const Activation& in, const Batch&) override {
+        weightValuesPresent = compat::storageAllocated(lin->weight);
+        copiesSet = productCopyCount();
+        return {lin->forward(in.at(0))};
+    }
+    double forwardFlopsPerSample() const override { return 0; }
+    std::string kindName() const override { return "block"; }
+    std::shared_ptr<Linear> lin;
+    bool weightValuesPresent = false;
+    size_t copiesSet = 0;
+};
+
+// Two Linear units under ZeRO-3 with their weights forward-only, as the trainer sets them under bf16
+// autocast; with `copies`, gathered as bf16 product copies.
+struct TwoLinearUnits {
+    std::vector<std::shared_ptr<LinearUnit>> units;
+    std::unique_ptr<GradBuckets> buckets;
+    std::unique_ptr<Zero3> zero;
+    std::vector<StageChunk> chunks{1};
+
+    explicit TwoLinearUnits(bool copies) {
+        torch::manual_seed(7);
+        std::vector<std::pair<std::string, torch::Tensor>> named;
+        for (int i = 0; i < 2; ++i) {
+            units.push_back(std::make_shared<LinearUnit>(16));
+            for (const auto& p : units.back()->named_parameters())
+                named.emplace_back("units." + std::to_string(i) + "." + p.key(), p.value());
+        }
+        BucketOptions options;
+        options.perUnit = true;
+        buckets = std::make_unique<GradBuckets>(named, options);
+        zero = std::make_unique<Zero3>(*buckets, nullptr);
+        chunks[0].units = {units[0], units[1]};
+        chunks[0].indices = {0, 1};
+        zero->wrapUnits(chunks);
+        zero->setForwardOnlyParameters({"units.0.lin.weight", "units.1.lin.weight"});
+        if (copies) zero->useProductCopies(torch::kBFloat16);
+    }
+
+    torch::Tensor step(const torch::Tensor& x) {
+        zero->beginStep(1);
+        torch::Tensor loss;
+        {
+            compat::AutocastScope autocast(c10::DeviceType::CPU, torch::kBFloat16, true);
+            Activation a = chunks[0].units[0]->forward({x}, Batch{});
+            a = chunks[0].units[1]->forward(a, Batch{});
+            loss = a.at(0).to(torch::kFloat).pow(2).sum();
+        }
+        loss.backward();
+        zero->finishStep();
+        return loss.detach();
+    }
+
+    // The optimizer's part: every slice changed, then marked updated in forward order.
+    void update() {
+        torch::NoGradGuard noGrad;
+        for (size_t b : zero->forwardBucketOrder()) {
+            zero->paramShard(b).mul_(0.5).add_(zero->gradShard(b), -0.01);
+            zero->shardUpdated(b);
+        }
+    }
+};
+
+TEST(Zero3Slices, ProductCopiesGatheredInBf16TrainLikeCastsOfTheFp32Whole) {
+    TwoLinearUnits cast(/*copies=*/false), copies(/*copies=*/true);
+    const torch::Tensor x = torch::randn({5, 16});
+    for (int step = 0; step < 3; ++step) {
+        const torch::Tensor lossCast = cast.step(x), lossCopies = copies.step(x);
+        // Casting the gathered fp32 whole or gathering the cast slices gives the same bf16 weights, so
+        // the same loss and gradients, bit for bit.
+        EXPECT_TRUE(torch::equal(lossCast, lossCopies)) << "step " << step << ": " << lossCast << " vs " << lossCopies;
+        for (size_t b = 0; b < cast.buckets->buckets().size(); ++b)
+            EXPECT_TRUE(torch::equal(cast.zero->gradShard(b), copies.zero->gradShard(b))) << "step " << step << " bucket " << b;
+        for (int u = 0; u < 2; ++u) {
+            // The copies' forward never had the weights' fp32 values, only their copies (this unit's,
+            // and from the second unit on the next one's, gathered ahead).
+            EXPECT_TRUE(cast.units[u]->weightValuesPresent);
+            EXPECT_EQ(cast.units[u]->copiesSet, 0u);
+            EXPECT_FALSE(copies.units[u]->weightValuesPresent) << "unit " << u;
+            EXPECT_GE(copies.units[u]->copiesSet, 1u) << "unit " << u;
+        }
+        // Copies live only while their unit's forward runs.
+        EXPECT_EQ(productCopyCount(), 0u);
+        cast.update();
+        copies.update(); // the copies of the slices are cast again as each is marked updated
+    }
+    // Slices written without the optimizer (a checkpoint loaded) need refreshProductCopies().
+    {
+        torch::NoGradGuard noGrad;
+        for (auto* m : {&cast, &copies})
+            for (size_t b = 0; b < m->buckets->buckets().size(); ++b) m->zero->paramShard(b).fill_(0.03);
+    }
+    copies.zero->refreshProductCopies();
+    EXPECT_TRUE(torch::equal(cast.step(x), copies.step(x)));
 }
 
 } // namespace
