@@ -477,6 +477,12 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
         const double clip = m_spec.train.grad_clip;
         scale = torch::where(norm > clip, clip / (norm + 1e-6), torch::ones_like(norm)).reshape({});
     }
+    // The loss exists on the last pipeline stage; the sums over the data-parallel and pipeline groups
+    // bring it to all. The first is issued before the optimizer: ZeRO-3 queues the next step's first
+    // gathers on the same communicator during the update, and the sum would wait behind them.
+    torch::Tensor loss = m_groups.isLastStage() && r.lossSum.defined() ? r.lossSum.detach().to(f64).reshape({1})
+                                                                        : torch::zeros({1}, f64);
+    const std::shared_ptr<Work> lossSum = m_groups.dp->allReduceAsync(loss, ReduceOp::Sum);
     queued.optimizerStepsBefore = m_optimizer->stepCount();
     if (m_zero3) m_zero3->prefetchNextForward(step + 1 < m_spec.train.steps);
     if (m_optimizerStream)
@@ -486,10 +492,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     m_reducer->afterOptimizerStep();
     m_stepClock->lap();
 
-    // The loss exists on the last pipeline stage; the sum over the pipeline group brings it to all.
-    torch::Tensor loss = m_groups.isLastStage() && r.lossSum.defined() ? r.lossSum.detach().to(f64).reshape({1})
-                                                                        : torch::zeros({1}, f64);
-    m_groups.dp->allReduce(loss, ReduceOp::Sum);
+    lossSum->wait();
     m_groups.pp->allReduce(loss, ReduceOp::Sum);
     m_stepClock->end(torch::cat({loss / globalCount, normSq}));
     return queued;
