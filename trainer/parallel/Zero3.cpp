@@ -115,10 +115,11 @@ std::vector<size_t> Zero3::forwardBucketOrder() const {
     return order;
 }
 
-void Zero3::useProductCopies(torch::ScalarType type) {
+void Zero3::useProductCopies(torch::ScalarType type, const std::set<std::string>& names) {
     for (size_t b = 0; b < m_productShards.size(); ++b)
-        m_productShards[b] = m_forwardOnly[b] ? torch::empty_like(m_paramShards[b], m_paramShards[b].options().dtype(type))
-                                              : torch::Tensor();
+        m_productShards[b] = m_forwardOnly[b] && allNamed(b, names)
+                                 ? torch::empty_like(m_paramShards[b], m_paramShards[b].options().dtype(type))
+                                 : torch::Tensor();
     refreshProductCopies();
 }
 
@@ -189,13 +190,15 @@ int Zero3::neighbour(int unit, int direction) const {
     return pos >= 0 && pos < static_cast<long>(m_order.size()) ? m_order[static_cast<size_t>(pos)] : -1;
 }
 
+bool Zero3::allNamed(size_t b, const std::set<std::string>& names) const {
+    const Bucket& bucket = m_buckets.buckets()[b];
+    bool all = !bucket.slots.empty();
+    for (int slot : bucket.slots) all = all && names.count(m_buckets.slots()[static_cast<size_t>(slot)].name) > 0;
+    return all;
+}
+
 void Zero3::setForwardOnlyParameters(const std::set<std::string>& names) {
-    const auto& all = m_buckets.buckets();
-    for (size_t b = 0; b < all.size(); ++b) {
-        bool only = !all[b].slots.empty();
-        for (int slot : all[b].slots) only = only && names.count(m_buckets.slots()[static_cast<size_t>(slot)].name) > 0;
-        m_forwardOnly[b] = only ? 1 : 0;
-    }
+    for (size_t b = 0; b < m_forwardOnly.size(); ++b) m_forwardOnly[b] = allNamed(b, names) ? 1 : 0;
 }
 
 void Zero3::startGather(int unit, bool forBackward) {
@@ -252,10 +255,11 @@ void Zero3::waitGather(int unit, bool forBackward) {
     u.gathered = true;
 }
 
-void Zero3::releaseParams(UnitState& u) {
+void Zero3::releaseParams(UnitState& u, bool keepVectors) {
     for (size_t i = 0; i < u.buckets.size(); ++i) {
         const size_t b = u.buckets[i];
         const Bucket& bucket = m_buckets.buckets()[b];
+        if (keepVectors && !bucket.decay && u.present[i]) continue;
         if (compat::storageAllocated(bucket.params)) compat::releaseStorage(bucket.params);
         if (m_productWholes[b].defined()) {
             // Products that ran keep their copies for backward (autograd holds them), not this list.
@@ -275,14 +279,14 @@ void Zero3::gatherForForward(int unit) {
 
 void Zero3::releaseAfterForward(int unit) {
     UnitState& u = m_units.at(unit);
-    releaseParams(u);
+    releaseParams(u, /*keepVectors=*/true);
     u.gathered = false;
 }
 
 void Zero3::gatherForBackward(int unit) {
     UnitState& u = m_units.at(unit);
     if (u.gradsLive) return; // another output of the unit already brought it back
-    completeReduce(unit);
+    completeReduce(unit, /*keepVectors=*/true); // the last micro-batch's; this one's forward left the vectors
     waitGather(unit, true);
     for (size_t b : u.buckets) {
         Bucket& bucket = m_buckets.buckets()[b];
@@ -318,10 +322,10 @@ void Zero3::startReduce(int unit) {
     }
     u.gradsLive = false;
     u.arrived = 0;
-    if (u.reducing.empty()) completeReduce(unit);
+    if (u.reducing.empty()) completeReduce(unit, false);
 }
 
-void Zero3::completeReduce(int unit) {
+void Zero3::completeReduce(int unit, bool keepVectors) {
     UnitState& u = m_units.at(unit);
     if (u.gradsLive) return;
     for (auto& w : u.reducing) w->wait();
@@ -336,7 +340,7 @@ void Zero3::completeReduce(int unit) {
         Bucket& bucket = m_buckets.buckets()[b];
         if (compat::storageAllocated(bucket.grads)) compat::releaseStorage(bucket.grads);
     }
-    if (!u.gathered && u.gathering.empty()) releaseParams(u);
+    if (!u.gathered && u.gathering.empty()) releaseParams(u, keepVectors);
 }
 
 void Zero3::beginStep(int) {
@@ -356,13 +360,13 @@ void Zero3::afterMicroBatch() {
 void Zero3::finishStep() {
     afterMicroBatch();
     for (auto& [index, u] : m_units) {
-        completeReduce(index);
+        completeReduce(index, false);
         // A prefetch started at the end of backward is not needed until the next forward.
         for (auto& w : u.gathering) w->wait();
         u.gathering.clear();
         u.gatherInputs.clear();
         u.gathered = false;
-        releaseParams(u);
+        releaseParams(u, false);
     }
     // Slices no gradient reached this step (parameters this step did not use).
     for (size_t b = 0; b < m_gradShards.size(); ++b) {

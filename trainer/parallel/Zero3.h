@@ -19,7 +19,8 @@ namespace parallax {
 // ZeRO stage 3 (fully sharded data parallel) per model unit. Every rank keeps 1/dp of each unit's
 // parameters, gradients and optimizer state. A unit's whole parameters are all-gathered right
 // before its forward (the next unit's gather is started early, so it overlaps this unit's work) and
-// freed after it; gathered again when backward reaches the unit (prefetching the unit before it);
+// freed after it, except its vectors (biases, norm gains), which are small and stay until its
+// backward; the rest gathered again when backward reaches the unit (prefetching the unit before it);
 // once the unit's gradients of a micro-batch are complete they are reduce-scattered into this
 // rank's slice and the whole gradients and parameters are freed. Buckets must be per unit and
 // padded to a multiple of dp (BucketOptions::perUnit, padMultiple).
@@ -33,17 +34,17 @@ public:
     // Puts gathering wrappers around the chunks' units that hold trainable parameters.
     void wrapUnits(std::vector<StageChunk>& chunks);
 
-    // Parameters whose values backward never reads: under bf16 autocast a Linear weight enters its
-    // products as a cast copy that autograd keeps, so its fp32 whole is gathered for the forward
-    // only. Buckets made of such parameters alone are skipped when backward gathers a unit (half of
-    // the gather traffic). Not with activation checkpointing, whose recomputation reads them.
+    // Parameters whose values backward never reads: a lookup table (an embedding's backward needs
+    // only the indices); under bf16 autocast a Linear weight, which enters its products as a cast
+    // copy that autograd keeps. Buckets made of such parameters alone are gathered for the forward
+    // only, never for backward. Not with activation checkpointing, whose recomputation reads them.
     void setForwardOnlyParameters(const std::set<std::string>& names);
-    // Forward-only buckets are then gathered for forward in `type` (bf16 under bf16 autocast), half
-    // the traffic of their fp32 whole, which is never rebuilt: each rank keeps a `type` copy of its
+    // Forward-only buckets of `names` alone (Linear weights) are then gathered for forward in `type`
+    // (bf16 under bf16 autocast), half the traffic of their fp32 whole, which is never rebuilt: each rank keeps a `type` copy of its
     // slice, cast when the optimizer has updated the slice (shardUpdated), and the gathered values
     // reach the products as their weights' copies (setProductCopy) until the unit's forward ends. Only
     // for parameters read through the products alone (Linear weights).
-    void useProductCopies(torch::ScalarType type);
+    void useProductCopies(torch::ScalarType type, const std::set<std::string>& names);
     // Casts every product slice again from the fp32 slices (after these were written otherwise than
     // by the optimizer, e.g. loaded from a checkpoint).
     void refreshProductCopies();
@@ -121,9 +122,13 @@ private:
     void accumulateGradShard(size_t b, const torch::Tensor& part);
     void beforeGradWrite();
     void waitGather(int unit, bool forBackward);
-    void releaseParams(UnitState& u);
+    // With `keepVectors` (the end of a unit's forward), buckets of vectors (biases, norm gains: no
+    // weight decay) stay: they are small, and backward then finds them without a gather queued
+    // behind the reductions on the communicator.
+    void releaseParams(UnitState& u, bool keepVectors);
+    bool allNamed(size_t bucket, const std::set<std::string>& names) const;
     void startReduce(int unit);
-    void completeReduce(int unit);
+    void completeReduce(int unit, bool keepVectors);
     void onGradReady(int unit);
     int neighbour(int unit, int direction) const;
 

@@ -12,6 +12,7 @@
 #include "trainer/parallel/GradBuckets.h"
 #include "core/spec/Estimates.h"
 #include "trainer/parallel/Zero3.h"
+#include "trainer/models/Embedding.h"
 #include "trainer/models/Linear.h"
 #include "trainer/models/TransformerBlock.h"
 #include "trainer/train/AdamW.h"
@@ -220,14 +221,20 @@ void Trainer::setup() {
     if (zero == 3) {
         auto z = std::make_unique<Zero3>(*m_buckets, m_groups.dp, reduceType);
         z->wrapUnits(chunks);
-        // Under bf16 autocast a Linear weight reaches its products as a cast copy autograd keeps.
-        if (m_device.is_cuda() && m_spec.train.precision == "bf16" && !m_spec.train.activation_checkpointing) {
-            std::set<std::string> linearWeights;
-            for (const auto& item : m_model->named_modules())
-                if (dynamic_cast<const Linear*>(item.value().get()))
-                    linearWeights.insert(item.key() + ".weight");
-            z->setForwardOnlyParameters(linearWeights);
-            z->useProductCopies(torch::kBFloat16); // and gathered for forward in bf16, not fp32
+        // Parameters backward does not read are gathered for forward only: lookup tables always, and
+        // under bf16 autocast Linear weights, which reach their products as bf16 copies (gathered as such).
+        if (!m_spec.train.activation_checkpointing) {
+            const bool bf16Products = m_device.is_cuda() && m_spec.train.precision == "bf16";
+            std::set<std::string> forwardOnly, products;
+            for (const auto& item : m_model->named_modules()) {
+                if (dynamic_cast<const Embedding*>(item.value().get())) forwardOnly.insert(item.key() + ".weight");
+                if (bf16Products && dynamic_cast<const Linear*>(item.value().get())) {
+                    forwardOnly.insert(item.key() + ".weight");
+                    products.insert(item.key() + ".weight");
+                }
+            }
+            z->setForwardOnlyParameters(forwardOnly);
+            if (!products.empty()) z->useProductCopies(torch::kBFloat16, products);
         }
         m_zero3 = z.get();
         m_reducer = std::move(z);

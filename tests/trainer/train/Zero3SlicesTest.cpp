@@ -86,10 +86,10 @@ TEST(Zero3Slices, HooksComeBeforeTheirWritesAndGathers) {
     TwoUnits model(std::move(hooks));
     const torch::Tensor x = torch::ones({2, 6});
     model.step(x, /*both=*/false);
-    // Forward gathers the first unit (and prefetches the second); backward gathers the first unit
-    // again; its gradient is the step's first write; the unused second unit's slice is zeroed
-    // without a second wait.
-    EXPECT_EQ(calls, (std::vector<std::string>{"gather 0", "gather 1", "gather 0", "write"}));
+    // Forward gathers the first unit (and prefetches the second); backward finds the first unit's
+    // vector still there (vectors stay from forward to backward) and gathers nothing; its gradient is
+    // the step's first write; the unused second unit's slice is zeroed without a second wait.
+    EXPECT_EQ(calls, (std::vector<std::string>{"gather 0", "gather 1", "write"}));
     EXPECT_TRUE(torch::equal(model.slice(1), torch::zeros({6})));
 
     calls.clear();
@@ -101,6 +101,19 @@ TEST(Zero3Slices, HooksComeBeforeTheirWritesAndGathers) {
     model.step(x, /*both=*/false);
     EXPECT_EQ(model.zero->prefetchedParameterValues(), 0);
 }
+
+struct LinearUnit;
+
+// Identity whose backward notes, when backward reaches the unit, whether its bias and weight values
+// are in memory.
+struct LinearBackwardProbe : torch::autograd::Function<LinearBackwardProbe> {
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y, LinearUnit* unit) {
+        ctx->saved_data["unit"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(unit));
+        return y.view_as(y);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads);
+};
 
 // x W^T + b through parallax::Linear; notes, at each forward, whether the weight's own fp32 values
 // were there and how many weights had product copies.
@@ -114,14 +127,23 @@ struct LinearUnit : Unit {
     Activation forward(const Activation& in, const Batch&) override {
         weightValuesPresent = compat::storageAllocated(lin->weight);
         copiesSet = productCopyCount();
-        return {lin->forward(in.at(0))};
+        return {LinearBackwardProbe::apply(lin->forward(in.at(0)), this)};
     }
     double forwardFlopsPerSample() const override { return 0; }
     std::string kindName() const override { return "block"; }
     std::shared_ptr<Linear> lin;
     bool weightValuesPresent = false;
     size_t copiesSet = 0;
+    bool biasAtBackward = false, weightAtBackward = false;
 };
+
+torch::autograd::variable_list LinearBackwardProbe::backward(torch::autograd::AutogradContext* ctx,
+                                                             torch::autograd::variable_list grads) {
+    auto* unit = reinterpret_cast<LinearUnit*>(ctx->saved_data["unit"].toInt());
+    unit->biasAtBackward = compat::storageAllocated(unit->lin->bias);
+    unit->weightAtBackward = compat::storageAllocated(unit->lin->weight);
+    return {grads.at(0), torch::Tensor()};
+}
 
 // Two Linear units under ZeRO-3 with their weights forward-only, as the trainer sets them under bf16
 // autocast; with `copies`, gathered as bf16 product copies.
@@ -147,8 +169,12 @@ struct TwoLinearUnits {
         chunks[0].indices = {0, 1};
         zero->wrapUnits(chunks);
         zero->setForwardOnlyParameters({"units.0.lin.weight", "units.1.lin.weight"});
-        if (copies) zero->useProductCopies(torch::kBFloat16);
+        if (copies) zero->useProductCopies(torch::kBFloat16, {"units.0.lin.weight", "units.1.lin.weight"});
+        Zero3::StreamHooks hooks;
+        hooks.beforeGather = [this](int) { ++gathers; };
+        zero->setStreamHooks(std::move(hooks));
     }
+    int gathers = 0; // units gathered (each unit's first bucket counts once per gather)
 
     torch::Tensor step(const torch::Tensor& x) {
         zero->beginStep(1);
@@ -178,7 +204,11 @@ TEST(Zero3Slices, ProductCopiesGatheredInBf16TrainLikeCastsOfTheFp32Whole) {
     TwoLinearUnits cast(/*copies=*/false), copies(/*copies=*/true);
     const torch::Tensor x = torch::randn({5, 16});
     for (int step = 0; step < 3; ++step) {
+        cast.gathers = copies.gathers = 0;
         const torch::Tensor lossCast = cast.step(x), lossCopies = copies.step(x);
+        // Each unit is gathered once, for its forward: backward gathers nothing.
+        EXPECT_EQ(cast.gathers, 2);
+        EXPECT_EQ(copies.gathers, 2);
         // Casting the gathered fp32 whole or gathering the cast slices gives the same bf16 weights, so
         // the same loss and gradients, bit for bit.
         EXPECT_TRUE(torch::equal(lossCast, lossCopies)) << "step " << step << ": " << lossCast << " vs " << lossCopies;
@@ -191,6 +221,11 @@ TEST(Zero3Slices, ProductCopiesGatheredInBf16TrainLikeCastsOfTheFp32Whole) {
             EXPECT_EQ(cast.units[u]->copiesSet, 0u);
             EXPECT_FALSE(copies.units[u]->weightValuesPresent) << "unit " << u;
             EXPECT_GE(copies.units[u]->copiesSet, 1u) << "unit " << u;
+            // Backward reads neither's fp32 weight (not gathered again); the bias stayed from forward.
+            for (const auto* m : {&cast, &copies}) {
+                EXPECT_FALSE(m->units[u]->weightAtBackward) << "unit " << u;
+                EXPECT_TRUE(m->units[u]->biasAtBackward) << "unit " << u;
+            }
         }
         // Copies live only while their unit's forward runs.
         EXPECT_EQ(productCopyCount(), 0u);
