@@ -95,7 +95,9 @@ TEST(AdamW, UpdateOrderCallsBackPerGroupAndChangesNoValue) {
     bool skipping = false;
     ordered.setUpdateOrder({2, 0, 3, 1}, [&](size_t group) {
         EXPECT_EQ(torch::equal(ordered.groups()[group].param, before[group]), skipping) << "group " << group;
-        if (group == 2) EXPECT_TRUE(torch::equal(ordered.groups()[0].param, before[0]));
+        if (group == 2) {
+            EXPECT_TRUE(torch::equal(ordered.groups()[0].param, before[0]));
+        }
         called.push_back(group);
     });
     for (int step = 0; step < 3; ++step) {
