@@ -82,6 +82,7 @@ Zero3::Zero3(GradBuckets& buckets, std::shared_ptr<Communicator> dp, torch::Scal
         u.slots += static_cast<int>(bucket.slots.size());
         u.reduced.emplace_back();
         u.wireIn.emplace_back();
+        u.inPlace.push_back(0);
         u.present.push_back(0);
         compat::releaseStorage(bucket.params);
         compat::releaseStorage(bucket.grads);
@@ -317,7 +318,16 @@ void Zero3::startReduce(int unit) {
         }
         const bool cast = bucket.grads.scalar_type() != m_reduceType;
         u.wireIn[i] = cast ? bucket.grads.to(m_reduceType) : bucket.grads;
-        u.reduced[i] = torch::empty({m_gradShards[b].numel()}, u.wireIn[i].options());
+        // The step's first part of a slice, reduced in fp32, lands in the slice itself: nothing to
+        // copy when the reduction completes (at the end of backward, where the GPU would wait for it).
+        u.inPlace[i] = !cast && !m_gradWritten[b];
+        if (u.inPlace[i]) {
+            beforeGradWrite();
+            m_gradWritten[b] = 1;
+            u.reduced[i] = m_gradShards[b];
+        } else {
+            u.reduced[i] = torch::empty({m_gradShards[b].numel()}, u.wireIn[i].options());
+        }
         u.reducing.push_back(m_dp->reduceScatterAsync(u.reduced[i], u.wireIn[i], ReduceOp::Sum));
     }
     u.gradsLive = false;
@@ -331,8 +341,9 @@ void Zero3::completeReduce(int unit, bool keepVectors) {
     for (auto& w : u.reducing) w->wait();
     if (!u.reducing.empty()) {
         for (size_t i = 0; i < u.buckets.size(); ++i) {
-            accumulateGradShard(u.buckets[i], u.reduced[i]); // in fp32 whatever the wire's dtype
+            if (!u.inPlace[i]) accumulateGradShard(u.buckets[i], u.reduced[i]); // in fp32 whatever the wire's dtype
             u.reduced[i] = u.wireIn[i] = torch::Tensor();
+            u.inPlace[i] = 0;
         }
     }
     u.reducing.clear();

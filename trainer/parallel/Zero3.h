@@ -112,6 +112,7 @@ private:
         std::vector<std::shared_ptr<Work>> reducing;
         std::vector<torch::Tensor> reduced; // per bucket: this rank's reduce-scattered slice
         std::vector<torch::Tensor> wireIn;  // per bucket: the cast copy being reduced (reduceType)
+        std::vector<char> inPlace;          // per bucket: reduced straight into the gradient slice
     };
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
     void startGather(int unit, bool forBackward);
