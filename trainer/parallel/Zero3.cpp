@@ -124,17 +124,18 @@ void Zero3::useProductCopies(torch::ScalarType type, const std::set<std::string>
     refreshProductCopies();
 }
 
-void Zero3::refreshProductCopies() {
+void Zero3::castProductShard(size_t b) {
+    if (!m_productShards[b].defined()) return;
     torch::NoGradGuard noGrad;
-    for (size_t b = 0; b < m_productShards.size(); ++b)
-        if (m_productShards[b].defined()) m_productShards[b].copy_(m_paramShards[b]);
+    m_productShards[b].copy_(m_paramShards[b]);
+}
+
+void Zero3::refreshProductCopies() {
+    for (size_t b = 0; b < m_productShards.size(); ++b) castProductShard(b);
 }
 
 void Zero3::shardUpdated(size_t bucket) {
-    if (m_productShards[bucket].defined()) {
-        torch::NoGradGuard noGrad;
-        m_productShards[bucket].copy_(m_paramShards[bucket]); // on the optimizer's stream, before its mark
-    }
+    castProductShard(bucket); // on the optimizer's stream, before the unit's mark
     const int unit = m_buckets.buckets()[bucket].unit;
     UnitState& u = m_units.at(unit);
     if (++u.updated < u.buckets.size()) return;

@@ -116,6 +116,8 @@ private:
     };
     int dpSize() const { return m_dp ? m_dp->size() : 1; }
     void startGather(int unit, bool forBackward);
+    // Casts bucket b's fp32 slice into its product slice, if it has one.
+    void castProductShard(size_t b);
     // Gathers the unit's i-th bucket (forward-only) in the products' type and hands its parameters their copies.
     void gatherProductCopies(UnitState& u, size_t i);
     int64_t wholeParameterValues(bool prefetched) const;

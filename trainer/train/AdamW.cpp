@@ -40,6 +40,11 @@ void AdamW::setUpdateOrder(std::vector<size_t> order, std::function<void(size_t 
     m_afterGroup = std::move(afterGroup);
 }
 
+void AdamW::afterEveryGroup() const {
+    if (m_afterGroup)
+        for (size_t g : order()) m_afterGroup(g);
+}
+
 std::vector<size_t> AdamW::order() const {
     if (!m_order.empty()) return m_order;
     std::vector<size_t> all(m_groups.size());
@@ -63,8 +68,7 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
         return;
     }
     if (skip.defined() && skip.item<bool>()) {
-        if (m_afterGroup)
-            for (size_t g : order()) m_afterGroup(g);
+        afterEveryGroup();
         return;
     }
     const double gradScale = scaleOnDevice.defined() ? scaleOnDevice.item<double>() : hostScale;
@@ -90,8 +94,7 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
 void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleOnDevice, const torch::Tensor& skip) {
     const auto held = std::find_if(m_groups.begin(), m_groups.end(), [](const Group& g) { return g.param.numel() > 0; });
     if (held == m_groups.end()) { // this rank holds no slice of any parameter
-        if (m_afterGroup)
-            for (size_t g : order()) m_afterGroup(g);
+        afterEveryGroup();
         return;
     }
     const auto f32 = held->param.options();
@@ -139,8 +142,7 @@ void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleO
         compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
                            decay ? m_options.weight_decay : 0.0, m_options.eps, divisor, found);
     }
-    if (m_afterGroup)
-        for (size_t g : order()) m_afterGroup(g);
+    afterEveryGroup();
 }
 
 bool AdamW::fusedApplies() const {

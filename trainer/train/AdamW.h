@@ -62,6 +62,8 @@ private:
     bool fusedApplies() const;
 
     std::vector<size_t> order() const;
+    // The call after each group, for all of them in order (updates queued together, or none at all).
+    void afterEveryGroup() const;
 
     AdamWOptions m_options;
     std::vector<Group> m_groups;
