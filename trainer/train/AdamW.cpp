@@ -40,9 +40,12 @@ void AdamW::setUpdateOrder(std::vector<size_t> order, std::function<void(size_t 
     m_afterGroup = std::move(afterGroup);
 }
 
-void AdamW::afterEveryGroup() const {
-    if (m_afterGroup)
-        for (size_t g : order()) m_afterGroup(g);
+void AdamW::updateInOrder(const std::function<void(Group&)>& update) {
+    for (size_t index : order()) {
+        Group& g = m_groups[index];
+        if (update && g.param.numel() > 0) update(g);
+        if (m_afterGroup) m_afterGroup(index);
+    }
 }
 
 std::vector<size_t> AdamW::order() const {
@@ -68,7 +71,7 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
         return;
     }
     if (skip.defined() && skip.item<bool>()) {
-        afterEveryGroup();
+        updateInOrder(nullptr);
         return;
     }
     const double gradScale = scaleOnDevice.defined() ? scaleOnDevice.item<double>() : hostScale;
@@ -77,24 +80,20 @@ void AdamW::update(double lr, double hostScale, const torch::Tensor& scaleOnDevi
     const double bias2 = 1.0 - std::pow(b2, static_cast<double>(m_step));
     const double stepSize = lr / bias1;
     const double invSqrtBias2 = 1.0 / std::sqrt(bias2);
-    for (size_t index : order()) {
-        Group& g = m_groups[index];
-        if (g.param.numel() > 0) {
-            torch::Tensor grad = gradScale == 1.0 ? g.grad : g.grad * gradScale;
-            if (g.decay && m_options.weight_decay != 0) g.param.mul_(1.0 - lr * m_options.weight_decay);
-            g.exp_avg.mul_(b1).add_(grad, 1.0 - b1);
-            g.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
-            auto denom = (g.exp_avg_sq.sqrt() * invSqrtBias2).add_(m_options.eps);
-            g.param.addcdiv_(g.exp_avg, denom, -stepSize);
-        }
-        if (m_afterGroup) m_afterGroup(index);
-    }
+    updateInOrder([&](Group& g) {
+        torch::Tensor grad = gradScale == 1.0 ? g.grad : g.grad * gradScale;
+        if (g.decay && m_options.weight_decay != 0) g.param.mul_(1.0 - lr * m_options.weight_decay);
+        g.exp_avg.mul_(b1).add_(grad, 1.0 - b1);
+        g.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
+        auto denom = (g.exp_avg_sq.sqrt() * invSqrtBias2).add_(m_options.eps);
+        g.param.addcdiv_(g.exp_avg, denom, -stepSize);
+    });
 }
 
 void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleOnDevice, const torch::Tensor& skip) {
     const auto held = std::find_if(m_groups.begin(), m_groups.end(), [](const Group& g) { return g.param.numel() > 0; });
     if (held == m_groups.end()) { // this rank holds no slice of any parameter
-        afterEveryGroup();
+        updateInOrder(nullptr);
         return;
     }
     const auto f32 = held->param.options();
@@ -112,19 +111,15 @@ void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleO
         u.beta1 = m_options.beta1;
         u.beta2 = m_options.beta2;
         u.eps = m_options.eps;
-        for (size_t index : order()) {
-            Group& g = m_groups[index];
-            if (g.param.numel() > 0) {
-                u.weightDecay = g.decay ? m_options.weight_decay : 0.0;
-                kernels::throwOnError(kernels::adamWStep(g.param.data_ptr<float>(), g.grad.data_ptr<float>(),
-                                                         g.exp_avg.data_ptr<float>(), g.exp_avg_sq.data_ptr<float>(),
-                                                         g.param.numel(), u,
-                                                         scale.defined() ? scale.data_ptr<float>() : nullptr,
-                                                         found.defined() ? found.data_ptr<float>() : nullptr, stream),
-                                      "AdamW", "update");
-            }
-            if (m_afterGroup) m_afterGroup(index);
-        }
+        updateInOrder([&](Group& g) {
+            u.weightDecay = g.decay ? m_options.weight_decay : 0.0;
+            kernels::throwOnError(kernels::adamWStep(g.param.data_ptr<float>(), g.grad.data_ptr<float>(),
+                                                     g.exp_avg.data_ptr<float>(), g.exp_avg_sq.data_ptr<float>(),
+                                                     g.param.numel(), u,
+                                                     scale.defined() ? scale.data_ptr<float>() : nullptr,
+                                                     found.defined() ? found.data_ptr<float>() : nullptr, stream),
+                                  "AdamW", "update");
+        });
         return;
     }
 #endif
@@ -142,7 +137,7 @@ void AdamW::updateFused(double lr, double hostScale, const torch::Tensor& scaleO
         compat::fusedAdamW(params, grads, expAvgs, expAvgSqs, m_step, lr, m_options.beta1, m_options.beta2,
                            decay ? m_options.weight_decay : 0.0, m_options.eps, divisor, found);
     }
-    afterEveryGroup();
+    updateInOrder(nullptr); // the calls, after the one update of every group
 }
 
 bool AdamW::fusedApplies() const {

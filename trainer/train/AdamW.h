@@ -62,8 +62,9 @@ private:
     bool fusedApplies() const;
 
     std::vector<size_t> order() const;
-    // The call after each group, for all of them in order (updates queued together, or none at all).
-    void afterEveryGroup() const;
+    // In the update order: `update` on each group this rank holds a slice of (none when null), then
+    // the call after the group, for every group.
+    void updateInOrder(const std::function<void(Group&)>& update);
 
     AdamWOptions m_options;
     std::vector<Group> m_groups;
