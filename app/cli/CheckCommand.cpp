@@ -4,6 +4,7 @@
 #include "app/cli/WorkerLocator.h"
 #include "core/launch/LaunchPlan.h"
 #include "core/spec/Estimates.h"
+#include "core/spec/MachineInfo.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 
@@ -34,8 +35,12 @@ void memoryRows(const MemoryEstimate& m, const char* indent) {
 
 int checkCommand(const std::string& storePath, const std::string& specPath) {
     const RunSpec spec = readSpecFile(specPath);
-    const std::vector<SpecIssue> issues = validateSpec(spec);
+    const MachineInfo machine = thisMachine();
+    const std::vector<SpecIssue> issues = validateSpec(spec, machine);
     const bool errors = hasErrors(issues);
+    if (spec.launch.target == "local")
+        std::cout << "checked against this machine: " << machine.cores << " cores, "
+                  << formatBytes(static_cast<double>(machine.ram_bytes)) << " of memory" << std::endl;
     if (issues.empty())
         std::cout << specPath << ": no problems found" << std::endl;
     else

@@ -1,10 +1,13 @@
 #include "core/spec/Estimates.h"
 
+#include "core/spec/CheckedMath.h"
+#include "core/spec/SpecLimits.h"
 #include "core/spec/StagePartition.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 namespace parallax {
@@ -46,6 +49,26 @@ namespace parallax {
 
 namespace {
 
+// A parameter count whose sums and products throw instead of overflowing. Within the field
+// limits (SpecLimits.h, checked first by usableDims) every count fits in 64 bits; this is what
+// keeps it so should a limit or a formula change.
+class Count {
+public:
+    Count(int64_t value) : m_value(value) {} // NOLINT: implicit, so that formulas read as formulas
+    int64_t get() const { return m_value; }
+    friend Count operator+(Count a, Count b) { return checked(checkedAdd(a.m_value, b.m_value)); }
+    friend Count operator*(Count a, Count b) { return checked(checkedMul(a.m_value, b.m_value)); }
+
+private:
+    static Count checked(std::optional<int64_t> value) {
+        if (!value)
+            throw std::invalid_argument("model: the parameter count does not fit in 64 bits; use smaller model "
+                                        "dimensions");
+        return *value;
+    }
+    int64_t m_value;
+};
+
 struct Unit {
     double flops = 0;       // forward FLOPs per sample
     bool block = false;
@@ -56,86 +79,106 @@ struct Unit {
     double actReplicated = 0;
     double actSplit = 0;
     double input = 0;
-    int64_t params() const { return split + replicated; }
+    int64_t params() const { return (Count(split) + replicated).get(); }
 };
 
 // Pre-norm block of docs/models.md over S tokens.
 Unit transformerBlock(int64_t C, int64_t F, int64_t H, int64_t S) {
+    const Count c = C, f = F;
+    const double Cd = double(C), Fd = double(F), Hd = double(H), Sd = double(S);
     Unit u;
     u.block = true;
-    u.split = 4 * C * C + 3 * C + 2 * C * F + F; // q, k, v (weight + bias), proj weight, fc1, fc2 weight
-    u.replicated = C + C + 4 * C;                // proj and fc2 biases, ln1, ln2
-    u.actReplicated = 4.0 * S * C;
-    u.actSplit = double(S) * (4 * C + 2 * F) + double(H) * S * S;
-    u.input = double(S) * C;
-    u.flops = 2.0 * S * (4.0 * C * C + 2.0 * C * F) + 4.0 * S * S * C;
+    u.split = (4 * c * c + 3 * c + 2 * c * f + f).get(); // q, k, v (weight + bias), proj weight, fc1, fc2 weight
+    u.replicated = (c + c + 4 * c).get();                // proj and fc2 biases, ln1, ln2
+    u.actReplicated = 4.0 * Sd * Cd;
+    u.actSplit = Sd * (4 * Cd + 2 * Fd) + Hd * Sd * Sd;
+    u.input = Sd * Cd;
+    u.flops = 2.0 * Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd) + 4.0 * Sd * Sd * Cd;
     return u;
 }
 
+// Every dimension of the kind at least 1 and within its limit, so that the units below can be
+// built (a block count of 10^18 would never finish) and counted in 64 bits.
+void requireUsableDims(const ModelDims& d) {
+    for (const auto& [field, value] : modelDimensionFields(d)) {
+        const std::string problem = countProblem(field, value, 1);
+        if (!problem.empty()) throw std::invalid_argument(problem);
+    }
+}
+
 std::vector<Unit> buildUnits(const ModelDims& d) {
-    const int64_t C = d.dim, F = d.ffn, V = d.vocab, T = d.seq_len, H = d.heads;
-    const int64_t P = d.imageTokens(), Q = d.patchValues();
+    requireUsableDims(d);
+    const int64_t C = d.dim, F = d.ffn, T = d.seq_len, H = d.heads;
+    const int64_t P = d.imageTokens();
+    const Count c = C, v = d.vocab, t = T, p = P, q = d.patchValues();
+    const double Cd = double(C), Fd = double(F), Vd = double(d.vocab), Td = double(T), Pd = double(P),
+                 Qd = double(d.patchValues());
     std::vector<Unit> units;
     if (d.kind == "gpt") {
         Unit embedding;
-        embedding.split = V * C;     // token embedding
-        embedding.replicated = T * C; // learned positions
+        embedding.split = (v * c).get();      // token embedding
+        embedding.replicated = (t * c).get(); // learned positions
         units.push_back(embedding);
         for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, T));
         Unit head;
-        head.replicated = 2 * C; // LayerNorm
-        head.split = C * V;      // Linear(C, V), no bias
-        head.actReplicated = 2.0 * T * C;
-        head.actSplit = double(T) * V;
-        head.input = double(T) * C;
-        head.flops = 2.0 * T * C * V;
+        head.replicated = (2 * c).get(); // LayerNorm
+        head.split = (c * v).get();      // Linear(C, V), no bias
+        head.actReplicated = 2.0 * Td * Cd;
+        head.actSplit = Td * Vd;
+        head.input = Td * Cd;
+        head.flops = 2.0 * Td * Cd * Vd;
         units.push_back(head);
     } else if (d.kind == "mmdit") {
-        const int64_t S = T + P;
+        const Count f = F;
+        const double Sd = Td + Pd;
         Unit embedding;
-        embedding.replicated = (Q * C + C) + P * C   // image patch Linear(Q, C), image positions
-                               + T * C               // text positions
-                               + (256 * C + C) + (C * C + C); // timestep MLP
-        embedding.split = V * C;                     // text embedding
-        embedding.actReplicated = double(P) * Q + 256 + 2.0 * C;
-        embedding.input = double(P) * Q;
-        embedding.flops = 2.0 * (double(P) * Q * C + 256.0 * C + double(C) * C);
+        embedding.replicated = ((q * c + c) + p * c         // image patch Linear(Q, C), image positions
+                                + t * c                     // text positions
+                                + (256 * c + c) + (c * c + c)) // timestep MLP
+                                   .get();
+        embedding.split = (v * c).get();                    // text embedding
+        embedding.actReplicated = Pd * Qd + 256 + 2.0 * Cd;
+        embedding.input = Pd * Qd;
+        embedding.flops = 2.0 * (Pd * Qd * Cd + 256.0 * Cd + Cd * Cd);
         units.push_back(embedding);
         for (int64_t i = 0; i < d.layers; ++i) {
             Unit b;
             b.block = true;
             if (i + 1 < d.layers) {
                 // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
-                b.flops = 2.0 * (12.0 * C * C + S * (4.0 * C * C + 2.0 * C * F)) + 4.0 * S * S * C;
-                b.split = 2 * (4 * C * C + 3 * C + 2 * C * F + F);
-                b.replicated = 2 * ((6 * C * C + 6 * C) + C + C);
-                b.actReplicated = 8.0 * S * C + 4.0 * C;
-                b.actSplit = double(S) * (4 * C + 2 * F) + double(H) * S * S;
+                b.flops = 2.0 * (12.0 * Cd * Cd + Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) + 4.0 * Sd * Sd * Cd;
+                b.split = (2 * (4 * c * c + 3 * c + 2 * c * f + f)).get();
+                b.replicated = (2 * ((6 * c * c + 6 * c) + c + c)).get();
+                b.actReplicated = 8.0 * Sd * Cd + 4.0 * Cd;
+                b.actSplit = Sd * (4 * Cd + 2 * Fd) + double(H) * Sd * Sd;
             } else {
                 // The last block's text stream only gives keys and values: mod Linear(C, 2C), k, v.
-                b.flops = 2.0 * (8.0 * C * C + 2.0 * T * C * C + P * (4.0 * C * C + 2.0 * C * F)) + 4.0 * P * S * C;
-                b.split = (4 * C * C + 3 * C + 2 * C * F + F) + (2 * C * C + 2 * C);
-                b.replicated = (6 * C * C + 6 * C) + C + C + (2 * C * C + 2 * C);
-                b.actReplicated = 4.0 * S * C + 4.0 * P * C + 4.0 * C;
-                b.actSplit = double(P) * (4 * C + 2 * F) + 2.0 * T * C + double(H) * P * S;
+                b.flops = 2.0 * (8.0 * Cd * Cd + 2.0 * Td * Cd * Cd + Pd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) +
+                          4.0 * Pd * Sd * Cd;
+                b.split = ((4 * c * c + 3 * c + 2 * c * f + f) + (2 * c * c + 2 * c)).get();
+                b.replicated = ((6 * c * c + 6 * c) + c + c + (2 * c * c + 2 * c)).get();
+                b.actReplicated = 4.0 * Sd * Cd + 4.0 * Pd * Cd + 4.0 * Cd;
+                b.actSplit = Pd * (4 * Cd + 2 * Fd) + 2.0 * Td * Cd + double(H) * Pd * Sd;
             }
-            b.input = double(S) * C + C;
+            b.input = Sd * Cd + Cd;
             units.push_back(b);
         }
         Unit head;
-        head.replicated = (2 * C * C + 2 * C) + (C * Q + Q); // modulation Linear(C, 2C), Linear(C, Q)
-        head.actReplicated = 3.0 * P * C + C + 2.0 * P * Q;
-        head.input = double(S) * C + C;
-        head.flops = 2.0 * (2.0 * C * C + double(P) * C * Q);
+        head.replicated = ((2 * c * c + 2 * c) + (c * q + q)).get(); // modulation Linear(C, 2C), Linear(C, Q)
+        head.actReplicated = 3.0 * Pd * Cd + Cd + 2.0 * Pd * Qd;
+        head.input = Sd * Cd + Cd;
+        head.flops = 2.0 * (2.0 * Cd * Cd + Pd * Cd * Qd);
         units.push_back(head);
     } else if (d.kind == "vlm") {
-        const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads, S = P + T;
+        const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads;
+        const Count cv = Cv, s = p + t;
+        const double Cvd = double(Cv), Sd = Pd + Td;
         Unit visionEmbed;
         visionEmbed.frozen = d.freeze_vision;
-        visionEmbed.replicated = (Q * Cv + Cv) + P * Cv;
-        visionEmbed.actReplicated = double(P) * Q;
-        visionEmbed.input = double(P) * Q;
-        visionEmbed.flops = 2.0 * P * Q * Cv;
+        visionEmbed.replicated = ((q * cv + cv) + p * cv).get();
+        visionEmbed.actReplicated = Pd * Qd;
+        visionEmbed.input = Pd * Qd;
+        visionEmbed.flops = 2.0 * Pd * Qd * Cvd;
         units.push_back(visionEmbed);
         for (int64_t i = 0; i < d.vision_layers; ++i) {
             Unit b = transformerBlock(Cv, Fv, Hv, P);
@@ -143,21 +186,21 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
             units.push_back(b);
         }
         Unit merge;
-        merge.replicated = 2 * Cv + (Cv * C + C) + (C * C + C) + S * C; // LayerNorm, projector, positions
-        merge.split = V * C;                                            // text embedding
-        merge.actReplicated = 2.0 * P * Cv + 2.0 * P * C;
-        merge.input = double(P) * Cv;
-        merge.flops = 2.0 * P * (double(Cv) * C + double(C) * C);
+        merge.replicated = (2 * cv + (cv * c + c) + (c * c + c) + s * c).get(); // LayerNorm, projector, positions
+        merge.split = (v * c).get();                                            // text embedding
+        merge.actReplicated = 2.0 * Pd * Cvd + 2.0 * Pd * Cd;
+        merge.input = Pd * Cvd;
+        merge.flops = 2.0 * Pd * (Cvd * Cd + Cd * Cd);
         units.push_back(merge);
-        for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, S));
+        for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, s.get()));
         Unit head;
-        head.replicated = 2 * C;
-        head.split = C * V;
+        head.replicated = (2 * c).get();
+        head.split = (c * v).get();
         // The head reads the T positions that predict text tokens.
-        head.actReplicated = 2.0 * T * C;
-        head.actSplit = double(T) * V;
-        head.input = double(S) * C;
-        head.flops = 2.0 * T * C * V;
+        head.actReplicated = 2.0 * Td * Cd;
+        head.actSplit = Td * Vd;
+        head.input = Sd * Cd;
+        head.flops = 2.0 * Td * Cd * Vd;
         units.push_back(head);
     }
     return units;
@@ -176,16 +219,29 @@ struct StageLoad {
 int64_t microBatchesPerStep(const RunSpec& spec) {
     const int64_t m = spec.accumulation();
     if (m > 0) return m;
-    const int64_t per = std::max<int64_t>(1, spec.parallel.dp * spec.train.micro_batch);
-    return std::max<int64_t>(1, (spec.train.global_batch + per - 1) / per);
+    // Not a whole number: the micro-batches a step would need, rounded up.
+    const int64_t per = std::max<int64_t>(1, saturatingMul(spec.parallel.dp, spec.train.micro_batch));
+    const int64_t batch = std::max<int64_t>(1, spec.train.global_batch);
+    return batch / per + (batch % per != 0 ? 1 : 0);
+}
+
+// The layout fields the estimate divides or sizes by, within their limits.
+void requireUsableLayout(const RunSpec& spec) {
+    for (const auto& [field, value] : {std::pair<const char*, int64_t>{"parallel.dp", spec.parallel.dp},
+                                       {"parallel.tp", spec.parallel.tp},
+                                       {"parallel.pp", spec.parallel.pp},
+                                       {"parallel.virtual_stages", spec.parallel.virtual_stages}}) {
+        const FieldLimit* limit = fieldLimit(field);
+        if (limit && value > limit->most) throw std::invalid_argument(countProblem(field, value, 1));
+    }
 }
 
 } // namespace
 
 int64_t parameterCount(const ModelDims& dims) {
-    int64_t total = 0;
-    for (const Unit& u : buildUnits(dims)) total += u.params();
-    return total;
+    Count total = 0;
+    for (const Unit& u : buildUnits(dims)) total = total + u.params();
+    return total.get();
 }
 
 double forwardFlopsPerSample(const ModelDims& d) {
@@ -225,16 +281,22 @@ double pipelineBubble(int64_t stages, int64_t microbatches, const std::string& s
 }
 
 int64_t pipelineBlocks(const ModelDims& dims) {
-    return dims.layers + (dims.kind == "vlm" ? dims.vision_layers : 0);
+    return saturatingAdd(dims.layers, dims.kind == "vlm" ? dims.vision_layers : 0);
 }
 
 std::vector<int> pipelineUnitBounds(const RunSpec& spec, const ModelDims& dims) {
     const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
     const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
-    const int pieces = static_cast<int>(interleaved ? pp * spec.parallel.virtual_stages : pp);
+    const int64_t pieces = interleaved ? saturatingMul(pp, spec.parallel.virtual_stages) : pp;
     std::vector<UnitInfo> info;
     for (const Unit& u : buildUnits(dims)) info.push_back({u.block, u.flops});
-    return partitionUnits(info, pieces, interleaved ? std::vector<int64_t>{} : spec.parallel.stage_layers);
+    // More pieces than units can never be placed (and would not fit partitionUnits' int).
+    if (pieces > static_cast<int64_t>(info.size()))
+        throw std::invalid_argument("the model has " + std::to_string(pipelineBlocks(dims)) + " transformer blocks for " +
+                                    std::to_string(pieces) +
+                                    " pipeline pieces (parallel.pp x parallel.virtual_stages); use fewer stages or "
+                                    "more model.layers");
+    return partitionUnits(info, static_cast<int>(pieces), interleaved ? std::vector<int64_t>{} : spec.parallel.stage_layers);
 }
 
 std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) {
@@ -251,17 +313,21 @@ std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) 
 
 Estimates estimate(const RunSpec& spec) {
     const ModelDims d = resolveModel(spec.model);
+    requireUsableLayout(spec);
     const std::vector<Unit> units = buildUnits(d);
 
     Estimates e;
+    Count params = 0, trainable = 0;
     for (const Unit& u : units) {
-        e.params += u.params();
-        if (!u.frozen) e.trainable_params += u.params();
+        params = params + u.params();
+        if (!u.frozen) trainable = trainable + u.params();
     }
+    e.params = params.get();
+    e.trainable_params = trainable.get();
     const double tokens = double(d.tokensPerSample());
     e.flops_per_sample = 3 * forwardFlopsPerSample(d);
     e.flops_per_token = tokens > 0 ? e.flops_per_sample / tokens : 0;
-    e.tokens_per_step = spec.train.global_batch * d.tokensPerSample();
+    e.tokens_per_step = saturatingMul(std::max<int64_t>(0, spec.train.global_batch), d.tokensPerSample());
 
     const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
     const int64_t tp = std::max<int64_t>(1, spec.parallel.tp);
@@ -273,21 +339,21 @@ Estimates estimate(const RunSpec& spec) {
     e.bubble = pipelineBubble(pp, m, spec.parallel.schedule, v);
 
     // Units to pipeline stages exactly as the trainer places them (pipelineUnitBounds); a layout the
-    // validator refuses falls back to everything on stage 0.
+    // validator refuses falls back to everything on stage 0, the only stage estimated then.
     std::vector<int> bounds;
     try {
         bounds = pipelineUnitBounds(spec, d);
     } catch (const std::invalid_argument&) {
         bounds = {0, static_cast<int>(units.size())};
     }
-    std::vector<StageLoad> loads(static_cast<size_t>(pp));
+    const int64_t pieces = static_cast<int64_t>(bounds.size()) - 1;
+    const int64_t stages = std::min(pp, pieces);
+    std::vector<StageLoad> loads(static_cast<size_t>(stages));
+    size_t piece = 0;
     for (size_t index = 0; index < units.size(); ++index) {
         const Unit& u = units[index];
-        int64_t stage = 0;
-        for (size_t piece = 0; piece + 1 < bounds.size(); ++piece)
-            if (static_cast<int>(index) >= bounds[piece] && static_cast<int>(index) < bounds[piece + 1])
-                stage = static_cast<int64_t>(piece) % pp;
-        StageLoad& s = loads[static_cast<size_t>(stage)];
+        while (piece + 2 < bounds.size() && static_cast<int>(index) >= bounds[piece + 1]) ++piece;
+        StageLoad& s = loads[static_cast<size_t>(static_cast<int64_t>(piece) % stages)];
         s.split += double(u.split);
         s.replicated += double(u.replicated);
         if (!u.frozen) {
@@ -307,8 +373,9 @@ Estimates estimate(const RunSpec& spec) {
     const double computeBytes = bf16 ? 2.0 : 4.0; // activations, gathered weights
     const double microBatch = double(std::max<int64_t>(1, spec.train.micro_batch));
     const bool checkpointing = spec.train.activation_checkpointing;
+    const double md = double(m), ppd = double(pp), vd = double(v);
 
-    for (int64_t stage = 0; stage < pp; ++stage) {
+    for (int64_t stage = 0; stage < stages; ++stage) {
         const StageLoad& s = loads[static_cast<size_t>(stage)];
         MemoryEstimate mem;
         const double local = s.split / double(tp) + s.replicated;
@@ -317,15 +384,17 @@ Estimates estimate(const RunSpec& spec) {
         mem.gradients = localTrainable * 4.0 / (zero >= 2 ? double(dp) : 1.0);
         mem.optimizer = localTrainable * 8.0 / (zero >= 1 ? double(dp) : 1.0);
 
+        // In doubles: m can be as large as train.global_batch.
         double inFlight = 1;
         if (pp > 1) {
+            const double later = ppd - double(stage); // this stage and the ones after it
             if (spec.parallel.schedule == "gpipe") {
-                inFlight = double(m);
+                inFlight = md;
             } else if (interleaved) {
-                const int64_t chunks = std::min(m * v, 2 * (pp - stage - 1) + (v - 1) * pp + 1);
-                inFlight = double(chunks) / double(v);
+                const double chunks = std::min(md * vd, 2 * (later - 1) + (vd - 1) * ppd + 1);
+                inFlight = chunks / vd;
             } else {
-                inFlight = double(std::min(m, pp - stage));
+                inFlight = std::min(md, later);
             }
         }
         const double perMicroBatch = (checkpointing ? s.inputs : s.activations) * microBatch * computeBytes;

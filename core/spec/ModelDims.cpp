@@ -57,11 +57,11 @@ const Preset kPresets[] = {
 
 int64_t ModelDims::sequenceLength() const {
     if (kind == "gpt") return seq_len;
-    return seq_len + imageTokens(); // mmdit: joint text+image attention; vlm: image tokens then text
+    return saturatingAdd(seq_len, imageTokens()); // mmdit: joint text+image attention; vlm: image tokens then text
 }
 
 int64_t ModelDims::tokensPerSample() const {
-    if (kind == "mmdit") return seq_len + imageTokens();
+    if (kind == "mmdit") return saturatingAdd(seq_len, imageTokens());
     return seq_len;
 }
 
@@ -106,9 +106,22 @@ ModelDims resolveModel(const ModelSpec& spec) {
     apply(d.vision_layers, spec.vision_layers);
     apply(d.vision_dim, spec.vision_dim);
     apply(d.vision_heads, spec.vision_heads);
-    if (d.kind == "vlm") d.vision_ffn = 4 * d.vision_dim;
+    if (d.kind == "vlm") d.vision_ffn = saturatingMul(4, d.vision_dim);
     d.freeze_vision = spec.freeze_vision;
     return d;
+}
+
+std::vector<std::pair<const char*, int64_t>> modelDimensionFields(const ModelDims& d) {
+    std::vector<std::pair<const char*, int64_t>> fields = {{"model.layers", d.layers}, {"model.dim", d.dim},
+                                                           {"model.heads", d.heads},   {"model.ffn", d.ffn},
+                                                           {"model.vocab", d.vocab},   {"model.seq_len", d.seq_len}};
+    if (d.kind != "gpt")
+        fields.insert(fields.end(), {{"model.image_size", d.image_size}, {"model.channels", d.channels},
+                                     {"model.patch", d.patch}});
+    if (d.kind == "vlm")
+        fields.insert(fields.end(), {{"model.vision_layers", d.vision_layers}, {"model.vision_dim", d.vision_dim},
+                                     {"model.vision_heads", d.vision_heads}});
+    return fields;
 }
 
 } // namespace parallax

@@ -1,9 +1,11 @@
 #pragma once
 
+#include "core/spec/CheckedMath.h"
 #include "core/spec/RunSpec.h"
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parallax {
@@ -28,9 +30,12 @@ struct ModelDims {
     int64_t vision_ffn = 0;    // 4 * vision_dim
     bool freeze_vision = false;
 
+    // Clamped to the int64 range rather than overflowing, for dimensions not yet validated.
     int64_t headDim() const { return heads > 0 ? dim / heads : 0; }
-    int64_t imageTokens() const { return patch > 0 ? (image_size / patch) * (image_size / patch) : 0; }
-    int64_t patchValues() const { return channels * patch * patch; }
+    int64_t imageTokens() const {
+        return patch > 0 ? saturatingMul(image_size / patch, image_size / patch) : 0;
+    }
+    int64_t patchValues() const { return saturatingMul(saturatingMul(channels, patch), patch); }
     // Positions one sample occupies in the (joint) sequence of the main transformer.
     int64_t sequenceLength() const;
     // Tokens counted for throughput: gpt/vlm the trained text positions, mmdit image+text tokens.
@@ -42,5 +47,9 @@ std::vector<std::string> modelPresets(const std::string& kind);
 
 // Throws std::invalid_argument naming the field ("model.kind", "model.preset") when unknown.
 ModelDims resolveModel(const ModelSpec& spec);
+
+// The dimensions a model of this kind uses, by field ("model.layers", ...; image fields for mmdit
+// and vlm, vision fields for vlm), in file order.
+std::vector<std::pair<const char*, int64_t>> modelDimensionFields(const ModelDims& dims);
 
 } // namespace parallax

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/spec/CheckedMath.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -101,12 +103,14 @@ struct RunSpec {
     // reading and writing a spec never loses anything a newer version or a person added.
     std::string preserved_toml;
 
-    int64_t worldSize() const { return parallel.dp * parallel.tp * parallel.pp; }
+    // dp * tp * pp, clamped to the int64 range (a spec may hold any values: 2^62 * 4 is not 0).
+    int64_t worldSize() const { return saturatingMul(saturatingMul(parallel.dp, parallel.tp), parallel.pp); }
     int64_t processCount() const { return launch.processes.value_or(worldSize()); }
-    // Gradient-accumulation steps (= pipeline micro-batches per step); 0 when not integral.
+    // Gradient-accumulation steps (= pipeline micro-batches per step); 0 when not integral (or when
+    // dp * micro_batch does not fit in 64 bits).
     int64_t accumulation() const {
-        const int64_t per = parallel.dp * train.micro_batch;
-        return (per > 0 && train.global_batch % per == 0) ? train.global_batch / per : 0;
+        const std::optional<int64_t> per = checkedMul(parallel.dp, train.micro_batch);
+        return (per && *per > 0 && train.global_batch % *per == 0) ? train.global_batch / *per : 0;
     }
 };
 

@@ -18,14 +18,16 @@ public:
 
 // Parses TOML text. Unknown keys are kept (RunSpec::preserved_toml) and written back by toToml.
 RunSpec parseSpec(const std::string& text, const std::string& sourceName = "spec");
-RunSpec readSpecFile(const std::string& path); // SpecError naming the path when missing/unreadable
+// SpecError naming the path when it is missing, unreadable, a directory, or holds no settings at
+// all (empty, blank or only comments): a run is never started from the defaults by mistake.
+RunSpec readSpecFile(const std::string& path);
 // TOML text of the spec; parseSpec(toToml(s)) == s for every field, unknown keys included.
 std::string toToml(const RunSpec& spec);
 void writeSpecFile(const RunSpec& spec, const std::string& path); // atomic (temp file + rename)
 
 // As above, and also fills `unknown` with a warning for every key this version does not know
-// (kept in preserved_toml all the same): "quickstart.toml:12: train.stpes is not a known field;
-// did you mean train.steps? ...". The reader checks syntax and types only; values (enums, ranges,
+// (kept in preserved_toml all the same): "quickstart.toml:12: train.stpes: unknown key; did you
+// mean train.steps? ...". The reader checks syntax and types only; values (enums, ranges,
 // layouts) are the validator's job, so that a spec with a typo still opens in the form.
 RunSpec parseSpec(const std::string& text, const std::string& sourceName, std::vector<SpecIssue>& unknown);
 RunSpec readSpecFile(const std::string& path, std::vector<SpecIssue>& unknown);

@@ -3,6 +3,7 @@
 #include "core/spec/SpecIO.h"
 #include "core/spec/Suggestions.h"
 #include "core/spec/TomlText.h"
+#include "core/util/Files.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -66,8 +67,8 @@ SpecIssue unknownKeyIssue(const std::string& section, const std::string& key, co
     SpecIssue issue;
     issue.warning = true;
     issue.field = section.empty() ? key : section + "." + key;
-    const std::string what = section.empty() && isTable ? "[" + key + "] is not a known section"
-                                                        : issue.field + " is not a known field";
+    const std::string what = section.empty() && isTable ? "[" + key + "]: unknown section"
+                                                        : issue.field + ": unknown key";
     const std::string hint = suggestionFor(section, key);
     issue.message = (location.empty() ? "" : location + ": ") + what +
                     (hint.empty() ? "." : "; did you mean " + hint + "?") +
@@ -242,12 +243,27 @@ toml::table parseToml(const std::string& text, const std::string& sourceName) {
 }
 
 std::string readWholeFile(const std::string& path) {
+    // A folder opens like a file and reads as nothing, which would be a run of all defaults.
+    if (isDirectory(path))
+        throw SpecError(path + ": is a directory, not a spec file; give the run's .toml file (e.g. " +
+                        joinPath(path, "quickstart.toml") + ")");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw SpecError(path + ": cannot read the spec file (" + std::strerror(errno) + ")");
     std::ostringstream text;
     text << in.rdbuf();
     if (in.bad()) throw SpecError(path + ": cannot read the spec file (" + std::strerror(errno) + ")");
     return text.str();
+}
+
+// A file that sets nothing (empty, blank, only comments) is a truncated or wrong file far more
+// often than a wish for every default.
+RunSpec readSpecText(const std::string& text, const std::string& path, std::vector<SpecIssue>* unknown) {
+    const toml::table doc = parseToml(text, path);
+    if (doc.empty())
+        throw SpecError(path + ": the spec file sets nothing (it is empty or holds only comments); write at "
+                               "least the run's name, e.g. name = \"quickstart\", or start from "
+                               "resources/runs/quickstart.toml");
+    return Reader(path, unknown).read(doc);
 }
 
 } // namespace
@@ -263,11 +279,11 @@ RunSpec parseSpec(const std::string& text, const std::string& sourceName, std::v
 }
 
 RunSpec readSpecFile(const std::string& path) {
-    return parseSpec(readWholeFile(path), path);
+    return readSpecText(readWholeFile(path), path, nullptr);
 }
 
 RunSpec readSpecFile(const std::string& path, std::vector<SpecIssue>& unknown) {
-    return parseSpec(readWholeFile(path), path, unknown);
+    return readSpecText(readWholeFile(path), path, &unknown);
 }
 
 std::vector<SpecIssue> unknownKeys(const std::string& text, const std::string& sourceName) {

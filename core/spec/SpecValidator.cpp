@@ -2,20 +2,25 @@
 
 #include "core/util/Files.h"
 
+#include "core/spec/CheckedMath.h"
 #include "core/spec/Estimates.h"
+#include "core/spec/LauncherOptions.h"
 #include "core/spec/ModelDims.h"
+#include "core/spec/SpecIO.h"
+#include "core/spec/SpecLimits.h"
 #include "core/spec/Suggestions.h"
 #include "core/spec/TomlText.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
 namespace parallax {
 
 namespace {
-
 
 const std::vector<std::string> kModelKinds = {"gpt", "mmdit", "vlm"};
 const std::vector<std::string> kDataKinds = {"synthetic", "fashion-mnist", "text", "image-folder"};
@@ -35,19 +40,30 @@ bool contains(const std::vector<std::string>& list, const std::string& v) {
     return false;
 }
 
-// Divisors of n, at most `limit` of them, as "1, 2, 3, 6".
+// A local run may put this many ranks (and threads) on each core before it is an error: beyond it
+// every rank mostly waits for a core, and a typo of an extra digit is far past it.
+constexpr int64_t kMostPerCore = 4;
+// An estimate above this share of the memory a run has leaves too little for LibTorch, MPI and the
+// rest of the machine (the estimate counts only the training state).
+constexpr double kMemoryWarnShare = 0.8;
+
+// The smallest divisors of n, at most `limit` of them, as "1, 2, 3, 6". Candidates are tried up to
+// 2^20 only, so that a large prime costs a millisecond, not years.
 std::string divisorList(int64_t n, size_t limit = 8) {
     std::vector<std::string> out;
-    for (int64_t d = 1; d <= n && out.size() < limit; ++d)
+    const int64_t last = std::min<int64_t>(n, int64_t(1) << 20);
+    for (int64_t d = 1; d <= last && out.size() < limit; ++d)
         if (n % d == 0) out.push_back(num(d));
     return joinList(out);
 }
 
-// "8 or 12": the multiples of `step` around `value` (only the upper one when the lower is 0).
+// "8 or 12": the multiples of `step` (> 0) around `value` (only the upper one when the lower is 0,
+// only the lower one when the upper does not fit in 64 bits).
 std::string multiplesAround(int64_t value, int64_t step) {
     const int64_t lower = (value / step) * step;
-    const int64_t upper = lower + step;
-    return lower > 0 ? num(lower) + " or " + num(upper) : num(upper);
+    const std::optional<int64_t> upper = checkedAdd(lower, step);
+    if (!upper) return num(lower);
+    return lower > 0 ? num(lower) + " or " + num(*upper) : num(*upper);
 }
 
 bool isSafeName(const std::string& name) {
@@ -117,7 +133,7 @@ bool isEnvName(const std::string& name) {
 
 class Checker {
 public:
-    explicit Checker(const RunSpec& spec) : s(spec) {}
+    Checker(const RunSpec& spec, const MachineInfo* machine) : s(spec), m_machine(machine) {}
 
     std::vector<SpecIssue> run() {
         checkName();
@@ -127,14 +143,17 @@ public:
         checkParallel();
         checkLaunch();
         checkTelemetry();
+        if (m_machine && s.launch.target == "local") checkMachine();
+        checkUnknownKeys();
         return m_issues;
     }
 
 private:
     const RunSpec& s;
+    const MachineInfo* m_machine; // null: not checked against a machine
     ModelDims d;
-    bool m_haveDims = false;     // the model resolved
-    bool m_dimsPositive = false; // and every dimension is at least 1
+    bool m_haveDims = false;   // the model resolved
+    bool m_dimsUsable = false; // and every dimension is at least 1 and within its limit
     std::vector<SpecIssue> m_issues;
 
     void error(const std::string& field, const std::string& message) { m_issues.push_back({field, message, false}); }
@@ -151,10 +170,22 @@ private:
         return false;
     }
 
-    bool checkAtLeast(const std::string& field, int64_t value, int64_t minimum) {
-        if (value >= minimum) return true;
-        error(field, field + " = " + num(value) + " must be at least " + num(minimum));
+    // A count: at least `minimum` and within its limit (SpecLimits.h). Returns whether it is, so
+    // that what depends on it is only computed from usable numbers.
+    bool checkCount(const std::string& field, int64_t value, int64_t minimum) {
+        const std::string problem = countProblem(field, value, minimum);
+        if (problem.empty()) return true;
+        error(field, problem);
         return false;
+    }
+
+    // dp, tp and pp each usable and their product within the process limit: the layout can be
+    // multiplied out.
+    bool layoutUsable() const {
+        const ParallelSpec& p = s.parallel;
+        for (const auto& [field, value] : {std::pair{"parallel.dp", p.dp}, {"parallel.tp", p.tp}, {"parallel.pp", p.pp}})
+            if (!countProblem(field, value, 1).empty()) return false;
+        return s.worldSize() <= kMaxProcesses;
     }
 
     void checkName() {
@@ -188,24 +219,9 @@ private:
         const ModelSpec& m = s.model;
         const bool image = d.kind != "gpt";
         const bool vlm = d.kind == "vlm";
-        bool positive = true;
-        positive &= checkAtLeast("model.layers", d.layers, 1);
-        positive &= checkAtLeast("model.dim", d.dim, 1);
-        positive &= checkAtLeast("model.heads", d.heads, 1);
-        positive &= checkAtLeast("model.ffn", d.ffn, 1);
-        positive &= checkAtLeast("model.vocab", d.vocab, 1);
-        positive &= checkAtLeast("model.seq_len", d.seq_len, 1);
-        if (image) {
-            positive &= checkAtLeast("model.image_size", d.image_size, 1);
-            positive &= checkAtLeast("model.channels", d.channels, 1);
-            positive &= checkAtLeast("model.patch", d.patch, 1);
-        }
-        if (vlm) {
-            positive &= checkAtLeast("model.vision_layers", d.vision_layers, 1);
-            positive &= checkAtLeast("model.vision_dim", d.vision_dim, 1);
-            positive &= checkAtLeast("model.vision_heads", d.vision_heads, 1);
-        }
-        m_dimsPositive = positive;
+        bool usable = true;
+        for (const auto& [field, value] : modelDimensionFields(d)) usable &= checkCount(field, value, 1);
+        m_dimsUsable = usable;
 
         if (!image) {
             for (const auto& [field, value] : {std::pair{"model.image_size", m.image_size}, {"model.channels", m.channels},
@@ -220,7 +236,7 @@ private:
             if (m.freeze_vision)
                 warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = \"vlm\"; it is ignored here");
         }
-        if (!positive) return;
+        if (!usable) return;
 
         if (d.dim % d.heads != 0)
             error("model.heads", "model.dim = " + num(d.dim) + " is not divisible by model.heads = " + num(d.heads) +
@@ -234,7 +250,8 @@ private:
                                      num(d.patch) + "; use patch among " + divisorList(d.image_size));
 
         const int64_t tp = s.parallel.tp;
-        if (tp > 1) {
+        // An unusable tp is reported by checkParallel; the model is checked against usable ones.
+        if (tp > 1 && countProblem("parallel.tp", tp, 1).empty()) {
             // Tensor parallelism splits heads, the FFN width and the vocabulary: a tp that divides all.
             int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
             if (vlm) common = std::gcd(common, d.vision_heads);
@@ -253,7 +270,7 @@ private:
             if (d.vocab % tp != 0)
                 error("model.vocab", "model.vocab = " + num(d.vocab) + " is not divisible by parallel.tp = " + num(tp) +
                                          choices + ", or pad it: model.vocab = " +
-                                         num((d.vocab + tp - 1) / tp * tp));
+                                         num((d.vocab / tp + 1) * tp)); // both within their limits: no overflow
             if (vlm && d.vision_heads % tp != 0)
                 error("model.vision_heads", "model.vision_heads = " + num(d.vision_heads) +
                                                 " is not divisible by parallel.tp = " + num(tp) + choices);
@@ -329,7 +346,7 @@ private:
                     what);
             return;
         }
-        if (text && m_haveDims && d.seq_len >= 1) {
+        if (text && m_dimsUsable) {
             const int64_t bytes = fileSize(data.path);
             if (bytes >= 0 && bytes < d.seq_len + 1)
                 error("data.path", "data.path = " + inQuotes(data.path) + " has " + num(bytes) +
@@ -342,10 +359,11 @@ private:
 
     void checkTrain() {
         const TrainSpec& t = s.train;
-        checkAtLeast("train.steps", t.steps, 1);
-        const bool globalOk = checkAtLeast("train.global_batch", t.global_batch, 1);
-        const bool microOk = checkAtLeast("train.micro_batch", t.micro_batch, 1);
-        if (globalOk && microOk && s.parallel.dp >= 1) {
+        const bool stepsOk = checkCount("train.steps", t.steps, 1);
+        const bool globalOk = checkCount("train.global_batch", t.global_batch, 1);
+        const bool microOk = checkCount("train.micro_batch", t.micro_batch, 1);
+        if (globalOk && microOk && countProblem("parallel.dp", s.parallel.dp, 1).empty()) {
+            // Both within their limits: the product fits, and is at least 1.
             const int64_t per = s.parallel.dp * t.micro_batch;
             if (t.global_batch % per != 0)
                 error("train.global_batch", "train.global_batch = " + num(t.global_batch) +
@@ -354,31 +372,32 @@ private:
         }
         if (!(t.lr > 0) || !std::isfinite(t.lr))
             error("train.lr", "train.lr = " + num(t.lr) + " must be a number greater than 0, e.g. 3e-4");
-        if (!(t.min_lr >= 0) || (t.lr > 0 && t.min_lr > t.lr))
+        if (!(t.min_lr >= 0) || !std::isfinite(t.min_lr) || (t.lr > 0 && t.min_lr > t.lr))
             error("train.min_lr", "train.min_lr = " + num(t.min_lr) + " must be between 0 and train.lr = " + num(t.lr) +
                                       " (the floor of the cosine decay)");
         if (t.warmup < 0) {
             error("train.warmup", "train.warmup = " + num(t.warmup) + " must be 0 or more");
-        } else if (t.steps >= 1 && t.warmup >= t.steps) {
+        } else if (checkCount("train.warmup", t.warmup, 0) && stepsOk && t.warmup >= t.steps) {
             warn("train.warmup", "train.warmup = " + num(t.warmup) + " is not less than train.steps = " + num(t.steps) +
                                      ": the learning rate never reaches train.lr; use a warmup below " + num(t.steps));
         }
-        if (!(t.weight_decay >= 0))
+        if (!(t.weight_decay >= 0) || !std::isfinite(t.weight_decay))
             error("train.weight_decay", "train.weight_decay = " + num(t.weight_decay) + " must be 0 or more");
         if (!(t.beta1 >= 0 && t.beta1 < 1))
             error("train.beta1", "train.beta1 = " + num(t.beta1) + " must be in [0, 1), e.g. 0.9");
         if (!(t.beta2 >= 0 && t.beta2 < 1))
             error("train.beta2", "train.beta2 = " + num(t.beta2) + " must be in [0, 1), e.g. 0.95");
-        if (!(t.eps > 0)) error("train.eps", "train.eps = " + num(t.eps) + " must be greater than 0, e.g. 1e-8");
+        if (!(t.eps > 0) || !std::isfinite(t.eps))
+            error("train.eps", "train.eps = " + num(t.eps) + " must be greater than 0, e.g. 1e-8");
         if (checkChoice("train.precision", t.precision, kPrecisions) && t.precision == "bf16" && !cuda())
             error("train.precision", "train.precision = bf16 needs launch.device = cuda; use train.precision = fp32 on "
                                      "cpu");
-        if (!(t.grad_clip >= 0))
+        if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))
             error("train.grad_clip", "train.grad_clip = " + num(t.grad_clip) + " must be 0 (off) or more");
         if (t.checkpoint_every < 0) {
             error("train.checkpoint_every", "train.checkpoint_every = " + num(t.checkpoint_every) +
                                                 " must be 0 (only at stop and at the end) or more");
-        } else if (t.steps >= 1 && t.checkpoint_every > t.steps) {
+        } else if (stepsOk && t.checkpoint_every > t.steps) {
             warn("train.checkpoint_every", "train.checkpoint_every = " + num(t.checkpoint_every) +
                                                " is more than train.steps = " + num(t.steps) +
                                                ": only the final checkpoint is written");
@@ -396,9 +415,14 @@ private:
 
     void checkParallel() {
         const ParallelSpec& p = s.parallel;
-        checkAtLeast("parallel.dp", p.dp, 1);
-        checkAtLeast("parallel.tp", p.tp, 1);
-        const bool ppOk = checkAtLeast("parallel.pp", p.pp, 1);
+        const bool dpOk = checkCount("parallel.dp", p.dp, 1);
+        const bool tpOk = checkCount("parallel.tp", p.tp, 1);
+        const bool ppOk = checkCount("parallel.pp", p.pp, 1);
+        if (dpOk && tpOk && ppOk && s.worldSize() > kMaxProcesses)
+            error("parallel.dp", "parallel.dp * tp * pp = " + num(p.dp) + " * " + num(p.tp) + " * " + num(p.pp) + " = " +
+                                     num(s.worldSize()) + " processes is more than " + limitText(kMaxProcesses) +
+                                     ", the most Parallax accepts (the largest training runs use about a hundred "
+                                     "thousand processes)");
         if (p.zero < 0 || p.zero > 3) {
             error("parallel.zero", "parallel.zero = " + num(p.zero) +
                                        " is unknown; use 0 (off), 1 (optimizer states), 2 (+ gradients) or 3 (+ weights)");
@@ -409,7 +433,7 @@ private:
         }
         const bool scheduleOk = checkChoice("parallel.schedule", p.schedule, kSchedules);
         const bool interleaved = p.schedule == "interleaved";
-        const bool vsOk = checkAtLeast("parallel.virtual_stages", p.virtual_stages, 1);
+        const bool vsOk = checkCount("parallel.virtual_stages", p.virtual_stages, 1);
         if (vsOk && scheduleOk && !interleaved && p.virtual_stages > 1)
             warn("parallel.virtual_stages", "parallel.virtual_stages = " + num(p.virtual_stages) +
                                                 " is used only by parallel.schedule = \"interleaved\"; it is ignored here");
@@ -419,11 +443,16 @@ private:
         if (!(p.bucket_mb > 0) || !std::isfinite(p.bucket_mb))
             error("parallel.bucket_mb", "parallel.bucket_mb = " + num(p.bucket_mb) +
                                             " must be greater than 0 (gradient bucket size in MiB, e.g. 25)");
+        else if (p.bucket_mb > kMaxBucketMb)
+            error("parallel.bucket_mb", "parallel.bucket_mb = " + num(p.bucket_mb) + " is more than " +
+                                            num(kMaxBucketMb) + " MiB, the most Parallax accepts (buckets of a few "
+                                                                "dozen MiB keep the reduction overlapped; e.g. 25)");
         if (checkChoice("parallel.reduce_dtype", p.reduce_dtype, kPrecisions) && p.reduce_dtype == "bf16" && !cuda())
             error("parallel.reduce_dtype", "parallel.reduce_dtype = bf16 needs launch.device = cuda (NCCL); MPI "
                                            "reduces on cpu in fp32: use parallel.reduce_dtype = fp32");
     }
 
+    // pp and virtual_stages are within their limits here.
     void checkPipeline(bool interleaved, bool scheduleOk) {
         const ParallelSpec& p = s.parallel;
         const int64_t pp = p.pp;
@@ -439,13 +468,14 @@ private:
                 error("parallel.stage_layers", "parallel.stage_layers cannot be used with parallel.schedule = "
                                                "\"interleaved\" (chunks are split evenly); remove it");
         }
-        if (m_haveDims && m_dimsPositive) {
+        if (m_haveDims && m_dimsUsable) {
             const int64_t blocks = pipelineBlocks(d);
             if (interleaved && pp >= 2 && v >= 2) {
-                if (blocks % (pp * v) != 0) {
+                const int64_t chunks = pp * v; // 2^20 * 2^14 at most
+                if (blocks % chunks != 0) {
                     error("parallel.virtual_stages",
                           blocksText() + " blocks are not divisible by parallel.pp * parallel.virtual_stages = " +
-                              num(pp * v) + "; choose pp and virtual_stages whose product divides " + num(blocks) +
+                              num(chunks) + "; choose pp and virtual_stages whose product divides " + num(blocks) +
                               " (among " + divisorList(blocks, 12) + ")");
                 }
             } else if (!interleaved && p.stage_layers.empty() && pp > 1) {
@@ -467,20 +497,23 @@ private:
         // Pipeline micro-batches are the accumulation steps of one optimizer step.
         const int64_t m = s.accumulation();
         if (pp > 1 && m > 0 && scheduleOk) {
+            // The batch of one micro-batch round over the pipeline; may not fit in 64 bits.
+            const std::optional<int64_t> round = checkedMul(pp, s.parallel.dp, s.train.micro_batch);
             if (m < pp) {
                 const double bubble = pipelineBubble(pp, m, p.schedule, interleaved ? v : 1);
                 warn("train.global_batch",
                      "parallel.pp = " + num(pp) + " runs only " + num(m) +
                          " micro-batches per step (train.global_batch / (parallel.dp * train.micro_batch)): the pipeline "
                          "idles " + num(int64_t(std::lround(bubble * 100))) + "% of the time; use at least " + num(pp) +
-                         ", e.g. train.global_batch = " + num(pp * s.parallel.dp * s.train.micro_batch));
+                         (round ? ", e.g. train.global_batch = " + num(*round) : std::string()));
             }
             if (interleaved && m % pp != 0)
                 error("train.global_batch", "parallel.schedule = \"interleaved\" runs micro-batches in groups of "
                                             "parallel.pp = " + num(pp) + ", but a step has " + num(m) +
-                                            " (train.global_batch / (parallel.dp * train.micro_batch)); use "
-                                            "train.global_batch = " +
-                                            multiplesAround(s.train.global_batch, pp * s.parallel.dp * s.train.micro_batch));
+                                            " (train.global_batch / (parallel.dp * train.micro_batch))" +
+                                            (round ? "; use train.global_batch = " +
+                                                         multiplesAround(s.train.global_batch, *round)
+                                                   : std::string()));
         }
     }
 
@@ -497,11 +530,14 @@ private:
             if (p.stage_layers[i] < 1)
                 error("parallel.stage_layers", "parallel.stage_layers[" + num(int64_t(i)) + "] = " +
                                                    num(p.stage_layers[i]) + " must be at least 1: every stage holds a block");
-            sum += p.stage_layers[i];
+            sum = saturatingAdd(sum, p.stage_layers[i]);
         }
         if (sum != blocks)
-            error("parallel.stage_layers", "parallel.stage_layers adds up to " + num(sum) + " blocks but the model has " +
-                                               num(blocks) + " (" + blocksText() + "); make the counts sum to " + num(blocks));
+            error("parallel.stage_layers", "parallel.stage_layers adds up to " +
+                                               (sum == std::numeric_limits<int64_t>::max() ? std::string("more than 2^63")
+                                                                                           : num(sum)) +
+                                               " blocks but the model has " + num(blocks) + " (" + blocksText() +
+                                               "); make the counts sum to " + num(blocks));
     }
 
     // ---- launch --------------------------------------------------------------------------------
@@ -511,15 +547,15 @@ private:
         const bool targetOk = checkChoice("launch.target", l.target, kTargets);
         checkChoice("launch.device", l.device, kDevices);
 
-        const int64_t world = s.worldSize();
         if (l.processes) {
             if (*l.processes < 1)
                 error("launch.processes", "launch.processes = " + num(*l.processes) +
                                               " must be at least 1; leave it out to use parallel.dp * tp * pp");
-            else if (*l.processes != world)
-                error("launch.processes", "parallel: dp*tp*pp = " + num(world) + " but launch asks for " +
-                                              num(*l.processes) + " processes; set launch.processes = " + num(world) +
-                                              " or leave it out");
+            else if (checkCount("launch.processes", *l.processes, 1) && layoutUsable() &&
+                     *l.processes != s.worldSize())
+                error("launch.processes", "parallel: dp*tp*pp = " + num(s.worldSize()) + " but launch asks for " +
+                                              num(*l.processes) + " processes; set launch.processes = " +
+                                              num(s.worldSize()) + " or leave it out");
         }
 
         if (targetOk && l.target == "hosts") {
@@ -548,15 +584,29 @@ private:
         if (l.threads_per_rank < 0)
             error("launch.threads_per_rank", "launch.threads_per_rank = " + num(l.threads_per_rank) +
                                                  " must be 0 (cores / local ranks) or more");
-        for (const auto& [name, value] : l.env)
+        else
+            checkCount("launch.threads_per_rank", l.threads_per_rank, 0);
+        for (const auto& [name, value] : l.env) {
             if (!isEnvName(name))
                 error("launch.env", "launch.env." + tomlKey(name) +
                                         " is not a valid environment variable name; use letters, digits and '_', not "
                                         "starting with a digit");
-        for (size_t i = 0; i < l.mpirun_args.size(); ++i)
-            if (l.mpirun_args[i].empty())
+            const std::string runs = environmentRunsCommands(name, value);
+            if (!runs.empty()) warn("launch.env", "launch.env runs commands: launch.env." + tomlKey(name) + " " + runs);
+        }
+        bool argsOk = true;
+        for (size_t i = 0; i < l.mpirun_args.size(); ++i) {
+            if (l.mpirun_args[i].empty()) {
+                argsOk = false;
                 error("launch.mpirun_args", "launch.mpirun_args[" + num(int64_t(i)) +
                                                 "] is empty; remove it (each entry is passed as one argument)");
+            }
+        }
+        if (targetOk && argsOk) {
+            for (SpecIssue& issue :
+                 checkLauncherArgs(l.mpirun_args, l.target == "slurm" ? Launcher::Srun : Launcher::OpenMpi))
+                m_issues.push_back(std::move(issue));
+        }
     }
 
     void checkHosts() {
@@ -574,6 +624,7 @@ private:
             const std::string name = colon == std::string::npos ? entry : entry.substr(0, colon);
             const std::string count = colon == std::string::npos ? "" : entry.substr(colon + 1);
             const bool nameOk = !name.empty() && name.find_first_of(" \t,") == std::string::npos;
+            // At most six digits: std::stoll cannot overflow.
             const bool countOk = !count.empty() && count.size() <= 6 &&
                                  count.find_first_not_of("0123456789") == std::string::npos && std::stoll(count) >= 1;
             if (!nameOk || !countOk) {
@@ -583,10 +634,10 @@ private:
                                           (nameOk ? name : std::string("node1")) + ":8\"");
                 continue;
             }
-            slots += std::stoll(count);
+            slots = saturatingAdd(slots, std::stoll(count));
         }
         const int64_t needed = s.processCount();
-        if (allOk && slots < needed)
+        if (allOk && layoutUsable() && slots < needed)
             error("launch.hosts", "launch.hosts offer " + num(slots) + " slots but the run needs " + num(needed) +
                                       " processes (parallel.dp * tp * pp); add hosts or slots");
     }
@@ -599,6 +650,8 @@ private:
             error("telemetry.device_sample_ms", "telemetry.device_sample_ms = " + num(t.device_sample_ms) +
                                                     " is below 50: sampling that often costs more than it shows; use 50 "
                                                     "or more (e.g. 500)");
+        else
+            checkCount("telemetry.device_sample_ms", t.device_sample_ms, 50);
         if (t.span_every < 0)
             error("telemetry.span_every", "telemetry.span_every = " + num(t.span_every) +
                                               " must be 0 (never record spans) or more");
@@ -606,12 +659,111 @@ private:
             error("telemetry.step_every", "telemetry.step_every = " + num(t.step_every) +
                                               " must be at least 1 (a step event every N steps)");
     }
+
+    // ---- this machine (launch.target = "local") ------------------------------------------------
+
+    void checkMachine() {
+        const MachineInfo& machine = *m_machine;
+        const LaunchSpec& l = s.launch;
+        if (!layoutUsable()) return;
+        if (l.processes && (*l.processes < 1 || *l.processes > kMaxProcesses)) return;
+        const int64_t ranks = s.processCount();
+        const int64_t cores = machine.cores;
+        if (cores > 0) {
+            const std::string perCore = num(ranks / cores) + (ranks % cores ? "+" : "");
+            if (ranks > kMostPerCore * cores)
+                error("launch.target", "launch.target = \"local\" starts " + num(ranks) +
+                                           " ranks (parallel.dp * tp * pp) on this machine's " + num(cores) +
+                                           " cores, " + perCore + " per core; at most " + num(kMostPerCore * cores) +
+                                           " (" + num(kMostPerCore) +
+                                           " per core) can share them: lower parallel.dp, tp or pp, or use "
+                                           "launch.target = \"hosts\" or \"slurm\"");
+            else if (ranks > cores)
+                warn("launch.target", "launch.target = \"local\" starts " + num(ranks) + " ranks on this machine's " +
+                                          num(cores) + " cores: they take turns on the cores, so every step is slower "
+                                                       "than the layout's figures suggest");
+            const int64_t t = l.threads_per_rank;
+            if (t > 0 && countProblem("launch.threads_per_rank", t, 0).empty()) {
+                const int64_t threads = t * ranks; // 2^12 * 2^20 at most
+                if (threads > kMostPerCore * cores)
+                    error("launch.threads_per_rank",
+                          "launch.threads_per_rank = " + num(t) + " x " + num(ranks) + " ranks = " + num(threads) +
+                              " threads on this machine's " + num(cores) + " cores; use at most " +
+                              num(std::max<int64_t>(1, cores / ranks)) +
+                              " (cores / ranks), or 0 to divide the cores among the ranks");
+                else if (threads > cores)
+                    warn("launch.threads_per_rank",
+                         "launch.threads_per_rank = " + num(t) + " x " + num(ranks) + " ranks = " + num(threads) +
+                             " threads on this machine's " + num(cores) + " cores: they take turns; use " +
+                             num(std::max<int64_t>(1, cores / ranks)) + " (cores / ranks), or 0 to divide the cores "
+                                                                        "among the ranks");
+            }
+        }
+        checkMachineMemory(ranks);
+    }
+
+    // The estimate is only meaningful for a spec without errors.
+    void checkMachineMemory(int64_t ranks) {
+        if (hasErrors(m_issues)) return;
+        const MachineInfo& machine = *m_machine;
+        Estimates e;
+        try {
+            e = estimate(s);
+        } catch (const std::exception&) {
+            return;
+        }
+        if (cuda()) {
+            if (!machine.gpu_memory_bytes || *machine.gpu_memory_bytes <= 0) return;
+            const double need = e.memory.total();
+            const double have = double(*machine.gpu_memory_bytes);
+            const std::string what = "launch.device = \"cuda\": the most loaded rank needs an estimated " +
+                                     formatBytes(need) + " of GPU memory and a GPU here has " + formatBytes(have);
+            if (need > have)
+                error("launch.device", what + "; shard the model (parallel.zero, tp, pp), turn on "
+                                              "train.activation_checkpointing or lower train.micro_batch");
+            else if (need > kMemoryWarnShare * have)
+                warn("launch.device", what + ", which leaves little for LibTorch and NCCL themselves");
+            return;
+        }
+        if (machine.ram_bytes <= 0) return;
+        // Every stage's dp * tp ranks share this machine's memory.
+        double need = 0;
+        for (const MemoryEstimate& stage : e.memory_per_stage)
+            need += stage.total() * double(s.parallel.dp) * double(s.parallel.tp);
+        const double have = double(machine.ram_bytes);
+        const std::string what = "launch.device = \"cpu\": " +
+                                 (ranks == 1 ? std::string("the rank needs an estimated ")
+                                             : "the " + num(ranks) + " ranks need an estimated ") +
+                                 formatBytes(need) + " of memory" + (ranks == 1 ? "" : " together") +
+                                 " (see the estimates) and this machine has " + formatBytes(have);
+        if (need > have)
+            error("launch.device", what + "; use a smaller model or train.micro_batch, or spread it over more "
+                                          "machines (launch.target = \"hosts\" or \"slurm\") with parallel.tp, pp "
+                                          "or zero");
+        else if (need > kMemoryWarnShare * have)
+            warn("launch.device", what + ", which leaves little for LibTorch, MPI and the rest of the machine");
+    }
+
+    // ---- keys this version does not know -------------------------------------------------------
+
+    void checkUnknownKeys() {
+        try {
+            for (SpecIssue& issue : unknownKeys(s)) m_issues.push_back(std::move(issue));
+        } catch (const std::exception& e) {
+            // The kept text comes from a reader; it fails to read only when set by hand.
+            warn("spec", std::string("the unknown keys kept with the spec cannot be read: ") + e.what());
+        }
+    }
 };
 
 } // namespace
 
 std::vector<SpecIssue> validateSpec(const RunSpec& spec) {
-    return Checker(spec).run();
+    return Checker(spec, nullptr).run();
+}
+
+std::vector<SpecIssue> validateSpec(const RunSpec& spec, const MachineInfo& machine) {
+    return Checker(spec, &machine).run();
 }
 
 bool hasErrors(const std::vector<SpecIssue>& issues) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/spec/MachineInfo.h"
 #include "core/spec/RunSpec.h"
 
 #include <string>
@@ -17,9 +18,15 @@ struct SpecIssue {
 };
 
 // The same validator runs in the console's form (live), the CLI and the worker (before any
-// collective). Returns every problem found, errors and warnings, in field order. Keys the reader
-// did not know are reported by unknownKeys() / parseSpec(..., unknown) in SpecIO.h, not here.
+// collective). Returns every problem found, errors and warnings, in field order, then a warning for
+// each key the reader did not know (kept in spec.preserved_toml): "train.stpes: unknown key; did
+// you mean train.steps? ...". It finishes quickly for every value a spec can hold: counts have
+// upper bounds (SpecLimits.h) and all arithmetic over them is checked.
 std::vector<SpecIssue> validateSpec(const RunSpec& spec);
+// The same, and for launch.target = "local" also against the machine the run would start on
+// (thisMachine() from MachineInfo.h): ranks and threads per core, and the memory estimate against
+// its RAM (cpu) or the memory of one GPU (cuda, when `machine` knows it).
+std::vector<SpecIssue> validateSpec(const RunSpec& spec, const MachineInfo& machine);
 bool hasErrors(const std::vector<SpecIssue>& issues);
 // "field: message" lines, errors first; warnings start with "warning: ". A message that already
 // names its field is printed as it is.

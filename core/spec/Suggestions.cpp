@@ -46,6 +46,10 @@ std::string closestMatch(const std::string& word, const std::vector<std::string>
     std::string best;
     size_t bestDistance = std::numeric_limits<size_t>::max();
     for (const std::string& c : candidates) {
+        // The distance is at least the difference in length; past the tolerance no match is
+        // possible, and a long value (a pasted paragraph) is not compared letter by letter.
+        const size_t longer = std::max(w.size(), c.size()), shorter = std::min(w.size(), c.size());
+        if (longer - shorter > tolerance(longer)) continue;
         const size_t d = editDistance(w, lower(c));
         if (d < bestDistance) {
             bestDistance = d;

@@ -363,11 +363,11 @@ TEST(SpecIO, UnknownKeysAreReportedWithLineAndSuggestion) {
     ASSERT_EQ(unknown.size(), 3u);
     EXPECT_EQ(unknown[0].field, "train.stpes");
     EXPECT_TRUE(unknown[0].warning);
-    EXPECT_NE(unknown[0].message.find("quickstart.toml:4: train.stpes is not a known field; did you mean train.steps?"),
+    EXPECT_NE(unknown[0].message.find("quickstart.toml:4: train.stpes: unknown key; did you mean train.steps?"),
               std::string::npos)
         << unknown[0].message;
     EXPECT_EQ(unknown[1].field, "paralel");
-    EXPECT_NE(unknown[1].message.find("quickstart.toml:5: [paralel] is not a known section; did you mean [parallel]?"),
+    EXPECT_NE(unknown[1].message.find("quickstart.toml:5: [paralel]: unknown section; did you mean [parallel]?"),
               std::string::npos)
         << unknown[1].message;
     EXPECT_EQ(unknown[2].field, "train.extra");
@@ -446,6 +446,38 @@ TEST(SpecIO, FileErrorsNameThePath) {
     } catch (const SpecError& e) {
         EXPECT_NE(std::string(e.what()).find(bad + ":2: train.steps must be an integer"), std::string::npos) << e.what();
     }
+}
+
+// A folder, an empty file or one of comments only would otherwise read as a run of all defaults.
+TEST(SpecIO, AFolderOrAFileThatSetsNothingIsNotASpec) {
+    TempDir dir;
+    auto messageOf = [](const std::string& path) -> std::string {
+        try {
+            readSpecFile(path);
+        } catch (const SpecError& e) {
+            return e.what();
+        }
+        return "read without an error";
+    };
+    const std::string folder = dir.path.string();
+    EXPECT_NE(messageOf(folder).find(folder + ": is a directory, not a spec file"), std::string::npos)
+        << messageOf(folder);
+    for (const char* text : {"", "  \n\n", "# only a comment\n"}) {
+        const std::string file = (dir.path / "blank.toml").string();
+        {
+            std::ofstream out(file);
+            out << text;
+        }
+        EXPECT_NE(messageOf(file).find(file + ": the spec file sets nothing"), std::string::npos) << messageOf(file);
+        std::vector<SpecIssue> unknown;
+        EXPECT_THROW(readSpecFile(file, unknown), SpecError);
+    }
+    const std::string named = (dir.path / "named.toml").string();
+    {
+        std::ofstream out(named);
+        out << "name = \"only-a-name\"\n";
+    }
+    EXPECT_EQ(readSpecFile(named).name, "only-a-name");
 }
 
 TEST(SpecIO, EmptyDocumentGivesDefaults) {

@@ -1,6 +1,8 @@
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 
+#include "tests/core/spec/IssueText.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -13,12 +15,6 @@ namespace parallax {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string describe(const std::vector<SpecIssue>& issues) {
-    std::string out;
-    for (const SpecIssue& i : issues) out += (i.warning ? "  warning " : "  error ") + i.field + " | " + i.message + "\n";
-    return out;
-}
 
 // One spec that must be reported: a small TOML text applied over the defaults, the field the
 // issue names and a part of its message.

@@ -1,0 +1,120 @@
+#include "core/spec/Estimates.h"
+#include "core/spec/MachineInfo.h"
+#include "core/spec/SpecIO.h"
+#include "core/spec/SpecValidator.h"
+
+#include "tests/core/spec/IssueText.h"
+
+#include <gtest/gtest.h>
+
+namespace parallax {
+namespace {
+
+constexpr int64_t kGiB = int64_t(1) << 30;
+
+MachineInfo twoCores() {
+    MachineInfo m;
+    m.cores = 2;
+    m.ram_bytes = 8 * kGiB;
+    return m;
+}
+
+// gpt of 1536 blocks of width 32768: about 2 x 10^13 parameters, some 300 TiB of training state.
+const char* kHugeModel = "[model]\npreset = \"custom\"\nlayers = 1536\ndim = 32768\nheads = 256\nffn = 131072\n";
+
+TEST(MachineCheck, ALayoutThatFitsHasNoIssues) {
+    const RunSpec s = parseSpec("[parallel]\ndp = 2\n");
+    EXPECT_TRUE(validateSpec(s, twoCores()).empty()) << describe(validateSpec(s, twoCores()));
+}
+
+// Issue 17: parallel.dp = 100000 on this machine passed as "no problems found".
+TEST(MachineCheck, TooManyRanksForTheCoresIsAnError) {
+    const RunSpec s = parseSpec("[train]\nglobal_batch = 400000\n[parallel]\ndp = 100000\n");
+    EXPECT_TRUE(validateSpec(s).empty()) << "without a machine nothing is checked against one";
+    const auto issues = validateSpec(s, twoCores());
+    EXPECT_TRUE(hasIssue(issues, "launch.target",
+                         "launch.target = \"local\" starts 100000 ranks (parallel.dp * tp * pp) on this machine's 2 "
+                         "cores, 50000 per core; at most 8 (4 per core) can share them",
+                         false))
+        << describe(issues);
+
+    const auto nine = validateSpec(parseSpec("[train]\nglobal_batch = 36\n[parallel]\ndp = 9\n"), twoCores());
+    EXPECT_TRUE(hasIssue(nine, "launch.target", "4+ per core", false)) << describe(nine);
+    const auto four = validateSpec(parseSpec("[train]\nglobal_batch = 16\n[parallel]\ndp = 4\n"), twoCores());
+    EXPECT_FALSE(hasErrors(four)) << describe(four);
+    EXPECT_TRUE(hasIssue(four, "launch.target", "starts 4 ranks on this machine's 2 cores: they take turns", true))
+        << describe(four);
+}
+
+TEST(MachineCheck, OtherTargetsAreNotCheckedAgainstThisMachine) {
+    RunSpec s = parseSpec("[train]\nglobal_batch = 400000\n[parallel]\ndp = 100000\n[launch]\ntarget = \"slurm\"\n");
+    EXPECT_TRUE(validateSpec(s, twoCores()).empty()) << describe(validateSpec(s, twoCores()));
+    s = parseSpec(std::string(kHugeModel) + "[launch]\ntarget = \"hosts\"\nhosts = [\"a:1\"]\n");
+    EXPECT_TRUE(validateSpec(s, twoCores()).empty()) << describe(validateSpec(s, twoCores()));
+}
+
+// Issue 17: launch.threads_per_rank = 1000000 passed.
+TEST(MachineCheck, ThreadsPerRankAgainstTheCores) {
+    const auto absurd = validateSpec(parseSpec("[launch]\nthreads_per_rank = 1000000\n"));
+    EXPECT_TRUE(hasIssue(absurd, "launch.threads_per_rank", "is more than 4096 (2^12)", false)) << describe(absurd);
+
+    const auto many = validateSpec(parseSpec("[parallel]\ndp = 2\n[launch]\nthreads_per_rank = 5\n"), twoCores());
+    EXPECT_TRUE(hasIssue(many, "launch.threads_per_rank",
+                         "launch.threads_per_rank = 5 x 2 ranks = 10 threads on this machine's 2 cores; use at most 1 "
+                         "(cores / ranks)",
+                         false))
+        << describe(many);
+    const auto some = validateSpec(parseSpec("[parallel]\ndp = 2\n[launch]\nthreads_per_rank = 2\n"), twoCores());
+    EXPECT_FALSE(hasErrors(some)) << describe(some);
+    EXPECT_TRUE(hasIssue(some, "launch.threads_per_rank", "= 4 threads on this machine's 2 cores: they take turns", true))
+        << describe(some);
+    EXPECT_TRUE(validateSpec(parseSpec("[launch]\nthreads_per_rank = 2\n"), twoCores()).empty());
+}
+
+// Issue 17: a model of hundreds of TiB on cpu passed.
+TEST(MachineCheck, TheMemoryEstimateAgainstRam) {
+    const RunSpec huge = parseSpec(kHugeModel);
+    ASSERT_TRUE(validateSpec(huge).empty()) << describe(validateSpec(huge));
+    const double need = estimate(huge).memory.total();
+    EXPECT_GT(need, 256.0 * 1024 * kGiB);
+    const auto issues = validateSpec(huge, twoCores());
+    EXPECT_TRUE(hasIssue(issues, "launch.device",
+                         "launch.device = \"cpu\": the rank needs an estimated " + formatBytes(need) +
+                             " of memory (see the estimates) and this machine has 8.0 GiB",
+                         false))
+        << describe(issues);
+
+    // Every rank of a local cpu run shares the machine's memory.
+    const RunSpec tiny = parseSpec("[parallel]\ndp = 2\n");
+    const double pair = 2 * estimate(tiny).memory.total();
+    MachineInfo small = twoCores();
+    small.ram_bytes = static_cast<int64_t>(pair * 1.1);
+    EXPECT_TRUE(hasIssue(validateSpec(tiny, small), "launch.device", "which leaves little", true));
+    small.ram_bytes = static_cast<int64_t>(pair * 0.9);
+    EXPECT_TRUE(hasIssue(validateSpec(tiny, small), "launch.device", "the 2 ranks need an estimated", false));
+}
+
+TEST(MachineCheck, GpuMemoryOnlyWhenKnown) {
+    const RunSpec s = parseSpec(std::string(kHugeModel) + "[launch]\ndevice = \"cuda\"\n");
+    ASSERT_TRUE(validateSpec(s).empty()) << describe(validateSpec(s));
+    MachineInfo m = twoCores();
+    EXPECT_TRUE(validateSpec(s, m).empty()) << "GPU memory unknown: not checked, and RAM is not a GPU's memory";
+    m.gpu_memory_bytes = 80 * kGiB;
+    const auto issues = validateSpec(s, m);
+    EXPECT_TRUE(hasIssue(issues, "launch.device", "of GPU memory and a GPU here has 80.0 GiB", false)) << describe(issues);
+}
+
+TEST(MachineCheck, AnUnknownMachineChecksNothing) {
+    const RunSpec s = parseSpec(std::string(kHugeModel) + "[train]\nglobal_batch = 400000\n[parallel]\ndp = 100000\n");
+    EXPECT_TRUE(validateSpec(s, MachineInfo{}).empty()) << describe(validateSpec(s, MachineInfo{}));
+}
+
+TEST(MachineCheck, ThisMachineIsRead) {
+    const MachineInfo m = thisMachine();
+    EXPECT_GE(m.cores, 1);
+    EXPECT_GT(m.ram_bytes, 64 * (int64_t(1) << 20));
+    EXPECT_FALSE(m.gpu_memory_bytes.has_value());
+}
+
+} // namespace
+} // namespace parallax
