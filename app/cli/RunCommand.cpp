@@ -43,15 +43,21 @@ void notifyError(int fd, int code, const std::string& message) {
     ::close(fd);
 }
 
+// The spec of a new run read as a spec file (a folder or a file that sets nothing is an error, not
+// a run of the defaults) and validated against this machine, before anything starts.
+void checkNewRunSpec(const std::string& path) {
+    const RunSpec spec = readSpecFile(path);
+    const std::vector<SpecIssue> issues = validateSpec(spec, thisMachine());
+    if (hasErrors(issues))
+        throw SpecRejected(issues);
+}
+
 // Re-executes this program in a session of its own with the same command plus --notify-fd, and
 // returns when the child has created the run (or failed to).
 int detach(const std::string& storePath, const RunCommandOptions& o) {
     if (o.run.empty()) {
         // Errors a person can fix are reported here, synchronously, not in a log file.
-        const RunSpec spec = readSpecFile(o.spec);
-        const std::vector<SpecIssue> issues = validateSpec(spec);
-        if (hasErrors(issues))
-            throw SpecRejected(issues);
+        checkNewRunSpec(o.spec);
     } else {
         RunStore store(storePath);
         requireRun(store, o.run);
@@ -127,6 +133,7 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
         RunStore store(storePath);
         SupervisorOptions options;
         if (o.run.empty()) {
+            checkNewRunSpec(o.spec);
             options.spec_path = o.spec;
         } else {
             options.resume_run = requireRun(store, o.run).id;

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     // Before any collective: every rank reads the same spec, so every rank leaves the same way.
-    const auto issues = validateSpec(spec);
+    const auto issues = validateSpec(spec, thisMachine());
     if (hasErrors(issues)) {
         if (out.rank() == 0) {
             for (const SpecIssue& i : issues)

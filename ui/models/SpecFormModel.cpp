@@ -253,7 +253,7 @@ void SpecFormModel::validateNow() {
     std::vector<SpecIssue> issues;
     for (const auto& [path, message] : m_inputErrors)
         issues.push_back({path.toStdString(), message.toStdString(), false});
-    for (SpecIssue& issue : validateSpec(m_spec)) {
+    for (SpecIssue& issue : validateSpec(m_spec, thisMachine())) {
         // A field whose text does not parse has a stale value in the spec: its own message is the
         // one that matters.
         if (m_inputErrors.count(QString::fromStdString(issue.field))) continue;
