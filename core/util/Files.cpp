@@ -1,11 +1,13 @@
 #include "core/util/Files.h"
 
+#include "core/util/FileWriter.h"
+
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
-#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -16,10 +18,19 @@ namespace parallax {
 namespace {
 
 std::string reason() {
-    return std::strerror(errno);
+    return errnoText(errno);
 }
 
 } // namespace
+
+std::string errnoText(int err) {
+    std::string text = std::strerror(err);
+    // glibc capitalizes the first word ("No space left on device"); acronyms stay as they are.
+    if (text.size() > 1 && std::isupper(static_cast<unsigned char>(text[0])) &&
+        std::islower(static_cast<unsigned char>(text[1])))
+        text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    return text;
+}
 
 bool pathExists(const std::string& path) {
     struct stat st {};
@@ -102,22 +113,12 @@ void renamePath(const std::string& from, const std::string& to) {
 
 void writeFileAtomic(const std::string& path, const std::string& contents) {
     const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw FileError("cannot write " + tmp + ": " + reason());
-    const char* p = contents.data();
-    size_t left = contents.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            const std::string why = reason();
-            ::close(fd);
-            throw FileError("cannot write " + tmp + ": " + why + " (disk full?)");
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
+    FileWriter out(tmp);
+    out.write(contents.data(), contents.size());
+    if (!out.finish()) {
+        ::unlink(tmp.c_str()); // frees what a full disk took; `path` keeps its old contents
+        throw FileError(out.describe(path));
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) throw FileError("cannot write " + tmp + ": " + reason());
     renamePath(tmp, path);
 }
 

@@ -15,6 +15,9 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The text of errno value `err` as it reads inside a sentence: "no space left on device".
+std::string errnoText(int err);
+
 bool pathExists(const std::string& path);
 bool isRegularFile(const std::string& path);
 bool isDirectory(const std::string& path);
@@ -30,7 +33,9 @@ void createDirectories(const std::string& path);
 void removeAll(const std::string& path);
 // rename(2), replacing an empty destination folder or a file. FileError on failure.
 void renamePath(const std::string& from, const std::string& to);
-// Writes through a temporary file in the same folder, fsynced, then renamed over `path`.
+// Writes through a temporary file in the same folder, fsynced, then renamed over `path`; on failure
+// the temporary file is removed and `path` is untouched. FileError saying what failed, e.g. "no space
+// left on device writing <path> (<path>.tmp): 4096 of 10000 bytes written".
 void writeFileAtomic(const std::string& path, const std::string& contents);
 std::string readFile(const std::string& path); // FileError when it cannot be read
 

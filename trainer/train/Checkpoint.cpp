@@ -3,10 +3,13 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "core/util/FileWriter.h"
 #include "core/util/Files.h"
+#include "core/util/HostName.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -31,6 +34,19 @@ std::string rankName(int rank, const char* ext) {
     return s.str();
 }
 
+// zlib's crc32 takes 32-bit lengths; LibTorch hands over a whole tensor's bytes in one call.
+uLong crcOf(uLong crc, const void* data, size_t size) {
+    const auto* p = static_cast<const Bytef*>(data);
+    constexpr size_t kChunk = size_t{1} << 30;
+    while (size > 0) {
+        const size_t n = std::min(size, kChunk);
+        crc = crc32(crc, p, static_cast<uInt>(n));
+        p += n;
+        size -= n;
+    }
+    return crc;
+}
+
 uint32_t fileCrc(const std::string& path, int64_t* bytes) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw CheckpointError("cannot read " + path);
@@ -41,7 +57,7 @@ uint32_t fileCrc(const std::string& path, int64_t* bytes) {
         in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
         const auto n = in.gcount();
         if (n <= 0) break;
-        crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(n));
+        crc = crcOf(crc, buf.data(), static_cast<size_t>(n));
         *bytes += n;
     }
     return static_cast<uint32_t>(crc);
@@ -85,12 +101,83 @@ json pieceToJson(const CheckpointPiece& p, const std::string& file, const std::s
                 {"file", file},             {"key", key}};
 }
 
+// A whole file written and synced, or CheckpointError saying what failed where. Inside the partial
+// folder no temporary file is needed: the folder's rename is what makes a checkpoint appear.
+void writeWhole(const std::string& path, const std::string& contents, const std::string& where) {
+    FileWriter out(path);
+    out.write(contents.data(), contents.size());
+    if (!out.finish()) throw CheckpointError(out.describe(where));
+}
+
+// Every rank gets the message of the failed rank of least number, "" when no rank failed.
+std::string firstFailure(const std::string& failure, Communicator& world) {
+    const int none = world.size();
+    const int first = static_cast<int>(
+        world.allReduceScalar(failure.empty() ? static_cast<double>(none) : world.rank(), ReduceOp::Min));
+    if (first >= none) return "";
+    const bool mine = world.rank() == first;
+    const auto length = static_cast<int64_t>(
+        world.allReduceScalar(mine ? static_cast<double>(failure.size()) : 0.0, ReduceOp::Max));
+    // Host memory: CPU tensors go over MPI on every communicator.
+    auto text = torch::zeros({std::max<int64_t>(length, 1)}, torch::kUInt8);
+    if (mine) std::memcpy(text.data_ptr(), failure.data(), failure.size());
+    world.broadcast(text, first);
+    return std::string(reinterpret_cast<const char*>(text.data_ptr<uint8_t>()), static_cast<size_t>(length));
+}
+
+// Puts the complete folder `from` at `to`. A folder already at `to` (the same step written again)
+// is moved aside first and removed only once the new one is in place, so that a failure never
+// leaves less than there was.
+void replaceFolder(const std::string& from, const std::string& to) {
+    if (!pathExists(to)) {
+        renamePath(from, to);
+        return;
+    }
+    const std::string aside = to + ".replaced";
+    removeAll(aside);
+    renamePath(to, aside);
+    try {
+        renamePath(from, to);
+    } catch (const FileError&) {
+        renamePath(aside, to);
+        throw;
+    }
+    try {
+        removeAll(aside);
+    } catch (const FileError&) {
+        // The new checkpoint is complete and in place; what is left is an older copy of the same
+        // step under a name listCheckpoints never takes.
+    }
+}
+
 } // namespace
 
 SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const CheckpointMeta& meta,
                                const std::vector<CheckpointPiece>& pieces, Communicator& world) {
     const std::string finalDir = joinPath(checkpointsDir, stepName(meta.step));
-    const std::string partial = joinPath(checkpointsDir, stepName(meta.step) + ".partial");
+    const std::string partial = finalDir + ".partial";
+    // Where each message says it happened: "checkpoint step 20 on node1, rank 1".
+    const std::string where = "checkpoint step " + std::to_string(meta.step) + " on " + hostName() + ", rank " +
+                              std::to_string(world.rank());
+    // Every stage ends with every rank agreeing on the first failure; then the partial folder goes
+    // (freeing what a full disk took) and every rank throws the same message.
+    auto agree = [&](const std::string& failure) {
+        const std::string first = firstFailure(failure, world);
+        if (first.empty()) return;
+        std::string cleanup;
+        if (world.rank() == 0) {
+            try {
+                removeAll(partial);
+            } catch (const FileError& e) {
+                cleanup = e.what();
+            }
+        }
+        // No rank returns before the folder is gone: a caller may look at it next.
+        const std::string removal = firstFailure(cleanup, world);
+        throw CheckpointError(first + (removal.empty() ? "; the partial folder " + partial + " was removed"
+                                                       : "; the partial folder could not be removed: " + removal));
+    };
+
     std::string failure;
     if (world.rank() == 0) {
         try {
@@ -98,36 +185,41 @@ SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const Checkpoi
             removeAll(partial);
             createDirectories(partial);
         } catch (const FileError& e) {
-            failure = e.what();
+            failure = "writing " + where + " failed: " + e.what();
         }
     }
-    // Everyone waits for the folder; a failure on rank 0 is reported on every rank.
-    if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
-        throw CheckpointError(failure.empty() ? "rank 0 could not create " + partial : failure);
+    agree(failure);
 
     const std::string file = rankName(world.rank(), ".pt");
-    json index = json::array();
     SavedCheckpoint saved;
     saved.dir = finalDir;
     try {
         torch::serialize::OutputArchive archive;
+        json index = json::array();
         for (size_t i = 0; i < pieces.size(); ++i) {
             const std::string key = "t" + std::to_string(i);
             archive.write(key, pieces[i].data.detach().to(torch::kCPU).contiguous());
             index.push_back(pieceToJson(pieces[i], file, key));
         }
-        archive.save_to(joinPath(partial, file));
-        int64_t bytes = 0;
-        const uint32_t crc = fileCrc(joinPath(partial, file), &bytes);
-        saved.bytes = bytes;
-        json part{{"file", file}, {"bytes", bytes}, {"crc32", crc}, {"pieces", index}};
-        writeFileAtomic(joinPath(partial, rankName(world.rank(), ".json")), part.dump());
-    } catch (const std::exception& e) {
+        // Streamed to the file as the archive is built (shards may be many GB), checksummed on the
+        // way. The sink never reports a short write to LibTorch, whose writer aborts on one; the
+        // error is read once the archive is done.
+        FileWriter out(joinPath(partial, file));
+        uLong crc = crc32(0L, Z_NULL, 0);
+        archive.save_to([&](const void* data, size_t size) -> size_t {
+            crc = crcOf(crc, data, size);
+            return out.write(data, size);
+        });
+        if (!out.finish()) throw CheckpointError(out.describe(where));
+        saved.bytes = out.bytesWritten();
+        json part{{"file", file}, {"bytes", saved.bytes}, {"crc32", static_cast<uint32_t>(crc)}, {"pieces", index}};
+        writeWhole(joinPath(partial, rankName(world.rank(), ".json")), part.dump(), where);
+    } catch (const CheckpointError& e) {
         failure = e.what();
+    } catch (const std::exception& e) {
+        failure = "writing " + where + " failed: " + e.what();
     }
-    if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
-        throw CheckpointError("saving checkpoint " + finalDir + " failed" +
-                              (failure.empty() ? " on another rank" : ": " + failure));
+    agree(failure);
 
     if (world.rank() == 0) {
         try {
@@ -146,17 +238,28 @@ SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const Checkpoi
                           {"model", dimsToJson(meta.dims)},
                           {"files", files},
                           {"pieces", entries}};
-            writeFileAtomic(joinPath(partial, "manifest.json"), manifest.dump(1));
-            removeAll(finalDir);
-            renamePath(partial, finalDir);
-        } catch (const std::exception& e) {
+            writeWhole(joinPath(partial, "manifest.json"), manifest.dump(1), where);
+            replaceFolder(partial, finalDir);
+        } catch (const CheckpointError& e) {
             failure = e.what();
+        } catch (const std::exception& e) {
+            failure = "writing the manifest of " + where + " failed: " + e.what();
         }
     }
-    if (world.allReduceScalar(failure.empty() ? 0.0 : 1.0, ReduceOp::Max) > 0)
-        throw CheckpointError("writing the manifest of " + finalDir + " failed" +
-                              (failure.empty() ? " on rank 0" : ": " + failure));
+    agree(failure);
     return saved;
+}
+
+int64_t checkpointStep(const std::string& stepDir) {
+    const std::string name = baseName(stepDir);
+    if (name.rfind("step_", 0) != 0) return -1;
+    try {
+        size_t used = 0;
+        const int64_t step = std::stoll(name.substr(5), &used);
+        return used == name.size() - 5 ? step : -1;
+    } catch (const std::exception&) {
+        return -1;
+    }
 }
 
 std::vector<std::string> listCheckpoints(const std::string& checkpointsDir) {

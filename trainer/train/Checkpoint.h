@@ -46,6 +46,11 @@ struct CheckpointMeta {
 // Writes step_<N>.partial/ (one file per rank plus its index), then rank 0 writes manifest.json with
 // each file's size and CRC-32 and renames the folder to step_<N>: a checkpoint without a manifest is
 // never picked up. Collective over `world`. Returns the folder and the bytes this rank wrote.
+// Every write is checked. When any rank fails, every rank throws CheckpointError with the message of
+// the failed rank of least number, saying what, where and how far, e.g. "no space left on device
+// writing checkpoint step 20 on node1, rank 1 (<file>): 1048576 of 3145728 bytes written"; the
+// partial folder is removed before any rank returns, and complete checkpoints stay as they were (a
+// step_<N> written again is replaced only once the new one is complete).
 struct SavedCheckpoint {
     std::string dir;
     int64_t bytes = 0;
@@ -86,5 +91,8 @@ private:
 
 // Step folders (complete ones only) under a checkpoints folder, newest first.
 std::vector<std::string> listCheckpoints(const std::string& checkpointsDir);
+
+// The step a step_<N> folder holds (the next step to run), from its name; -1 for another name.
+int64_t checkpointStep(const std::string& stepDir);
 
 } // namespace parallax

@@ -3,6 +3,7 @@
 #include "core/telemetry/ClockSync.h"
 #include "core/telemetry/Statistics.h"
 #include "core/util/Files.h"
+#include "core/util/HostName.h"
 
 #include "trainer/data/Dataset.h"
 #include "trainer/data/DistributedSampler.h"
@@ -45,17 +46,21 @@ double monotonicSeconds() {
     return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::string hostName() {
-    char buf[256] = {};
-    gethostname(buf, sizeof buf - 1);
-    return buf;
-}
-
 std::string layoutName(const RunSpec& s) {
     std::ostringstream o;
     o << "dp" << s.parallel.dp << ".tp" << s.parallel.tp << ".pp" << s.parallel.pp << ".z" << s.parallel.zero << "."
       << s.parallel.schedule;
     return o.str();
+}
+
+// What a run whose checkpoint failed can be resumed from.
+std::string resumePoint(const std::string& checkpointsDir, const std::string& resumedFrom) {
+    const std::vector<std::string> complete = listCheckpoints(checkpointsDir);
+    if (!complete.empty())
+        return "the last complete checkpoint is step " + std::to_string(checkpointStep(complete.front())) + " (" +
+               complete.front() + ")";
+    if (!resumedFrom.empty()) return "no checkpoint of this run is complete; it resumed from " + resumedFrom;
+    return "no checkpoint of this run is complete";
 }
 
 // Every rank's host name, gathered over `world`.
@@ -355,7 +360,14 @@ std::string Trainer::saveCheckpoint(int64_t nextStep) {
     const std::string dir = joinPath(m_options.runDir, "checkpoints");
     // The pieces are read on the compute stream: after the optimizer's stream has written them.
     if (m_optimizerStream) m_optimizerStream->waitAll();
-    const SavedCheckpoint saved = parallax::saveCheckpoint(dir, meta, checkpointPieces(), *m_groups.world);
+    SavedCheckpoint saved;
+    try {
+        saved = parallax::saveCheckpoint(dir, meta, checkpointPieces(), *m_groups.world);
+    } catch (const CheckpointError& e) {
+        // Every rank has the same message (saveCheckpoint agrees on it), so every rank ends the run
+        // alike; it gains what a resume would start from.
+        throw CheckpointError(std::string(e.what()) + "; " + resumePoint(dir, m_options.resumeFrom));
+    }
     const double bytes = m_groups.world->allReduceScalar(static_cast<double>(saved.bytes), ReduceOp::Sum);
     if (m_groups.worldRank() == 0) {
         CheckpointEvent e;
@@ -565,13 +577,19 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
 void Trainer::stopOnNonFiniteGradient(int64_t step) {
     // The update is not applied: the weights and optimizer state are those after the previous
     // step, which a checkpoint keeps so that nothing trained so far is lost.
-    const std::string kept = saveCheckpoint(step);
+    std::string kept, lost;
+    try {
+        kept = saveCheckpoint(step);
+    } catch (const CheckpointError& e) {
+        lost = e.what();
+    }
     std::ostringstream message;
     message << "step " << step << ": the gradient norm is " << (std::isnan(m_lastGradNorm) ? "NaN" : "infinite")
             << " (not finite), so this update was not applied. Likely causes: a learning rate too high for "
                "this model (train.lr = "
             << m_spec.train.lr << "; lower it or raise train.warmup) or labels outside the vocabulary. "
-            << "The weights before this step are in " << kept << "; resume from it with --resume once fixed.";
+            << (lost.empty() ? "The weights before this step are in " + kept + "; resume from it with --resume once fixed."
+                             : "The weights before this step could not be kept: " + lost);
     throw std::runtime_error(message.str());
 }
 
