@@ -1,5 +1,7 @@
 #include "core/store/LogIndex.h"
 
+#include "core/store/SqliteConnection.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -48,16 +50,8 @@ std::string damagedText(const std::string& path, const std::string& why) {
 class IndexFile {
 public:
     IndexFile(const std::string& path, int busyTimeoutMs) : m_path(path), m_busyTimeoutMs(busyTimeoutMs) {
-        const int rc = sqlite3_open_v2(path.c_str(), &m_db,
-                                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                       nullptr);
-        if (rc != SQLITE_OK) {
-            const std::string msg = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
-            throw StoreError("cannot open the log index " + path + ": " + msg +
-                             "; check that its folder is writable");
-        }
-        sqlite3_extended_result_codes(m_db, 1);
-        sqlite3_busy_timeout(m_db, busyTimeoutMs);
+        m_db = openSqlite(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                          busyTimeoutMs, "the log index", "check that its folder is writable");
     }
     ~IndexFile() { sqlite3_close_v2(m_db); }
     IndexFile(const IndexFile&) = delete;
@@ -204,15 +198,8 @@ LogIndex::LogIndex(sqlite3* storeDb, const std::string& storeUri, int openFlags,
         m_path = ":memory:";
     } else {
         IndexFile(m_path, busyTimeoutMs).prepare();
-        const int rc = sqlite3_open_v2(storeUri.c_str(), &m_db, openFlags, nullptr);
-        if (rc != SQLITE_OK) {
-            const std::string msg = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
-            sqlite3_close_v2(m_db);
-            throw StoreError("cannot open store " + storeUri + " to search its logs: " + msg);
-        }
+        m_db = openSqlite(storeUri, openFlags, busyTimeoutMs, "store", "it is needed to search its logs");
         m_ownsDb = true;
-        sqlite3_extended_result_codes(m_db, 1);
-        sqlite3_busy_timeout(m_db, busyTimeoutMs);
     }
     try {
         attach();
@@ -240,6 +227,7 @@ void LogIndex::attach() {
             rethrow(e);
         }
     }
+    persistWal(m_db, "logindex");
     if (!m_ownsDb) {
         // In memory: nothing to check, the schema is created here.
         char* err = nullptr;

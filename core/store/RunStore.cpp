@@ -6,6 +6,7 @@
 #include "core/store/MetricChunk.h"
 #include "core/store/SpanChunk.h"
 #include "core/store/Schema.h"
+#include "core/store/SqliteConnection.h"
 #include "core/store/SqlStatement.h"
 
 #include <nlohmann/json.hpp>
@@ -376,16 +377,8 @@ RunStore::RunStore(const std::string& path) : m_path(path) {
                       (isFile ? 0 : SQLITE_OPEN_URI);
     m_openFlags = flags;
     m_busyTimeoutMs = kBusyTimeoutMs;
-    const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr);
-    if (rc != SQLITE_OK) {
-        const std::string msg = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
-        sqlite3_close_v2(m_db);
-        m_db = nullptr;
-        throw StoreError("cannot open store " + path + ": " + msg +
-                         "; check that the file and its folder are readable and writable");
-    }
-    sqlite3_extended_result_codes(m_db, 1);
-    sqlite3_busy_timeout(m_db, kBusyTimeoutMs);
+    m_db = openSqlite(path, flags, kBusyTimeoutMs, "store",
+                      "check that the file and its folder are readable and writable");
 
     try {
         migrate();
@@ -570,7 +563,7 @@ int64_t RunStore::createRun(const NewRun& run) {
     }
     SqlStatement& s = m_stmts->get(
         "INSERT INTO runs (name, spec_toml, state, created_at, model_kind, layout, steps_total, "
-        "world_size, parent_run, tags) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+        "world_size, parent_run, tags, output_offset) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,0)");
     const std::string state = RunState::Queued;
     const std::string tags = toJsonList(run.tags);
     s.bind(1, run.name);
@@ -593,6 +586,52 @@ void RunStore::setRunDir(int64_t id, const std::string& dir) {
     s.bind(2, dir);
     s.run();
     requireChanged(m_db, id, m_path, "setRunDir");
+}
+
+void RunStore::relocateRunDir(int64_t id, const std::string& from, const std::string& to) {
+    ImplicitTransaction tx(*this);
+    setRunDir(id, to);
+    SqlStatement& s = m_stmts->get(
+        "UPDATE checkpoints SET path = ?3 || substr(path, length(?2) + 1) "
+        "WHERE run = ?1 AND (path = ?2 OR substr(path, 1, length(?2) + 1) = ?2 || '/')");
+    s.bind(1, id);
+    s.bind(2, from);
+    s.bind(3, to);
+    s.run();
+    tx.commit();
+}
+
+std::string RunStore::storeId() const { return storeInfo("id").value_or(std::string()); }
+
+std::optional<std::string> RunStore::storeInfo(const std::string& key) const {
+    SqlStatement& s = m_stmts->get("SELECT value FROM store_info WHERE key = ?1");
+    SqlStatement::Use use(s);
+    s.bind(1, key);
+    if (!s.step()) return std::nullopt;
+    return s.text(0);
+}
+
+void RunStore::setStoreInfo(const std::string& key, const std::string& value) {
+    SqlStatement& s = m_stmts->get("INSERT OR REPLACE INTO store_info (key, value) VALUES (?1, ?2)");
+    s.bind(1, key);
+    s.bind(2, value);
+    s.run();
+}
+
+void RunStore::setOutputOffset(int64_t id, int64_t offset) {
+    SqlStatement& s = m_stmts->get("UPDATE runs SET output_offset = ?2 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, offset);
+    s.run();
+    requireChanged(m_db, id, m_path, "setOutputOffset");
+}
+
+std::optional<int64_t> RunStore::outputOffset(int64_t id) const {
+    SqlStatement& s = m_stmts->get("SELECT output_offset FROM runs WHERE id = ?1");
+    SqlStatement::Use use(s);
+    s.bind(1, id);
+    if (!s.step() || s.isNull(0)) return std::nullopt;
+    return s.int64(0);
 }
 
 void RunStore::setLaunchCommand(int64_t id, const std::string& command) {

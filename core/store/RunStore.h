@@ -18,7 +18,7 @@ class LogIndex;
 // RunStore per thread (open the same file several times for several threads/processes).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
@@ -36,11 +36,26 @@ public:
     // StoreError (15 s by default).
     void setBusyTimeout(int milliseconds);
 
+    // A random identity given to the store when it is created (32 hex digits). A store made again
+    // at the same path gets another one.
+    std::string storeId() const;
+    // Small settings of the store as a whole (e.g. which layout its run folders follow).
+    std::optional<std::string> storeInfo(const std::string& key) const;
+    void setStoreInfo(const std::string& key, const std::string& value);
+
     // --- runs
     // Updates of a run id that does not exist throw StoreError ("run N does not exist").
     int64_t createRun(const NewRun& run); // state queued; throws on an empty name or unknown parent
     void setRunDir(int64_t id, const std::string& dir);
+    // The run's folder moved from `from` to `to`: its run_dir and the paths of its checkpoints
+    // under `from`, in one transaction.
+    void relocateRunDir(int64_t id, const std::string& from, const std::string& to);
     void setLaunchCommand(int64_t id, const std::string& command);
+    // How many bytes of the run's output.log have their rows in the store: the supervisor records
+    // it with each batch of rows, `parallax-cli import` imports what follows. Unset (std::nullopt)
+    // for runs recorded before the store tracked it.
+    void setOutputOffset(int64_t id, int64_t offset);
+    std::optional<int64_t> outputOffset(int64_t id) const;
     // queued, running or lost -> running (the first call sets started_at); an ended run throws.
     void markRunning(int64_t id, int64_t supervisorPid, const std::string& supervisorHost);
     void setRunStart(int64_t id, const RunStartEvent& start); // hosts, world, params

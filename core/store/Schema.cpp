@@ -17,7 +17,7 @@ namespace {
 // the short columns before it.
 const char* const kSchema1 = R"sql(
 CREATE TABLE runs (
-    id              INTEGER PRIMARY KEY AUTOINCREMENT, -- ids are never reused: runs/<id>/ stays unique
+    id              INTEGER PRIMARY KEY AUTOINCREMENT, -- ids are never reused within a store
     name            TEXT    NOT NULL,
     state           TEXT    NOT NULL DEFAULT 'queued',
     created_at      REAL    NOT NULL,
@@ -204,6 +204,15 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "DROP TRIGGER IF EXISTS logs_fts_delete;"
          "DROP TRIGGER IF EXISTS logs_fts_update;"
          "DROP TABLE IF EXISTS logs_fts;"},
+        // A store's identity, so that a run folder can say which store it belongs to (two stores
+        // in one folder, or a store deleted and made again, both count runs from 1). And per run
+        // how far into its output.log the rows are in the store: lines after that offset are
+        // imported from the file when the supervisor could not write them (NULL for runs of
+        // earlier versions, whose offset is unknown).
+        {5, "give the store an identity and record how much of each run's output.log is stored",
+         "CREATE TABLE store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+         "INSERT INTO store_info (key, value) VALUES ('id', lower(hex(randomblob(16))));"
+         "ALTER TABLE runs ADD COLUMN output_offset INTEGER;"},
     };
     return steps;
 }

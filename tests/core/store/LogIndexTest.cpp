@@ -336,7 +336,7 @@ TEST(LogIndex, SchemaThreeStoreKeepsItsLinesSearchableAfterTheUpgrade) {
         EXPECT_EQ(raw.integer("SELECT count(*) FROM logs_fts WHERE logs_fts MATCH 'timeout'"), 1);
     }
     RunStore store(path);
-    EXPECT_EQ(store.schemaVersion(), 4);
+    EXPECT_EQ(store.schemaVersion(), RunStore::kSchemaVersion);
     {
         RawDb raw(path);
         EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_master WHERE name LIKE 'logs_fts%'"), 0);

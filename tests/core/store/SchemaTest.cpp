@@ -260,5 +260,42 @@ TEST(Schema, DefaultPathFollowsXdgDataHome) {
     if (old) setenv("XDG_DATA_HOME", saved.c_str(), 1);
 }
 
+
+// Schema 5: each store has an identity of its own (two stores made side by side, or one made again
+// at the same path, differ), runs of earlier versions have no output offset, new runs start at 0.
+TEST(Schema, VersionFourStoreGetsAnIdentityAndOutputOffsets) {
+    TempDir dir;
+    const std::string path = dir.file("v4.db");
+    {
+        RawDb raw(path);
+        const auto& all = storeMigrations();
+        applyMigrations(raw.handle(), path, {all[0], all[1], all[2], all[3]});
+        EXPECT_EQ(raw.integer("PRAGMA user_version"), 4);
+        raw.exec("INSERT INTO runs (id, name, state, created_at) VALUES (1, 'old', 'succeeded', 1.0)");
+    }
+    std::string first;
+    {
+        RunStore store(path);
+        EXPECT_EQ(store.schemaVersion(), RunStore::kSchemaVersion);
+        first = store.storeId();
+        EXPECT_EQ(first.size(), 32u);
+        EXPECT_EQ(first.find_first_not_of("0123456789abcdef"), std::string::npos) << first;
+        EXPECT_FALSE(store.outputOffset(1).has_value());
+        NewRun r;
+        r.name = "new";
+        const int64_t id = store.createRun(r);
+        EXPECT_EQ(store.outputOffset(id), 0);
+        store.setOutputOffset(id, 1234);
+        EXPECT_EQ(store.outputOffset(id), 1234);
+        EXPECT_FALSE(store.storeInfo("nothing").has_value());
+        store.setStoreInfo("layout", "x");
+        EXPECT_EQ(store.storeInfo("layout"), "x");
+    }
+    EXPECT_EQ(RunStore(path).storeId(), first); // kept across opens
+    EXPECT_NE(RunStore(dir.file("other.db")).storeId(), first);
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    EXPECT_NE(RunStore(path).storeId(), first); // made again: another store
+}
+
 } // namespace
 } // namespace parallax

@@ -1,8 +1,11 @@
 #include "ui/models/StoreWatcher.h"
 
+#include "tests/support/Process.h"
 #include "tests/ui/live/LiveTestSupport.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QThread>
 
@@ -317,6 +320,61 @@ TEST(StoreWatcherTest, AnUnopenableStoreIsReportedOnce) {
     QTest::qWait(100);
     EXPECT_EQ(errors.count(), 1);
     EXPECT_TRUE(errors.first().first().toString().contains(QStringLiteral("not-a-store.db")));
+}
+
+} // namespace
+} // namespace parallax
+
+namespace parallax {
+namespace {
+
+// The console's process loses its SQLite locks whenever any of its code opens and closes one of
+// the store's files (POSIX locks are per process): a file dialog browsing the store's folder does.
+// A supervisor that exits afterwards must not take the WAL and its index away from the console.
+TEST(StoreWatcherTest, KeepsReadingAfterAFileDialogTouchedTheStoreAndAWriterExited) {
+    TempStore ts;
+    const int64_t run = ts.newRun("dialog");
+    ts.store.markRunning(run, 4242, "node0");
+    const std::string writer = testing::buildDir() + "/tests/ui/live/parallax_test_store_rows";
+    auto write = [&](int first, int count) {
+        return testing::runProcess({writer, ts.path, std::to_string(run), std::to_string(first), std::to_string(count)});
+    };
+
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    Received got;
+    got.attach(watcher, run);
+    watcher.watch(run);
+    testing::ProcessResult r = write(0, 10);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ASSERT_TRUE(waitFor([&] { return got.metrics.size() == 10; }));
+
+    // As a file dialog does: every file of the folder opened, read a little, closed.
+    for (const QFileInfo& f : QDir(ts.dir.path()).entryInfoList(QDir::Files | QDir::Hidden)) {
+        QFile file(f.absoluteFilePath());
+        ASSERT_TRUE(file.open(QIODevice::ReadOnly)) << f.absoluteFilePath().toStdString();
+        file.read(512);
+        file.close();
+    }
+
+    // A supervisor finishes its run and exits, then another run's supervisor writes.
+    r = write(10, 10);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_TRUE(QFileInfo::exists(ts.qpath() + "-wal"));
+    EXPECT_TRUE(QFileInfo::exists(ts.qpath() + "-shm"));
+    r = write(20, 10);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("steps 30"), std::string::npos) << r.output;
+
+    // The console still reads the rows as they come, and its own edits reach the others.
+    EXPECT_TRUE(waitFor([&] { return got.metrics.size() == 30; })) << got.metrics.size();
+    ts.store.setNotes(run, "kept");
+    r = write(30, 5);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("steps 35"), std::string::npos) << r.output;
+    EXPECT_TRUE(waitFor([&] { return got.metrics.size() == 35; })) << got.metrics.size();
+    ASSERT_TRUE(waitFor([&] { return !got.records.empty() && got.records.back().notes == "kept"; }));
+    EXPECT_EQ(ts.store.metrics(run).size(), 35u);
 }
 
 } // namespace
