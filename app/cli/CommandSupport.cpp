@@ -1,5 +1,6 @@
 #include "app/cli/CliError.h"
 #include "app/cli/Commands.h"
+#include "core/launch/ProcessTable.h"
 
 #include <unistd.h>
 
@@ -23,11 +24,7 @@ std::string thisHost() {
     return buf;
 }
 
-bool pidAlive(int64_t pid) {
-    if (pid <= 0)
-        return false;
-    return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
+bool pidAlive(int64_t pid) { return processIsRunning(static_cast<pid_t>(pid)); }
 
 void markLostRunsIfWritable(RunStore& store) {
     try {

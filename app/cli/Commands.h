@@ -49,6 +49,9 @@ int stopCommand(const std::string& storePath, const std::string& run, bool wait)
 
 int checkCommand(const std::string& storePath, const std::string& spec);
 
+// Imports the rows of RUN that its output.log holds past what the store has (OutputImport.h).
+int importCommand(const std::string& storePath, const std::string& run);
+
 // Shared by the commands.
 RunRecord requireRun(const RunStore& store, const std::string& idOrName);
 std::string thisHost();

@@ -148,11 +148,12 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
         options.on_notice = [&](const std::string& level, const std::string& message) {
             progress.notice(level, message);
         };
+        options.on_rank_warning = options.on_notice;
         options.on_created = [&](const RunRecord& r) {
             if (notifyFd >= 0) {
                 // Detached: from here on this process's output goes to the run's folder.
                 const std::string logPath = r.run_dir + "/supervisor.log";
-                const int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                const int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
                 if (fd >= 0) {
                     dup2(fd, STDOUT_FILENO);
                     dup2(fd, STDERR_FILENO);

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
+
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -103,6 +105,11 @@ int main(int argc, char** argv) {
     stop->add_option("run", stopRun, "RUN")->required();
     stop->add_flag("--wait", stopWait, "Wait until the run has ended");
 
+    std::string importRun;
+    CLI::App* import = app.add_subcommand(
+        "import", "Bring into the store the rows of RUN that only its output.log holds (its supervisor ended early)");
+    import->add_option("run", importRun, "RUN")->required();
+
     std::string checkSpec;
     CLI::App* check =
         app.add_subcommand("check", "Validate a spec; print its problems, estimates and the launch command");
@@ -118,6 +125,11 @@ int main(int argc, char** argv) {
     try {
         // Messages name the store by its full path, and a detached supervisor must find it too.
         store = std::filesystem::absolute(store).string();
+        if (*run || *resume) {
+            // A run's folder, checkpoints and logs may hold secrets: what the supervisor, the
+            // launcher and the ranks create is readable by this user only.
+            ::umask(077);
+        }
         if (*run)
             return runCommand(store, runOptions);
         if (*resume)
@@ -137,6 +149,8 @@ int main(int argc, char** argv) {
             return reportCommand(store, reportRun, reportFrom);
         if (*stop)
             return stopCommand(store, stopRun, stopWait);
+        if (*import)
+            return importCommand(store, importRun);
         if (*check)
             return checkCommand(store, checkSpec);
     } catch (const SpecRejected& e) {

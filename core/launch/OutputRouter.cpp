@@ -4,6 +4,8 @@
 #include "core/launch/Utf8.h"
 #include "core/store/BatchedWriter.h"
 
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 namespace parallax {
@@ -11,6 +13,12 @@ namespace parallax {
 namespace {
 
 constexpr size_t kMalformedEcho = 200; // bytes of a malformed line kept in its log row
+
+template <typename Event>
+double eventTime(const Event& e) {
+    return e.t;
+}
+double eventTime(const SpanEvent&) { return 0; } // in rank 0's clock, not the wall's
 
 } // namespace
 
@@ -51,10 +59,55 @@ std::string OutputRouter::hostOfRank(int rank) const {
     return "";
 }
 
+void OutputRouter::rawLogFailed(int error) {
+    if (m_rawBroken)
+        return;
+    m_rawBroken = true;
+    if (m_onRawError)
+        m_onRawError(std::string(std::strerror(error)) + " writing " + (m_rawPath.empty() ? "output.log" : m_rawPath) +
+                     " after " + std::to_string(m_rawBytes) + " bytes; later lines of the ranks are kept in the "
+                     "store only");
+}
+
+void OutputRouter::flushRawLog() {
+    if (m_rawLog && !m_rawBroken && std::fflush(m_rawLog) != 0)
+        rawLogFailed(errno);
+}
+
+int64_t OutputRouter::storedThrough() const {
+    if (m_rawBroken)
+        return INT64_MAX;
+    return m_spooling ? m_spooledFrom : m_rawBytes;
+}
+
+void OutputRouter::resumeStoring() { m_spooling = false; }
+
+bool OutputRouter::handingOn() {
+    if (!m_spooling && !m_rawBroken && m_rawLog && m_spoolAbove > 0 && m_writer.pendingRows() >= m_spoolAbove) {
+        // The file holds this line already (it is written before it is decoded): spooled from it.
+        m_spooling = true;
+        m_spooledFrom = m_lineStart;
+    }
+    return !m_spooling;
+}
+
+void OutputRouter::hand(const LogRow& row) {
+    if (handingOn())
+        m_writer.add(row);
+}
+
+void OutputRouter::hand(const TelemetryEvent& event) {
+    if (handingOn())
+        m_writer.add(event);
+}
+
 void OutputRouter::onPipeLine(OutputStream pipe, std::string_view line) {
-    if (m_rawLog) {
-        std::fwrite(line.data(), 1, line.size(), m_rawLog);
-        std::fputc('\n', m_rawLog);
+    m_lineStart = m_rawBytes;
+    if (m_rawLog && !m_rawBroken) {
+        if (std::fwrite(line.data(), 1, line.size(), m_rawLog) != line.size() || std::fputc('\n', m_rawLog) == EOF)
+            rawLogFailed(errno);
+        else
+            m_rawBytes += static_cast<int64_t>(line.size()) + 1;
     }
     if (!isCleanUtf8(line)) {
         m_cleanLine = sanitizeUtf8(line);
@@ -76,7 +129,7 @@ void OutputRouter::onRankLine(const DemuxedLine& d) {
             row.level = guessLogLevel(d.payload);
             row.stream = streamName(d.stream);
             row.message.assign(d.payload.data(), d.payload.size());
-            m_writer.add(row);
+            hand(row);
             break;
         }
         case DecodedLine::Kind::Malformed: {
@@ -93,7 +146,7 @@ void OutputRouter::onRankLine(const DemuxedLine& d) {
                 echo.remove_suffix(1);
             row.message = "malformed telemetry: " + m_decoded.error + ": " + std::string(echo) +
                           (echo.size() < d.payload.size() ? "..." : "");
-            m_writer.add(row);
+            hand(row);
             break;
         }
         }
@@ -107,6 +160,9 @@ void OutputRouter::onRankLine(const DemuxedLine& d) {
 
 void OutputRouter::onEvent(const DemuxedLine& d) {
     TelemetryEvent& event = m_decoded.event;
+    const double t = std::visit([](const auto& e) { return eventTime(e); }, event);
+    if (t > 0)
+        m_lastEventT = t;
     if (auto* start = std::get_if<RunStartEvent>(&event)) {
         m_rankHosts = start->hosts;
     } else if (auto* step = std::get_if<StepEvent>(&event)) {
@@ -119,8 +175,10 @@ void OutputRouter::onEvent(const DemuxedLine& d) {
             log->rank = d.rank;
         if (log->t == 0)
             log->t = m_now;
+        if (m_onRankWarning && (log->level == "warn" || log->level == "error"))
+            m_onRankWarning(*log);
     }
-    m_writer.add(event);
+    hand(event);
 }
 
 } // namespace parallax

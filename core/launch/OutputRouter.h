@@ -2,9 +2,11 @@
 
 #include "core/launch/LineBuffer.h"
 #include "core/launch/OutputDemux.h"
+#include "core/store/StoreTypes.h"
 #include "core/telemetry/TelemetryCodec.h"
 
 #include <cstdio>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,8 +26,36 @@ class OutputRouter {
 public:
     OutputRouter(BatchedWriter& writer, LauncherFormat format, std::string localHost, bool localTarget);
 
-    void setRawLog(std::FILE* file) { m_rawLog = file; }
+    // The raw copy (output.log) is also the spool of rows the store did not take: every byte of
+    // it up to storedThrough() has its rows with the writer (pending or written), the rest can
+    // be imported from the file (OutputImport).
+    void setRawLog(std::FILE* file, std::string path = {}) {
+        m_rawLog = file;
+        m_rawPath = std::move(path);
+    }
     void setErrorHandler(std::function<void(const std::exception&)> handler) { m_onError = std::move(handler); }
+    // Called for each `log` event of level warn or error a rank reports (a damaged checkpoint
+    // skipped, a stop that could not checkpoint...), which a person at the terminal should see.
+    void setRankWarningHandler(std::function<void(const LogEvent&)> handler) { m_onRankWarning = std::move(handler); }
+    // Called once, with the error's text, when output.log cannot be written (e.g. the disk is full).
+    void setRawLogErrorHandler(std::function<void(const std::string&)> handler) { m_onRawError = std::move(handler); }
+
+    // When the writer holds `rows` or more (the store has refused them for a while), lines are no
+    // longer turned into rows but only kept in output.log, until resumeStoring(); 0: never.
+    void setSpoolAbove(size_t rows) { m_spoolAbove = rows; }
+    bool spooling() const { return m_spooling; }
+    // The rows of the lines spooled were imported from output.log: rows are handed on again.
+    void resumeStoring();
+    // Bytes written to output.log so far, and how many of them have their rows with the writer.
+    // Once output.log failed, storedThrough() is INT64_MAX: the file is no spool any more.
+    int64_t rawBytes() const { return m_rawBytes; }
+    int64_t storedThrough() const;
+    // Writes output.log's buffer to the file; a failure is reported once (see above).
+    void flushRawLog();
+    // Hosts per rank when the run_start event came before this router saw the output (an import).
+    void setRankHosts(std::vector<std::string> hosts) { m_rankHosts = std::move(hosts); }
+    // The time of the latest event that carried one (0: none yet); lines of an import take it.
+    double lastEventTime() const { return m_lastEventT; }
 
     // Bytes read from a pipe at wall-clock time `now` (seconds since the epoch).
     void append(OutputStream pipe, const char* data, size_t size, double now);
@@ -51,8 +81,23 @@ private:
     OutputDemux::Sink m_sink;
     std::string m_localHost;
     bool m_localTarget;
+    void rawLogFailed(int error);
+    bool handingOn(); // false while spooling
+    void hand(const LogRow& row);
+    void hand(const TelemetryEvent& event);
+
     std::FILE* m_rawLog = nullptr;
+    std::string m_rawPath;
+    bool m_rawBroken = false;
+    int64_t m_rawBytes = 0;
+    size_t m_spoolAbove = 0;
+    bool m_spooling = false;
+    int64_t m_spooledFrom = 0;
+    int64_t m_lineStart = 0; // offset in output.log of the line being routed
+    double m_lastEventT = 0;
     std::function<void(const std::exception&)> m_onError;
+    std::function<void(const std::string&)> m_onRawError;
+    std::function<void(const LogEvent&)> m_onRankWarning;
 
     LineBuffer m_outLines;
     LineBuffer m_errLines;

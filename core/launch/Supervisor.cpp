@@ -1,10 +1,14 @@
 #include "core/launch/Supervisor.h"
 
 #include "core/launch/LauncherProcess.h"
+#include "core/launch/OutputImport.h"
 #include "core/launch/OutputRouter.h"
+#include "core/launch/ProcessTable.h"
+#include "core/launch/RunFolders.h"
 #include "core/launch/SignalNames.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/StopSignalHandler.h"
+#include "core/spec/MachineInfo.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 #include "core/store/BatchedWriter.h"
@@ -34,6 +38,13 @@ namespace {
 constexpr auto kOutputFlushEvery = std::chrono::seconds(1);
 constexpr auto kWaitCheckEvery = std::chrono::milliseconds(100);
 constexpr auto kDrainLimit = std::chrono::seconds(5);
+// While the ranks run, a store locked by someone else may hold the read loop up for this long per
+// attempt (the ranks block once their output pipes fill), and the rows wait this long between
+// attempts; once the run has ended, the supervisor waits for the store as long as it takes.
+constexpr int kLiveBusyTimeoutMs = 250;
+constexpr auto kLiveRetryAfter = std::chrono::seconds(2);
+constexpr int kEndBusyTimeoutMs = 15000;
+constexpr auto kEndRetryAfter = std::chrono::seconds(1);
 
 double wallNow() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -57,11 +68,8 @@ std::string seconds(std::chrono::milliseconds d) {
     return s.str();
 }
 
-bool pidAlive(int64_t pid) {
-    if (pid <= 0)
-        return false;
-    return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
+// Zombies count as ended: a supervisor killed after its parent exited may stay one for good.
+bool pidAlive(int64_t pid) { return processIsRunning(static_cast<pid_t>(pid)); }
 
 std::string readWholeFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -72,11 +80,52 @@ std::string readWholeFile(const std::string& path) {
     return text.str();
 }
 
+// A new file of the run's folder, readable by its owner only (a spec may name secrets).
+FILE* createPrivateFile(const fs::path& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE* file = fd >= 0 ? ::fdopen(fd, "w") : nullptr;
+    if (!file) {
+        const int error = errno;
+        if (fd >= 0)
+            ::close(fd);
+        throw std::runtime_error("cannot create " + path.string() + ": " + std::strerror(error));
+    }
+    return file;
+}
+
 void writeWholeFile(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out)
-        throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+    FILE* out = createPrivateFile(path);
+    const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+    const int error = errno;
+    if (std::fclose(out) != 0 || !written)
+        throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(written ? errno : error));
+}
+
+// Processes on this host started for the run folder `dir` (mpirun and the workers get it as
+// --run-dir), as "pid 123 (parallax-worker)".
+std::vector<std::string> processesOfRunFolder(const std::string& dir) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    const std::string needle = std::string("--run-dir") + '\0' + dir + '\0';
+    for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream in(e.path() / "cmdline", std::ios::binary);
+        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (cmdline.find(needle) == std::string::npos || !processIsRunning(std::stoi(name)))
+            continue;
+        const std::string program = cmdline.substr(0, cmdline.find('\0'));
+        found.push_back("pid " + name + " (" + fs::path(program).filename().string() + ")");
+    }
+    return found;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& i : items)
+        out += (out.empty() ? "" : ", ") + i;
+    return out;
 }
 
 } // namespace
@@ -110,6 +159,7 @@ struct Supervisor::State {
     fs::path runDir;
     FILE* outputLog = nullptr;
     std::unique_ptr<BatchedWriter> writer;
+    std::unique_ptr<RunFolders> runFolders;
 
     LaunchPlan plan;
     std::unique_ptr<OutputRouter> router;
@@ -125,10 +175,14 @@ struct Supervisor::State {
     void prepare() {
         std::string source;
         if (opt.resume_run) {
-            const std::optional<RunRecord> parent = store.run(*opt.resume_run);
+            std::optional<RunRecord> parent = store.run(*opt.resume_run);
             if (!parent)
                 throw std::runtime_error("no run " + std::to_string(*opt.resume_run) + " in " + store.path() +
                                          "; see parallax-cli ls");
+            requireEnded(*parent);
+            if (const std::optional<std::string> problem = folders().ownershipProblem(*parent))
+                throw std::runtime_error("cannot resume run " + std::to_string(parent->id) + ": " + *problem +
+                                         "; its checkpoints are not this run's");
             const fs::path checkpoints = fs::path(parent->run_dir) / "checkpoints";
             if (parent->run_dir.empty() || !fs::is_directory(checkpoints))
                 throw std::runtime_error("run " + std::to_string(parent->id) + " has no checkpoints to resume from (" +
@@ -140,11 +194,12 @@ struct Supervisor::State {
             resumeDir = checkpoints.string();
             source = "run " + std::to_string(parent->id);
         } else {
+            readSpecFile(opt.spec_path); // a directory, a missing or an empty file: SpecError naming it
             specText = readWholeFile(opt.spec_path);
             source = opt.spec_path;
         }
         spec = parseSpec(specText, source);
-        std::vector<SpecIssue> issues = validateSpec(spec);
+        std::vector<SpecIssue> issues = validateSpec(spec, thisMachine()); // unknown keys as warnings too
         if (hasErrors(issues))
             throw SpecRejected(std::move(issues));
         warnings = std::move(issues);
@@ -155,10 +210,59 @@ struct Supervisor::State {
         makeLaunchPlan(spec, probe);
     }
 
+    RunFolders& folders() {
+        if (!runFolders)
+            runFolders = std::make_unique<RunFolders>(store, opt.runs_root);
+        return *runFolders;
+    }
+
+    // A run may be resumed only once nothing of it runs any more: a second copy would train
+    // beside the first and write into the same checkpoints.
+    void requireEnded(const RunRecord& parent) {
+        const std::string id = std::to_string(parent.id);
+        const std::string here = opt.hostname.empty() ? localHostname() : opt.hostname;
+        if (!RunState::isTerminal(parent.state) && parent.supervisor_pid > 0) {
+            if (parent.supervisor_host != here)
+                throw std::runtime_error("run " + id + " is " + parent.state + " under a supervisor on " +
+                                         parent.supervisor_host + " (pid " + std::to_string(parent.supervisor_pid) +
+                                         "); stop it there first (parallax-cli stop " + id + ")");
+            if (pidAlive(parent.supervisor_pid))
+                throw std::runtime_error("run " + id + " is still " + parent.state + " (supervisor pid " +
+                                         std::to_string(parent.supervisor_pid) + " on " + here +
+                                         "); stop it first: parallax-cli stop " + id);
+        }
+        if (!parent.run_dir.empty()) {
+            const std::vector<std::string> alive = processesOfRunFolder(parent.run_dir);
+            if (!alive.empty())
+                throw std::runtime_error("run " + id + " is " + parent.state + " but processes of it still run on " +
+                                         here + ": " + joined(alive) + "; end them (kill PID) before resuming it");
+        }
+    }
+
+    // Runs of this host whose supervisor died: recorded as lost, and their rows that output.log
+    // holds but the store does not are imported.
+    void recoverLostRuns() {
+        for (const int64_t id : store.markLostRuns(host, pidAlive)) {
+            try {
+                const std::string done = recoverRunOutput(store, id, host);
+                std::cerr << "parallax: " << done << "\n";
+            } catch (const std::exception& e) {
+                std::cerr << "parallax: run " << id << " was lost; its output was not imported: " << e.what() << "\n";
+            }
+        }
+        try {
+            for (const std::string& line : folders().migrateEarlierLayout())
+                std::cerr << "parallax: run folders of " << store.path() << ": " << line << "\n";
+        } catch (const std::exception& e) {
+            std::cerr << "parallax: the run folders of " << store.path() << " were not moved to "
+                      << folders().root() << ": " << e.what() << "\n";
+        }
+    }
+
     // ------------------------------------------------------------------ the run
     void create() {
         host = opt.hostname.empty() ? localHostname() : opt.hostname;
-        store.markLostRuns(host, pidAlive);
+        recoverLostRuns();
         NewRun nr;
         nr.name = spec.name;
         nr.spec_toml = specText;
@@ -173,17 +277,12 @@ struct Supervisor::State {
     }
 
     void setUpFolder() {
-        const fs::path root = opt.runs_root.empty()
-                                  ? fs::absolute(fs::path(store.path())).parent_path() / "runs"
-                                  : fs::absolute(fs::path(opt.runs_root));
-        runDir = root / std::to_string(runId);
-        fs::create_directories(runDir);
-        store.setRunDir(runId, runDir.string());
+        const RunFolders::Created made = folders().create(runId);
+        runDir = made.dir;
+        if (!made.notice.empty())
+            notice("warn", made.notice);
         writeWholeFile(runDir / "spec.toml", specText);
-        const fs::path logPath = runDir / "output.log";
-        outputLog = std::fopen(logPath.c_str(), "we");
-        if (!outputLog)
-            throw std::runtime_error("cannot create " + logPath.string() + ": " + std::strerror(errno));
+        outputLog = createPrivateFile(runDir / "output.log");
         std::setvbuf(outputLog, nullptr, _IOFBF, 1 << 20);
     }
 
@@ -214,6 +313,49 @@ struct Supervisor::State {
             std::cerr << "parallax: run " << runId << ": writing to " << store.path() << " failed (" << e.what()
                       << "); rows are kept and written when the store accepts them\n";
         storeErrorReported = true;
+    }
+
+    // After a failed write: says once that the store takes rows again, and imports what was only
+    // spooled to output.log meanwhile.
+    void afterStoreWrite() {
+        if (writer->pendingRows() != 0 || writer->failingSince())
+            return;
+        if (router && router->spooling()) {
+            router->flushRawLog();
+            const std::optional<RunRecord> record = store.run(runId);
+            if (!record)
+                return;
+            try {
+                // From the store's offset, not the router's: an import cut short by the store
+                // committed its first batches, and goes on after them.
+                const OutputImport done =
+                    importOutput(store, *record, store.outputOffset(runId).value_or(0), router->rawBytes());
+                notice("warn", "the store refused rows for a while; " + std::to_string(done.rows) +
+                                   " row(s) kept meanwhile in output.log only were imported from it");
+            } catch (const StoreError&) {
+                throw;
+            } catch (const std::exception& e) {
+                notice("error", "lines kept in output.log while the store refused rows could not be imported: " +
+                                    std::string(e.what()));
+            }
+            router->resumeStoring();
+        }
+        if (storeErrorReported) {
+            storeErrorReported = false;
+            std::cerr << "parallax: run " << runId << ": " << store.path() << " takes rows again\n";
+        }
+    }
+
+    void flushStore(bool force) {
+        try {
+            if (force)
+                writer->flush();
+            else
+                writer->maybeFlush();
+            afterStoreWrite();
+        } catch (const std::exception& e) {
+            reportStoreError(e);
+        }
     }
 
     std::string hostOfRank(int rank) const {
@@ -355,14 +497,10 @@ struct Supervisor::State {
             }
             if ((phase == StopPhase::Graceful || phase == StopPhase::Terminate) && Clock::now() >= deadline)
                 advanceStop(true);
-            try {
-                writer->maybeFlush();
-            } catch (const std::exception& e) {
-                reportStoreError(e);
-            }
+            flushStore(false);
             reportProgress(false);
             if (Clock::now() - lastOutputFlush >= kOutputFlushEvery) {
-                std::fflush(outputLog);
+                router->flushRawLog();
                 lastOutputFlush = Clock::now();
             }
         }
@@ -393,7 +531,7 @@ struct Supervisor::State {
         }
         router->finish(wallNow());
         reportProgress(true);
-        std::fflush(outputLog);
+        router->flushRawLog();
     }
 
     // ------------------------------------------------------------------ the end
@@ -454,21 +592,50 @@ struct Supervisor::State {
                "run " + o.state + (o.reason.empty() ? std::string() : ": " + o.reason) +
                    (o.exitCode ? " (launcher exit code " + std::to_string(*o.exitCode) + ")" : std::string()));
         if (outputLog) {
+            if (router) {
+                router->flushRawLog();
+                router->setRawLog(nullptr);
+            }
             std::fclose(outputLog);
             outputLog = nullptr;
         }
-        // The store may be busy with other writers past its timeout; the rows must not be lost.
-        for (int attempt = 0;; ++attempt) {
+        // The store may be locked by others, or full, for as long as it takes: the run's rows and
+        // its end are written once it takes them. Only a stop request gives up, leaving the rows
+        // that output.log holds for parallax-cli import (or the next supervisor) to bring in.
+        writer->setRetryAfter(kEndRetryAfter);
+        const Clock::time_point waitStart = Clock::now();
+        for (bool told = false;;) {
+            if (told)
+                store.setBusyTimeout(kEndBusyTimeoutMs); // the first attempt is quick, to say so at once
             try {
                 writer->flush();
+                afterStoreWrite();
+                if (router && router->spooling())
+                    throw StoreError("the rows kept in output.log are not imported yet");
+                writer->flush(); // what the import said
                 store.finishRun(runId, o.state, o.exitCode, o.reason);
                 break;
-            } catch (const StoreError&) {
-                if (attempt >= 4)
-                    throw;
-                std::this_thread::sleep_for(std::chrono::seconds(1));
+            } catch (const StoreError& e) {
+                if (!told)
+                    std::cerr << "parallax: run " << runId << " " << o.state << ", but " << store.path()
+                              << " does not take its rows (" << e.what() << "); " << writer->pendingRows()
+                              << " row(s) wait. Waiting for the store as long as it takes; a stop request "
+                                 "(Ctrl-C) leaves them for parallax-cli import "
+                              << runId << "\n";
+                told = true;
+                unsigned char byte = 0;
+                if (::read(stopPipe[0], &byte, 1) == 1)
+                    throw StoreError("run " + std::to_string(runId) + " " + o.state + ", but its rows and its end "
+                                     "were not written to " + store.path() + " (" + e.what() + "); they are in " +
+                                     (runDir / "output.log").string() + ": run parallax-cli import " +
+                                     std::to_string(runId) + " once the store takes writes again");
+                std::this_thread::sleep_for(kEndRetryAfter);
             }
         }
+        if (Clock::now() - waitStart > std::chrono::seconds(5))
+            std::cerr << "parallax: run " << runId << ": the store took its rows after "
+                      << std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - waitStart).count()
+                      << " s\n";
         const std::optional<RunRecord> record = store.run(runId);
         if (!record)
             throw StoreError("run " + std::to_string(runId) + " vanished from " + store.path() + " while it ran");
@@ -510,8 +677,16 @@ RunRecord Supervisor::run() {
         context.resume_dir = s.resumeDir;
         s.plan = makeLaunchPlan(s.spec, context);
         s.router = std::make_unique<OutputRouter>(*s.writer, s.plan.format, s.host, s.spec.launch.target == "local");
-        s.router->setRawLog(s.outputLog);
+        s.router->setRawLog(s.outputLog, (s.runDir / "output.log").string());
+        s.router->setSpoolAbove(s.opt.spool_above);
         s.router->setErrorHandler([&s](const std::exception& e) { s.reportStoreError(e); });
+        s.router->setRawLogErrorHandler([&s](const std::string& what) { s.notice("error", "output.log: " + what); });
+        if (s.opt.on_rank_warning)
+            s.router->setRankWarningHandler([&s](const LogEvent& e) {
+                s.opt.on_rank_warning(e.level, "rank " + std::to_string(e.rank) + ": " + e.message);
+            });
+        s.writer->setOutputOffsetSource([&s] { return s.router->storedThrough(); });
+        s.writer->setRetryAfter(kLiveRetryAfter);
         s.store.setLaunchCommand(s.runId, s.plan.commandLine());
         if (s.opt.on_created) {
             if (const std::optional<RunRecord> record = s.store.run(s.runId))
@@ -535,6 +710,7 @@ RunRecord Supervisor::run() {
         s.notice("info", "supervisor " + std::to_string(getpid()) + " on " + s.host + " started " +
                              s.plan.argv.front() + " (pid " + std::to_string(s.launcher.pid()) +
                              "): " + s.plan.commandLine());
+        s.store.setBusyTimeout(kLiveBusyTimeoutMs);
         s.supervise();
         if (s.killedLeftovers > 0)
             s.notice("warn", "killed " + std::to_string(s.killedLeftovers) +

@@ -29,13 +29,16 @@ struct SupervisorOptions {
 
     // The worker, launcher, cores and root flag; spec_path, run_dir and resume_dir are filled in.
     LaunchContext launch;
-    std::string runs_root;                  // empty: <folder of the store file>/runs
+    std::string runs_root;                  // empty: <store file>.runs (RunFolders)
     std::string hostname;                   // empty: this host's name
     std::vector<std::string> tags;
 
     std::chrono::milliseconds stop_grace{std::chrono::seconds(120)}; // SIGUSR1 -> SIGTERM
     std::chrono::milliseconds term_grace{std::chrono::seconds(10)};  // SIGTERM -> SIGKILL
     bool handle_signals = true; // SIGINT, SIGTERM, SIGHUP request a stop while run() runs
+    // Rows held in memory while the store refuses them (locked by others, full); beyond that the
+    // ranks' lines are kept in output.log only and imported from it once the store takes rows.
+    size_t spool_above = 200000;
 
     // The run exists (id, run dir), before the launcher starts.
     std::function<void(const RunRecord&)> on_created;
@@ -44,10 +47,13 @@ struct SupervisorOptions {
     std::chrono::milliseconds progress_interval{250};
     // The supervisor's own notices, as written to the run's log (stream "supervisor").
     std::function<void(const std::string& level, const std::string& message)> on_notice;
+    // Warnings and errors a rank reports through telemetry, e.g. a damaged checkpoint it skipped
+    // when resuming ("rank 0: ..."); they are in the run's log as well.
+    std::function<void(const std::string& level, const std::string& message)> on_rank_warning;
 };
 
 // Supervises one run: the heart of `parallax-cli run`. It validates the spec, creates the run and
-// its folder (<runs root>/<id>/ with spec.toml and output.log, the launcher's raw output), starts
+// its folder (<store>.runs/<id>/ with spec.toml and output.log, the launcher's raw output), starts
 // the launcher from a LaunchPlan, reads its stdout and stderr line by line, writes telemetry and
 // logs through a BatchedWriter, turns stop requests into SIGUSR1 -> SIGTERM -> SIGKILL, and records
 // the final state. One Supervisor runs one run; use it from one thread (requestStop() excepted).

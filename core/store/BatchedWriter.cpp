@@ -2,6 +2,7 @@
 
 #include "core/store/LogIndexer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <type_traits>
@@ -26,7 +27,7 @@ BatchedWriter::~BatchedWriter() {
 void BatchedWriter::rowAdded() {
     ++m_pending;
     if (!m_oldest) m_oldest = Clock::now();
-    if (m_pending >= m_maxRows) flush();
+    if (m_pending >= m_maxRows && !(m_retryAt && Clock::now() < *m_retryAt)) flush();
 }
 
 void BatchedWriter::add(const StepEvent& e) {
@@ -100,8 +101,12 @@ void BatchedWriter::add(const TelemetryEvent& e) {
 
 std::optional<std::chrono::milliseconds> BatchedWriter::timeUntilDue() const {
     if (!m_oldest) return std::nullopt;
-    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - *m_oldest);
-    return age >= m_interval ? std::chrono::milliseconds(0) : m_interval - age;
+    const Clock::time_point now = Clock::now();
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - *m_oldest);
+    std::chrono::milliseconds due = age >= m_interval ? std::chrono::milliseconds(0) : m_interval - age;
+    if (m_retryAt && *m_retryAt > now)
+        due = std::max(due, std::chrono::ceil<std::chrono::milliseconds>(*m_retryAt - now));
+    return due;
 }
 
 bool BatchedWriter::maybeFlush() {
@@ -112,6 +117,12 @@ bool BatchedWriter::maybeFlush() {
 }
 
 size_t BatchedWriter::pendingRows() const { return m_pending; }
+
+void BatchedWriter::failed() {
+    const Clock::time_point now = Clock::now();
+    if (!m_failingSince) m_failingSince = now;
+    if (m_retryAfter.count() > 0) m_retryAt = now + m_retryAfter;
+}
 
 void BatchedWriter::indexSoon() {
     m_wroteLogs = true;
@@ -136,8 +147,15 @@ void BatchedWriter::waitIndexed() {
 
 void BatchedWriter::flush() {
     if (!m_oldest) return;
-    m_store.beginTransaction();
     try {
+        m_store.beginTransaction();
+    } catch (...) {
+        failed();
+        throw;
+    }
+    const std::optional<int64_t> offset = m_offsetSource ? std::optional<int64_t>(m_offsetSource()) : std::nullopt;
+    try {
+        if (offset && offset != m_writtenOffset) m_store.setOutputOffset(m_run, *offset);
         if (m_runStart) m_store.setRunStart(m_run, *m_runStart);
         m_store.insertMetrics(m_run, m_steps);
         m_store.insertDeviceSamples(m_run, m_devices);
@@ -153,8 +171,12 @@ void BatchedWriter::flush() {
         } catch (const std::exception&) {
             // The original error says more; the rows stay pending either way.
         }
+        failed();
         throw;
     }
+    m_retryAt.reset();
+    m_failingSince.reset();
+    if (offset) m_writtenOffset = offset;
     if (!m_logs.empty()) indexSoon();
     m_steps.clear();
     m_devices.clear();

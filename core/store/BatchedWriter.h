@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,17 @@ public:
     void add(const RunEndEvent& e);
     void add(const TelemetryEvent& e);
 
+    // Where the rows come from in the run's output.log: with each batch, the store records the
+    // offset `source` returns then (RunStore::setOutputOffset), in the same transaction.
+    void setOutputOffsetSource(std::function<int64_t()> source) { m_offsetSource = std::move(source); }
+
+    // After a failed flush, automatic flushes (maybeFlush, and add() past maxRows) wait this long
+    // before they try again, so that a store locked by someone else costs the caller one busy
+    // timeout per `retryAfter`, not one per row. flush() always tries.
+    void setRetryAfter(std::chrono::milliseconds retryAfter) { m_retryAfter = retryAfter; }
+    // Since when flushes fail (std::nullopt: the last one succeeded).
+    std::optional<std::chrono::steady_clock::time_point> failingSince() const { return m_failingSince; }
+
     // Writes the pending rows when the oldest is at least `interval` old. Returns whether it wrote.
     bool maybeFlush();
     void flush();
@@ -70,6 +82,7 @@ private:
     using Clock = std::chrono::steady_clock;
     void rowAdded();
     void indexSoon(); // after a flush that wrote log lines
+    void failed();    // a flush failed: when to try again
     std::string hostOfRank(int rank) const;
 
     RunStore& m_store;
@@ -90,6 +103,11 @@ private:
     std::optional<Clock::time_point> m_oldest;
     bool m_wroteLogs = false;
     std::unique_ptr<LogIndexer> m_indexer; // started by the first flush that writes log lines
+    std::function<int64_t()> m_offsetSource;
+    std::optional<int64_t> m_writtenOffset;
+    std::chrono::milliseconds m_retryAfter{0};
+    std::optional<Clock::time_point> m_retryAt;
+    std::optional<Clock::time_point> m_failingSince;
 };
 
 } // namespace parallax

@@ -156,7 +156,7 @@ TEST_F(SupervisorE2E, SucceededRunStoresTelemetryLogsAndOutput) {
     EXPECT_EQ(r.hosts, (std::vector<std::string>{"fakehost-0", "fakehost-1"}));
     EXPECT_EQ(r.supervisor_pid, getpid());
     EXPECT_EQ(r.last_step, 5);
-    EXPECT_EQ(r.run_dir, (m_dir / "runs" / std::to_string(r.id)).string());
+    EXPECT_EQ(r.run_dir, (fs::path(m_store->path() + ".runs") / std::to_string(r.id)).string());
     EXPECT_TRUE(contains(r.launch_command, "mpirun -np 2 --tag-output --oversubscribe"));
     EXPECT_TRUE(contains(r.launch_command, std::string(PARALLAX_FAKE_WORKER) + " --spec " + r.run_dir +
                                                "/spec.toml --run-dir " + r.run_dir));
@@ -395,4 +395,95 @@ TEST_F(SupervisorE2E, LostRunsOfThisHostAreMarkedFirst) {
     EXPECT_EQ(r.state, RunState::Succeeded);
     EXPECT_EQ(r.supervisor_host, "e2e-host");
     EXPECT_EQ(m_store->run(id)->state, RunState::Lost);
+}
+
+namespace {
+
+// What a run stored, counted the way a person would compare two runs.
+struct StoredRows {
+    size_t metrics = 0, devices = 0, spans = 0, checkpoints = 0, rankLogs = 0;
+    bool operator==(const StoredRows& o) const {
+        return metrics == o.metrics && devices == o.devices && spans == o.spans && checkpoints == o.checkpoints &&
+               rankLogs == o.rankLogs;
+    }
+};
+
+StoredRows storedRows(RunStore& store, int64_t run) {
+    StoredRows c;
+    c.metrics = store.metrics(run).size();
+    c.devices = store.deviceSamples(run).size();
+    for (int64_t step : store.spanSteps(run))
+        c.spans += store.spans(run, step).size();
+    c.checkpoints = store.checkpoints(run).size();
+    for (const LogRow& row : store.logs(run))
+        c.rankLogs += row.stream != "supervisor";
+    return c;
+}
+
+std::ostream& operator<<(std::ostream& os, const StoredRows& c) {
+    return os << "{metrics " << c.metrics << ", devices " << c.devices << ", spans " << c.spans << ", checkpoints "
+              << c.checkpoints << ", rank logs " << c.rankLogs << "}";
+}
+
+} // namespace
+
+// Another process holds the store's write lock from the launch until well after the ranks ended.
+// The supervisor keeps at most a few rows in memory (spool_above), keeps the rest in output.log
+// only, and once the store takes writes again brings every row in: the run stores exactly what
+// an undisturbed run of the same spec stores, and ends succeeded, not lost.
+TEST_F(SupervisorE2E, AStoreLockedPastTheRunsEndLosesNoRow) {
+    const RunRecord reference = Supervisor(*m_store, options({"--mode", "ok"})).run();
+    ASSERT_EQ(reference.state, RunState::Succeeded) << reference.exit_reason;
+    const StoredRows expected = storedRows(*m_store, reference.id);
+    ASSERT_GE(expected.rankLogs, 10u);
+
+    SupervisorOptions o = options({"--mode", "ok"});
+    o.spool_above = 3;
+    std::promise<void> locked;
+    std::promise<void> release;
+    std::thread locker;
+    // Whatever an assertion does, the lock is released and its thread joined.
+    struct Unlock {
+        std::promise<void>& release;
+        std::thread& locker;
+        bool released = false;
+        void now() {
+            if (!released)
+                release.set_value();
+            released = true;
+        }
+        ~Unlock() {
+            now();
+            if (locker.joinable())
+                locker.join();
+        }
+    } unlock{release, locker};
+    o.on_notice = [&](const std::string&, const std::string& message) {
+        if (locker.joinable() || !contains(message, "started mpirun"))
+            return;
+        locker = std::thread([&] {
+            RunStore other((m_dir / "parallax.db").string());
+            other.beginTransaction();
+            locked.set_value();
+            release.get_future().wait();
+            other.rollback();
+        });
+        locked.get_future().wait();
+    };
+    Supervisor supervisor(*m_store, o);
+    auto result = std::async(std::launch::async, [&] { return supervisor.run(); });
+    // The ranks finish within a couple of seconds; the store stays locked well past that.
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(12)), std::future_status::timeout)
+        << "the supervisor ended while the store was locked";
+    unlock.now();
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+    const RunRecord r = result.get();
+
+    EXPECT_EQ(r.state, RunState::Succeeded) << r.exit_reason;
+    EXPECT_EQ(r.last_step, 5);
+    EXPECT_EQ(storedRows(*m_store, r.id), expected);
+    EXPECT_NE(findLog(logs(r.id, {-1}), "were imported from it"), nullptr);
+    // Everything of output.log is accounted for.
+    EXPECT_EQ(m_store->outputOffset(r.id), static_cast<int64_t>(fs::file_size(fs::path(r.run_dir) / "output.log")));
+    expectNothingLeft(r);
 }

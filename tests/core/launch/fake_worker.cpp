@@ -188,6 +188,11 @@ int main(int argc, char** argv) {
         while (!g_usr1 && std::chrono::steady_clock::now() < give_up)
             sleepFor(0.01);
         if (rank == 0) {
+            CheckpointEvent ck;
+            ck.step = steps;
+            ck.path = runDir + "/checkpoints/step-" + std::to_string(steps);
+            ck.t = now();
+            out(encodeEvent(ck));
             RunEndEvent end;
             end.status = "stopped";
             end.reason = "checkpointed at step " + std::to_string(steps);
