@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -40,6 +41,60 @@ void appendWorker(std::vector<std::string>& argv, const LaunchContext& context) 
     argv.insert(argv.end(), context.worker_args.begin(), context.worker_args.end());
 }
 
+// libparallax-loopback.so in the folder of this executable (the three executables and the library
+// are built into one folder); empty when it is not there.
+std::string loopbackLibraryBesideThisExecutable() {
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return {};
+    std::string path(self, static_cast<size_t>(n));
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos)
+        return {};
+    path = path.substr(0, slash + 1) + "libparallax-loopback.so";
+    return ::access(path.c_str(), R_OK) == 0 ? path : std::string();
+}
+
+// Open MPI's defaults for a run on this machine alone, so that no process of it listens on an
+// address other hosts can reach. Set in the environment, not as --mca arguments: mpirun refuses a
+// parameter given twice on its command line, and the command line (launch.mpirun_args) takes
+// precedence over the environment, so a person's own --mca settings still win.
+//  - pml ob1 over btl self,vader: the ranks talk through shared memory. btl tcp listens on every
+//    address whatever btl_tcp_if_include says, and ob1 keeps out UCX and libfabric, which bring
+//    TCP transports of their own.
+//  - oob_tcp_if_include lo: mpirun advertises only its loopback address. Its out-of-band listener
+//    still binds 0.0.0.0 and [::] (orte/mca/oob/tcp/oob_tcp_listener.c binds INADDR_ANY, and no
+//    parameter changes that: oob_tcp_disable_ipv6_family leaves the [::] listener too), hence the
+//    preloaded library that rebinds wildcard addresses to loopback.
+//  - NCCL_SOCKET_IFNAME=lo: NCCL's bootstrap and proxy sockets listen on the interface it picks
+//    (the first non-loopback one); the ranks of one host need no other.
+void setLocalNetworkDefaults(LaunchPlan& plan, const RunSpec& spec, const LaunchContext& context) {
+    plan.env["OMPI_MCA_pml"] = "ob1";
+    plan.env["OMPI_MCA_btl"] = "self,vader";
+    plan.env["OMPI_MCA_oob_tcp_if_include"] = "lo";
+    if (spec.launch.device == "cuda")
+        plan.env["NCCL_SOCKET_IFNAME"] = "lo";
+    const std::string library =
+        context.loopback_library.empty() ? loopbackLibraryBesideThisExecutable() : context.loopback_library;
+    if (library.empty())
+        return;
+    std::string preload = library;
+    const char* own = std::getenv("LD_PRELOAD");
+    const std::string kept = context.preload ? *context.preload : std::string(own ? own : "");
+    if (!kept.empty())
+        preload += ":" + kept;
+    plan.env["LD_PRELOAD"] = preload;
+}
+
+// launch.env: the values go in the launcher's environment only, the names in `hidden`.
+void setHiddenEnv(LaunchPlan& plan, const RunSpec& spec) {
+    for (const auto& [name, value] : spec.launch.env) {
+        plan.env[name] = value;
+        plan.hidden.insert(name);
+    }
+}
+
 int64_t threadsPerRank(const RunSpec& spec, int cores, int64_t ranksHere) {
     if (spec.launch.threads_per_rank > 0)
         return spec.launch.threads_per_rank;
@@ -65,7 +120,10 @@ std::string shellQuote(std::string_view text) {
 std::string LaunchPlan::commandLine() const {
     std::string line;
     for (const auto& [name, value] : env) {
-        line += name + "=" + shellQuote(value) + " ";
+        if (hidden.count(name))
+            line += name + "=\"$" + name + "\" ";
+        else
+            line += name + "=" + shellQuote(value) + " ";
     }
     for (size_t i = 0; i < argv.size(); ++i) {
         if (i > 0)
@@ -108,15 +166,21 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         if (target == "local" && n > cores)
             a.push_back("--oversubscribe");
         a.insert(a.end(), {"--bind-to", spec.launch.bind.empty() ? std::string("none") : spec.launch.bind});
-        a.insert(a.end(), {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});
+        if (!spec.launch.env.count("OMP_NUM_THREADS"))
+            a.insert(a.end(),
+                     {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});
+        // -x NAME: mpirun passes the value from its own environment on.
         for (const auto& [name, value] : spec.launch.env)
-            a.insert(a.end(), {"-x", name + "=" + value});
+            a.insert(a.end(), {"-x", name});
         a.insert(a.end(), spec.launch.mpirun_args.begin(), spec.launch.mpirun_args.end());
         appendWorker(a, context);
+        if (target == "local")
+            setLocalNetworkDefaults(plan, spec, context);
         if (root) {
             plan.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
             plan.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
         }
+        setHiddenEnv(plan, spec);
         return plan;
     }
 
@@ -139,8 +203,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         }
         a.insert(a.end(), l.mpirun_args.begin(), l.mpirun_args.end());
         appendWorker(a, context);
-        for (const auto& [name, value] : l.env)
-            plan.env[name] = value;
+        setHiddenEnv(plan, spec);
         return plan;
     }
 

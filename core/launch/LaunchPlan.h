@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,11 @@ struct LaunchContext {
     std::string launcher;                 // empty: "mpirun" (local, hosts) or "srun" (slurm), from PATH
     int cores = 0;                        // 0: std::thread::hardware_concurrency()
     std::optional<bool> root;             // unset: whether this process runs as root
+    // Preloaded into a local mpirun so that its listening sockets bind to loopback only (see
+    // core/launch/LoopbackBind.c). Empty: libparallax-loopback.so beside this executable, when it
+    // is there.
+    std::string loopback_library;
+    std::optional<std::string> preload;   // LD_PRELOAD to keep; unset: this process's
 };
 
 // The launcher command for a run: an argument vector (never a shell string) and the variables to
@@ -28,22 +34,36 @@ struct LaunchContext {
 struct LaunchPlan {
     std::vector<std::string> argv;
     std::map<std::string, std::string> env;
+    // Names in env whose values are shown nowhere: launch.env carries tokens and keys, and a
+    // command line is readable by every user of the host (/proc/PID/cmdline), as are the store
+    // and the logs the command is written to. mpirun gets them as -x NAME, srun passes its
+    // environment on.
+    std::set<std::string> hidden;
     LauncherFormat format = LauncherFormat::OpenMpi;
 
-    // The same command as one line a person can paste into a shell: VAR=value prefixes, then the
-    // arguments, each quoted where the shell would otherwise change it.
+    // The same command as one line a person can paste into a shell: VAR=value prefixes (NAME="$NAME"
+    // for hidden names, so that it runs once they are exported), then the arguments, each quoted
+    // where the shell would otherwise change it.
     std::string commandLine() const;
 };
 
-// local:  mpirun -np N --tag-output [--oversubscribe] --bind-to B -x OMP_NUM_THREADS=T -x K=V...
+// local:  mpirun -np N --tag-output [--oversubscribe] --bind-to B -x OMP_NUM_THREADS=T -x K...
 //         [mpirun_args...] worker --spec S --run-dir D [--resume C] [worker_args...]
 //         (--oversubscribe when N exceeds the cores; T = launch.threads_per_rank or cores / N, at
-//         least 1)
-// hosts:  the same with --host a:8,b:8 and no --oversubscribe; T from the ranks per host.
+//         least 1). Nothing of it listens on the network: the environment sets Open MPI's
+//         defaults to shared memory between the ranks (OMPI_MCA_pml=ob1, OMPI_MCA_btl=self,vader),
+//         mpirun's out-of-band channel to loopback (OMPI_MCA_oob_tcp_if_include=lo and
+//         LD_PRELOAD of the loopback library) and NCCL's sockets to loopback on cuda
+//         (NCCL_SOCKET_IFNAME=lo); launch.mpirun_args (--mca btl tcp,self) and launch.env override
+//         them.
+// hosts:  the same with --host a:8,b:8, no --oversubscribe and no loopback settings; T from the
+//         ranks per host.
 // slurm:  srun --label -n N [--partition=P] [--account=A] [--time=T] [--gpus-per-node=G]
 //         [--cpus-per-task=C] [mpirun_args...] worker ...; launch.env and OMP_NUM_THREADS (when
 //         launch.threads_per_rank is set) go in the environment, which srun passes on.
-// Running as root adds OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 for mpirun.
+// launch.env K=V always goes in the launcher's environment and in `hidden`, never on its command
+// line. Running as root adds OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 for
+// mpirun.
 // Throws std::invalid_argument naming the field for a target it cannot launch.
 LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context);
 

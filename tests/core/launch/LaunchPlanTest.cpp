@@ -9,6 +9,7 @@ using namespace parallax;
 namespace {
 
 using Argv = std::vector<std::string>;
+using Env = std::map<std::string, std::string>;
 
 LaunchContext context(int cores, bool root) {
     LaunchContext c;
@@ -17,8 +18,26 @@ LaunchContext context(int cores, bool root) {
     c.run_dir = "/data/runs/7";
     c.cores = cores;
     c.root = root;
+    c.loopback_library = "/opt/parallax/bin/libparallax-loopback.so";
+    c.preload = "";
     return c;
 }
+
+// What a local run's environment always has: nothing of it listens beyond loopback.
+Env localNetwork() {
+    return {{"LD_PRELOAD", "/opt/parallax/bin/libparallax-loopback.so"},
+            {"OMPI_MCA_btl", "self,vader"},
+            {"OMPI_MCA_oob_tcp_if_include", "lo"},
+            {"OMPI_MCA_pml", "ob1"}};
+}
+
+Env with(Env env, const Env& more) {
+    for (const auto& [name, value] : more)
+        env[name] = value;
+    return env;
+}
+
+const Env kRoot = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
 
 RunSpec spec(int64_t dp, int64_t tp = 1, int64_t pp = 1) {
     RunSpec s;
@@ -35,7 +54,8 @@ TEST(LaunchPlan, LocalWithinTheCores) {
     EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "4", "--tag-output", "--bind-to", "none", "-x", "OMP_NUM_THREADS=4",
                             "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
                             "/data/runs/7"}));
-    EXPECT_TRUE(p.env.empty());
+    EXPECT_EQ(p.env, localNetwork());
+    EXPECT_TRUE(p.hidden.empty());
     EXPECT_EQ(p.format, LauncherFormat::OpenMpi);
 }
 
@@ -49,16 +69,58 @@ TEST(LaunchPlan, LocalOversubscribedAsRootWithEnvAndResume) {
     c.worker_args = {"--verbose"};
     const LaunchPlan p = makeLaunchPlan(s, c);
     EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "2", "--tag-output", "--oversubscribe", "--bind-to", "core", "-x",
-                            "OMP_NUM_THREADS=1", "-x", "MY_FLAGS=a b", "-x", "NCCL_DEBUG=INFO", "--mca", "btl",
-                            "self,vader", "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml",
-                            "--run-dir", "/data/runs/7", "--resume", "/data/runs/3/checkpoints", "--verbose"}));
-    EXPECT_EQ(p.env, (std::map<std::string, std::string>{{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
-                                                         {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}));
+                            "OMP_NUM_THREADS=1", "-x", "MY_FLAGS", "-x", "NCCL_DEBUG", "--mca", "btl", "self,vader",
+                            "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
+                            "/data/runs/7", "--resume", "/data/runs/3/checkpoints", "--verbose"}));
+    EXPECT_EQ(p.env, with(with(localNetwork(), kRoot), {{"NCCL_DEBUG", "INFO"}, {"MY_FLAGS", "a b"}}));
+    EXPECT_EQ(p.hidden, (std::set<std::string>{"MY_FLAGS", "NCCL_DEBUG"}));
     EXPECT_EQ(p.commandLine(),
-              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --tag-output --oversubscribe "
-              "--bind-to core -x OMP_NUM_THREADS=1 -x 'MY_FLAGS=a b' -x NCCL_DEBUG=INFO --mca btl self,vader "
+              "LD_PRELOAD=/opt/parallax/bin/libparallax-loopback.so MY_FLAGS=\"$MY_FLAGS\" NCCL_DEBUG=\"$NCCL_DEBUG\" "
+              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+              "OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_pml=ob1 mpirun -np 2 --tag-output --oversubscribe "
+              "--bind-to core -x OMP_NUM_THREADS=1 -x MY_FLAGS -x NCCL_DEBUG --mca btl self,vader "
               "/opt/parallax/bin/parallax-worker --spec /data/runs/7/spec.toml --run-dir /data/runs/7 --resume "
               "/data/runs/3/checkpoints --verbose");
+}
+
+TEST(LaunchPlan, LaunchEnvValuesAreOnNoCommandLine) {
+    RunSpec s = spec(2);
+    s.launch.env = {{"WANDB_API_KEY", "s3cr3t-value"}, {"OMP_NUM_THREADS", "3"}, {"OMPI_MCA_btl", "tcp,self"}};
+    const LaunchPlan p = makeLaunchPlan(s, context(8, false));
+    for (const std::string& a : p.argv) {
+        EXPECT_EQ(a.find("s3cr3t"), std::string::npos) << a;
+        EXPECT_NE(a, "OMP_NUM_THREADS=4") << "launch.env's OMP_NUM_THREADS replaces the computed one";
+    }
+    EXPECT_EQ(p.commandLine().find("s3cr3t"), std::string::npos) << p.commandLine();
+    EXPECT_NE(p.commandLine().find("WANDB_API_KEY=\"$WANDB_API_KEY\" "), std::string::npos) << p.commandLine();
+    EXPECT_NE(p.commandLine().find(" -x WANDB_API_KEY "), std::string::npos) << p.commandLine();
+    EXPECT_EQ(p.env.at("WANDB_API_KEY"), "s3cr3t-value");
+    EXPECT_EQ(p.env.at("OMP_NUM_THREADS"), "3");
+    EXPECT_EQ(p.env.at("OMPI_MCA_btl"), "tcp,self") << "launch.env overrides the local defaults";
+    EXPECT_EQ(p.hidden, (std::set<std::string>{"OMPI_MCA_btl", "OMP_NUM_THREADS", "WANDB_API_KEY"}));
+}
+
+TEST(LaunchPlan, LocalRunsListenOnLoopbackOnly) {
+    RunSpec s = spec(2);
+    s.launch.device = "cuda";
+    LaunchContext c = context(8, false);
+    c.preload = "/usr/lib/libjemalloc.so.2";
+    const LaunchPlan p = makeLaunchPlan(s, c);
+    EXPECT_EQ(p.env, with(localNetwork(), {{"NCCL_SOCKET_IFNAME", "lo"},
+                                           {"LD_PRELOAD", "/opt/parallax/bin/libparallax-loopback.so:"
+                                                          "/usr/lib/libjemalloc.so.2"}}));
+
+    // Without the library beside the executable (the test binary has none) the MCA defaults stay.
+    LaunchContext bare = c;
+    bare.loopback_library.clear();
+    const LaunchPlan p2 = makeLaunchPlan(s, bare);
+    EXPECT_EQ(p2.env.count("LD_PRELOAD"), 0u);
+    EXPECT_EQ(p2.env.at("OMPI_MCA_btl"), "self,vader");
+
+    // Hosts need the network: none of it there.
+    s.launch.target = "hosts";
+    s.launch.hosts = {"node1:8"};
+    EXPECT_TRUE(makeLaunchPlan(s, c).env.empty());
 }
 
 TEST(LaunchPlan, ExplicitProcessCountThreadsAndLauncher) {
@@ -82,7 +144,7 @@ TEST(LaunchPlan, Hosts) {
     EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "16", "--host", "node1:8,node2:8", "--tag-output", "--bind-to", "socket",
                             "-x", "OMP_NUM_THREADS=1", "/opt/parallax/bin/parallax-worker", "--spec",
                             "/data/runs/7/spec.toml", "--run-dir", "/data/runs/7"}));
-    EXPECT_EQ(p.env.size(), 2u);
+    EXPECT_EQ(p.env, kRoot);
 
     s.launch.hosts.clear();
     EXPECT_THROW(makeLaunchPlan(s, context(4, false)), std::invalid_argument);
@@ -103,9 +165,10 @@ TEST(LaunchPlan, Slurm) {
                             "--gpus-per-node=8", "--cpus-per-task=6", "--exclusive",
                             "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
                             "/data/runs/7"}));
-    EXPECT_EQ(p.env, (std::map<std::string, std::string>{{"NCCL_IB_HCA", "mlx5"}, {"OMP_NUM_THREADS", "6"}}));
+    EXPECT_EQ(p.env, (Env{{"NCCL_IB_HCA", "mlx5"}, {"OMP_NUM_THREADS", "6"}}));
+    EXPECT_EQ(p.hidden, (std::set<std::string>{"NCCL_IB_HCA"}));
     EXPECT_EQ(p.format, LauncherFormat::Slurm);
-    EXPECT_EQ(p.commandLine().substr(0, 47), "NCCL_IB_HCA=mlx5 OMP_NUM_THREADS=6 srun --label");
+    EXPECT_EQ(p.commandLine().substr(0, 58), "NCCL_IB_HCA=\"$NCCL_IB_HCA\" OMP_NUM_THREADS=6 srun --label ");
 }
 
 TEST(LaunchPlan, SlurmMinimal) {
