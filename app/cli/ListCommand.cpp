@@ -42,7 +42,7 @@ int listCommand(const std::string& storePath, const ListCommandOptions& o) {
     t.addColumn("DURATION", A::Right);
     const double now = wallNow();
     for (const RunRecord& r : runs) {
-        const std::string step = (r.last_step >= 0 ? std::to_string(r.last_step) : std::string("-")) + "/" +
+        const std::string step = (r.last_step >= 0 ? std::to_string(stepsDoneAfter(r.last_step)) : std::string("-")) + "/" +
                                  std::to_string(r.steps_total);
         double duration = -1;
         if (r.started_at > 0)

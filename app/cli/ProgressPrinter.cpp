@@ -14,18 +14,19 @@ std::string ProgressPrinter::describe(const SupervisorProgress& p) {
     if (!p.last_step)
         return "waiting for the first step";
     const StepEvent& s = *p.last_step;
-    std::string line = "step " + std::to_string(s.step);
+    const int64_t done = stepsDoneAfter(s.step);
+    std::string line = "step " + std::to_string(done);
     if (p.steps_total > 0) {
         line += "/" + std::to_string(p.steps_total);
-        line += " (" + std::to_string(static_cast<int>(100.0 * static_cast<double>(s.step) /
+        line += " (" + std::to_string(static_cast<int>(100.0 * static_cast<double>(done) /
                                                        static_cast<double>(p.steps_total))) +
                 "%)";
     }
     line += "  loss " + formatLoss(s.loss);
     if (s.tokens_per_s > 0)
         line += "  " + formatRate(s.tokens_per_s) + " tok/s";
-    if (p.steps_total > s.step && s.step_ms > 0)
-        line += "  ETA " + formatDuration(static_cast<double>(p.steps_total - s.step) * s.step_ms / 1000.0);
+    if (p.steps_total > done && s.step_ms > 0)
+        line += "  ETA " + formatDuration(static_cast<double>(p.steps_total - done) * s.step_ms / 1000.0);
     if (p.stopping)
         line += "  (stopping)";
     return line;
@@ -48,7 +49,7 @@ void ProgressPrinter::update(const SupervisorProgress& p) {
         return;
     }
     const auto now = std::chrono::steady_clock::now();
-    const bool last = p.last_step && p.steps_total > 0 && p.last_step->step >= p.steps_total;
+    const bool last = p.last_step && p.steps_total > 0 && stepsDoneAfter(p.last_step->step) >= p.steps_total;
     if (!m_printedPlain || now - m_lastPlain >= m_plainEvery || last) {
         std::cout << m_line << std::endl;
         m_lastPlain = now;

@@ -347,6 +347,26 @@ private:
     bool m_done = false;
 };
 
+namespace {
+
+// `path` as the path of a file: URI, with the characters that URIs reserve escaped.
+std::string uriPath(const std::string& path) {
+    std::string out;
+    for (const char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+            static const char* hex = "0123456789ABCDEF";
+            out += '%';
+            out += hex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+            out += hex[static_cast<unsigned char>(c) & 0xF];
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 RunStore::RunStore(const std::string& path) : m_path(path) {
     // SQLite's memory statistics take one process-wide mutex on every allocation, which makes
     // threads that each use their own connection (the rows' writer and the log indexer) take
@@ -377,21 +397,41 @@ RunStore::RunStore(const std::string& path) : m_path(path) {
                       (isFile ? 0 : SQLITE_OPEN_URI);
     m_openFlags = flags;
     m_busyTimeoutMs = kBusyTimeoutMs;
+    m_openUri = path;
     m_db = openSqlite(path, flags, kBusyTimeoutMs, "store",
                       "check that the file and its folder are readable and writable");
-
+    auto finishOpening = [this] {
+        try {
+            migrate();
+            // A store in memory keeps its index in memory, attached to this connection: attached
+            // now, since ATTACH is refused inside the transaction a caller may hold at its first
+            // search.
+            if (LogIndex::pathFor(m_db).empty()) logIndex();
+            m_stmts = std::make_unique<Statements>(m_db, m_path);
+        } catch (...) {
+            m_stmts.reset();
+            m_logIndex.reset();
+            sqlite3_close_v2(m_db);
+            m_db = nullptr;
+            throw;
+        }
+    };
+    if (!isFile) {
+        finishOpening();
+        return;
+    }
+    const bool readOnly = sqlite3_db_readonly(m_db, "main") == 1;
     try {
-        migrate();
-        // A store in memory keeps its index in memory, attached to this connection: attached now,
-        // since ATTACH is refused inside the transaction a caller may hold at its first search.
-        if (LogIndex::pathFor(m_db).empty()) logIndex();
-        m_stmts = std::make_unique<Statements>(m_db, m_path);
-    } catch (...) {
-        m_stmts.reset();
-        m_logIndex.reset();
-        sqlite3_close_v2(m_db);
-        m_db = nullptr;
-        throw;
+        finishOpening();
+    } catch (const StoreError&) {
+        if (!readOnly) throw;
+        // A store on a read-only disk (an archive, a share mounted read-only) whose WAL index is
+        // not there cannot be read in WAL mode, which must create it. Nobody can write such a
+        // file, so it is read as it is: complete, since its WAL is gone with its last writer.
+        m_openUri = "file:" + uriPath(fs::absolute(path).string()) + "?immutable=1";
+        m_openFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+        m_db = openSqlite(m_openUri, m_openFlags, kBusyTimeoutMs, "store", "check that the file is readable");
+        finishOpening();
     }
 }
 
@@ -484,6 +524,17 @@ void RunStore::migrate() {
                          "); upgrade Parallax or use another --store path");
     }
 
+    if (sqlite3_db_readonly(m_db, "main") == 1) {
+        // Read-only: nothing can be changed, nor needs to be, as long as the schema is current.
+        if (version < kSchemaVersion) {
+            throw StoreError("store " + m_path + " is read-only and was written by an earlier version (schema " +
+                             std::to_string(version) + ", this build reads " + std::to_string(kSchemaVersion) +
+                             "); open it once where it can be written, to upgrade it");
+        }
+        execOrThrow(m_db, m_path, "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;",
+                    "cannot configure the connection");
+        return;
+    }
     // WAL lets the console read while a supervisor writes. It needs shared memory between the
     // processes, which network file systems do not give.
     const std::string mode = journalMode(m_db, m_path, "PRAGMA journal_mode = WAL");
@@ -1275,7 +1326,9 @@ void RunStore::runLogSelect(const LogSelect& sel, const LogQuery& q, RowFn&& onR
         while (s.step()) onRow(s);
     } catch (const StoreError& e) {
         const std::string what = e.what();
-        const auto at = what.find("fts5:");
+        // FTS5's own syntax errors, and its tokenizer's for a quote never closed.
+        auto at = what.find("fts5:");
+        if (at == std::string::npos) at = what.find("unterminated string");
         if (!sel.fullText) throw;
         if (at == std::string::npos) logIndex().rethrow(e); // names the index file when damaged
         const std::string reason = what.substr(at, what.find(" [", at) - at);
@@ -1305,7 +1358,7 @@ std::vector<LogRow> RunStore::logs(int64_t run, const LogQuery& q) const {
 }
 
 LogIndex& RunStore::logIndex() const {
-    if (!m_logIndex) m_logIndex = std::make_unique<LogIndex>(m_db, m_path, m_openFlags, m_busyTimeoutMs);
+    if (!m_logIndex) m_logIndex = std::make_unique<LogIndex>(m_db, m_openUri, m_openFlags, m_busyTimeoutMs);
     return *m_logIndex;
 }
 

@@ -148,6 +148,7 @@ private:
     void runLogSelect(const LogSelect& sel, const LogQuery& q, RowFn&& onRow) const;
     sqlite3* m_db = nullptr;
     std::string m_path;
+    std::string m_openUri; // what sqlite3_open_v2 was given: m_path, or a URI for a read-only file
     int m_openFlags = 0;
     int m_busyTimeoutMs = 0;
     std::unique_ptr<Statements> m_stmts;

@@ -27,8 +27,12 @@ struct RunStartEvent {
     double t = 0;
 };
 
+// Steps count from 0: once the step event of step s has arrived, s + 1 steps are done. Every
+// "N/total" a person reads (the CLI's list and progress, the console's runs) says steps done.
+inline int64_t stepsDoneAfter(int64_t step) { return step + 1; }
+
 struct StepEvent {
-    int64_t step = 0;
+    int64_t step = 0;        // from 0
     double loss = 0;
     double lr = 0;
     double grad_norm = 0;

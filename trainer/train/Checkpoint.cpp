@@ -285,16 +285,21 @@ CheckpointReader::CheckpointReader(const std::string& path) {
     if (candidates.empty())
         throw CheckpointError("no complete checkpoint under " + path +
                               " (a checkpoint is complete once its manifest.json is written)");
+    std::vector<std::string> damaged;
     for (const std::string& dir : candidates) {
         try {
             open(dir);
             return;
         } catch (const CheckpointError& e) {
+            damaged.push_back(e.what());
             m_warnings.push_back(std::string(e.what()) + "; trying an earlier checkpoint");
             m_entries.clear();
         }
     }
-    throw CheckpointError("every checkpoint under " + path + " is damaged: " + m_warnings.front());
+    std::string all;
+    for (const std::string& d : damaged) all += "; " + d;
+    throw CheckpointError("every checkpoint under " + path + " is damaged (" + std::to_string(damaged.size()) +
+                          " of them)" + all);
 }
 
 void CheckpointReader::open(const std::string& stepDir) {

@@ -202,7 +202,7 @@ std::optional<double> RunListModel::sortNumber(int row, int column) const {
     const RunRecord& r = record(row);
     switch (column) {
     case IdColumn: return double(r.id);
-    case StepsColumn: return double(r.last_step + 1);
+    case StepsColumn: return double(stepsDoneAfter(r.last_step));
     case LossColumn: return r.last_loss;
     case TokensPerSecondColumn: return r.tokens_per_s;
     case MfuColumn: return r.mfu;
@@ -248,7 +248,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         case StepsColumn:
             // Steps done (the last recorded step counts from 0) of the planned total.
             if (r.last_step < 0) return r.steps_total > 0 ? QStringLiteral("0 / %1").arg(r.steps_total) : QString();
-            return QStringLiteral("%1 / %2").arg(r.last_step + 1).arg(r.steps_total);
+            return QStringLiteral("%1 / %2").arg(stepsDoneAfter(r.last_step)).arg(r.steps_total);
         case LossColumn: return r.last_loss ? formatNumber(*r.last_loss, 5) : QString();
         case TokensPerSecondColumn: return r.tokens_per_s ? QString::number(*r.tokens_per_s, 'f', 0) : QString();
         case MfuColumn: return r.mfu ? QStringLiteral("%1%").arg(*r.mfu * 100.0, 0, 'f', 1) : QString();

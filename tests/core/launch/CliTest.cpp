@@ -183,7 +183,7 @@ TEST_F(Cli, RunThenInspect) {
     for (std::string line; std::getline(lines, line);)
         rows.push_back(line);
     ASSERT_EQ(rows.size(), 5u);
-    EXPECT_EQ(rows[2].rfind("3,3.3333333333333335,0.001,0,3000,0,0,0,0,0,0,1536,0,", 0), 0u) << rows[2];
+    EXPECT_EQ(rows[2].rfind("2,3.3333333333333335,0.001,0,3000,0,0,0,0,0,0,1536,0,", 0), 0u) << rows[2];
 
     r = cli({"metrics", "1"});
     EXPECT_EQ(r.code, 0);

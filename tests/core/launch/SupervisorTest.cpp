@@ -155,19 +155,19 @@ TEST_F(SupervisorE2E, SucceededRunStoresTelemetryLogsAndOutput) {
     EXPECT_EQ(r.world_size, 2);
     EXPECT_EQ(r.hosts, (std::vector<std::string>{"fakehost-0", "fakehost-1"}));
     EXPECT_EQ(r.supervisor_pid, getpid());
-    EXPECT_EQ(r.last_step, 5);
+    EXPECT_EQ(r.last_step, 4); // steps 0..4
     EXPECT_EQ(r.run_dir, (fs::path(m_store->path() + ".runs") / std::to_string(r.id)).string());
     EXPECT_TRUE(contains(r.launch_command, "mpirun -np 2 --tag-output --oversubscribe"));
     EXPECT_TRUE(contains(r.launch_command, std::string(PARALLAX_FAKE_WORKER) + " --spec " + r.run_dir +
                                                "/spec.toml --run-dir " + r.run_dir));
     EXPECT_EQ(readFile(fs::path(r.run_dir) / "spec.toml"), kSpec);
     EXPECT_FALSE(progressSteps.empty());
-    EXPECT_EQ(progressSteps.back(), 5);
+    EXPECT_EQ(progressSteps.back(), 4);
 
     // Telemetry.
     const std::vector<StepEvent> metrics = m_store->metrics(r.id);
     ASSERT_EQ(metrics.size(), 5u);
-    EXPECT_EQ(metrics[2].step, 3);
+    EXPECT_EQ(metrics[2].step, 2);
     EXPECT_DOUBLE_EQ(metrics[4].loss, 2.0);
     EXPECT_EQ(m_store->deviceSamples(r.id).size(), 10u);
     EXPECT_EQ(m_store->spans(r.id, 3).size(), 2u);
@@ -480,7 +480,7 @@ TEST_F(SupervisorE2E, AStoreLockedPastTheRunsEndLosesNoRow) {
     const RunRecord r = result.get();
 
     EXPECT_EQ(r.state, RunState::Succeeded) << r.exit_reason;
-    EXPECT_EQ(r.last_step, 5);
+    EXPECT_EQ(r.last_step, 4); // steps 0..4
     EXPECT_EQ(storedRows(*m_store, r.id), expected);
     EXPECT_NE(findLog(logs(r.id, {-1}), "were imported from it"), nullptr);
     // Everything of output.log is accounted for.

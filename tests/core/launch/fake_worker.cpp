@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
         out(encodeEvent(log));
     }
 
-    for (int s = 1; s <= steps; ++s) {
+    for (int s = 0; s < steps; ++s) { // steps count from 0, as the worker's do
         DeviceEvent d;
         d.rank = rank;
         d.host = host;
@@ -147,10 +147,10 @@ int main(int argc, char** argv) {
         if (rank == 0) {
             StepEvent step;
             step.step = s;
-            step.loss = 10.0 / s;
+            step.loss = 10.0 / (s + 1);
             step.lr = 1e-3;
-            step.tokens_per_s = 1000.0 * s;
-            step.tokens = 512 * s;
+            step.tokens_per_s = 1000.0 * (s + 1);
+            step.tokens = 512 * (s + 1);
             step.t = now();
             out(encodeEvent(step));
         }

@@ -142,6 +142,12 @@ TEST_F(LogQueryTest, InvalidFullTextSyntaxIsAClearError) {
     EXPECT_NE(what.find("(memory OR"), std::string::npos) << what;
     EXPECT_NE(what.find("\"out of memory\""), std::string::npos) << what;
     EXPECT_NE(errorOf([&] { store.logCount(run, q); }).find("log search"), std::string::npos);
+    // A quote never closed is the same kind of mistake, not a raw SQL error.
+    q.match = "\"out of memory";
+    const std::string quote = errorOf([&] { store.logs(run, q); });
+    EXPECT_NE(quote.find("log search: cannot understand '\"out of memory' (unterminated string)"), std::string::npos)
+        << quote;
+    EXPECT_EQ(quote.find("statement failed"), std::string::npos) << quote;
 }
 
 TEST_F(LogQueryTest, FiltersCombine) {

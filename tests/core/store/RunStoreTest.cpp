@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mount.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -437,6 +439,70 @@ TEST_F(RunStoreTest, BusyWriterFailsWithAClearErrorAfterTheTimeout) {
     EXPECT_NE(what.find("locked"), std::string::npos) << what;
     store.rollback();
     EXPECT_GT(other.createRun(r), 0);
+}
+
+} // namespace
+} // namespace parallax
+
+namespace parallax {
+namespace {
+
+// The store's folder seen through a read-only bind mount, as an archived store on a read-only
+// share is; unmounted at the end whatever happens.
+class ReadOnlyView {
+public:
+    explicit ReadOnlyView(const std::string& folder) : m_at(folder + ".ro") {
+        std::filesystem::create_directories(m_at);
+        if (::mount(folder.c_str(), m_at.c_str(), nullptr, MS_BIND, nullptr) != 0) return;
+        m_mounted = true;
+        m_readOnly = ::mount(nullptr, m_at.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0;
+    }
+    ~ReadOnlyView() {
+        if (m_mounted) ::umount2(m_at.c_str(), MNT_DETACH);
+        std::error_code ec;
+        std::filesystem::remove(m_at, ec);
+    }
+    bool ok() const { return m_mounted && m_readOnly; }
+    std::string file(const std::string& name) const { return m_at + "/" + name; }
+
+private:
+    std::string m_at;
+    bool m_mounted = false;
+    bool m_readOnly = false;
+};
+
+TEST(ReadOnlyStore, IsListedAndReadWithOrWithoutItsWalFiles) {
+    TempDir dir;
+    const std::string path = dir.file("parallax.db");
+    int64_t id = 0;
+    {
+        RunStore store(path);
+        NewRun r;
+        r.name = "archived";
+        id = store.createRun(r);
+        StepEvent e;
+        e.step = 0;
+        e.loss = 1.5;
+        store.insertMetric(id, e);
+        store.finishRun(id, RunState::Succeeded, 0, "");
+    }
+    ReadOnlyView view(dir.path());
+    if (!view.ok()) GTEST_SKIP() << "a read-only bind mount is not permitted here (needs root)";
+    for (bool walFiles : {true, false}) {
+        if (!walFiles) {
+            // As an earlier version left it: its last writer deleted the WAL and its index.
+            std::filesystem::remove(path + "-wal");
+            std::filesystem::remove(path + "-shm");
+        }
+        RunStore store(view.file("parallax.db"));
+        const std::vector<RunRecord> runs = store.listRuns();
+        ASSERT_EQ(runs.size(), 1u) << "WAL files present: " << walFiles;
+        EXPECT_EQ(runs[0].name, "archived");
+        ASSERT_EQ(store.metrics(id).size(), 1u);
+        EXPECT_EQ(store.metrics(id)[0].loss, 1.5);
+        const std::string error = errorOf([&] { store.setNotes(id, "cannot"); });
+        EXPECT_NE(error.find("read"), std::string::npos) << error;
+    }
 }
 
 } // namespace

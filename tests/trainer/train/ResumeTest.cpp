@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/util/Files.h"
+#include "trainer/train/Checkpoint.h"
 
 #include <fstream>
 
@@ -125,6 +126,19 @@ TEST(Resume, DamagedCheckpointIsAClearErrorAndAnOlderOneIsUsed) {
     ASSERT_FALSE(fallback.steps.empty());
     EXPECT_EQ(fallback.steps.front().step, 4);
     EXPECT_NE(fallback.output.find("trying an earlier checkpoint"), std::string::npos);
+
+    // Every checkpoint damaged: the error names each of them, not only the newest.
+    for (const std::string& step : listCheckpoints(parentPath(newest))) {
+        std::fstream f(joinPath(step, "rank_00000.pt"), std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(200);
+        f.write("garbage!", 8);
+    }
+    const WorkerRun none = runWorker(spec.toToml(), 1, tmp.path() + "/none", {"--resume", parentPath(newest)});
+    EXPECT_NE(none.exitCode, 0);
+    EXPECT_NE(none.output.find("is damaged (3 of them)"), std::string::npos) << none.output;
+    for (const char* step : {"step_00000002", "step_00000004", "step_00000006"})
+        EXPECT_NE(none.output.find(std::string(step) + " is damaged: rank_00000.pt does not match its CRC-32"), std::string::npos)
+            << step << ": " << none.output;
 }
 
 TEST(Resume, CheckpointOfAnotherModelIsRefusedNamingTheField) {
