@@ -3,13 +3,15 @@
 //   parallax-worker --spec RUN.toml --run-dir DIR [--resume CHECKPOINT] [--stop-after N]
 //
 // Prints telemetry (core/telemetry) on stdout; exits 0 when the run succeeded or was stopped (the
-// run_end event says which), 2 when the spec is invalid, 1 on any other failure (after MPI_Abort so
-// that no rank is left waiting in a collective).
+// run_end event says which), 2 when the spec is invalid, 3 when its supervisor stopped answering
+// (trainer/train/SupervisorWatch), 1 on any other failure (after MPI_Abort so that no rank is left
+// waiting in a collective).
 
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/train/StopRequest.h"
+#include "trainer/train/SupervisorWatch.h"
 #include "trainer/train/TelemetryEmitter.h"
 #include "trainer/train/Trainer.h"
 #if PARALLAX_WITH_CUDA
@@ -99,6 +101,9 @@ int main(int argc, char** argv) {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     StopRequest::installHandlers();
+    // Every rank ends by itself once the supervisor of its run is gone, even when the launcher
+    // passes no signal on.
+    const SupervisorWatch supervisorWatch(options.runDir, out.rank(), SupervisorWatch::timeoutFromEnvironment());
     if (threads <= 0) {
         const char* omp = std::getenv("OMP_NUM_THREADS");
         threads = omp ? std::max(1, std::atoi(omp)) : 1;

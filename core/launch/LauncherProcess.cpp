@@ -3,13 +3,14 @@
 #include "core/launch/ProcessTable.h"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -19,23 +20,138 @@ namespace parallax {
 
 namespace {
 
-struct SpawnAttributes {
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_t actions;
-    SpawnAttributes() {
-        posix_spawnattr_init(&attr);
-        posix_spawn_file_actions_init(&actions);
-    }
-    ~SpawnAttributes() {
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attr);
-    }
-};
-
 void closeFd(int& fd) {
     if (fd >= 0)
         ::close(fd);
     fd = -1;
+}
+
+// The files argv[0] may be, in the order posix_spawnp and execvp try them: the name itself when it
+// has a slash, else the name in each PATH entry (an empty entry is the current folder; without PATH,
+// the system's default path).
+std::vector<std::string> executableCandidates(const std::string& name) {
+    if (name.find('/') != std::string::npos)
+        return {name};
+    std::string path;
+    if (const char* env = std::getenv("PATH")) {
+        path = env;
+    } else {
+        const size_t n = confstr(_CS_PATH, nullptr, 0);
+        path.resize(n > 0 ? n - 1 : 0);
+        if (n > 0)
+            confstr(_CS_PATH, path.data(), n);
+    }
+    std::vector<std::string> out;
+    size_t begin = 0;
+    for (;;) {
+        const size_t colon = path.find(':', begin);
+        const std::string dir = path.substr(begin, colon == std::string::npos ? std::string::npos : colon - begin);
+        out.push_back((dir.empty() ? std::string(".") : dir) + "/" + name);
+        if (colon == std::string::npos)
+            break;
+        begin = colon + 1;
+    }
+    return out;
+}
+
+// Everything the child needs, built before fork: between fork and exec only async-signal-safe calls
+// are allowed (another thread may hold malloc's lock at fork).
+struct ExecRequest {
+    std::vector<std::string> candidates;
+    std::vector<char*> paths;
+    std::vector<char*> args;
+    std::vector<std::string> envStrings;
+    std::vector<char*> envp;
+    pid_t parent = 0;
+    int out = -1;    // write end of the stdout pipe
+    int err = -1;    // write end of the stderr pipe
+    int status = -1; // write end of the pipe that carries exec's errno (close-on-exec)
+};
+
+// Signals whose disposition the launcher starts with at the default, as posix_spawn's
+// POSIX_SPAWN_SETSIGDEF did (an ignored SIGPIPE or SIGCHLD would survive exec otherwise).
+constexpr int kDefaultSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE, SIGCHLD, SIGQUIT};
+
+[[noreturn]] void failChild(int statusFd, int error) {
+    ssize_t written;
+    do {
+        written = ::write(statusFd, &error, sizeof error);
+    } while (written < 0 && errno == EINTR);
+    _exit(127);
+}
+
+// A descriptor of at least 3 (close-on-exec), so that moving the pipes onto 0, 1 and 2 cannot
+// overwrite one another when this process started with some of those closed.
+int aboveStandard(int fd) {
+    return fd > 2 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
+bool moveTo(int fd, int target) {
+    if (fd == target)
+        return fcntl(fd, F_SETFD, 0) == 0; // keep it across exec
+    return dup2(fd, target) == target;
+}
+
+[[noreturn]] void execChild(const ExecRequest& r) {
+    int status = r.status;
+    // The parent blocked every signal around fork; handlers of the parent must not run here.
+    for (int s = 1; s < NSIG; ++s) {
+        if (s == SIGKILL || s == SIGSTOP)
+            continue;
+        struct sigaction old {};
+        if (sigaction(s, nullptr, &old) != 0)
+            continue;
+        const bool handled =
+            (old.sa_flags & SA_SIGINFO) != 0 || (old.sa_handler != SIG_IGN && old.sa_handler != SIG_DFL);
+        bool listed = false;
+        for (int d : kDefaultSignals)
+            listed = listed || d == s;
+        if (handled || listed) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            sigaction(s, &dfl, nullptr);
+        }
+    }
+    // SIGTERM when the supervising thread ends. If the parent ended before this call, no signal
+    // will come: this process has been reparented already, and ends here.
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0)
+        failChild(status, errno);
+    if (getppid() != r.parent)
+        _exit(128 + SIGTERM);
+    if (setsid() < 0)
+        failChild(status, errno);
+
+    status = aboveStandard(status);
+    const int out = aboveStandard(r.out);
+    const int err = aboveStandard(r.err);
+    if (status < 0 || out < 0 || err < 0)
+        failChild(status < 0 ? r.status : status, errno);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || !moveTo(null, 0) || !moveTo(out, 1) || !moveTo(err, 2))
+        failChild(status, errno);
+
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+
+    // On these errors execvp and posix_spawnp go on to the next PATH entry; having tried them all,
+    // they report EACCES if any entry gave it. Any other error ends the search.
+    bool sawAccess = false;
+    int error = ENOENT;
+    for (char* path : r.paths) {
+        if (!path)
+            break;
+        execve(path, r.args.data(), r.envp.data());
+        error = errno;
+        if (error == EACCES) {
+            sawAccess = true;
+            continue;
+        }
+        if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ENODEV && error != ETIMEDOUT)
+            failChild(status, error);
+    }
+    failChild(status, sawAccess ? EACCES : error);
 }
 
 } // namespace
@@ -56,6 +172,7 @@ int LauncherProcess::start(const std::vector<std::string>& argv, const std::map<
         return EINVAL;
     int outPipe[2];
     int errPipe[2];
+    int statusPipe[2];
     if (pipe2(outPipe, O_CLOEXEC) != 0)
         return errno;
     if (pipe2(errPipe, O_CLOEXEC) != 0) {
@@ -64,54 +181,70 @@ int LauncherProcess::start(const std::vector<std::string>& argv, const std::map<
         ::close(outPipe[1]);
         return e;
     }
+    if (pipe2(statusPipe, O_CLOEXEC) != 0) {
+        const int e = errno;
+        for (int fd : {outPipe[0], outPipe[1], errPipe[0], errPipe[1]})
+            ::close(fd);
+        return e;
+    }
 
     // Ranks orphaned by a launcher that dies come here to be reaped (see the class comment).
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
-    SpawnAttributes sa;
-    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-#ifdef POSIX_SPAWN_SETSID
-    flags |= POSIX_SPAWN_SETSID;
-#else
-    flags |= POSIX_SPAWN_SETPGROUP;
-    posix_spawnattr_setpgroup(&sa.attr, 0);
-#endif
-    posix_spawnattr_setflags(&sa.attr, flags);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&sa.attr, &none);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE, SIGCHLD, SIGQUIT})
-        sigaddset(&defaults, s);
-    posix_spawnattr_setsigdefault(&sa.attr, &defaults);
-    posix_spawn_file_actions_addopen(&sa.actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&sa.actions, outPipe[1], 1);
-    posix_spawn_file_actions_adddup2(&sa.actions, errPipe[1], 2);
-
-    std::vector<char*> args;
+    ExecRequest r;
+    r.candidates = executableCandidates(argv.front());
+    for (std::string& c : r.candidates)
+        r.paths.push_back(c.data());
+    r.paths.push_back(nullptr);
     for (const std::string& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-
-    std::vector<std::string> envStrings;
+        r.args.push_back(const_cast<char*>(a.c_str()));
+    r.args.push_back(nullptr);
     for (char** e = environ; e && *e; ++e) {
         const char* eq = std::strchr(*e, '=');
         const std::string name = eq ? std::string(*e, static_cast<size_t>(eq - *e)) : std::string(*e);
         if (!env.count(name))
-            envStrings.emplace_back(*e);
+            r.envStrings.emplace_back(*e);
     }
     for (const auto& [name, value] : env)
-        envStrings.push_back(name + "=" + value);
-    std::vector<char*> envp;
-    for (std::string& s : envStrings)
-        envp.push_back(s.data());
-    envp.push_back(nullptr);
+        r.envStrings.push_back(name + "=" + value);
+    for (std::string& s : r.envStrings)
+        r.envp.push_back(s.data());
+    r.envp.push_back(nullptr);
+    r.parent = getpid();
+    r.out = outPipe[1];
+    r.err = errPipe[1];
+    r.status = statusPipe[1];
 
-    pid_t pid = -1;
-    const int rc = posix_spawnp(&pid, args[0], &sa.actions, &sa.attr, args.data(), envp.data());
+    // fork rather than posix_spawn: the child must set its parent-death signal before exec.
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    const pid_t pid = fork();
+    if (pid == 0)
+        execChild(r);
+    const int forkError = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     ::close(outPipe[1]);
     ::close(errPipe[1]);
+    ::close(statusPipe[1]);
+
+    int rc = pid < 0 ? forkError : 0;
+    if (pid > 0) {
+        // exec closes the status pipe (end of file); a failure before it writes its errno.
+        int childError = 0;
+        ssize_t n;
+        do {
+            n = ::read(statusPipe[0], &childError, sizeof childError);
+        } while (n < 0 && errno == EINTR);
+        if (n == static_cast<ssize_t>(sizeof childError)) {
+            rc = childError;
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+    }
+    ::close(statusPipe[0]);
     if (rc != 0) {
         ::close(outPipe[0]);
         ::close(errPipe[0]);

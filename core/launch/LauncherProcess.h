@@ -16,6 +16,11 @@ namespace parallax {
 // its own: killing the launcher's group would leave the ranks running. Every process of the session
 // is found through /proc. The calling process also becomes a child subreaper, so that ranks orphaned
 // by a dying launcher are reparented here and reaped, rather than left as zombies.
+//
+// The launcher gets SIGTERM when the thread that started it ends (PR_SET_PDEATHSIG), killed or not:
+// mpirun and srun end their ranks on it, so that a supervisor killed with SIGKILL leaves no launch
+// behind, even one whose ranks print nothing (a write to the closed pipes would end those anyway).
+// Start it from the thread that supervises it.
 class LauncherProcess {
 public:
     LauncherProcess() = default;
@@ -23,8 +28,8 @@ public:
     LauncherProcess(const LauncherProcess&) = delete;
     LauncherProcess& operator=(const LauncherProcess&) = delete;
 
-    // argv[0] is looked up in PATH. `env` is set on top of this process's environment. Returns 0
-    // or the errno of the failure (ENOENT: no such launcher).
+    // argv[0] is looked up in PATH (as posix_spawnp and execvp do). `env` is set on top of this
+    // process's environment. Returns 0 or the errno of the failure (ENOENT: no such launcher).
     int start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
 
     pid_t pid() const { return m_pid; }
