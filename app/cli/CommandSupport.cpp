@@ -1,6 +1,7 @@
 #include "app/cli/CliError.h"
 #include "app/cli/Commands.h"
 #include "core/launch/ProcessTable.h"
+#include "core/util/HostName.h"
 
 #include <unistd.h>
 
@@ -17,12 +18,7 @@ RunRecord requireRun(const RunStore& store, const std::string& idOrName) {
                    " in " + store.path() + "; see parallax-cli ls");
 }
 
-std::string thisHost() {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0)
-        return "localhost";
-    return buf;
-}
+std::string thisHost() { return hostName(); }
 
 bool pidAlive(int64_t pid) { return processIsRunning(static_cast<pid_t>(pid)); }
 

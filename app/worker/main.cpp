@@ -4,11 +4,13 @@
 //
 // Prints telemetry (core/telemetry) on stdout; exits 0 when the run succeeded or was stopped (the
 // run_end event says which), 2 when the spec is invalid, 3 when its supervisor stopped answering
-// (trainer/train/SupervisorWatch), 1 on any other failure (after MPI_Abort so that no rank is left
-// waiting in a collective).
+// (trainer/train/SupervisorWatch), 1 on any other failure: after MPI_Finalize when every rank
+// failed alike (AgreedFailure: rank 0's run_end says why), else after MPI_Abort so that no rank is
+// left waiting in a collective.
 
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
+#include "core/util/HostName.h"
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/train/StopRequest.h"
 #include "trainer/train/SupervisorWatch.h"
@@ -137,9 +139,17 @@ int main(int argc, char** argv) {
         if (groups.worldRank() == 0)
             emitEnd(out, result.status, result.status == "stopped" ? "stop requested" : "", result.steps_done);
         groups = ProcessGroups{};
+    } catch (const AgreedFailure& e) {
+        // Every rank is here with the same message: one report, and every rank leaves MPI in order.
+        if (out.rank() == 0) {
+            out.error(e.what());
+            emitEnd(out, "failed", e.what(), e.step());
+        }
+        std::cout.flush();
+        status = 1;
     } catch (const std::exception& e) {
         out.error(e.what());
-        emitEnd(out, "failed", e.what(), 0);
+        emitEnd(out, "failed", "rank " + std::to_string(out.rank()) + " on " + hostName() + ": " + e.what(), 0);
         std::cout.flush();
         MPI_Abort(MPI_COMM_WORLD, 1);
         status = 1;

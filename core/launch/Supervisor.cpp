@@ -8,10 +8,12 @@
 #include "core/launch/SignalNames.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/StopSignalHandler.h"
+#include "core/launch/SupervisorHeartbeat.h"
 #include "core/spec/MachineInfo.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 #include "core/store/BatchedWriter.h"
+#include "core/util/HostName.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -45,17 +47,12 @@ constexpr int kLiveBusyTimeoutMs = 250;
 constexpr auto kLiveRetryAfter = std::chrono::seconds(2);
 constexpr int kEndBusyTimeoutMs = 15000;
 constexpr auto kEndRetryAfter = std::chrono::seconds(1);
+constexpr int64_t kImportPerTurn = 8 << 20; // bytes of spooled output imported per turn of the loop
 
 double wallNow() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string localHostname() {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0)
-        return "localhost";
-    return buf;
-}
 
 std::string layoutText(const RunSpec& spec) {
     return "dp" + std::to_string(spec.parallel.dp) + " tp" + std::to_string(spec.parallel.tp) + " pp" +
@@ -160,12 +157,16 @@ struct Supervisor::State {
     FILE* outputLog = nullptr;
     std::unique_ptr<BatchedWriter> writer;
     std::unique_ptr<RunFolders> runFolders;
+    size_t spoolImported = 0; // rows imported from output.log since the router began to spool
 
     LaunchPlan plan;
     std::unique_ptr<OutputRouter> router;
     bool storeErrorReported = false;
 
     LauncherProcess launcher;
+    // The ranks' sign that this supervisor lives (they exit when it stops changing).
+    std::optional<SupervisorHeartbeat> heartbeat;
+    bool heartbeatFailureReported = false;
     StopPhase phase = StopPhase::None;
     int stopSignal = 0;
     Clock::time_point deadline;
@@ -220,7 +221,7 @@ struct Supervisor::State {
     // beside the first and write into the same checkpoints.
     void requireEnded(const RunRecord& parent) {
         const std::string id = std::to_string(parent.id);
-        const std::string here = opt.hostname.empty() ? localHostname() : opt.hostname;
+        const std::string here = opt.hostname.empty() ? hostName() : opt.hostname;
         if (!RunState::isTerminal(parent.state) && parent.supervisor_pid > 0) {
             if (parent.supervisor_host != here)
                 throw std::runtime_error("run " + id + " is " + parent.state + " under a supervisor on " +
@@ -261,7 +262,7 @@ struct Supervisor::State {
 
     // ------------------------------------------------------------------ the run
     void create() {
-        host = opt.hostname.empty() ? localHostname() : opt.hostname;
+        host = opt.hostname.empty() ? hostName() : opt.hostname;
         recoverLostRuns();
         NewRun nr;
         nr.name = spec.name;
@@ -315,6 +316,19 @@ struct Supervisor::State {
         storeErrorReported = true;
     }
 
+    void beat() {
+        if (!heartbeat)
+            return;
+        heartbeat->beat();
+        if (!heartbeat->failure().empty() && !heartbeatFailureReported) {
+            heartbeatFailureReported = true;
+            notice("error", "cannot update " + heartbeat->path() + " (" + heartbeat->failure() +
+                                "): the ranks end themselves if it stays unchanged for 30 s");
+        } else if (heartbeat->failure().empty()) {
+            heartbeatFailureReported = false;
+        }
+    }
+
     // After a failed write: says once that the store takes rows again, and imports what was only
     // spooled to output.log meanwhile.
     void afterStoreWrite() {
@@ -328,9 +342,15 @@ struct Supervisor::State {
             try {
                 // From the store's offset, not the router's: an import cut short by the store
                 // committed its first batches, and goes on after them.
-                const OutputImport done =
-                    importOutput(store, *record, store.outputOffset(runId).value_or(0), router->rawBytes());
-                notice("warn", "the store refused rows for a while; " + std::to_string(done.rows) +
+                // A bounded piece per turn of the loop, so that the heartbeat and the pipes are
+                // served meanwhile; the router spools on until the import has caught up.
+                const int64_t from = store.outputOffset(runId).value_or(0);
+                const int64_t to = std::min(router->rawBytes(), from + kImportPerTurn);
+                const OutputImport done = importOutput(store, *record, from, to);
+                spoolImported += done.rows;
+                if (done.to < router->rawBytes() && done.to > from)
+                    return;
+                notice("warn", "the store refused rows for a while; " + std::to_string(spoolImported) +
                                    " row(s) kept meanwhile in output.log only were imported from it");
             } catch (const StoreError&) {
                 throw;
@@ -338,6 +358,7 @@ struct Supervisor::State {
                 notice("error", "lines kept in output.log while the store refused rows could not be imported: " +
                                     std::string(e.what()));
             }
+            spoolImported = 0;
             router->resumeStoring();
         }
         if (storeErrorReported) {
@@ -498,6 +519,7 @@ struct Supervisor::State {
             if ((phase == StopPhase::Graceful || phase == StopPhase::Terminate) && Clock::now() >= deadline)
                 advanceStop(true);
             flushStore(false);
+            beat();
             reportProgress(false);
             if (Clock::now() - lastOutputFlush >= kOutputFlushEvery) {
                 router->flushRawLog();
@@ -573,7 +595,16 @@ struct Supervisor::State {
             return o;
         }
         o.state = RunState::Failed;
-        if (const std::optional<LauncherFailure>& f = router->failure())
+        const std::optional<LauncherFailure>& f = router->failure();
+        const bool rankReportedWhy = runEnd && runEnd->status == RunState::Failed && !runEnd->reason.empty();
+        if (rankReportedWhy &&
+            (!f || f->kind == LauncherFailure::Kind::ExitCode || f->kind == LauncherFailure::Kind::Abort)) {
+            // The ranks ended on an error they reported themselves (and exited or aborted after
+            // it): their words say what happened, the launcher's only how they left.
+            o.reason = runEnd->reason;
+            return o;
+        }
+        if (f)
             o.reason = f->describe(hostOfRank(f->rank));
         else if (clean)
             o.reason = "the ranks exited with code 0 without reporting the end of the run (no run_end event)";
@@ -609,9 +640,15 @@ struct Supervisor::State {
                 store.setBusyTimeout(kEndBusyTimeoutMs); // the first attempt is quick, to say so at once
             try {
                 writer->flush();
-                afterStoreWrite();
-                if (router && router->spooling())
-                    throw StoreError("the rows kept in output.log are not imported yet");
+                // The ranks are done: the spooled lines are imported all at once, piece by piece.
+                for (int64_t before = -1; router && router->spooling();) {
+                    const int64_t at = store.outputOffset(runId).value_or(0);
+                    if (at == before)
+                        throw StoreError("the import of the rows kept in output.log makes no progress at byte " +
+                                         std::to_string(at));
+                    before = at;
+                    afterStoreWrite();
+                }
                 writer->flush(); // what the import said
                 store.finishRun(runId, o.state, o.exitCode, o.reason);
                 break;
@@ -697,6 +734,7 @@ RunRecord Supervisor::run() {
             return s.finish({RunState::Stopped, std::nullopt,
                              "stopped on request (" + signalName(s.stopSignal) + ") before the launch"});
 
+        s.heartbeat.emplace(s.runDir.string());
         const int rc = s.launcher.start(s.plan.argv, s.plan.env);
         if (rc != 0) {
             const std::string& name = s.plan.argv.front();
@@ -712,6 +750,7 @@ RunRecord Supervisor::run() {
                              "): " + s.plan.commandLine());
         s.store.setBusyTimeout(kLiveBusyTimeoutMs);
         s.supervise();
+        s.heartbeat->finish();
         if (s.killedLeftovers > 0)
             s.notice("warn", "killed " + std::to_string(s.killedLeftovers) +
                                  " process(es) of the launch that outlived the launcher");
@@ -721,6 +760,8 @@ RunRecord Supervisor::run() {
     } catch (const std::exception& e) {
         // The run exists: it must not stay "running" with nobody watching it.
         s.launcher.killAll();
+        if (s.heartbeat)
+            s.heartbeat->finish();
         return s.finish({RunState::Failed, std::nullopt, std::string("supervisor error: ") + e.what()});
     }
 }

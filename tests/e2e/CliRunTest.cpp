@@ -146,7 +146,7 @@ TEST(CliRun, KilledRankFailsTheRunNamesTheRankAndLeavesNothingBehind) {
 
     const int64_t runId = waitForSteps(store, "victim", 3);
     ASSERT_GT(runId, 0) << sup.output();
-    const std::string runDir = tmp.path() + "/runs/" + std::to_string(runId);
+    const std::string runDir = store + ".runs/" + std::to_string(runId);
     pid_t victim = 0;
     for (pid_t pid : processesMatching(runDir))
         if (mpiRankOf(pid) == 1) victim = pid;
@@ -191,7 +191,7 @@ TEST(CliRun, StopCheckpointsAndResumeContinues) {
     ASSERT_FALSE(ckpts.empty());
     const int64_t stoppedAt = ckpts.back().step;
     EXPECT_GT(stoppedAt, 0);
-    EXPECT_TRUE(processesMatching(tmp.path() + "/runs/" + std::to_string(runId)).empty());
+    EXPECT_TRUE(processesMatching(store + ".runs/" + std::to_string(runId)).empty());
 
     // Resume in the background and stop again soon after: the new run starts at the checkpoint.
     BackgroundProcess resumed =

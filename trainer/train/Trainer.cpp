@@ -366,7 +366,7 @@ std::string Trainer::saveCheckpoint(int64_t nextStep) {
     } catch (const CheckpointError& e) {
         // Every rank has the same message (saveCheckpoint agrees on it), so every rank ends the run
         // alike; it gains what a resume would start from.
-        throw CheckpointError(std::string(e.what()) + "; " + resumePoint(dir, m_options.resumeFrom));
+        throw AgreedFailure(std::string(e.what()) + "; " + resumePoint(dir, m_options.resumeFrom), nextStep);
     }
     const double bytes = m_groups.world->allReduceScalar(static_cast<double>(saved.bytes), ReduceOp::Sum);
     if (m_groups.worldRank() == 0) {
@@ -580,7 +580,7 @@ void Trainer::stopOnNonFiniteGradient(int64_t step) {
     std::string kept, lost;
     try {
         kept = saveCheckpoint(step);
-    } catch (const CheckpointError& e) {
+    } catch (const AgreedFailure& e) {
         lost = e.what();
     }
     std::ostringstream message;
@@ -590,7 +590,8 @@ void Trainer::stopOnNonFiniteGradient(int64_t step) {
             << m_spec.train.lr << "; lower it or raise train.warmup) or labels outside the vocabulary. "
             << (lost.empty() ? "The weights before this step are in " + kept + "; resume from it with --resume once fixed."
                              : "The weights before this step could not be kept: " + lost);
-    throw std::runtime_error(message.str());
+    // The norm is reduced over every rank, so every rank is here with this message.
+    throw AgreedFailure(message.str(), step);
 }
 
 TrainResult Trainer::run() {

@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,18 @@ struct WorkerOptions {
 };
 
 // What one rank reports at the end.
+// A failure every rank reached together, with the same message (the ranks agreed on it through a
+// collective, as saveCheckpoint does): the run can end in order, every rank leaving MPI cleanly,
+// instead of one rank aborting the others. `step`: the steps done when it happened.
+class AgreedFailure : public std::runtime_error {
+public:
+    AgreedFailure(const std::string& what, int64_t step) : std::runtime_error(what), m_step(step) {}
+    int64_t step() const { return m_step; }
+
+private:
+    int64_t m_step;
+};
+
 struct TrainResult {
     std::string status;         // succeeded | stopped
     int64_t steps_done = 0;     // the next step that would run
