@@ -1,4 +1,5 @@
 #include "ui/MainWindow.h"
+#include "ui/widgets/FileDialogs.h"
 
 #include "ui/models/RunListModel.h"
 #include "ui/models/RunStoreThread.h"
@@ -16,7 +17,6 @@
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDir>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QKeySequence>
@@ -242,9 +242,8 @@ void MainWindow::openStore(const QString& path) {
 }
 
 void MainWindow::openStoreDialog() {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Open or create a store"), m_storePath,
-                                                      tr("Parallax stores (*.db);;All files (*)"), nullptr,
-                                                      QFileDialog::DontConfirmOverwrite);
+    const QString path = FileDialogs::saveFile(this, tr("Open or create a store"), m_storePath,
+                                                  tr("Parallax stores (*.db);;All files (*)"), false);
     if (!path.isEmpty()) openStore(path);
 }
 

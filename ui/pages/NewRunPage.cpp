@@ -1,4 +1,5 @@
 #include "ui/pages/NewRunPage.h"
+#include "ui/widgets/FileDialogs.h"
 
 #include "core/launch/LaunchPlan.h"
 #include "core/spec/ModelDims.h"
@@ -16,7 +17,6 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGridLayout>
@@ -541,10 +541,10 @@ void NewRunPage::browseDataPath() {
     const QString start = s.data.path.empty() ? q(defaultDataPath(s.data.kind)) : q(s.data.path);
     QString chosen;
     if (s.data.kind == "text") {
-        chosen = QFileDialog::getOpenFileName(this, tr("Text file"), start, tr("Text (*.txt);;All files (*)"));
+        chosen = FileDialogs::openFile(this, tr("Text file"), start, tr("Text (*.txt);;All files (*)"));
         if (chosen.isEmpty()) chosen = QString();
     } else {
-        chosen = QFileDialog::getExistingDirectory(this, tr("Data folder"), start);
+        chosen = FileDialogs::existingDirectory(this, tr("Data folder"), start);
     }
     if (!chosen.isEmpty()) m_model->setField(QStringLiteral("data.path"), chosen);
 }
@@ -873,7 +873,7 @@ bool NewRunPage::saveSpecFile(const QString& path, QString* error) {
 
 void NewRunPage::openSpecDialog() {
     const QString start = m_sourcePath.isEmpty() ? presetDirectories().value(0) : QFileInfo(m_sourcePath).absolutePath();
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open run spec"), start, tr("Run specs (*.toml);;All files (*)"));
+    const QString path = FileDialogs::openFile(this, tr("Open run spec"), start, tr("Run specs (*.toml);;All files (*)"));
     if (path.isEmpty()) return;
     QString error;
     if (!loadSpecFile(path, &error)) QMessageBox::warning(this, tr("Open run spec"), error);
@@ -882,7 +882,7 @@ void NewRunPage::openSpecDialog() {
 void NewRunPage::saveSpecDialog() {
     const QString start = m_sourcePath.isEmpty() ? QDir::home().filePath(q(m_model->spec().name) + QStringLiteral(".toml"))
                                                  : m_sourcePath;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save run spec"), start, tr("Run specs (*.toml)"));
+    const QString path = FileDialogs::saveFile(this, tr("Save run spec"), start, tr("Run specs (*.toml)"));
     if (path.isEmpty()) return;
     QString error;
     if (!saveSpecFile(path, &error)) QMessageBox::warning(this, tr("Save run spec"), error);

@@ -1,4 +1,5 @@
 #include "ui/pages/RunsPage.h"
+#include "ui/widgets/FileDialogs.h"
 
 #include "ui/models/RunFilterModel.h"
 #include "ui/models/RunLauncher.h"
@@ -11,7 +12,6 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -294,7 +294,7 @@ void RunsPage::exportMetricsDialog() {
     const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
     if (!r) return;
     const QString suggested = QDir::home().filePath(QStringLiteral("%1-%2-metrics.csv").arg(id).arg(QString::fromStdString(r->name)));
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export metrics"), suggested, tr("CSV (*.csv)"));
+    const QString path = FileDialogs::saveFile(this, tr("Export metrics"), suggested, tr("CSV (*.csv)"));
     if (!path.isEmpty()) exportMetrics(id, path);
 }
 
@@ -303,7 +303,7 @@ void RunsPage::exportSpecDialog() {
     const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
     if (!r) return;
     const QString suggested = QDir::home().filePath(QStringLiteral("%1.toml").arg(QString::fromStdString(r->name)));
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export spec"), suggested, tr("Run specs (*.toml)"));
+    const QString path = FileDialogs::saveFile(this, tr("Export spec"), suggested, tr("Run specs (*.toml)"));
     if (path.isEmpty()) return;
     QString error;
     if (exportSpec(id, path, &error)) emit statusMessage(tr("Wrote the spec of run #%1 to %2").arg(id).arg(path));
