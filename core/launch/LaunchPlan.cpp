@@ -31,6 +31,11 @@ void checkEnv(const RunSpec& spec) {
             throw std::invalid_argument("launch.env: \"" + name +
                                         "\" is not a valid environment variable name (letters, digits, _)");
     }
+    for (const std::string& name : spec.launch.forward_env) {
+        if (!isVariableName(name))
+            throw std::invalid_argument("launch.forward_env: \"" + name +
+                                        "\" is not a valid environment variable name (letters, digits, _)");
+    }
 }
 
 void appendWorker(std::vector<std::string>& argv, const LaunchContext& context) {
@@ -77,8 +82,11 @@ void setLocalNetworkDefaults(LaunchPlan& plan, const RunSpec& spec, const Launch
         plan.env["NCCL_SOCKET_IFNAME"] = "lo";
     const std::string library =
         context.loopback_library.empty() ? loopbackLibraryBesideThisExecutable() : context.loopback_library;
-    if (library.empty())
+    if (library.empty()) {
+        plan.warnings.push_back("libparallax-loopback.so is not beside this executable, so mpirun's listeners "
+                                "bind every address of this host, not loopback only; reinstall Parallax");
         return;
+    }
     std::string preload = library;
     const char* own = std::getenv("LD_PRELOAD");
     const std::string kept = context.preload ? *context.preload : std::string(own ? own : "");
@@ -87,12 +95,31 @@ void setLocalNetworkDefaults(LaunchPlan& plan, const RunSpec& spec, const Launch
     plan.env["LD_PRELOAD"] = preload;
 }
 
-// launch.env: the values go in the launcher's environment only, the names in `hidden`.
+// launch.env and launch.forward_env: the values go in the launcher's environment only, the names
+// in `hidden`. A forwarded variable comes from this process's environment.
 void setHiddenEnv(LaunchPlan& plan, const RunSpec& spec) {
     for (const auto& [name, value] : spec.launch.env) {
         plan.env[name] = value;
         plan.hidden.insert(name);
     }
+    for (const std::string& name : spec.launch.forward_env) {
+        const char* value = std::getenv(name.c_str());
+        if (!value)
+            throw std::invalid_argument("launch.forward_env: " + name +
+                                        " is not set in the environment this run is started from; export it "
+                                        "first (export " + name + "=...), or leave it out of launch.forward_env");
+        plan.env[name] = value;
+        plan.hidden.insert(name);
+    }
+}
+
+// The names mpirun passes on with -x NAME.
+std::vector<std::string> passedNames(const RunSpec& spec) {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : spec.launch.env)
+        names.push_back(name);
+    names.insert(names.end(), spec.launch.forward_env.begin(), spec.launch.forward_env.end());
+    return names;
 }
 
 int64_t threadsPerRank(const RunSpec& spec, int cores, int64_t ranksHere) {
@@ -170,7 +197,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
             a.insert(a.end(),
                      {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});
         // -x NAME: mpirun passes the value from its own environment on.
-        for (const auto& [name, value] : spec.launch.env)
+        for (const std::string& name : passedNames(spec))
             a.insert(a.end(), {"-x", name});
         a.insert(a.end(), spec.launch.mpirun_args.begin(), spec.launch.mpirun_args.end());
         appendWorker(a, context);

@@ -40,6 +40,9 @@ struct LaunchPlan {
     // environment on.
     std::set<std::string> hidden;
     LauncherFormat format = LauncherFormat::OpenMpi;
+    // What the plan could not arrange as it should, for the run's log (e.g. the loopback library
+    // is missing, so a local mpirun listens on every address).
+    std::vector<std::string> warnings;
 
     // The same command as one line a person can paste into a shell: VAR=value prefixes (NAME="$NAME"
     // for hidden names, so that it runs once they are exported), then the arguments, each quoted

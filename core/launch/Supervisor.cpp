@@ -725,6 +725,8 @@ RunRecord Supervisor::run() {
         s.writer->setOutputOffsetSource([&s] { return s.router->storedThrough(); });
         s.writer->setRetryAfter(kLiveRetryAfter);
         s.store.setLaunchCommand(s.runId, s.plan.commandLine());
+        for (const std::string& w : s.plan.warnings)
+            s.notice("warn", w);
         if (s.opt.on_created) {
             if (const std::optional<RunRecord> record = s.store.run(s.runId))
                 s.opt.on_created(*record);

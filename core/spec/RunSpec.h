@@ -75,7 +75,10 @@ struct LaunchSpec {
     std::vector<std::string> hosts;   // "node:slots" for target = hosts
     std::string bind = "none";        // none | core | socket
     std::vector<std::string> mpirun_args; // extra launcher arguments, passed verbatim as argv entries
-    std::map<std::string, std::string> env; // extra environment for every rank
+    std::map<std::string, std::string> env; // extra environment for every rank (kept in the spec)
+    // Variables passed to every rank from the environment of the supervisor (parallax-cli, or the
+    // console that starts it) by name: their values (tokens, keys) are kept nowhere.
+    std::vector<std::string> forward_env;
     // slurm
     std::string partition;
     std::string account;

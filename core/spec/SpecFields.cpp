@@ -83,6 +83,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"launch", "gpus_per_node", &l.gpus_per_node},
         {"launch", "threads_per_rank", &l.threads_per_rank},
         {"launch", "env", &l.env},
+        {"launch", "forward_env", &l.forward_env},
 
         {"telemetry", "device_sample_ms", &y.device_sample_ms},
         {"telemetry", "span_every", &y.span_every},

@@ -131,6 +131,16 @@ bool isEnvName(const std::string& name) {
     return true;
 }
 
+// A variable whose name says it holds a credential (HF_TOKEN, WANDB_API_KEY, AWS_SECRET_ACCESS_KEY).
+bool looksSecret(const std::string& name) {
+    std::string upper;
+    for (char c : name) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "CREDENTIAL",
+                             "PRIVATE_KEY"})
+        if (upper.find(word) != std::string::npos) return true;
+    return false;
+}
+
 class Checker {
 public:
     Checker(const RunSpec& spec, const MachineInfo* machine) : s(spec), m_machine(machine) {}
@@ -593,6 +603,21 @@ private:
                                         "starting with a digit");
             const std::string runs = environmentRunsCommands(name, value);
             if (!runs.empty()) warn("launch.env", "launch.env runs commands: launch.env." + tomlKey(name) + " " + runs);
+            if (looksSecret(name))
+                warn("launch.env", "launch.env." + tomlKey(name) +
+                                       " looks like a secret, and its value is kept with the run's spec (in the store "
+                                       "and the run folder); pass it from the environment instead: launch.forward_env "
+                                       "= [\"" + name + "\"]");
+        }
+        for (size_t i = 0; i < l.forward_env.size(); ++i) {
+            const std::string& name = l.forward_env[i];
+            if (!isEnvName(name))
+                error("launch.forward_env", "launch.forward_env[" + num(int64_t(i)) + "] = " + tomlString(name) +
+                                                " is not a valid environment variable name; use letters, digits and "
+                                                "'_', not starting with a digit");
+            else if (l.env.count(name))
+                error("launch.forward_env", "launch.forward_env names " + name +
+                                                ", which launch.env sets too; keep one of them");
         }
         bool argsOk = true;
         for (size_t i = 0; i < l.mpirun_args.size(); ++i) {

@@ -208,3 +208,48 @@ TEST(Exposure, ALocalRunListensOnLoopbackOnlyAndItsSecretIsOnNoCommandLineOrReco
                           << around(bytes, at);
     }
 }
+
+// A secret passed by name (launch.forward_env) from the environment the run is started from: the
+// ranks get it, and no byte of the store or of the run's folder holds it, the spec included.
+TEST(Exposure, AForwardedSecretIsKeptNowhere) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string specPath = tmp.path() + "/forwarded.toml";
+    std::random_device rd;
+    std::ostringstream secretText;
+    secretText << "fwd" << std::hex << rd() << rd() << "y";
+    const std::string secret = secretText.str();
+    ::setenv("PARALLAX_TEST_FORWARDED_TOKEN", secret.c_str(), 1);
+    std::ofstream(specPath) << longTinyGptSpec("forwarded", "[launch]\nforward_env = [\"PARALLAX_TEST_FORWARDED_TOKEN\"]\n");
+
+    const ProcessResult started = runProcess({cliExecutable(), "--store", store, "run", "--detach", specPath});
+    ::unsetenv("PARALLAX_TEST_FORWARDED_TOKEN");
+    ASSERT_EQ(started.exitCode, 0) << started.output;
+    const std::optional<RunRecord> run = waitForRun(
+        store, "forwarded", [](RunStore& db, const RunRecord& r) { return db.metrics(r.id).size() >= 2; },
+        std::chrono::seconds(120));
+    ASSERT_TRUE(run.has_value()) << "the run did not train";
+    const std::vector<pid_t> workers = runProcesses(run->run_dir, "parallax-worker");
+    ASSERT_EQ(workers.size(), 2u);
+    for (pid_t pid : workers)
+        EXPECT_NE(procFile(pid, "environ").find("PARALLAX_TEST_FORWARDED_TOKEN=" + secret + '\0'), std::string::npos)
+            << "rank pid " << pid << " did not get the forwarded variable";
+    const ProcessResult stop = runProcess({cliExecutable(), "--store", store, "stop", "forwarded", "--wait"});
+    ASSERT_EQ(stop.exitCode, 3) << stop.output;
+    EXPECT_TRUE(waitUntil([&] { return processesMatching(run->run_dir).empty(); }, std::chrono::seconds(20)));
+
+    std::vector<std::string> files = {store, store + "-wal", store + ".logindex", store + ".logindex-wal"};
+    for (const std::string& name : listDirectory(run->run_dir))
+        if (isRegularFile(joinPath(run->run_dir, name))) files.push_back(joinPath(run->run_dir, name));
+    for (const std::string& file : files) {
+        const std::string bytes = readBytes(file);
+        const size_t at = bytes.find(secret);
+        EXPECT_EQ(at, std::string::npos) << file << " holds the forwarded value: " << around(bytes, at);
+    }
+    EXPECT_NE(RunStore(store).run(run->id)->launch_command.find("-x PARALLAX_TEST_FORWARDED_TOKEN"), std::string::npos);
+
+    // Not exported: the run does not start, and says which variable to export.
+    const ProcessResult missing = runProcess({cliExecutable(), "--store", store, "run", specPath});
+    EXPECT_EQ(missing.exitCode, 2) << missing.output;
+    EXPECT_NE(missing.output.find("PARALLAX_TEST_FORWARDED_TOKEN is not set"), std::string::npos) << missing.output;
+}

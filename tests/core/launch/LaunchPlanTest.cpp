@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 using namespace parallax;
@@ -100,6 +101,27 @@ TEST(LaunchPlan, LaunchEnvValuesAreOnNoCommandLine) {
     EXPECT_EQ(p.hidden, (std::set<std::string>{"OMPI_MCA_btl", "OMP_NUM_THREADS", "WANDB_API_KEY"}));
 }
 
+TEST(LaunchPlan, ForwardedVariablesComeFromThisEnvironmentByName) {
+    RunSpec s = spec(2);
+    s.launch.forward_env = {"PARALLAX_PLAN_TEST_TOKEN"};
+    ::unsetenv("PARALLAX_PLAN_TEST_TOKEN");
+    try {
+        makeLaunchPlan(s, context(8, false));
+        ADD_FAILURE() << "a variable that is not set was forwarded";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("launch.forward_env: PARALLAX_PLAN_TEST_TOKEN is not set"),
+                  std::string::npos)
+            << e.what();
+    }
+    ::setenv("PARALLAX_PLAN_TEST_TOKEN", "from-the-shell", 1);
+    const LaunchPlan p = makeLaunchPlan(s, context(8, false));
+    ::unsetenv("PARALLAX_PLAN_TEST_TOKEN");
+    EXPECT_EQ(p.env.at("PARALLAX_PLAN_TEST_TOKEN"), "from-the-shell");
+    EXPECT_TRUE(p.hidden.count("PARALLAX_PLAN_TEST_TOKEN"));
+    EXPECT_NE(p.commandLine().find(" -x PARALLAX_PLAN_TEST_TOKEN "), std::string::npos) << p.commandLine();
+    EXPECT_EQ(p.commandLine().find("from-the-shell"), std::string::npos) << p.commandLine();
+}
+
 TEST(LaunchPlan, LocalRunsListenOnLoopbackOnly) {
     RunSpec s = spec(2);
     s.launch.device = "cuda";
@@ -116,6 +138,9 @@ TEST(LaunchPlan, LocalRunsListenOnLoopbackOnly) {
     const LaunchPlan p2 = makeLaunchPlan(s, bare);
     EXPECT_EQ(p2.env.count("LD_PRELOAD"), 0u);
     EXPECT_EQ(p2.env.at("OMPI_MCA_btl"), "self,vader");
+    ASSERT_EQ(p2.warnings.size(), 1u); // said, for the run's log
+    EXPECT_NE(p2.warnings[0].find("libparallax-loopback.so is not beside"), std::string::npos) << p2.warnings[0];
+    EXPECT_TRUE(p.warnings.empty());
 
     // Hosts need the network: none of it there.
     s.launch.target = "hosts";

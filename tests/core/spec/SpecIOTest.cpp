@@ -106,6 +106,7 @@ RunSpec fullSpec() {
     l.bind = "socket";
     l.mpirun_args = {"--mca", "btl ^openib", "quote\" back\\slash\nnewline\ttab"};
     l.env = {{"NCCL_DEBUG", "INFO"}, {"OMP_NUM_THREADS", "4"}, {"weird.key name", "value = \"x\""}};
+    l.forward_env = {"HF_TOKEN", "WANDB_API_KEY"};
     l.partition = "gpu";
     l.account = "proj-42";
     l.time_limit = "1-12:00:00";
