@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
   zlib1g-dev dataset-fashion-mnist xvfb xauth procps python3
+  openssh-server openssh-client iproute2
 )
 
 missing=()
@@ -28,5 +29,14 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
+# openssh-server's install scripts start sshd on the machine's own port 22; the tests' hosts start
+# sshd of their own. A policy-rc.d that exits 101 keeps package scripts from starting services
+# (where the machine has none of its own, one is put there for the install and removed after).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  trap '$sudo rm -f "$policy"' EXIT
+fi
 $sudo apt-get update
 $sudo apt-get install -y --no-install-recommends "${missing[@]}"
