@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +99,9 @@ TEST(TestHosts, EachHostAnswersSshUnderItsOwnNameAndAddress) {
         EXPECT_TRUE(contains(addresses.output, "inet " + hosts.address(i) + "/24")) << addresses.output;
         EXPECT_EQ(std::count(addresses.output.begin(), addresses.output.end(), '\n'), 2) << addresses.output;
         EXPECT_TRUE(anyCommand(hosts.processes(i), "sshd")) << commands(hosts.processes(i));
+        // Its name resolves here, from /etc/hosts, for programs that look names up (mpirun does).
+        const ProcessResult lookup = runProcess({"getent", "ahostsv4", hosts.name(i)});
+        EXPECT_EQ(lookup.output.substr(0, lookup.output.find(' ')), hosts.address(i)) << lookup.output;
     }
     // Host a reaches host b by name through the shared ssh config, as mpirun's daemons do when
     // they start each other.
@@ -108,6 +112,27 @@ TEST(TestHosts, EachHostAnswersSshUnderItsOwnNameAndAddress) {
     // Arguments arrive as they were given, one each, nothing expanded by the remote shell.
     const ProcessResult args = hosts.run(1, {"printf", "[%s]", "a b", "$HOME", "it's", "*"});
     EXPECT_EQ(args.output, "[a b][$HOME][it's][*]");
+}
+
+TEST(TestHosts, MpirunStartsRanksOnEveryHost) {
+    SKIP_WITHOUT_TEST_HOSTS();
+    TestHosts hosts(2);
+    std::vector<std::string> argv = {"mpirun", "-np", "4", "--host", hosts.name(0) + ":2," + hosts.name(1) + ":2"};
+    const std::vector<std::string> mca = hosts.mpirunArgs();
+    argv.insert(argv.end(), mca.begin(), mca.end());
+    argv.insert(argv.end(), {"cat", "/proc/sys/kernel/hostname"});
+    const ProcessResult r = runProcess(argv);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    std::multiset<std::string> names;
+    std::istringstream lines(r.output);
+    std::string line;
+    while (std::getline(lines, line))
+        names.insert(line);
+    EXPECT_EQ(names, (std::multiset<std::string>{hosts.name(0), hosts.name(0), hosts.name(1), hosts.name(1)}))
+        << r.output;
+    for (int i = 0; i < 2; ++i)
+        EXPECT_TRUE(waitUntil([&] { return hosts.processes(i).size() == 1; }, std::chrono::seconds(10)))
+            << "the daemons end with mpirun:\n" << commands(hosts.processes(i));
 }
 
 TEST(TestHosts, StoppedSshdRefusesAtOnceAndStartsAgain) {

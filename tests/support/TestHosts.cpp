@@ -1,5 +1,6 @@
 #include "tests/support/TestHosts.h"
 
+#include "core/util/FileWriter.h"
 #include "core/util/Files.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <netinet/in.h>
 #include <optional>
 #include <poll.h>
@@ -20,6 +22,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <sys/mount.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,6 +42,13 @@ constexpr const char* kPrefix = "pxt";
 constexpr const char* kFolderParent = "/tmp";
 constexpr const char* kFolderPrefix = "parallax-hosts-";
 constexpr const char* kSshd = "/usr/sbin/sshd";
+// mpirun looks every host name up (getaddrinfo) although ssh reaches them by the ssh config's
+// addresses; without entries here each lookup would go to the machine's DNS resolver. Each line
+// this fixture adds ends with the marker and the fixture's base name.
+constexpr const char* kHostsFile = "/etc/hosts";
+constexpr const char* kHostsMarker = "# parallax-test-hosts ";
+// The new /etc/hosts is written to /etc/<this><base-like name> first.
+constexpr const char* kHostsTemporaryPrefix = ".hosts.";
 
 std::atomic<unsigned> g_sequence{0};
 
@@ -112,7 +122,7 @@ std::optional<pid_t> creatorOf(const std::string& name) {
     size_t end = at;
     while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])))
         ++end;
-    if (end == at || end >= name.size() || name[end] != 's')
+    if (end == at || end - at > 9 || end >= name.size() || name[end] != 's')
         return std::nullopt;
     return static_cast<pid_t>(std::stol(name.substr(at, end - at)));
 }
@@ -180,7 +190,80 @@ std::vector<std::string> linkNames() {
     return out;
 }
 
-// What fixtures of dead processes left: their sessions' processes, namespaces, links and folders.
+// The fixture base name a line of /etc/hosts was added for, or "" for the machine's own lines.
+std::string hostsLineOwner(const std::string& line) {
+    const size_t at = line.find(kHostsMarker);
+    if (at == std::string::npos)
+        return "";
+    std::string owner = line.substr(at + std::strlen(kHostsMarker));
+    while (!owner.empty() && std::isspace(static_cast<unsigned char>(owner.back())))
+        owner.pop_back();
+    return owner;
+}
+
+// Writes `text` to `path` (created or truncated), checking every call.
+void writeChecked(const std::string& path, const std::string& text) {
+    FileWriter out(path);
+    out.write(text.data(), text.size());
+    if (!out.finish())
+        throw std::runtime_error("test hosts: " + out.describe(path));
+}
+
+// Replaces /etc/hosts with edit(its text). Fixtures of other test binaries edit it too: the lock
+// is on the folder /etc (flock works on a folder, and the file's own inode changes with every
+// rename). The new text is renamed over the file, so that a program reading it at that moment
+// sees the old lines or the new ones, never half; where /etc/hosts is a mount of its own (a
+// container's), it is rewritten in place instead.
+void editHostsFile(const std::function<std::string(const std::string&)>& edit) {
+    const int lock = ::open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+        const int err = errno;
+        if (lock >= 0) ::close(lock);
+        throw std::runtime_error("test hosts: cannot lock /etc to edit " + std::string(kHostsFile) + ": " +
+                                 errnoText(err));
+    }
+    struct Unlock {
+        int fd;
+        ~Unlock() { ::close(fd); }
+    } unlock{lock};
+    const std::string before = readFile(kHostsFile);
+    const std::string after = edit(before);
+    if (after == before)
+        return;
+    struct stat st{};
+    if (::stat(kHostsFile, &st) != 0)
+        throw std::runtime_error(std::string("test hosts: cannot stat ") + kHostsFile + ": " + errnoText(errno));
+    // Named like the fixtures' other things, so that one left by a process killed right here goes
+    // with them.
+    const std::string temporary =
+        std::string("/etc/") + kHostsTemporaryPrefix + kPrefix + std::to_string(::getpid()) + "s";
+    try {
+        writeChecked(temporary, after);
+        if (::chown(temporary.c_str(), st.st_uid, st.st_gid) == 0 && ::chmod(temporary.c_str(), st.st_mode & 07777) == 0 &&
+            ::rename(temporary.c_str(), kHostsFile) == 0)
+            return;
+    } catch (const std::runtime_error&) {
+        // /etc not writable beside the file: in place, below.
+    }
+    ::unlink(temporary.c_str());
+    writeChecked(kHostsFile, after);
+}
+
+// The text without the lines added for fixtures `drop` says yes to.
+std::string withoutLinesOf(const std::string& text, const std::function<bool(const std::string&)>& drop) {
+    std::string out;
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const std::string owner = hostsLineOwner(line);
+        if (owner.empty() || !drop(owner))
+            out += line + "\n";
+    }
+    return out;
+}
+
+// What fixtures of dead processes left: their sessions' processes, namespaces, links, folders and
+// /etc/hosts lines.
 void removeLeftovers() {
     for (const std::string& ns : namespaceNames()) {
         if (!leftoverOfDeadProcess(ns))
@@ -198,6 +281,15 @@ void removeLeftovers() {
     } catch (const FileError&) {
         // A folder another process is removing at the same time.
     }
+    try {
+        const std::string prefix = kHostsTemporaryPrefix;
+        for (const std::string& entry : listDirectory("/etc"))
+            if (entry.rfind(prefix, 0) == 0 && leftoverOfDeadProcess(entry.substr(prefix.size())))
+                ::unlink(("/etc/" + entry).c_str());
+    } catch (const FileError&) {
+        // /etc unreadable: nothing of ours there either.
+    }
+    editHostsFile([](const std::string& text) { return withoutLinesOf(text, leftoverOfDeadProcess); });
 }
 
 struct Ipv4Net {
@@ -239,6 +331,16 @@ std::vector<Ipv4Net> networksInUse() {
             if (const std::optional<Ipv4Net> net = parseNet(token))
                 out.push_back(*net);
     }
+    // The DNS resolver may sit in 10.0.0.0/8 behind the default route, in no route of its own.
+    try {
+        std::istringstream in(readFile("/etc/resolv.conf"));
+        std::string token;
+        while (in >> token)
+            if (const std::optional<Ipv4Net> net = parseNet(token))
+                out.push_back(*net);
+    } catch (const FileError&) {
+        // No resolv.conf: no resolver to keep clear of.
+    }
     return out;
 }
 
@@ -254,6 +356,7 @@ std::string mac(pid_t pid, unsigned sequence, unsigned interface) {
     return text;
 }
 
+// Whether this machine routes packets between its interfaces (net.ipv4.ip_forward).
 bool forwardsPackets() {
     try {
         return readFile("/proc/sys/net/ipv4/ip_forward").rfind("0", 0) != 0;
@@ -283,20 +386,18 @@ bool acceptsConnections(const std::string& address, int port) {
 
 // Writes "test host: <step>: errno <n>" to stderr with async-signal-safe calls only (after fork).
 void reportChildFailure(const char* step) {
-    char digits[16];
-    int n = errno, len = 0;
-    char reversed[16];
+    char digits[12];
+    size_t at = sizeof digits;
+    int n = errno;
     do {
-        reversed[len++] = static_cast<char>('0' + n % 10);
+        digits[--at] = static_cast<char>('0' + n % 10);
         n /= 10;
-    } while (n > 0 && len < 15);
-    for (int i = 0; i < len; ++i)
-        digits[i] = reversed[len - 1 - i];
+    } while (n > 0 && at > 0);
     const char* head = "test host: ";
     ssize_t ignored = ::write(2, head, std::strlen(head));
     ignored = ::write(2, step, std::strlen(step));
     ignored = ::write(2, ": errno ", 8);
-    ignored = ::write(2, digits, static_cast<size_t>(len));
+    ignored = ::write(2, digits + at, sizeof digits - at);
     ignored = ::write(2, "\n", 1);
     (void)ignored;
 }
@@ -465,6 +566,15 @@ void TestHosts::setUp(int count) {
     chooseSubnet();
     writeKeysAndConfigs();
     makeNetwork();
+    m_addedHostsLines = true;
+    editHostsFile([this](const std::string& text) {
+        std::string out = text;
+        if (!out.empty() && out.back() != '\n')
+            out += "\n";
+        for (size_t i = 0; i < m_hosts.size(); ++i)
+            out += address(static_cast<int>(i)) + "\t" + m_hosts[i].name + "\t" + kHostsMarker + m_base + "\n";
+        return out;
+    });
     // sshd needs its privilege-separation folder; the package makes it only at boot (tmpfiles).
     ::mkdir("/run/sshd", 0755);
     for (int i = 0; i < count; ++i)
@@ -698,40 +808,54 @@ void TestHosts::delay(int i, int ms) {
 }
 
 void TestHosts::tearDown() noexcept {
-    try {
-        for (Host& h : m_hosts)
-            if (h.sshd != 0)
-                ::kill(h.sshd, SIGKILL);
-        for (const Host& h : m_hosts)
-            if (h.madeNamespace)
-                killNamespace(h.name);
-        for (Host& h : m_hosts) {
-            if (h.sshd != 0) {
-                int status = 0;
-                ::waitpid(h.sshd, &status, 0);
-                h.sshd = 0;
-            }
+    // Each step on its own: one that fails leaves the others to do.
+    auto attempt = [this](const char* what, const std::function<void()>& step) {
+        try {
+            step();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "test hosts %s: teardown: %s: %s\n", m_base.c_str(), what, e.what());
         }
-        // The veths first: deleting one removes both ends at once, where a deleted namespace's
-        // end goes only when the kernel gets round to freeing that namespace.
-        const std::string& ip = program("ip");
+    };
+    for (Host& h : m_hosts)
+        if (h.sshd != 0)
+            ::kill(h.sshd, SIGKILL);
+    for (const Host& h : m_hosts)
+        if (h.madeNamespace)
+            attempt("killing what runs there", [&] { killNamespace(h.name); });
+    for (Host& h : m_hosts) {
+        if (h.sshd != 0) {
+            int status = 0;
+            ::waitpid(h.sshd, &status, 0);
+            h.sshd = 0;
+        }
+    }
+    const std::string& ip = program("ip");
+    // The veths first: deleting one removes both ends at once, where a deleted namespace's end
+    // goes only when the kernel gets round to freeing that namespace.
+    attempt("removing the veths", [&] {
         const std::vector<std::string> links = linkNames();
         for (Host& h : m_hosts)
             if (h.madeVeth && std::find(links.begin(), links.end(), h.veth) != links.end())
                 quietly({ip, "link", "del", h.veth});
-        for (Host& h : m_hosts)
-            if (h.madeNamespace)
-                quietly({ip, "netns", "del", h.name});
-        if (m_madeBridge)
-            quietly({ip, "link", "del", m_bridge});
-        if (m_madeFolder)
-            removeAll(m_folder);
-        for (Host& h : m_hosts)
-            h.madeNamespace = h.madeVeth = false;
-        m_madeBridge = m_madeFolder = false;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "test hosts %s: teardown: %s\n", m_base.c_str(), e.what());
+    });
+    for (Host& h : m_hosts) {
+        if (h.madeNamespace)
+            quietly({ip, "netns", "del", h.name});
+        h.madeNamespace = h.madeVeth = false;
     }
+    if (m_madeBridge)
+        quietly({ip, "link", "del", m_bridge});
+    m_madeBridge = false;
+    if (m_addedHostsLines)
+        attempt("removing its /etc/hosts lines", [this] {
+            editHostsFile([this](const std::string& text) {
+                return withoutLinesOf(text, [this](const std::string& owner) { return owner == m_base; });
+            });
+        });
+    m_addedHostsLines = false;
+    if (m_madeFolder)
+        attempt("removing its folder", [this] { removeAll(m_folder); });
+    m_madeFolder = false;
 }
 
 const TestHosts::Host& TestHosts::host(int i) const {
@@ -766,11 +890,13 @@ std::string TestHosts::inSubnet(int host) const {
 }
 
 std::vector<std::string> TestHosts::mpirunArgs() const {
-    // plm_rsh_args: ssh reads this fixture's config (addresses, key, no host-key prompts).
-    // oob_tcp_if_include: mpirun offers the daemons only its bridge address; without it the daemons
-    //   reach it through their default route at this machine's other addresses.
-    // btl_tcp_if_include: the ranks' TCP transport on the hosts' eth0 by subnet (the interface's
-    //   name differs between this machine, the bridge, and the hosts, eth0).
+    // plm_rsh_args: ssh reads this fixture's config (addresses, key, no host-key prompts); mpirun
+    //   passes it on to the daemons, which start each other the same way.
+    // oob_tcp_if_include: mpirun offers the daemons only its bridge address; without it they
+    //   connect back to it at this machine's other addresses, through their default route.
+    // btl_tcp_if_include: the ranks' TCP transport on the bridge. The hosts have only eth0 and
+    //   loopback, so this changes nothing here, but it is what a cluster with more networks needs;
+    //   by subnet, since the interface is called differently on each side.
     return {"--mca", "plm_rsh_args", "-F " + m_sshConfig, "--mca", "oob_tcp_if_include", subnet(),
             "--mca", "btl_tcp_if_include", subnet()};
 }

@@ -4,8 +4,9 @@
 // bridge, a hostname of its own (a UTS namespace) and an sshd that lets root in with a generated key.
 // The filesystem is shared by all of them, as on a cluster with NFS: the same path names the same
 // file on every host. Nothing here touches root's ~/.ssh or /etc/ssh, and no traffic leaves the
-// bridge: the fixture's ssh config names every host by its address, and mpirunArgs() keeps
-// Open MPI's out-of-band and TCP traffic on the bridge's subnet.
+// bridge: the fixture's ssh config names every host by its address, /etc/hosts has a line for each
+// (removed at teardown) so that name lookups stay on this machine, and mpirunArgs() keeps Open
+// MPI's out-of-band and TCP traffic on the bridge's subnet.
 
 #include "tests/support/Process.h"
 
@@ -105,6 +106,7 @@ private:
     unsigned m_net = 0;     // the subnet is 10.(m_net >> 8).(m_net & 255).0/24
     bool m_madeBridge = false;
     bool m_madeFolder = false;
+    bool m_addedHostsLines = false;
     std::vector<Host> m_hosts;
     std::vector<std::string> m_names;
 };
