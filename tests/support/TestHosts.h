@@ -27,8 +27,8 @@ public:
     // Makes `count` hosts (1 to 26); throws std::runtime_error naming the step that failed, after
     // removing what it had made. Also removes what fixtures of processes that died left behind.
     explicit TestHosts(int count);
-    // Kills every process in the hosts' namespaces and removes the namespaces, veths, the bridge
-    // and the folder.
+    // Kills every process in the hosts' namespaces and removes the namespaces, veths, the bridge,
+    // the /etc/hosts lines and the folder.
     ~TestHosts();
     TestHosts(const TestHosts&) = delete;
     TestHosts& operator=(const TestHosts&) = delete;
