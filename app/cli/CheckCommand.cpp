@@ -3,6 +3,9 @@
 #include "app/cli/Format.h"
 #include "app/cli/WorkerLocator.h"
 #include "core/launch/LaunchPlan.h"
+#include "core/launch/Preflight.h"
+#include "core/launch/RunFolders.h"
+#include "core/spec/ClusterProfile.h"
 #include "core/spec/Estimates.h"
 #include "core/spec/MachineInfo.h"
 #include "core/spec/SpecIO.h"
@@ -29,6 +32,31 @@ void memoryRows(const MemoryEstimate& m, const char* indent) {
                                                     {"buffers", m.buffers}};
     for (const auto& [name, bytes] : parts)
         std::printf("  %s%-*s %s\n", indent, 16 - static_cast<int>(std::strlen(indent)), name, formatBytes(bytes).c_str());
+}
+
+// Preflight of every host, one line each; returns the number of problems.
+size_t checkHostsOverSsh(const ClusterProfile& cluster, const std::string& worker, const std::string& runsRoot,
+                         const RunSpec& spec) {
+    std::cout << "\nhosts (" << cluster.source << "), checked over ssh:" << std::endl;
+    std::error_code ec;
+    fs::create_directories(runsRoot, ec); // the folder the hosts must share
+    PreflightOptions o;
+    o.local_worker = worker;
+    o.shared_folder = runsRoot;
+    o.processes = spec.processCount();
+    const std::vector<HostCheck> checks = preflight(cluster, o);
+    for (const HostCheck& h : checks) {
+        if (h.reachable)
+            std::printf("  %-16s %s, %lld cores, %d ms, %s\n", h.host.c_str(), h.hostname.c_str(),
+                        static_cast<long long>(h.cores), static_cast<int>(h.latency_ms), h.worker_version.c_str());
+        else
+            std::printf("  %-16s not reachable\n", h.host.c_str());
+        for (const std::string& n : h.notes) std::printf("    note: %s\n", n.c_str());
+    }
+    const std::vector<std::string> problems = preflightProblems(checks);
+    for (const std::string& p : problems) std::printf("  problem: %s\n", p.c_str());
+    if (problems.empty()) std::cout << "  every host is ready" << std::endl;
+    return problems.size();
 }
 
 } // namespace
@@ -83,12 +111,20 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
         LaunchContext c;
         c.worker = expectedWorkerPath();
         c.spec_path = fs::absolute(specPath).string();
-        c.run_dir = (fs::absolute(fs::path(storePath)).parent_path() / "runs" / "<id>").string();
+        c.run_dir = (fs::path(RunFolders::rootFor(fs::absolute(storePath).string())) / "<id>").string();
         try {
+            if (spec.launch.target == "hosts") {
+                c.cluster = resolveHosts(spec);
+                if (checkHostsOverSsh(*c.cluster, c.worker, fs::path(c.run_dir).parent_path().string(), spec) != 0)
+                    return ExitCode::Error;
+            }
             const LaunchPlan plan = makeLaunchPlan(spec, c);
             std::cout << "\nlaunch command (the run gets a folder of its own and a copy of the spec):\n  "
                       << plan.commandLine() << std::endl;
         } catch (const std::invalid_argument& e) {
+            std::cout << "\ncannot launch: " << e.what() << std::endl;
+            return ExitCode::Usage;
+        } catch (const SpecError& e) {
             std::cout << "\ncannot launch: " << e.what() << std::endl;
             return ExitCode::Usage;
         }

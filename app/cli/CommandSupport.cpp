@@ -3,6 +3,7 @@
 #include "core/launch/ProcessTable.h"
 #include "core/util/HostName.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,6 +36,16 @@ int exitCodeForState(const std::string& state) {
     if (state == RunState::Stopped)
         return ExitCode::RunStopped;
     return ExitCode::RunFailed;
+}
+
+void detachIntoOwnSession() {
+    setsid();
+    const int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+    }
 }
 
 } // namespace parallax

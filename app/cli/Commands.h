@@ -49,6 +49,12 @@ int stopCommand(const std::string& storePath, const std::string& run, bool wait)
 
 int checkCommand(const std::string& storePath, const std::string& spec);
 
+// Ends the processes of runs left on hosts that could not be reached when the runs ended
+// (RunStore::pendingCleanups), trying again every few seconds for `waitSeconds`.
+int cleanupCommand(const std::string& storePath, double waitSeconds);
+// The same in a detached process of its own, for an hour at most.
+void startBackgroundCleanup(const std::string& storePath);
+
 // Imports the rows of RUN that its output.log holds past what the store has (OutputImport.h).
 int importCommand(const std::string& storePath, const std::string& run);
 
@@ -57,6 +63,8 @@ RunRecord requireRun(const RunStore& store, const std::string& idOrName);
 std::string thisHost();
 bool pidAlive(int64_t pid);
 int exitCodeForState(const std::string& state);
+// In a child after fork(): a session of its own, stdin/stdout/stderr on /dev/null (async-signal-safe).
+void detachIntoOwnSession();
 // Marks this host's runs whose supervisor died as lost, so that they do not read "running"; a
 // store this user may only read is left as it is.
 void markLostRunsIfWritable(RunStore& store);

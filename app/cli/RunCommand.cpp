@@ -3,6 +3,7 @@
 #include "app/cli/Format.h"
 #include "app/cli/ProgressPrinter.h"
 #include "app/cli/WorkerLocator.h"
+#include "core/launch/Preflight.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/Supervisor.h"
 #include "core/spec/SpecIO.h"
@@ -84,13 +85,7 @@ int detach(const std::string& storePath, const RunCommandOptions& o) {
     if (pid < 0)
         throw CliError(std::string("cannot fork: ") + std::strerror(errno));
     if (pid == 0) {
-        setsid();
-        const int devnull = ::open("/dev/null", O_RDWR);
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            dup2(devnull, 1);
-            dup2(devnull, 2);
-        }
+        detachIntoOwnSession();
         fcntl(fds[1], F_SETFD, 0); // the notify pipe survives exec
         execv(argv[0], argv.data());
         const std::string msg = "error 4 cannot start " + args[0] + ": " + std::strerror(errno) + "\n";
@@ -149,6 +144,7 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
             progress.notice(level, message);
         };
         options.on_rank_warning = options.on_notice;
+        options.on_pending_cleanup = [storePath] { startBackgroundCleanup(storePath); };
         options.on_created = [&](const RunRecord& r) {
             if (notifyFd >= 0) {
                 // Detached: from here on this process's output goes to the run's folder.
@@ -181,6 +177,9 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
         return exitCodeForState(r.state);
     } catch (const SpecRejected& e) {
         notifyError(notifyFd, ExitCode::Usage, "the spec has errors:\n" + std::string(e.what()));
+        throw;
+    } catch (const PreflightFailed& e) {
+        notifyError(notifyFd, ExitCode::Error, "the hosts are not ready; nothing was started:\n" + std::string(e.what()));
         throw;
     } catch (const SpecError& e) {
         notifyError(notifyFd, ExitCode::Usage, e.what());

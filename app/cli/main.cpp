@@ -1,8 +1,10 @@
 // parallax-cli: runs and supervises training runs, and reads the run store.
 #include "app/cli/CliError.h"
 #include "app/cli/Commands.h"
+#include "core/launch/Preflight.h"
 #include "core/launch/SpecRejected.h"
 #include "core/spec/SpecIO.h"
+#include "core/util/BuildId.h"
 
 #include <CLI/CLI.hpp>
 
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
 
     CLI::App app{"Parallax: launch, supervise and inspect distributed training runs", "parallax-cli"};
     app.footer(kFooter);
+    app.set_version_flag("--version", versionLine("parallax-cli"));
     app.require_subcommand(1);
     app.fallthrough();
     std::string store = RunStore::defaultPath();
@@ -110,6 +113,12 @@ int main(int argc, char** argv) {
         "import", "Bring into the store the rows of RUN that only its output.log holds (its supervisor ended early)");
     import->add_option("run", importRun, "RUN")->required();
 
+    double cleanupWait = 0;
+    CLI::App* cleanup = app.add_subcommand(
+        "cleanup", "End the processes of runs left on hosts that could not be reached when the runs ended");
+    cleanup->add_option("--wait", cleanupWait, "Keep trying for this many seconds while a host does not answer")
+        ->check(CLI::NonNegativeNumber);
+
     std::string checkSpec;
     CLI::App* check =
         app.add_subcommand("check", "Validate a spec; print its problems, estimates and the launch command");
@@ -149,6 +158,8 @@ int main(int argc, char** argv) {
             return reportCommand(store, reportRun, reportFrom);
         if (*stop)
             return stopCommand(store, stopRun, stopWait);
+        if (*cleanup)
+            return cleanupCommand(store, cleanupWait);
         if (*import)
             return importCommand(store, importRun);
         if (*check)
@@ -156,6 +167,9 @@ int main(int argc, char** argv) {
     } catch (const SpecRejected& e) {
         std::cerr << "parallax-cli: the spec has errors; nothing was started:\n" << e.what() << std::endl;
         return ExitCode::Usage;
+    } catch (const PreflightFailed& e) {
+        std::cerr << "parallax-cli: the hosts are not ready; nothing was started:\n" << e.what() << std::endl;
+        return ExitCode::Error;
     } catch (const SpecError& e) {
         std::cerr << "parallax-cli: " << e.what() << std::endl;
         return ExitCode::Usage;

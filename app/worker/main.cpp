@@ -10,6 +10,7 @@
 
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
+#include "core/util/BuildId.h"
 #include "core/util/HostName.h"
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/train/StopRequest.h"
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
     std::string specPath;
     WorkerOptions options;
     int threads = 0;
+    // Compared over ssh with the local worker's before a run on hosts starts (core/launch/Preflight).
+    app.set_version_flag("--version", versionLine("parallax-worker"));
     app.add_option("--spec", specPath, "Run spec (TOML)")->required();
     app.add_option("--run-dir", options.runDir, "Folder of the run (checkpoints/ goes there)")->required();
     app.add_option("--resume", options.resumeFrom, "Checkpoint folder, or a checkpoints folder (latest valid)");

@@ -1,5 +1,7 @@
 #include "core/launch/LaunchPlan.h"
 
+#include "core/launch/Ssh.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,7 +41,11 @@ void checkEnv(const RunSpec& spec) {
 }
 
 void appendWorker(std::vector<std::string>& argv, const LaunchContext& context) {
-    argv.push_back(context.worker.empty() ? std::string("parallax-worker") : context.worker);
+    // On hosts, the worker's path there (a cluster profile's worker), else the same path as here.
+    if (context.cluster && !context.cluster->worker.empty())
+        argv.push_back(context.cluster->worker);
+    else
+        argv.push_back(context.worker.empty() ? std::string("parallax-worker") : context.worker);
     argv.insert(argv.end(), {"--spec", context.spec_path, "--run-dir", context.run_dir});
     if (!context.resume_dir.empty())
         argv.insert(argv.end(), {"--resume", context.resume_dir});
@@ -122,6 +128,30 @@ std::vector<std::string> passedNames(const RunSpec& spec) {
     return names;
 }
 
+// The variables a cluster profile sets for every rank, passed by mpirun -x NAME.
+std::vector<std::string> clusterEnvNames(const LaunchContext& context) {
+    std::vector<std::string> names;
+    if (context.cluster)
+        for (const auto& [name, value] : context.cluster->env) names.push_back(name);
+    return names;
+}
+
+// A cluster profile's settings, in mpirun's environment (so that launch.mpirun_args still
+// override them): its Open MPI parameters, how ssh reaches the hosts (plm_rsh_args), and the
+// variables of its [env].
+void setClusterSettings(LaunchPlan& plan, const LaunchContext& context) {
+    if (!context.cluster)
+        return;
+    // A person's own OMPI_MCA_* in the environment, and launch.mpirun_args, win over the profile.
+    for (const auto& [name, value] : context.cluster->mca)
+        if (!std::getenv(("OMPI_MCA_" + name).c_str()))
+            plan.env["OMPI_MCA_" + name] = value;
+    if (!plan.env.count("OMPI_MCA_plm_rsh_args") && !std::getenv("OMPI_MCA_plm_rsh_args"))
+        plan.env["OMPI_MCA_plm_rsh_args"] = mpirunSshArgs(context.cluster->ssh);
+    for (const auto& [name, value] : context.cluster->env)
+        plan.env[name] = value;
+}
+
 int64_t threadsPerRank(const RunSpec& spec, int cores, int64_t ranksHere) {
     if (spec.launch.threads_per_rank > 0)
         return spec.launch.threads_per_rank;
@@ -176,17 +206,21 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         a.insert(a.end(), {"-np", std::to_string(n)});
         int64_t ranksPerHost = n;
         if (target == "hosts") {
-            if (spec.launch.hosts.empty())
+            if (!spec.launch.cluster.empty() && !context.cluster)
+                throw std::invalid_argument("launch.cluster = \"" + spec.launch.cluster +
+                                            "\": the cluster profile was not read (resolveHosts)");
+            const std::vector<std::string>& hostList = context.cluster ? context.cluster->hosts : spec.launch.hosts;
+            if (hostList.empty())
                 throw std::invalid_argument(
                     "launch.hosts is empty but launch.target = \"hosts\"; list hosts as [\"node1:8\", \"node2:8\"]");
             std::string hosts;
-            for (const std::string& h : spec.launch.hosts) {
+            for (const std::string& h : hostList) {
                 if (!hosts.empty())
                     hosts.push_back(',');
                 hosts += h;
             }
             a.insert(a.end(), {"--host", hosts});
-            const int64_t count = static_cast<int64_t>(spec.launch.hosts.size());
+            const int64_t count = static_cast<int64_t>(hostList.size());
             ranksPerHost = (n + count - 1) / count;
         }
         a.push_back("--tag-output");
@@ -199,10 +233,14 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         // -x NAME: mpirun passes the value from its own environment on.
         for (const std::string& name : passedNames(spec))
             a.insert(a.end(), {"-x", name});
+        for (const std::string& name : clusterEnvNames(context))
+            a.insert(a.end(), {"-x", name});
         a.insert(a.end(), spec.launch.mpirun_args.begin(), spec.launch.mpirun_args.end());
         appendWorker(a, context);
         if (target == "local")
             setLocalNetworkDefaults(plan, spec, context);
+        else
+            setClusterSettings(plan, context);
         if (root) {
             plan.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
             plan.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";

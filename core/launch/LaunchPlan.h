@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/launch/OutputDemux.h"
+#include "core/spec/ClusterProfile.h"
 #include "core/spec/RunSpec.h"
 
 #include <map>
@@ -27,6 +28,10 @@ struct LaunchContext {
     // is there.
     std::string loopback_library;
     std::optional<std::string> preload;   // LD_PRELOAD to keep; unset: this process's
+    // target = "hosts": the hosts and how to reach them (resolveHosts(spec): the profile of
+    // launch.cluster, or launch.hosts). Unset: launch.hosts with ssh's own settings; required
+    // with launch.cluster.
+    std::optional<ClusterProfile> cluster;
 };
 
 // The launcher command for a run: an argument vector (never a shell string) and the variables to
@@ -59,7 +64,10 @@ struct LaunchPlan {
 //         LD_PRELOAD of the loopback library) and NCCL's sockets to loopback on cuda
 //         (NCCL_SOCKET_IFNAME=lo); launch.mpirun_args (--mca btl tcp,self) and launch.env override
 //         them.
-// hosts:  the same with --host a:8,b:8, no --oversubscribe and no loopback settings; T from the
+// hosts:  the same with --host a:8,b:8 (the cluster profile's hosts, or launch.hosts), no
+//         --oversubscribe and no loopback settings; the profile's [mca] as OMPI_MCA_*, its ssh
+//         settings as OMPI_MCA_plm_rsh_args (batch mode always), its [env] with -x NAME, and its
+//         worker path (unless the environment sets those already); T from the
 //         ranks per host.
 // slurm:  srun --label -n N [--partition=P] [--account=A] [--time=T] [--gpus-per-node=G]
 //         [--cpus-per-task=C] [mpirun_args...] worker ...; launch.env and OMP_NUM_THREADS (when

@@ -23,6 +23,10 @@ std::string LauncherFailure::describe(const std::string& fallbackHost) const {
                (where.empty() ? std::string() : " on " + where) +
                (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : std::string()) +
                ": not found or not executable there";
+    case Kind::Unreachable: // the host ssh names, never the fallback (the launcher's own host)
+        return (host.empty() ? std::string("a host") : host) + ": " + message +
+               "; nothing was started there (check that `ssh " + (host.empty() ? std::string("HOST") : host) +
+               " true` works from here without a password)";
     }
     return who + " failed";
 }

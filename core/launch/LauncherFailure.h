@@ -14,6 +14,7 @@ struct LauncherFailure {
         Abort,        // the rank called MPI_Abort
         ImproperExit, // the rank exited without MPI_Finalize while the others were still in MPI
         LaunchError,  // the launcher could not start the executable
+        Unreachable,  // the launcher could not reach a host (ssh failed); `message` is what ssh said
     };
     Kind kind = Kind::ExitCode;
     int rank = -1;
@@ -22,8 +23,10 @@ struct LauncherFailure {
     int signal = 0;             // Kind::Signal
     std::optional<int> exit_code; // Kind::ExitCode, Kind::Abort (the error code)
     std::string executable;     // Kind::LaunchError
+    std::string message;        // Kind::Unreachable: ssh's own words
 
-    // "rank 1 on hostA was killed by signal 9 (SIGKILL)", "rank 2 on hostA exited with code 3".
+    // "rank 1 on hostA was killed by signal 9 (SIGKILL)", "rank 2 on hostA exited with code 3",
+    // "node2: ssh: connect to host node2 port 22: Connection refused".
     // `fallbackHost` stands in when the message named no host (OpenMPI's exit-code message does not).
     std::string describe(const std::string& fallbackHost = "") const;
 };

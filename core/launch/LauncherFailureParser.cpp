@@ -206,6 +206,39 @@ std::optional<LauncherFailure> LauncherFailureParser::parseMessage(std::string_v
     return std::nullopt;
 }
 
+namespace {
+
+// ssh's own complaint, passed on by mpirun as an untagged line: "ssh: connect to host node2 port
+// 22: Connection refused", "ssh: Could not resolve hostname node2: ...", "root@node2: Permission
+// denied (publickey).", "Host key verification failed.".
+std::optional<LauncherFailure> sshFailure(std::string_view line) {
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+    LauncherFailure f;
+    f.kind = LauncherFailure::Kind::Unreachable;
+    f.message = std::string(line);
+    Cursor c{line};
+    if (c.literal("ssh: connect to host ")) {
+        f.host = std::string(c.word());
+        return f;
+    }
+    c = Cursor{line};
+    if (c.literal("ssh: Could not resolve hostname ")) {
+        f.host = std::string(c.until(':'));
+        return f;
+    }
+    const size_t denied = line.find(": Permission denied");
+    if (denied != std::string_view::npos && line.find(' ') > denied) {
+        const std::string_view who = line.substr(0, denied);
+        const size_t at = who.find('@');
+        f.host = std::string(at == std::string_view::npos ? who : who.substr(at + 1));
+        return f;
+    }
+    if (line == "Host key verification failed.") return f;
+    return std::nullopt;
+}
+
+} // namespace
+
 void LauncherFailureParser::feed(std::string_view line) {
     if (isDelimiter(line)) {
         if (m_inBlock)
@@ -225,6 +258,12 @@ void LauncherFailureParser::feed(std::string_view line) {
     }
     if (m_failure)
         return;
+    // ssh's complaint comes before mpirun's "ORTE was unable to reliably start one or more
+    // daemons" block, and names the host.
+    if (std::optional<LauncherFailure> ssh = sshFailure(line.substr(0, kMaxLineForMatching))) {
+        m_failure = std::move(ssh);
+        return;
+    }
     std::string collapsed;
     appendCollapsed(collapsed, line.substr(0, kMaxLineForMatching));
     m_failure = parseMessage(collapsed);

@@ -1,8 +1,11 @@
 #include "core/launch/Supervisor.h"
 
+#include "core/launch/HostCleanup.h"
+#include "core/launch/HostWatch.h"
 #include "core/launch/LauncherProcess.h"
 #include "core/launch/OutputImport.h"
 #include "core/launch/OutputRouter.h"
+#include "core/launch/Preflight.h"
 #include "core/launch/ProcessTable.h"
 #include "core/launch/RunFolders.h"
 #include "core/launch/SignalNames.h"
@@ -17,6 +20,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -48,6 +53,8 @@ constexpr auto kLiveRetryAfter = std::chrono::seconds(2);
 constexpr int kEndBusyTimeoutMs = 15000;
 constexpr auto kEndRetryAfter = std::chrono::seconds(1);
 constexpr int64_t kImportPerTurn = 8 << 20; // bytes of spooled output imported per turn of the loop
+// A host that has not answered for this long is said to be silent (the run fails at host_timeout_s).
+constexpr auto kSilentNotice = std::chrono::seconds(6);
 
 double wallNow() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -149,6 +156,7 @@ struct Supervisor::State {
     RunSpec spec;
     std::string specText;
     std::vector<SpecIssue> warnings;
+    std::vector<HostCheck> hostChecks; // target = "hosts": what preflight found
     std::optional<int64_t> parentRun;
     std::string resumeDir;
     std::string host;
@@ -166,6 +174,11 @@ struct Supervisor::State {
     LauncherProcess launcher;
     // The ranks' sign that this supervisor lives (they exit when it stops changing).
     std::optional<SupervisorHeartbeat> heartbeat;
+    // target = "hosts": whether each host answers, and what was said about it.
+    std::unique_ptr<HostWatch> hostWatch;
+    std::map<std::string, std::string> hostStates; // host -> answering | silent | lost
+    Clock::time_point lastHostRecord;
+    std::string hostLostReason; // set when a host stayed silent past launch.host_timeout_s
     bool heartbeatFailureReported = false;
     StopPhase phase = StopPhase::None;
     int stopSignal = 0;
@@ -205,10 +218,31 @@ struct Supervisor::State {
             throw SpecRejected(std::move(issues));
         warnings = std::move(issues);
         // A launch that cannot be planned fails here, before a run exists.
+        if (spec.launch.target == "hosts")
+            checkHosts();
+        // A launch that cannot be planned fails here, before a run exists.
         LaunchContext probe = opt.launch;
         probe.spec_path = "spec.toml";
         probe.run_dir = "run";
         makeLaunchPlan(spec, probe);
+    }
+
+    // Before anything starts on hosts: every host answers ssh, has the same worker, and shares the
+    // run folders; else PreflightFailed names each host and its fix, and no run is created.
+    void checkHosts() {
+        if (!opt.launch.cluster)
+            opt.launch.cluster = resolveHosts(spec); // SpecError when the profile is missing or wrong
+        std::error_code ec;
+        fs::create_directories(folders().root(), ec);
+        ::chmod(folders().root().c_str(), 0700);
+        PreflightOptions po;
+        po.local_worker = opt.launch.worker.empty() ? std::string("parallax-worker") : opt.launch.worker;
+        po.shared_folder = folders().root();
+        po.processes = spec.processCount();
+        hostChecks = preflight(*opt.launch.cluster, po);
+        std::vector<std::string> problems = preflightProblems(hostChecks);
+        if (!problems.empty())
+            throw PreflightFailed(std::move(problems));
     }
 
     RunFolders& folders() {
@@ -243,6 +277,11 @@ struct Supervisor::State {
     // Runs of this host whose supervisor died: recorded as lost, and their rows that output.log
     // holds but the store does not are imported.
     void recoverLostRuns() {
+        try {
+            if (!store.pendingCleanups().empty() && opt.on_pending_cleanup)
+                opt.on_pending_cleanup(); // hosts of earlier runs that did not answer: tried again
+        } catch (const std::exception&) {
+        }
         for (const int64_t id : store.markLostRuns(host, pidAlive)) {
             try {
                 const std::string done = recoverRunOutput(store, id, host);
@@ -314,6 +353,105 @@ struct Supervisor::State {
             std::cerr << "parallax: run " << runId << ": writing to " << store.path() << " failed (" << e.what()
                       << "); rows are kept and written when the store accepts them\n";
         storeErrorReported = true;
+    }
+
+    // The ranks that run on `host` (from run_start), as "ranks 1, 3".
+    std::string ranksOn(const std::string& host) const {
+        std::string ranks;
+        int count = 0;
+        if (const std::optional<RunStartEvent> start = store.runStart(runId)) {
+            for (size_t r = 0; r < start->hosts.size(); ++r) {
+                const std::string& h = start->hosts[r];
+                // ssh may know a host by a longer name than the host calls itself.
+                const bool same = h == host || host.rfind(h + ".", 0) == 0 || h.rfind(host + ".", 0) == 0;
+                if (!same) continue;
+                ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+                ++count;
+            }
+        }
+        if (count == 0) return "its ranks";
+        return (count == 1 ? "rank " : "ranks ") + ranks;
+    }
+
+    // Probes every host; says when one falls silent and when it answers again, keeps each
+    // host's state in the store, and ends the run when one stays silent past host_timeout_s.
+    void watchHosts() {
+        if (!hostWatch)
+            return;
+        hostWatch->poll();
+        const Clock::time_point now = Clock::now();
+        const auto timeout = std::chrono::seconds(spec.launch.host_timeout_s);
+        const bool recordAll = now - lastHostRecord >= std::chrono::seconds(10);
+        for (const HostWatch::Host& h : hostWatch->hosts()) {
+            const auto silent = hostWatch->silentFor(h);
+            const std::string state = silent >= timeout ? "lost" : silent >= kSilentNotice ? "silent" : "answering";
+            std::string& was = hostStates[h.name];
+            const bool changed = was != state;
+            if (changed && state == "silent")
+                notice("warn", h.name + " silent for " + std::to_string(silent.count() / 1000) + " s (" +
+                                   (h.last_error.empty() ? std::string("ssh probes unanswered") : h.last_error) +
+                                   "); the run fails if it stays silent for " +
+                                   std::to_string(spec.launch.host_timeout_s) + " s");
+            if (changed && state == "answering" && !was.empty())
+                notice("info", h.name + " answers again");
+            if (changed || recordAll) {
+                try {
+                    writer->add(hostWatch->status(h, state));
+                } catch (const std::exception& e) {
+                    reportStoreError(e);
+                }
+            }
+            was = state;
+            if (state == "lost" && hostLostReason.empty() && phase == StopPhase::None) {
+                hostLostReason = h.name + " has not answered for " + std::to_string(silent.count() / 1000) + " s (" +
+                                 ranksOn(h.name) + " run there" +
+                                 (h.last_error.empty() ? std::string() : "; " + h.last_error) +
+                                 "): the run was ended on every host";
+                notice("error", hostLostReason);
+                // mpirun never notices a host cut off: everything of the launch ends now, and the
+                // hosts are cleaned once the launcher is gone.
+                phase = StopPhase::Kill;
+                killedLeftovers += launcher.killAll();
+            }
+        }
+        if (recordAll)
+            lastHostRecord = now;
+    }
+
+    // Ends what is left of the run on every host; a host that does not answer is kept in the
+    // store, to be cleaned once it answers (parallax-cli cleanup, started in the background).
+    void cleanUpOnHosts() {
+        if (!opt.launch.cluster || spec.launch.target != "hosts")
+            return;
+        std::vector<std::string> hosts;
+        for (const std::string& entry : opt.launch.cluster->hosts) {
+            const std::optional<HostSlots> h = parseHostSlots(entry);
+            hosts.push_back(h ? h->name : entry);
+        }
+        bool pending = false;
+        for (const HostCleanupResult& r : cleanUpHosts(hosts, opt.launch.cluster->ssh, runDir.string())) {
+            if (r.reached) {
+                if (r.ended > 0)
+                    notice("warn", r.host + ": ended " + std::to_string(r.ended) +
+                                       " process(es) of the run that were still running there");
+                continue;
+            }
+            notice("warn", r.host + ": cannot end the run's processes there now (" + r.error +
+                               "); that is done as soon as it answers again (parallax-cli cleanup)");
+            try {
+                PendingCleanup c;
+                c.run = runId;
+                c.host = r.host;
+                c.run_dir = runDir.string();
+                c.last_error = r.error;
+                store.addPendingCleanup(c);
+                pending = true;
+            } catch (const std::exception& e) {
+                reportStoreError(e);
+            }
+        }
+        if (pending && opt.on_pending_cleanup)
+            opt.on_pending_cleanup();
     }
 
     void beat() {
@@ -520,6 +658,7 @@ struct Supervisor::State {
                 advanceStop(true);
             flushStore(false);
             beat();
+            watchHosts();
             reportProgress(false);
             if (Clock::now() - lastOutputFlush >= kOutputFlushEvery) {
                 router->flushRawLog();
@@ -574,6 +713,11 @@ struct Supervisor::State {
         const bool stopRequested = phase != StopPhase::None;
         const std::optional<RunEndEvent>& runEnd = router->runEnd();
 
+        if (!hostLostReason.empty()) {
+            o.state = RunState::Failed;
+            o.reason = hostLostReason;
+            return o;
+        }
         if (clean && runEnd) {
             o.state = runEnd->status;
             o.reason = runEnd->reason;
@@ -705,6 +849,13 @@ RunRecord Supervisor::run() {
         s.setUpFolder();
         for (const SpecIssue& w : s.warnings)
             s.notice("warn", "spec: " + w.field + ": " + w.message);
+        for (const HostCheck& c : s.hostChecks) {
+            s.notice("info", "preflight: " + c.host + " (" + c.hostname + ") answers in " +
+                                 std::to_string(static_cast<int>(c.latency_ms)) + " ms, " + std::to_string(c.cores) +
+                                 " cores, " + c.worker_version);
+            for (const std::string& note : c.notes)
+                s.notice("warn", "preflight: " + note);
+        }
         if (s.parentRun)
             s.notice("info", "resuming run " + std::to_string(*s.parentRun) + " from " + s.resumeDir);
 
@@ -750,9 +901,14 @@ RunRecord Supervisor::run() {
         s.notice("info", "supervisor " + std::to_string(getpid()) + " on " + s.host + " started " +
                              s.plan.argv.front() + " (pid " + std::to_string(s.launcher.pid()) +
                              "): " + s.plan.commandLine());
+        if (s.opt.launch.cluster && s.spec.launch.target == "hosts")
+            s.hostWatch = std::make_unique<HostWatch>(*s.opt.launch.cluster,
+                                                      "/tmp/parallax-ssh-" + std::to_string(getpid()));
         s.store.setBusyTimeout(kLiveBusyTimeoutMs);
         s.supervise();
         s.heartbeat->finish();
+        s.hostWatch.reset();
+        s.cleanUpOnHosts();
         if (s.killedLeftovers > 0)
             s.notice("warn", "killed " + std::to_string(s.killedLeftovers) +
                                  " process(es) of the launch that outlived the launcher");

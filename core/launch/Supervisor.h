@@ -40,6 +40,9 @@ struct SupervisorOptions {
     // ranks' lines are kept in output.log only and imported from it once the store takes rows.
     size_t spool_above = 200000;
 
+    // A host could not be reached to end the run's processes there: the caller arranges for
+    // RunStore::pendingCleanups to be retried (parallax-cli starts `cleanup` in the background).
+    std::function<void()> on_pending_cleanup;
     // The run exists (id, run dir), before the launcher starts.
     std::function<void(const RunRecord&)> on_created;
     // A newer step, at most every progress_interval.
@@ -65,8 +68,9 @@ public:
     Supervisor& operator=(const Supervisor&) = delete;
 
     // Runs to the end and returns the final record. Before a run exists it throws SpecError (an
-    // unreadable spec), SpecRejected (validation errors), std::invalid_argument (a launch it cannot
-    // plan) or std::runtime_error (nothing to resume). A bad output line never throws.
+    // unreadable spec or cluster profile), SpecRejected (validation errors), PreflightFailed (a
+    // host not ready), std::invalid_argument (a launch it cannot plan) or std::runtime_error
+    // (nothing to resume). A bad output line never throws.
     RunRecord run();
 
     // Asks for a graceful stop, as SIGTERM does; a second request escalates at once. Safe from any

@@ -73,6 +73,8 @@ struct LaunchSpec {
     std::string device = "cpu";    // cpu | cuda
     std::optional<int64_t> processes; // default dp*tp*pp
     std::vector<std::string> hosts;   // "node:slots" for target = hosts
+    std::string cluster;              // target = hosts: a cluster profile's name or file (ClusterProfile.h)
+    int64_t host_timeout_s = 30;      // target = hosts: a host silent this long fails the run
     std::string bind = "none";        // none | core | socket
     std::vector<std::string> mpirun_args; // extra launcher arguments, passed verbatim as argv entries
     std::map<std::string, std::string> env; // extra environment for every rank (kept in the spec)

@@ -75,6 +75,8 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"launch", "device", &l.device},
         {"launch", "processes", &l.processes},
         {"launch", "hosts", &l.hosts},
+        {"launch", "cluster", &l.cluster},
+        {"launch", "host_timeout_s", &l.host_timeout_s},
         {"launch", "bind", &l.bind},
         {"launch", "mpirun_args", &l.mpirun_args},
         {"launch", "partition", &l.partition},

@@ -30,6 +30,7 @@ const std::vector<FieldLimit>& fieldLimits() {
         {"parallel.virtual_stages", pow2(14), "every model chunk holds at least one block"},
         {"launch.processes", kMaxProcesses, "the largest training runs use about a hundred thousand processes"},
         {"launch.threads_per_rank", pow2(12), "no node has that many cores for one rank"},
+        {"launch.host_timeout_s", 86400, "a host silent for a day is gone"},
         {"telemetry.device_sample_ms", 3600000, "that is one sample an hour"},
     };
     return limits;

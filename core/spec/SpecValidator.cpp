@@ -1,5 +1,7 @@
 #include "core/spec/SpecValidator.h"
 
+#include "core/spec/ClusterProfile.h"
+
 #include "core/util/Files.h"
 
 #include "core/spec/CheckedMath.h"
@@ -569,10 +571,20 @@ private:
         }
 
         if (targetOk && l.target == "hosts") {
-            checkHosts();
-        } else if (targetOk && !l.hosts.empty()) {
-            warn("launch.hosts", "launch.hosts is used only with launch.target = \"hosts\"; it is ignored here");
+            if (l.cluster.empty()) checkHosts();
+            else if (!l.hosts.empty())
+                error("launch.hosts", "launch.hosts and launch.cluster both name the hosts; keep one of them");
+        } else if (targetOk) {
+            if (!l.hosts.empty())
+                warn("launch.hosts", "launch.hosts is used only with launch.target = \"hosts\"; it is ignored here");
+            if (!l.cluster.empty())
+                warn("launch.cluster", "launch.cluster is used only with launch.target = \"hosts\"; it is ignored here");
         }
+        if (l.host_timeout_s < 5)
+            error("launch.host_timeout_s", "launch.host_timeout_s = " + num(l.host_timeout_s) +
+                                               " must be at least 5 (seconds a host may stay silent)");
+        else
+            checkCount("launch.host_timeout_s", l.host_timeout_s, 5);
         checkChoice("launch.bind", l.bind, kBinds);
 
         if (targetOk && l.target == "slurm") {
@@ -645,21 +657,17 @@ private:
         bool allOk = true;
         for (size_t i = 0; i < l.hosts.size(); ++i) {
             const std::string& entry = l.hosts[i];
-            const size_t colon = entry.rfind(':');
-            const std::string name = colon == std::string::npos ? entry : entry.substr(0, colon);
-            const std::string count = colon == std::string::npos ? "" : entry.substr(colon + 1);
-            const bool nameOk = !name.empty() && name.find_first_of(" \t,") == std::string::npos;
-            // At most six digits: std::stoll cannot overflow.
-            const bool countOk = !count.empty() && count.size() <= 6 &&
-                                 count.find_first_not_of("0123456789") == std::string::npos && std::stoll(count) >= 1;
-            if (!nameOk || !countOk) {
+            const std::optional<HostSlots> host = parseHostSlots(entry);
+            if (!host) {
                 allOk = false;
+                const std::string name = entry.substr(0, entry.rfind(':'));
+                const bool nameOk = !name.empty() && name.find_first_of(" \t,") == std::string::npos && name[0] != '-';
                 error("launch.hosts", "launch.hosts[" + num(int64_t(i)) + "] = " + inQuotes(entry) +
                                           " must be \"name:slots\" with slots of 1 or more, e.g. \"" +
                                           (nameOk ? name : std::string("node1")) + ":8\"");
                 continue;
             }
-            slots = saturatingAdd(slots, std::stoll(count));
+            slots = saturatingAdd(slots, host->slot_count);
         }
         const int64_t needed = s.processCount();
         if (allOk && layoutUsable() && slots < needed)

@@ -67,6 +67,11 @@ void BatchedWriter::add(const RunStartEvent& e) {
     if (!m_oldest) m_oldest = Clock::now();
 }
 
+void BatchedWriter::add(const HostStatus& h) {
+    m_hostStatus[h.host] = h;
+    if (!m_oldest) m_oldest = Clock::now();
+}
+
 std::string BatchedWriter::hostOfRank(int rank) const {
     if (rank >= 0 && static_cast<size_t>(rank) < m_rankHosts.size()) return m_rankHosts[rank];
     return {};
@@ -157,6 +162,7 @@ void BatchedWriter::flush() {
     try {
         if (offset && offset != m_writtenOffset) m_store.setOutputOffset(m_run, *offset);
         if (m_runStart) m_store.setRunStart(m_run, *m_runStart);
+        for (const auto& [host, status] : m_hostStatus) m_store.setHostStatus(m_run, status);
         m_store.insertMetrics(m_run, m_steps);
         m_store.insertDeviceSamples(m_run, m_devices);
         m_store.insertSpans(m_run, m_spans);
@@ -185,6 +191,7 @@ void BatchedWriter::flush() {
     m_checkpoints.clear();
     m_logs.clear();
     m_runStart.reset();
+    m_hostStatus.clear();
     m_summary.reset();
     m_pending = 0;
     m_oldest.reset();

@@ -124,6 +124,7 @@ json runStartToJson(const RunStartEvent& e) {
                 {"hosts", e.hosts},
                 {"devices", e.devices},
                 {"clock_offsets", e.clock_offsets},
+                {"pids", e.pids},
                 {"start_step", e.start_step},
                 {"t", e.t}};
 }
@@ -154,6 +155,7 @@ RunStartEvent runStartFromJson(const json& j) {
     readField(j, "hosts", e.hosts);
     readField(j, "devices", e.devices);
     readField(j, "clock_offsets", e.clock_offsets);
+    readField(j, "pids", e.pids);
     readField(j, "start_step", e.start_step);
     readField(j, "t", e.t);
     return e;
@@ -652,6 +654,88 @@ void RunStore::relocateRunDir(int64_t id, const std::string& from, const std::st
     tx.commit();
 }
 
+void RunStore::setHostStatus(int64_t run, const HostStatus& h) {
+    SqlStatement& s = m_stmts->get(
+        "INSERT OR REPLACE INTO host_status (run, host, state, last_answer, latency_ms, detail, t) "
+        "VALUES (?1,?2,?3,?4,?5,?6,?7)");
+    s.bind(1, run);
+    s.bind(2, h.host);
+    s.bind(3, h.state);
+    if (h.last_answer > 0) s.bind(4, h.last_answer);
+    else s.bindNull(4);
+    if (h.latency_ms >= 0) s.bind(5, h.latency_ms);
+    else s.bindNull(5);
+    s.bind(6, h.detail);
+    s.bind(7, h.t > 0 ? h.t : nowSeconds());
+    s.run();
+}
+
+std::vector<HostStatus> RunStore::hostStatuses(int64_t run) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT host, state, last_answer, latency_ms, detail, t FROM host_status WHERE run = ?1 ORDER BY host");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    std::vector<HostStatus> out;
+    while (s.step()) {
+        HostStatus h;
+        h.host = s.text(0);
+        h.state = s.text(1);
+        h.last_answer = s.isNull(2) ? 0 : s.real(2);
+        h.latency_ms = s.isNull(3) ? -1 : s.real(3);
+        h.detail = s.text(4);
+        h.t = s.real(5);
+        out.push_back(h);
+    }
+    return out;
+}
+
+void RunStore::addPendingCleanup(const PendingCleanup& c) {
+    SqlStatement& s = m_stmts->get(
+        "INSERT OR REPLACE INTO pending_cleanups (run, host, run_dir, since, attempts, last_error) "
+        "VALUES (?1,?2,?3,?4,?5,?6)");
+    s.bind(1, c.run);
+    s.bind(2, c.host);
+    s.bind(3, c.run_dir);
+    s.bind(4, c.since > 0 ? c.since : nowSeconds());
+    s.bind(5, c.attempts);
+    s.bind(6, c.last_error);
+    s.run();
+}
+
+void RunStore::removePendingCleanup(int64_t run, const std::string& host) {
+    SqlStatement& s = m_stmts->get("DELETE FROM pending_cleanups WHERE run = ?1 AND host = ?2");
+    s.bind(1, run);
+    s.bind(2, host);
+    s.run();
+}
+
+void RunStore::notePendingCleanupAttempt(int64_t run, const std::string& host, const std::string& error) {
+    SqlStatement& s = m_stmts->get(
+        "UPDATE pending_cleanups SET attempts = attempts + 1, last_error = ?3 WHERE run = ?1 AND host = ?2");
+    s.bind(1, run);
+    s.bind(2, host);
+    s.bind(3, error);
+    s.run();
+}
+
+std::vector<PendingCleanup> RunStore::pendingCleanups() const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT run, host, run_dir, since, attempts, last_error FROM pending_cleanups ORDER BY since, run, host");
+    SqlStatement::Use use(s);
+    std::vector<PendingCleanup> out;
+    while (s.step()) {
+        PendingCleanup c;
+        c.run = s.int64(0);
+        c.host = s.text(1);
+        c.run_dir = s.text(2);
+        c.since = s.real(3);
+        c.attempts = s.int64(4);
+        c.last_error = s.text(5);
+        out.push_back(c);
+    }
+    return out;
+}
+
 std::string RunStore::storeId() const { return storeInfo("id").value_or(std::string()); }
 
 std::optional<std::string> RunStore::storeInfo(const std::string& key) const {
@@ -799,6 +883,7 @@ void RunStore::deleteRunRows(int64_t id) {
                             "DELETE FROM spans WHERE run = ?1", "DELETE FROM span_chunks WHERE run = ?1",
                             "DELETE FROM comms WHERE run = ?1",
                             "DELETE FROM checkpoints WHERE run = ?1",
+                            "DELETE FROM host_status WHERE run = ?1",
                             "DELETE FROM logs WHERE run = ?1",
                             "UPDATE runs SET parent_run = NULL WHERE parent_run = ?1"}) {
         SqlStatement& s = m_stmts->get(sql);

@@ -18,7 +18,7 @@ class LogIndex;
 // RunStore per thread (open the same file several times for several threads/processes).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
@@ -84,6 +84,15 @@ public:
     // Returns their ids.
     std::vector<int64_t> markLostRuns(const std::string& host,
                                       const std::function<bool(int64_t pid)>& isAlive);
+
+    // --- hosts of runs on hosts
+    // One row per (run, host): the latest replaces the earlier.
+    void setHostStatus(int64_t run, const HostStatus& status);
+    std::vector<HostStatus> hostStatuses(int64_t run) const; // by host
+    void addPendingCleanup(const PendingCleanup& c);          // replaces one of the same run and host
+    void removePendingCleanup(int64_t run, const std::string& host);
+    void notePendingCleanupAttempt(int64_t run, const std::string& host, const std::string& error);
+    std::vector<PendingCleanup> pendingCleanups() const;      // oldest first
 
     // --- telemetry rows (each call is one transaction; BatchedWriter groups calls)
     // Transactions are IMMEDIATE: the write lock is taken at begin, waiting up to the busy timeout.

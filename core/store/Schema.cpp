@@ -213,6 +213,15 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "CREATE TABLE store_info (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
          "INSERT INTO store_info (key, value) VALUES ('id', lower(hex(randomblob(16))));"
          "ALTER TABLE runs ADD COLUMN output_offset INTEGER;"},
+        // Runs on hosts: how each host answers its supervisor, and hosts still to be cleaned of
+        // a run's processes because they could not be reached when it ended.
+        {6, "record the liveness of a run's hosts and the cleanups still due on them",
+         "CREATE TABLE host_status (run INTEGER NOT NULL, host TEXT NOT NULL, state TEXT NOT NULL,"
+         "  last_answer REAL, latency_ms REAL, detail TEXT NOT NULL DEFAULT '', t REAL NOT NULL,"
+         "  PRIMARY KEY (run, host)) WITHOUT ROWID;"
+         "CREATE TABLE pending_cleanups (run INTEGER NOT NULL, host TEXT NOT NULL, run_dir TEXT NOT NULL,"
+         "  since REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '',"
+         "  PRIMARY KEY (run, host)) WITHOUT ROWID;"},
     };
     return steps;
 }

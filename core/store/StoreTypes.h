@@ -70,6 +70,27 @@ struct RunRecord {
     std::optional<double> mfu;
 };
 
+// How a host of a run on hosts answers its supervisor (the supervisor's ssh probes).
+struct HostStatus {
+    std::string host;
+    std::string state;        // answering | silent | lost
+    double last_answer = 0;   // seconds since the epoch; 0: never
+    double latency_ms = -1;   // of the last probe that answered
+    std::string detail;       // e.g. "silent for 12 s" or ssh's complaint
+    double t = 0;             // when this was recorded
+};
+
+// A host where processes of a run may still run because it could not be reached when the run
+// ended: ended as soon as it answers again (parallax-cli cleanup).
+struct PendingCleanup {
+    int64_t run = 0;
+    std::string host;
+    std::string run_dir;
+    double since = 0;
+    int64_t attempts = 0;
+    std::string last_error;
+};
+
 struct RunFilter {
     std::string text;                 // substring of name, model, layout, tags or notes
     std::vector<std::string> states;  // empty: all

@@ -23,6 +23,7 @@ struct RunStartEvent {
     std::vector<std::string> hosts;        // per rank
     std::vector<std::string> devices;      // per rank, e.g. "cpu" or "NVIDIA H200 #0"
     std::vector<double> clock_offsets;     // per rank: rank clock - rank 0 clock, seconds
+    std::vector<int64_t> pids;             // per rank: its process id on its host
     int64_t start_step = 0;                // > 0 when resumed
     double t = 0;
 };

@@ -24,6 +24,7 @@ struct Field {
     std::string E::*str = nullptr;
     std::vector<std::string> E::*strs = nullptr;
     std::vector<double> E::*f64s = nullptr;
+    std::vector<int64_t> E::*i64s = nullptr;
 };
 
 template <class E>
@@ -76,6 +77,15 @@ Field<E> field(std::string_view name, std::vector<double> E::*m, bool required =
 }
 
 template <class E>
+Field<E> field(std::string_view name, std::vector<int64_t> E::*m, bool required = false) {
+    Field<E> f;
+    f.name = name;
+    f.required = required;
+    f.i64s = m;
+    return f;
+}
+
+template <class E>
 struct EventTraits;
 
 template <>
@@ -89,8 +99,8 @@ struct EventTraits<RunStartEvent> {
             field("params", &E::params), field("flops_per_token", &E::flops_per_token),
             field("peak_flops", &E::peak_flops), field("device", &E::device),
             field("hosts", &E::hosts), field("devices", &E::devices),
-            field("clock_offsets", &E::clock_offsets), field("start_step", &E::start_step),
-            field("t", &E::t)};
+            field("clock_offsets", &E::clock_offsets), field("pids", &E::pids),
+            field("start_step", &E::start_step), field("t", &E::t)};
         return f;
     }
 };
@@ -275,6 +285,16 @@ void appendFields(std::string& out, const E& e) {
                 appendDouble(out, d);
             }
             out.push_back(']');
+        } else if (f.i64s) {
+            out.push_back('[');
+            bool first = true;
+            for (int64_t v : e.*f.i64s) {
+                if (!first)
+                    out.push_back(',');
+                first = false;
+                out += std::to_string(v);
+            }
+            out.push_back(']');
         }
     }
     out.push_back('}');
@@ -393,6 +413,21 @@ bool readField(JsonReader& r, const Field<E>& f, E& e, std::string& scratch, std
             v.emplace_back();
             if (!r.readString(v.back()))
                 return false;
+        } while (r.accept(','));
+        return r.expect(']');
+    }
+    if (f.i64s) {
+        std::vector<int64_t>& v = e.*f.i64s;
+        v.clear();
+        if (r.accept(']'))
+            return true;
+        do {
+            int64_t value = 0;
+            if (!readIntValue(r, value, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), why)) {
+                why = "must be an array of integers";
+                return false;
+            }
+            v.push_back(value);
         } while (r.accept(','));
         return r.expect(']');
     }

@@ -77,6 +77,14 @@ std::vector<std::string> gatherHosts(Communicator& world) {
     return hosts;
 }
 
+// Every rank's process id, so that the supervisor can end each one on its host.
+std::vector<int64_t> gatherPids(Communicator& world) {
+    auto mine = torch::full({1}, static_cast<int64_t>(::getpid()), torch::kLong);
+    auto all = torch::zeros({world.size()}, torch::kLong);
+    world.allGather(all, mine);
+    return std::vector<int64_t>(all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + world.size());
+}
+
 // Offsets of every rank's clock from rank 0's (rank clock - rank 0 clock, seconds), from ping-pong
 // exchanges with rank 0 (the one of least delay wins). Every rank gets the whole vector.
 std::vector<double> alignClocks(Communicator& world) {
@@ -423,6 +431,7 @@ void Trainer::resume() {
 
 void Trainer::emitRunStart() {
     const auto hosts = gatherHosts(*m_groups.world);
+    const auto pids = gatherPids(*m_groups.world);
     const auto offsets = alignClocks(*m_groups.world);
     m_clockOffset = offsets.at(static_cast<size_t>(m_groups.worldRank()));
     if (m_groups.worldRank() != 0) return;
@@ -442,6 +451,7 @@ void Trainer::emitRunStart() {
     e.hosts = hosts;
     e.devices.assign(hosts.size(), e.device);
     e.clock_offsets = offsets;
+    e.pids = pids;
     e.start_step = m_startStep;
     e.t = TelemetryEmitter::now();
     m_out.emit(e);

@@ -231,3 +231,32 @@ TEST(LaunchPlan, ShellQuoting) {
     p.env = {{"X", "1 2"}};
     EXPECT_EQ(p.commandLine(), "X='1 2' mpirun --spec '/tmp/my runs/spec.toml'");
 }
+
+TEST(LaunchPlan, HostsOfAClusterProfile) {
+    RunSpec s = spec(4);
+    s.launch.target = "hosts";
+    s.launch.cluster = "lab";
+    LaunchContext c = context(8, false);
+    EXPECT_THROW(makeLaunchPlan(s, c), std::invalid_argument); // the profile must be read first
+    ClusterProfile lab;
+    lab.hosts = {"n1:2", "n2:2"};
+    lab.worker = "/opt/px/parallax-worker";
+    lab.ssh.user = "alice";
+    lab.ssh.port = 2222;
+    lab.env = {{"NCCL_SOCKET_IFNAME", "ib0"}};
+    lab.mca = {{"btl_tcp_if_include", "10.1.0.0/16"}};
+    c.cluster = lab;
+    ::unsetenv("OMPI_MCA_plm_rsh_args");
+    ::unsetenv("OMPI_MCA_btl_tcp_if_include");
+    const LaunchPlan p = makeLaunchPlan(s, c);
+    const std::string line = p.commandLine();
+    EXPECT_NE(line.find("--host n1:2,n2:2"), std::string::npos) << line;
+    EXPECT_NE(line.find(" -x NCCL_SOCKET_IFNAME "), std::string::npos) << line;
+    EXPECT_NE(line.find(" /opt/px/parallax-worker --spec "), std::string::npos) << line;
+    EXPECT_EQ(p.env.at("OMPI_MCA_btl_tcp_if_include"), "10.1.0.0/16");
+    EXPECT_EQ(p.env.at("OMPI_MCA_plm_rsh_args"), "-o BatchMode=yes -l alice -p 2222");
+    EXPECT_EQ(p.env.at("NCCL_SOCKET_IFNAME"), "ib0");
+    EXPECT_EQ(p.env.count("LD_PRELOAD"), 0u); // hosts need the network
+    c.cluster->ssh.identity_file = "/home/a b/key";
+    EXPECT_THROW(makeLaunchPlan(s, c), std::invalid_argument); // Open MPI splits plm_rsh_args at blanks
+}

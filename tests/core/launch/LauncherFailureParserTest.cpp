@@ -210,3 +210,36 @@ TEST(LauncherFailureParser, DemuxFeedsOnlyTheLaunchersLines) {
     ASSERT_TRUE(demux.failure());
     EXPECT_EQ(demux.failure()->rank, 1);
 }
+
+// A host mpirun cannot reach: ssh's line, then Open MPI's daemon block. The host and ssh's words
+// are the failure, not "mpirun exited with code 255".
+TEST(LauncherFailureParser, SshFailuresNameTheHost) {
+    const char* daemons = R"(ssh: connect to host node2 port 22: Connection refused
+--------------------------------------------------------------------------
+ORTE was unable to reliably start one or more daemons.
+This usually is caused by:
+
+* not finding the required libraries and/or binaries on
+  one or more nodes.
+--------------------------------------------------------------------------)";
+    auto f = parse(daemons);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->kind, LauncherFailure::Kind::Unreachable);
+    EXPECT_EQ(f->host, "node2");
+    EXPECT_EQ(f->describe("thishost"),
+              "node2: ssh: connect to host node2 port 22: Connection refused; nothing was started there (check that "
+              "`ssh node2 true` works from here without a password)");
+
+    f = parse("ssh: Could not resolve hostname nodex: Name or service not known");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->host, "nodex");
+    f = parse("root@node3: Permission denied (publickey).");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->host, "node3");
+    EXPECT_EQ(f->message, "root@node3: Permission denied (publickey).");
+    f = parse("Host key verification failed.");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->describe("thishost").rfind("a host: Host key verification failed.", 0), 0u) << f->describe();
+    // A rank's line that merely mentions ssh is no failure.
+    EXPECT_FALSE(parse("loading data over ssh: connect to host later"));
+}

@@ -103,6 +103,8 @@ RunSpec fullSpec() {
     l.device = "cuda";
     l.processes = 24;
     l.hosts = {"node1:8", "node2:16"};
+    l.cluster = "lab";
+    l.host_timeout_s = 45;
     l.bind = "socket";
     l.mpirun_args = {"--mca", "btl ^openib", "quote\" back\\slash\nnewline\ttab"};
     l.env = {{"NCCL_DEBUG", "INFO"}, {"OMP_NUM_THREADS", "4"}, {"weird.key name", "value = \"x\""}};

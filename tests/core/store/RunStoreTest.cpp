@@ -505,5 +505,49 @@ TEST(ReadOnlyStore, IsListedAndReadWithOrWithoutItsWalFiles) {
     }
 }
 
+
+TEST(HostRecords, StatusPerHostAndPendingCleanupsOutliveTheirRun) {
+    TempDir dir;
+    RunStore store(dir.file("parallax.db"));
+    NewRun r;
+    r.name = "on-hosts";
+    const int64_t run = store.createRun(r);
+    HostStatus a;
+    a.host = "node1";
+    a.state = "answering";
+    a.last_answer = 100;
+    a.latency_ms = 3.5;
+    store.setHostStatus(run, a);
+    HostStatus b = a;
+    b.host = "node2";
+    b.state = "silent";
+    b.detail = "silent for 12 s";
+    b.latency_ms = -1;
+    store.setHostStatus(run, b);
+    b.state = "lost";
+    store.setHostStatus(run, b); // replaces
+    const std::vector<HostStatus> hosts = store.hostStatuses(run);
+    ASSERT_EQ(hosts.size(), 2u);
+    EXPECT_EQ(hosts[0].host, "node1");
+    EXPECT_DOUBLE_EQ(hosts[0].latency_ms, 3.5);
+    EXPECT_EQ(hosts[1].state, "lost");
+    EXPECT_EQ(hosts[1].latency_ms, -1);
+    EXPECT_EQ(hosts[1].detail, "silent for 12 s");
+
+    PendingCleanup c;
+    c.run = run;
+    c.host = "node2";
+    c.run_dir = "/shared/runs/1";
+    store.addPendingCleanup(c);
+    store.notePendingCleanupAttempt(run, "node2", "no answer within 5 s");
+    store.deleteRun(run); // processes may still run there: the cleanup stays due
+    EXPECT_TRUE(store.hostStatuses(run).empty());
+    ASSERT_EQ(store.pendingCleanups().size(), 1u);
+    EXPECT_EQ(store.pendingCleanups()[0].attempts, 1);
+    EXPECT_EQ(store.pendingCleanups()[0].last_error, "no answer within 5 s");
+    store.removePendingCleanup(run, "node2");
+    EXPECT_TRUE(store.pendingCleanups().empty());
+}
+
 } // namespace
 } // namespace parallax

@@ -26,6 +26,7 @@ RunStartEvent fullRunStart() {
     e.hosts = {"node-a", "node-a", "node-b", "n\xC3\xB6" "de-\"c\""};
     e.devices = {"NVIDIA H200 #0", "NVIDIA H200 #1", "cpu", ""};
     e.clock_offsets = {0.0, -1.5e-6, 3.25e-4, 0.1};
+    e.pids = {4242, 4243, 17, 2147483648LL};
     e.start_step = 400;
     e.t = 1714567890.123456;
     return e;
@@ -162,6 +163,7 @@ TEST(TelemetryCodec, RunStartRoundTrip) {
     EXPECT_EQ(out.hosts, in.hosts);
     EXPECT_EQ(out.devices, in.devices);
     EXPECT_EQ(out.clock_offsets, in.clock_offsets);
+    EXPECT_EQ(out.pids, in.pids);
     EXPECT_EQ(out.start_step, in.start_step);
     EXPECT_EQ(out.t, in.t);
 }
@@ -266,7 +268,7 @@ TEST(TelemetryCodec, LinesAreStandardJsonWithMemberNamesAsKeys) {
     const nlohmann::json rs = jsonOf(encodeEvent(fullRunStart()));
     EXPECT_EQ(keysOf(rs), (std::set<std::string>{"ev", "v", "world", "dp", "tp", "pp", "zero", "schedule",
                                                   "params", "flops_per_token", "peak_flops", "device", "hosts",
-                                                  "devices", "clock_offsets", "start_step", "t"}));
+                                                  "devices", "clock_offsets", "pids", "start_step", "t"}));
     EXPECT_EQ(rs.at("hosts").get<std::vector<std::string>>(), fullRunStart().hosts);
     EXPECT_EQ(jsonOf(encodeEvent(fullLog())).at("message").get<std::string>(), fullLog().message);
 
@@ -357,6 +359,7 @@ TEST(TelemetryCodec, MalformedLinesSayWhy) {
         {R"({"ev":"device","v":1,"rank":1,"host":42})", "field \"host\" must be a string (got a number)"},
         {R"({"ev":"run_start","v":1,"world":2,"hosts":"a,b"})", "field \"hosts\" must be an array"},
         {R"({"ev":"run_start","v":1,"world":2,"hosts":["a",3]})", "array of strings"},
+        {R"({"ev":"run_start","v":1,"world":2,"pids":[1,2.5]})", "array of integers"},
         {R"({"ev":"run_start","v":1,"world":2,"clock_offsets":[0,"x"]})", "array of numbers"},
         {R"({"ev":"warp","v":1})", "unknown event \"warp\""},
         {R"({"ev":7,"v":1})", "\"ev\" must be a string"},

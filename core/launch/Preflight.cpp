@@ -1,0 +1,210 @@
+#include "core/launch/Preflight.h"
+
+#include "core/launch/CommandRun.h"
+#include "core/launch/Ssh.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+namespace parallax {
+
+namespace {
+
+// What runs on each host: the facts preflight needs, one "@px KEY VALUE" line each. The script is
+// fixed; the worker's path and the token file come as its arguments, quoted for the remote shell.
+constexpr const char* kProbeScript =
+    "echo \"@px host $(hostname)\"; "
+    "echo \"@px cores $(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)\"; "
+    "echo \"@px load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null)\"; "
+    "if [ -x \"$1\" ]; then echo \"@px worker $(\"$1\" --version 2>&1 | head -n 1)\"; "
+    "else echo \"@px noworker\"; fi; "
+    "if [ -n \"$2\" ]; then if [ -r \"$2\" ]; then echo \"@px token $(cat \"$2\")\"; "
+    "else echo \"@px notoken\"; fi; fi";
+
+std::string firstLine(const std::string& text) {
+    std::string line = text.substr(0, text.find('\n'));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    return line;
+}
+
+// The last line ssh printed that says what went wrong (its own messages end the output).
+std::string sshComplaint(const std::string& err) {
+    std::string last;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);) {
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (!line.empty() && line.rfind("Warning: Permanently added", 0) != 0) last = line;
+    }
+    return last;
+}
+
+std::string randomToken() {
+    std::random_device rd;
+    std::ostringstream s;
+    s << std::hex << rd() << rd() << rd();
+    return s.str();
+}
+
+// A file only this check knows, in the folder that must be shared; removed when it goes out of scope.
+class TokenFile {
+public:
+    explicit TokenFile(const std::string& folder) {
+        if (folder.empty()) return;
+        m_token = randomToken();
+        m_path = folder + "/.parallax-preflight-" + m_token;
+        const int fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            m_error = std::strerror(errno);
+            m_path.clear();
+            return;
+        }
+        const bool ok = ::write(fd, m_token.data(), m_token.size()) == static_cast<ssize_t>(m_token.size());
+        ::close(fd);
+        if (!ok) m_error = "cannot write it";
+    }
+    ~TokenFile() {
+        if (!m_path.empty()) ::unlink(m_path.c_str());
+    }
+    const std::string& path() const { return m_path; }
+    const std::string& token() const { return m_token; }
+    const std::string& error() const { return m_error; }
+
+private:
+    std::string m_path, m_token, m_error;
+};
+
+void readFacts(const std::string& out, HostCheck& c, std::string& worker, bool& noWorker, std::string& token,
+               bool& noToken) {
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("@px ", 0) != 0) continue;
+        const size_t space = line.find(' ', 4);
+        const std::string key = line.substr(4, space == std::string::npos ? std::string::npos : space - 4);
+        const std::string value = space == std::string::npos ? std::string() : firstLine(line.substr(space + 1));
+        try {
+            if (key == "host") c.hostname = value;
+            else if (key == "cores") c.cores = std::stoll(value);
+            else if (key == "load") c.load = std::stod(value);
+            else if (key == "worker") worker = value;
+            else if (key == "noworker") noWorker = true;
+            else if (key == "token") token = value;
+            else if (key == "notoken") noToken = true;
+        } catch (const std::exception&) {
+            // A host whose tools print something else: that fact stays unknown.
+        }
+    }
+}
+
+} // namespace
+
+PreflightFailed::PreflightFailed(std::vector<std::string> problems)
+    : std::runtime_error([&] {
+          std::string text;
+          for (const std::string& p : problems) text += (text.empty() ? "  " : "\n  ") + p;
+          return text;
+      }()),
+      m_problems(std::move(problems)) {}
+
+std::string workerVersion(const std::string& worker) {
+    const std::vector<CommandResult> r = runCommands({{worker, "--version"}}, std::chrono::seconds(10));
+    return r[0].exit_code == 0 ? firstLine(r[0].out) : std::string();
+}
+
+std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightOptions& o) {
+    const std::string worker = cluster.worker.empty() ? o.local_worker : cluster.worker;
+    const std::string localVersion = o.local_version.empty() ? workerVersion(o.local_worker) : o.local_version;
+    const TokenFile token(o.shared_folder);
+
+    std::vector<HostCheck> checks;
+    std::vector<std::vector<std::string>> commands;
+    for (const std::string& entry : cluster.hosts) {
+        HostCheck c;
+        const std::optional<HostSlots> slots = parseHostSlots(entry);
+        c.host = slots ? slots->name : entry;
+        c.slot_count = slots ? slots->slot_count : 0;
+        checks.push_back(c);
+        SshOptions ssh;
+        ssh.connect_timeout_s = o.timeout_s;
+        commands.push_back(sshCommand(c.host, cluster.ssh, {"sh", "-c", kProbeScript, "preflight", worker, token.path()},
+                                      ssh));
+    }
+    const std::vector<CommandResult> results =
+        runCommands(commands, std::chrono::seconds(o.timeout_s) + std::chrono::milliseconds(500));
+
+    int64_t slotsOffered = 0;
+    for (size_t i = 0; i < checks.size(); ++i) {
+        HostCheck& c = checks[i];
+        const CommandResult& r = results[i];
+        slotsOffered += c.slot_count;
+        c.latency_ms = r.seconds * 1e3;
+        if (!r.start_error.empty()) {
+            c.problems.push_back(c.host + ": cannot run ssh (" + r.start_error + "); install openssh-client");
+            continue;
+        }
+        if (r.timed_out) {
+            c.problems.push_back(c.host + ": no answer over ssh within " + std::to_string(o.timeout_s) +
+                                 " s; check that the host is up and reachable from here (ssh " + c.host + ")");
+            continue;
+        }
+        if (r.exit_code == 255) {
+            const std::string why = sshComplaint(r.err);
+            c.problems.push_back(c.host + ": " + (why.empty() ? "ssh failed" : why) +
+                                 "; check that `ssh " + c.host +
+                                 " true` works here without a password (a key in the agent or the profile's "
+                                 "ssh.identity_file)");
+            continue;
+        }
+        std::string remoteWorker;
+        bool noWorker = false, noToken = false;
+        std::string readToken;
+        readFacts(r.out, c, remoteWorker, noWorker, readToken, noToken);
+        if (c.hostname.empty()) {
+            c.problems.push_back(c.host + ": the check did not run there (exit code " + std::to_string(r.exit_code) +
+                                 (sshComplaint(r.err).empty() ? "" : ": " + sshComplaint(r.err)) +
+                                 "); it needs a POSIX shell on the host");
+            continue;
+        }
+        c.reachable = true;
+        c.worker_version = remoteWorker;
+        if (noWorker) {
+            c.problems.push_back(c.host + ": there is no parallax-worker at " + worker +
+                                 "; install Parallax there at that path, or set worker = \"...\" in the cluster "
+                                 "profile to where it is");
+        } else if (!localVersion.empty() && remoteWorker != localVersion) {
+            c.problems.push_back(c.host + ": " + worker + " there is '" + remoteWorker + "', here it is '" +
+                                 localVersion + "'; install the same build on every host");
+        }
+        if (!o.shared_folder.empty()) {
+            if (!token.error().empty()) {
+                c.problems.push_back("cannot write a test file in " + o.shared_folder + " here (" + token.error() +
+                                     "), so it cannot be checked on the hosts");
+            } else if (noToken || readToken != token.token()) {
+                c.problems.push_back(c.host + ": " + o.shared_folder +
+                                     " is not the same folder there (a test file written here cannot be read on " +
+                                     c.host + "); the run folders (checkpoints, output) need a file system shared "
+                                     "by every host at the same path, e.g. NFS");
+            }
+        }
+        if (c.cores > 0 && c.slot_count > c.cores)
+            c.notes.push_back(c.host + ": " + std::to_string(c.slot_count) + " slots but " + std::to_string(c.cores) +
+                              " cores; ranks will share cores");
+    }
+    if (o.processes > 0 && slotsOffered < o.processes && !checks.empty())
+        checks.front().problems.push_back("the hosts offer " + std::to_string(slotsOffered) + " slots but the run needs " +
+                                          std::to_string(o.processes) + " processes; add hosts or slots to " +
+                                          cluster.source);
+    return checks;
+}
+
+std::vector<std::string> preflightProblems(const std::vector<HostCheck>& checks) {
+    std::vector<std::string> out;
+    for (const HostCheck& c : checks) out.insert(out.end(), c.problems.begin(), c.problems.end());
+    return out;
+}
+
+} // namespace parallax

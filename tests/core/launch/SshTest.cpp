@@ -1,0 +1,46 @@
+#include "core/launch/CommandRun.h"
+#include "core/launch/Ssh.h"
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+
+TEST(Ssh, EveryRemoteArgumentIsQuotedOnceForTheRemoteShell) {
+    EXPECT_EQ(remoteCommandLine({"sh", "-c", "echo $HOME; rm -rf /", "a b", "it's"}),
+              "sh -c 'echo $HOME; rm -rf /' 'a b' 'it'\\''s'");
+    SshSettings s;
+    s.user = "alice";
+    s.port = 2222;
+    s.identity_file = "/k";
+    s.jump_host = "login";
+    s.config_file = "/cfg";
+    s.options = {"ServerAliveInterval=5"};
+    SshOptions o;
+    o.connect_timeout_s = 3;
+    EXPECT_EQ(sshCommand("node1", s, {"true"}, o),
+              (std::vector<std::string>{"ssh", "-l", "alice", "-p", "2222", "-i", "/k", "-J", "login", "-F", "/cfg", "-o",
+                                        "ServerAliveInterval=5", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3",
+                                        "node1", "--", "true"}));
+    o.control_path = "/tmp/c/0";
+    o.master = true;
+    o.alive_interval_s = 2;
+    const std::vector<std::string> master = sshCommand("node1", {}, {}, o);
+    EXPECT_EQ(master, (std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-o",
+                                                "ServerAliveInterval=2", "-o", "ServerAliveCountMax=2", "-S",
+                                                "/tmp/c/0", "-M", "-N", "-o", "ControlPersist=no", "node1"}));
+}
+
+TEST(CommandRun, RunsAtOnceAndEndsWhatOutlivesTheTimeout) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<CommandResult> r = runCommands(
+        {{"sh", "-c", "echo out; echo err >&2; exit 3"}, {"sleep", "30"}, {"sleep", "30"}, {"no-such-program-here"}},
+        std::chrono::milliseconds(800));
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(took, 5.0) << "the two sleeps were waited for one after the other, or not ended";
+    EXPECT_EQ(r[0].exit_code, 3);
+    EXPECT_EQ(r[0].out, "out\n");
+    EXPECT_EQ(r[0].err, "err\n");
+    EXPECT_TRUE(r[1].timed_out);
+    EXPECT_TRUE(r[2].timed_out);
+    EXPECT_NE(r[3].start_error.find("no-such-program-here"), std::string::npos);
+}
