@@ -48,7 +48,7 @@ size_t checkHostsOverSsh(const ClusterProfile& cluster, const std::string& worke
     for (const HostCheck& h : checks) {
         if (h.reachable)
             std::printf("  %-16s %s, %lld cores, %d ms, %s\n", h.host.c_str(), h.hostname.c_str(),
-                        static_cast<long long>(h.cores), static_cast<int>(h.latency_ms), h.worker_version.c_str());
+                        static_cast<long long>(h.cores), static_cast<int>(h.latency_ms), ("worker sha256 " + h.worker_build.substr(0, 12)).c_str());
         else
             std::printf("  %-16s not reachable\n", h.host.c_str());
         for (const std::string& n : h.notes) std::printf("    note: %s\n", n.c_str());

@@ -21,7 +21,7 @@ constexpr const char* kProbeScript =
     "echo \"@px host $(hostname)\"; "
     "echo \"@px cores $(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)\"; "
     "echo \"@px load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null)\"; "
-    "if [ -x \"$1\" ]; then echo \"@px worker $(\"$1\" --version 2>&1 | head -n 1)\"; "
+    "if [ -x \"$1\" ]; then echo \"@px worker $(sha256sum \"$1\" | cut -d' ' -f1)\"; "
     "else echo \"@px noworker\"; fi; "
     "if [ -n \"$2\" ]; then if [ -r \"$2\" ]; then echo \"@px token $(cat \"$2\")\"; "
     "else echo \"@px notoken\"; fi; fi";
@@ -110,14 +110,14 @@ PreflightFailed::PreflightFailed(std::vector<std::string> problems)
       }()),
       m_problems(std::move(problems)) {}
 
-std::string workerVersion(const std::string& worker) {
-    const std::vector<CommandResult> r = runCommands({{worker, "--version"}}, std::chrono::seconds(10));
-    return r[0].exit_code == 0 ? firstLine(r[0].out) : std::string();
+std::string workerBuild(const std::string& worker) {
+    const std::vector<CommandResult> r = runCommands({{"sha256sum", worker}}, std::chrono::seconds(10));
+    return r[0].exit_code == 0 ? firstLine(r[0].out).substr(0, r[0].out.find(' ')) : std::string();
 }
 
 std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightOptions& o) {
     const std::string worker = cluster.worker.empty() ? o.local_worker : cluster.worker;
-    const std::string localVersion = o.local_version.empty() ? workerVersion(o.local_worker) : o.local_version;
+    const std::string localBuild = o.local_build.empty() ? workerBuild(o.local_worker) : o.local_build;
     const TokenFile token(o.shared_folder);
 
     std::vector<HostCheck> checks;
@@ -130,11 +130,14 @@ std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightO
         checks.push_back(c);
         SshOptions ssh;
         ssh.connect_timeout_s = o.timeout_s;
-        commands.push_back(sshCommand(c.host, cluster.ssh, {"sh", "-c", kProbeScript, "preflight", worker, token.path()},
+        // `timeout` there too: a check cut short here must not go on over there.
+        commands.push_back(sshCommand(c.host, cluster.ssh,
+                                      {"timeout", std::to_string(o.timeout_s * 2), "sh", "-c", kProbeScript,
+                                       "preflight", worker, token.path()},
                                       ssh));
     }
-    const std::vector<CommandResult> results =
-        runCommands(commands, std::chrono::seconds(o.timeout_s) + std::chrono::milliseconds(500));
+    // ssh must answer within the timeout (ConnectTimeout); the check itself gets as long again.
+    const std::vector<CommandResult> results = runCommands(commands, std::chrono::seconds(2 * o.timeout_s));
 
     int64_t slotsOffered = 0;
     for (size_t i = 0; i < checks.size(); ++i) {
@@ -170,14 +173,15 @@ std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightO
             continue;
         }
         c.reachable = true;
-        c.worker_version = remoteWorker;
+        c.worker_build = remoteWorker;
         if (noWorker) {
             c.problems.push_back(c.host + ": there is no parallax-worker at " + worker +
                                  "; install Parallax there at that path, or set worker = \"...\" in the cluster "
                                  "profile to where it is");
-        } else if (!localVersion.empty() && remoteWorker != localVersion) {
-            c.problems.push_back(c.host + ": " + worker + " there is '" + remoteWorker + "', here it is '" +
-                                 localVersion + "'; install the same build on every host");
+        } else if (!localBuild.empty() && remoteWorker != localBuild) {
+            c.problems.push_back(c.host + ": " + worker + " there is another build than " + o.local_worker +
+                                 " here (sha256 " + remoteWorker.substr(0, 12) + " there, " + localBuild.substr(0, 12) +
+                                 " here); install the same build on every host");
         }
         if (!o.shared_folder.empty()) {
             if (!token.error().empty()) {

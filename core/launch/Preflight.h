@@ -16,15 +16,15 @@ struct HostCheck {
     std::string hostname;       // as the host names itself
     int64_t cores = 0;
     int64_t slot_count = 0;          // from the profile or launch.hosts
-    std::string worker_version; // `parallax-worker --version` there
+    std::string worker_build;   // the SHA-256 of the worker there: the same build is the same bytes
     double load = -1;           // 1-minute load average
     std::vector<std::string> problems; // each names the host and the fix; empty: ready
     std::vector<std::string> notes;    // worth saying, not a reason to stop
 };
 
 struct PreflightOptions {
-    std::string local_worker;     // the worker here, whose --version the hosts must match
-    std::string local_version;    // empty: asked from local_worker
+    std::string local_worker;     // the worker here, whose build the hosts must have
+    std::string local_build;      // its SHA-256; empty: computed from local_worker
     std::string shared_folder;    // must be the same folder on every host (the run folders' root)
     int64_t processes = 0;        // ranks the run starts (0: no slot check)
     int timeout_s = 5;            // per host, for the whole check
@@ -32,7 +32,8 @@ struct PreflightOptions {
 
 // Checks every host at once over ssh (batch mode, so a host that wants a password fails instead of
 // asking): it answers within the timeout, the worker is at its path there and is the same build
-// as the local one, its slots and cores, and that the shared folder is the same folder there (a
+// as the local one (the same bytes: its SHA-256; starting the worker to ask its --version would
+// load LibTorch, seconds on a busy host), its slots and cores, and that the shared folder is the same folder there (a
 // token written here is read back over ssh). Problems name the host and what to do.
 std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightOptions& options);
 
@@ -49,7 +50,7 @@ private:
     std::vector<std::string> m_problems;
 };
 
-// The local worker's --version line ("parallax-worker 0.1.0 (build ...)"); empty when it does not run.
-std::string workerVersion(const std::string& worker);
+// The SHA-256 of a worker executable, as sha256sum prints it; empty when it cannot be read.
+std::string workerBuild(const std::string& worker);
 
 } // namespace parallax

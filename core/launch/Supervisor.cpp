@@ -852,7 +852,7 @@ RunRecord Supervisor::run() {
         for (const HostCheck& c : s.hostChecks) {
             s.notice("info", "preflight: " + c.host + " (" + c.hostname + ") answers in " +
                                  std::to_string(static_cast<int>(c.latency_ms)) + " ms, " + std::to_string(c.cores) +
-                                 " cores, " + c.worker_version);
+                                 " cores, " + ("worker sha256 " + c.worker_build.substr(0, 12)));
             for (const std::string& note : c.notes)
                 s.notice("warn", "preflight: " + note);
         }

@@ -7,6 +7,7 @@
 #include "core/store/RunStore.h"
 #include "tests/support/Process.h"
 #include "tests/support/TestHosts.h"
+#include "tests/cluster/ClusterSupport.h"
 #include "tests/support/WaitUntil.h"
 #include "tests/trainer/support/WorkerRun.h"
 
@@ -26,108 +27,6 @@ using namespace parallax;
 using namespace parallax::testing;
 
 namespace {
-
-std::string tomlString(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '"' || c == '\\')
-            out.push_back('\\');
-        out.push_back(c);
-    }
-    return out + "\"";
-}
-
-std::string tomlArray(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (const std::string& item : items)
-        out += (out.size() > 1 ? ", " : "") + tomlString(item);
-    return out + "]";
-}
-
-// A cluster profile for the test hosts: ssh with the fixture's config, and Open MPI's out-of-band
-// and TCP transports on the bridge's subnet (see TestHosts::mpirunArgs for why each is needed).
-std::string clusterProfile(const TestHosts& hosts, int slotsPerHost) {
-    std::vector<std::string> entries;
-    for (const std::string& name : hosts.names())
-        entries.push_back(name + ":" + std::to_string(slotsPerHost));
-    return "hosts = " + tomlArray(entries) + "\n[ssh]\nconfig_file = " + tomlString(hosts.sshConfigPath()) +
-           "\n[mca]\noob_tcp_if_include = " + tomlString(hosts.subnet()) +
-           "\nbtl_tcp_if_include = " + tomlString(hosts.subnet()) + "\n";
-}
-
-struct Layout {
-    int dp = 1;
-    int pp = 1;
-};
-
-void PrintTo(const Layout& layout, std::ostream* os) {
-    *os << "dp" << layout.dp << " pp" << layout.pp;
-}
-
-// The tiny gpt with four blocks (two pipeline stages of two), on synthetic data. `launch` is the
-// [launch] table's lines.
-std::string tinySpec(const std::string& name, Layout layout, const std::string& launch) {
-    return "name = " + tomlString(name) +
-           "\n[model]\nkind = \"gpt\"\npreset = \"tiny\"\nlayers = 4\n"
-           "[data]\nkind = \"synthetic\"\n"
-           "[train]\nsteps = 6\nglobal_batch = 8\nmicro_batch = 2\nlr = 1e-3\nwarmup = 2\nseed = 1234\n"
-           "grad_clip = 1.0\ncheckpoint_every = 0\n"
-           "[parallel]\ndp = " + std::to_string(layout.dp) + "\npp = " + std::to_string(layout.pp) +
-           "\n[launch]\n" + launch + "[telemetry]\ndevice_sample_ms = 1000\nspan_every = 0\n";
-}
-
-struct CliRun {
-    ProcessResult result;
-    std::optional<RunRecord> record;
-    std::vector<double> losses;
-    std::vector<std::string> runStartHosts; // per rank
-    std::string show;
-};
-
-// Runs the spec through `parallax-cli run`, calling `whileRunning` every 50 ms until it ends.
-CliRun runThroughCli(const std::string& folder, const std::string& name, const std::string& specText,
-                     const std::function<void()>& whileRunning = [] {}) {
-    const std::string store = folder + "/parallax.db";
-    const std::string spec = folder + "/" + name + ".toml";
-    std::ofstream(spec) << specText;
-    const std::string cli = buildDir() + "/app/parallax-cli";
-    CliRun run;
-    BackgroundProcess process = startProcess({cli, "--store", store, "run", spec}, folder + "/" + name + ".out");
-    std::atomic<bool> ended{false};
-    std::thread watcher([&] {
-        while (!ended) {
-            whileRunning();
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-    });
-    run.result.exitCode = process.wait();
-    ended = true;
-    watcher.join();
-    run.result.output = process.output();
-    RunStore db(store);
-    run.record = db.findRun(name);
-    if (run.record) {
-        for (const StepEvent& step : db.metrics(run.record->id))
-            run.losses.push_back(step.loss);
-        if (const std::optional<RunStartEvent> start = db.runStart(run.record->id))
-            run.runStartHosts = start->hosts;
-        run.show = runProcess({cli, "--store", store, "show", name}).output;
-    }
-    return run;
-}
-
-std::string commands(const std::vector<HostProcess>& processes) {
-    std::string out;
-    for (const HostProcess& p : processes)
-        out += "  " + std::to_string(p.pid) + " " + p.command + "\n";
-    return out;
-}
-
-// Only the host's sshd listener is left: no session, orted or worker of the run.
-bool onlySshdLeft(const TestHosts& hosts, int i) {
-    const std::vector<HostProcess> left = hosts.processes(i);
-    return left.size() == 1 && left.front().pid == hosts.sshdPid(i);
-}
 
 class ClusterRun : public ::testing::TestWithParam<Layout> {};
 

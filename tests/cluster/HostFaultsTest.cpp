@@ -1,0 +1,161 @@
+// What goes wrong with hosts at 3 a.m., done for real to test hosts: a host whose sshd is down at
+// launch, a host cut off mid-run (its link set down), a stop across hosts. Each is named within
+// seconds, and afterwards no process of the run is left on any host.
+
+#include "core/store/RunStore.h"
+#include "tests/cluster/ClusterSupport.h"
+#include "tests/support/Process.h"
+#include "tests/support/TestHosts.h"
+#include "tests/support/WaitUntil.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+
+using namespace parallax;
+using namespace parallax::testing;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string cli() { return buildDir() + "/app/parallax-cli"; }
+
+// dp=2, one rank per host, long enough to be disturbed while it trains.
+std::string longSpec(const std::string& name, const std::string& profile, int hostTimeout) {
+    return "name = " + tomlString(name) +
+           "\n[model]\nkind = \"gpt\"\npreset = \"tiny\"\n[data]\nkind = \"synthetic\"\n"
+           "[train]\nsteps = 100000\nglobal_batch = 4\nmicro_batch = 2\nlr = 1e-3\nwarmup = 2\ncheckpoint_every = 0\n"
+           "[parallel]\ndp = 2\n[launch]\ntarget = \"hosts\"\ncluster = " + tomlString(profile) +
+           "\nhost_timeout_s = " + std::to_string(hostTimeout) + "\n[telemetry]\ndevice_sample_ms = 1000\n";
+}
+
+// The run `name` of `store` once it has stored `steps` steps.
+std::optional<RunRecord> waitForSteps(const std::string& store, const std::string& name, size_t steps) {
+    std::optional<RunRecord> found;
+    waitUntil(
+        [&] {
+            try {
+                RunStore db(store);
+                found = db.findRun(name);
+                return found && db.metrics(found->id).size() >= steps;
+            } catch (const StoreError&) {
+                return false;
+            }
+        },
+        std::chrono::seconds(120));
+    return found;
+}
+
+struct Fixture {
+    TempDir tmp;
+    TestHosts hosts{2};
+    std::string store = tmp.path() + "/parallax.db";
+    std::string profile = tmp.path() + "/hosts.toml";
+    Fixture() { std::ofstream(profile) << clusterProfile(hosts, 1); }
+
+    void expectNothingLeftAnywhere(std::chrono::seconds within) {
+        for (int i = 0; i < 2; ++i)
+            EXPECT_TRUE(waitUntil([&] { return onlySshdLeft(hosts, i); }, within))
+                << hosts.name(i) << " still runs:\n" << commands(hosts.processes(i));
+        EXPECT_TRUE(waitUntil([&] { return processesMatching(store + ".runs").empty(); }, within))
+            << "an mpirun or worker of the run is left on this machine";
+    }
+};
+
+TEST(HostFaults, AHostWhoseSshdIsDownIsNamedAndNothingStarts) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    f.hosts.stopSshd(1);
+    const std::string spec = f.tmp.path() + "/dead.toml";
+    std::ofstream(spec) << longSpec("dead-host", f.profile, 30);
+    const Clock::time_point start = Clock::now();
+    const ProcessResult r = runProcess({cli(), "--store", f.store, "run", spec});
+    const double took = std::chrono::duration<double>(Clock::now() - start).count();
+    EXPECT_LT(took, 10.0);
+    EXPECT_EQ(r.exitCode, 4) << r.output;
+    EXPECT_NE(r.output.find("the hosts are not ready; nothing was started"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(f.hosts.name(1) + ": ssh: connect to host"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Connection refused"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(f.hosts.name(0) + ":"), std::string::npos) << "the healthy host is not blamed: " << r.output;
+    // No run was created, no rank started anywhere.
+    EXPECT_TRUE(RunStore(f.store).listRuns().empty());
+    EXPECT_TRUE(onlySshdLeft(f.hosts, 0)) << commands(f.hosts.processes(0));
+    // `check` says the same, host by host.
+    const ProcessResult check = runProcess({cli(), "--store", f.store, "check", spec});
+    EXPECT_EQ(check.exitCode, 4) << check.output;
+    EXPECT_NE(check.output.find(f.hosts.name(1) + "  "), std::string::npos) << check.output;
+    EXPECT_NE(check.output.find("problem: " + f.hosts.name(1) + ": ssh:"), std::string::npos) << check.output;
+}
+
+TEST(HostFaults, AWorkerMissingOnTheHostsIsNamedBeforeAnythingStarts) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    const std::string profile = f.tmp.path() + "/elsewhere.toml";
+    std::ofstream(profile) << "worker = \"/opt/nowhere/parallax-worker\"\n" << clusterProfile(f.hosts, 1);
+    const std::string spec = f.tmp.path() + "/missing.toml";
+    std::ofstream(spec) << longSpec("missing-worker", profile, 30);
+    const ProcessResult r = runProcess({cli(), "--store", f.store, "run", spec});
+    EXPECT_EQ(r.exitCode, 4) << r.output;
+    for (int i = 0; i < 2; ++i)
+        EXPECT_NE(r.output.find(f.hosts.name(i) + ": there is no parallax-worker at /opt/nowhere/parallax-worker"),
+                  std::string::npos)
+            << r.output;
+    EXPECT_TRUE(RunStore(f.store).listRuns().empty());
+}
+
+TEST(HostFaults, AHostCutOffMidRunFailsTheRunAndNothingIsLeftOnceItAnswers) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    const std::string spec = f.tmp.path() + "/cut.toml";
+    std::ofstream(spec) << longSpec("cut-off", f.profile, 12);
+    BackgroundProcess run = startProcess({cli(), "--store", f.store, "run", spec}, f.tmp.path() + "/cut.out");
+    const std::optional<RunRecord> started = waitForSteps(f.store, "cut-off", 3);
+    ASSERT_TRUE(started.has_value()) << run.output();
+    ASSERT_FALSE(onlySshdLeft(f.hosts, 1)) << "no rank runs on " << f.hosts.name(1);
+
+    f.hosts.linkDown(1);
+    const Clock::time_point cut = Clock::now();
+    const int code = run.wait();
+    const double took = std::chrono::duration<double>(Clock::now() - cut).count();
+    EXPECT_LT(took, 30.0) << run.output();
+    EXPECT_EQ(code, 1) << run.output();
+    RunStore db(f.store);
+    const RunRecord ended = *db.run(started->id);
+    EXPECT_EQ(ended.state, RunState::Failed);
+    EXPECT_NE(ended.exit_reason.find(f.hosts.name(1) + " has not answered for"), std::string::npos)
+        << ended.exit_reason;
+    EXPECT_NE(ended.exit_reason.find("rank 1 run"), std::string::npos) << ended.exit_reason;
+    // It was said while it happened, and the host's state is kept.
+    LogQuery q;
+    q.match = "silent";
+    EXPECT_GE(db.logCount(started->id, q), 1);
+    bool lost = false;
+    for (const HostStatus& h : db.hostStatuses(started->id))
+        lost = lost || (h.host == f.hosts.name(1) && h.state == "lost");
+    EXPECT_TRUE(lost);
+
+    // The link returns: within 30 s no process of the run is left on any host.
+    f.hosts.linkUp(1);
+    f.expectNothingLeftAnywhere(std::chrono::seconds(30));
+    EXPECT_TRUE(waitUntil([&] { return RunStore(f.store).pendingCleanups().empty(); }, std::chrono::seconds(30)))
+        << "the cleanup due on " << f.hosts.name(1) << " was not done";
+}
+
+TEST(HostFaults, AStopAcrossHostsLeavesNothingOnAnyHost) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    const std::string spec = f.tmp.path() + "/stop.toml";
+    std::ofstream(spec) << longSpec("stopped", f.profile, 30);
+    BackgroundProcess run = startProcess({cli(), "--store", f.store, "run", spec}, f.tmp.path() + "/stop.out");
+    const std::optional<RunRecord> started = waitForSteps(f.store, "stopped", 3);
+    ASSERT_TRUE(started.has_value()) << run.output();
+    const ProcessResult stop = runProcess({cli(), "--store", f.store, "stop", "stopped", "--wait"});
+    EXPECT_EQ(stop.exitCode, 3) << stop.output;
+    EXPECT_EQ(run.wait(), 3) << run.output();
+    EXPECT_EQ(RunStore(f.store).run(started->id)->state, RunState::Stopped);
+    f.expectNothingLeftAnywhere(std::chrono::seconds(30));
+}
+
+} // namespace
