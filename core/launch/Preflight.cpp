@@ -24,7 +24,11 @@ constexpr const char* kProbeScript =
     "if [ -x \"$1\" ]; then echo \"@px worker $(sha256sum \"$1\" | cut -d' ' -f1)\"; "
     "else echo \"@px noworker\"; fi; "
     "if [ -n \"$2\" ]; then if [ -r \"$2\" ]; then echo \"@px token $(cat \"$2\")\"; "
-    "else echo \"@px notoken\"; fi; fi";
+    "else echo \"@px notoken\"; fi; fi; "
+    "n=0; for p in /proc/[0-9]*; do [ \"$(cat \"$p/comm\" 2>/dev/null)\" = parallax-worker ] && n=$((n+1)); done; "
+    "echo \"@px ranks $n\"; "
+    "if command -v nvidia-smi >/dev/null 2>&1; then "
+    "nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/@px gpu /'; fi";
 
 std::string firstLine(const std::string& text) {
     std::string line = text.substr(0, text.find('\n'));
@@ -94,6 +98,8 @@ void readFacts(const std::string& out, HostCheck& c, std::string& worker, bool& 
             else if (key == "noworker") noWorker = true;
             else if (key == "token") token = value;
             else if (key == "notoken") noToken = true;
+            else if (key == "ranks") c.ranks_running = std::stoll(value);
+            else if (key == "gpu" && !value.empty()) c.gpus.push_back(value);
         } catch (const std::exception&) {
             // A host whose tools print something else: that fact stays unknown.
         }

@@ -18,6 +18,8 @@ struct HostCheck {
     int64_t slot_count = 0;          // from the profile or launch.hosts
     std::string worker_build;   // the SHA-256 of the worker there: the same build is the same bytes
     double load = -1;           // 1-minute load average
+    int64_t ranks_running = 0;  // parallax-worker processes running there now (any run's)
+    std::vector<std::string> gpus; // "NVIDIA H200, 143771 MiB" per GPU (nvidia-smi), none on CPU hosts
     std::vector<std::string> problems; // each names the host and the fix; empty: ready
     std::vector<std::string> notes;    // worth saying, not a reason to stop
 };
