@@ -245,3 +245,35 @@ TEST(CliRun, ReportShowsEachRanksDeviceAndThePipelineBubbleAgainstTheory) {
 }
 
 } // namespace
+
+// A damaged newest checkpoint is skipped when resuming, and the person at the terminal is told,
+// not only the run's log.
+TEST(CliRun, ResumeSaysOnTheTerminalWhenItSkipsADamagedCheckpoint) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/ck.toml";
+    std::ofstream(spec) << "name = \"checkpointed\"\n[model]\nkind = \"gpt\"\npreset = \"tiny\"\n"
+                           "[data]\nkind = \"synthetic\"\n"
+                           "[train]\nsteps = 6\nglobal_batch = 4\nmicro_batch = 2\nlr = 1e-3\nwarmup = 1\n"
+                           "checkpoint_every = 2\n[parallel]\ndp = 2\n";
+    const ProcessResult first = runProcess({cli(), "--store", store, "run", spec});
+    ASSERT_EQ(first.exitCode, 0) << first.output;
+    std::string newest;
+    {
+        RunStore db(store);
+        const auto ckpts = db.checkpoints(db.findRun("checkpointed")->id);
+        ASSERT_GE(ckpts.size(), 2u);
+        newest = ckpts.back().path;
+    }
+    {
+        std::fstream f(newest + "/rank_00000.pt", std::ios::in | std::ios::out | std::ios::binary);
+        ASSERT_TRUE(f.good()) << newest;
+        f.seekp(200);
+        f.write("garbage!", 8);
+    }
+    const ProcessResult resumed = runProcess({cli(), "--store", store, "resume", "checkpointed"});
+    EXPECT_EQ(resumed.exitCode, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("rank 0: checkpoint " + newest + " is damaged"), std::string::npos)
+        << resumed.output;
+    EXPECT_NE(resumed.output.find("trying an earlier checkpoint"), std::string::npos) << resumed.output;
+}
