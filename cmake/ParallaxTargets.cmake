@@ -11,10 +11,10 @@ if(PARALLAX_ASAN)
   target_link_options(parallax_options INTERFACE -fsanitize=address,undefined)
 endif()
 
-# parallax_add_test(NAME LABELS l1 [l2] SOURCES ... LIBS ...): one GoogleTest binary, every test
-# discovered with the labels given.
+# parallax_add_test(NAME LABELS l1 [l2] SOURCES ... LIBS ... [SERIAL]): one GoogleTest binary, every
+# test discovered with the labels given (SERIAL: each runs alone, for tests that time the machine).
 function(parallax_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "LABELS;SOURCES;LIBS;PCH" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "TIMEOUT" "LABELS;SOURCES;LIBS;PCH" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE parallax_options ${T_LIBS} GTest::gtest GTest::gtest_main)
   if(T_PCH)
@@ -23,8 +23,12 @@ function(parallax_add_test name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
+  set(_serial "")
+  if(T_SERIAL)
+    set(_serial RUN_SERIAL TRUE)
+  endif()
   gtest_discover_tests(${name}
-    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT} ${_serial}
                ENVIRONMENT "PARALLAX_BUILD_DIR=${PROJECT_BINARY_DIR}"
                ENVIRONMENT_MODIFICATION "PARALLAX_SOURCE_DIR=set:${PROJECT_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 60)

@@ -69,6 +69,12 @@ int showCommand(const std::string& storePath, const std::string& run) {
     std::printf("run %lld  %s\n", static_cast<long long>(r.id), r.name.c_str());
     field("state", r.state);
     field("reason", r.exit_reason);
+    // What the supervisor finds wrong while the run goes (a hang, a straggler), and hosts that do
+    // not answer.
+    for (const RunAlert& a : store.alerts(r.id))
+        if (a.active) field(a.kind, a.message);
+    for (const HostStatus& h : store.hostStatuses(r.id))
+        if (h.state != "answering") field("host", h.host + " " + h.state + (h.detail.empty() ? "" : ": " + h.detail));
     if (r.exit_code)
         field("exit code", std::to_string(*r.exit_code));
     if (r.state == RunState::Failed) {
@@ -113,7 +119,7 @@ int showCommand(const std::string& storePath, const std::string& run) {
     field("run dir", r.run_dir);
     field("launch", r.launch_command);
 
-    std::string progress = r.last_step >= 0 ? "step " + std::to_string(r.last_step) + "/" + std::to_string(r.steps_total)
+    std::string progress = r.last_step >= 0 ? "step " + std::to_string(stepsDoneAfter(r.last_step)) + "/" + std::to_string(r.steps_total)
                                             : "no step yet (" + std::to_string(r.steps_total) + " planned)";
     if (r.last_loss)
         progress += ", loss " + formatLoss(*r.last_loss);

@@ -13,6 +13,8 @@
 #include "core/util/BuildId.h"
 #include "core/util/HostName.h"
 #include "trainer/comm/ProcessGroups.h"
+#include "trainer/comm/RecordedCommunicator.h"
+#include "trainer/train/CommHeartbeat.h"
 #include "trainer/train/StopRequest.h"
 #include "trainer/train/SupervisorWatch.h"
 #include "trainer/train/TelemetryEmitter.h"
@@ -134,8 +136,13 @@ int main(int argc, char** argv) {
         } else {
             groups = ProcessGroups::createMpi(dp, tp, pp);
         }
+        // Every operation of every group is recorded; a thread reports them while this one trains
+        // (or is blocked in one of them).
+        options.recorder = std::make_shared<FlightRecorder>();
+        recordCommunication(groups, options.recorder);
         TrainResult result;
         {
+            const CommHeartbeat heartbeat(options.recorder, out, options.runDir, hostName());
             Trainer trainer(spec, options, groups, out);
             result = trainer.run();
         }

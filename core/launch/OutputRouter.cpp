@@ -178,6 +178,8 @@ void OutputRouter::onEvent(const DemuxedLine& d) {
         if (m_onRankWarning && (log->level == "warn" || log->level == "error"))
             m_onRankWarning(*log);
     }
+    if (m_onEvent)
+        m_onEvent(event);
     hand(event);
 }
 

@@ -34,6 +34,8 @@ public:
         m_rawPath = std::move(path);
     }
     void setErrorHandler(std::function<void(const std::exception&)> handler) { m_onError = std::move(handler); }
+    // Called for every telemetry event decoded (also while spooling), after the router's own use of it.
+    void setEventHandler(std::function<void(const TelemetryEvent&)> handler) { m_onEvent = std::move(handler); }
     // Called for each `log` event of level warn or error a rank reports (a damaged checkpoint
     // skipped, a stop that could not checkpoint...), which a person at the terminal should see.
     void setRankWarningHandler(std::function<void(const LogEvent&)> handler) { m_onRankWarning = std::move(handler); }
@@ -98,6 +100,7 @@ private:
     std::function<void(const std::exception&)> m_onError;
     std::function<void(const std::string&)> m_onRawError;
     std::function<void(const LogEvent&)> m_onRankWarning;
+    std::function<void(const TelemetryEvent&)> m_onEvent;
 
     LineBuffer m_outLines;
     LineBuffer m_errLines;

@@ -1,5 +1,6 @@
 #include "core/launch/Supervisor.h"
 
+#include "core/launch/HangDetector.h"
 #include "core/launch/HostCleanup.h"
 #include "core/launch/HostWatch.h"
 #include "core/launch/LauncherProcess.h"
@@ -179,6 +180,13 @@ struct Supervisor::State {
     std::map<std::string, std::string> hostStates; // host -> answering | silent | lost
     Clock::time_point lastHostRecord;
     std::string hostLostReason; // set when a host stayed silent past launch.host_timeout_s
+    // What holds the run up: a hang (and when it was first named), a straggler.
+    std::unique_ptr<HangDetector> hangs;
+    std::optional<Clock::time_point> hangSince;
+    std::string hangMessage, stragglerMessage;
+    Clock::time_point lastHangCheck, lastHangSaid;
+    std::optional<Clock::time_point> dumpDeadline; // on_hang = "fail": the ranks write their rings until then
+    std::string hangFailReason;
     bool heartbeatFailureReported = false;
     StopPhase phase = StopPhase::None;
     int stopSignal = 0;
@@ -416,6 +424,89 @@ struct Supervisor::State {
         }
         if (recordAll)
             lastHostRecord = now;
+    }
+
+    void onEvent(const TelemetryEvent& event) {
+        if (!hangs)
+            return;
+        const Clock::time_point now = Clock::now();
+        if (const auto* step = std::get_if<StepEvent>(&event))
+            hangs->onStep(*step, now);
+        else if (const auto* comm = std::get_if<CommEvent>(&event))
+            hangs->onComm(*comm, now);
+        else if (const auto* rankStep = std::get_if<RankStepEvent>(&event))
+            hangs->onRankStep(*rankStep);
+        else if (const auto* start = std::get_if<RunStartEvent>(&event))
+            hangs->setWorld(start->world);
+    }
+
+    void raise(const std::string& kind, const std::string& message, bool active) {
+        RunAlert a;
+        a.kind = kind;
+        a.message = message;
+        a.active = active;
+        a.t = wallNow();
+        try {
+            writer->add(a);
+        } catch (const std::exception& e) {
+            reportStoreError(e);
+        }
+    }
+
+    // Names a hang or a straggler once a second; on_hang = "fail" ends a hang that lasts.
+    void checkHangs() {
+        if (!hangs)
+            return;
+        const Clock::time_point now = Clock::now();
+        if (dumpDeadline && now >= *dumpDeadline) {
+            dumpDeadline.reset();
+            phase = StopPhase::Kill;
+            killedLeftovers += launcher.killAll();
+        }
+        if (now - lastHangCheck < std::chrono::seconds(1) || phase != StopPhase::None)
+            return;
+        lastHangCheck = now;
+        const std::optional<HangDetector::Finding> hang = hangs->hang(now);
+        if (hang) {
+            if (!hangSince)
+                hangSince = now;
+            // Said at once, and again each minute while it lasts (with its growing times).
+            if (hangMessage.empty() || now - lastHangSaid >= std::chrono::seconds(60)) {
+                notice("warn", "hang: " + hang->message);
+                lastHangSaid = now;
+            }
+            if (hang->message != hangMessage)
+                raise("hang", hang->message, true);
+            hangMessage = hang->message;
+            const auto lasted = now - *hangSince;
+            if (spec.telemetry.on_hang == "fail" && lasted >= std::chrono::seconds(spec.telemetry.hang_timeout_s)) {
+                hangFailReason = "hang: " + hang->message + "; the run was ended after " +
+                                 std::to_string(spec.telemetry.hang_timeout_s) +
+                                 " s (telemetry.on_hang = \"fail\"); each rank's flight recorder is in " +
+                                 (runDir / "flight-rank<R>.json").string() +
+                                 " (a stopped rank cannot write its own)";
+                notice("error", hangFailReason);
+                raise("hang", hangFailReason, true);
+                // The ranks write their rings on SIGUSR2 (mpirun passes it on), then everything ends.
+                launcher.signal(SIGUSR2);
+                dumpDeadline = now + std::chrono::seconds(3);
+                phase = StopPhase::Terminate;
+                deadline = now + std::chrono::seconds(5);
+            }
+        } else if (hangSince) {
+            notice("info", "steps again after the hang named above");
+            raise("hang", hangMessage, false);
+            hangSince.reset();
+            hangMessage.clear();
+        }
+        const std::optional<HangDetector::Finding> straggler = hangs->straggler();
+        if (straggler && stragglerMessage.empty())
+            notice("warn", "straggler: " + straggler->message);
+        if (straggler)
+            raise("straggler", straggler->message, true);
+        else if (!stragglerMessage.empty())
+            raise("straggler", stragglerMessage, false);
+        stragglerMessage = straggler ? straggler->message : std::string();
     }
 
     // Ends what is left of the run on every host; a host that does not answer is kept in the
@@ -659,6 +750,7 @@ struct Supervisor::State {
             flushStore(false);
             beat();
             watchHosts();
+            checkHangs();
             reportProgress(false);
             if (Clock::now() - lastOutputFlush >= kOutputFlushEvery) {
                 router->flushRawLog();
@@ -713,9 +805,11 @@ struct Supervisor::State {
         const bool stopRequested = phase != StopPhase::None;
         const std::optional<RunEndEvent>& runEnd = router->runEnd();
 
-        if (!hostLostReason.empty()) {
+        for (const std::string* reason : {&hostLostReason, &hangFailReason}) {
+            if (reason->empty())
+                continue;
             o.state = RunState::Failed;
-            o.reason = hostLostReason;
+            o.reason = *reason;
             return o;
         }
         if (clean && runEnd) {
@@ -868,6 +962,12 @@ RunRecord Supervisor::run() {
         s.router->setRawLog(s.outputLog, (s.runDir / "output.log").string());
         s.router->setSpoolAbove(s.opt.spool_above);
         s.router->setErrorHandler([&s](const std::exception& e) { s.reportStoreError(e); });
+        HangDetector::Options hangOptions;
+        hangOptions.hang_after = std::chrono::seconds(s.spec.telemetry.hang_after_s);
+        s.hangs = std::make_unique<HangDetector>(hangOptions);
+        s.hangs->setWorld(static_cast<int>(s.spec.processCount()));
+        s.hangs->setHostOf([&s](int rank) { return s.router->hostOfRank(rank); });
+        s.router->setEventHandler([&s](const TelemetryEvent& e) { s.onEvent(e); });
         s.router->setRawLogErrorHandler([&s](const std::string& what) { s.notice("error", "output.log: " + what); });
         if (s.opt.on_rank_warning)
             s.router->setRankWarningHandler([&s](const LogEvent& e) {

@@ -32,6 +32,8 @@ const std::vector<FieldLimit>& fieldLimits() {
         {"launch.threads_per_rank", pow2(12), "no node has that many cores for one rank"},
         {"launch.host_timeout_s", 86400, "a host silent for a day is gone"},
         {"telemetry.device_sample_ms", 3600000, "that is one sample an hour"},
+        {"telemetry.hang_after_s", 86400, "a step that takes a day is a hang"},
+        {"telemetry.hang_timeout_s", 604800, "a hang a week old will not end by itself"},
     };
     return limits;
 }

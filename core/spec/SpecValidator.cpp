@@ -31,6 +31,7 @@ const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
 const std::vector<std::string> kTargets = {"local", "hosts", "slurm"};
 const std::vector<std::string> kDevices = {"cpu", "cuda"};
 const std::vector<std::string> kBinds = {"none", "core", "socket"};
+const std::vector<std::string> kOnHang = {"wait", "fail"};
 
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(double v) { return tomlDouble(v); }
@@ -691,6 +692,18 @@ private:
         if (t.step_every < 1)
             error("telemetry.step_every", "telemetry.step_every = " + num(t.step_every) +
                                               " must be at least 1 (a step event every N steps)");
+        if (t.hang_after_s < 5)
+            error("telemetry.hang_after_s", "telemetry.hang_after_s = " + num(t.hang_after_s) +
+                                                " must be at least 5 (seconds without a step before a hang is named)");
+        else
+            checkCount("telemetry.hang_after_s", t.hang_after_s, 5);
+        checkChoice("telemetry.on_hang", t.on_hang, kOnHang);
+        if (t.hang_timeout_s < 1)
+            error("telemetry.hang_timeout_s", "telemetry.hang_timeout_s = " + num(t.hang_timeout_s) +
+                                                  " must be at least 1 (seconds a named hang lasts before on_hang = "
+                                                  "\"fail\" ends the run)");
+        else
+            checkCount("telemetry.hang_timeout_s", t.hang_timeout_s, 1);
     }
 
     // ---- this machine (launch.target = "local") ------------------------------------------------

@@ -67,6 +67,16 @@ void BatchedWriter::add(const RunStartEvent& e) {
     if (!m_oldest) m_oldest = Clock::now();
 }
 
+void BatchedWriter::add(const RankStepEvent& e) {
+    m_rankSteps.push_back(e);
+    rowAdded();
+}
+
+void BatchedWriter::add(const RunAlert& a) {
+    m_alerts[a.kind] = a;
+    if (!m_oldest) m_oldest = Clock::now();
+}
+
 void BatchedWriter::add(const HostStatus& h) {
     m_hostStatus[h.host] = h;
     if (!m_oldest) m_oldest = Clock::now();
@@ -163,6 +173,8 @@ void BatchedWriter::flush() {
         if (offset && offset != m_writtenOffset) m_store.setOutputOffset(m_run, *offset);
         if (m_runStart) m_store.setRunStart(m_run, *m_runStart);
         for (const auto& [host, status] : m_hostStatus) m_store.setHostStatus(m_run, status);
+        for (const auto& [kind, alert] : m_alerts) m_store.setAlert(m_run, alert);
+        m_store.insertRankSteps(m_run, m_rankSteps);
         m_store.insertMetrics(m_run, m_steps);
         m_store.insertDeviceSamples(m_run, m_devices);
         m_store.insertSpans(m_run, m_spans);
@@ -192,6 +204,8 @@ void BatchedWriter::flush() {
     m_logs.clear();
     m_runStart.reset();
     m_hostStatus.clear();
+    m_alerts.clear();
+    m_rankSteps.clear();
     m_summary.reset();
     m_pending = 0;
     m_oldest.reset();

@@ -47,6 +47,8 @@ public:
     void add(const LogRow& row);
     void add(const RunStartEvent& e);   // RunStore::setRunStart, in the next flush
     void add(const HostStatus& h);      // RunStore::setHostStatus (the latest per host), in the next flush
+    void add(const RankStepEvent& e);
+    void add(const RunAlert& a);        // RunStore::setAlert (the latest per kind), in the next flush
     void add(const LogEvent& e);        // a log row of stream "telemetry" (host from run_start)
     // The supervisor decides the run's final state (with the exit code); here the event becomes a
     // log line, so that the run's log says what the worker reported.
@@ -100,6 +102,8 @@ private:
     std::vector<LogRow> m_logs;
     std::optional<RunStartEvent> m_runStart;
     std::map<std::string, HostStatus> m_hostStatus;
+    std::vector<RankStepEvent> m_rankSteps;
+    std::map<std::string, RunAlert> m_alerts;
     std::optional<StepEvent> m_summary;
     std::vector<std::string> m_rankHosts;
     size_t m_pending = 0; // rows in the vectors above (run start and summary not counted)

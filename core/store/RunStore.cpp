@@ -654,6 +654,76 @@ void RunStore::relocateRunDir(int64_t id, const std::string& from, const std::st
     tx.commit();
 }
 
+void RunStore::insertRankSteps(int64_t run, const std::vector<RankStepEvent>& rows) {
+    if (rows.empty()) return;
+    ImplicitTransaction tx(*this);
+    SqlStatement& s = m_stmts->get(
+        "INSERT OR REPLACE INTO rank_steps (run, step, rank, compute_ms, wait_ms, t) VALUES (?1,?2,?3,?4,?5,?6)");
+    for (const RankStepEvent& e : rows) {
+        s.bind(1, run);
+        s.bind(2, e.step);
+        s.bind(3, static_cast<int64_t>(e.rank));
+        s.bind(4, e.compute_ms);
+        s.bind(5, e.wait_ms);
+        s.bind(6, e.t);
+        s.run();
+    }
+    tx.commit();
+}
+
+std::vector<RankStepEvent> RunStore::rankSteps(int64_t run, int64_t afterStep) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT step, rank, compute_ms, wait_ms, t FROM rank_steps WHERE run = ?1 AND step > ?2 ORDER BY step, rank");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    s.bind(2, afterStep);
+    std::vector<RankStepEvent> out;
+    while (s.step()) {
+        RankStepEvent e;
+        e.step = s.int64(0);
+        e.rank = static_cast<int>(s.int64(1));
+        e.compute_ms = s.realOrNaN(2);
+        e.wait_ms = s.realOrNaN(3);
+        e.t = s.realOrNaN(4);
+        out.push_back(e);
+    }
+    return out;
+}
+
+void RunStore::setAlert(int64_t run, const RunAlert& a) {
+    SqlStatement& s = m_stmts->get(
+        "INSERT INTO alerts (run, kind, message, since, t, active) VALUES (?1,?2,?3,?4,?5,?6) "
+        "ON CONFLICT (run, kind) DO UPDATE SET message = excluded.message, t = excluded.t, "
+        "active = excluded.active, since = CASE WHEN alerts.active = 1 AND excluded.active = 1 THEN alerts.since "
+        "ELSE excluded.since END");
+    const double now = a.t > 0 ? a.t : nowSeconds();
+    s.bind(1, run);
+    s.bind(2, a.kind);
+    s.bind(3, a.message);
+    s.bind(4, a.since > 0 ? a.since : now);
+    s.bind(5, now);
+    s.bind(6, static_cast<int64_t>(a.active ? 1 : 0));
+    s.run();
+}
+
+std::vector<RunAlert> RunStore::alerts(int64_t run) const {
+    SqlStatement& s =
+        m_stmts->get("SELECT kind, message, since, t, active FROM alerts WHERE run = ?1 ORDER BY kind");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    std::vector<RunAlert> out;
+    while (s.step()) {
+        RunAlert a;
+        a.kind = s.text(0);
+        a.message = s.text(1);
+        a.since = s.real(2);
+        a.t = s.real(3);
+        a.active = s.int64(4) != 0;
+        out.push_back(a);
+    }
+    return out;
+}
+
 void RunStore::setHostStatus(int64_t run, const HostStatus& h) {
     SqlStatement& s = m_stmts->get(
         "INSERT OR REPLACE INTO host_status (run, host, state, last_answer, latency_ms, detail, t) "
@@ -884,6 +954,7 @@ void RunStore::deleteRunRows(int64_t id) {
                             "DELETE FROM comms WHERE run = ?1",
                             "DELETE FROM checkpoints WHERE run = ?1",
                             "DELETE FROM host_status WHERE run = ?1",
+                            "DELETE FROM rank_steps WHERE run = ?1", "DELETE FROM alerts WHERE run = ?1",
                             "DELETE FROM logs WHERE run = ?1",
                             "UPDATE runs SET parent_run = NULL WHERE parent_run = ?1"}) {
         SqlStatement& s = m_stmts->get(sql);

@@ -18,7 +18,7 @@ class LogIndex;
 // RunStore per thread (open the same file several times for several threads/processes).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 6;
+    static constexpr int kSchemaVersion = 7;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
@@ -84,6 +84,13 @@ public:
     // Returns their ids.
     std::vector<int64_t> markLostRuns(const std::string& host,
                                       const std::function<bool(int64_t pid)>& isAlive);
+
+    // --- each rank's steps, and alerts
+    void insertRankSteps(int64_t run, const std::vector<RankStepEvent>& rows); // a row again replaces it
+    std::vector<RankStepEvent> rankSteps(int64_t run, int64_t afterStep = -1) const; // by step, rank
+    // The alert of `kind` raised (or said again: `since` is kept) or, with active = false, ended.
+    void setAlert(int64_t run, const RunAlert& alert);
+    std::vector<RunAlert> alerts(int64_t run) const; // by kind
 
     // --- hosts of runs on hosts
     // One row per (run, host): the latest replaces the earlier.

@@ -222,6 +222,13 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "CREATE TABLE pending_cleanups (run INTEGER NOT NULL, host TEXT NOT NULL, run_dir TEXT NOT NULL,"
          "  since REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '',"
          "  PRIMARY KEY (run, host)) WITHOUT ROWID;"},
+        // Each rank's compute and wait time per step (stragglers), and what the supervisor found
+        // wrong while a run goes (a hang, a straggler), the newest per kind.
+        {7, "record each rank's compute and wait time per step, and a run's alerts",
+         "CREATE TABLE rank_steps (run INTEGER NOT NULL, step INTEGER NOT NULL, rank INTEGER NOT NULL,"
+         "  compute_ms REAL, wait_ms REAL, t REAL, PRIMARY KEY (run, step, rank)) WITHOUT ROWID;"
+         "CREATE TABLE alerts (run INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,"
+         "  since REAL NOT NULL, t REAL NOT NULL, active INTEGER NOT NULL, PRIMARY KEY (run, kind)) WITHOUT ROWID;"},
     };
     return steps;
 }

@@ -80,6 +80,16 @@ struct HostStatus {
     double t = 0;             // when this was recorded
 };
 
+// What the supervisor found wrong while a run goes: the newest of each kind (hang, straggler),
+// active while it lasts.
+struct RunAlert {
+    std::string kind;   // hang | straggler
+    std::string message;
+    double since = 0;   // when it was first raised
+    double t = 0;       // when it was last said
+    bool active = true;
+};
+
 // A host where processes of a run may still run because it could not be reached when the run
 // ended: ended as soon as it answers again (parallax-cli cleanup).
 struct PendingCleanup {

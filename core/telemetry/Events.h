@@ -74,11 +74,31 @@ struct SpanEvent {
     double end = 0;
 };
 
+// A rank's flight recorder, from a thread of its own every few seconds, also while the rank is
+// blocked inside an operation: a heartbeat that says "waiting in X" apart from "silent".
 struct CommEvent {
     int rank = 0;
-    int64_t collectives = 0;
+    int64_t collectives = 0; // operations issued, every group
     int64_t bytes = 0;
     int64_t last_seq = 0;    // last completed collective sequence number
+    std::vector<std::string> groups; // per process group (world, dp, tp, pp, mp):
+    std::vector<int64_t> enqueued;   //   the last sequence number enqueued
+    std::vector<int64_t> completed;  //   the highest sequence number known complete
+    std::string pending_op;          // the oldest operation not known complete; empty: none
+    std::string pending_group;
+    int64_t pending_seq = 0;
+    int64_t pending_bytes = 0;
+    double pending_s = 0;            // how long it has been pending
+    double t = 0;
+};
+
+// One rank's step: the time it computed and the time it spent blocked in collectives (the
+// all-reduce evens wall time out between ranks: waiting is what tells a straggler from the rest).
+struct RankStepEvent {
+    int rank = 0;
+    int64_t step = 0;
+    double compute_ms = 0;
+    double wait_ms = 0;
     double t = 0;
 };
 
@@ -106,6 +126,6 @@ struct RunEndEvent {
 };
 
 using TelemetryEvent = std::variant<RunStartEvent, StepEvent, DeviceEvent, SpanEvent, CommEvent,
-                                    CheckpointEvent, LogEvent, RunEndEvent>;
+                                    CheckpointEvent, LogEvent, RunEndEvent, RankStepEvent>;
 
 } // namespace parallax

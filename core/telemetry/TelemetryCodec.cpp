@@ -156,7 +156,23 @@ struct EventTraits<CommEvent> {
     static const std::vector<Field<E>>& fields() {
         static const std::vector<Field<E>> f = {
             field("rank", &E::rank, true), field("collectives", &E::collectives),
-            field("bytes", &E::bytes), field("last_seq", &E::last_seq), field("t", &E::t)};
+            field("bytes", &E::bytes), field("last_seq", &E::last_seq), field("groups", &E::groups),
+            field("enqueued", &E::enqueued), field("completed", &E::completed),
+            field("pending_op", &E::pending_op), field("pending_group", &E::pending_group),
+            field("pending_seq", &E::pending_seq), field("pending_bytes", &E::pending_bytes),
+            field("pending_s", &E::pending_s), field("t", &E::t)};
+        return f;
+    }
+};
+
+template <>
+struct EventTraits<RankStepEvent> {
+    using E = RankStepEvent;
+    static constexpr std::string_view name = "rank_step";
+    static const std::vector<Field<E>>& fields() {
+        static const std::vector<Field<E>> f = {field("rank", &E::rank, true), field("step", &E::step, true),
+                                                field("compute_ms", &E::compute_ms), field("wait_ms", &E::wait_ms),
+                                                field("t", &E::t)};
         return f;
     }
 };
@@ -570,6 +586,8 @@ bool decodeNamed(std::string_view ev, JsonReader& r, bool afterFirst, DecodedLin
         decodeMembers<RunStartEvent>(r, afterFirst, out);
     else if (ev == EventTraits<RunEndEvent>::name)
         decodeMembers<RunEndEvent>(r, afterFirst, out);
+    else if (ev == EventTraits<RankStepEvent>::name)
+        decodeMembers<RankStepEvent>(r, afterFirst, out);
     else
         return false;
     return true;

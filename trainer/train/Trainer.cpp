@@ -1,5 +1,7 @@
 #include "trainer/train/Trainer.h"
 
+#include "trainer/comm/FlightRecorder.h"
+
 #include "core/telemetry/ClockSync.h"
 #include "core/telemetry/Statistics.h"
 #include "core/util/Files.h"
@@ -552,6 +554,15 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
                    "%), plus " + std::to_string(m_zero3->prefetchedParameterValues()) +
                    " of the next step's first units gathered ahead");
     }
+    if (m_options.recorder && step % m_spec.telemetry.step_every == 0) {
+        RankStepEvent e;
+        e.rank = m_groups.worldRank();
+        e.step = step;
+        e.wait_ms = queued.waitMs;
+        e.compute_ms = std::max(0.0, queued.hostMs - queued.waitMs);
+        e.t = TelemetryEmitter::now();
+        m_out.emit(e);
+    }
     for (SpanEvent span : queued.spans) {
         span.start -= m_clockOffset;
         span.end -= m_clockOffset;
@@ -628,7 +639,11 @@ TrainResult Trainer::run() {
     std::optional<QueuedStep> inFlight;
     for (; step < m_spec.train.steps; ++step) {
         if (step == m_options.profileFirst) startProfile();
+        if (m_options.recorder) m_options.recorder->takeWaitSeconds(); // waits before this step are not its own
+        const double queueStart = monotonicSeconds();
         QueuedStep queued = queueStep(step);
+        queued.hostMs = (monotonicSeconds() - queueStart) * 1e3;
+        if (m_options.recorder) queued.waitMs = m_options.recorder->takeWaitSeconds() * 1e3;
         if (inFlight) finishStep(*inFlight, result);
         inFlight = std::move(queued);
 

@@ -26,6 +26,7 @@ class PipelineEngine;
 class AdamW;
 class OptimizerStream;
 class StepClock;
+class FlightRecorder;
 
 struct WorkerOptions {
     std::string runDir;         // checkpoints go to <runDir>/checkpoints
@@ -35,6 +36,9 @@ struct WorkerOptions {
     int64_t profileFirst = -1;  // profile steps [profileFirst, profileLast] (Kineto); -1: off
     int64_t profileLast = -1;
     std::string profileOut;     // Chrome trace (FILE-rank<R>.json with several ranks); empty: <runDir>/profile-rank<R>.json
+    // Every operation of the process groups (recordCommunication): each step's time blocked in
+    // collectives comes from it. Null: no per-rank step times are reported.
+    std::shared_ptr<FlightRecorder> recorder;
 };
 
 // What one rank reports at the end.
@@ -81,6 +85,8 @@ private:
         double lr = 0;
         int64_t optimizerStepsBefore = 0;
         std::vector<SpanEvent> spans;
+        double hostMs = 0; // the host's time queueing the step (all of it on a CPU)
+        double waitMs = 0; // of which blocked in collectives
     };
     // Queues one step: forward, backward, reductions, the gradient norm, clipping and the update,
     // decided on the device (a non-finite norm skips this and every later update there).

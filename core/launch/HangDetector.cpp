@@ -1,0 +1,211 @@
+#include "core/launch/HangDetector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace parallax {
+
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string bytesText(int64_t bytes) {
+    std::ostringstream s;
+    s.precision(3);
+    if (bytes >= (int64_t(1) << 20)) s << static_cast<double>(bytes) / double(1 << 20) << " MiB";
+    else if (bytes >= 1024) s << static_cast<double>(bytes) / 1024.0 << " KiB";
+    else s << bytes << " B";
+    return s.str();
+}
+
+std::string ranksText(const std::vector<int>& ranks) {
+    std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+    for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+    return out;
+}
+
+// "rank 0 waits", "ranks 0, 2 wait".
+std::string ranksDo(const std::vector<int>& ranks, const std::string& verb) {
+    return ranksText(ranks) + " " + verb + (ranks.size() == 1 ? "s" : "");
+}
+
+int64_t seqOf(const CommEvent& e, const std::string& group, bool enqueued) {
+    for (size_t i = 0; i < e.groups.size(); ++i)
+        if (e.groups[i] == group) {
+            const std::vector<int64_t>& v = enqueued ? e.enqueued : e.completed;
+            return i < v.size() ? v[i] : 0;
+        }
+    return -1; // the rank has no such group
+}
+
+} // namespace
+
+void HangDetector::onStep(const StepEvent& e, Clock::time_point now) {
+    m_lastStep = now;
+    if (e.step_ms > 0) {
+        m_stepMs.push_back(e.step_ms);
+        if (m_stepMs.size() > 50) m_stepMs.pop_front();
+    }
+}
+
+void HangDetector::onComm(const CommEvent& e, Clock::time_point now) {
+    RankState& r = m_ranks[e.rank];
+    r.last = e;
+    r.arrived = now;
+    r.seen = true;
+}
+
+void HangDetector::onRankStep(const RankStepEvent& e) {
+    if (++m_rankSteps[e.rank] <= m_options.straggler_skip) return;
+    auto& q = m_compute[e.rank];
+    q.emplace_back(e.step, e.compute_ms);
+    while (q.size() > m_options.straggler_window) q.pop_front();
+}
+
+std::string HangDetector::who(int rank) const {
+    const std::string host = m_hostOf ? m_hostOf(rank) : std::string();
+    return "rank " + std::to_string(rank) + (host.empty() ? std::string() : " on " + host);
+}
+
+std::string HangDetector::since(Clock::time_point t, Clock::time_point now) const {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - t).count()) + " s";
+}
+
+std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) const {
+    if (!m_lastStep) return std::nullopt; // setup (loading, the first step's compilation) is no hang
+    const double medianStep = median(std::vector<double>(m_stepMs.begin(), m_stepMs.end()));
+    const auto threshold = std::max(m_options.hang_after,
+                                    std::chrono::milliseconds(static_cast<int64_t>(5 * medianStep)));
+    if (now - *m_lastStep < threshold) return std::nullopt;
+
+    Finding f;
+    const std::string noStep = "no step for " + since(*m_lastStep, now);
+    // Ranks that have not sent a heartbeat for a while, or never did.
+    std::vector<int> silent;
+    std::vector<int> waiting;
+    for (int r = 0; r < std::max<int>(m_world, static_cast<int>(m_ranks.size())); ++r) {
+        const auto it = m_ranks.find(r);
+        if (it == m_ranks.end() || now - it->second.arrived > m_options.silent_after) silent.push_back(r);
+        else if (!it->second.last.pending_op.empty()) waiting.push_back(r);
+    }
+    // What the waiting ranks wait in: the operation most of them are inside.
+    std::string op, group;
+    int64_t seq = 0, bytes = 0;
+    double pendingS = 0;
+    std::map<std::pair<std::string, int64_t>, int> votes;
+    for (int r : waiting) ++votes[{m_ranks.at(r).last.pending_group, m_ranks.at(r).last.pending_seq}];
+    if (!votes.empty()) {
+        const auto best = std::max_element(votes.begin(), votes.end(),
+                                           [](const auto& a, const auto& b) { return a.second < b.second; });
+        group = best->first.first;
+        seq = best->first.second;
+        for (int r : waiting) {
+            const CommEvent& e = m_ranks.at(r).last;
+            if (e.pending_group == group && e.pending_seq == seq) {
+                op = e.pending_op;
+                bytes = e.pending_bytes;
+                pendingS = std::max(pendingS, e.pending_s);
+            }
+        }
+    }
+    std::vector<int> inside;
+    for (int r : waiting)
+        if (m_ranks.at(r).last.pending_group == group && m_ranks.at(r).last.pending_seq == seq) inside.push_back(r);
+    const std::string operation =
+        op.empty() ? std::string() : op + " #" + std::to_string(seq) + " of the " + group + " group (" + bytesText(bytes) +
+                                         ")";
+
+    if (!silent.empty()) {
+        for (size_t i = 0; i < silent.size(); ++i) {
+            const int r = silent[i];
+            const auto it = m_ranks.find(r);
+            f.message += (i ? "; " : "") + who(r) + " is silent (" +
+                         (it == m_ranks.end() ? std::string("no heartbeat ever")
+                                              : "no heartbeat for " + since(it->second.arrived, now)) +
+                         ": stopped, or its host is gone)";
+        }
+        f.ranks = silent;
+        if (!inside.empty())
+            f.message += "; " + ranksDo(inside, "wait") + " in " + operation + " for " +
+                         std::to_string(static_cast<int>(pendingS)) + " s";
+        f.message = noStep + ": " + f.message;
+        return f;
+    }
+    if (!inside.empty()) {
+        // Those that have not entered it: their own count of the group's operations is behind.
+        std::vector<int> behind;
+        std::string where;
+        for (const auto& [r, state] : m_ranks) {
+            if (std::find(inside.begin(), inside.end(), r) != inside.end()) continue;
+            const int64_t theirs = seqOf(state.last, group, true);
+            if (theirs < 0) continue; // not in such a group
+            if (theirs < seq) {
+                behind.push_back(r);
+                where += (where.empty() ? "" : "; ") + who(r) + (state.last.pending_op.empty()
+                                                                     ? std::string(" is computing, in no operation")
+                                                                     : " waits in " + state.last.pending_op + " #" +
+                                                                           std::to_string(state.last.pending_seq) +
+                                                                           " of the " + state.last.pending_group +
+                                                                           " group");
+            }
+        }
+        if (!behind.empty()) {
+            f.ranks = behind;
+            f.message = noStep + ": " + ranksText(behind) + " " + (behind.size() == 1 ? "has" : "have") +
+                        " not entered " + operation + " that " + ranksText(inside) + (inside.size() == 1 ? " waits" : " wait") + " in for " +
+                        std::to_string(static_cast<int>(pendingS)) + " s (" + where + ")";
+            return f;
+        }
+        if (static_cast<int>(inside.size()) == std::max<int>(m_world, static_cast<int>(m_ranks.size()))) {
+            f.ranks = inside;
+            f.message = noStep + ": every rank is inside " + operation + " for " +
+                        std::to_string(static_cast<int>(pendingS)) +
+                        " s; none lags, so the fault is in the network or the communication library";
+            return f;
+        }
+    }
+    std::vector<int> busy;
+    for (const auto& [r, state] : m_ranks)
+        if (state.last.pending_op.empty()) busy.push_back(r);
+    f.ranks = busy;
+    f.message = noStep + (busy.empty() ? std::string(": the ranks wait in different operations")
+                                       : ": " + ranksText(busy) + " compute" + (busy.size() == 1 ? "s" : "") +
+                                             ", in no operation" +
+                                             (inside.empty() ? std::string()
+                                                             : ", while " + ranksDo(inside, "wait") + " in " + operation));
+    return f;
+}
+
+std::optional<HangDetector::Finding> HangDetector::straggler() const {
+    if (m_compute.size() < 2) return std::nullopt;
+    std::map<int, double> medians;
+    for (const auto& [rank, q] : m_compute) {
+        if (q.size() < m_options.straggler_window) return std::nullopt;
+        std::vector<double> v;
+        for (const auto& [step, ms] : q) v.push_back(ms);
+        medians[rank] = median(v);
+    }
+    const auto slowest = std::max_element(medians.begin(), medians.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<double> others;
+    for (const auto& [rank, m] : medians)
+        if (rank != slowest->first) others.push_back(m);
+    const double rest = median(others);
+    if (rest <= 0 || slowest->second < m_options.straggler_ratio * rest ||
+        slowest->second - rest < m_options.straggler_min_ms)
+        return std::nullopt;
+    std::ostringstream s;
+    s.precision(2);
+    s << std::fixed << who(slowest->first) << ": compute " << slowest->second / rest << "x the median of the others over the last "
+      << m_compute.at(slowest->first).size() << " steps (" << static_cast<int>(slowest->second) << " ms against "
+      << static_cast<int>(rest) << " ms); the others wait for it in their collectives";
+    return Finding{s.str(), {slowest->first}};
+}
+
+} // namespace parallax

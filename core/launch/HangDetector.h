@@ -1,0 +1,76 @@
+#pragma once
+
+#include "core/telemetry/Events.h"
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// Names what holds a run up, from the ranks' telemetry as the supervisor receives it:
+//  - a hang: no step for max(hang_after, 5 x the median step). The ranks' flight recorders (their
+//    `comm` heartbeats) tell which rank has not entered the operation the others wait in, a rank
+//    that is silent (stopped, or its host gone: no heartbeat), or that every rank is inside the
+//    same operation (a network or NCCL fault);
+//  - a straggler: the rank whose compute time per step (rank_step) is well above the others' over
+//    the last steps, which the others' time waiting in collectives makes up for.
+// Times are the supervisor's steady clock at arrival, so the hosts' clocks do not matter.
+class HangDetector {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    struct Options {
+        std::chrono::milliseconds hang_after{std::chrono::seconds(30)};
+        std::chrono::milliseconds silent_after{std::chrono::seconds(10)}; // no heartbeat for this long
+        size_t straggler_window = 10;   // steps
+        size_t straggler_skip = 5;      // first steps left out (warm-up: allocation, caches)
+        // Compute over the others' median: a rank at half speed computes twice as long; ranks
+        // sharing cores with other work differ by a third or more without being stragglers.
+        double straggler_ratio = 1.8;
+        double straggler_min_ms = 5;    // and at least this much slower (noise on tiny steps)
+    };
+
+    explicit HangDetector(Options options) : m_options(options) {}
+
+    // Host of a rank for the messages (empty: not said).
+    void setHostOf(std::function<std::string(int rank)> hostOf) { m_hostOf = std::move(hostOf); }
+    void setWorld(int world) { m_world = world; }
+
+    void onStep(const StepEvent& e, Clock::time_point now);
+    void onComm(const CommEvent& e, Clock::time_point now);
+    void onRankStep(const RankStepEvent& e);
+
+    struct Finding {
+        std::string message;
+        std::vector<int> ranks; // the ranks named as the cause
+    };
+    // The hang now, if any (checked on every call; cheap).
+    std::optional<Finding> hang(Clock::time_point now) const;
+    // The straggler of the last steps, if any.
+    std::optional<Finding> straggler() const;
+
+private:
+    std::string who(int rank) const;
+    std::string since(Clock::time_point t, Clock::time_point now) const;
+
+    Options m_options;
+    int m_world = 0;
+    std::function<std::string(int)> m_hostOf;
+    std::optional<Clock::time_point> m_lastStep;
+    std::deque<double> m_stepMs; // recent steps' wall time, for the hang threshold
+    struct RankState {
+        CommEvent last;
+        Clock::time_point arrived;
+        bool seen = false;
+    };
+    std::map<int, RankState> m_ranks;
+    std::map<int, std::deque<std::pair<int64_t, double>>> m_compute; // rank -> (step, compute ms)
+    std::map<int, size_t> m_rankSteps; // rank -> steps seen
+};
+
+} // namespace parallax

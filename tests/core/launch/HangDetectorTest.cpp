@@ -1,0 +1,120 @@
+#include "core/launch/HangDetector.h"
+
+#include <gtest/gtest.h>
+
+using namespace parallax;
+using Clock = HangDetector::Clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+CommEvent beat(int rank, std::vector<int64_t> enqueued, std::vector<int64_t> completed, const std::string& op = "",
+               int64_t seq = 0, double pendingS = 0) {
+    CommEvent e;
+    e.rank = rank;
+    e.groups = {"world", "dp"};
+    e.enqueued = std::move(enqueued);
+    e.completed = std::move(completed);
+    if (!op.empty()) {
+        e.pending_op = op;
+        e.pending_group = "dp";
+        e.pending_seq = seq;
+        e.pending_bytes = 4 << 20;
+        e.pending_s = pendingS;
+    }
+    return e;
+}
+
+HangDetector detector(int world) {
+    HangDetector::Options o;
+    o.hang_after = 30s;
+    HangDetector d(o);
+    d.setWorld(world);
+    d.setHostOf([](int rank) { return "node" + std::to_string(rank); });
+    StepEvent s;
+    s.step_ms = 100;
+    d.onStep(s, Clock::time_point{} + 1s);
+    return d;
+}
+
+const Clock::time_point t0 = Clock::time_point{} + 1s;
+
+} // namespace
+
+TEST(HangDetector, NothingBeforeTheThresholdOrBeforeTheFirstStep) {
+    HangDetector fresh{HangDetector::Options{}};
+    EXPECT_FALSE(fresh.hang(t0 + 1h)); // setup is not a hang
+    HangDetector d = detector(2);
+    d.onComm(beat(0, {10, 5}, {10, 4}, "all_reduce", 5, 20), t0 + 20s);
+    EXPECT_FALSE(d.hang(t0 + 29s));
+    // The threshold is 5 x the median step when that is longer.
+    StepEvent slow;
+    slow.step_ms = 20000;
+    for (int i = 0; i < 5; ++i) d.onStep(slow, t0);
+    EXPECT_FALSE(d.hang(t0 + 60s));
+    EXPECT_TRUE(d.hang(t0 + 101s));
+}
+
+TEST(HangDetector, TheRankThatHasNotEnteredTheCollectiveIsNamed) {
+    HangDetector d = detector(3);
+    d.onComm(beat(0, {50, 812}, {50, 811}, "all_reduce", 812, 40), t0 + 40s);
+    d.onComm(beat(2, {50, 812}, {50, 811}, "all_reduce", 812, 39), t0 + 40s);
+    d.onComm(beat(1, {50, 811}, {50, 811}), t0 + 40s); // computing, behind
+    const auto f = d.hang(t0 + 41s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->ranks, std::vector<int>{1});
+    EXPECT_EQ(f->message, "no step for 41 s: rank 1 has not entered all_reduce #812 of the dp group (4 MiB) that "
+                          "ranks 0, 2 wait in for 40 s (rank 1 on node1 is computing, in no operation)");
+}
+
+TEST(HangDetector, ASilentRankIsNamedWithWhatTheOthersWaitIn) {
+    HangDetector d = detector(2);
+    d.onComm(beat(1, {50, 811}, {50, 811}), t0 + 5s); // then nothing: stopped
+    d.onComm(beat(0, {50, 812}, {50, 811}, "all_reduce", 812, 33), t0 + 39s);
+    const auto f = d.hang(t0 + 40s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->ranks, std::vector<int>{1});
+    EXPECT_EQ(f->message, "no step for 40 s: rank 1 on node1 is silent (no heartbeat for 35 s: stopped, or its host "
+                          "is gone); rank 0 waits in all_reduce #812 of the dp group (4 MiB) for 33 s");
+    HangDetector never = detector(2);
+    never.onComm(beat(0, {50, 812}, {50, 811}, "all_reduce", 812, 33), t0 + 39s);
+    EXPECT_NE(never.hang(t0 + 40s)->message.find("rank 1 on node1 is silent (no heartbeat ever"), std::string::npos);
+}
+
+TEST(HangDetector, EveryRankInsideTheSameCollectiveIsAFaultOfTheNetwork) {
+    HangDetector d = detector(2);
+    d.onComm(beat(0, {50, 812}, {50, 811}, "all_reduce", 812, 45), t0 + 45s);
+    d.onComm(beat(1, {50, 812}, {50, 811}, "all_reduce", 812, 44), t0 + 45s);
+    const auto f = d.hang(t0 + 46s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->message, "no step for 46 s: every rank is inside all_reduce #812 of the dp group (4 MiB) for 45 s; "
+                          "none lags, so the fault is in the network or the communication library");
+}
+
+TEST(HangDetector, AStragglerIsTheRankThatComputesMuchLongerOverTheWindow) {
+    HangDetector d = detector(3);
+    auto step = [&](int64_t s, double slow) {
+        for (int r = 0; r < 3; ++r) {
+            RankStepEvent e;
+            e.rank = r;
+            e.step = s;
+            e.compute_ms = r == 2 ? slow : 100;
+            d.onRankStep(e);
+        }
+    };
+    for (int64_t s = 0; s < 20; ++s) step(s, 140); // 1.4x: ranks sharing cores, no straggler
+    EXPECT_FALSE(d.straggler());
+    int64_t named = -1;
+    for (int64_t s = 20; s < 40 && named < 0; ++s) {
+        step(s, 210); // half speed from step 20
+        if (d.straggler()) named = s;
+    }
+    ASSERT_GE(named, 0);
+    EXPECT_LE(named - 20, 10) << "named within 10 steps of the onset";
+    const auto f = d.straggler();
+    EXPECT_EQ(f->ranks, std::vector<int>{2});
+    EXPECT_NE(f->message.find("rank 2 on node2: compute 2.10x the median of the others"), std::string::npos)
+        << f->message;
+    for (int64_t s = 40; s < 60; ++s) step(s, 100);
+    EXPECT_FALSE(d.straggler()) << "it ends when the rank catches up";
+}

@@ -1,0 +1,152 @@
+// Hangs and stragglers done to real ranks under mpirun, through parallax-cli: a rank stopped with
+// SIGSTOP (dp and pp layouts), a hang that on_hang = "fail" ends, a rank slowed by a SIGSTOP/SIGCONT
+// duty cycle, and a fault-free stretch that must raise nothing.
+
+#include "tests/e2e/RunProcesses.h"
+
+#include "core/util/Files.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+using namespace parallax;
+using namespace parallax::testing;
+
+namespace {
+
+// The pid of world rank `rank` of the run in `runDir` (from its Open MPI environment).
+pid_t rankPid(const std::string& runDir, int rank) {
+    for (pid_t pid : runProcesses(runDir, "parallax-worker"))
+        if (procFile(pid, "environ").find("OMPI_COMM_WORLD_RANK=" + std::to_string(rank) + '\0') != std::string::npos)
+            return pid;
+    return 0;
+}
+
+// A dp=2 (or the `parallel` layout) run started detached; its record once it trains.
+struct Started {
+    TempDir tmp;
+    std::string store = tmp.path() + "/parallax.db";
+    std::optional<RunRecord> run;
+
+    Started(const std::string& name, const std::string& specText) {
+        const std::string path = tmp.path() + "/" + name + ".toml";
+        std::ofstream(path) << specText;
+        const ProcessResult r = runProcess({cliExecutable(), "--store", store, "run", "--detach", path});
+        EXPECT_EQ(r.exitCode, 0) << r.output;
+        run = waitForRun(store, name, [](RunStore& db, const RunRecord& rec) { return db.metrics(rec.id).size() >= 5; },
+                         std::chrono::seconds(120));
+    }
+    ~Started() {
+        if (!run) return;
+        for (pid_t pid : runProcesses(run->run_dir, "parallax-worker")) ::kill(pid, SIGCONT);
+        runProcess({cliExecutable(), "--store", store, "stop", std::to_string(run->id), "--wait"});
+    }
+    std::string show() const { return runProcess({cliExecutable(), "--store", store, "show", std::to_string(run->id)}).output; }
+    std::optional<RunAlert> alert(const std::string& kind) const {
+        for (const RunAlert& a : RunStore(store).alerts(run->id))
+            if (a.kind == kind) return a;
+        return std::nullopt;
+    }
+    int64_t lastStep() const { return RunStore(store).run(run->id)->last_step; }
+};
+
+std::string tinyGptWithLayers(const std::string& name, const std::string& parallel, const std::string& telemetry) {
+    return "name = \"" + name + "\"\n[model]\nkind = \"gpt\"\npreset = \"tiny\"\nlayers = 4\n[data]\nkind = \"synthetic\"\n"
+           "[train]\nsteps = 100000\nglobal_batch = 4\nmicro_batch = 2\nlr = 1e-3\ncheckpoint_every = 0\n"
+           "[parallel]\n" + parallel + "[telemetry]\ndevice_sample_ms = 1000\n" + telemetry;
+}
+
+void expectStoppedRankNamed(const std::string& parallel, const std::string& name) {
+    Started s(name, tinyGptWithLayers(name, parallel, "hang_after_s = 10\n"));
+    ASSERT_TRUE(s.run.has_value()) << "the run did not train";
+    const pid_t victim = rankPid(s.run->run_dir, 1);
+    ASSERT_GT(victim, 0);
+    ASSERT_EQ(::kill(victim, SIGSTOP), 0);
+    std::string show;
+    const bool named = waitUntil(
+        [&] {
+            show = s.show();
+            return show.find("  hang ") != std::string::npos;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(500));
+    ::kill(victim, SIGCONT);
+    ASSERT_TRUE(named) << "no hang named within 60 s:\n" << show;
+    EXPECT_NE(show.find("rank 1 on " + s.run->supervisor_host + " is silent"), std::string::npos) << show;
+    EXPECT_NE(show.find("rank 0 waits in "), std::string::npos) << show;
+    // It ends when the rank goes on.
+    EXPECT_TRUE(waitUntil([&] { return s.alert("hang") && !s.alert("hang")->active; }, std::chrono::seconds(30)));
+}
+
+TEST(Hang, AStoppedRankAndTheCollectiveTheOthersWaitInAreNamedWhileTheRunGoes) {
+    expectStoppedRankNamed("dp = 2\n", "stopped-dp");
+}
+
+TEST(Hang, AStoppedPipelineStageIsNamed) {
+    expectStoppedRankNamed("pp = 2\n", "stopped-pp");
+}
+
+TEST(Hang, OnHangFailEndsTheRunNamingTheRankAndLeavesNothingRunning) {
+    Started s("fails", tinyGptWithLayers("fails", "dp = 2\n", "hang_after_s = 5\non_hang = \"fail\"\nhang_timeout_s = 5\n"));
+    ASSERT_TRUE(s.run.has_value());
+    const pid_t victim = rankPid(s.run->run_dir, 1);
+    ASSERT_GT(victim, 0);
+    ASSERT_EQ(::kill(victim, SIGSTOP), 0);
+    ASSERT_TRUE(waitUntil([&] { return RunState::isTerminal(RunStore(s.store).run(s.run->id)->state); },
+                          std::chrono::seconds(90)));
+    const RunRecord ended = *RunStore(s.store).run(s.run->id);
+    EXPECT_EQ(ended.state, RunState::Failed);
+    EXPECT_NE(ended.exit_reason.find("hang: no step for"), std::string::npos) << ended.exit_reason;
+    EXPECT_NE(ended.exit_reason.find("rank 1 on " + ended.supervisor_host + " is silent"), std::string::npos)
+        << ended.exit_reason;
+    EXPECT_NE(ended.exit_reason.find("telemetry.on_hang = \"fail\""), std::string::npos) << ended.exit_reason;
+    // The rank that could, wrote its flight recorder; nothing of the run runs any more.
+    const std::string ring = readFile(s.run->run_dir + "/flight-rank0.json");
+    EXPECT_NE(ring.find("\"operations\""), std::string::npos);
+    EXPECT_NE(ring.find("\"all_reduce\""), std::string::npos);
+    EXPECT_TRUE(waitUntil([&] { return processesMatching(s.run->run_dir).empty(); }, std::chrono::seconds(20)));
+}
+
+TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothing) {
+    Started s("slowed", tinyGptWithLayers("slowed", "dp = 2\n", "hang_after_s = 10\n"));
+    ASSERT_TRUE(s.run.has_value());
+    // A minute fault-free: no hang, no straggler.
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    EXPECT_FALSE(s.alert("hang")) << s.alert("hang")->message;
+    EXPECT_FALSE(s.alert("straggler")) << s.alert("straggler")->message;
+
+    const pid_t victim = rankPid(s.run->run_dir, 1);
+    ASSERT_GT(victim, 0);
+    const int64_t onset = s.lastStep();
+    std::atomic<bool> slowing{true};
+    std::thread duty([&] {
+        while (slowing) { // stopped half the time: half speed
+            ::kill(victim, SIGSTOP);
+            std::this_thread::sleep_for(std::chrono::milliseconds(40));
+            ::kill(victim, SIGCONT);
+            std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        }
+    });
+    int64_t namedAt = -1;
+    waitUntil(
+        [&] {
+            const std::optional<RunAlert> a = s.alert("straggler");
+            if (a && a->active) namedAt = s.lastStep();
+            return namedAt >= 0;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(200));
+    slowing = false;
+    duty.join();
+    ::kill(victim, SIGCONT);
+    ASSERT_GE(namedAt, 0) << "no straggler named";
+    // The window is 10 steps; the supervisor looks once a second and the test polls the store.
+    EXPECT_LE(namedAt - onset, 20) << "named at step " << namedAt << ", slowed from step " << onset;
+    const std::optional<RunAlert> a = s.alert("straggler");
+    EXPECT_NE(a->message.find("rank 1 on " + s.run->supervisor_host + ": compute"), std::string::npos) << a->message;
+    EXPECT_FALSE(s.alert("hang") && s.alert("hang")->active);
+}
+
+} // namespace
