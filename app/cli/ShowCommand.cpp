@@ -99,6 +99,8 @@ int showCommand(const std::string& storePath, const std::string& run) {
     field("layout", r.layout);
     field("world size", std::to_string(r.world_size));
     field("hosts", hostsSummary(r.hosts));
+    if (const std::optional<RunStartEvent> start = store.runStart(r.id); start && !start->slurm_job.empty())
+        field("slurm job", start->slurm_job + (start->slurm_nodes.empty() ? "" : " on " + start->slurm_nodes));
     field("created", formatDateTime(r.created_at));
     if (r.started_at > 0)
         field("started", formatDateTime(r.started_at));

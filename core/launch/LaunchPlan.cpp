@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
@@ -174,6 +175,19 @@ std::string shellQuote(std::string_view text) {
     return out;
 }
 
+std::string slurmMpiPlugin(const std::string& listed) {
+    // srun --mpi=list prints "MPI plugin types are...", then one plugin a line ("pmix", "pmix_v4"),
+    // and in 22.05 a line of "specific pmix plugin versions available: pmix_v4".
+    bool pmix = false;
+    size_t at = 0;
+    while ((at = listed.find("pmix", at)) != std::string::npos) {
+        const bool wordStart = at == 0 || !std::isalnum(static_cast<unsigned char>(listed[at - 1]));
+        if (wordStart) pmix = true;
+        at += 4;
+    }
+    return pmix ? "pmix" : std::string();
+}
+
 std::string LaunchPlan::commandLine() const {
     std::string line;
     for (const auto& [name, value] : env) {
@@ -254,14 +268,29 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         a.push_back(context.launcher.empty() ? std::string("srun") : context.launcher);
         a.insert(a.end(), {"--label", "-n", std::to_string(n)});
         const LaunchSpec& l = spec.launch;
+        // Open MPI's ranks start under srun only through the PMI plugin Slurm offers for them
+        // (pmix): without one every rank fails in MPI_Init.
+        if (!context.slurm_mpi.empty())
+            a.push_back("--mpi=" + context.slurm_mpi);
+        if (l.nodes > 0)
+            a.push_back("--nodes=" + std::to_string(l.nodes));
+        if (l.tasks_per_node > 0)
+            a.push_back("--ntasks-per-node=" + std::to_string(l.tasks_per_node));
         if (!l.partition.empty())
             a.push_back("--partition=" + l.partition);
         if (!l.account.empty())
             a.push_back("--account=" + l.account);
+        if (!l.qos.empty())
+            a.push_back("--qos=" + l.qos);
+        if (!l.constraint.empty())
+            a.push_back("--constraint=" + l.constraint);
         if (!l.time_limit.empty())
             a.push_back("--time=" + l.time_limit);
         if (l.gpus_per_node > 0)
             a.push_back("--gpus-per-node=" + std::to_string(l.gpus_per_node));
+        // Before the time limit ends the job, USR1 asks the ranks to checkpoint and stop.
+        if (!l.time_limit.empty() && l.signal_margin_s > 0)
+            a.push_back("--signal=USR1@" + std::to_string(l.signal_margin_s));
         if (l.threads_per_rank > 0) {
             a.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
             plan.env["OMP_NUM_THREADS"] = std::to_string(l.threads_per_rank);

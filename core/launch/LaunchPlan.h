@@ -32,7 +32,13 @@ struct LaunchContext {
     // launch.cluster, or launch.hosts). Unset: launch.hosts with ssh's own settings; required
     // with launch.cluster.
     std::optional<ClusterProfile> cluster;
+    // target = "slurm": srun's MPI plugin for the ranks (slurmMpiPlugin()); empty: none passed.
+    std::string slurm_mpi;
 };
+
+// The plugin srun should start Open MPI ranks with: pmix (any pmix_v*) where `srun --mpi=list`
+// offers it, else empty. `listed` is that command's output.
+std::string slurmMpiPlugin(const std::string& listed);
 
 // The launcher command for a run: an argument vector (never a shell string) and the variables to
 // set on top of the supervisor's environment.
@@ -69,7 +75,8 @@ struct LaunchPlan {
 //         settings as OMPI_MCA_plm_rsh_args (batch mode always), its [env] with -x NAME, and its
 //         worker path (unless the environment sets those already); T from the
 //         ranks per host.
-// slurm:  srun --label -n N [--partition=P] [--account=A] [--time=T] [--gpus-per-node=G]
+// slurm:  srun --label -n N [--mpi=pmix] [--nodes=K] [--ntasks-per-node=M] [--partition=P]
+//         [--account=A] [--qos=Q] [--constraint=C] [--time=T --signal=USR1@S] [--gpus-per-node=G]
 //         [--cpus-per-task=C] [mpirun_args...] worker ...; launch.env and OMP_NUM_THREADS (when
 //         launch.threads_per_rank is set) go in the environment, which srun passes on.
 // launch.env K=V always goes in the launcher's environment and in `hidden`, never on its command

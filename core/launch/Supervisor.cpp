@@ -1,5 +1,6 @@
 #include "core/launch/Supervisor.h"
 
+#include "core/launch/CommandRun.h"
 #include "core/launch/HangDetector.h"
 #include "core/launch/HostCleanup.h"
 #include "core/launch/HostWatch.h"
@@ -104,6 +105,13 @@ void writeWholeFile(const fs::path& path, const std::string& text) {
     const int error = errno;
     if (std::fclose(out) != 0 || !written)
         throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(written ? errno : error));
+}
+
+// Whether launch.mpirun_args chooses srun's MPI plugin itself (--mpi=X or --mpi X).
+bool namesMpiPlugin(const std::vector<std::string>& args) {
+    for (const std::string& a : args)
+        if (a == "--mpi" || a.rfind("--mpi=", 0) == 0) return true;
+    return false;
 }
 
 // Processes on this host started for the run folder `dir` (mpirun and the workers get it as
@@ -228,6 +236,11 @@ struct Supervisor::State {
         // A launch that cannot be planned fails here, before a run exists.
         if (spec.launch.target == "hosts")
             checkHosts();
+        if (spec.launch.target == "slurm" && opt.launch.slurm_mpi.empty() && !namesMpiPlugin(spec.launch.mpirun_args)) {
+            // Which PMI plugin this Slurm offers Open MPI's ranks (pmix on Debian's).
+            const std::vector<CommandResult> listed = runCommands({{"srun", "--mpi=list"}}, std::chrono::seconds(10));
+            opt.launch.slurm_mpi = slurmMpiPlugin(listed[0].out + listed[0].err);
+        }
         // A launch that cannot be planned fails here, before a run exists.
         LaunchContext probe = opt.launch;
         probe.spec_path = "spec.toml";

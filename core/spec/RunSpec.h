@@ -84,8 +84,13 @@ struct LaunchSpec {
     // slurm
     std::string partition;
     std::string account;
+    std::string qos;
+    std::string constraint;
     std::string time_limit;          // HH:MM:SS
+    int64_t nodes = 0;               // 0: as Slurm places the tasks
+    int64_t tasks_per_node = 0;      // 0: as Slurm places them
     int64_t gpus_per_node = 0;
+    int64_t signal_margin_s = 60;    // USR1 this long before the time limit: the ranks checkpoint
     int64_t threads_per_rank = 0;    // 0: cores / local ranks (at least 1)
 };
 

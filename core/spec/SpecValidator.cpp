@@ -596,8 +596,28 @@ private:
             if (cuda() && l.gpus_per_node == 0)
                 warn("launch.gpus_per_node", "launch.gpus_per_node = 0 asks Slurm for no GPUs with launch.device = "
                                              "cuda; set it to the GPUs of a node (e.g. 8) unless the partition gives them");
+            for (const auto& [field, value] :
+                 {std::pair{"launch.nodes", l.nodes}, {"launch.tasks_per_node", l.tasks_per_node},
+                  {"launch.signal_margin_s", l.signal_margin_s}}) {
+                if (value < 0)
+                    error(field, std::string(field) + " = " + num(value) + " must be 0 or more");
+                else
+                    checkCount(field, value, 0);
+            }
+            if (l.nodes > 0 && l.tasks_per_node > 0 && layoutUsable() &&
+                saturatingMul(l.nodes, l.tasks_per_node) != s.processCount())
+                error("launch.tasks_per_node", "launch.nodes * launch.tasks_per_node = " +
+                                                   num(saturatingMul(l.nodes, l.tasks_per_node)) + " but the run has " +
+                                                   num(s.processCount()) + " processes (parallel.dp * tp * pp); make "
+                                                   "them agree or leave one of them 0");
+            for (const auto& [field, value] : {std::pair{"launch.partition", &l.partition}, {"launch.account", &l.account},
+                                               {"launch.qos", &l.qos}, {"launch.constraint", &l.constraint}})
+                if (value->find_first_of(" \t\n'\"") != std::string::npos || (!value->empty() && (*value)[0] == '-'))
+                    error(field, std::string(field) + " = " + inQuotes(*value) +
+                                     " is not a Slurm name (no blanks, quotes or a leading '-')");
         } else if (targetOk) {
             for (const auto& [field, value] : {std::pair{"launch.partition", &l.partition}, {"launch.account", &l.account},
+                                               {"launch.qos", &l.qos}, {"launch.constraint", &l.constraint},
                                                {"launch.time_limit", &l.time_limit}})
                 if (!value->empty())
                     warn(field, std::string(field) + " is used only with launch.target = \"slurm\"; it is ignored here");

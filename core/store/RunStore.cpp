@@ -125,6 +125,8 @@ json runStartToJson(const RunStartEvent& e) {
                 {"devices", e.devices},
                 {"clock_offsets", e.clock_offsets},
                 {"pids", e.pids},
+                {"slurm_job", e.slurm_job},
+                {"slurm_nodes", e.slurm_nodes},
                 {"start_step", e.start_step},
                 {"t", e.t}};
 }
@@ -156,6 +158,8 @@ RunStartEvent runStartFromJson(const json& j) {
     readField(j, "devices", e.devices);
     readField(j, "clock_offsets", e.clock_offsets);
     readField(j, "pids", e.pids);
+    readField(j, "slurm_job", e.slurm_job);
+    readField(j, "slurm_nodes", e.slurm_nodes);
     readField(j, "start_step", e.start_step);
     readField(j, "t", e.t);
     return e;

@@ -24,6 +24,8 @@ struct RunStartEvent {
     std::vector<std::string> devices;      // per rank, e.g. "cpu" or "NVIDIA H200 #0"
     std::vector<double> clock_offsets;     // per rank: rank clock - rank 0 clock, seconds
     std::vector<int64_t> pids;             // per rank: its process id on its host
+    std::string slurm_job;                 // under Slurm: the job id (SLURM_JOB_ID), else empty
+    std::string slurm_nodes;               // and its nodes (SLURM_JOB_NODELIST)
     int64_t start_step = 0;                // > 0 when resumed
     double t = 0;
 };

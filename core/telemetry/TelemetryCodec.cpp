@@ -100,6 +100,7 @@ struct EventTraits<RunStartEvent> {
             field("peak_flops", &E::peak_flops), field("device", &E::device),
             field("hosts", &E::hosts), field("devices", &E::devices),
             field("clock_offsets", &E::clock_offsets), field("pids", &E::pids),
+            field("slurm_job", &E::slurm_job), field("slurm_nodes", &E::slurm_nodes),
             field("start_step", &E::start_step), field("t", &E::t)};
         return f;
     }

@@ -454,6 +454,8 @@ void Trainer::emitRunStart() {
     e.devices.assign(hosts.size(), e.device);
     e.clock_offsets = offsets;
     e.pids = pids;
+    if (const char* job = std::getenv("SLURM_JOB_ID")) e.slurm_job = job;
+    if (const char* nodes = std::getenv("SLURM_JOB_NODELIST")) e.slurm_nodes = nodes;
     e.start_step = m_startStep;
     e.t = TelemetryEmitter::now();
     m_out.emit(e);

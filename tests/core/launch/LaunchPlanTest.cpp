@@ -185,9 +185,16 @@ TEST(LaunchPlan, Slurm) {
     s.launch.threads_per_rank = 6;
     s.launch.env = {{"NCCL_IB_HCA", "mlx5"}};
     s.launch.mpirun_args = {"--exclusive"};
-    const LaunchPlan p = makeLaunchPlan(s, context(2, true));
-    EXPECT_EQ(p.argv, (Argv{"srun", "--label", "-n", "16", "--partition=gpu", "--account=ml-team", "--time=04:00:00",
-                            "--gpus-per-node=8", "--cpus-per-task=6", "--exclusive",
+    s.launch.nodes = 2;
+    s.launch.tasks_per_node = 8;
+    s.launch.qos = "high";
+    s.launch.constraint = "h200";
+    LaunchContext c = context(2, true);
+    c.slurm_mpi = "pmix";
+    const LaunchPlan p = makeLaunchPlan(s, c);
+    EXPECT_EQ(p.argv, (Argv{"srun", "--label", "-n", "16", "--mpi=pmix", "--nodes=2", "--ntasks-per-node=8",
+                            "--partition=gpu", "--account=ml-team", "--qos=high", "--constraint=h200",
+                            "--time=04:00:00", "--gpus-per-node=8", "--signal=USR1@60", "--cpus-per-task=6", "--exclusive",
                             "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
                             "/data/runs/7"}));
     EXPECT_EQ(p.env, (Env{{"NCCL_IB_HCA", "mlx5"}, {"OMP_NUM_THREADS", "6"}}));
@@ -259,4 +266,12 @@ TEST(LaunchPlan, HostsOfAClusterProfile) {
     EXPECT_EQ(p.env.count("LD_PRELOAD"), 0u); // hosts need the network
     c.cluster->ssh.identity_file = "/home/a b/key";
     EXPECT_THROW(makeLaunchPlan(s, c), std::invalid_argument); // Open MPI splits plm_rsh_args at blanks
+}
+
+TEST(LaunchPlan, SlurmsMpiPluginIsPmixWhereOffered) {
+    EXPECT_EQ(slurmMpiPlugin("MPI plugin types are...\n\tnone\n\tcray_shasta\n\tpmi2\n\tpmix\n"
+                             "specific pmix plugin versions available: pmix_v4\n"),
+              "pmix");
+    EXPECT_EQ(slurmMpiPlugin("MPI plugin types are...\n\tnone\n\tpmi2\n"), "");
+    EXPECT_EQ(slurmMpiPlugin(""), "");
 }

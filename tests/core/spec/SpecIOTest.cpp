@@ -109,6 +109,11 @@ RunSpec fullSpec() {
     l.mpirun_args = {"--mca", "btl ^openib", "quote\" back\\slash\nnewline\ttab"};
     l.env = {{"NCCL_DEBUG", "INFO"}, {"OMP_NUM_THREADS", "4"}, {"weird.key name", "value = \"x\""}};
     l.forward_env = {"HF_TOKEN", "WANDB_API_KEY"};
+    l.qos = "high";
+    l.constraint = "h200";
+    l.nodes = 2;
+    l.tasks_per_node = 8;
+    l.signal_margin_s = 120;
     l.partition = "gpu";
     l.account = "proj-42";
     l.time_limit = "1-12:00:00";

@@ -268,7 +268,8 @@ TEST(TelemetryCodec, LinesAreStandardJsonWithMemberNamesAsKeys) {
     const nlohmann::json rs = jsonOf(encodeEvent(fullRunStart()));
     EXPECT_EQ(keysOf(rs), (std::set<std::string>{"ev", "v", "world", "dp", "tp", "pp", "zero", "schedule",
                                                   "params", "flops_per_token", "peak_flops", "device", "hosts",
-                                                  "devices", "clock_offsets", "pids", "start_step", "t"}));
+                                                  "devices", "clock_offsets", "pids", "slurm_job", "slurm_nodes",
+                                                  "start_step", "t"}));
     EXPECT_EQ(rs.at("hosts").get<std::vector<std::string>>(), fullRunStart().hosts);
     EXPECT_EQ(jsonOf(encodeEvent(fullLog())).at("message").get<std::string>(), fullLog().message);
 
