@@ -1,4 +1,4 @@
-# Monitoring side of the console: store watcher, live curves, device grid, logs.
+# Monitoring side of the console: store watcher, live curves, device grid (with its hosts' state), logs.
 target_sources(parallax_ui PRIVATE
   models/DeviceGridModel.cpp
   models/DeviceGridModel.h
@@ -22,4 +22,6 @@ target_sources(parallax_ui PRIVATE
   plots/CurvePlot.h
   plots/HeatMapPlot.cpp
   plots/HeatMapPlot.h
+  widgets/HostAlarmDelegate.cpp
+  widgets/HostAlarmDelegate.h
 )

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace parallax {
 
@@ -19,22 +20,83 @@ QColor utilizationColor(double pct, double full) {
     return QColor::fromHsvF(0.62 - 0.62 * f, 0.25 + 0.45 * f, 0.97);
 }
 
+const QColor kAlarm(0xc6, 0x28, 0x28);
+
+bool isAddress(const std::string& host) {
+    return !host.empty() && host.find_first_not_of("0123456789.") == std::string::npos;
+}
+
+// The same machine: the same name, or the same name up to the domain (a profile may say
+// "node2.cluster.local" where the worker reports "node2"); addresses only when equal.
+bool sameHost(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    if (isAddress(a) || isAddress(b)) return false;
+    return a.substr(0, a.find('.')) == b.substr(0, b.find('.'));
+}
+
+// What the row header says under the host's name: "silent for 12 s", or the state.
+QString shortStatus(const HostStatus& s) {
+    const QString detail = QString::fromStdString(s.detail);
+    if (s.state == "silent" && detail.startsWith(QLatin1String("silent"))) {
+        const qsizetype paren = detail.indexOf(QLatin1String(" ("));
+        return paren > 0 ? detail.left(paren) : detail;
+    }
+    return QString::fromStdString(s.state);
+}
+
 } // namespace
 
 DeviceGridModel::DeviceGridModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void DeviceGridModel::clear() {
     beginResetModel();
+    resetSamples();
+    m_rankHosts.clear();
+    m_hostStatuses.clear();
+    rebuildLayout();
+    endResetModel();
+}
+
+void DeviceGridModel::resetSamples() {
     m_gpu = false;
     m_latest.clear();
     m_historyIndex.clear();
     m_histories.clear();
-    m_hosts.clear();
-    m_grid.clear();
-    m_columns = 0;
     m_firstT = 0;
     m_lastT = 0;
+}
+
+void DeviceGridModel::setRankHosts(const std::vector<std::string>& hosts) {
+    if (hosts == m_rankHosts) return;
+    beginResetModel();
+    m_rankHosts = hosts;
+    rebuildLayout();
     endResetModel();
+}
+
+void DeviceGridModel::setHostStatuses(const std::vector<HostStatus>& statuses) {
+    m_hostStatuses = statuses;
+    if (m_grid.empty()) return;
+    emit headerDataChanged(Qt::Vertical, 0, rowCount() - 1);
+    if (m_columns > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, m_columns - 1));
+}
+
+const HostStatus* DeviceGridModel::hostStatus(int row) const {
+    if (row < 0 || row >= m_hosts.size()) return nullptr;
+    const std::string host = m_hosts[row].toStdString();
+    for (const HostStatus& s : m_hostStatuses)
+        if (s.host == host) return &s;
+    for (const HostStatus& s : m_hostStatuses)
+        if (sameHost(s.host, host)) return &s;
+    return nullptr;
+}
+
+QString DeviceGridModel::hostStatusText(const HostStatus& s) {
+    const QString host = QString::fromStdString(s.host);
+    const QString detail = QString::fromStdString(s.detail);
+    if (s.state == "silent" && detail.startsWith(QLatin1String("silent"))) return host + QLatin1Char(' ') + detail;
+    return detail.isEmpty() ? QStringLiteral("%1 %2").arg(host, QString::fromStdString(s.state))
+                            : QStringLiteral("%1 %2 (%3)").arg(host, QString::fromStdString(s.state), detail);
 }
 
 double DeviceGridModel::utilizationOf(const DeviceEvent& e) {
@@ -43,7 +105,12 @@ double DeviceGridModel::utilizationOf(const DeviceEvent& e) {
 }
 
 void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool reset) {
-    if (reset) clear();
+    if (reset) {
+        beginResetModel();
+        resetSamples();
+        rebuildLayout();
+        endResetModel();
+    }
     if (samples.empty()) return;
     bool shapeChanged = false;
     bool newRank = false;
@@ -91,7 +158,7 @@ void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool r
     }
     for (auto& row : m_grid) {
         for (Cell& c : row) {
-            if (c.rank >= 0) c.sample = m_latest[c.rank];
+            if (c.rank >= 0 && c.hasSample) c.sample = m_latest[c.rank];
         }
     }
     // Staleness depends on the newest sample of all, so every cell may have changed.
@@ -101,12 +168,18 @@ void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool r
 }
 
 void DeviceGridModel::rebuildLayout() {
+    // Every rank that sampled or that run_start names; its host is the one its samples say.
+    std::set<int> ranks;
+    for (const auto& [rank, e] : m_latest) ranks.insert(rank);
+    for (size_t r = 0; r < m_rankHosts.size(); ++r) ranks.insert(static_cast<int>(r));
     // Hosts in order of their lowest rank; ranks of a host by rank.
     std::vector<std::pair<std::string, std::vector<int>>> hosts;
-    for (const auto& [rank, e] : m_latest) {
-        auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == e.host; });
+    for (int rank : ranks) {
+        const auto sampled = m_latest.find(rank);
+        const std::string& host = sampled != m_latest.end() ? sampled->second.host : m_rankHosts[static_cast<size_t>(rank)];
+        auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == host; });
         if (it == hosts.end()) {
-            hosts.emplace_back(e.host, std::vector<int>{rank});
+            hosts.emplace_back(host, std::vector<int>{rank});
         } else {
             it->second.push_back(rank);
         }
@@ -114,17 +187,24 @@ void DeviceGridModel::rebuildLayout() {
     m_hosts.clear();
     m_grid.clear();
     m_columns = 0;
-    for (const auto& [host, ranks] : hosts) {
+    for (const auto& [host, hostRanks] : hosts) {
         m_hosts.push_back(QString::fromStdString(host));
         std::vector<Cell> row;
-        for (size_t i = 0; i < ranks.size(); ++i) {
-            const DeviceEvent& e = m_latest[ranks[i]];
-            size_t slot = e.device >= 0 ? static_cast<size_t>(e.device) : i;
-            // Two ranks sharing a GPU index (oversubscribed) each still get a tile.
-            while (slot < row.size() && row[slot].rank >= 0) ++slot;
-            if (row.size() <= slot) row.resize(slot + 1);
-            row[slot].rank = ranks[i];
-            row[slot].sample = e;
+        // Ranks that sampled take their device's slot; the others the first free one from their
+        // position on the host.
+        for (int pass = 0; pass < 2; ++pass) {
+            for (size_t i = 0; i < hostRanks.size(); ++i) {
+                const auto sampled = m_latest.find(hostRanks[i]);
+                if ((sampled != m_latest.end()) != (pass == 0)) continue;
+                size_t slot = sampled != m_latest.end() && sampled->second.device >= 0
+                                  ? static_cast<size_t>(sampled->second.device) : i;
+                // Two ranks sharing a GPU index (oversubscribed) each still get a tile.
+                while (slot < row.size() && row[slot].rank >= 0) ++slot;
+                if (row.size() <= slot) row.resize(slot + 1);
+                row[slot].rank = hostRanks[i];
+                row[slot].hasSample = sampled != m_latest.end();
+                if (row[slot].hasSample) row[slot].sample = sampled->second;
+            }
         }
         m_columns = std::max(m_columns, static_cast<int>(row.size()));
         m_grid.push_back(std::move(row));
@@ -162,7 +242,25 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
         return QVariant();
     }
     const Cell& cell = m_grid[static_cast<size_t>(index.row())][static_cast<size_t>(index.column())];
+    const HostStatus* status = hostStatus(index.row());
+    const bool alarm = status && isAlarm(*status);
+    if (role == HostStateRole) return status ? QString::fromStdString(status->state) : QString();
+    if (role == HostAlarmRole) return alarm;
     if (cell.rank < 0) return role == RankRole ? QVariant(-1) : QVariant();
+    if (role == HasSampleRole) return cell.hasSample;
+    if (!cell.hasSample) {
+        const QString host = m_hosts[index.row()];
+        switch (role) {
+        case Qt::DisplayRole: return tr("r%1\nno sample yet").arg(cell.rank);
+        case Qt::ToolTipRole:
+            return tr("rank %1 on %2: no device sample yet").arg(cell.rank).arg(host) +
+                   (alarm ? QLatin1Char('\n') + hostStatusText(*status) : QString());
+        case Qt::BackgroundRole: return QColor(0xee, 0xee, 0xee);
+        case RankRole: return cell.rank;
+        case StaleRole: return false;
+        }
+        return QVariant();
+    }
     const DeviceEvent& e = cell.sample;
     const bool gpu = e.device >= 0;
     const double util = utilizationOf(e);
@@ -195,6 +293,7 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
             t += tr("\nprocess CPU %1% (100% = one core)\nRSS %2").arg(util, 0, 'f', 0).arg(formatBytes(e.rss));
         }
         if (stale) t += tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
+        if (alarm) t += QLatin1Char('\n') + hostStatusText(*status);
         return t;
     }
     case Qt::BackgroundRole:
@@ -224,10 +323,22 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant DeviceGridModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (role != Qt::DisplayRole) return QVariant();
     if (orientation == Qt::Vertical) {
-        return section >= 0 && section < m_hosts.size() ? QVariant(m_hosts[section]) : QVariant();
+        if (section < 0 || section >= m_hosts.size()) return QVariant();
+        const HostStatus* status = hostStatus(section);
+        const bool alarm = status && isAlarm(*status);
+        switch (role) {
+        case Qt::DisplayRole: return alarm ? m_hosts[section] + QLatin1Char('\n') + shortStatus(*status) : m_hosts[section];
+        case Qt::ToolTipRole:
+            if (!status) return QVariant();
+            if (alarm) return hostStatusText(*status);
+            return status->latency_ms >= 0 ? tr("%1 answers (%2 ms)").arg(m_hosts[section]).arg(status->latency_ms, 0, 'f', 0)
+                                           : tr("%1 answers").arg(m_hosts[section]);
+        case Qt::ForegroundRole: return alarm ? QVariant(kAlarm) : QVariant();
+        }
+        return QVariant();
     }
+    if (role != Qt::DisplayRole) return QVariant();
     return m_gpu ? tr("GPU %1").arg(section) : tr("process %1").arg(section);
 }
 

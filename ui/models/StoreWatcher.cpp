@@ -17,6 +17,7 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     qRegisterMetaType<std::vector<parallax::DeviceEvent>>();
     qRegisterMetaType<std::vector<parallax::SpanEvent>>();
     qRegisterMetaType<std::vector<parallax::LogRow>>();
+    qRegisterMetaType<std::vector<parallax::HostStatus>>();
 
     m_thread.setObjectName(QStringLiteral("StoreWatcher"));
     m_worker = new StoreWatcherWorker(m_path, m_interval);
@@ -29,6 +30,7 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     connect(m_worker, &StoreWatcherWorker::deviceSamplesAdded, this, &StoreWatcher::deviceSamplesAdded);
     connect(m_worker, &StoreWatcherWorker::spansAdded, this, &StoreWatcher::spansAdded);
     connect(m_worker, &StoreWatcherWorker::logsAdded, this, &StoreWatcher::logsAdded);
+    connect(m_worker, &StoreWatcherWorker::hostStatusesChanged, this, &StoreWatcher::hostStatusesChanged);
     connect(m_worker, &StoreWatcherWorker::polled, this, &StoreWatcher::polled);
     connect(m_worker, &StoreWatcherWorker::storeError, this, &StoreWatcher::storeError);
     m_thread.start();

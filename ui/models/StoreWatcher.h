@@ -27,7 +27,8 @@ class StoreWatcherWorker;
 //  - runsChanged: the whole runs list, when any row differs (runs started from a terminal or a
 //    batch job appear because they are simply new rows);
 //  - for each watched run: its record, run_start, and the metrics, device samples, spans and log
-//    rows past per-run high-water marks (last step, last sample time, last span step, last log id).
+//    rows past per-run high-water marks (last step, last sample time, last span step, last log id),
+//    and the supervisor's status of each of its hosts whenever one changed.
 // Spans of a run's newest step are held back until a later step (or the run's end) shows that
 // all ranks have written theirs.
 class StoreWatcher : public QObject {
@@ -84,6 +85,9 @@ signals:
     void deviceSamplesAdded(qint64 run, const std::vector<parallax::DeviceEvent>& rows, bool reset);
     void spansAdded(qint64 run, const std::vector<parallax::SpanEvent>& rows, bool reset);
     void logsAdded(qint64 run, const std::vector<parallax::LogRow>& rows);
+    // A watched run's hosts (RunStore::hostStatuses, by host), each time one of them changed; at
+    // every watch() too (empty for a run on this machine).
+    void hostStatusesChanged(qint64 run, const std::vector<parallax::HostStatus>& statuses);
     // After each poll that found the store changed (and after pollNow()), once its signals above
     // were emitted.
     void polled(qint64 dataVersion);
@@ -138,3 +142,4 @@ Q_DECLARE_METATYPE(std::vector<parallax::StepEvent>)
 Q_DECLARE_METATYPE(std::vector<parallax::DeviceEvent>)
 Q_DECLARE_METATYPE(std::vector<parallax::SpanEvent>)
 Q_DECLARE_METATYPE(std::vector<parallax::LogRow>)
+Q_DECLARE_METATYPE(std::vector<parallax::HostStatus>)

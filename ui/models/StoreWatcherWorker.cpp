@@ -34,6 +34,11 @@ bool sameRuns(const std::vector<RunRecord>& a, const std::vector<RunRecord>& b) 
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), sameRecord);
 }
 
+bool sameHostStatus(const HostStatus& a, const HostStatus& b) {
+    return a.host == b.host && a.state == b.state && a.last_answer == b.last_answer && a.latency_ms == b.latency_ms &&
+           a.detail == b.detail && a.t == b.t;
+}
+
 } // namespace
 
 StoreWatcherWorker::StoreWatcherWorker(QString storePath, int intervalMs)
@@ -192,6 +197,13 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
             w.lastSpanStep = step;
         }
         if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
+
+        std::vector<HostStatus> hosts = m_store->hostStatuses(id);
+        if (reset || !w.hostStatuses || hosts.size() != w.hostStatuses->size() ||
+            !std::equal(hosts.begin(), hosts.end(), w.hostStatuses->begin(), sameHostStatus)) {
+            w.hostStatuses = hosts;
+            emit hostStatusesChanged(id, hosts);
+        }
     }
 
     // Log history is not sent, so a later watch need not restart the high-water mark: every

@@ -42,6 +42,7 @@ signals:
     void deviceSamplesAdded(qint64 run, const std::vector<parallax::DeviceEvent>& rows, bool reset);
     void spansAdded(qint64 run, const std::vector<parallax::SpanEvent>& rows, bool reset);
     void logsAdded(qint64 run, const std::vector<parallax::LogRow>& rows);
+    void hostStatusesChanged(qint64 run, const std::vector<parallax::HostStatus>& statuses);
     void polled(qint64 dataVersion);
     void storeError(const QString& message);
 
@@ -59,6 +60,7 @@ private:
         std::map<int, double> lastRankT; // per rank: its newest sample's time
         int64_t lastSpanStep = -1;
         int64_t lastLogId = 0;
+        std::optional<std::vector<HostStatus>> hostStatuses; // as last sent
     };
 
     bool open();

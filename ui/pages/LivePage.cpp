@@ -4,6 +4,7 @@
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/HeatMapPlot.h"
+#include "ui/widgets/HostAlarmDelegate.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -69,6 +70,7 @@ LivePage::LivePage(StoreWatcher* watcher, QWidget* parent)
         connect(m_watcher, &StoreWatcher::runStartLoaded, this, &LivePage::onRunStart);
         connect(m_watcher, &StoreWatcher::metricsAdded, this, &LivePage::onMetrics);
         connect(m_watcher, &StoreWatcher::deviceSamplesAdded, this, &LivePage::onDevices);
+        connect(m_watcher, &StoreWatcher::hostStatusesChanged, this, &LivePage::onHostStatuses);
     }
     refreshLabels();
 }
@@ -119,6 +121,14 @@ void LivePage::buildUi() {
     m_straggler->installEventFilter(this);
     m_straggler->hide();
     root->addWidget(m_straggler);
+    m_hostAlarm = new QLabel(this);
+    m_hostAlarm->setObjectName(QStringLiteral("hostAlarm"));
+    m_hostAlarm->setWordWrap(true);
+    m_hostAlarm->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_hostAlarm->setStyleSheet(QStringLiteral(
+        "QLabel { background: #ffebee; color: #b71c1c; border: 2px solid #c62828; padding: 4px; }"));
+    m_hostAlarm->hide();
+    root->addWidget(m_hostAlarm);
     m_lossWarning = new QLabel(this);
     m_lossWarning->setStyleSheet(QStringLiteral(
         "QLabel { background: #ffebee; color: #b71c1c; border: 1px solid #e57373; padding: 4px; }"));
@@ -200,6 +210,7 @@ void LivePage::buildUi() {
     auto* devices = new QSplitter(Qt::Horizontal, splitter);
     m_deviceView = new QTableView(devices);
     m_deviceView->setModel(m_devices);
+    m_deviceView->setItemDelegate(new HostAlarmDelegate(m_deviceView));
     m_deviceView->setSelectionMode(QAbstractItemView::NoSelection);
     m_deviceView->setWordWrap(true);
     m_deviceView->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
@@ -225,6 +236,8 @@ void LivePage::setRun(qint64 run) {
     m_devices->clear();
     m_shownStraggler.reset();
     m_commandStatus->hide();
+    m_hostAlarm->hide();
+    m_hostAlarm->clear();
     for (CurvePlot* p : {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot}) p->resetView();
     if (m_watcher && m_run > 0) m_watcher->watch(m_run);
     refreshLabels();
@@ -246,6 +259,7 @@ void LivePage::onRunChanged(const RunRecord& record) {
 void LivePage::onRunStart(qint64 run, const RunStartEvent& start) {
     if (run != m_run) return;
     m_snapshot.setRunStart(start);
+    m_devices->setRankHosts(start.hosts);
     scheduleRefresh();
 }
 
@@ -260,6 +274,23 @@ void LivePage::onDevices(qint64 run, const std::vector<DeviceEvent>& rows, bool 
     if (run != m_run) return;
     m_devices->addSamples(rows, reset);
 }
+
+void LivePage::onHostStatuses(qint64 run, const std::vector<HostStatus>& statuses) {
+    if (run != m_run) return;
+    m_devices->setHostStatuses(statuses);
+    // Named at once and apart from the grid: a host whose name differs from what its ranks report
+    // (an alias in the profile) has no row to outline, and must still be seen.
+    QStringList alarms;
+    for (const HostStatus& s : statuses)
+        if (DeviceGridModel::isAlarm(s)) alarms << DeviceGridModel::hostStatusText(s);
+    m_hostAlarm->setText(alarms.join(QChar('\n')));
+    m_hostAlarm->setToolTip(alarms.isEmpty() ? QString()
+                                             : tr("The supervisor probes every host over ssh every few seconds; "
+                                                  "a host silent for launch.host_timeout_s fails the run"));
+    m_hostAlarm->setVisible(!alarms.isEmpty());
+}
+
+QString LivePage::hostAlarmText() const { return m_hostAlarm->isHidden() ? QString() : m_hostAlarm->text(); }
 
 void LivePage::scheduleRefresh() {
     if (!m_refreshTimer.isActive()) m_refreshTimer.start();

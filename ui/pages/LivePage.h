@@ -25,8 +25,9 @@ class HeatMapPlot;
 class StoreWatcher;
 
 // One run while it trains (or after): state, step/total with progress and ETA, tokens/s and MFU;
-// curves of loss (raw and smoothed), learning rate, grad norm and throughput; the device grid and
-// a utilization heat map; a straggler warning naming the slow rank; Stop and Resume, which ask
+// curves of loss (raw and smoothed), learning rate, grad norm and throughput; the device grid (a
+// row per host, a host the supervisor finds silent or lost outlined in red and named in a banner)
+// and a utilization heat map; a straggler warning naming the slow rank; Stop and Resume, which ask
 // `parallax-cli` (beside the console's executable) to act, so that the run's supervisor stays
 // the only writer of its rows.
 class LivePage : public QWidget {
@@ -51,6 +52,7 @@ public:
     QString stateText() const;
     QString progressText() const;
     QString stragglerText() const; // empty when no straggler
+    QString hostAlarmText() const;  // empty when every host answers
     bool stopEnabled() const;
     bool resumeEnabled() const;
 
@@ -73,6 +75,7 @@ private:
     void onRunStart(qint64 run, const RunStartEvent& start);
     void onMetrics(qint64 run, const std::vector<StepEvent>& rows, bool reset);
     void onDevices(qint64 run, const std::vector<DeviceEvent>& rows, bool reset);
+    void onHostStatuses(qint64 run, const std::vector<HostStatus>& statuses);
     void scheduleRefresh();
     void refreshLabels();
     void runCli(const QStringList& arguments);
@@ -94,6 +97,7 @@ private:
     QLabel* m_mfu = nullptr;
     QLabel* m_straggler = nullptr;
     QLabel* m_lossWarning = nullptr;
+    QLabel* m_hostAlarm = nullptr;
     QLabel* m_commandStatus = nullptr;
     QPushButton* m_stop = nullptr;
     QPushButton* m_resume = nullptr;

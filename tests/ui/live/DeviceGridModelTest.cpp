@@ -83,5 +83,60 @@ TEST(DeviceGridModelTest, CpuRunsShowProcessCpuAndRss) {
     EXPECT_TRUE(model.data(model.index(0, 0)).toString().contains(QStringLiteral("RSS 1.4 GiB")));
 }
 
+TEST(DeviceGridModelTest, RanksOfRunStartHaveTilesBeforeTheySample) {
+    DeviceGridModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setRankHosts({"node-a", "node-a", "node-b", "node-b"});
+    ASSERT_EQ(model.rowCount(), 2);
+    ASSERT_EQ(model.columnCount(), 2);
+    EXPECT_EQ(model.headerData(1, Qt::Vertical).toString(), QStringLiteral("node-b"));
+    EXPECT_EQ(model.data(model.index(1, 0), DeviceGridModel::RankRole).toInt(), 2);
+    EXPECT_FALSE(model.data(model.index(1, 0), DeviceGridModel::HasSampleRole).toBool());
+    EXPECT_TRUE(model.data(model.index(1, 0)).toString().contains(QStringLiteral("no sample yet")));
+
+    // Samples take the ranks' GPU slots; the history reset keeps run_start's hosts.
+    model.addSamples({gpu(1, "node-a", 0, 70, 10), gpu(0, "node-a", 1, 60, 10)}, true);
+    ASSERT_EQ(model.rowCount(), 2);
+    EXPECT_EQ(model.data(model.index(0, 0), DeviceGridModel::RankRole).toInt(), 1);
+    EXPECT_TRUE(model.data(model.index(0, 0), DeviceGridModel::HasSampleRole).toBool());
+    EXPECT_EQ(model.data(model.index(0, 1), DeviceGridModel::RankRole).toInt(), 0);
+    EXPECT_FALSE(model.data(model.index(1, 1), DeviceGridModel::HasSampleRole).toBool());
+    model.addSamples({gpu(3, "node-b", 1, 10, 11)}, false);
+    EXPECT_EQ(model.data(model.index(1, 1), DeviceGridModel::RankRole).toInt(), 3);
+    EXPECT_TRUE(model.data(model.index(1, 1), DeviceGridModel::HasSampleRole).toBool());
+    EXPECT_EQ(model.data(model.index(1, 0), DeviceGridModel::RankRole).toInt(), 2);
+}
+
+TEST(DeviceGridModelTest, MarksTheRowOfAHostThatIsSilentOrLost) {
+    DeviceGridModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.addSamples({gpu(0, "node1", 0, 50, 10), gpu(1, "node2", 0, 50, 10), gpu(2, "10.0.0.3", 0, 50, 10)}, true);
+    HostStatus silent;
+    // The profile's name may carry the domain the worker's hostname leaves out.
+    silent.host = "node2.cluster.local";
+    silent.state = "silent";
+    silent.detail = "silent for 12 s (ssh: Connection refused)";
+    HostStatus answering;
+    answering.host = "node1";
+    answering.state = "answering";
+    answering.latency_ms = 4;
+    HostStatus other;
+    other.host = "10.0.0.31";
+    other.state = "lost";
+    model.setHostStatuses({answering, silent, other});
+    EXPECT_FALSE(model.data(model.index(0, 0), DeviceGridModel::HostAlarmRole).toBool());
+    EXPECT_EQ(model.data(model.index(0, 0), DeviceGridModel::HostStateRole).toString(), QStringLiteral("answering"));
+    EXPECT_TRUE(model.data(model.index(1, 0), DeviceGridModel::HostAlarmRole).toBool());
+    EXPECT_EQ(model.headerData(1, Qt::Vertical).toString(), QStringLiteral("node2\nsilent for 12 s"));
+    EXPECT_EQ(model.headerData(1, Qt::Vertical, Qt::ToolTipRole).toString(),
+              QStringLiteral("node2.cluster.local silent for 12 s (ssh: Connection refused)"));
+    EXPECT_TRUE(model.headerData(1, Qt::Vertical, Qt::ForegroundRole).isValid());
+    EXPECT_FALSE(model.headerData(0, Qt::Vertical, Qt::ForegroundRole).isValid());
+    // Addresses match only when equal: 10.0.0.31 is not 10.0.0.3.
+    EXPECT_FALSE(model.data(model.index(2, 0), DeviceGridModel::HostAlarmRole).toBool());
+    EXPECT_EQ(model.data(model.index(2, 0), DeviceGridModel::HostStateRole).toString(), QString());
+    EXPECT_EQ(DeviceGridModel::hostStatusText(other), QStringLiteral("10.0.0.31 lost"));
+}
+
 } // namespace
 } // namespace parallax

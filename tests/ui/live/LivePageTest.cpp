@@ -6,8 +6,10 @@
 #include "ui/plots/CurvePlot.h"
 
 #include <QFile>
+#include <QImage>
 #include <QProgressBar>
 #include <QSignalSpy>
+#include <QTableView>
 
 #include <gtest/gtest.h>
 
@@ -103,6 +105,95 @@ TEST(LivePageTest, ShowsStepOfTotalAndNamesTheStraggler) {
     ts.store.finishRun(run, RunState::Stopped, 143, "stopped by the user");
     ASSERT_TRUE(waitFor([&] { return page.stateText() == QStringLiteral("stopped"); }));
     ASSERT_TRUE(waitFor([&] { return page.resumeEnabled() && !page.stopEnabled(); }));
+}
+
+TEST(LivePageTest, GroupsDevicesByHostAndMarksASilentHost) {
+    TempStore ts;
+    const int64_t run = ts.newRun("on-hosts", 100, 4);
+    ts.store.markRunning(run, 4242, "node0");
+    {
+        BatchedWriter w(ts.store, run, 1h);
+        RunStartEvent start;
+        start.world = 4;
+        start.device = "cpu";
+        start.hosts = {"node0", "node0", "node1", "node1"};
+        start.devices.assign(4, "cpu");
+        w.add(start);
+        // node1 went silent before its ranks sampled: its row comes from run_start.
+        for (int r = 0; r < 2; ++r) {
+            DeviceEvent d;
+            d.rank = r;
+            d.host = "node0";
+            d.cpu_pct = 95;
+            d.rss = 1e9;
+            d.t = 1.7e9 + 5;
+            w.add(d);
+        }
+    }
+    HostStatus answering;
+    answering.host = "node0";
+    answering.state = "answering";
+    answering.latency_ms = 2;
+    answering.t = 1.7e9 + 12;
+    HostStatus silent = answering;
+    silent.host = "node1";
+    silent.state = "silent";
+    silent.detail = "silent for 12 s (ssh: connect to host node1 port 22: Connection refused)";
+    ts.store.setHostStatus(run, answering);
+    ts.store.setHostStatus(run, silent);
+
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    LivePage page(&watcher);
+    page.resize(1200, 900);
+    page.show();
+    page.setRun(run);
+    DeviceGridModel* grid = page.deviceModel();
+    ASSERT_TRUE(waitFor([&] { return !page.hostAlarmText().isEmpty(); })) << "the silent host is named";
+    EXPECT_EQ(page.hostAlarmText(),
+              QStringLiteral("node1 silent for 12 s (ssh: connect to host node1 port 22: Connection refused)"));
+    ASSERT_EQ(grid->rowCount(), 2);
+    EXPECT_EQ(grid->headerData(0, Qt::Vertical).toString(), QStringLiteral("node0"));
+    EXPECT_EQ(grid->headerData(1, Qt::Vertical).toString(), QStringLiteral("node1\nsilent for 12 s"));
+    EXPECT_EQ(grid->data(grid->index(1, 1), DeviceGridModel::RankRole).toInt(), 3);
+    EXPECT_FALSE(grid->data(grid->index(1, 1), DeviceGridModel::HasSampleRole).toBool());
+    EXPECT_TRUE(grid->data(grid->index(1, 0), DeviceGridModel::HostAlarmRole).toBool());
+    EXPECT_FALSE(grid->data(grid->index(0, 0), DeviceGridModel::HostAlarmRole).toBool());
+    EXPECT_TRUE(grid->data(grid->index(1, 0), Qt::ToolTipRole).toString().contains(QStringLiteral("silent for 12 s")));
+
+    // The silent host's row is outlined in red; the answering one is not.
+    auto* view = page.findChild<QTableView*>();
+    ASSERT_NE(view, nullptr);
+    ASSERT_TRUE(waitFor([&] { return view->visualRect(grid->index(1, 0)).isValid(); }));
+    const QImage shot = view->viewport()->grab().toImage();
+    const QRect silentCell = view->visualRect(grid->index(1, 0));
+    const QRect answeringCell = view->visualRect(grid->index(0, 0));
+    const qreal scale = shot.devicePixelRatio();
+    const auto pixel = [&](QPoint p) { return shot.pixelColor(int(p.x() * scale), int(p.y() * scale)); };
+    EXPECT_EQ(pixel(silentCell.topLeft() + QPoint(1, 1)), QColor(0xc6, 0x28, 0x28));
+    EXPECT_EQ(pixel(silentCell.center() + QPoint(0, silentCell.height() / 2 - 1)), QColor(0xc6, 0x28, 0x28));
+    EXPECT_NE(pixel(answeringCell.topLeft() + QPoint(1, 1)), QColor(0xc6, 0x28, 0x28));
+
+    // It answers again: the mark goes; it is lost: named as such.
+    silent.state = "answering";
+    silent.detail.clear();
+    silent.t += 3;
+    ts.store.setHostStatus(run, silent);
+    ASSERT_TRUE(waitFor([&] { return page.hostAlarmText().isEmpty(); }));
+    EXPECT_FALSE(grid->data(grid->index(1, 0), DeviceGridModel::HostAlarmRole).toBool());
+    EXPECT_EQ(grid->headerData(1, Qt::Vertical).toString(), QStringLiteral("node1"));
+    silent.state = "lost";
+    silent.detail = "silent for 31 s (ssh: Connection timed out)";
+    silent.t += 31;
+    ts.store.setHostStatus(run, silent);
+    ASSERT_TRUE(waitFor([&] { return !page.hostAlarmText().isEmpty(); }));
+    EXPECT_EQ(page.hostAlarmText(), QStringLiteral("node1 lost (silent for 31 s (ssh: Connection timed out))"));
+    EXPECT_EQ(grid->headerData(1, Qt::Vertical).toString(), QStringLiteral("node1\nlost"));
+
+    // Another run shows no alarm of this one.
+    const int64_t local = ts.newRun("local", 10, 1);
+    page.setRun(local);
+    EXPECT_TRUE(page.hostAlarmText().isEmpty());
 }
 
 TEST(LivePageTest, StopAndResumeAskTheCliWithAnArgumentVector) {

@@ -142,6 +142,47 @@ TEST(StoreWatcherTest, PicksUpRowsAnotherConnectionWrites) {
     EXPECT_EQ(got.devices.size(), 2u);
 }
 
+TEST(StoreWatcherTest, DeliversEachChangeOfAHostsStatus) {
+    TempStore ts;
+    const int64_t run = ts.newRun("on-hosts");
+    ts.store.markRunning(run, 4242, "node0");
+    StoreWatcher w(ts.qpath());
+    w.setInterval(10);
+    std::vector<std::vector<HostStatus>> received;
+    QObject::connect(&w, &StoreWatcher::hostStatusesChanged, [&](qint64 r, const std::vector<HostStatus>& rows) {
+        if (r == run) received.push_back(rows);
+    });
+    w.watch(run);
+    // A run without host rows: an empty list, once.
+    ASSERT_TRUE(waitFor([&] { return received.size() == 1; }));
+    EXPECT_TRUE(received.back().empty());
+
+    HostStatus node1;
+    node1.host = "node1";
+    node1.state = "answering";
+    node1.latency_ms = 3;
+    node1.t = 1.7e9;
+    HostStatus node2 = node1;
+    node2.host = "node2";
+    ts.store.setHostStatus(run, node1);
+    ts.store.setHostStatus(run, node2);
+    ASSERT_TRUE(waitFor([&] { return !received.back().empty() && received.back().size() == 2; }));
+
+    node2.state = "silent";
+    node2.detail = "silent for 12 s (ssh: Connection refused)";
+    node2.t += 12;
+    ts.store.setHostStatus(run, node2);
+    ASSERT_TRUE(waitFor([&] { return received.back().size() == 2 && received.back()[1].state == "silent"; }));
+    EXPECT_EQ(received.back()[1].detail, "silent for 12 s (ssh: Connection refused)");
+    EXPECT_EQ(received.back()[0].state, "answering");
+
+    // Rows of other tables do not send the hosts again.
+    const size_t sent = received.size();
+    ts.store.insertMetric(run, stepEvent(0, 1.0, 1.7e9));
+    QTest::qWait(200);
+    EXPECT_EQ(received.size(), sent);
+}
+
 TEST(StoreWatcherTest, DeviceSamplesWrittenLateForAnEarlierTimeAreNotLost) {
     TempStore ts;
     const int64_t run = ts.newRun();
