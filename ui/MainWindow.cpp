@@ -4,6 +4,7 @@
 #include "ui/models/RunListModel.h"
 #include "ui/models/RunStoreThread.h"
 #include "ui/models/StoreWatcher.h"
+#include "ui/pages/ClusterPage.h"
 #include "ui/pages/ComparePage.h"
 #include "ui/pages/LivePage.h"
 #include "ui/pages/LogsPage.h"
@@ -42,6 +43,7 @@ const char* kNewRunSplitter = "newRun/splitter";
 const char* kCompareMain = "compare/splitter";
 const char* kCompareRight = "compare/plotSplitter";
 const char* kRunsHeader = "runs/header";
+const char* kClusterSplitter = "cluster/splitter";
 } // namespace
 
 MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(parent) {
@@ -60,6 +62,9 @@ MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(
 
     m_newRun = new NewRunPage(m_stack);
     m_stack->addWidget(m_newRun);
+    // The store's pages go between these two (createStorePages inserts them at their places).
+    m_cluster = new ClusterPage(m_stack);
+    m_stack->addWidget(m_cluster);
     buildNavigation();
     buildMenus();
 
@@ -77,6 +82,8 @@ MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(
     connect(m_newRun, &NewRunPage::specFileChanged, this, [this](const QString& path) {
         setWindowFilePath(path);
     });
+    connect(m_cluster, &ClusterPage::profilesChanged, m_newRun, &NewRunPage::reloadClusterProfiles);
+    connect(m_cluster, &ClusterPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
     connect(m_runs, &QAbstractItemModel::modelReset, this, &MainWindow::updateStatus);
     connect(m_runs, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateStatus);
     connect(m_runs, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateStatus);
@@ -108,7 +115,8 @@ void MainWindow::buildNavigation() {
     const QColor ink = palette().color(QPalette::WindowText);
     const std::pair<PageIcon, QString> items[] = {{PageIcon::NewRun, tr("New run")}, {PageIcon::Live, tr("Live")},
                                                   {PageIcon::Logs, tr("Logs")},      {PageIcon::Pipeline, tr("Pipeline")},
-                                                  {PageIcon::Runs, tr("Runs")},      {PageIcon::Compare, tr("Compare")}};
+                                                  {PageIcon::Runs, tr("Runs")},      {PageIcon::Compare, tr("Compare")},
+                                                  {PageIcon::Cluster, tr("Cluster")}};
     for (const auto& [icon, text] : items) {
         auto* item = new QListWidgetItem(pageIcon(icon, ink), text, m_nav);
         item->setSizeHint(QSize(0, 36));
@@ -233,6 +241,7 @@ void MainWindow::openStore(const QString& path) {
     QDir().mkpath(QFileInfo(absolute).absolutePath());
     createStorePages();
     m_newRun->setStorePath(absolute);
+    m_cluster->setStorePath(absolute);
     if (page >= 0) showPage(Page(page));
     QSettings().setValue(QStringLiteral("store/path"), absolute);
     m_storeLabel->setText(tr("Store: %1").arg(QDir::toNativeSeparators(absolute)));
@@ -290,6 +299,7 @@ void MainWindow::saveSettings() const {
     settings.setValue(QLatin1String(kPage), int(currentPage()));
     settings.setValue(QLatin1String(kNavSplitter), m_splitter->saveState());
     settings.setValue(QLatin1String(kNewRunSplitter), m_newRun->splitter()->saveState());
+    settings.setValue(QLatin1String(kClusterSplitter), m_cluster->splitter()->saveState());
     if (m_compare) {
         settings.setValue(QLatin1String(kCompareMain), m_compare->mainSplitter()->saveState());
         settings.setValue(QLatin1String(kCompareRight), m_compare->rightSplitter()->saveState());
@@ -306,6 +316,8 @@ void MainWindow::restoreSettings() {
     else m_splitter->setSizes({170, 1270});
     if (settings.contains(QLatin1String(kNewRunSplitter)))
         m_newRun->splitter()->restoreState(settings.value(QLatin1String(kNewRunSplitter)).toByteArray());
+    if (settings.contains(QLatin1String(kClusterSplitter)))
+        m_cluster->splitter()->restoreState(settings.value(QLatin1String(kClusterSplitter)).toByteArray());
     restoreStorePageSettings();
     showPage(Page(std::clamp(settings.value(QLatin1String(kPage), int(NewRun)).toInt(), 0, PageCount - 1)));
 }

@@ -11,6 +11,7 @@ class QStackedWidget;
 
 namespace parallax {
 
+class ClusterPage;
 class ComparePage;
 class LivePage;
 class LogsPage;
@@ -21,13 +22,13 @@ class RunsPage;
 class RunStoreThread;
 class StoreWatcher;
 
-// The console's window: a navigation list on the left (New run, Live, Logs, Pipeline, Runs, Compare), the
+// The console's window: a navigation list on the left (New run, Live, Logs, Pipeline, Runs, Compare, Cluster), the
 // page on the right, the store and the number of running runs in the status bar. It owns the store
 // watcher that every page reads through, and remembers its geometry, layout and splitters.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Page { NewRun, Live, Logs, Pipeline, Runs, Compare, PageCount };
+    enum Page { NewRun, Live, Logs, Pipeline, Runs, Compare, Cluster, PageCount };
 
     explicit MainWindow(const QString& storePath, QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -48,6 +49,7 @@ public:
     PipelinePage* pipelinePage() const { return m_pipeline; }
     RunsPage* runsPage() const { return m_runsPage; }
     ComparePage* comparePage() const { return m_compare; }
+    ClusterPage* clusterPage() const { return m_cluster; }
     StoreWatcher* watcher() const;
     RunListModel* runsModel() const { return m_runs; }
     QWidget* page(Page page) const;
@@ -83,6 +85,7 @@ private:
     PipelinePage* m_pipeline = nullptr;
     RunsPage* m_runsPage = nullptr;
     ComparePage* m_compare = nullptr;
+    ClusterPage* m_cluster = nullptr;
     QLabel* m_storeLabel = nullptr;
     QLabel* m_runningLabel = nullptr;
 };

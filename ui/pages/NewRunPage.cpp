@@ -192,6 +192,7 @@ NewRunPage::NewRunPage(QWidget* parent)
     layout->addLayout(bottom);
 
     fillPresetCombo();
+    m_clusterProfiles = ClusterProfileListModel::scan();
 
     connect(m_presets, &QComboBox::activated, this, [this](int index) {
         const QString name = m_presets->itemText(index);
@@ -536,6 +537,42 @@ QWidget* NewRunPage::buildDataGroup() {
     return box;
 }
 
+void NewRunPage::reloadClusterProfiles() {
+    m_clusterProfiles = ClusterProfileListModel::scan();
+    refreshClusterChoice();
+}
+
+void NewRunPage::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    // A profile written since (on the Cluster page or in an editor) is offered at once.
+    reloadClusterProfiles();
+}
+
+void NewRunPage::refreshClusterChoice() {
+    const QString value = q(m_model->spec().launch.cluster);
+    const QSignalBlocker block(m_cluster);
+    m_cluster->clear();
+    m_cluster->addItem(tr("hosts listed in the spec"), QString());
+    m_cluster->setItemData(0, tr("launch.hosts: one \"name:slots\" per line below"), Qt::ToolTipRole);
+    for (const ClusterProfileListModel::Entry& e : m_clusterProfiles) {
+        const QString text = e.profile ? (e.profile->hosts.size() == 1 ? tr("%1 (1 host)").arg(e.name())
+                                                                : tr("%1 (%2 hosts)").arg(e.name()).arg(e.profile->hosts.size()))
+                                       : tr("%1 (cannot be read)").arg(e.name());
+        m_cluster->addItem(text, e.reference());
+        m_cluster->setItemData(m_cluster->count() - 1, e.error.isEmpty() ? e.path : e.path + QChar('\n') + e.error,
+                               Qt::ToolTipRole);
+    }
+    int index = m_cluster->findData(value);
+    if (index < 0) {
+        // A profile this console does not list (a path, or a name found nowhere): shown as it is, so
+        // that the validator's or preflight's message about it makes sense.
+        const bool file = value.contains(QChar('/')) && QFileInfo(value).isFile();
+        m_cluster->addItem(file ? value : tr("%1 (no such profile)").arg(value), value);
+        index = m_cluster->count() - 1;
+    }
+    m_cluster->setCurrentIndex(index);
+}
+
 void NewRunPage::browseDataPath() {
     const RunSpec& s = m_model->spec();
     const QString start = s.data.path.empty() ? q(defaultDataPath(s.data.kind)) : q(s.data.path);
@@ -614,6 +651,19 @@ QWidget* NewRunPage::buildTargetGroup() {
               {{QStringLiteral("local"), tr("this machine")},
                {QStringLiteral("hosts"), tr("hosts (mpirun --host)")},
                {QStringLiteral("slurm"), tr("Slurm (srun)")}});
+
+    // Which hosts: a cluster profile (the Cluster page lists and checks them) or the list below.
+    m_cluster = new QComboBox;
+    connect(m_cluster, &QComboBox::activated, this, [this](int index) {
+        const QString value = m_cluster->itemData(index).toString();
+        m_model->edit(QStringLiteral("launch.cluster"), [value](RunSpec& s) {
+            s.launch.cluster = value.toStdString();
+            // The profile names the hosts; a list beside it would be a second answer.
+            if (!value.isEmpty()) s.launch.hosts.clear();
+        });
+    });
+    addRow(form, tr("Cluster"), QStringLiteral("launch.cluster"), m_cluster, [this] { refreshClusterChoice(); },
+           tr("A cluster profile names the hosts and how ssh reaches them (see the Cluster page)"));
     addChoice(form, tr("Device"), QStringLiteral("launch.device"),
               {{QStringLiteral("cpu"), tr("CPU")}, {QStringLiteral("cuda"), tr("CUDA GPU")}});
 
@@ -713,7 +763,9 @@ void NewRunPage::refreshVisibility() {
     setRowVisible(QStringLiteral("model.freeze_vision"), vlm || s.model.freeze_vision);
     setRowVisible(QStringLiteral("parallel.virtual_stages"),
                   s.parallel.schedule == "interleaved" || s.parallel.virtual_stages != 1);
-    setRowVisible(QStringLiteral("launch.hosts"), s.launch.target == "hosts" || !s.launch.hosts.empty());
+    setRowVisible(QStringLiteral("launch.cluster"), s.launch.target == "hosts" || !s.launch.cluster.empty());
+    setRowVisible(QStringLiteral("launch.hosts"),
+                  (s.launch.target == "hosts" && s.launch.cluster.empty()) || !s.launch.hosts.empty());
     const bool slurm = s.launch.target == "slurm";
     setRowVisible(QStringLiteral("launch.partition"), slurm || !s.launch.partition.empty());
     setRowVisible(QStringLiteral("launch.account"), slurm || !s.launch.account.empty());

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/spec/RunSpec.h"
+#include "ui/models/ClusterProfileListModel.h"
 
 #include <QMap>
 #include <QString>
@@ -9,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <vector>
 
 class QComboBox;
 class QFormLayout;
@@ -16,6 +18,7 @@ class QLabel;
 class QListWidget;
 class QPushButton;
 class QScrollArea;
+class QShowEvent;
 class QSplitter;
 class QToolButton;
 
@@ -74,11 +77,16 @@ public slots:
     void copyLaunchCommand();
     void copyCliCommand();
     void loadPreset(const QString& name);
+    // Reads the cluster profile folders again for the Cluster choice (launch.cluster).
+    void reloadClusterProfiles();
 
 signals:
     void runLaunched(qint64 runId);
     void statusMessage(const QString& message);
     void specFileChanged(const QString& path);
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
     struct Field {
@@ -119,6 +127,7 @@ private:
     void showMessage(const QString& text, bool error);
     void fillPresetCombo();
     void browseDataPath();
+    void refreshClusterChoice();
 
     SpecFormModel* m_model;
     RunLauncher* m_launcher;
@@ -132,6 +141,8 @@ private:
     EstimatePanel* m_estimates = nullptr;
     QComboBox* m_presets = nullptr;
     QComboBox* m_modelPreset = nullptr;
+    QComboBox* m_cluster = nullptr;
+    std::vector<ClusterProfileListModel::Entry> m_clusterProfiles;
     QPushButton* m_resetDims = nullptr;
     QLabel* m_microBatches = nullptr;
     QLabel* m_world = nullptr;

@@ -69,6 +69,13 @@ QIcon pageIcon(PageIcon kind, const QColor& color) {
             case PageIcon::Pipeline: // staggered bars
                 for (int s = 0; s < 3; ++s) p.drawLine(QPointF(3 + 4 * s, 6 + 6 * s), QPointF(12 + 4 * s, 6 + 6 * s));
                 break;
+            case PageIcon::Cluster: // two machines in a rack, each with its status light
+                for (double y : {3.5, 13.5}) {
+                    p.drawRoundedRect(QRectF(3, y, 18, 7), 1.5, 1.5);
+                    p.drawPoint(QPointF(7, y + 3.5));
+                    p.drawLine(QPointF(11, y + 3.5), QPointF(17, y + 3.5));
+                }
+                break;
             }
         }));
     }

@@ -4,6 +4,9 @@
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
 
+#include <QByteArray>
+#include <QDir>
+#include <QFile>
 #include <QString>
 #include <QTemporaryDir>
 #include <QTest>
@@ -88,5 +91,38 @@ template <typename Pred>
 bool waitFor(Pred pred, int timeoutMs = 10000) {
     return QTest::qWaitFor(pred, timeoutMs);
 }
+
+// Cluster profile folders of a test's own: $PARALLAX_CLUSTERS names `first` then `second`, and
+// $XDG_CONFIG_HOME points at an empty folder, so that a person's ~/.config/parallax/clusters
+// stays out. Both variables are restored at the end.
+struct ProfileFolders {
+    QTemporaryDir dir;
+    QString first = dir.filePath(QStringLiteral("first"));
+    QString second = dir.filePath(QStringLiteral("second"));
+    QByteArray savedClusters = qgetenv("PARALLAX_CLUSTERS");
+    QByteArray savedXdg = qgetenv("XDG_CONFIG_HOME");
+    bool hadClusters = qEnvironmentVariableIsSet("PARALLAX_CLUSTERS");
+    bool hadXdg = qEnvironmentVariableIsSet("XDG_CONFIG_HOME");
+
+    ProfileFolders() {
+        QDir().mkpath(first);
+        QDir().mkpath(second);
+        qputenv("PARALLAX_CLUSTERS", (first + QLatin1Char(':') + second).toLocal8Bit());
+        qputenv("XDG_CONFIG_HOME", dir.filePath(QStringLiteral("config")).toLocal8Bit());
+    }
+    ~ProfileFolders() {
+        if (hadClusters) qputenv("PARALLAX_CLUSTERS", savedClusters);
+        else qunsetenv("PARALLAX_CLUSTERS");
+        if (hadXdg) qputenv("XDG_CONFIG_HOME", savedXdg);
+        else qunsetenv("XDG_CONFIG_HOME");
+    }
+    // Writes <folder>/<name>.toml; returns its path.
+    static QString write(const QString& folder, const QString& name, const QByteArray& text) {
+        const QString path = QDir(folder).filePath(name + QStringLiteral(".toml"));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size()) return {};
+        return path;
+    }
+};
 
 } // namespace parallax::test

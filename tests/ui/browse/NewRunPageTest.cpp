@@ -273,3 +273,57 @@ TEST(NewRunPage, CopiesTheLauncherCommandForTheSpec) {
     EXPECT_TRUE(line.contains(QStringLiteral("parallax-worker --spec ") + p.dir.path() + QStringLiteral("/specs/form-")))
         << line.toStdString();
 }
+
+TEST(NewRunPage, TargetHostsPicksAClusterProfileAndRoundTrips) {
+    ProfileFolders folders;
+    ProfileFolders::write(folders.first, QStringLiteral("lab"), "hosts = [\"node1:2\", \"node2:2\"]\n");
+    ProfileFolders::write(folders.second, QStringLiteral("gpu"), "hosts = [\"g1:8\"]\n");
+    Page p;
+    NewRunPage& page = p.page;
+    auto* combo = qobject_cast<QComboBox*>(page.fieldEditor(QStringLiteral("launch.cluster")));
+    ASSERT_NE(combo, nullptr);
+    choose(page.fieldEditor(QStringLiteral("launch.target")), QStringLiteral("hosts"));
+    ASSERT_EQ(combo->count(), 3);
+    EXPECT_EQ(combo->itemText(0), QStringLiteral("hosts listed in the spec"));
+    EXPECT_EQ(combo->currentData().toString(), QString());
+    EXPECT_TRUE(combo->isVisibleTo(&page));
+    EXPECT_TRUE(page.fieldEditor(QStringLiteral("launch.hosts"))->isVisibleTo(&page));
+
+    // Hosts typed first, then a profile: the profile names the hosts, the list goes.
+    page.formModel()->setField(QStringLiteral("launch.hosts"), QStringList{QStringLiteral("a:1"), QStringLiteral("b:1")});
+    choose(combo, QStringLiteral("lab"));
+    EXPECT_EQ(page.formModel()->spec().launch.cluster, "lab");
+    EXPECT_TRUE(page.formModel()->spec().launch.hosts.empty());
+    EXPECT_FALSE(page.fieldEditor(QStringLiteral("launch.hosts"))->isVisibleTo(&page));
+    settle(page);
+    EXPECT_TRUE(page.formModel()->issuesFor(QStringLiteral("launch.hosts")).empty());
+
+    // Saved and loaded again, the profile is the one chosen.
+    const QString out = p.dir.filePath(QStringLiteral("on-lab.toml"));
+    QString error;
+    ASSERT_TRUE(page.saveSpecFile(out, &error)) << error.toStdString();
+    EXPECT_EQ(readSpecFile(out.toStdString()).launch.cluster, "lab");
+    NewRunPage other;
+    ASSERT_TRUE(other.loadSpecFile(out, &error)) << error.toStdString();
+    auto* otherCombo = qobject_cast<QComboBox*>(other.fieldEditor(QStringLiteral("launch.cluster")));
+    ASSERT_NE(otherCombo, nullptr);
+    EXPECT_EQ(otherCombo->currentData().toString(), QStringLiteral("lab"));
+    EXPECT_EQ(otherCombo->currentText(), QStringLiteral("lab (2 hosts)"));
+
+    // Back to the spec's own list.
+    choose(combo, QString());
+    EXPECT_TRUE(page.formModel()->spec().launch.cluster.empty());
+    EXPECT_TRUE(page.fieldEditor(QStringLiteral("launch.hosts"))->isVisibleTo(&page));
+
+    // A profile written later is offered when the page is shown again; one named nowhere is shown
+    // as such.
+    ProfileFolders::write(folders.first, QStringLiteral("later"), "hosts = [\"x:1\"]\n");
+    page.show();
+    EXPECT_GE(combo->findData(QStringLiteral("later")), 0);
+    RunSpec gone = tinySpec("gone");
+    gone.launch.target = "hosts";
+    gone.launch.cluster = "gone";
+    page.setSpec(gone);
+    EXPECT_EQ(combo->currentText(), QStringLiteral("gone (no such profile)"));
+    EXPECT_EQ(combo->currentData().toString(), QStringLiteral("gone"));
+}

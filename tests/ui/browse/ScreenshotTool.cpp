@@ -1,7 +1,9 @@
-// parallax-screenshots: renders each page of the console (New run, Live, Logs, Pipeline, Runs, Compare) to a
-// PNG file for a person to look at, with the data of real runs. When the store has no runs it first
-// trains two tiny ones with parallax-cli: the quick start with fewer steps, and a variant of it
-// (a higher learning rate with ZeRO-1) so that the Compare page has differences to show.
+// parallax-screenshots: renders each page of the console (New run, Live, Logs, Pipeline, Runs, Compare,
+// Cluster) to a PNG file for a person to look at, with the data of real runs. When the store has no runs
+// it first trains two tiny ones with parallax-cli: the quick start with fewer steps, and a variant of
+// it (a higher learning rate with ZeRO-1) so that the Compare page has differences to show. The
+// Cluster page shows the example profile after a real Test connection (its hosts are placeholders,
+// so preflight says why it cannot reach them).
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
 #include "ui/MainWindow.h"
@@ -9,6 +11,7 @@
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/models/StoreWatcher.h"
+#include "ui/pages/ClusterPage.h"
 #include "ui/pages/ComparePage.h"
 #include "ui/pages/LivePage.h"
 #include "ui/pages/LogsPage.h"
@@ -21,6 +24,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QSettings>
@@ -85,7 +89,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption specOption(QStringLiteral("spec"), QStringLiteral("The quick-start spec"), QStringLiteral("FILE"));
     const QCommandLineOption stepsOption(QStringLiteral("steps"), QStringLiteral("Steps of the runs trained here (default 30)"),
                                          QStringLiteral("N"), QStringLiteral("30"));
-    parser.addOptions({storeOption, outOption, cliOption, specOption, stepsOption});
+    const QCommandLineOption clusterOption(QStringLiteral("cluster-profile"),
+                                           QStringLiteral("A cluster profile for the Cluster page (the example)"),
+                                           QStringLiteral("FILE"));
+    parser.addOptions({storeOption, outOption, cliOption, specOption, stepsOption, clusterOption});
     parser.process(app);
     for (const QCommandLineOption* required : {&storeOption, &outOption, &specOption})
         if (!parser.isSet(*required)) fail(QStringLiteral("--%1 is required").arg(required->names().first()));
@@ -130,6 +137,18 @@ int main(int argc, char** argv) {
         variant.train.lr = 3e-3;
         variant.parallel.zero = 1;
         train(cli, store, variant, QDir(scratch.path()));
+    }
+
+    // The Cluster page lists this profile only, not a person's own.
+    QTemporaryDir clusterDir;
+    QString clusterProfile;
+    if (parser.isSet(clusterOption)) {
+        const QString source = parser.value(clusterOption);
+        clusterProfile = QDir(clusterDir.path()).filePath(QStringLiteral("clusters/") + QFileInfo(source).fileName());
+        QDir().mkpath(QFileInfo(clusterProfile).absolutePath());
+        if (!QFile::copy(source, clusterProfile)) fail(QStringLiteral("cannot copy %1 to %2").arg(source, clusterProfile));
+        qputenv("PARALLAX_CLUSTERS", QFileInfo(clusterProfile).absolutePath().toLocal8Bit());
+        qputenv("XDG_CONFIG_HOME", QDir(clusterDir.path()).filePath(QStringLiteral("config")).toLocal8Bit());
     }
 
     MainWindow window(store);
@@ -177,5 +196,16 @@ int main(int argc, char** argv) {
     waitFor([&] { return int(window.comparePage()->loadedRuns().size()) == compared.size(); }, 20000,
             QStringLiteral("the runs to compare"));
     save(window, MainWindow::Compare, out, QStringLiteral("05-compare.png"));
+
+    if (!clusterProfile.isEmpty()) {
+        ClusterPage* cluster = window.clusterPage();
+        if (parser.isSet(cliOption))
+            cluster->setLocalWorker(QFileInfo(parser.value(cliOption)).dir().filePath(QStringLiteral("parallax-worker")));
+        window.showPage(MainWindow::Cluster);
+        if (!cluster->selectProfile(clusterProfile)) fail(QStringLiteral("the Cluster page does not list %1").arg(clusterProfile));
+        cluster->testConnection();
+        waitFor([&] { return !cluster->isChecking(); }, 60000, QStringLiteral("the cluster profile's check"));
+        save(window, MainWindow::Cluster, out, QStringLiteral("06-cluster.png"));
+    }
     return 0;
 }
