@@ -27,6 +27,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <optional>
 #include <iostream>
 
 using namespace parallax;
@@ -138,14 +139,18 @@ int main(int argc, char** argv) {
         }
         // Every operation of every group is recorded; a thread reports them while this one trains
         // (or is blocked in one of them).
-        options.recorder = std::make_shared<FlightRecorder>();
-        recordCommunication(groups, options.recorder);
+        std::optional<CommHeartbeat> heartbeat;
+        if (spec.telemetry.flight_recorder) {
+            options.recorder = std::make_shared<FlightRecorder>();
+            recordCommunication(groups, options.recorder);
+            heartbeat.emplace(options.recorder, out, options.runDir, hostName());
+        }
         TrainResult result;
         {
-            const CommHeartbeat heartbeat(options.recorder, out, options.runDir, hostName());
             Trainer trainer(spec, options, groups, out);
             result = trainer.run();
         }
+        heartbeat.reset();
         if (groups.worldRank() == 0)
             emitEnd(out, result.status, result.status == "stopped" ? "stop requested" : "", result.steps_done);
         groups = ProcessGroups{};

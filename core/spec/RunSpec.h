@@ -98,6 +98,7 @@ struct TelemetrySpec {
     int64_t device_sample_ms = 500;
     int64_t span_every = 10;   // record pipeline spans every N steps (0: never)
     int64_t step_every = 1;    // emit a step event every N steps
+    bool flight_recorder = true; // record every collective, heartbeats and per-rank step times (hangs, stragglers)
     int64_t hang_after_s = 30; // no step for max(this, 5 x the median step): the hang is named
     std::string on_hang = "wait"; // wait | fail (after hang_timeout_s, ending every rank)
     int64_t hang_timeout_s = 300;

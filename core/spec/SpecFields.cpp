@@ -95,6 +95,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"telemetry", "device_sample_ms", &y.device_sample_ms},
         {"telemetry", "span_every", &y.span_every},
         {"telemetry", "step_every", &y.step_every},
+        {"telemetry", "flight_recorder", &y.flight_recorder},
         {"telemetry", "hang_after_s", &y.hang_after_s},
         {"telemetry", "on_hang", &y.on_hang},
         {"telemetry", "hang_timeout_s", &y.hang_timeout_s},

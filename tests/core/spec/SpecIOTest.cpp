@@ -122,6 +122,7 @@ RunSpec fullSpec() {
     s.telemetry.device_sample_ms = 250;
     s.telemetry.span_every = 0;
     s.telemetry.step_every = 5;
+    s.telemetry.flight_recorder = false;
     s.telemetry.hang_after_s = 60;
     s.telemetry.on_hang = "fail";
     s.telemetry.hang_timeout_s = 120;
