@@ -17,6 +17,7 @@ target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pages/NewRunPage.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pages/RunsPage.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/DeviceGridDiagram.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/widgets/EditHoldDelegate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/FileDialogs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/MemoryBar.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/PageIcons.cpp

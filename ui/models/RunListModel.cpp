@@ -32,12 +32,31 @@ QString joinTags(const std::vector<std::string>& tags) {
     return out.join(QStringLiteral(", "));
 }
 
-bool sameRow(const RunRecord& a, const RunRecord& b) {
-    return a.state == b.state && a.name == b.name && a.started_at == b.started_at && a.ended_at == b.ended_at &&
-           a.last_step == b.last_step && a.last_loss == b.last_loss && a.tokens_per_s == b.tokens_per_s &&
-           a.mfu == b.mfu && a.steps_total == b.steps_total && a.tags == b.tags && a.notes == b.notes &&
-           a.layout == b.layout && a.model_kind == b.model_kind && a.exit_code == b.exit_code &&
-           a.exit_reason == b.exit_reason && a.params == b.params && a.world_size == b.world_size;
+// The first and last column whose text differs between two snapshots of a run; nothing when the
+// row shows the same. Views refresh the editors of every cell a change covers with the stored value,
+// so a change of a training run's steps must not cover the note a person is typing beside them.
+std::optional<std::pair<int, int>> changedColumns(const RunRecord& a, const RunRecord& b) {
+    int first = RunListModel::ColumnCount, last = -1;
+    const auto mark = [&](bool differs, int column) {
+        if (!differs) return;
+        first = std::min(first, column);
+        last = std::max(last, column);
+    };
+    mark(a.state != b.state || a.exit_code != b.exit_code || a.exit_reason != b.exit_reason,
+         RunListModel::StateColumn);
+    mark(a.name != b.name, RunListModel::NameColumn);
+    mark(a.model_kind != b.model_kind, RunListModel::ModelColumn);
+    mark(a.layout != b.layout || a.world_size != b.world_size, RunListModel::LayoutColumn);
+    mark(a.last_step != b.last_step || a.steps_total != b.steps_total, RunListModel::StepsColumn);
+    mark(a.last_loss != b.last_loss, RunListModel::LossColumn);
+    mark(a.tokens_per_s != b.tokens_per_s, RunListModel::TokensPerSecondColumn);
+    mark(a.mfu != b.mfu, RunListModel::MfuColumn);
+    mark(a.started_at != b.started_at || a.ended_at != b.ended_at, RunListModel::DurationColumn);
+    mark(a.created_at != b.created_at, RunListModel::CreatedColumn);
+    mark(a.tags != b.tags, RunListModel::TagsColumn);
+    mark(a.notes != b.notes, RunListModel::NotesColumn);
+    if (last < 0) return std::nullopt;
+    return std::make_pair(first, last);
 }
 
 QString formatNumber(double value, int significant) {
@@ -102,12 +121,12 @@ void RunListModel::setRuns(std::vector<RunRecord> runs) {
     size_t i = 0, j = 0;
     while (j < runs.size() || i < m_runs.size()) {
         if (i < m_runs.size() && j < runs.size() && m_runs[i].id == runs[j].id) {
-            if (!sameRow(m_runs[i], runs[j])) {
-                m_runs[i] = std::move(runs[j]);
+            const auto changed = changedColumns(m_runs[i], runs[j]);
+            // Fields no column shows (spec, folder, parent, hosts) are taken without a signal.
+            m_runs[i] = std::move(runs[j]);
+            if (changed) {
                 m_search[i] = buildSearchText(m_runs[i]);
-                emit dataChanged(index(int(i), 0), index(int(i), ColumnCount - 1));
-            } else {
-                m_runs[i].spec_toml = std::move(runs[j].spec_toml);
+                emit dataChanged(index(int(i), changed->first), index(int(i), changed->second));
             }
             ++i;
             ++j;

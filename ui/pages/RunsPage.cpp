@@ -7,6 +7,7 @@
 #include "ui/models/RunMetricsCsv.h"
 #include "ui/models/RunStoreThread.h"
 #include "ui/models/StoreWatcher.h"
+#include "ui/widgets/EditHoldDelegate.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -76,6 +77,12 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                             QAbstractItemView::SelectedClicked);
+    // Rows re-sort as runs train; while a tag or note is typed the order holds, so that the row
+    // under the editor stays the run it was opened on, and it sorts again when the editor closes.
+    auto* delegate = new EditHoldDelegate(m_view);
+    m_view->setItemDelegate(delegate);
+    connect(delegate, &EditHoldDelegate::editingStarted, this, [this] { m_filter->setDynamicSortFilter(false); });
+    connect(delegate, &EditHoldDelegate::editingFinished, this, [this] { m_filter->setDynamicSortFilter(true); });
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);

@@ -88,6 +88,30 @@ TEST(RunListModel, MergesSnapshotsRowByRow) {
     EXPECT_EQ(model.index(model.rowOfRun(3), RunListModel::StepsColumn).data().toString(), QStringLiteral("121 / 100"));
 }
 
+TEST(RunListModel, ARunsNewStepsChangeOnlyTheColumnsThatShowThem) {
+    RunListModel model;
+    RunRecord r = record(1, "training", RunState::Running);
+    r.notes = "a note";
+    model.setRuns({record(2, "other"), r});
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    r.last_step = 120;
+    r.last_loss = 0.5;
+    r.parent_run = 7; // shown by no column
+    model.setRuns({record(2, "other"), r});
+    ASSERT_EQ(changed.count(), 1);
+    const auto from = changed.first().at(0).value<QModelIndex>();
+    const auto to = changed.first().at(1).value<QModelIndex>();
+    EXPECT_EQ(from.row(), model.rowOfRun(1));
+    EXPECT_EQ(from.column(), RunListModel::StepsColumn);
+    EXPECT_EQ(to.column(), RunListModel::LossColumn);
+    // A note being typed in that row is not covered, so its editor keeps the typed text.
+    EXPECT_LT(to.column(), RunListModel::TagsColumn);
+    EXPECT_EQ(model.run(1)->parent_run, std::optional<int64_t>(7));
+    changed.clear();
+    model.setRuns({record(2, "other"), r});
+    EXPECT_EQ(changed.count(), 0);
+}
+
 TEST(RunListModel, ShowsStatesInColorAndMissingFiguresEmpty) {
     RunListModel model;
     RunRecord failed = record(1, "f", RunState::Failed);

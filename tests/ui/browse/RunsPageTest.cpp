@@ -109,6 +109,43 @@ TEST(RunsPage, EditsNotesInPlaceAndTheStoreKeepsThem) {
     EXPECT_EQ(f.shownId(0), f.failed);
 }
 
+TEST(RunsPage, ANoteLandsOnTheRunItWasTypedForWhileTheListChanges) {
+    Fixture f;
+    f.page->show();
+    QTableView* view = f.page->view();
+    // By steps: the running run (5 steps) first, then the failed one (12), then the succeeded (30).
+    view->sortByColumn(RunListModel::StepsColumn, Qt::AscendingOrder);
+    ASSERT_EQ(f.shownId(0), f.running);
+    const QModelIndex notes = view->model()->index(0, RunListModel::NotesColumn);
+    view->setCurrentIndex(notes);
+    view->edit(notes);
+    auto* editor = qobject_cast<QLineEdit*>(view->indexWidget(notes));
+    ASSERT_NE(editor, nullptr);
+    editor->setText(QStringLiteral("zero3 went fine"));
+    // While the note is typed, the running run trains past the others.
+    StepEvent e;
+    e.step = 40;
+    e.loss = 0.5;
+    e.t = 1.7e9 + 40;
+    f.store.store.insertMetric(f.running, e);
+    f.store.store.updateSummary(f.running, e);
+    ASSERT_TRUE(waitFor([&] { return f.runs.run(f.running)->last_step == 40; }));
+    QTest::qWait(50);
+    // The row under the editor is still the run it was opened on, and the text still what was typed.
+    EXPECT_EQ(f.shownId(0), f.running);
+    EXPECT_EQ(editor->text(), QStringLiteral("zero3 went fine"));
+    QTest::keyClick(editor, Qt::Key_Return);
+    ASSERT_TRUE(waitFor([&] {
+        RunStore reader(f.store.path);
+        return reader.run(f.running)->notes == "zero3 went fine";
+    }));
+    RunStore reader(f.store.path);
+    EXPECT_EQ(reader.run(f.failed)->notes, "");
+    EXPECT_EQ(reader.run(f.succeeded)->notes, "");
+    // Once the editor closed, the list sorts again.
+    ASSERT_TRUE(waitFor([&] { return f.shownId(2) == f.running; }));
+}
+
 TEST(RunsPage, ExportsMetricsAsCsvAndTheSpec) {
     Fixture f;
     const QString csv = f.store.dir.filePath(QStringLiteral("m.csv"));
