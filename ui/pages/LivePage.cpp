@@ -407,7 +407,11 @@ void LivePage::runCli(const QStringList& arguments) {
     auto* process = new QProcess(this);
     m_process = process;
     process->setProgram(m_cli);
-    process->setArguments(arguments);
+    // The store this console watches, not parallax-cli's default: a console opened on another
+    // store (--store, File > Open store) must stop and resume the runs it shows.
+    QStringList argv;
+    if (m_watcher && !m_watcher->storePath().isEmpty()) argv << QStringLiteral("--store") << m_watcher->storePath();
+    process->setArguments(argv + arguments);
     process->setProcessChannelMode(QProcess::MergedChannels);
     const QString what = QStringLiteral("parallax-cli ") + arguments.join(QLatin1Char(' '));
     connect(process, &QProcess::finished, this, [this, process, arguments, what](int code, QProcess::ExitStatus status) {

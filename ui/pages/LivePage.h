@@ -61,7 +61,8 @@ public slots:
     void resumeRun();
 
 signals:
-    // A parallax-cli command ended; `output` is what it printed (its error on failure).
+    // A parallax-cli command ended; `arguments` are those after `--store <the watched store>`,
+    // `output` is what it printed (its error on failure).
     void commandFinished(const QStringList& arguments, bool ok, const QString& output);
     // The straggler banner was clicked: show that rank's log.
     void showRankLogs(qint64 run, int rank);

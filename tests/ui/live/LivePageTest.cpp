@@ -196,7 +196,7 @@ TEST(LivePageTest, GroupsDevicesByHostAndMarksASilentHost) {
     EXPECT_TRUE(page.hostAlarmText().isEmpty());
 }
 
-TEST(LivePageTest, StopAndResumeAskTheCliWithAnArgumentVector) {
+TEST(LivePageTest, StopAndResumeAskTheCliOfTheWatchedStoreWithAnArgumentVector) {
     TempStore ts;
     const int64_t run = ts.newRun("cli", 10, 1);
     ts.store.markRunning(run, 1, "here");
@@ -222,7 +222,8 @@ TEST(LivePageTest, StopAndResumeAskTheCliWithAnArgumentVector) {
     EXPECT_EQ(finished.first().at(2).toString(), QStringLiteral("asked"));
     QFile args(record);
     ASSERT_TRUE(args.open(QIODevice::ReadOnly));
-    EXPECT_EQ(QString::fromUtf8(args.readAll()), QStringLiteral("stop\n%1\n").arg(run));
+    // The store the console watches, which need not be parallax-cli's default.
+    EXPECT_EQ(args.readAll().toStdString(), QStringLiteral("--store\n%1\nstop\n%2\n").arg(ts.qpath()).arg(run).toStdString());
     args.close();
     QFile::remove(record);
 
@@ -231,7 +232,8 @@ TEST(LivePageTest, StopAndResumeAskTheCliWithAnArgumentVector) {
     page.resumeRun();
     ASSERT_TRUE(waitFor([&] { return finished.count() == 2; }));
     ASSERT_TRUE(args.open(QIODevice::ReadOnly));
-    EXPECT_EQ(QString::fromUtf8(args.readAll()), QStringLiteral("resume\n%1\n--detach\n").arg(run));
+    EXPECT_EQ(args.readAll().toStdString(),
+              QStringLiteral("--store\n%1\nresume\n%2\n--detach\n").arg(ts.qpath()).arg(run).toStdString());
 
     // A missing binary is reported with its path, not silently ignored.
     page.setCliProgram(ts.dir.filePath(QStringLiteral("missing-cli")));
