@@ -319,23 +319,53 @@ void CurvePlot::onMouseWheel(QWheelEvent* event) {
 
 void CurvePlot::onMouseMove(QMouseEvent* event) {
     if (event->buttons() != Qt::NoButton || m_curves.empty()) return;
-    const double x = m_plot->xAxis->pixelToCoord(event->position().x());
-    QString text;
+    const QString text = hoverText(m_plot->xAxis->pixelToCoord(event->position().x()));
+    if (!text.isEmpty()) QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+}
+
+QString CurvePlot::hoverText(double x) const {
+    // The point under the cursor: of every curve's points, the one whose x is closest.
+    const Curve* reference = nullptr;
+    size_t referenceIndex = 0;
+    double best = std::numeric_limits<double>::infinity();
     for (const Curve& c : m_curves) {
         if (!c.visible) continue;
         const auto i = c.series->nearest(m_axis, x);
         if (!i) continue;
-        if (text.isEmpty()) {
-            text = tr("step %1").arg(c.series->x(MetricAxis::Step, *i), 0, 'f', 0);
-            if (m_axis == MetricAxis::Tokens) {
-                text += tr(" · %1 tokens").arg(c.series->x(MetricAxis::Tokens, *i), 0, 'g', 4);
-            } else if (m_axis == MetricAxis::Time) {
-                text += tr(" · %1 s").arg(c.series->x(MetricAxis::Time, *i), 0, 'f', 1);
-            }
+        const double d = std::abs(c.series->x(m_axis, *i) - x);
+        if (d < best) {
+            best = d;
+            reference = &c;
+            referenceIndex = *i;
+        }
+    }
+    if (!reference) return {};
+    const double at = reference->series->x(m_axis, referenceIndex);
+    const double step = reference->series->x(MetricAxis::Step, referenceIndex);
+    QString text = tr("step %1").arg(step, 0, 'f', 0);
+    if (m_axis == MetricAxis::Tokens) {
+        text += tr(" · %1 tokens").arg(at, 0, 'g', 4);
+    } else if (m_axis == MetricAxis::Time) {
+        text += tr(" · %1 s").arg(at, 0, 'f', 1);
+    }
+    // A curve speaks only for a point at that x: on the step axis the same step; by time or tokens,
+    // where runs never share an x exactly, one within a few pixels, with its own step. A curve
+    // without one says so rather than showing its nearest point, which may be far away (a run
+    // that starts later, one that ended earlier, a gap).
+    const double pixel = std::abs(m_plot->xAxis->pixelToCoord(3.0) - m_plot->xAxis->pixelToCoord(0.0));
+    const double tolerance = m_axis == MetricAxis::Step ? 0.0 : pixel;
+    for (const Curve& c : m_curves) {
+        if (!c.visible) continue;
+        const auto i = c.series->nearest(m_axis, at);
+        if (!i || std::abs(c.series->x(m_axis, *i) - at) > tolerance) {
+            text += tr("\n%1: no point here").arg(c.name);
+            continue;
         }
         text += QStringLiteral("\n%1: %2").arg(c.name).arg(c.series->at(c.channel, *i), 0, 'g', 5);
+        const double own = c.series->x(MetricAxis::Step, *i);
+        if (own != step) text += tr(" (step %1)").arg(own, 0, 'f', 0);
     }
-    if (!text.isEmpty()) QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+    return text;
 }
 
 } // namespace parallax

@@ -71,6 +71,10 @@ public:
     // Decimates for the current range and renders now (benchmarks, screenshots).
     void replotNow();
 
+    // The tooltip at data coordinate `x` of the current axis: the step of the nearest point, then
+    // each visible curve's value at that point, or that it has none there.
+    QString hoverText(double x) const;
+
     QCustomPlot* customPlot() const { return m_plot; }
     // Points handed to the plot by the last decimation, over all curves.
     size_t drawnPoints() const { return m_drawnPoints; }

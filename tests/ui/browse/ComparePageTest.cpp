@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace parallax;
 using namespace parallax::test;
 
@@ -89,6 +91,46 @@ TEST(ComparePage, IdenticalSpecsHaveNoDifferences) {
     diff.setRuns({ra, rb});
     EXPECT_EQ(diff.rowCount(), 0);
     EXPECT_EQ(diff.columnCount(), 2);
+}
+
+TEST(ComparePage, HoverShowsEachRunsValueAtThatStepOrThatItHasNone) {
+    CraftedStore store;
+    const int64_t full = store.addRun(tinySpec("from-zero"), RunState::Succeeded, 100, 4.0);
+    // A run whose points start at step 57 (a resumed run's own steps).
+    const int64_t late = store.addRun(tinySpec("from-57"), RunState::Succeeded, 0, 4.0);
+    for (int64_t s = 57; s < 100; ++s) {
+        StepEvent e;
+        e.step = s;
+        e.loss = 9.0 + double(s) / 1000.0;
+        e.tokens = (s + 1) * 512;
+        e.t = 1.7e9 + double(s);
+        store.store.insertMetric(late, e);
+    }
+
+    StoreWatcher watcher(store.qpath());
+    RunListModel runs;
+    QObject::connect(&watcher, &StoreWatcher::runsChanged, &runs,
+                     [&runs](const std::vector<RunRecord>& r) { runs.setRuns(r); });
+    ComparePage page(&runs, &watcher);
+    page.resize(1200, 800);
+    page.show();
+    ASSERT_TRUE(waitFor([&] { return runs.rowCount() == 2; }));
+    page.setCheckedRuns({full, late});
+    ASSERT_TRUE(waitFor([&] { return page.loadedRuns().size() == 2; }));
+    page.plot()->replotNow();
+
+    const double loss26 = 4.0 * std::exp(-0.05 * 26.0) + 0.1;
+    const QString at26 = page.plot()->hoverText(26.2);
+    const QStringList lines = at26.split(QChar('\n'));
+    ASSERT_EQ(lines.size(), 3) << at26.toStdString();
+    EXPECT_EQ(lines[0], QStringLiteral("step 26"));
+    EXPECT_TRUE(lines.contains(QStringLiteral("#%1 from-zero: %2").arg(full).arg(loss26, 0, 'g', 5))) << at26.toStdString();
+    // Not the step-57 loss of the run that has no step 26.
+    EXPECT_TRUE(lines.contains(QStringLiteral("#%1 from-57: no point here").arg(late))) << at26.toStdString();
+    EXPECT_FALSE(at26.contains(QStringLiteral("9.05"))) << at26.toStdString();
+
+    const QString at60 = page.plot()->hoverText(60.0);
+    EXPECT_TRUE(at60.contains(QStringLiteral("#%1 from-57: 9.06").arg(late))) << at60.toStdString();
 }
 
 TEST(SummaryModel, UsesMediansAfterTheFirstStep) {
