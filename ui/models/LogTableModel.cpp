@@ -6,6 +6,7 @@
 
 #include <QColor>
 #include <QDateTime>
+#include <QRegularExpression>
 #include <QTimer>
 
 #include <algorithm>
@@ -319,6 +320,15 @@ QColor LogTableModel::levelColor(const QString& level) {
     return QColor();
 }
 
+QString LogTableModel::messageText(const LogRow& row) {
+    QString text = QString::fromStdString(row.message);
+    // The store's line for a run_end reads "run ended: failed at step 0: why" when the worker did
+    // not know the step (it sends 0 for failures): a step the run may be far past. Say none.
+    static const QRegularExpression unknownStep(QStringLiteral("^(run ended: \\S+) at step 0(?=:|$)"));
+    if (row.stream == "telemetry") text.replace(unknownStep, QStringLiteral("\\1"));
+    return text;
+}
+
 QVariant LogTableModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
         return QVariant();
@@ -342,7 +352,7 @@ QVariant LogTableModel::data(const QModelIndex& index, int role) const {
         case LevelColumn:
             return levelText(r->level);
         case MessageColumn:
-            return QString::fromStdString(r->message);
+            return messageText(*r);
         }
         return QVariant();
     case Qt::ToolTipRole:
@@ -350,7 +360,7 @@ QVariant LogTableModel::data(const QModelIndex& index, int role) const {
             return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(r->t * 1000.0))
                 .toString(Qt::ISODateWithMs);
         }
-        if (index.column() == MessageColumn) return QString::fromStdString(r->message);
+        if (index.column() == MessageColumn) return messageText(*r);
         if (index.column() == RankColumn && r->rank < 0) {
             return tr("The supervisor or the launcher (%1)").arg(QString::fromStdString(r->stream));
         }

@@ -65,6 +65,8 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     static QColor levelColor(const QString& level);
+    // The message as shown: a run end's unknown step ("at step 0" of a failure) left out.
+    static QString messageText(const LogRow& row);
 
 signals:
     // The filter's first count arrived (after setRun/setQuery), or new lines were appended.

@@ -213,7 +213,9 @@ double SpecFormModel::physicalMemoryBytes() {
 }
 
 int64_t SpecFormModel::ranksPerNode() const {
-    const int64_t world = std::max<int64_t>(1, m_spec.processCount());
+    // The layout's ranks: a launch.processes that differs from dp*tp*pp is an error the validator
+    // names, and no run starts with it, so it must not divide the memory either.
+    const int64_t world = std::max<int64_t>(1, m_spec.worldSize());
     if (m_spec.launch.target == "hosts") {
         // The busiest host decides whether the layout fits.
         int64_t most = 0;

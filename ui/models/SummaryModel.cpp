@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace parallax {
 
@@ -63,7 +64,16 @@ SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now)
     if (r.started_at > 0) f.duration = std::max(0.0, (r.ended_at > 0 ? r.ended_at : now) - r.started_at);
     f.steps = (run.metrics.empty() ? std::max<int64_t>(-1, r.last_step) : run.metrics.back().step) + 1;
     f.stepsTotal = r.steps_total;
+    f.rankParams = r.params;
+    // The same whole-model figure the New run form shows; rank 0's own share stays beside it.
     f.params = r.params;
+    if (run.spec) {
+        try {
+            f.params = estimate(*run.spec).params;
+        } catch (const std::invalid_argument&) {
+            // A spec the estimate cannot resolve: rank 0's count is all there is, labelled as such.
+        }
+    }
     return f;
 }
 
@@ -128,6 +138,9 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole) {
         if (figure == GpuUtilization && !f.gpuDetail.isEmpty()) return f.gpuDetail;
+        if (figure == Parameters && f.rankParams > 0 && f.rankParams != f.params)
+            return tr("The whole model; rank 0 reported holding %1 (its pipeline stage and tensor-parallel shard)")
+                .arg(QString::fromStdString(formatCount(double(f.rankParams))));
         if (figure == PipelineBubble && f.bubble)
             return tr("Idle share of the pipeline window, median over the steps with recorded spans");
         return {};
@@ -147,7 +160,12 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
         return QStringLiteral("%1%").arg(*v * 100.0, 0, 'f', 1);
     case Duration: return v ? RunListModel::formatDuration(*v) : QString();
     case Steps: return f.stepsTotal > 0 ? QStringLiteral("%1 / %2").arg(f.steps).arg(f.stepsTotal) : QString::number(f.steps);
-    case Parameters: return v ? QString::fromStdString(formatCount(*v)) : QString();
+    case Parameters:
+        if (!v) return QString();
+        if (f.rankParams > 0 && f.rankParams != f.params)
+            return tr("%1 (rank 0: %2)")
+                .arg(QString::fromStdString(formatCount(*v)), QString::fromStdString(formatCount(double(f.rankParams))));
+        return QString::fromStdString(formatCount(*v));
     default: return {};
     }
 }

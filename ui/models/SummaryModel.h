@@ -40,7 +40,8 @@ public:
         std::optional<double> duration;        // seconds
         int64_t steps = 0;                     // steps done (the last step + 1)
         int64_t stepsTotal = 0;
-        int64_t params = 0;
+        int64_t params = 0;     // the whole model, estimated from the spec as the form shows it
+        int64_t rankParams = 0; // what rank 0 reported holding (its pipeline stage and tensor-parallel shard)
     };
 
     explicit SummaryModel(QObject* parent = nullptr);

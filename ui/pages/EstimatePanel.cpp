@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace parallax {
 
@@ -20,6 +21,7 @@ QString count(double n) {
 QString bytes(double n) {
     return QString::fromStdString(formatBytes(n));
 }
+
 } // namespace
 
 EstimatePanel::EstimatePanel(SpecFormModel* model, QWidget* parent) : QWidget(parent), m_model(model) {
@@ -68,12 +70,27 @@ EstimatePanel::EstimatePanel(SpecFormModel* model, QWidget* parent) : QWidget(pa
     refresh();
 }
 
+std::vector<int64_t> EstimatePanel::heldParameters(const RunSpec& spec, const Estimates& estimates) {
+    // What a stage's weights estimate stores, at the bytes per parameter core/spec/Estimates.cpp
+    // counts (fp32, or fp32 master + bf16 copy), before ZeRO-3 shards them.
+    const double bytesPerParameter = spec.train.precision == "bf16" ? 6.0 : 4.0;
+    const double shards = spec.parallel.zero >= 3 ? double(std::max<int64_t>(1, spec.parallel.dp)) : 1.0;
+    std::vector<int64_t> out;
+    for (const MemoryEstimate& stage : estimates.memory_per_stage)
+        out.push_back(std::llround(stage.weights * shards / bytesPerParameter));
+    return out;
+}
+
 QString EstimatePanel::parametersText() const {
     return m_params->text();
 }
 
 QString EstimatePanel::bubbleText() const {
     return m_bubble->text();
+}
+
+QString EstimatePanel::memoryTitleText() const {
+    return m_memoryTitle->text();
 }
 
 void EstimatePanel::refresh() {
@@ -89,9 +106,25 @@ void EstimatePanel::refresh() {
         return;
     }
 
-    QString params = count(double(e->params));
+    // The whole model, and what each rank holds of it where a pipeline or tensor parallelism splits
+    // it: a run reports rank 0's share, which must read as the same figure, not a different one.
+    QString params = tr("%1 whole model").arg(count(double(e->params)));
     if (e->trainable_params != e->params) params += tr(" (%1 trainable)").arg(count(double(e->trainable_params)));
+    const int64_t tp = std::max<int64_t>(1, spec.parallel.tp);
+    if (e->memory_per_stage.size() > 1 || tp > 1) {
+        const std::vector<int64_t> perStage = heldParameters(spec, *e);
+        QStringList held;
+        for (size_t s = 0; s < perStage.size(); ++s) {
+            const QString n = count(double(perStage[s]));
+            held << (perStage.size() > 1 ? tr("stage %1: %2").arg(s).arg(n) : n);
+        }
+        params += QLatin1Char('\n') + (tp > 1 ? tr("each rank holds (1/%1 of the split layers) ").arg(tp)
+                                             : tr("each rank holds "))
+                  + held.join(QStringLiteral(", "));
+    }
     m_params->setText(params);
+    m_params->setToolTip(tr("A run reports the parameters its rank 0 holds: pipeline stage 0, and its "
+                            "tensor-parallel shard"));
     m_flops->setText(tr("%1 (training: forward + backward)").arg(count(e->flops_per_token)));
     m_tokens->setText(count(double(e->tokens_per_step)));
 
@@ -121,8 +154,16 @@ void EstimatePanel::refresh() {
     const int64_t perNode = m_model->ranksPerNode();
     m_memory->setCapacity(m_model->deviceCapacityBytes(),
                           cuda ? tr("per GPU") : tr("RAM ÷ %n rank(s)", nullptr, int(perNode)));
-    m_memoryTitle->setText(pp > 1 ? tr("Pipeline stage %1, the most loaded of %2:").arg(worst).arg(pp)
-                                  : tr("Every rank holds the same:"));
+    // What the figure covers: the training state, not the process. A rank's resident memory also
+    // holds the runtime (LibTorch, MPI and their threads; on GPUs the CUDA context), which the Live
+    // page shows as measured.
+    const QString covers = tr("Training state only (weights, gradients, optimizer, activations, buffers); "
+                              "each process adds the runtime's own memory (LibTorch, MPI%1), measured per rank "
+                              "on the Live page.")
+                               .arg(cuda ? tr(", the CUDA context") : QString());
+    m_memoryTitle->setText((pp > 1 ? tr("Pipeline stage %1, the most loaded of %2.").arg(worst).arg(pp)
+                                   : tr("Every rank holds the same.")) +
+                           QLatin1Char(' ') + covers);
     if (pp > 1) {
         QStringList stages;
         for (size_t s = 0; s < e->memory_per_stage.size(); ++s)

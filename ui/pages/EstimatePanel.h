@@ -1,6 +1,11 @@
 #pragma once
 
+#include "core/spec/Estimates.h"
+
 #include <QWidget>
+
+#include <cstdint>
+#include <vector>
 
 class QLabel;
 
@@ -18,10 +23,15 @@ class EstimatePanel : public QWidget {
 public:
     explicit EstimatePanel(SpecFormModel* model, QWidget* parent = nullptr);
 
+    // Parameters one rank of each pipeline stage holds (its tensor-parallel shard, before ZeRO-3
+    // shards them): what that rank reports in run_start (rank 0: stage 0).
+    static std::vector<int64_t> heldParameters(const RunSpec& spec, const Estimates& estimates);
+
     MemoryBar* memoryBar() const { return m_memory; }
     DeviceGridDiagram* deviceGrid() const { return m_grid; }
     QString parametersText() const;
     QString bubbleText() const;
+    QString memoryTitleText() const;
 
 private:
     void refresh();

@@ -1,5 +1,7 @@
 #include "BrowseTestSupport.h"
 
+#include "core/spec/Estimates.h"
+
 #include "ui/models/RunCheckModel.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecDiffModel.h"
@@ -71,6 +73,10 @@ TEST(ComparePage, TwoRunsShowExactlyTheFieldsThatDiffer) {
     EXPECT_LT(summary->figures()[0].finalLoss.value(), summary->figures()[1].finalLoss.value());
     EXPECT_TRUE(summary->index(SummaryModel::FinalLoss, 0).data(Qt::FontRole).value<QFont>().bold());
     EXPECT_FALSE(summary->index(SummaryModel::FinalLoss, 1).data(Qt::FontRole).isValid());
+    // Parameters: the whole model as the form estimates it, with what rank 0 reported beside it.
+    const QString whole = QString::fromStdString(formatCount(double(estimate(a).params)));
+    EXPECT_EQ(summary->index(SummaryModel::Parameters, 0).data().toString(),
+              QStringLiteral("%1 (rank 0: 123.5K)").arg(whole));
 
     // Unchecking one leaves nothing to compare against.
     page.setCheckedRuns({idb});

@@ -199,6 +199,45 @@ TEST(NewRunPage, PipelineShowsItsBubbleAndStagesInTheGrid) {
     EXPECT_EQ(grid->dp() * grid->tp() * grid->pp(), page.formModel()->spec().worldSize());
 }
 
+TEST(NewRunPage, ParametersAreTheWholeModelWithWhatEachStageHolds) {
+    Page p;
+    NewRunPage& page = p.page;
+    typeInto(page.fieldEditor(QStringLiteral("parallel.pp")), QStringLiteral("2"));
+    typeInto(page.fieldEditor(QStringLiteral("train.global_batch")), QStringLiteral("32"));
+    settle(page);
+    const std::optional<Estimates>& e = page.formModel()->estimates();
+    ASSERT_TRUE(e.has_value());
+    // The stages' shares add up to the whole model (fp32, no ZeRO-3, no tensor parallelism).
+    const std::vector<int64_t> held = EstimatePanel::heldParameters(page.formModel()->spec(), *e);
+    ASSERT_EQ(held.size(), 2u);
+    EXPECT_EQ(held[0] + held[1], e->params);
+    EXPECT_GT(held[0], 0);
+    EXPECT_GT(held[1], 0);
+    const auto n = [](double v) { return QString::fromStdString(formatCount(v)); };
+    const QString text = page.estimatePanel()->parametersText();
+    EXPECT_TRUE(text.startsWith(n(double(e->params)) + QStringLiteral(" whole model"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("stage 0: %1, stage 1: %2").arg(n(double(held[0])), n(double(held[1])))))
+        << text.toStdString();
+    // The memory figure says what it leaves out.
+    EXPECT_TRUE(page.estimatePanel()->memoryTitleText().contains(QStringLiteral("runtime")))
+        << page.estimatePanel()->memoryTitleText().toStdString();
+
+    // Without a pipeline or tensor parallelism every rank holds the whole model: one figure.
+    typeInto(page.fieldEditor(QStringLiteral("parallel.pp")), QStringLiteral("1"));
+    settle(page);
+    EXPECT_EQ(page.estimatePanel()->parametersText(),
+              n(double(page.formModel()->estimates()->params)) + QStringLiteral(" whole model"));
+}
+
+TEST(NewRunPage, MemoryPerRankDividesByTheLayoutsRanksNotAnInvalidProcessCount) {
+    Page p;
+    NewRunPage& page = p.page;
+    typeInto(page.fieldEditor(QStringLiteral("launch.processes")), QStringLiteral("6")); // dp*tp*pp = 2
+    settle(page);
+    EXPECT_EQ(page.formModel()->ranksPerNode(), 2);
+    EXPECT_NEAR(page.estimatePanel()->memoryBar()->capacity(), SpecFormModel::physicalMemoryBytes() / 2, 1.0);
+}
+
 TEST(NewRunPage, PresetChangesDropHandSetDimensionsAndCustomKeepsThem) {
     Page p;
     NewRunPage& page = p.page;

@@ -209,5 +209,19 @@ TEST_F(LogTableModelTest, ASearchTheStoreCannotParseIsReported) {
     EXPECT_EQ(model.rowCount(), 0);
 }
 
+TEST(LogTableModelText, ARunEndWithoutItsStepSaysNoStep) {
+    LogRow end = test::logLine(0, "error", "run ended: failed at step 0: rank 1: out of memory");
+    end.stream = "telemetry";
+    EXPECT_EQ(LogTableModel::messageText(end).toStdString(), "run ended: failed: rank 1: out of memory");
+    end.message = "run ended: failed at step 0";
+    EXPECT_EQ(LogTableModel::messageText(end).toStdString(), "run ended: failed");
+    // A known step stays, and so does a rank's own line that happens to read alike.
+    end.message = "run ended: succeeded at step 149";
+    EXPECT_EQ(LogTableModel::messageText(end).toStdString(), "run ended: succeeded at step 149");
+    end.message = "run ended: failed at step 0: x";
+    end.stream = "stdout";
+    EXPECT_EQ(LogTableModel::messageText(end).toStdString(), "run ended: failed at step 0: x");
+}
+
 } // namespace
 } // namespace parallax
