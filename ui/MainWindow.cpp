@@ -1,4 +1,6 @@
 #include "ui/MainWindow.h"
+
+#include "core/spec/SpecIO.h"
 #include "ui/widgets/FileDialogs.h"
 
 #include "ui/models/RunListModel.h"
@@ -204,6 +206,8 @@ void MainWindow::createStorePages() {
         m_logs->setRankFilter({rank});
         showPage(Logs);
     });
+    connect(m_live, &LivePage::fixAndRelaunch, this, &MainWindow::editRunSpec);
+    connect(m_live, &LivePage::runStarted, this, &MainWindow::openRun);
     connect(m_live, &LivePage::commandFinished, this, [this](const QStringList& arguments, bool ok, const QString& output) {
         statusBar()->showMessage(ok ? tr("parallax-cli %1: done").arg(arguments.join(QChar(' ')))
                                     : tr("parallax-cli %1 failed: %2").arg(arguments.join(QChar(' ')), output),
@@ -281,6 +285,25 @@ void MainWindow::openRun(qint64 id) {
     m_pipeline->setRun(id);
     m_pickedLiveRun = true;
     showPage(Live);
+}
+
+void MainWindow::editRunSpec(qint64 id) {
+    const std::optional<RunRecord> r = m_runs->run(id);
+    if (!r || r->spec_toml.empty()) {
+        statusBar()->showMessage(tr("Run #%1 has no stored spec to edit").arg(id), 8000);
+        return;
+    }
+    RunSpec spec;
+    try {
+        spec = parseSpec(r->spec_toml, "run " + std::to_string(id));
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(tr("The spec of run #%1 cannot be read: %2").arg(id).arg(QString::fromUtf8(e.what())), 8000);
+        return;
+    }
+    QString why = QString::fromStdString(r->state);
+    if (!r->exit_reason.empty()) why += QStringLiteral(": ") + QString::fromStdString(r->exit_reason);
+    m_newRun->editRunSpec(spec, id, why);
+    showPage(NewRun);
 }
 
 int MainWindow::runningCount() const {

@@ -41,6 +41,8 @@ public:
     Page currentPage() const;
     // Shows the run on the Live page (and makes it the Logs and Pipeline pages' run).
     void openRun(qint64 id);
+    // Opens the stored spec of a run in the New run form, to change and launch again.
+    void editRunSpec(qint64 id);
     int runningCount() const;
 
     NewRunPage* newRunPage() const { return m_newRun; }

@@ -1,6 +1,7 @@
 #include "ui/pages/LivePage.h"
 
 #include "ui/models/DeviceGridModel.h"
+#include "ui/models/RunLauncher.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/HeatMapPlot.h"
@@ -129,6 +130,31 @@ void LivePage::buildUi() {
         "QLabel { background: #ffebee; color: #b71c1c; border: 2px solid #c62828; padding: 4px; }"));
     m_hostAlarm->hide();
     root->addWidget(m_hostAlarm);
+    // A run that failed says why where its curves stopped, with the ways on: change the spec and
+    // launch it again, or resume it as it was.
+    m_failureBox = new QWidget(this);
+    m_failureBox->setObjectName(QStringLiteral("failure"));
+    m_failureBox->setStyleSheet(QStringLiteral(
+        "QWidget#failure { background: #ffebee; border: 2px solid #c62828; }"
+        "QWidget#failure QLabel { color: #b71c1c; }"));
+    auto* failureLayout = new QHBoxLayout(m_failureBox);
+    failureLayout->setContentsMargins(6, 4, 6, 4);
+    m_failure = new QLabel(m_failureBox);
+    m_failure->setWordWrap(true);
+    m_failure->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_fix = new QPushButton(tr("Fix and relaunch…"), m_failureBox);
+    m_fix->setToolTip(tr("Open this run's spec in the New run form, change it and launch it as a new run"));
+    connect(m_fix, &QPushButton::clicked, this, [this] {
+        if (m_run > 0) emit fixAndRelaunch(m_run);
+    });
+    m_failureResume = new QPushButton(tr("Resume"), m_failureBox);
+    m_failureResume->setToolTip(m_resume->toolTip());
+    connect(m_failureResume, &QPushButton::clicked, this, &LivePage::resumeRun);
+    failureLayout->addWidget(m_failure, 1);
+    failureLayout->addWidget(m_fix);
+    failureLayout->addWidget(m_failureResume);
+    m_failureBox->hide();
+    root->addWidget(m_failureBox);
     m_lossWarning = new QLabel(this);
     m_lossWarning->setStyleSheet(QStringLiteral(
         "QLabel { background: #ffebee; color: #b71c1c; border: 1px solid #e57373; padding: 4px; }"));
@@ -292,6 +318,8 @@ void LivePage::onHostStatuses(qint64 run, const std::vector<HostStatus>& statuse
 
 QString LivePage::hostAlarmText() const { return m_hostAlarm->isHidden() ? QString() : m_hostAlarm->text(); }
 
+QString LivePage::failureText() const { return m_failureBox->isHidden() ? QString() : m_failure->text(); }
+
 void LivePage::scheduleRefresh() {
     if (!m_refreshTimer.isActive()) m_refreshTimer.start();
 }
@@ -324,8 +352,21 @@ void LivePage::refreshLabels() {
         m_state->setText(QString::fromStdString(record->state));
         m_state->setStyleSheet(QStringLiteral("QLabel { color: white; background: %1; border-radius: 3px; padding: 2px 6px; }")
                                    .arg(stateColor(record->state).name()));
-        if (!record->exit_reason.empty()) m_state->setToolTip(QString::fromStdString(record->exit_reason));
+        m_state->setToolTip(QString::fromStdString(record->exit_reason));
     }
+    const bool failed = record && (record->state == RunState::Failed || record->state == RunState::Lost);
+    if (failed) {
+        QString text = record->state == RunState::Lost ? tr("Lost") : tr("Failed");
+        if (record->last_step >= 0) {
+            const int64_t done = stepsDoneAfter(record->last_step);
+            text += done == 1 ? tr(" after 1 step") : tr(" after %1 steps").arg(done);
+        }
+        text += QStringLiteral(": ") + (record->exit_reason.empty() ? tr("no reason was recorded")
+                                                                   : QString::fromStdString(record->exit_reason));
+        if (record->exit_code) text += tr(" (exit code %1)").arg(*record->exit_code);
+        m_failure->setText(text);
+    }
+    m_failureBox->setVisible(failed);
 
     const int64_t total = m_snapshot.stepsTotal();
     const int64_t done = m_snapshot.stepsDone();
@@ -392,6 +433,7 @@ void LivePage::refreshLabels() {
     m_stop->setEnabled(!busy && (state == RunState::Running || state == RunState::Queued));
     m_resume->setEnabled(!busy && (state == RunState::Stopped || state == RunState::Failed ||
                                    state == RunState::Lost));
+    m_failureResume->setEnabled(m_resume->isEnabled());
 }
 
 void LivePage::stopRun() {
@@ -424,6 +466,9 @@ void LivePage::runCli(const QStringList& arguments) {
         process->deleteLater();
         if (m_watcher) m_watcher->pollNow();
         emit commandFinished(arguments, ok, output);
+        // Resume prints the id of the run that continues this one: follow it.
+        if (ok && arguments.value(0) == QLatin1String("resume"))
+            if (const std::optional<qint64> id = RunLauncher::parseRunId(output)) emit runStarted(*id);
         refreshLabels();
     });
     connect(process, &QProcess::errorOccurred, this, [this, process, arguments, what](QProcess::ProcessError error) {

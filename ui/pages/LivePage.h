@@ -53,6 +53,7 @@ public:
     QString progressText() const;
     QString stragglerText() const; // empty when no straggler
     QString hostAlarmText() const;  // empty when every host answers
+    QString failureText() const;    // why a failed or lost run ended; empty otherwise
     bool stopEnabled() const;
     bool resumeEnabled() const;
 
@@ -66,6 +67,10 @@ signals:
     void commandFinished(const QStringList& arguments, bool ok, const QString& output);
     // The straggler banner was clicked: show that rank's log.
     void showRankLogs(qint64 run, int rank);
+    // "Fix and relaunch" of a run that ended badly: edit its spec in the New run form.
+    void fixAndRelaunch(qint64 run);
+    // Resume started a new run continuing this one.
+    void runStarted(qint64 run);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -99,6 +104,10 @@ private:
     QLabel* m_straggler = nullptr;
     QLabel* m_lossWarning = nullptr;
     QLabel* m_hostAlarm = nullptr;
+    QWidget* m_failureBox = nullptr;
+    QLabel* m_failure = nullptr;
+    QPushButton* m_fix = nullptr;
+    QPushButton* m_failureResume = nullptr;
     QLabel* m_commandStatus = nullptr;
     QPushButton* m_stop = nullptr;
     QPushButton* m_resume = nullptr;

@@ -227,7 +227,11 @@ NewRunPage::NewRunPage(QWidget* parent)
         updateLaunchButton();
     });
     connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
-        showMessage(tr("Run #%1 started; its supervisor keeps it going when the console closes.").arg(id), false);
+        showMessage(m_editedRun > 0 ? tr("Run #%1 started with the changed spec of run #%2; its supervisor keeps it "
+                                         "going when the console closes.").arg(id).arg(m_editedRun)
+                                    : tr("Run #%1 started; its supervisor keeps it going when the console closes.").arg(id),
+                    false);
+        m_editedRun = 0;
         updateLaunchButton();
         emit runLaunched(id);
     });
@@ -873,7 +877,18 @@ void NewRunPage::setStorePath(const QString& path) {
 
 // ---- files ----------------------------------------------------------------------------------
 
+void NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why) {
+    setSpec(spec);
+    m_editedRun = fromRun;
+    showMessage(tr("The spec of run #%1, which %2. Change what made it fail, then Launch: it starts as a new "
+                   "run (Resume on the Live page continues run #%1 unchanged from its last checkpoint).")
+                    .arg(fromRun)
+                    .arg(why),
+                false);
+}
+
 void NewRunPage::setSpec(const RunSpec& spec, const QString& sourcePath) {
+    m_editedRun = 0;
     m_sourcePath = sourcePath;
     m_model->setSpec(spec);
     emit specFileChanged(sourcePath);

@@ -46,6 +46,10 @@ public:
     QString storePath() const { return m_storePath; }
 
     void setSpec(const RunSpec& spec, const QString& sourcePath = {});
+    // The spec of an earlier run, to change and launch again as a new run; `why` is how that run
+    // ended (its state and reason), shown above the form until the spec is launched or replaced.
+    void editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why);
+    qint64 editedRun() const { return m_editedRun; }
     // SpecError text in `error` when the file cannot be read; unknown keys are kept and reported.
     bool loadSpecFile(const QString& path, QString* error = nullptr);
     bool saveSpecFile(const QString& path, QString* error = nullptr);
@@ -133,6 +137,7 @@ private:
     RunLauncher* m_launcher;
     QString m_storePath;
     QString m_sourcePath;
+    qint64 m_editedRun = 0;
     std::map<QString, Field> m_fields;
     std::map<QString, QFormLayout*> m_rowForms;
 

@@ -4,10 +4,12 @@
 #include "ui/models/RunListModel.h"
 #include "ui/pages/ComparePage.h"
 #include "ui/pages/LivePage.h"
+#include "ui/models/SpecFormModel.h"
 #include "ui/pages/NewRunPage.h"
 
 #include <QLabel>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -101,4 +103,37 @@ TEST(MainWindow, OpensAnotherStore) {
     ASSERT_TRUE(waitFor([&] { return w.runsModel()->rowCount() == 2; }));
     EXPECT_EQ(w.newRunPage()->storePath(), second.qpath());
     EXPECT_EQ(QSettings().value(QStringLiteral("store/path")).toString(), second.qpath());
+}
+
+TEST(MainWindow, AFailedRunSaysWhyAndOpensItsSpecToFixAndRelaunch) {
+    IsolatedSettings settings;
+    CraftedStore store;
+    RunSpec spec = tinySpec("diverged");
+    spec.train.lr = 3e-3;
+    const int64_t id = store.addRun(spec, RunState::Failed, 12);
+    MainWindow w(store.qpath());
+    ASSERT_TRUE(waitFor([&] { return w.runsModel()->rowCount() == 1; }));
+    w.openRun(id);
+    LivePage* live = w.livePage();
+    ASSERT_TRUE(waitFor([&] { return !live->failureText().isEmpty(); }));
+    EXPECT_EQ(live->failureText().toStdString(), "Failed after 12 steps: test (exit code 1)");
+    QPushButton* fix = nullptr;
+    for (QPushButton* b : live->findChildren<QPushButton*>())
+        if (b->text().startsWith(QStringLiteral("Fix and relaunch"))) fix = b;
+    ASSERT_NE(fix, nullptr);
+    fix->click();
+    EXPECT_EQ(w.currentPage(), MainWindow::NewRun);
+    EXPECT_EQ(w.newRunPage()->editedRun(), id);
+    EXPECT_DOUBLE_EQ(w.newRunPage()->formModel()->spec().train.lr, 3e-3);
+    EXPECT_EQ(w.newRunPage()->formModel()->spec().name, "diverged");
+    EXPECT_TRUE(w.newRunPage()->messageLabel()->text().contains(QStringLiteral("run #%1, which failed: test").arg(id)))
+        << w.newRunPage()->messageLabel()->text().toStdString();
+
+    // A run that succeeded has nothing to fix.
+    const int64_t ok = store.addRun(tinySpec("fine"), RunState::Succeeded, 3);
+    ASSERT_TRUE(waitFor([&] { return w.runsModel()->rowCount() == 2; }));
+    w.openRun(ok);
+    ASSERT_TRUE(waitFor([&] { return live->stateText() == QStringLiteral("succeeded"); }));
+    QTest::qWait(60);
+    EXPECT_TRUE(live->failureText().isEmpty());
 }
