@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
   zlib1g-dev dataset-fashion-mnist xvfb xauth procps python3
   openssh-server openssh-client iproute2
+  slurmctld slurmd slurm-client
 )
 
 missing=()
@@ -29,9 +30,11 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-# openssh-server's install scripts start sshd on the machine's own port 22; the tests' hosts start
-# sshd of their own. A policy-rc.d that exits 101 keeps package scripts from starting services
-# (where the machine has none of its own, one is put there for the install and removed after).
+# openssh-server's install scripts start sshd on the machine's own port 22, and those of slurmctld,
+# slurmd and munge start their daemons on Slurm's default ports; the tests' hosts start sshd of
+# their own, and the tests' Slurm runs from a slurm.conf of its own (auth/none, other ports). A
+# policy-rc.d that exits 101 keeps package scripts from starting services (where the machine has
+# none of its own, one is put there for the install and removed after).
 policy=/usr/sbin/policy-rc.d
 if [ ! -e "$policy" ]; then
   printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
