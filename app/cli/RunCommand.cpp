@@ -179,7 +179,8 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
         notifyError(notifyFd, ExitCode::Usage, "the spec has errors:\n" + std::string(e.what()));
         throw;
     } catch (const PreflightFailed& e) {
-        notifyError(notifyFd, ExitCode::Error, "the hosts are not ready; nothing was started:\n" + std::string(e.what()));
+        notifyError(notifyFd, ExitCode::Error,
+                    "the hosts or Slurm are not ready; nothing was started:\n" + std::string(e.what()));
         throw;
     } catch (const SpecError& e) {
         notifyError(notifyFd, ExitCode::Usage, e.what());

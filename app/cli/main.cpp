@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
         std::cerr << "parallax-cli: the spec has errors; nothing was started:\n" << e.what() << std::endl;
         return ExitCode::Usage;
     } catch (const PreflightFailed& e) {
-        std::cerr << "parallax-cli: the hosts are not ready; nothing was started:\n" << e.what() << std::endl;
+        std::cerr << "parallax-cli: the hosts or Slurm are not ready; nothing was started:\n" << e.what() << std::endl;
         return ExitCode::Error;
     } catch (const SpecError& e) {
         std::cerr << "parallax-cli: " << e.what() << std::endl;

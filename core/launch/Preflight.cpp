@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -209,6 +210,80 @@ std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightO
                                           std::to_string(o.processes) + " processes; add hosts or slots to " +
                                           cluster.source);
     return checks;
+}
+
+std::vector<std::string> slurmPreflight(const RunSpec& spec, int timeoutS) {
+    const LaunchSpec& l = spec.launch;
+    // One line per partition of Key=Value settings: its name, state, nodes and CPUs, and the
+    // limits a job meets there (MaxNodes, MaxCPUsPerNode), which sinfo does not show.
+    const std::vector<CommandResult> r =
+        runCommands({{"scontrol", "show", "partition", "--oneliner"}}, std::chrono::seconds(timeoutS));
+    if (!r[0].start_error.empty())
+        return {"launch.target = \"slurm\": cannot run scontrol (" + r[0].start_error +
+                "); install slurm-client, or run where Slurm's commands are"};
+    if (r[0].timed_out || r[0].exit_code != 0)
+        return {"launch.target = \"slurm\": Slurm does not answer (scontrol: " +
+                (r[0].timed_out ? std::string("no answer within ") + std::to_string(timeoutS) + " s"
+                                : firstLine(r[0].err.empty() ? r[0].out : r[0].err)) +
+                "); check that slurmctld runs and SLURM_CONF names its slurm.conf"};
+    std::vector<std::map<std::string, std::string>> partitions;
+    std::istringstream in(r[0].out);
+    for (std::string line; std::getline(in, line);) {
+        std::map<std::string, std::string> kv;
+        std::istringstream words(line);
+        for (std::string w; words >> w;) {
+            const size_t eq = w.find('=');
+            if (eq != std::string::npos) kv[w.substr(0, eq)] = w.substr(eq + 1);
+        }
+        if (kv.count("PartitionName")) partitions.push_back(std::move(kv));
+    }
+    auto number = [](const std::map<std::string, std::string>& kv, const char* key) -> int64_t {
+        const auto it = kv.find(key);
+        if (it == kv.end()) return -1;
+        try {
+            return std::stoll(it->second); // UNLIMITED and the like: no limit
+        } catch (const std::exception&) {
+            return -1;
+        }
+    };
+    std::string names;
+    const std::map<std::string, std::string>* chosen = nullptr;
+    for (const auto& p : partitions) {
+        const std::string& n = p.at("PartitionName");
+        names += (names.empty() ? "" : ", ") + n;
+        const bool isDefault = p.count("Default") && p.at("Default") == "YES";
+        if ((l.partition.empty() && isDefault) || n == l.partition) chosen = &p;
+    }
+    if (!chosen)
+        return {l.partition.empty()
+                    ? "launch.partition is empty and this Slurm has no default partition; set one of " + names
+                    : "launch.partition = \"" + l.partition + "\" is no partition of this Slurm; use one of " + names};
+    const auto& p = *chosen;
+    const std::string which = "partition " + p.at("PartitionName");
+    std::vector<std::string> problems;
+    if (p.count("State") && p.at("State") != "UP")
+        problems.push_back("launch.partition: " + which + " is " + p.at("State") + ", so nothing would start there");
+    const int64_t totalNodes = number(p, "TotalNodes"), totalCpus = number(p, "TotalCPUs");
+    int64_t nodes = totalNodes;
+    if (const int64_t most = number(p, "MaxNodes"); most >= 0 && (nodes < 0 || most < nodes)) nodes = most;
+    int64_t nodeCpus = totalNodes > 0 && totalCpus > 0 ? totalCpus / totalNodes : -1;
+    if (const int64_t most = number(p, "MaxCPUsPerNode"); most >= 0 && (nodeCpus < 0 || most < nodeCpus))
+        nodeCpus = most;
+    const int64_t perTask = std::max<int64_t>(1, l.threads_per_rank);
+    const int64_t wanted = spec.processCount() * perTask;
+    if (nodes >= 0 && l.nodes > nodes)
+        problems.push_back("launch.nodes = " + std::to_string(l.nodes) + " but " + which + " has " +
+                           std::to_string(nodes) + " node(s); ask for at most " + std::to_string(nodes));
+    if (nodeCpus >= 0 && l.tasks_per_node > 0 && l.tasks_per_node * perTask > nodeCpus)
+        problems.push_back("launch.tasks_per_node = " + std::to_string(l.tasks_per_node) + " (x " +
+                           std::to_string(perTask) + " CPUs each) but a node of " + which + " has " +
+                           std::to_string(nodeCpus) + " CPUs");
+    const int64_t usable = nodes >= 0 && nodeCpus >= 0 ? nodes * nodeCpus : totalCpus;
+    if (usable >= 0 && wanted > usable)
+        problems.push_back("parallel: dp * tp * pp = " + std::to_string(spec.processCount()) + " processes of " +
+                           std::to_string(perTask) + " CPU(s) each need " + std::to_string(wanted) + " CPUs, but " +
+                           which + " has " + std::to_string(usable) + "; use a larger partition or fewer ranks");
+    return problems;
 }
 
 std::vector<std::string> preflightProblems(const std::vector<HostCheck>& checks) {

@@ -39,6 +39,12 @@ struct PreflightOptions {
 // token written here is read back over ssh). Problems name the host and what to do.
 std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightOptions& options);
 
+// target = "slurm", before anything is submitted: Slurm answers (scontrol), the partition exists (the
+// default one when launch.partition is empty) and is up, and the request fits it: its nodes, the
+// CPUs of a node for launch.tasks_per_node, and all its CPUs for the processes. Each problem names
+// the field and the fix.
+std::vector<std::string> slurmPreflight(const RunSpec& spec, int timeoutS = 10);
+
 // Every problem of `checks`, one per line (empty when every host is ready).
 std::vector<std::string> preflightProblems(const std::vector<HostCheck>& checks);
 

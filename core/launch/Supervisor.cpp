@@ -236,6 +236,11 @@ struct Supervisor::State {
         // A launch that cannot be planned fails here, before a run exists.
         if (spec.launch.target == "hosts")
             checkHosts();
+        if (spec.launch.target == "slurm") {
+            std::vector<std::string> problems = slurmPreflight(spec);
+            if (!problems.empty())
+                throw PreflightFailed(std::move(problems));
+        }
         if (spec.launch.target == "slurm" && opt.launch.slurm_mpi.empty() && !namesMpiPlugin(spec.launch.mpirun_args)) {
             // Which PMI plugin this Slurm offers Open MPI's ranks (pmix on Debian's).
             const std::vector<CommandResult> listed = runCommands({{"srun", "--mpi=list"}}, std::chrono::seconds(10));

@@ -75,7 +75,7 @@ TEST(HostFaults, AHostWhoseSshdIsDownIsNamedAndNothingStarts) {
     const double took = std::chrono::duration<double>(Clock::now() - start).count();
     EXPECT_LT(took, 10.0);
     EXPECT_EQ(r.exitCode, 4) << r.output;
-    EXPECT_NE(r.output.find("the hosts are not ready; nothing was started"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("the hosts or Slurm are not ready; nothing was started"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(f.hosts.name(1) + ": ssh: connect to host"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("Connection refused"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find(f.hosts.name(0) + ":"), std::string::npos) << "the healthy host is not blamed: " << r.output;
