@@ -588,6 +588,15 @@ private:
             checkCount("launch.host_timeout_s", l.host_timeout_s, 5);
         checkChoice("launch.bind", l.bind, kBinds);
 
+        // Out-of-range counts are errors whatever the target, so that a spec switched to Slurm later is not
+        // the first to hear of them.
+        for (const auto& [field, value] : {std::pair{"launch.nodes", l.nodes}, {"launch.tasks_per_node", l.tasks_per_node},
+                                           {"launch.signal_margin_s", l.signal_margin_s}}) {
+            if (value < 0)
+                error(field, std::string(field) + " = " + num(value) + " must be 0 or more");
+            else
+                checkCount(field, value, 0);
+        }
         if (targetOk && l.target == "slurm") {
             if (!l.time_limit.empty() && !isSlurmTime(l.time_limit))
                 error("launch.time_limit", "launch.time_limit = " + inQuotes(l.time_limit) +
@@ -596,14 +605,6 @@ private:
             if (cuda() && l.gpus_per_node == 0)
                 warn("launch.gpus_per_node", "launch.gpus_per_node = 0 asks Slurm for no GPUs with launch.device = "
                                              "cuda; set it to the GPUs of a node (e.g. 8) unless the partition gives them");
-            for (const auto& [field, value] :
-                 {std::pair{"launch.nodes", l.nodes}, {"launch.tasks_per_node", l.tasks_per_node},
-                  {"launch.signal_margin_s", l.signal_margin_s}}) {
-                if (value < 0)
-                    error(field, std::string(field) + " = " + num(value) + " must be 0 or more");
-                else
-                    checkCount(field, value, 0);
-            }
             if (l.nodes > 0 && l.tasks_per_node > 0 && layoutUsable() &&
                 saturatingMul(l.nodes, l.tasks_per_node) != s.processCount())
                 error("launch.tasks_per_node", "launch.nodes * launch.tasks_per_node = " +
