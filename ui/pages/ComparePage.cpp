@@ -37,9 +37,9 @@ QTableView* makeTable(QWidget* parent) {
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->setSelectionMode(QAbstractItemView::ContiguousSelection);
     view->setWordWrap(false);
-    // A handful of rows and one column per run: sized to their contents.
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->horizontalHeader()->setStretchLastSection(true);
+    // A handful of rows and one column per run, sharing the width: a run's column must not end
+    // past the edge of a 1280-pixel window (a cell too long elides, its tooltip has it whole).
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     return view;
 }
@@ -73,10 +73,11 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     m_pick->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_pick->verticalHeader()->hide();
     m_pick->verticalHeader()->setDefaultSectionSize(m_pick->fontMetrics().height() + 8);
-    m_pick->horizontalHeader()->setStretchLastSection(true);
+    // Id, state and name: the name takes what is left, the layouts differ in the table on the right.
     for (int c = 0; c < RunListModel::ColumnCount; ++c)
         m_pick->setColumnHidden(c, c != RunListModel::IdColumn && c != RunListModel::StateColumn &&
-                                       c != RunListModel::NameColumn && c != RunListModel::LayoutColumn);
+                                       c != RunListModel::NameColumn);
+    m_pick->horizontalHeader()->setSectionResizeMode(RunListModel::NameColumn, QHeaderView::Stretch);
     m_pick->setColumnWidth(RunListModel::IdColumn, m_pick->fontMetrics().horizontalAdvance(QStringLiteral("M00000")));
     m_pick->setColumnWidth(RunListModel::StateColumn, m_pick->fontMetrics().horizontalAdvance(QStringLiteral("succeededM")));
     m_pick->setColumnWidth(RunListModel::NameColumn, m_pick->fontMetrics().horizontalAdvance(QStringLiteral("M")) * 12);

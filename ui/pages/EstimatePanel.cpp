@@ -35,7 +35,11 @@ EstimatePanel::EstimatePanel(SpecFormModel* model, QWidget* parent) : QWidget(pa
     m_tokens = new QLabel(figures);
     m_bubble = new QLabel(figures);
     m_bubble->setWordWrap(true);
-    for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble}) l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble}) {
+        l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        // A narrow side panel (a 1280-pixel window) wraps them rather than cutting them off.
+        l->setWordWrap(true);
+    }
     form->addRow(tr("Parameters"), m_params);
     form->addRow(tr("FLOPs / token"), m_flops);
     form->addRow(tr("Tokens / step"), m_tokens);

@@ -130,8 +130,8 @@ void LivePage::buildUi() {
         "QLabel { background: #ffebee; color: #b71c1c; border: 2px solid #c62828; padding: 4px; }"));
     m_hostAlarm->hide();
     root->addWidget(m_hostAlarm);
-    // A run that failed says why where its curves stopped, with the ways on: change the spec and
-    // launch it again, or resume it as it was.
+    // A run that failed says why where its curves stopped, with the way on: change the spec and
+    // launch it again (Resume, beside Stop, continues it as it was).
     m_failureBox = new QWidget(this);
     m_failureBox->setObjectName(QStringLiteral("failure"));
     m_failureBox->setStyleSheet(QStringLiteral(
@@ -147,12 +147,8 @@ void LivePage::buildUi() {
     connect(m_fix, &QPushButton::clicked, this, [this] {
         if (m_run > 0) emit fixAndRelaunch(m_run);
     });
-    m_failureResume = new QPushButton(tr("Resume"), m_failureBox);
-    m_failureResume->setToolTip(m_resume->toolTip());
-    connect(m_failureResume, &QPushButton::clicked, this, &LivePage::resumeRun);
     failureLayout->addWidget(m_failure, 1);
     failureLayout->addWidget(m_fix);
-    failureLayout->addWidget(m_failureResume);
     m_failureBox->hide();
     root->addWidget(m_failureBox);
     m_lossWarning = new QLabel(this);
@@ -433,7 +429,6 @@ void LivePage::refreshLabels() {
     m_stop->setEnabled(!busy && (state == RunState::Running || state == RunState::Queued));
     m_resume->setEnabled(!busy && (state == RunState::Stopped || state == RunState::Failed ||
                                    state == RunState::Lost));
-    m_failureResume->setEnabled(m_resume->isEnabled());
 }
 
 void LivePage::stopRun() {

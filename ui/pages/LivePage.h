@@ -107,7 +107,6 @@ private:
     QWidget* m_failureBox = nullptr;
     QLabel* m_failure = nullptr;
     QPushButton* m_fix = nullptr;
-    QPushButton* m_failureResume = nullptr;
     QLabel* m_commandStatus = nullptr;
     QPushButton* m_stop = nullptr;
     QPushButton* m_resume = nullptr;

@@ -142,6 +142,8 @@ NewRunPage::NewRunPage(QWidget* parent)
     m_scroll->setWidgetResizable(true);
     m_scroll->setFrameShape(QFrame::NoFrame);
     m_scroll->setWidget(buildForm());
+    m_formViewport = m_scroll->viewport();
+    m_formViewport->installEventFilter(this);
     m_splitter->addWidget(m_scroll);
 
     auto* sideScroll = new QScrollArea(m_splitter);
@@ -266,7 +268,36 @@ QWidget* NewRunPage::buildForm() {
     grid->addLayout(right, 0, 1);
     grid->setColumnStretch(0, 1);
     grid->setColumnStretch(1, 1);
+    m_formGrid = grid;
+    m_formColumns = {left, right};
     return form;
+}
+
+void NewRunPage::reflowForm() {
+    // Side by side where both columns fit the visible width, else one below the other: a form cut
+    // off at the right (a 1280-pixel window) hides fields a person does not know to scroll to.
+    if (!m_formGrid || !m_formViewport) return;
+    const int need = m_formColumns[0]->minimumSize().width() + m_formColumns[1]->minimumSize().width() +
+                     m_formGrid->horizontalSpacing() + m_formGrid->contentsMargins().left() +
+                     m_formGrid->contentsMargins().right();
+    const bool sideBySide = m_formViewport->width() >= need;
+    const bool now = m_formGrid->itemAtPosition(0, 1) != nullptr;
+    if (sideBySide == now) return;
+    m_formGrid->removeItem(m_formColumns[1]);
+    // A layout taken out keeps its parent, and addLayout refuses a layout that has one.
+    m_formColumns[1]->setParent(nullptr);
+    if (sideBySide) {
+        m_formGrid->addLayout(m_formColumns[1], 0, 1);
+        m_formGrid->setColumnStretch(1, 1);
+    } else {
+        m_formGrid->addLayout(m_formColumns[1], 1, 0);
+        m_formGrid->setColumnStretch(1, 0);
+    }
+}
+
+bool NewRunPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_formViewport && event->type() == QEvent::Resize) reflowForm();
+    return QWidget::eventFilter(watched, event);
 }
 
 QWidget* NewRunPage::wrap(const QString& path, QWidget* editor, const std::function<void()>& refresh) {
@@ -880,8 +911,8 @@ void NewRunPage::setStorePath(const QString& path) {
 void NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why) {
     setSpec(spec);
     m_editedRun = fromRun;
-    showMessage(tr("The spec of run #%1, which %2. Change what made it fail, then Launch: it starts as a new "
-                   "run (Resume on the Live page continues run #%1 unchanged from its last checkpoint).")
+    showMessage(tr("Editing the spec of run #%1. Change what made it fail, then Launch: it starts as a new run "
+                   "(Resume on the Live page continues run #%1 unchanged from its last checkpoint).\nRun #%1 %2")
                     .arg(fromRun)
                     .arg(why),
                 false);
@@ -889,6 +920,8 @@ void NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString&
 
 void NewRunPage::setSpec(const RunSpec& spec, const QString& sourcePath) {
     m_editedRun = 0;
+    // What was said about the spec before does not hold for this one.
+    if (!m_message->text().isEmpty()) showMessage(QString(), false);
     m_sourcePath = sourcePath;
     m_model->setSpec(spec);
     emit specFileChanged(sourcePath);

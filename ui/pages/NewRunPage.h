@@ -4,16 +4,20 @@
 #include "ui/models/ClusterProfileListModel.h"
 
 #include <QMap>
+#include <QPointer>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <vector>
 
 class QComboBox;
 class QFormLayout;
+class QGridLayout;
+class QLayout;
 class QLabel;
 class QListWidget;
 class QPushButton;
@@ -91,6 +95,7 @@ signals:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     struct Field {
@@ -101,6 +106,7 @@ private:
     };
 
     QWidget* buildForm();
+    void reflowForm();
     QWidget* buildModelGroup();
     QWidget* buildDataGroup();
     QWidget* buildTrainGroup();
@@ -142,6 +148,9 @@ private:
     std::map<QString, QFormLayout*> m_rowForms;
 
     QScrollArea* m_scroll = nullptr;
+    QGridLayout* m_formGrid = nullptr;
+    QPointer<QWidget> m_formViewport; // the form's scroll viewport, whose width decides the columns
+    std::array<QLayout*, 2> m_formColumns{};
     QSplitter* m_splitter = nullptr;
     EstimatePanel* m_estimates = nullptr;
     QComboBox* m_presets = nullptr;

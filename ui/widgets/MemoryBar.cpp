@@ -33,6 +33,7 @@ QVector<QColor> MemoryBar::partColors() {
 void MemoryBar::setSegments(const QVector<Segment>& segments) {
     m_segments = segments;
     setToolTip(tooltipText());
+    updateGeometry(); // the legend's rows follow its texts
     update();
 }
 
@@ -57,10 +58,28 @@ QString MemoryBar::tooltipText() const {
     return text;
 }
 
-QSize MemoryBar::sizeHint() const {
-    const int rows = (int(m_segments.size()) + kLegendColumns - 1) / kLegendColumns;
+int MemoryBar::legendColumns(int width) const {
+    // As many columns as fit every part's text whole: an elided "weights 1.1 …" hides the figure.
+    const QFontMetrics fm(font());
+    int widest = 1;
+    for (const Segment& s : m_segments)
+        widest = std::max(widest, fm.horizontalAdvance(QStringLiteral("%1 %2").arg(s.label, bytesText(s.bytes))) + 24);
+    return std::clamp(width / widest, 1, kLegendColumns);
+}
+
+int MemoryBar::heightForWidth(int width) const {
+    const int columns = legendColumns(width);
+    const int rows = (int(m_segments.size()) + columns - 1) / columns;
     // The summary line may wrap onto a second row.
-    return {360, kBarHeight + 8 + std::max(1, rows) * kLegendRowHeight + 2 * kLegendRowHeight};
+    return kBarHeight + 8 + std::max(1, rows) * kLegendRowHeight + 2 * kLegendRowHeight;
+}
+
+bool MemoryBar::hasHeightForWidth() const {
+    return true;
+}
+
+QSize MemoryBar::sizeHint() const {
+    return {360, heightForWidth(360)};
 }
 
 QSize MemoryBar::minimumSizeHint() const {
@@ -100,11 +119,12 @@ void MemoryBar::paintEvent(QPaintEvent*) {
 
     // Legend: a swatch and the size of each part, then the total against the capacity.
     const QFontMetrics fm(font());
-    const int columnWidth = std::max(1, width() / kLegendColumns);
+    const int columns = legendColumns(width());
+    const int columnWidth = std::max(1, width() / columns);
     int y = kBarHeight + 6;
     for (int i = 0; i < m_segments.size(); ++i) {
-        const int col = i % kLegendColumns;
-        const int row = i / kLegendColumns;
+        const int col = i % columns;
+        const int row = i / columns;
         const QRect cell(col * columnWidth, y + row * kLegendRowHeight, columnWidth, kLegendRowHeight);
         p.fillRect(QRect(cell.left(), cell.top() + 4, 10, 10), m_segments[i].color);
         p.setPen(palette().color(QPalette::WindowText));
@@ -112,7 +132,7 @@ void MemoryBar::paintEvent(QPaintEvent*) {
         p.drawText(cell.adjusted(14, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
                    fm.elidedText(text, Qt::ElideRight, cell.width() - 16));
     }
-    const int rows = (int(m_segments.size()) + kLegendColumns - 1) / kLegendColumns;
+    const int rows = (int(m_segments.size()) + columns - 1) / columns;
     const QRect summary(0, y + std::max(1, rows) * kLegendRowHeight, width(), 2 * kLegendRowHeight);
     QString text = tr("total %1").arg(bytesText(sum));
     if (m_capacity > 0) {

@@ -31,12 +31,15 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
+    bool hasHeightForWidth() const override;
+    int heightForWidth(int width) const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
 
 private:
     QString tooltipText() const;
+    int legendColumns(int width) const;
 
     QVector<Segment> m_segments;
     double m_capacity = 0;

@@ -126,8 +126,13 @@ TEST(MainWindow, AFailedRunSaysWhyAndOpensItsSpecToFixAndRelaunch) {
     EXPECT_EQ(w.newRunPage()->editedRun(), id);
     EXPECT_DOUBLE_EQ(w.newRunPage()->formModel()->spec().train.lr, 3e-3);
     EXPECT_EQ(w.newRunPage()->formModel()->spec().name, "diverged");
-    EXPECT_TRUE(w.newRunPage()->messageLabel()->text().contains(QStringLiteral("run #%1, which failed: test").arg(id)))
+    EXPECT_TRUE(w.newRunPage()->messageLabel()->text().contains(QStringLiteral("Run #%1 failed: test").arg(id)))
         << w.newRunPage()->messageLabel()->text().toStdString();
+
+    // Another spec replaces the note about that run.
+    w.newRunPage()->setSpec(tinySpec("other"));
+    EXPECT_EQ(w.newRunPage()->editedRun(), 0);
+    EXPECT_TRUE(w.newRunPage()->messageLabel()->text().isEmpty());
 
     // A run that succeeded has nothing to fix.
     const int64_t ok = store.addRun(tinySpec("fine"), RunState::Succeeded, 3);

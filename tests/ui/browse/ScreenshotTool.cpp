@@ -63,11 +63,13 @@ void train(const QString& cli, const QString& store, const RunSpec& spec, const 
         fail(QStringLiteral("%1 run %2 failed (exit code %3); its output is above").arg(cli, path).arg(process.exitCode()));
 }
 
+// Saves `page` as <out>/<name>-<width>x<height>.png.
 void save(MainWindow& window, MainWindow::Page page, const QDir& out, const QString& name) {
     window.showPage(page);
     // Let layouts settle and the plots redraw (they coalesce redraws over 40 ms).
     QTest::qWait(600);
-    const QString path = out.filePath(name);
+    const QString path =
+        out.filePath(QStringLiteral("%1-%2x%3.png").arg(name).arg(window.width()).arg(window.height()));
     if (!window.grab().save(path)) fail(QStringLiteral("could not write %1").arg(path));
     std::printf("%s\n", qPrintable(path));
 }
@@ -152,7 +154,7 @@ int main(int argc, char** argv) {
     }
 
     MainWindow window(store);
-    window.resize(1440, 900);
+    window.resize(1280, 720);
     window.show();
     if (!QTest::qWaitForWindowExposed(&window)) fail(QStringLiteral("the window was not shown; is there a display?"));
     waitFor([&] { return window.runsModel()->rowCount() > 0; }, 20000, QStringLiteral("the runs list"));
@@ -168,44 +170,49 @@ int main(int argc, char** argv) {
     }
     if (!shown) shown = runs->record(0).id;
 
-    window.newRunPage()->setSpec(quickstart, parser.value(specOption));
-    save(window, MainWindow::NewRun, out, QStringLiteral("01-new-run.png"));
-    // The same form with a layout that cannot work: the validator's messages beside the fields.
-    RunSpec invalid = quickstart;
-    invalid.parallel.tp = 3;
-    invalid.launch.processes = 4;
-    window.newRunPage()->setSpec(invalid);
-    window.newRunPage()->formModel()->validateNow();
-    save(window, MainWindow::NewRun, out, QStringLiteral("01b-new-run-invalid.png"));
-    window.newRunPage()->setSpec(quickstart, parser.value(specOption));
+    // The smallest laptop window and a full-HD one: nothing may be cut off in either.
+    for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
+        window.resize(size);
+        QTest::qWait(200);
+        window.newRunPage()->setSpec(quickstart, parser.value(specOption));
+        save(window, MainWindow::NewRun, out, QStringLiteral("01-new-run"));
+        // The same form with a layout that cannot work: the validator's messages beside the fields.
+        RunSpec invalid = quickstart;
+        invalid.parallel.tp = 3;
+        invalid.launch.processes = 4;
+        window.newRunPage()->setSpec(invalid);
+        window.newRunPage()->formModel()->validateNow();
+        save(window, MainWindow::NewRun, out, QStringLiteral("01b-new-run-invalid"));
+        window.newRunPage()->setSpec(quickstart, parser.value(specOption));
 
-    window.openRun(shown);
-    waitFor([&] { return window.livePage()->snapshot().lastStep().has_value(); }, 20000, QStringLiteral("the run's metrics"));
-    save(window, MainWindow::Live, out, QStringLiteral("02-live.png"));
+        window.openRun(shown);
+        waitFor([&] { return window.livePage()->snapshot().lastStep().has_value(); }, 20000, QStringLiteral("the run's metrics"));
+        save(window, MainWindow::Live, out, QStringLiteral("02-live"));
 
-    waitFor([&] { return window.logsPage()->model()->rowCount() > 0; }, 20000, QStringLiteral("the run's logs"));
-    save(window, MainWindow::Logs, out, QStringLiteral("03-logs.png"));
+        waitFor([&] { return window.logsPage()->model()->rowCount() > 0; }, 20000, QStringLiteral("the run's logs"));
+        save(window, MainWindow::Logs, out, QStringLiteral("03-logs"));
 
-    waitFor([&] { return !window.pipelinePage()->isLoading(); }, 20000, QStringLiteral("the run's pipeline spans"));
-    save(window, MainWindow::Pipeline, out, QStringLiteral("03b-pipeline.png"));
+        waitFor([&] { return !window.pipelinePage()->isLoading(); }, 20000, QStringLiteral("the run's pipeline spans"));
+        save(window, MainWindow::Pipeline, out, QStringLiteral("03b-pipeline"));
 
-    window.runsPage()->selectRun(shown);
-    save(window, MainWindow::Runs, out, QStringLiteral("04-runs.png"));
+        window.runsPage()->selectRun(shown);
+        save(window, MainWindow::Runs, out, QStringLiteral("04-runs"));
 
-    window.comparePage()->setCheckedRuns(compared);
-    waitFor([&] { return int(window.comparePage()->loadedRuns().size()) == compared.size(); }, 20000,
-            QStringLiteral("the runs to compare"));
-    save(window, MainWindow::Compare, out, QStringLiteral("05-compare.png"));
+        window.comparePage()->setCheckedRuns(compared);
+        waitFor([&] { return int(window.comparePage()->loadedRuns().size()) == compared.size(); }, 20000,
+                QStringLiteral("the runs to compare"));
+        save(window, MainWindow::Compare, out, QStringLiteral("05-compare"));
 
-    if (!clusterProfile.isEmpty()) {
-        ClusterPage* cluster = window.clusterPage();
-        if (parser.isSet(cliOption))
-            cluster->setLocalWorker(QFileInfo(parser.value(cliOption)).dir().filePath(QStringLiteral("parallax-worker")));
-        window.showPage(MainWindow::Cluster);
-        if (!cluster->selectProfile(clusterProfile)) fail(QStringLiteral("the Cluster page does not list %1").arg(clusterProfile));
-        cluster->testConnection();
-        waitFor([&] { return !cluster->isChecking(); }, 60000, QStringLiteral("the cluster profile's check"));
-        save(window, MainWindow::Cluster, out, QStringLiteral("06-cluster.png"));
+        if (!clusterProfile.isEmpty()) {
+            ClusterPage* cluster = window.clusterPage();
+            if (parser.isSet(cliOption))
+                cluster->setLocalWorker(QFileInfo(parser.value(cliOption)).dir().filePath(QStringLiteral("parallax-worker")));
+            window.showPage(MainWindow::Cluster);
+            if (!cluster->selectProfile(clusterProfile)) fail(QStringLiteral("the Cluster page does not list %1").arg(clusterProfile));
+            cluster->testConnection();
+            waitFor([&] { return !cluster->isChecking(); }, 60000, QStringLiteral("the cluster profile's check"));
+            save(window, MainWindow::Cluster, out, QStringLiteral("06-cluster"));
+        }
     }
     return 0;
 }
