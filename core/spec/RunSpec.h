@@ -82,6 +82,9 @@ struct LaunchSpec {
     // console that starts it) by name: their values (tokens, keys) are kept nowhere.
     std::vector<std::string> forward_env;
     // slurm
+    // srun: the supervisor runs srun and the job ends with it; batch: it submits the job with
+    // sbatch and follows it, so the job outlives the supervisor and another one re-attaches.
+    std::string slurm_mode = "srun";
     std::string partition;
     std::string account;
     std::string qos;

@@ -79,6 +79,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"launch", "host_timeout_s", &l.host_timeout_s},
         {"launch", "bind", &l.bind},
         {"launch", "mpirun_args", &l.mpirun_args},
+        {"launch", "slurm_mode", &l.slurm_mode},
         {"launch", "partition", &l.partition},
         {"launch", "account", &l.account},
         {"launch", "qos", &l.qos},

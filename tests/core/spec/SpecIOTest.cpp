@@ -114,6 +114,7 @@ RunSpec fullSpec() {
     l.nodes = 2;
     l.tasks_per_node = 8;
     l.signal_margin_s = 120;
+    l.slurm_mode = "batch";
     l.partition = "gpu";
     l.account = "proj-42";
     l.time_limit = "1-12:00:00";
