@@ -31,6 +31,7 @@ const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
 const std::vector<std::string> kTargets = {"local", "hosts", "slurm"};
 const std::vector<std::string> kDevices = {"cpu", "cuda"};
 const std::vector<std::string> kBinds = {"none", "core", "socket"};
+const std::vector<std::string> kSlurmModes = {"srun", "batch"};
 const std::vector<std::string> kOnHang = {"wait", "fail"};
 
 std::string num(int64_t v) { return std::to_string(v); }
@@ -49,6 +50,9 @@ constexpr int64_t kMostPerCore = 4;
 // An estimate above this share of the memory a run has leaves too little for LibTorch, MPI and the
 // rest of the machine (the estimate counts only the training state).
 constexpr double kMemoryWarnShare = 0.8;
+// Adam-style optimizers train at 1e-4 to 1e-2; a rate above 1 moves every weight by more than its
+// own size each step (a typo of the exponent, 3e4 for 3e-4), and the loss diverges.
+constexpr double kMostUsableLr = 1.0;
 
 // The smallest divisors of n, at most `limit` of them, as "1, 2, 3, 6". Candidates are tried up to
 // 2^20 only, so that a large prime costs a millisecond, not years.
@@ -169,8 +173,27 @@ private:
     bool m_dimsUsable = false; // and every dimension is at least 1 and within its limit
     std::vector<SpecIssue> m_issues;
 
-    void error(const std::string& field, const std::string& message) { m_issues.push_back({field, message, false}); }
-    void warn(const std::string& field, const std::string& message) { m_issues.push_back({field, message, true}); }
+    // `related`: the other fields the problem depends on (SpecIssue::related).
+    void error(const std::string& field, const std::string& message, std::vector<std::string> related = {}) {
+        m_issues.push_back({field, message, false, std::move(related)});
+    }
+    void warn(const std::string& field, const std::string& message, std::vector<std::string> related = {}) {
+        m_issues.push_back({field, message, true, std::move(related)});
+    }
+
+    // The fields that decide the model's dimensions besides the dimension itself: a preset or kind
+    // changed can make a dimension that was not set by hand wrong.
+    static std::vector<std::string> withModel(std::vector<std::string> fields) {
+        fields.push_back("model.kind");
+        fields.push_back("model.preset");
+        return fields;
+    }
+    std::vector<std::string> layoutFields() const { return {"parallel.dp", "parallel.tp", "parallel.pp"}; }
+    // The fields whose values decide the pipeline's blocks.
+    std::vector<std::string> blockFields() const {
+        return withModel(d.kind == "vlm" ? std::vector<std::string>{"model.layers", "model.vision_layers"}
+                                         : std::vector<std::string>{"model.layers"});
+    }
 
     bool cuda() const { return s.launch.device == "cuda"; }
     bool remote() const { return s.launch.target == "hosts" || s.launch.target == "slurm"; }
@@ -224,7 +247,7 @@ private:
             } else {
                 std::vector<std::string> presets = modelPresets(s.model.kind);
                 presets.push_back("custom");
-                error("model.preset", message + didYouMean(s.model.preset, presets));
+                error("model.preset", message + didYouMean(s.model.preset, presets), {"model.kind"});
             }
             return;
         }
@@ -239,28 +262,35 @@ private:
         if (!image) {
             for (const auto& [field, value] : {std::pair{"model.image_size", m.image_size}, {"model.channels", m.channels},
                                                {"model.patch", m.patch}})
-                if (value) warn(field, std::string(field) + " is ignored for model.kind = \"gpt\" (a text model)");
+                if (value)
+                    warn(field, std::string(field) + " is ignored for model.kind = \"gpt\" (a text model)", {"model.kind"});
         }
         if (!vlm) {
             for (const auto& [field, value] :
                  {std::pair{"model.vision_layers", m.vision_layers}, {"model.vision_dim", m.vision_dim},
                   {"model.vision_heads", m.vision_heads}})
-                if (value) warn(field, std::string(field) + " is used only by model.kind = \"vlm\"; it is ignored here");
+                if (value)
+                    warn(field, std::string(field) + " is used only by model.kind = \"vlm\"; it is ignored here",
+                         {"model.kind"});
             if (m.freeze_vision)
-                warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = \"vlm\"; it is ignored here");
+                warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = \"vlm\"; it is ignored here",
+                     {"model.kind"});
         }
         if (!usable) return;
 
         if (d.dim % d.heads != 0)
             error("model.heads", "model.dim = " + num(d.dim) + " is not divisible by model.heads = " + num(d.heads) +
-                                     "; use heads among " + divisorList(d.dim) + " (each head is dim / heads wide)");
+                                     "; use heads among " + divisorList(d.dim) + " (each head is dim / heads wide)",
+                  withModel({"model.dim"}));
         if (vlm && d.vision_dim % d.vision_heads != 0)
             error("model.vision_heads", "model.vision_dim = " + num(d.vision_dim) +
                                             " is not divisible by model.vision_heads = " + num(d.vision_heads) +
-                                            "; use vision_heads among " + divisorList(d.vision_dim));
+                                            "; use vision_heads among " + divisorList(d.vision_dim),
+                  withModel({"model.vision_dim"}));
         if (image && d.image_size % d.patch != 0)
             error("model.patch", "model.image_size = " + num(d.image_size) + " is not divisible by model.patch = " +
-                                     num(d.patch) + "; use patch among " + divisorList(d.image_size));
+                                     num(d.patch) + "; use patch among " + divisorList(d.image_size),
+                  withModel({"model.image_size"}));
 
         const int64_t tp = s.parallel.tp;
         // An unusable tp is reported by checkParallel; the model is checked against usable ones.
@@ -268,6 +298,9 @@ private:
             // Tensor parallelism splits heads, the FFN width and the vocabulary: a tp that divides all.
             int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
             if (vlm) common = std::gcd(common, d.vision_heads);
+            // Each of these issues names the tp that would divide them all.
+            std::vector<std::string> tpFields = withModel({"parallel.tp", "model.heads", "model.ffn", "model.vocab"});
+            if (vlm) tpFields.push_back("model.vision_heads");
             const std::string choices =
                 common > 1 ? "; choose parallel.tp among " + divisorList(common)
                            : std::string(vlm ? "; no parallel.tp above 1 divides model.heads, model.ffn, model.vocab and "
@@ -276,17 +309,21 @@ private:
                                                "together: use parallel.tp = 1");
             if (d.heads % tp != 0)
                 error("model.heads", "model.heads = " + num(d.heads) + " is not divisible by parallel.tp = " + num(tp) +
-                                         choices);
+                                         choices,
+                      tpFields);
             if (d.ffn % tp != 0)
                 error("model.ffn", "model.ffn = " + num(d.ffn) + " is not divisible by parallel.tp = " + num(tp) + choices +
-                                       ", or set model.ffn = " + multiplesAround(d.ffn, tp));
+                                       ", or set model.ffn = " + multiplesAround(d.ffn, tp),
+                      tpFields);
             if (d.vocab % tp != 0)
                 error("model.vocab", "model.vocab = " + num(d.vocab) + " is not divisible by parallel.tp = " + num(tp) +
                                          choices + ", or pad it: model.vocab = " +
-                                         num((d.vocab / tp + 1) * tp)); // both within their limits: no overflow
+                                         num((d.vocab / tp + 1) * tp), // both within their limits: no overflow
+                      tpFields);
             if (vlm && d.vision_heads % tp != 0)
                 error("model.vision_heads", "model.vision_heads = " + num(d.vision_heads) +
-                                                " is not divisible by parallel.tp = " + num(tp) + choices);
+                                                " is not divisible by parallel.tp = " + num(tp) + choices,
+                  tpFields);
         }
     }
 
@@ -301,18 +338,21 @@ private:
             if (data.kind == "text" && d.kind != "gpt")
                 error("data.kind", "data.kind = \"text\" is plain text for model.kind = \"gpt\"; model.kind = " +
                                        inQuotes(d.kind) + " trains on images with captions: use data.kind = "
-                                                        "\"fashion-mnist\", \"image-folder\" or \"synthetic\"");
+                                                        "\"fashion-mnist\", \"image-folder\" or \"synthetic\"",
+                  {"model.kind"});
             if (images && d.kind == "gpt")
                 error("data.kind", "data.kind = " + inQuotes(data.kind) +
                                        " holds images, which model.kind = \"gpt\" cannot read; use data.kind = \"text\" "
-                                       "or \"synthetic\", or model.kind = \"mmdit\" or \"vlm\"");
+                                       "or \"synthetic\", or model.kind = \"mmdit\" or \"vlm\"",
+                  {"model.kind"});
             // Text and captions are read as bytes: every byte value needs a token. (Images of any
             // size are resized to model.image_size and model.channels by the loaders.)
             if (data.kind != "synthetic" && d.vocab < 256)
                 error("model.vocab", "model.vocab = " + num(d.vocab) + " is too small for data.kind = " +
                                          inQuotes(data.kind) + ", which reads " +
                                          (data.kind == "text" ? "text" : "captions") +
-                                         " as bytes; set model.vocab to 256 or more");
+                                         " as bytes; set model.vocab to 256 or more",
+                  withModel({"data.kind"}));
         }
         checkDataPath();
     }
@@ -321,7 +361,8 @@ private:
         const DataSpec& data = s.data;
         if (data.kind == "synthetic") {
             if (!data.path.empty())
-                warn("data.path", "data.path is ignored for data.kind = \"synthetic\" (generated data)");
+                warn("data.path", "data.path is ignored for data.kind = \"synthetic\" (generated data)",
+                  {"data.kind"});
             return;
         }
         // The path is checked on this machine; on other hosts the worker checks it again before
@@ -329,9 +370,10 @@ private:
         auto missing = [&](const std::string& message) {
             if (remote())
                 warn("data.path", message + " (checked on this machine; launch.target = " + inQuotes(s.launch.target) +
-                                      " reads it on the compute nodes)");
+                                      " reads it on the compute nodes)",
+                     {"data.kind", "launch.target"});
             else
-                error("data.path", message);
+                error("data.path", message, {"data.kind"});
         };
         if (data.kind == "fashion-mnist") {
             const std::string path = data.path.empty() ? defaultDataPath(data.kind) : data.path;
@@ -351,7 +393,8 @@ private:
         const std::string what = text ? "a text file" : "a folder of class subfolders holding .pgm/.ppm images";
         if (data.path.empty()) {
             error("data.path", "data.path is empty; data.kind = " + inQuotes(data.kind) + " reads " + what +
-                                   ": set data.path");
+                                   ": set data.path",
+                  {"data.kind"});
             return;
         }
         if (text ? !isRegularFile(data.path) : !isDirectory(data.path)) {
@@ -364,7 +407,8 @@ private:
             if (bytes >= 0 && bytes < d.seq_len + 1)
                 error("data.path", "data.path = " + inQuotes(data.path) + " has " + num(bytes) +
                                        " bytes, but one sample needs model.seq_len + 1 = " + num(d.seq_len + 1) +
-                                       "; use a longer text or a smaller model.seq_len");
+                                       "; use a longer text or a smaller model.seq_len",
+                  withModel({"model.seq_len"}));
         }
     }
 
@@ -381,18 +425,25 @@ private:
             if (t.global_batch % per != 0)
                 error("train.global_batch", "train.global_batch = " + num(t.global_batch) +
                                                 " is not divisible by parallel.dp * train.micro_batch = " + num(per) +
-                                                "; use " + multiplesAround(t.global_batch, per));
+                                                "; use " + multiplesAround(t.global_batch, per),
+                  {"parallel.dp", "train.micro_batch"});
         }
         if (!(t.lr > 0) || !std::isfinite(t.lr))
             error("train.lr", "train.lr = " + num(t.lr) + " must be a number greater than 0, e.g. 3e-4");
+        else if (t.lr > kMostUsableLr)
+            warn("train.lr", "train.lr = " + num(t.lr) +
+                                 " is far above any usable rate (typical 1e-4 to 1e-2); the loss will diverge: use "
+                                 "e.g. 3e-4");
         if (!(t.min_lr >= 0) || !std::isfinite(t.min_lr) || (t.lr > 0 && t.min_lr > t.lr))
             error("train.min_lr", "train.min_lr = " + num(t.min_lr) + " must be between 0 and train.lr = " + num(t.lr) +
-                                      " (the floor of the cosine decay)");
+                                      " (the floor of the cosine decay)",
+                  {"train.lr"});
         if (t.warmup < 0) {
             error("train.warmup", "train.warmup = " + num(t.warmup) + " must be 0 or more");
         } else if (checkCount("train.warmup", t.warmup, 0) && stepsOk && t.warmup >= t.steps) {
             warn("train.warmup", "train.warmup = " + num(t.warmup) + " is not less than train.steps = " + num(t.steps) +
-                                     ": the learning rate never reaches train.lr; use a warmup below " + num(t.steps));
+                                     ": the learning rate never reaches train.lr; use a warmup below " + num(t.steps),
+                 {"train.steps", "train.lr"});
         }
         if (!(t.weight_decay >= 0) || !std::isfinite(t.weight_decay))
             error("train.weight_decay", "train.weight_decay = " + num(t.weight_decay) + " must be 0 or more");
@@ -404,7 +455,8 @@ private:
             error("train.eps", "train.eps = " + num(t.eps) + " must be greater than 0, e.g. 1e-8");
         if (checkChoice("train.precision", t.precision, kPrecisions) && t.precision == "bf16" && !cuda())
             error("train.precision", "train.precision = bf16 needs launch.device = cuda; use train.precision = fp32 on "
-                                     "cpu");
+                                     "cpu",
+                  {"launch.device"});
         if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))
             error("train.grad_clip", "train.grad_clip = " + num(t.grad_clip) + " must be 0 (off) or more");
         if (t.checkpoint_every < 0) {
@@ -413,7 +465,8 @@ private:
         } else if (stepsOk && t.checkpoint_every > t.steps) {
             warn("train.checkpoint_every", "train.checkpoint_every = " + num(t.checkpoint_every) +
                                                " is more than train.steps = " + num(t.steps) +
-                                               ": only the final checkpoint is written");
+                                               ": only the final checkpoint is written",
+                  {"train.steps"});
         }
     }
 
@@ -435,21 +488,24 @@ private:
             error("parallel.dp", "parallel.dp * tp * pp = " + num(p.dp) + " * " + num(p.tp) + " * " + num(p.pp) + " = " +
                                      num(s.worldSize()) + " processes is more than " + limitText(kMaxProcesses) +
                                      ", the most Parallax accepts (the largest training runs use about a hundred "
-                                     "thousand processes)");
+                                     "thousand processes)",
+                  {"parallel.tp", "parallel.pp"});
         if (p.zero < 0 || p.zero > 3) {
             error("parallel.zero", "parallel.zero = " + num(p.zero) +
                                        " is unknown; use 0 (off), 1 (optimizer states), 2 (+ gradients) or 3 (+ weights)");
         } else if (p.zero > 0 && p.dp == 1) {
             warn("parallel.zero", "parallel.zero = " + num(p.zero) +
                                       " has no effect with parallel.dp = 1 (nothing to shard over); set parallel.zero = 0 "
-                                      "or parallel.dp > 1");
+                                      "or parallel.dp > 1",
+                 {"parallel.dp"});
         }
         const bool scheduleOk = checkChoice("parallel.schedule", p.schedule, kSchedules);
         const bool interleaved = p.schedule == "interleaved";
         const bool vsOk = checkCount("parallel.virtual_stages", p.virtual_stages, 1);
         if (vsOk && scheduleOk && !interleaved && p.virtual_stages > 1)
             warn("parallel.virtual_stages", "parallel.virtual_stages = " + num(p.virtual_stages) +
-                                                " is used only by parallel.schedule = \"interleaved\"; it is ignored here");
+                                                " is used only by parallel.schedule = \"interleaved\"; it is ignored here",
+                  {"parallel.schedule"});
 
         if (ppOk && vsOk) checkPipeline(interleaved, scheduleOk);
 
@@ -462,7 +518,8 @@ private:
                                                                 "dozen MiB keep the reduction overlapped; e.g. 25)");
         if (checkChoice("parallel.reduce_dtype", p.reduce_dtype, kPrecisions) && p.reduce_dtype == "bf16" && !cuda())
             error("parallel.reduce_dtype", "parallel.reduce_dtype = bf16 needs launch.device = cuda (NCCL); MPI "
-                                           "reduces on cpu in fp32: use parallel.reduce_dtype = fp32");
+                                           "reduces on cpu in fp32: use parallel.reduce_dtype = fp32",
+                  {"launch.device"});
     }
 
     // pp and virtual_stages are within their limits here.
@@ -473,13 +530,16 @@ private:
         if (interleaved) {
             if (pp < 2)
                 error("parallel.schedule", "parallel.schedule = \"interleaved\" needs parallel.pp of 2 or more; use "
-                                           "\"1f1b\" without a pipeline");
+                                           "\"1f1b\" without a pipeline",
+                  {"parallel.pp"});
             if (v < 2)
                 error("parallel.virtual_stages", "parallel.schedule = \"interleaved\" needs parallel.virtual_stages of 2 "
-                                                 "or more (model chunks per stage)");
+                                                 "or more (model chunks per stage)",
+                  {"parallel.schedule"});
             if (!p.stage_layers.empty())
                 error("parallel.stage_layers", "parallel.stage_layers cannot be used with parallel.schedule = "
-                                               "\"interleaved\" (chunks are split evenly); remove it");
+                                               "\"interleaved\" (chunks are split evenly); remove it",
+                  {"parallel.schedule"});
         }
         if (m_haveDims && m_dimsUsable) {
             const int64_t blocks = pipelineBlocks(d);
@@ -489,22 +549,34 @@ private:
                     error("parallel.virtual_stages",
                           blocksText() + " blocks are not divisible by parallel.pp * parallel.virtual_stages = " +
                               num(chunks) + "; choose pp and virtual_stages whose product divides " + num(blocks) +
-                              " (among " + divisorList(blocks, 12) + ")");
+                              " (among " + divisorList(blocks, 12) + ")",
+                          [&] {
+                              std::vector<std::string> related = blockFields();
+                              related.insert(related.begin(), {"parallel.pp", "parallel.schedule"});
+                              return related;
+                          }());
                 }
             } else if (!interleaved && p.stage_layers.empty() && pp > 1) {
                 if (blocks < pp)
                     error("parallel.pp", "parallel.pp = " + num(pp) + " is more than the " + num(blocks) +
                                              " blocks of the model (" + blocksText() + "); use parallel.pp among " +
-                                             divisorList(blocks));
+                                             divisorList(blocks),
+                          blockFields());
                 else if (blocks % pp != 0)
                     error("parallel.pp", blocksText() + " blocks are not divisible by parallel.pp = " + num(pp) +
                                              "; use parallel.pp among " + divisorList(blocks) +
-                                             ", or give the blocks of each stage in parallel.stage_layers");
+                                             ", or give the blocks of each stage in parallel.stage_layers",
+                          [&] {
+                              std::vector<std::string> related = blockFields();
+                              related.push_back("parallel.stage_layers");
+                              return related;
+                          }());
             }
             if (!interleaved && !p.stage_layers.empty()) checkStageLayers(blocks);
         } else if (!interleaved && !p.stage_layers.empty() && static_cast<int64_t>(p.stage_layers.size()) != pp) {
             error("parallel.stage_layers", "parallel.stage_layers has " + num(int64_t(p.stage_layers.size())) +
-                                               " entries but parallel.pp = " + num(pp) + "; give one block count per stage");
+                                               " entries but parallel.pp = " + num(pp) + "; give one block count per stage",
+                  {"parallel.pp"});
         }
 
         // Pipeline micro-batches are the accumulation steps of one optimizer step.
@@ -518,7 +590,8 @@ private:
                      "parallel.pp = " + num(pp) + " runs only " + num(m) +
                          " micro-batches per step (train.global_batch / (parallel.dp * train.micro_batch)): the pipeline "
                          "idles " + num(int64_t(std::lround(bubble * 100))) + "% of the time; use at least " + num(pp) +
-                         (round ? ", e.g. train.global_batch = " + num(*round) : std::string()));
+                         (round ? ", e.g. train.global_batch = " + num(*round) : std::string()),
+                     {"parallel.pp", "parallel.dp", "train.micro_batch", "parallel.schedule"});
             }
             if (interleaved && m % pp != 0)
                 error("train.global_batch", "parallel.schedule = \"interleaved\" runs micro-batches in groups of "
@@ -526,7 +599,8 @@ private:
                                             " (train.global_batch / (parallel.dp * train.micro_batch))" +
                                             (round ? "; use train.global_batch = " +
                                                          multiplesAround(s.train.global_batch, *round)
-                                                   : std::string()));
+                                                   : std::string()),
+                      {"parallel.pp", "parallel.schedule", "parallel.dp", "train.micro_batch"});
         }
     }
 
@@ -535,7 +609,8 @@ private:
         if (static_cast<int64_t>(p.stage_layers.size()) != p.pp) {
             error("parallel.stage_layers", "parallel.stage_layers has " + num(int64_t(p.stage_layers.size())) +
                                                " entries but parallel.pp = " + num(p.pp) +
-                                               "; give one block count per stage");
+                                               "; give one block count per stage",
+                  {"parallel.pp"});
             return;
         }
         int64_t sum = 0;
@@ -550,7 +625,8 @@ private:
                                                (sum == std::numeric_limits<int64_t>::max() ? std::string("more than 2^63")
                                                                                            : num(sum)) +
                                                " blocks but the model has " + num(blocks) + " (" + blocksText() +
-                                               "); make the counts sum to " + num(blocks));
+                                               "); make the counts sum to " + num(blocks),
+                  blockFields());
     }
 
     // ---- launch --------------------------------------------------------------------------------
@@ -563,23 +639,28 @@ private:
         if (l.processes) {
             if (*l.processes < 1)
                 error("launch.processes", "launch.processes = " + num(*l.processes) +
-                                              " must be at least 1; leave it out to use parallel.dp * tp * pp");
+                                              " must be at least 1; leave it out to use parallel.dp * tp * pp",
+                      layoutFields());
             else if (checkCount("launch.processes", *l.processes, 1) && layoutUsable() &&
                      *l.processes != s.worldSize())
                 error("launch.processes", "parallel: dp*tp*pp = " + num(s.worldSize()) + " but launch asks for " +
                                               num(*l.processes) + " processes; set launch.processes = " +
-                                              num(s.worldSize()) + " or leave it out");
+                                              num(s.worldSize()) + " or leave it out",
+                      layoutFields());
         }
 
         if (targetOk && l.target == "hosts") {
             if (l.cluster.empty()) checkHosts();
             else if (!l.hosts.empty())
-                error("launch.hosts", "launch.hosts and launch.cluster both name the hosts; keep one of them");
+                error("launch.hosts", "launch.hosts and launch.cluster both name the hosts; keep one of them",
+                      {"launch.cluster"});
         } else if (targetOk) {
             if (!l.hosts.empty())
-                warn("launch.hosts", "launch.hosts is used only with launch.target = \"hosts\"; it is ignored here");
+                warn("launch.hosts", "launch.hosts is used only with launch.target = \"hosts\"; it is ignored here",
+                     {"launch.target"});
             if (!l.cluster.empty())
-                warn("launch.cluster", "launch.cluster is used only with launch.target = \"hosts\"; it is ignored here");
+                warn("launch.cluster", "launch.cluster is used only with launch.target = \"hosts\"; it is ignored here",
+                     {"launch.target"});
         }
         if (l.host_timeout_s < 5)
             error("launch.host_timeout_s", "launch.host_timeout_s = " + num(l.host_timeout_s) +
@@ -598,19 +679,22 @@ private:
                 checkCount(field, value, 0);
         }
         if (targetOk && l.target == "slurm") {
+            checkChoice("launch.slurm_mode", l.slurm_mode, kSlurmModes);
             if (!l.time_limit.empty() && !isSlurmTime(l.time_limit))
                 error("launch.time_limit", "launch.time_limit = " + inQuotes(l.time_limit) +
                                                " is not a Slurm time; write HH:MM:SS (e.g. \"02:00:00\"), MM, MM:SS, "
                                                "D-HH or D-HH:MM:SS, or leave it empty for the partition's limit");
             if (cuda() && l.gpus_per_node == 0)
                 warn("launch.gpus_per_node", "launch.gpus_per_node = 0 asks Slurm for no GPUs with launch.device = "
-                                             "cuda; set it to the GPUs of a node (e.g. 8) unless the partition gives them");
+                                             "cuda; set it to the GPUs of a node (e.g. 8) unless the partition gives them",
+                     {"launch.device", "launch.target"});
             if (l.nodes > 0 && l.tasks_per_node > 0 && layoutUsable() &&
                 saturatingMul(l.nodes, l.tasks_per_node) != s.processCount())
                 error("launch.tasks_per_node", "launch.nodes * launch.tasks_per_node = " +
                                                    num(saturatingMul(l.nodes, l.tasks_per_node)) + " but the run has " +
                                                    num(s.processCount()) + " processes (parallel.dp * tp * pp); make "
-                                                   "them agree or leave one of them 0");
+                                                   "them agree or leave one of them 0",
+                      {"launch.nodes", "parallel.dp", "parallel.tp", "parallel.pp", "launch.processes"});
             for (const auto& [field, value] : {std::pair{"launch.partition", &l.partition}, {"launch.account", &l.account},
                                                {"launch.qos", &l.qos}, {"launch.constraint", &l.constraint}})
                 if (value->find_first_of(" \t\n'\"") != std::string::npos || (!value->empty() && (*value)[0] == '-'))
@@ -621,7 +705,11 @@ private:
                                                {"launch.qos", &l.qos}, {"launch.constraint", &l.constraint},
                                                {"launch.time_limit", &l.time_limit}})
                 if (!value->empty())
-                    warn(field, std::string(field) + " is used only with launch.target = \"slurm\"; it is ignored here");
+                    warn(field, std::string(field) + " is used only with launch.target = \"slurm\"; it is ignored here",
+                         {"launch.target"});
+            if (l.slurm_mode != "srun")
+                warn("launch.slurm_mode", "launch.slurm_mode is used only with launch.target = \"slurm\"; it is "
+                                          "ignored here");
         }
         if (l.gpus_per_node < 0)
             error("launch.gpus_per_node", "launch.gpus_per_node = " + num(l.gpus_per_node) + " must be 0 or more");
@@ -641,7 +729,8 @@ private:
                 warn("launch.env", "launch.env." + tomlKey(name) +
                                        " looks like a secret, and its value is kept with the run's spec (in the store "
                                        "and the run folder); pass it from the environment instead: launch.forward_env "
-                                       "= [\"" + name + "\"]");
+                                       "= [\"" + name + "\"]",
+                     {"launch.forward_env"});
         }
         for (size_t i = 0; i < l.forward_env.size(); ++i) {
             const std::string& name = l.forward_env[i];
@@ -651,7 +740,8 @@ private:
                                                 "'_', not starting with a digit");
             else if (l.env.count(name))
                 error("launch.forward_env", "launch.forward_env names " + name +
-                                                ", which launch.env sets too; keep one of them");
+                                                ", which launch.env sets too; keep one of them",
+                      {"launch.env"});
         }
         bool argsOk = true;
         for (size_t i = 0; i < l.mpirun_args.size(); ++i) {
@@ -672,7 +762,8 @@ private:
         const LaunchSpec& l = s.launch;
         if (l.hosts.empty()) {
             error("launch.hosts", "launch.hosts is empty; launch.target = \"hosts\" needs \"name:slots\" entries, e.g. "
-                                  "hosts = [\"node1:8\", \"node2:8\"]");
+                                  "hosts = [\"node1:8\", \"node2:8\"]",
+                  {"launch.target", "launch.cluster"});
             return;
         }
         int64_t slots = 0;
@@ -694,7 +785,8 @@ private:
         const int64_t needed = s.processCount();
         if (allOk && layoutUsable() && slots < needed)
             error("launch.hosts", "launch.hosts offer " + num(slots) + " slots but the run needs " + num(needed) +
-                                      " processes (parallel.dp * tp * pp); add hosts or slots");
+                                      " processes (parallel.dp * tp * pp); add hosts or slots",
+                  layoutFields());
     }
 
     // ---- telemetry -----------------------------------------------------------------------------
@@ -736,6 +828,10 @@ private:
         if (l.processes && (*l.processes < 1 || *l.processes > kMaxProcesses)) return;
         const int64_t ranks = s.processCount();
         const int64_t cores = machine.cores;
+        const std::vector<std::string> rankFields = {"parallel.dp", "parallel.tp", "parallel.pp", "launch.processes",
+                                                     "launch.target"};
+        std::vector<std::string> threadFields = rankFields;
+        threadFields.back() = "launch.threads_per_rank";
         if (cores > 0) {
             const std::string perCore = num(ranks / cores) + (ranks % cores ? "+" : "");
             if (ranks > kMostPerCore * cores)
@@ -744,11 +840,15 @@ private:
                                            " cores, " + perCore + " per core; at most " + num(kMostPerCore * cores) +
                                            " (" + num(kMostPerCore) +
                                            " per core) can share them: lower parallel.dp, tp or pp, or use "
-                                           "launch.target = \"hosts\" or \"slurm\"");
+                                           "launch.target = \"hosts\" or \"slurm\"",
+                      rankFields);
             else if (ranks > cores)
                 warn("launch.target", "launch.target = \"local\" starts " + num(ranks) + " ranks on this machine's " +
-                                          num(cores) + " cores: they take turns on the cores, so every step is slower "
-                                                       "than the layout's figures suggest");
+                                          num(cores) + " cores: they take turns on the cores (oversubscribed), so every "
+                                                       "step is slower than the layout's figures suggest; use fewer "
+                                                       "processes (parallel.dp * tp * pp of at most " + num(cores) +
+                                          "), or launch.target = \"hosts\" or \"slurm\"",
+                     rankFields);
             const int64_t t = l.threads_per_rank;
             if (t > 0 && countProblem("launch.threads_per_rank", t, 0).empty()) {
                 const int64_t threads = t * ranks; // 2^12 * 2^20 at most
@@ -757,13 +857,16 @@ private:
                           "launch.threads_per_rank = " + num(t) + " x " + num(ranks) + " ranks = " + num(threads) +
                               " threads on this machine's " + num(cores) + " cores; use at most " +
                               num(std::max<int64_t>(1, cores / ranks)) +
-                              " (cores / ranks), or 0 to divide the cores among the ranks");
+                              " (cores / ranks), or 0 to divide the cores among the ranks",
+                          threadFields);
                 else if (threads > cores)
                     warn("launch.threads_per_rank",
                          "launch.threads_per_rank = " + num(t) + " x " + num(ranks) + " ranks = " + num(threads) +
-                             " threads on this machine's " + num(cores) + " cores: they take turns; use " +
-                             num(std::max<int64_t>(1, cores / ranks)) + " (cores / ranks), or 0 to divide the cores "
-                                                                        "among the ranks");
+                             " threads on this machine's " + num(cores) +
+                             " cores: they take turns (oversubscribed), so every step runs slowly; use "
+                             "launch.threads_per_rank = " + num(std::max<int64_t>(1, cores / ranks)) +
+                             " (cores / ranks) or 0 to divide the cores among the ranks, or fewer processes",
+                         threadFields);
             }
         }
         checkMachineMemory(ranks);
@@ -787,9 +890,10 @@ private:
                                      formatBytes(need) + " of GPU memory and a GPU here has " + formatBytes(have);
             if (need > have)
                 error("launch.device", what + "; shard the model (parallel.zero, tp, pp), turn on "
-                                              "train.activation_checkpointing or lower train.micro_batch");
+                                              "train.activation_checkpointing or lower train.micro_batch",
+                      memoryFields());
             else if (need > kMemoryWarnShare * have)
-                warn("launch.device", what + ", which leaves little for LibTorch and NCCL themselves");
+                warn("launch.device", what + ", which leaves little for LibTorch and NCCL themselves", memoryFields());
             return;
         }
         if (machine.ram_bytes <= 0) return;
@@ -806,9 +910,20 @@ private:
         if (need > have)
             error("launch.device", what + "; use a smaller model or train.micro_batch, or spread it over more "
                                           "machines (launch.target = \"hosts\" or \"slurm\") with parallel.tp, pp "
-                                          "or zero");
+                                          "or zero",
+                  memoryFields());
         else if (need > kMemoryWarnShare * have)
-            warn("launch.device", what + ", which leaves little for LibTorch, MPI and the rest of the machine");
+            warn("launch.device", what + ", which leaves little for LibTorch, MPI and the rest of the machine",
+                 memoryFields());
+    }
+
+    // What the memory estimate depends on.
+    std::vector<std::string> memoryFields() const {
+        std::vector<std::string> fields = withModel({"train.micro_batch", "train.precision",
+                                                     "train.activation_checkpointing", "parallel.dp", "parallel.tp",
+                                                     "parallel.pp", "parallel.zero", "parallel.stage_layers"});
+        for (const auto& [field, value] : modelDimensionFields(d)) fields.push_back(field);
+        return fields;
     }
 
     // ---- keys this version does not know -------------------------------------------------------

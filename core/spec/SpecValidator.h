@@ -15,6 +15,10 @@ struct SpecIssue {
     std::string field;
     std::string message;
     bool warning = false; // warnings do not block a launch
+    // Other fields the problem depends on: changing any of them can cause or fix it ("model.heads =
+    // 6 is not divisible by parallel.tp = 4" is model.heads's issue, related to parallel.tp). The
+    // form marks the field a person just changed when it is among them.
+    std::vector<std::string> related = {};
 };
 
 // The same validator runs in the console's form (live), the CLI and the worker (before any

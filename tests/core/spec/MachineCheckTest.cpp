@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace parallax {
 namespace {
 
@@ -69,6 +71,43 @@ TEST(MachineCheck, ThreadsPerRankAgainstTheCores) {
     EXPECT_TRUE(hasIssue(some, "launch.threads_per_rank", "= 4 threads on this machine's 2 cores: they take turns", true))
         << describe(some);
     EXPECT_TRUE(validateSpec(parseSpec("[launch]\nthreads_per_rank = 2\n"), twoCores()).empty());
+}
+
+// Issue 19: more ranks or threads than cores on a cpu run of this machine named no fix; the
+// warning sits on the target and relates the fields that set the count.
+TEST(MachineCheck, OversubscribedCoresNameTheNumbersAndTheFix) {
+    const auto ranks = validateSpec(parseSpec("[train]\nglobal_batch = 24\n[parallel]\ndp = 3\n"), twoCores());
+    EXPECT_FALSE(hasErrors(ranks)) << describe(ranks);
+    EXPECT_TRUE(hasIssue(ranks, "launch.target",
+                         "starts 3 ranks on this machine's 2 cores: they take turns on the cores (oversubscribed), so "
+                         "every step is slower than the layout's figures suggest; use fewer processes (parallel.dp * "
+                         "tp * pp of at most 2)",
+                         true))
+        << describe(ranks);
+    for (const SpecIssue& i : ranks) {
+        if (i.field != "launch.target") continue;
+        for (const char* f : {"parallel.dp", "parallel.tp", "parallel.pp", "launch.processes"}) {
+            EXPECT_NE(std::find(i.related.begin(), i.related.end(), f), i.related.end()) << f;
+        }
+    }
+
+    // 2 ranks x 3 threads = 6 threads on 2 cores.
+    const auto threads = validateSpec(parseSpec("[parallel]\ndp = 2\n[launch]\nthreads_per_rank = 3\n"), twoCores());
+    EXPECT_TRUE(hasIssue(threads, "launch.threads_per_rank",
+                         "launch.threads_per_rank = 3 x 2 ranks = 6 threads on this machine's 2 cores: they take turns "
+                         "(oversubscribed), so every step runs slowly; use launch.threads_per_rank = 1 (cores / ranks) "
+                         "or 0 to divide the cores among the ranks, or fewer processes",
+                         true))
+        << describe(threads);
+    // The same layout on a machine of 8 cores fits; the count comes from the caller, not this machine.
+    MachineInfo eight = twoCores();
+    eight.cores = 8;
+    EXPECT_TRUE(validateSpec(parseSpec("[parallel]\ndp = 2\n[launch]\nthreads_per_rank = 3\n"), eight).empty());
+    // A cuda run's ranks wait on their GPUs but still share the cores: the same warning.
+    const auto cuda =
+        validateSpec(parseSpec("[train]\nglobal_batch = 24\n[parallel]\ndp = 3\n[launch]\ndevice = \"cuda\"\n"),
+                     twoCores());
+    EXPECT_TRUE(hasIssue(cuda, "launch.target", "they take turns on the cores", true)) << describe(cuda);
 }
 
 // Issue 17: a model of hundreds of TiB on cpu passed.

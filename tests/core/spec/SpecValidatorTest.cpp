@@ -1,3 +1,4 @@
+#include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 
@@ -5,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -184,7 +186,75 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[model]\nkind = \"mmdit\"\nvision_dim = 32", "model.vision_dim", "used only by model.kind = \"vlm\"", true},
         Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"fashion-mnist\"\npath = \"/no/such/fmnist\"\n[launch]\n"
              "target = \"slurm\"",
-             "data.path", "checked on this machine", true}));
+             "data.path", "checked on this machine", true},
+        // Issue 19: a learning rate of 1e30 passed without a word.
+        Case{"[train]\nlr = 1e30", "train.lr",
+             "train.lr = 1e+30 is far above any usable rate (typical 1e-4 to 1e-2); the loss will diverge", true},
+        Case{"[train]\nlr = 3e4", "train.lr", "is far above any usable rate", true}));
+
+// A usable learning rate draws no warning; the largest one still accepted is 1.
+TEST(SpecValidator, LearningRatesUpToOneAreQuiet) {
+    for (const double lr : {1e-5, 3e-4, 1e-2, 0.5, 1.0}) {
+        RunSpec s;
+        s.train.lr = lr;
+        EXPECT_TRUE(validateSpec(s).empty()) << lr << "\n" << describe(validateSpec(s));
+    }
+    RunSpec negative;
+    negative.train.lr = -1e-3;
+    EXPECT_TRUE(hasIssue(validateSpec(negative), "train.lr", "must be a number greater than 0", false));
+}
+
+// Issue 19: a change to parallel.tp reported an error on model.heads only, so the form marked a
+// field the person had not touched. An issue lists the fields it depends on.
+TEST(SpecValidator, IssuesNameTheFieldsTheyDependOn) {
+    const auto relatedOf = [](const std::vector<SpecIssue>& issues, const std::string& field) {
+        for (const SpecIssue& i : issues)
+            if (i.field == field) return i.related;
+        ADD_FAILURE() << "no issue on " << field << "\n" << describe(issues);
+        return std::vector<std::string>{};
+    };
+    const auto has = [](const std::vector<std::string>& list, const std::string& field) {
+        return std::find(list.begin(), list.end(), field) != list.end();
+    };
+    const auto tp3 = validateSpec(parseSpec("[model]\nheads = 4\n[parallel]\ntp = 3\n"));
+    EXPECT_TRUE(has(relatedOf(tp3, "model.heads"), "parallel.tp"));
+    EXPECT_TRUE(has(relatedOf(tp3, "model.heads"), "model.preset")); // a preset sets heads too
+    const auto processes = validateSpec(parseSpec("[parallel]\ndp = 2\n[launch]\nprocesses = 3\n"));
+    for (const char* f : {"parallel.dp", "parallel.tp", "parallel.pp"})
+        EXPECT_TRUE(has(relatedOf(processes, "launch.processes"), f)) << f;
+    const auto batch = validateSpec(parseSpec("[parallel]\ndp = 3\n[train]\nglobal_batch = 8\nmicro_batch = 2\n"));
+    EXPECT_TRUE(has(relatedOf(batch, "train.global_batch"), "parallel.dp"));
+    EXPECT_TRUE(has(relatedOf(batch, "train.global_batch"), "train.micro_batch"));
+    const auto pp = validateSpec(parseSpec("[model]\nlayers = 4\n[parallel]\npp = 3\n"));
+    EXPECT_TRUE(has(relatedOf(pp, "parallel.pp"), "model.layers"));
+    // Issues of one field alone have none.
+    EXPECT_TRUE(relatedOf(validateSpec(parseSpec("[train]\nsteps = 0\n")), "train.steps").empty());
+}
+
+// Every other field an issue's message names is among its related fields, so that the form can
+// mark whichever of them a person changed.
+TEST_P(InvalidSpec, RelatesTheOtherFieldsItsMessageNames) {
+    const Case& c = GetParam();
+    const std::vector<SpecIssue> issues = validateSpec(parseSpec(c.text, "case.toml"));
+    for (const SpecIssue& i : issues) {
+        if (i.field != c.field || i.message.find(c.message) == std::string::npos) continue;
+        for (const std::string& path : specFieldPaths()) {
+            if (path == i.field || path.find('.') == std::string::npos) continue;
+            size_t at = i.message.find(path);
+            bool named = false;
+            for (; at != std::string::npos && !named; at = i.message.find(path, at + 1)) {
+                const size_t end = at + path.size();
+                named = end == i.message.size() || !(std::isalnum(static_cast<unsigned char>(i.message[end])) ||
+                                                     i.message[end] == '_');
+            }
+            // A fix that only suggests setting another field ("or use launch.target = ...") names it too,
+            // and relating it costs nothing; a field named only as the example of a whole section does not.
+            if (!named) continue;
+            EXPECT_NE(std::find(i.related.begin(), i.related.end(), path), i.related.end())
+                << i.field << " | " << i.message << "\nnames " << path << " but does not relate it";
+        }
+    }
+}
 
 // The pipeline micro-batch warning fires only when there are fewer micro-batches than stages.
 TEST(SpecValidator, EnoughMicroBatchesNeedNoWarning) {
