@@ -180,6 +180,14 @@ void OutputRouter::onEvent(const DemuxedLine& d) {
     }
     if (m_onEvent)
         m_onEvent(event);
+    if (const auto* log = std::get_if<LogEvent>(&event)) {
+        // The router knows a rank's host before run_start names it (on a local run, this host);
+        // the writer learns hosts from run_start only, and ranks often log before rank 0 sends it.
+        LogRow row = BatchedWriter::logRow(*log);
+        row.host = hostOfRank(log->rank);
+        hand(row);
+        return;
+    }
     hand(event);
 }
 

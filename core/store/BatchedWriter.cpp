@@ -87,14 +87,19 @@ std::string BatchedWriter::hostOfRank(int rank) const {
     return {};
 }
 
-void BatchedWriter::add(const LogEvent& e) {
+LogRow BatchedWriter::logRow(const LogEvent& e) {
     LogRow row;
     row.t = e.t;
     row.rank = e.rank;
-    row.host = hostOfRank(e.rank);
     row.level = e.level;
     row.stream = "telemetry";
     row.message = e.message;
+    return row;
+}
+
+void BatchedWriter::add(const LogEvent& e) {
+    LogRow row = logRow(e);
+    row.host = hostOfRank(e.rank);
     add(row);
 }
 

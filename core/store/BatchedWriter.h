@@ -50,6 +50,8 @@ public:
     void add(const RankStepEvent& e);
     void add(const RunAlert& a);        // RunStore::setAlert (the latest per kind), in the next flush
     void add(const LogEvent& e);        // a log row of stream "telemetry" (host from run_start)
+    // The row a `log` event becomes, host left empty.
+    static LogRow logRow(const LogEvent& e);
     // The supervisor decides the run's final state (with the exit code); here the event becomes a
     // log line, so that the run's log says what the worker reported.
     void add(const RunEndEvent& e);

@@ -46,7 +46,33 @@ LogTableModel::LogTableModel(StoreWatcher* watcher, QObject* parent)
     if (m_watcher) {
         connect(m_watcher, &StoreWatcher::logsAdded, this,
                 [this](qint64 run, const std::vector<LogRow>&) { onLogsAdded(run); });
+        connect(m_watcher, &StoreWatcher::runChanged, this, [this](const RunRecord& r) {
+            if (r.id != m_run) return;
+            const bool hosts = !m_record || m_record->hosts != r.hosts;
+            m_record = r;
+            emit runRecordChanged();
+            if (hosts) hostsChanged();
+        });
+        connect(m_watcher, &StoreWatcher::runStartLoaded, this, [this](qint64 run, const RunStartEvent& start) {
+            if (run != m_run || start.hosts == m_rankHosts) return;
+            m_rankHosts = start.hosts;
+            hostsChanged();
+        });
     }
+}
+
+QString LogTableModel::hostOfRank(int rank) const {
+    if (rank < 0) return {};
+    if (static_cast<size_t>(rank) < m_rankHosts.size() && !m_rankHosts[static_cast<size_t>(rank)].empty())
+        return QString::fromStdString(m_rankHosts[static_cast<size_t>(rank)]);
+    // Every rank of a run on one host is on it.
+    if (m_record && m_record->hosts.size() == 1) return QString::fromStdString(m_record->hosts.front());
+    return {};
+}
+
+void LogTableModel::hostsChanged() {
+    const int rows = rowCount();
+    if (rows > 0) emit dataChanged(index(0, HostColumn), index(rows - 1, HostColumn), {Qt::DisplayRole});
 }
 
 LogTableModel::~LogTableModel() {
@@ -57,6 +83,9 @@ void LogTableModel::setRun(qint64 run) {
     if (run == m_run) return;
     if (m_watcher && m_run > 0) m_watcher->unwatchLogs(m_run);
     m_run = run;
+    m_record.reset();
+    m_rankHosts.clear();
+    emit runRecordChanged();
     if (m_watcher && m_run > 0) m_watcher->watchLogs(m_run);
     reset();
 }
@@ -346,7 +375,8 @@ QVariant LogTableModel::data(const QModelIndex& index, int role) const {
             return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(r->t * 1000.0))
                 .toString(QStringLiteral("HH:mm:ss.zzz"));
         case HostColumn:
-            return QString::fromStdString(r->host);
+            // A line stored before the run knew its ranks' hosts has none of its own.
+            return r->host.empty() ? hostOfRank(r->rank) : QString::fromStdString(r->host);
         case RankColumn:
             return r->rank < 0 ? QStringLiteral("-") : QString::number(r->rank);
         case LevelColumn:

@@ -47,6 +47,11 @@ public:
     // 0: no run. Watches the run through the watcher while set.
     void setRun(qint64 run);
     qint64 run() const { return m_run; }
+    // The run's record as the watcher last sent it (nullopt until it arrives).
+    const std::optional<RunRecord>& runRecord() const { return m_record; }
+    // The host of each rank as the run knows it (run_start, else the one host of a run on one
+    // machine): the Host of a line stored without one (written before run_start arrived).
+    QString hostOfRank(int rank) const;
     // Ranks, min_level and match are used; after_id, limit, offset and descending are not.
     void setQuery(const LogQuery& query);
     const LogQuery& query() const { return m_query; }
@@ -71,6 +76,8 @@ public:
 signals:
     // The filter's first count arrived (after setRun/setQuery), or new lines were appended.
     void countChanged(int rows);
+    // The run's record arrived or changed (its name, state, hosts).
+    void runRecordChanged();
     void pageLoaded(int firstRow, int lastRow);
     void queryFailed(const QString& message);
     void firstFound(int row);
@@ -99,8 +106,12 @@ private:
     void onLogsAdded(qint64 run);
     const LogRow* loadedRow(int row) const;
 
+    void hostsChanged();
+
     QPointer<StoreWatcher> m_watcher;
     qint64 m_run = 0;
+    std::optional<RunRecord> m_record;
+    std::vector<std::string> m_rankHosts; // from run_start
     LogQuery m_query;
     quint64 m_generation = 0; // bumped by every reset; late answers of older ones are dropped
     bool m_ready = false;

@@ -46,6 +46,7 @@ LogsPage::LogsPage(StoreWatcher* watcher, QWidget* parent) : QWidget(parent), m_
     connect(m_model, &QAbstractItemModel::modelAboutToBeReset, this, [this] { m_autoScrolling = true; });
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] { m_autoScrolling = false; });
     connect(m_model, &LogTableModel::firstFound, this, &LogsPage::onFirstFound);
+    connect(m_model, &LogTableModel::runRecordChanged, this, &LogsPage::updateTitle);
     connect(m_model, &LogTableModel::pageLoaded, this, [this](int first, int last) {
         if (m_pendingJump >= first && m_pendingJump <= last) {
             m_view->selectRow(m_pendingJump);
@@ -66,6 +67,13 @@ LogsPage::~LogsPage() = default;
 
 void LogsPage::buildUi() {
     auto* root = new QVBoxLayout(this);
+    m_title = new QLabel(this);
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont titleFont = m_title->font();
+    titleFont.setBold(true);
+    m_title->setFont(titleFont);
+    root->addWidget(m_title);
+    updateTitle();
     auto* bar = new QHBoxLayout;
     m_level = new QComboBox(this);
     m_level->addItem(tr("All levels"), QString());
@@ -139,6 +147,24 @@ void LogsPage::setRun(qint64 run) {
     q.ranks.clear();
     m_model->setQuery(q);
     m_model->setRun(run);
+    updateTitle();
+}
+
+void LogsPage::updateTitle() {
+    if (m_run <= 0) {
+        m_title->setText(tr("No run chosen: open one on the Runs or Live page"));
+        return;
+    }
+    const std::optional<RunRecord>& r = m_model->runRecord();
+    if (!r) {
+        m_title->setText(tr("Logs of run #%1").arg(m_run));
+        return;
+    }
+    QString text = tr("Logs of run #%1").arg(r->id);
+    if (!r->name.empty()) text += QChar(' ') + QString::fromStdString(r->name);
+    if (!r->state.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(r->state));
+    m_title->setText(text);
+    m_title->setToolTip(r->exit_reason.empty() ? QString() : QString::fromStdString(r->exit_reason));
 }
 
 void LogsPage::setRanks(int worldSize, const std::vector<std::string>& hosts) {

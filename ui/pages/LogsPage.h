@@ -51,6 +51,8 @@ public:
 
     LogTableModel* model() const { return m_model; }
     QTableView* view() const { return m_view; }
+    // Whose logs these are: "Logs of run #12 gpt-dp2 (running)".
+    QLabel* titleLabel() const { return m_title; }
 
 public slots:
     void jumpToFirstError();
@@ -65,6 +67,7 @@ private:
     void onRowsInserted();
     void onScrolled(int value);
     void onFirstFound(int row);
+    void updateTitle();
 
     QPointer<StoreWatcher> m_watcher;
     qint64 m_run = 0;
@@ -76,6 +79,7 @@ private:
     QCheckBox* m_followBox = nullptr;
     QPushButton* m_firstError = nullptr;
     QLabel* m_status = nullptr;
+    QLabel* m_title = nullptr;
     QTimer m_searchDelay;
     bool m_follow = true;
     bool m_autoScrolling = false;

@@ -1,6 +1,8 @@
 #include "ui/models/LogTableModel.h"
 
 #include "tests/ui/live/LiveTestSupport.h"
+#include "core/launch/OutputRouter.h"
+#include "core/telemetry/TelemetryCodec.h"
 #include "ui/models/StoreWatcher.h"
 
 #include <QAbstractItemModelTester>
@@ -8,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace parallax {
@@ -221,6 +224,82 @@ TEST(LogTableModelText, ARunEndWithoutItsStepSaysNoStep) {
     end.message = "run ended: failed at step 0: x";
     end.stream = "stdout";
     EXPECT_EQ(LogTableModel::messageText(end).toStdString(), "run ended: failed at step 0: x");
+}
+
+// Issue 19: rank 1's Host cells were blank. Its first lines (a `log` event) come before rank 0's
+// run_start, and the writer took hosts only from run_start.
+TEST_F(LogTableModelTest, EveryRankOfALocalRunHasItsHostEvenBeforeRunStart) {
+    const auto event = [](const TelemetryEvent& e) { return std::string(kTelemetryPrefix) + encodeEvent(e) + "\n"; };
+    LogEvent early;
+    early.rank = 1;
+    early.message = "rank 1 on this host: cpu";
+    early.t = 1.7e9;
+    RunStartEvent start;
+    start.world = 2;
+    start.hosts = {"thishost", "thishost"};
+    LogEvent late = early;
+    late.rank = 0;
+    late.message = "rank 0 after run_start";
+    {
+        BatchedWriter w(ts.store, run, 1h, 1000000);
+        OutputRouter router(w, LauncherFormat::OpenMpi, "thishost", true);
+        const std::string out = "[1,1]<stdout>:" + event(early) + "[1,1]<stdout>:plain text of rank 1\n" +
+                                "[1,0]<stdout>:" + event(start) + "[1,0]<stdout>:" + event(late);
+        router.append(OutputStream::Stdout, out.data(), out.size(), 1.7e9);
+        router.finish(1.7e9);
+    }
+    const std::vector<LogRow> rows = ts.store.logs(run, LogQuery{});
+    ASSERT_GE(rows.size(), 3u);
+    for (const LogRow& r : rows) EXPECT_EQ(r.host, "thishost") << r.rank << " " << r.message;
+    EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const LogRow& r) { return r.rank == 1; }), 2);
+}
+
+// Lines stored without a host (by a supervisor of before, or on hosts before run_start) show the
+// host the run knows for their rank.
+TEST_F(LogTableModelTest, ALineWithoutAHostShowsItsRanksHostFromTheRun) {
+    {
+        BatchedWriter w(ts.store, run, 1h, 1000000);
+        for (int rank : {0, 1, 2, -1}) {
+            LogRow r = logLine(rank, "info", "line of " + std::to_string(rank));
+            r.host.clear();
+            w.add(r);
+        }
+        RunStartEvent start;
+        start.world = 4;
+        start.hosts = {"node0", "node1", "node2", "node3"};
+        w.add(start);
+    }
+    LogTableModel model(watcher.get());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return model.isReady() && model.rowCount() == 4; }));
+    ASSERT_TRUE(loadRows(model, 0, 3));
+    const auto host = [&](int row) { return model.data(model.index(row, LogTableModel::HostColumn)).toString(); };
+    ASSERT_TRUE(waitFor([&] { return host(1) == QStringLiteral("node1"); })) << host(1).toStdString();
+    EXPECT_EQ(host(0), QStringLiteral("node0"));
+    EXPECT_EQ(host(2), QStringLiteral("node2"));
+    EXPECT_EQ(host(3), QString()); // the supervisor has no rank's host
+    EXPECT_EQ(model.rowAt(1)->host, ""); // the row itself is as stored
+}
+
+// A run on one machine that failed before run_start: its one host is every rank's.
+TEST_F(LogTableModelTest, ARunOnOneHostGivesItToEveryRank) {
+    {
+        BatchedWriter w(ts.store, run, 1h, 1000000);
+        LogRow r = logLine(1, "error", "died before run_start");
+        r.host.clear();
+        w.add(r);
+    }
+    RunStartEvent one;
+    one.world = 2;
+    one.hosts = {"solo"};
+    ts.store.setRunStart(run, one); // records the run's hosts: ["solo"]
+    LogTableModel model(watcher.get());
+    model.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return model.isReady() && model.rowCount() == 1; }));
+    ASSERT_TRUE(loadRows(model, 0, 0));
+    ASSERT_TRUE(waitFor([&] { return model.data(model.index(0, LogTableModel::HostColumn)).toString() == QStringLiteral("solo"); }))
+        << model.data(model.index(0, LogTableModel::HostColumn)).toString().toStdString();
 }
 
 } // namespace

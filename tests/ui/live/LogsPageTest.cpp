@@ -4,6 +4,7 @@
 #include "ui/models/LogTableModel.h"
 #include "ui/models/StoreWatcher.h"
 
+#include <QLabel>
 #include <QListWidget>
 #include <QScrollBar>
 #include <QTableView>
@@ -152,6 +153,28 @@ TEST_F(LogsPageTest, JumpsToTheFirstError) {
     const std::vector<int> rows = visibleRows();
     EXPECT_NE(std::find(rows.begin(), rows.end(), 1777), rows.end());
     EXPECT_EQ(page.model()->data(page.model()->index(1777, LogTableModel::LevelColumn)).toString(), QStringLiteral("error"));
+}
+
+// Issue 19: the Logs page did not say whose logs it showed.
+TEST_F(LogsPageTest, SaysWhoseLogsItShows) {
+    EXPECT_TRUE(page.titleLabel()->text().startsWith(QStringLiteral("No run chosen"))) << page.titleLabel()->text().toStdString();
+    page.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return page.titleLabel()->text() == QStringLiteral("Logs of run #%1 logs-page (queued)").arg(run); }))
+        << page.titleLabel()->text().toStdString();
+    ts.store.markRunning(run, 1, "here");
+    ASSERT_TRUE(waitFor([&] { return page.titleLabel()->text() == QStringLiteral("Logs of run #%1 logs-page (running)").arg(run); }))
+        << page.titleLabel()->text().toStdString();
+    ts.store.finishRun(run, RunState::Failed, 1, "rank 1 exited with code 1");
+    ASSERT_TRUE(waitFor([&] { return page.titleLabel()->text().endsWith(QStringLiteral("(failed)")); }))
+        << page.titleLabel()->text().toStdString();
+    EXPECT_EQ(page.titleLabel()->toolTip(), QStringLiteral("rank 1 exited with code 1"));
+
+    // Another run: its own title at once, not the last one's.
+    const int64_t other = ts.newRun("second", 10, 2);
+    page.setRun(other);
+    EXPECT_EQ(page.titleLabel()->text(), QStringLiteral("Logs of run #%1").arg(other));
+    ASSERT_TRUE(waitFor([&] { return page.titleLabel()->text() == QStringLiteral("Logs of run #%1 second (queued)").arg(other); }))
+        << page.titleLabel()->text().toStdString();
 }
 
 } // namespace
