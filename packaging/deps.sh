@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libopenmpi-dev openmpi-bin
-  qt6-base-dev libqcustomplot-dev libgl-dev
+  qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
   zlib1g-dev dataset-fashion-mnist xvfb xauth procps python3

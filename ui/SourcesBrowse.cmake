@@ -16,6 +16,8 @@ target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pages/EstimatePanel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pages/NewRunPage.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pages/RunsPage.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plots/RunColors.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plots/SmoothingBox.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/DeviceGridDiagram.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/EditHoldDelegate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/FileDialogs.cpp

@@ -6,4 +6,6 @@ target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pages/PipelinePage.h
   ${CMAKE_CURRENT_LIST_DIR}/plots/PipelineTimeline.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plots/PipelineTimeline.h
+  ${CMAKE_CURRENT_LIST_DIR}/plots/PlotExport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plots/PlotExport.h
 )

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace parallax {
@@ -28,6 +29,15 @@ struct MetricSmoothing {
     Kind kind = Kind::None;
     double emaWeight = 0.9; // 0 <= w < 1: weight of the previous average
     int window = 21;        // points; an even number is rounded up to the next odd one
+
+    // The smoothing of a "Smoothing %" control: an EMA of that weight (0 to 1), none at 0. Every
+    // page's smoothing control maps its value through here.
+    static MetricSmoothing ema(double weight) {
+        MetricSmoothing s;
+        s.kind = weight > 0 ? Kind::Ema : Kind::None;
+        s.emaWeight = weight;
+        return s;
+    }
 
     bool operator==(const MetricSmoothing& o) const {
         return kind == o.kind && emaWeight == o.emaWeight && window == o.window;

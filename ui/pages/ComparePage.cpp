@@ -7,6 +7,7 @@
 #include "ui/models/StoreWatcher.h"
 #include "ui/models/SummaryModel.h"
 #include "ui/plots/CurvePlot.h"
+#include "ui/plots/SmoothingBox.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -23,14 +24,6 @@
 namespace parallax {
 
 namespace {
-
-QColor runColor(size_t index) {
-    static const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-                                    QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-                                    QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f), QColor(0xbc, 0xbd, 0x22),
-                                    QColor(0x17, 0xbe, 0xcf)};
-    return colors[index % std::size(colors)];
-}
 
 QTableView* makeTable(QWidget* parent) {
     auto* view = new QTableView(parent);
@@ -100,10 +93,14 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     m_axis->addItem(tr("by wall time since start"), int(MetricAxis::Time));
     m_axis->addItem(tr("by tokens"), int(MetricAxis::Tokens));
     m_logScale = new QCheckBox(tr("Log scale"), plotBox);
+    m_smoothing = new SmoothingBox(0, tr("Weight of the exponential moving average drawn over each run's raw "
+                                         "curve (0: off), computed on every step"), plotBox);
     controls->addWidget(new QLabel(tr("Plot"), plotBox));
     controls->addWidget(m_metric);
     controls->addWidget(m_axis);
     controls->addWidget(m_logScale);
+    controls->addWidget(new QLabel(tr("Smoothing"), plotBox));
+    controls->addWidget(m_smoothing);
     controls->addStretch(1);
     plotLayout->addLayout(controls);
     m_plot = new CurvePlot(plotBox);
@@ -150,6 +147,7 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     connect(m_axis, &QComboBox::currentIndexChanged, this,
             [this] { m_plot->setAxis(MetricAxis(m_axis->currentData().toInt())); });
     connect(m_logScale, &QCheckBox::toggled, m_plot, &CurvePlot::setLogScale);
+    connect(m_smoothing, qOverload<int>(&QSpinBox::valueChanged), this, &ComparePage::rebuildCurves);
     connect(m_runs, &QAbstractItemModel::dataChanged, this, &ComparePage::onRunsChanged);
     connect(m_runs, &QAbstractItemModel::modelReset, this, &ComparePage::onRunsChanged);
     connect(m_runs, &QAbstractItemModel::rowsRemoved, this, &ComparePage::onRunsChanged);
@@ -172,6 +170,12 @@ void ComparePage::setMetric(CompareMetric metric) {
 void ComparePage::setAxis(MetricAxis axis) {
     m_axis->setCurrentIndex(m_axis->findData(int(axis)));
 }
+
+void ComparePage::setSmoothing(int percent) { m_smoothing->setValue(percent); }
+
+int ComparePage::smoothing() const { return m_smoothing->value(); }
+
+QColor ComparePage::runColor(qint64 id) const { return m_colors.color(id); }
 
 void ComparePage::scheduleReload(int delayMs) {
     if (!m_reload.isActive() || m_reload.remainingTime() > delayMs) m_reload.start(delayMs);
@@ -242,8 +246,25 @@ void ComparePage::rebuildCurves() {
     m_plot->clearCurves();
     m_plot->setTitle(CompareRun::metricName(metric));
     m_plot->setValueLabel(CompareRun::metricName(metric));
-    for (size_t i = 0; i < m_loaded.size(); ++i)
-        m_plot->addCurve(m_loaded[i].title(), m_loaded[i].seriesOf(metric), MetricChannel::Raw, runColor(i));
+    m_plot->exporter()->setBaseName(CompareRun::metricName(metric));
+    std::vector<int64_t> ids;
+    for (const CompareRun& r : m_loaded) ids.push_back(r.record.id);
+    // By run, not by place in the list: checking another run must not repaint the others.
+    const std::vector<QColor> colors = m_colors.assign(ids);
+    const MetricSmoothing smoothing = m_smoothing->smoothing();
+    for (size_t i = 0; i < m_loaded.size(); ++i) {
+        const std::shared_ptr<MetricSeries>& series = m_loaded[i].series[size_t(metric)];
+        if (series->smoothing() != smoothing) series->setSmoothing(smoothing);
+        if (smoothing.kind == MetricSmoothing::Kind::None) {
+            m_plot->addCurve(m_loaded[i].title(), series, MetricChannel::Raw, colors[i]);
+            continue;
+        }
+        // The raw curve faint under the smoothed one, as on the Live page.
+        QColor faint = colors[i];
+        faint.setAlpha(70);
+        m_plot->addCurve(tr("%1 (raw)").arg(m_loaded[i].title()), series, MetricChannel::Raw, faint, 1.0, false);
+        m_plot->addCurve(m_loaded[i].title(), series, MetricChannel::Smoothed, colors[i], 2.0);
+    }
     m_plot->resetView();
     m_plot->dataChanged();
 }

@@ -2,6 +2,7 @@
 
 #include "ui/models/CompareRun.h"
 #include "ui/models/MetricSeriesTypes.h"
+#include "ui/plots/RunColors.h"
 
 #include <QList>
 #include <QPointer>
@@ -21,6 +22,7 @@ class QTableView;
 namespace parallax {
 
 class CurvePlot;
+class SmoothingBox;
 class RunCheckModel;
 class RunFilterModel;
 class RunListModel;
@@ -46,6 +48,11 @@ public:
 
     void setMetric(CompareMetric metric);
     void setAxis(MetricAxis axis);
+    // The EMA weight in percent drawn over every run's curve (0: raw curves only).
+    void setSmoothing(int percent);
+    int smoothing() const;
+    // The colour of a run's curves; it stays with the run as others are checked and unchecked.
+    QColor runColor(qint64 id) const;
 
     RunCheckModel* pickModel() const { return m_check; }
     SpecDiffModel* diffModel() const { return m_diff; }
@@ -74,6 +81,7 @@ private:
     SpecDiffModel* m_diff;
     SummaryModel* m_summary;
     std::vector<CompareRun> m_loaded;
+    RunColors m_colors;
     // Last step of each loaded run when it was read, to notice that it moved on.
     std::map<qint64, int64_t> m_loadedSteps;
     QTimer m_reload;
@@ -86,6 +94,7 @@ private:
     QComboBox* m_metric = nullptr;
     QComboBox* m_axis = nullptr;
     QCheckBox* m_logScale = nullptr;
+    SmoothingBox* m_smoothing = nullptr;
     QLabel* m_status = nullptr;
     CurvePlot* m_plot = nullptr;
     QTableView* m_diffView = nullptr;

@@ -2,12 +2,14 @@
 
 #include <qcustomplot.h>
 
+#include <QLocale>
 #include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace parallax {
 
@@ -50,9 +52,15 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(
     m_plot->setNoAntialiasingOnDrag(true);
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
     m_plot->setPlottingHint(QCP::phFastPolylines, true);
+    // The legend leaves the axis rect's inset layout for a row of the plot layout (placeLegend()):
+    // over the axes it would hide the points under it.
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->axisRect()->insetLayout()->simplify();
     m_plot->legend->setVisible(false);
-    m_plot->legend->setBrush(QBrush(QColor(255, 255, 255, 200)));
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setBrush(Qt::NoBrush);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->legend->setMargins(QMargins(4, 0, 4, 0));
     m_plot->xAxis->setNumberFormat(QStringLiteral("gb"));
     m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
     applyAxisLabels();
@@ -78,20 +86,26 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(
 
     m_redrawTimer.setSingleShot(true);
     connect(&m_redrawTimer, &QTimer::timeout, this, &CurvePlot::redrawNow);
+
+    m_export = PlotExport::forCustomPlot(m_plot, [this] { return table(); });
+    // Exports draw what the curves hold now, decimated for the current view.
+    m_export->setPrepare([this] { replotNow(); });
 }
 
 CurvePlot::~CurvePlot() = default;
 
 int CurvePlot::addCurve(const QString& name, std::shared_ptr<const MetricSeries> series,
-                        MetricChannel channel, const QColor& color, double width) {
+                        MetricChannel channel, const QColor& color, double width, bool inLegend) {
     Curve c;
     c.id = m_nextId++;
     c.name = name;
     c.series = std::move(series);
     c.channel = channel;
+    c.inLegend = inLegend;
     c.graph = m_plot->addGraph();
     c.graph->setName(name);
     c.graph->setPen(QPen(color, width));
+    if (!inLegend) c.graph->removeFromLegend();
     // Decimation already leaves about two points per pixel column; QCustomPlot need not sample.
     c.graph->setAdaptiveSampling(false);
     m_curves.push_back(std::move(c));
@@ -119,9 +133,31 @@ void CurvePlot::setCurveVisible(int id, bool visible) {
         c.visible = visible;
         c.graph->setVisible(visible);
         c.graph->removeFromLegend();
-        if (visible) c.graph->addToLegend();
+        if (visible && c.inLegend) c.graph->addToLegend();
     }
     scheduleRedraw();
+}
+
+void CurvePlot::setCurvePenStyle(int id, Qt::PenStyle style) {
+    for (Curve& c : m_curves) {
+        if (c.id != id) continue;
+        QPen pen = c.graph->pen();
+        pen.setStyle(style);
+        c.graph->setPen(pen);
+    }
+    scheduleRedraw();
+}
+
+QStringList CurvePlot::curveNames() const {
+    QStringList out;
+    for (const Curve& c : m_curves) out << c.name;
+    return out;
+}
+
+QColor CurvePlot::curveColor(const QString& name) const {
+    for (const Curve& c : m_curves)
+        if (c.name == name) return c.graph->pen().color();
+    return {};
 }
 
 void CurvePlot::setTitle(const QString& title) {
@@ -145,8 +181,41 @@ void CurvePlot::setValueLabel(const QString& label) {
 }
 
 void CurvePlot::setLegendVisible(bool visible) {
-    m_plot->legend->setVisible(visible);
+    m_legendVisible = visible;
+    placeLegend();
     scheduleRedraw();
+}
+
+void CurvePlot::placeLegend() {
+    QCPLayoutGrid* layout = m_plot->plotLayout();
+    QCPLegend* legend = m_plot->legend;
+    bool placed = false;
+    for (int i = 0; i < layout->elementCount(); ++i) placed = placed || layout->elementAt(i) == legend;
+    legend->setVisible(m_legendVisible);
+    if (m_legendVisible == placed) return;
+    if (!m_legendVisible) {
+        layout->take(legend);
+        layout->simplify();
+        return;
+    }
+    // The row right above the axis rect (under the title, when there is one).
+    int axisRow = 0;
+    for (int r = 0; r < layout->rowCount(); ++r)
+        if (layout->element(r, 0) == m_plot->axisRect()) axisRow = r;
+    layout->insertRow(axisRow);
+    layout->addElement(axisRow, 0, legend);
+    layout->setRowStretchFactor(axisRow, 0.001);
+}
+
+void CurvePlot::wrapLegend() {
+    if (!m_legendVisible) return;
+    // As many items a line as the width holds, in columns of the widest item.
+    QCPLegend* legend = m_plot->legend;
+    int widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width() + legend->columnSpacing());
+    const int width = std::max(1, m_plot->width() - legend->margins().left() - legend->margins().right());
+    legend->setWrap(std::max(1, width / widest));
 }
 
 void CurvePlot::applyAxisLabels() {
@@ -257,6 +326,7 @@ void CurvePlot::fitX() {
 }
 
 void CurvePlot::beforeReplot() {
+    wrapLegend();
     if (m_follow) fitX();
     const QCPRange range = m_plot->xAxis->range();
     const int pixels = plotPixels();
@@ -321,6 +391,39 @@ void CurvePlot::onMouseMove(QMouseEvent* event) {
     if (event->buttons() != Qt::NoButton || m_curves.empty()) return;
     const QString text = hoverText(m_plot->xAxis->pixelToCoord(event->position().x()));
     if (!text.isEmpty()) QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+}
+
+PlotTable CurvePlot::table() const {
+    PlotTable out;
+    switch (m_axis) {
+    case MetricAxis::Step: out.header << QStringLiteral("step"); break;
+    case MetricAxis::Time: out.header << QStringLiteral("elapsed_s"); break;
+    case MetricAxis::Tokens: out.header << QStringLiteral("tokens"); break;
+    }
+    std::vector<const Curve*> shown;
+    for (const Curve& c : m_curves)
+        if (c.visible) shown.push_back(&c);
+    // One row per x any curve has a point at; repeated x (a series holds its predecessor's x for a
+    // point out of order) keep the later point.
+    std::map<double, QStringList> rows;
+    auto number = [](double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); };
+    for (size_t k = 0; k < shown.size(); ++k) {
+        out.header << shown[k]->name;
+        const MetricSeries& s = *shown[k]->series;
+        for (size_t i = 0; i < s.size(); ++i) {
+            QStringList& row = rows[s.x(m_axis, i)];
+            if (row.isEmpty())
+                for (size_t j = 0; j < shown.size(); ++j) row << QString();
+            const double v = s.at(shown[k]->channel, i);
+            row[int(k)] = std::isfinite(v) ? number(v) : QString();
+        }
+    }
+    out.rows.reserve(rows.size());
+    for (auto& [x, cells] : rows) {
+        cells.prepend(number(x));
+        out.rows.push_back(std::move(cells));
+    }
+    return out;
 }
 
 QString CurvePlot::hoverText(double x) const {

@@ -2,10 +2,12 @@
 
 #include "ui/models/MetricSeries.h"
 #include "ui/models/MetricSeriesTypes.h"
+#include "ui/plots/PlotExport.h"
 
 #include <QColor>
 #include <QElapsedTimer>
 #include <QString>
+#include <QStringList>
 #include <QTimer>
 #include <QWidget>
 
@@ -32,6 +34,9 @@ namespace parallax {
 //
 // Appending data only marks the plot dirty (dataChanged()); a timer redraws at most every
 // kRedrawIntervalMs, so a burst of samples costs one redraw.
+//
+// The legend sits in a row of its own above the axes, never over the data. A right click offers
+// PNG, SVG and CSV export and copying the image (exporter()).
 class CurvePlot : public QWidget {
     Q_OBJECT
 public:
@@ -41,12 +46,19 @@ public:
     ~CurvePlot() override;
 
     // Returns the curve's id. The plot shares the series: append to it, then call dataChanged().
+    // A curve out of the legend (a faint raw curve under its smoothed one) still draws and exports.
     int addCurve(const QString& name, std::shared_ptr<const MetricSeries> series,
-                 MetricChannel channel, const QColor& color, double width = 1.5);
+                 MetricChannel channel, const QColor& color, double width = 1.5, bool inLegend = true);
     void removeCurve(int id);
     void clearCurves();
     void setCurveVisible(int id, bool visible);
+    // Qt::DashLine for a reference line.
+    void setCurvePenStyle(int id, Qt::PenStyle style);
     int curveCount() const { return static_cast<int>(m_curves.size()); }
+    // In the order added.
+    QStringList curveNames() const;
+    // The pen colour of the curve named `name`; invalid when there is none.
+    QColor curveColor(const QString& name) const;
 
     void setTitle(const QString& title);
     void setValueLabel(const QString& label);
@@ -75,6 +87,11 @@ public:
     // each visible curve's value at that point, or that it has none there.
     QString hoverText(double x) const;
 
+    // Every visible curve at full fidelity: the x of the current axis, then a column per curve
+    // (empty where a curve has no point at that x).
+    PlotTable table() const;
+    PlotExport* exporter() const { return m_export; }
+
     QCustomPlot* customPlot() const { return m_plot; }
     // Points handed to the plot by the last decimation, over all curves.
     size_t drawnPoints() const { return m_drawnPoints; }
@@ -97,6 +114,7 @@ private:
         MetricChannel channel = MetricChannel::Raw;
         QCPGraph* graph = nullptr;
         bool visible = true;
+        bool inLegend = true;
     };
 
     void beforeReplot();      // decimates every visible curve for the current view
@@ -111,8 +129,12 @@ private:
     bool dataXBounds(double& lo, double& hi) const;
     int plotPixels() const;
     void applyAxisLabels();
+    void placeLegend();
+    void wrapLegend();
 
     QCustomPlot* m_plot = nullptr;
+    PlotExport* m_export = nullptr;
+    bool m_legendVisible = false;
     std::vector<Curve> m_curves;
     int m_nextId = 1;
     MetricAxis m_axis = MetricAxis::Step;

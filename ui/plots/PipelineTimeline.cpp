@@ -1,6 +1,7 @@
 #include "ui/plots/PipelineTimeline.h"
 
 #include <QEvent>
+#include <QLocale>
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPaintEvent>
@@ -72,6 +73,41 @@ PipelineTimeline::PipelineTimeline(QWidget* parent) : QWidget(parent) {
     setFocusPolicy(Qt::StrongFocus);
     m_placeholder = tr("No spans recorded for this step");
     layoutMargins();
+    m_export = new PlotExport(
+        this,
+        [this](QPaintDevice& device, const QSize&) {
+            // Bars as vectors on an SVG generator, as the screen shows them on an image.
+            m_vectorPaint = device.devType() != QInternal::Image;
+            QPainter painter(&device);
+            render(&painter);
+            m_vectorPaint = false;
+        },
+        [this] { return table(); }, QStringLiteral("pipeline-step"));
+}
+
+PlotTable PipelineTimeline::table() const {
+    PlotTable out;
+    out.header = QStringList{QStringLiteral("step"), QStringLiteral("stage"), QStringLiteral("rank"),
+                             QStringLiteral("microbatch"), QStringLiteral("chunk"), QStringLiteral("kind"),
+                             QStringLiteral("start_ms"), QStringLiteral("end_ms")};
+    double t0 = std::numeric_limits<double>::infinity();
+    for (const SpanEvent& s : m_spans) t0 = std::min(t0, s.start);
+    std::vector<int> order(m_spans.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+    // As the rows are drawn: by stage, rank, then time.
+    std::sort(order.begin(), order.end(), [this](int a, int b) {
+        const SpanEvent& x = m_spans[size_t(a)];
+        const SpanEvent& y = m_spans[size_t(b)];
+        return std::tie(x.stage, x.rank, x.start) < std::tie(y.stage, y.rank, y.start);
+    });
+    auto ms = [](double seconds) { return QString::number(seconds * 1e3, 'g', QLocale::FloatingPointShortest); };
+    for (int i : order) {
+        const SpanEvent& s = m_spans[size_t(i)];
+        out.rows.push_back({QString::number(s.step), QString::number(s.stage), QString::number(s.rank),
+                            QString::number(s.microbatch), QString::number(m_chunk[size_t(i)]),
+                            QString::fromStdString(s.kind), ms(s.start - t0), ms(std::max(s.start, s.end) - t0)});
+    }
+    return out;
 }
 
 PipelineTimeline::~PipelineTimeline() = default;
@@ -504,31 +540,8 @@ QColor PipelineTimeline::idleColor(bool alternate) const {
     return alternate ? idle.darker(106) : idle;
 }
 
-// The plot's background and bars, written straight into an image: the raster engine's per-rectangle
-// cost dominates with tens of thousands of bars, while plain row fills cost only the pixels covered.
-void PipelineTimeline::renderLayer(qreal dpr) {
-    m_layerDirty = false;
+void PipelineTimeline::forEachFill(const std::function<void(const QRect&, QRgb)>& fill) const {
     const QRect plot = plotRect();
-    const QSize size = plot.size() * dpr;
-    if (m_layer.size() != size || m_layer.format() != QImage::Format_ARGB32_Premultiplied)
-        m_layer = QImage(size, QImage::Format_ARGB32_Premultiplied);
-    m_layer.setDevicePixelRatio(dpr);
-    m_layer.fill(palette().color(QPalette::Base));
-    const int imageW = m_layer.width(), imageH = m_layer.height();
-    uchar* bits = m_layer.bits();
-    const qsizetype stride = m_layer.bytesPerLine();
-    // A rectangle in widget coordinates, filled in device pixels.
-    auto fill = [&](const QRect& r, QRgb color) {
-        const int x0 = std::max(0, int(std::lround((r.left() - plot.left()) * dpr)));
-        const int x1 = std::min(imageW, int(std::lround((r.left() + r.width() - plot.left()) * dpr)));
-        const int y0 = std::max(0, int(std::lround((r.top() - plot.top()) * dpr)));
-        const int y1 = std::min(imageH, int(std::lround((r.top() + r.height() - plot.top()) * dpr)));
-        for (int y = y0; y < y1; ++y) {
-            auto* line = reinterpret_cast<QRgb*>(bits + y * stride);
-            std::fill(line + x0, line + std::max(x0, x1), color);
-        }
-    };
-
     // Idle: the step's window in a warm tint, alternate stages a shade apart.
     const int wx0 = std::max(plot.left(), int(std::floor(xAt(0))));
     const int wx1 = std::min(plot.right() + 1, int(std::ceil(xAt(m_duration))));
@@ -557,6 +570,32 @@ void PipelineTimeline::renderLayer(qreal dpr) {
     }
 }
 
+// The plot's background and bars, written straight into an image: the raster engine's per-rectangle
+// cost dominates with tens of thousands of bars, while plain row fills cost only the pixels covered.
+void PipelineTimeline::renderLayer(qreal dpr) {
+    m_layerDirty = false;
+    const QRect plot = plotRect();
+    const QSize size = plot.size() * dpr;
+    if (m_layer.size() != size || m_layer.format() != QImage::Format_ARGB32_Premultiplied)
+        m_layer = QImage(size, QImage::Format_ARGB32_Premultiplied);
+    m_layer.setDevicePixelRatio(dpr);
+    m_layer.fill(palette().color(QPalette::Base));
+    const int imageW = m_layer.width(), imageH = m_layer.height();
+    uchar* bits = m_layer.bits();
+    const qsizetype stride = m_layer.bytesPerLine();
+    // A rectangle in widget coordinates, filled in device pixels.
+    forEachFill([&](const QRect& r, QRgb color) {
+        const int x0 = std::max(0, int(std::lround((r.left() - plot.left()) * dpr)));
+        const int x1 = std::min(imageW, int(std::lround((r.left() + r.width() - plot.left()) * dpr)));
+        const int y0 = std::max(0, int(std::lround((r.top() - plot.top()) * dpr)));
+        const int y1 = std::min(imageH, int(std::lround((r.top() + r.height() - plot.top()) * dpr)));
+        for (int y = y0; y < y1; ++y) {
+            auto* line = reinterpret_cast<QRgb*>(bits + y * stride);
+            std::fill(line + x0, line + std::max(x0, x1), color);
+        }
+    });
+}
+
 void PipelineTimeline::paintEvent(QPaintEvent* event) {
     QPainter p(this);
     const QRect exposed = event->rect();
@@ -577,12 +616,18 @@ void PipelineTimeline::paintEvent(QPaintEvent* event) {
     const QRect clip = plot.intersected(exposed);
     if (clip.isEmpty()) return;
     p.setClipRect(clip);
-    const qreal dpr = devicePixelRatioF();
-    if (m_layerDirty || m_layer.devicePixelRatio() != dpr || m_layer.size() != plot.size() * dpr) renderLayer(dpr);
-    // Only the exposed part of the layer is copied.
-    const QRect from = clip.translated(-plot.topLeft());
-    p.drawImage(clip, m_layer,
-                QRectF(from.x() * dpr, from.y() * dpr, from.width() * dpr, from.height() * dpr));
+    if (m_vectorPaint) {
+        // An SVG export: every bar a rectangle of its own.
+        p.fillRect(plot, palette().color(QPalette::Base));
+        forEachFill([&p](const QRect& r, QRgb color) { p.fillRect(r, QColor::fromRgba(color)); });
+    } else {
+        const qreal dpr = devicePixelRatioF();
+        if (m_layerDirty || m_layer.devicePixelRatio() != dpr || m_layer.size() != plot.size() * dpr) renderLayer(dpr);
+        // Only the exposed part of the layer is copied.
+        const QRect from = clip.translated(-plot.topLeft());
+        p.drawImage(clip, m_layer,
+                    QRectF(from.x() * dpr, from.y() * dpr, from.width() * dpr, from.height() * dpr));
+    }
 
     // Micro-batch numbers inside bars that have room for them.
     const double rowH = rowHeight();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/telemetry/Events.h"
+#include "ui/plots/PlotExport.h"
 
 #include <QColor>
 #include <QImage>
@@ -12,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -32,6 +34,8 @@ namespace parallax {
 // pixel rectangles of what is visible are computed once per view and size and filled into an image
 // of the plot, of which a repaint copies only the exposed part; numbers, outlines and axes are
 // drawn over it for the exposed rows.
+//
+// A right click exports the step as PNG, SVG (a rectangle per bar) or CSV (a row per span).
 class PipelineTimeline : public QWidget {
     Q_OBJECT
 public:
@@ -80,6 +84,11 @@ public:
     // -1: none. Every bar of this micro-batch is outlined.
     void setHighlightedMicrobatch(int micro);
     int highlightedMicrobatch() const { return m_highlight; }
+
+    // A row per drawn span: step, stage, rank, micro-batch, chunk, kind, start and end in ms since
+    // the step's first span; by stage, rank, then start.
+    PlotTable table() const;
+    PlotExport* exporter() const { return m_export; }
 
     static QColor kindColor(Kind kind);
     // Passes of odd model chunks (interleaved schedule), so that neighbouring chunks differ.
@@ -133,6 +142,8 @@ private:
     void invalidateGeometry();
     void ensureGeometry();
     void renderLayer(qreal dpr);
+    // Every background and bar rectangle of the current geometry with its colour, in drawing order.
+    void forEachFill(const std::function<void(const QRect&, QRgb)>& fill) const;
     QColor idleColor(bool alternate) const;
     void layoutMargins();
     int rowAtY(int y) const;
@@ -167,6 +178,9 @@ private:
     int m_barTextHeight = 10;
     std::vector<QStaticText> m_microTexts;
     std::vector<int> m_microTextWidths;
+
+    PlotExport* m_export = nullptr;
+    bool m_vectorPaint = false; // painting for an SVG export
 
     bool m_dragging = false;
     QPoint m_dragFrom;

@@ -11,12 +11,15 @@
 #include "ui/plots/CurvePlot.h"
 #include "tests/support/PipelineSpans.h"
 
+#include <qcustomplot.h>
+
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 using namespace parallax;
 using namespace parallax::test;
@@ -221,4 +224,98 @@ TEST(SummaryModel, CpuRunsHaveNoGpuUtilizationAndNoBubbleWithoutSpans) {
     EXPECT_FALSE(model.figures().at(0).bubble.has_value());
     EXPECT_EQ(model.index(SummaryModel::GpuUtilization, 0).data().toString(), QString());
     EXPECT_EQ(model.index(SummaryModel::PipelineBubble, 0).data().toString(), QString());
+}
+
+namespace {
+
+struct ComparePageFixture {
+    CraftedStore store;
+    std::vector<int64_t> ids;
+    std::unique_ptr<StoreWatcher> watcher;
+    RunListModel runs;
+    std::unique_ptr<ComparePage> page;
+    explicit ComparePageFixture(int count) {
+        for (int i = 0; i < count; ++i)
+            ids.push_back(store.addRun(tinySpec("run" + std::to_string(i)), RunState::Succeeded, 30, 4.0 + i));
+        watcher = std::make_unique<StoreWatcher>(store.qpath());
+        QObject::connect(watcher.get(), &StoreWatcher::runsChanged, &runs,
+                         [this](const std::vector<RunRecord>& r) { runs.setRuns(r); });
+        page = std::make_unique<ComparePage>(&runs, watcher.get());
+        EXPECT_TRUE(waitFor([&] { return runs.rowCount() == count; }));
+    }
+    bool check(const QList<qint64>& which) {
+        page->setCheckedRuns(which);
+        return waitFor([&] {
+            if (page->loadedRuns().size() != size_t(which.size())) return false;
+            for (size_t i = 0; i < page->loadedRuns().size(); ++i)
+                if (page->loadedRuns()[i].record.id != which[qsizetype(i)]) return false;
+            return true;
+        });
+    }
+    QString title(int i) const { return QStringLiteral("#%1 run%2").arg(ids[size_t(i)]).arg(i); }
+    QColor curve(int i) const { return page->plot()->curveColor(title(i)); }
+};
+
+} // namespace
+
+TEST(ComparePage, ARunKeepsItsColourWhenOthersAreCheckedOrUnchecked) {
+    ComparePageFixture f(3);
+    ASSERT_TRUE(f.check({f.ids[2]}));
+    const QColor third = f.curve(2);
+    ASSERT_TRUE(third.isValid());
+    // Checking runs with lower ids puts them first in the list: the third run's curve keeps its colour.
+    ASSERT_TRUE(f.check({f.ids[0], f.ids[2]}));
+    EXPECT_EQ(f.curve(2), third);
+    const QColor first = f.curve(0);
+    EXPECT_NE(first, third);
+    ASSERT_TRUE(f.check({f.ids[0], f.ids[1], f.ids[2]}));
+    EXPECT_EQ(f.curve(0), first);
+    EXPECT_EQ(f.curve(2), third);
+    const QColor second = f.curve(1);
+    EXPECT_NE(second, first);
+    EXPECT_NE(second, third);
+    // Unchecking the first moves the others up the list, not to other colours; back, it has its own.
+    ASSERT_TRUE(f.check({f.ids[1], f.ids[2]}));
+    EXPECT_EQ(f.curve(1), second);
+    EXPECT_EQ(f.curve(2), third);
+    ASSERT_TRUE(f.check({f.ids[0], f.ids[1], f.ids[2]}));
+    EXPECT_EQ(f.curve(0), first);
+    EXPECT_EQ(f.page->runColor(f.ids[1]), second);
+    // Another metric draws each run in the same colour.
+    f.page->setMetric(CompareMetric::TokensPerSecond);
+    EXPECT_EQ(f.curve(0), first);
+    EXPECT_EQ(f.curve(2), third);
+}
+
+TEST(ComparePage, SmoothingDrawsEachRunsEmaOverItsFaintRawCurve) {
+    ComparePageFixture f(2);
+    ASSERT_TRUE(f.check({f.ids[0], f.ids[1]}));
+    EXPECT_EQ(f.page->plot()->curveNames(), (QStringList{f.title(0), f.title(1)}));
+
+    f.page->setSmoothing(90);
+    EXPECT_EQ(f.page->plot()->curveNames(),
+              (QStringList{f.title(0) + " (raw)", f.title(0), f.title(1) + " (raw)", f.title(1)}));
+    // The legend names each run once, in its colour.
+    EXPECT_EQ(f.page->plot()->customPlot()->legend->itemCount(), 2);
+    const QColor color = f.page->runColor(f.ids[0]);
+    EXPECT_EQ(f.page->plot()->curveColor(f.title(0)), color);
+    EXPECT_EQ(f.page->plot()->curveColor(f.title(0) + " (raw)").rgb(), color.rgb());
+    EXPECT_LT(f.page->plot()->curveColor(f.title(0) + " (raw)").alpha(), 255);
+
+    // The smoothed values are the Live page's EMA of the loss, every step.
+    MetricSeries expected(MetricSmoothing::ema(0.9));
+    for (const StepEvent& e : f.page->loadedRuns()[0].metrics) expected.append(double(e.step), e.t, 0, e.loss);
+    const PlotTable table = f.page->plot()->table();
+    ASSERT_EQ(table.rows.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_DOUBLE_EQ(table.rows[i][1].toDouble(), expected.value(i)) << i;
+        EXPECT_DOUBLE_EQ(table.rows[i][2].toDouble(), expected.smoothed(i)) << i;
+    }
+    EXPECT_NE(table.rows[5][1], table.rows[5][2]);
+
+    // Kept across a reload and a metric change; 0 turns it off.
+    ASSERT_TRUE(f.check({f.ids[1]}));
+    EXPECT_EQ(f.page->plot()->curveNames(), (QStringList{f.title(1) + " (raw)", f.title(1)}));
+    f.page->setSmoothing(0);
+    EXPECT_EQ(f.page->plot()->curveNames(), (QStringList{f.title(1)}));
 }

@@ -4,6 +4,9 @@
 #include "ui/plots/PipelineTimeline.h"
 
 #include <QApplication>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
 #include <QImage>
 #include <QMouseEvent>
 #include <QPainter>
@@ -288,4 +291,49 @@ TEST(PipelineTimeline, OddChunksOfAnInterleavedScheduleAreLighter) {
     // One chunk per stage: no lighter bars.
     w.setSpans(PipelineSpans{}.make(0));
     EXPECT_EQ(countColor(render(w), PipelineTimeline::laterChunkColor(PipelineTimeline::Forward), plot), 0);
+}
+
+TEST(PipelineTimeline, ExportsTheStepAsPngSvgRectanglesAndCsvRows) {
+    PipelineTimeline w;
+    w.resize(640, 300);
+    const std::vector<SpanEvent> spans = PipelineSpans{}.make(30);
+    w.setSpans(spans);
+    QTemporaryDir dir;
+    QString error;
+
+    const QString png = dir.filePath(QStringLiteral("step.png"));
+    ASSERT_TRUE(w.exporter()->savePng(png, &error)) << error.toStdString();
+    const QImage image(png);
+    EXPECT_EQ(image.size(), QSize(640, 300));
+    EXPECT_GT(countColor(image, PipelineTimeline::kindColor(PipelineTimeline::Forward)), 200);
+
+    // SVG: a rectangle per bar (vectors, not the screen's bitmap of them).
+    const QString svgPath = dir.filePath(QStringLiteral("step.svg"));
+    ASSERT_TRUE(w.exporter()->saveSvg(svgPath, &error)) << error.toStdString();
+    QFile svgFile(svgPath);
+    ASSERT_TRUE(svgFile.open(QIODevice::ReadOnly));
+    const QByteArray svg = svgFile.readAll();
+    QXmlStreamReader xml(svg);
+    int rects = 0;
+    bool root = false;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (!xml.isStartElement()) continue;
+        if (xml.name() == QStringLiteral("svg")) root = true;
+        if (xml.name() == QStringLiteral("rect")) ++rects;
+    }
+    EXPECT_FALSE(xml.hasError()) << xml.errorString().toStdString();
+    EXPECT_TRUE(root);
+    EXPECT_GE(rects, w.barCount());
+    EXPECT_FALSE(svg.contains("<image"));
+
+    // CSV: a row per drawn span with times from the step's first span.
+    const QString csvPath = dir.filePath(QStringLiteral("step.csv"));
+    ASSERT_TRUE(w.exporter()->saveCsv(csvPath, &error)) << error.toStdString();
+    QFile csvFile(csvPath);
+    ASSERT_TRUE(csvFile.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(csvFile.readAll()).split(QChar('\n'), Qt::SkipEmptyParts);
+    ASSERT_EQ(lines.size(), pipelineSpanCount(spans) + 1);
+    EXPECT_EQ(lines[0], QStringLiteral("step,stage,rank,microbatch,chunk,kind,start_ms,end_ms"));
+    EXPECT_EQ(lines[1], QStringLiteral("30,0,0,0,0,F,0,0.9765625"));
 }
