@@ -1,5 +1,7 @@
 # Pipeline view: a sampled step's timeline and its measured bubbles next to the schedule's.
 target_sources(parallax_ui PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/models/BubbleHistory.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/BubbleHistory.h
   ${CMAKE_CURRENT_LIST_DIR}/models/SpanModel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/SpanModel.h
   ${CMAKE_CURRENT_LIST_DIR}/pages/PipelinePage.cpp

@@ -5,6 +5,7 @@
 #include "core/store/StoreTypes.h"
 #include "ui/models/SpanModel.h"
 #include "ui/models/StoreWatcher.h"
+#include "ui/plots/CurvePlot.h"
 #include "ui/plots/PipelineTimeline.h"
 
 #include <QCheckBox>
@@ -39,6 +40,12 @@ struct PipelinePage::StepSpans {
     uint64_t generation = 0;
     int64_t step = -1;
     std::vector<SpanEvent> spans;
+};
+
+struct PipelinePage::BubbleSteps {
+    qint64 run = 0;
+    uint64_t generation = 0;
+    std::vector<BubbleHistory::Step> steps;
 };
 
 namespace {
@@ -138,7 +145,23 @@ void PipelinePage::buildUi() {
     m_table->setAlternatingRowColors(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(false);
-    lowerLayout->addWidget(m_table, 1);
+    auto* tableAndChart = new QSplitter(Qt::Horizontal, lower);
+    tableAndChart->addWidget(m_table);
+    m_bubblePlot = new CurvePlot(tableAndChart);
+    m_bubblePlot->setTitle(tr("Bubble over steps"));
+    m_bubblePlot->setValueLabel(tr("bubble (%)"));
+    m_bubblePlot->setLegendVisible(true);
+    m_bubblePlot->exporter()->setBaseName(QStringLiteral("pipeline-bubble"));
+    m_bubblePlot->addCurve(tr("measured"), m_bubbleHistory.measured(), MetricChannel::Raw, QColor(0xc6, 0x28, 0x28), 1.8);
+    m_theoryCurve = m_bubblePlot->addCurve(tr("theoretical"), m_bubbleHistory.theory(), MetricChannel::Raw,
+                                           QColor(0x42, 0x42, 0x42), 1.5);
+    m_bubblePlot->setCurvePenStyle(m_theoryCurve, Qt::DashLine);
+    m_bubblePlot->setCurveVisible(m_theoryCurve, false);
+    tableAndChart->addWidget(m_bubblePlot);
+    tableAndChart->setStretchFactor(0, 3);
+    tableAndChart->setStretchFactor(1, 2);
+    tableAndChart->setChildrenCollapsible(false);
+    lowerLayout->addWidget(tableAndChart, 1);
     m_splitter->addWidget(m_timeline);
     m_splitter->addWidget(lower);
     m_splitter->setStretchFactor(0, 3);
@@ -174,6 +197,10 @@ void PipelinePage::setRun(qint64 run) {
     m_model->setSchedule(std::nullopt);
     m_model->clear();
     m_timeline->clear();
+    m_bubbleHistory.clear();
+    m_bubbleHistory.setTheoretical(std::nullopt);
+    m_bubblePlot->setCurveVisible(m_theoryCurve, false);
+    m_bubblePlot->resetView();
     m_timeline->setPlaceholderText(run > 0 ? tr("Reading the run's pipeline spans…")
                                            : tr("Choose a run on the Runs page to see its pipeline"));
     updateNavigation();
@@ -251,6 +278,9 @@ void PipelinePage::applySteps(RunSteps r) {
     m_runTitle = tr("Run #%1 %2").arg(record.id).arg(QString::fromStdString(record.name));
 
     if (!sameSchedule(r.schedule, m_model->schedule()) || !m_model->schedule()) m_model->setSchedule(r.schedule, r.scheduleWhy);
+    m_bubbleHistory.setTheoretical(m_model->theoretical());
+    m_bubblePlot->setCurveVisible(m_theoryCurve, m_model->theoretical().has_value());
+    m_bubblePlot->dataChanged();
     QStringList layout;
     layout << QString::fromStdString(record.state);
     if (r.schedule) {
@@ -303,7 +333,34 @@ void PipelinePage::applySteps(RunSteps r) {
     }
     updateNavigation();
     updateSummary();
+    requestBubbles();
     if (changed) emit stepsChanged();
+}
+
+void PipelinePage::requestBubbles() {
+    if (!m_watcher || m_run <= 0 || m_bubblesInFlight) return;
+    const std::vector<int64_t> wanted = m_bubbleHistory.missing(m_steps, kBubbleStepsPerRead);
+    if (wanted.empty()) return;
+    m_bubblesInFlight = true;
+    const qint64 run = m_run;
+    const uint64_t generation = m_generation;
+    m_watcher->read<BubbleSteps>(
+        this,
+        [run, generation, wanted](const RunStore& store) {
+            return BubbleSteps{run, generation, BubbleHistory::read(store, run, wanted)};
+        },
+        [this](BubbleSteps b) { applyBubbles(std::move(b)); },
+        [this](const QString&) { m_bubblesInFlight = false; });
+}
+
+void PipelinePage::applyBubbles(BubbleSteps b) {
+    m_bubblesInFlight = false;
+    if (b.generation == m_generation && b.run == m_run) {
+        m_bubbleHistory.append(b.steps);
+        m_bubblePlot->dataChanged();
+    }
+    // The next batch, or the first of another run chosen meanwhile.
+    requestBubbles();
 }
 
 void PipelinePage::setStep(int64_t step) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "ui/models/BubbleHistory.h"
+
 #include <QPointer>
 #include <QString>
 #include <QTimer>
@@ -18,6 +20,7 @@ class QTableView;
 
 namespace parallax {
 
+class CurvePlot;
 class PipelineTimeline;
 class SpanModel;
 class StoreWatcher;
@@ -31,6 +34,9 @@ class StoreWatcher;
 // A running run's newest sampled step is held back until a later one (or the run's end) shows
 // that every rank has written its spans, as StoreWatcher does: a half-written step would show
 // bubbles that are not there.
+//
+// Beside the table, the bubble over the steps: every sampled step's measured bubble (all stages)
+// with the schedule's theoretical one as a dashed reference line (BubbleHistory).
 class PipelinePage : public QWidget {
     Q_OBJECT
 public:
@@ -42,6 +48,9 @@ public:
 
     void setRun(qint64 run); // 0: none
     qint64 run() const { return m_run; }
+
+    // At most this many steps' spans are measured per read, so that the store's thread stays free.
+    static constexpr size_t kBubbleStepsPerRead = 200;
 
     // Sampled steps whose spans are complete, ascending.
     const std::vector<int64_t>& steps() const { return m_steps; }
@@ -62,6 +71,8 @@ public:
     PipelineTimeline* timeline() const { return m_timeline; }
     QTableView* table() const { return m_table; }
     QSplitter* splitter() const { return m_splitter; }
+    const BubbleHistory& bubbleHistory() const { return m_bubbleHistory; }
+    CurvePlot* bubblePlot() const { return m_bubblePlot; }
     // Shown texts, for tests and screenshots.
     QString headerText() const;
     QString summaryText() const;
@@ -78,11 +89,14 @@ signals:
 private:
     struct RunSteps;
     struct StepSpans;
+    struct BubbleSteps;
 
     void buildUi();
     void applySteps(RunSteps result);
     void requestSpans();
     void applySpans(StepSpans result);
+    void requestBubbles();
+    void applyBubbles(BubbleSteps result);
     void updateNavigation();
     void updateSummary();
     void onPolled();
@@ -98,6 +112,9 @@ private:
     bool m_stepsInFlight = false;
     bool m_stepsAgain = false;
     bool m_spansInFlight = false;
+    bool m_bubblesInFlight = false;
+    BubbleHistory m_bubbleHistory;
+    int m_theoryCurve = 0;
     QString m_runTitle;
     QString m_layoutText;
     QTimer m_refreshTimer;
@@ -105,6 +122,7 @@ private:
     SpanModel* m_model = nullptr;
     PipelineTimeline* m_timeline = nullptr;
     QTableView* m_table = nullptr;
+    CurvePlot* m_bubblePlot = nullptr;
     QSplitter* m_splitter = nullptr;
     QLabel* m_header = nullptr;
     QLabel* m_summary = nullptr;

@@ -4,7 +4,10 @@
 #include "ui/models/SpanModel.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/pages/PipelinePage.h"
+#include "ui/plots/CurvePlot.h"
 #include "ui/plots/PipelineTimeline.h"
+
+#include "core/telemetry/PipelineBubbles.h"
 
 #include <QListWidget>
 #include <QPushButton>
@@ -46,19 +49,22 @@ struct Fixture {
     StoreWatcher watcher{store.qpath()};
     PipelinePage page{&watcher};
     Fixture() { watcher.setInterval(20); }
+    // pp 4, 8 micro-batches; steps 0 and 10 as scheduled, 20 with a stall; finished.
+    int64_t addStalledRun() {
+        const int64_t run = store.addRun(pipelineSpec("pp4", 4, 8));
+        store.writeSpans(run, PipelineSpans{}.make(0));
+        store.writeSpans(run, PipelineSpans{}.make(10));
+        store.writeSpans(run, stalledStep(20));
+        store.finish(run);
+        return run;
+    }
 };
 
 } // namespace
 
 TEST(PipelinePage, ShowsMeasuredBubblesNextToTheSchedulesForTheNewestStep) {
     Fixture f;
-    const int64_t run = f.store.addRun(pipelineSpec("pp4", 4, 8));
-    f.store.writeSpans(run, PipelineSpans{}.make(0));
-    f.store.writeSpans(run, PipelineSpans{}.make(10));
-    f.store.writeSpans(run, stalledStep(20));
-    f.store.finish(run);
-
-    f.page.setRun(run);
+    f.page.setRun(f.addStalledRun());
     ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 20; }));
     EXPECT_EQ(f.page.steps(), (std::vector<int64_t>{0, 10, 20}));
     ASSERT_EQ(f.page.model()->rowCount(), 5);
@@ -234,4 +240,57 @@ TEST(PipelinePage, DoesNotWidenTheWindow) {
     StoreWatcher watcher(store.qpath());
     PipelinePage page(&watcher);
     EXPECT_LE(page.minimumSizeHint().width(), 820) << page.minimumSizeHint().width();
+}
+
+TEST(PipelinePage, ChartsEachSampledStepsMeasuredBubbleAgainstTheSchedules) {
+    Fixture f;
+    f.page.setRun(f.addStalledRun());
+    ASSERT_TRUE(waitFor([&] { return f.page.bubbleHistory().steps().size() == 3; }));
+
+    const double steady = PipelineBubbles::measure(PipelineSpans{}.make(0)).overall * 100.0;
+    const double theory = 3.0 / 11.0 * 100.0; // (p - 1) / (m + p - 1), p = 4, m = 8
+    CurvePlot* chart = f.page.bubblePlot();
+    EXPECT_EQ(chart->curveNames(), (QStringList{"measured", "theoretical"}));
+    const PlotTable table = chart->table();
+    EXPECT_EQ(table.header, (QStringList{"step", "measured", "theoretical"}));
+    ASSERT_EQ(table.rows.size(), 3u);
+    EXPECT_EQ(table.rows[0][0], QStringLiteral("0"));
+    EXPECT_DOUBLE_EQ(table.rows[0][1].toDouble(), steady);
+    EXPECT_EQ(table.rows[2][0], QStringLiteral("20"));
+    // The stalled step, as the table measures it when it is shown.
+    EXPECT_DOUBLE_EQ(table.rows[2][1].toDouble(), 11.0 / 27.0 * 100.0);
+    for (const QStringList& row : table.rows) EXPECT_DOUBLE_EQ(row[2].toDouble(), theory);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 20; }));
+    EXPECT_DOUBLE_EQ(f.page.model()->bubbles().overall * 100.0, table.rows[2][1].toDouble());
+
+    // Another run: its own steps only, against its own schedule's line.
+    const int64_t other = f.store.addRun(pipelineSpec("pp2", 2, 4));
+    PipelineSpans two;
+    two.stages = 2;
+    two.microbatches = 4;
+    f.store.writeSpans(other, two.make(5));
+    f.store.finish(other);
+    f.page.setRun(other);
+    ASSERT_TRUE(waitFor([&] { return f.page.bubbleHistory().steps().size() == 1; }));
+    EXPECT_EQ(f.page.bubbleHistory().steps()[0].step, 5);
+    const PlotTable single = f.page.bubblePlot()->table();
+    ASSERT_EQ(single.rows.size(), 1u);
+    EXPECT_EQ(single.rows[0][0], QStringLiteral("5"));
+    EXPECT_DOUBLE_EQ(single.rows[0][2].toDouble(), 100.0 / 5.0);
+}
+
+TEST(PipelinePage, BubbleChartGrowsWithARunningRunsSampledSteps) {
+    Fixture f;
+    const int64_t run = f.store.addRun(pipelineSpec("live", 4, 8));
+    f.store.writeSpans(run, PipelineSpans{}.make(0));
+    f.store.writeSpans(run, PipelineSpans{}.make(10));
+    f.page.setRun(run);
+    // The newest step may still be missing ranks: held back from the chart as from the list.
+    ASSERT_TRUE(waitFor([&] { return f.page.bubbleHistory().steps().size() == 1; }));
+    f.store.writeSpans(run, stalledStep(20));
+    ASSERT_TRUE(waitFor([&] { return f.page.bubbleHistory().steps().size() == 2; }, 15000));
+    f.store.finish(run);
+    ASSERT_TRUE(waitFor([&] { return f.page.bubbleHistory().steps().size() == 3; }, 15000));
+    EXPECT_DOUBLE_EQ(*f.page.bubbleHistory().steps()[2].overall, 11.0 / 27.0);
+    EXPECT_EQ(f.page.bubbleHistory().measured()->size(), 3u);
 }
