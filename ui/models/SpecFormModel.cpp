@@ -1,5 +1,6 @@
 #include "ui/models/SpecFormModel.h"
 
+#include "core/spec/SpecCompare.h"
 #include "core/spec/SpecFields.h"
 
 #include <QStringList>
@@ -60,9 +61,17 @@ QString unusableDimension(const RunSpec& spec) {
     return {};
 }
 
+// Which issue of one validation is the same as one of the next: its field, severity and related
+// fields (the message changes with the values).
+std::string issueKey(const SpecIssue& issue) {
+    std::string key = issue.field + (issue.warning ? "\x1f" "w" : "\x1f" "e");
+    for (const std::string& r : issue.related) key += "\x1f" + r;
+    return key;
+}
+
 } // namespace
 
-SpecFormModel::SpecFormModel(QObject* parent) : QObject(parent) {
+SpecFormModel::SpecFormModel(QObject* parent) : QObject(parent), m_machine(thisMachine()) {
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(kDebounceMs);
     connect(&m_debounce, &QTimer::timeout, this, &SpecFormModel::validateNow);
@@ -71,13 +80,27 @@ SpecFormModel::SpecFormModel(QObject* parent) : QObject(parent) {
 
 void SpecFormModel::setSpec(const RunSpec& spec) {
     m_spec = spec;
+    m_loaded = spec;
     m_inputErrors.clear();
+    m_edited.clear();
+    m_causes.assign(m_issues.size(), std::string());
     emit specReset();
     scheduleValidation();
 }
 
+bool SpecFormModel::isModified() const {
+    return m_spec != m_loaded;
+}
+
+void SpecFormModel::noteEdit(const QString& path) {
+    const std::string key = path.toStdString();
+    m_edited.erase(std::remove(m_edited.begin(), m_edited.end(), key), m_edited.end());
+    m_edited.push_back(key);
+}
+
 void SpecFormModel::edit(const QString& path, const std::function<void(RunSpec&)>& change) {
     change(m_spec);
+    noteEdit(path);
     emit specEdited(path);
     scheduleValidation();
 }
@@ -175,6 +198,7 @@ bool SpecFormModel::setField(const QString& path, const QVariant& value) {
         *ref);
     if (!ok) return false;
     m_spec = std::move(next);
+    noteEdit(path);
     emit specEdited(path);
     scheduleValidation();
     return true;
@@ -200,6 +224,18 @@ std::vector<SpecIssue> SpecFormModel::issuesFor(const QString& path) const {
     for (const SpecIssue& issue : m_issues)
         if (issue.field == key) out.push_back(issue);
     return out;
+}
+
+std::vector<SpecIssue> SpecFormModel::issuesCausedBy(const QString& path) const {
+    std::vector<SpecIssue> out;
+    const std::string key = path.toStdString();
+    for (size_t i = 0; i < m_issues.size() && i < m_causes.size(); ++i)
+        if (m_causes[i] == key) out.push_back(m_issues[i]);
+    return out;
+}
+
+QString SpecFormModel::causeOf(size_t index) const {
+    return index < m_causes.size() ? QString::fromStdString(m_causes[index]) : QString();
 }
 
 bool SpecFormModel::hasErrors() const {
@@ -240,6 +276,11 @@ double SpecFormModel::deviceCapacityBytes() const {
     return physicalMemoryBytes() / double(ranksPerNode());
 }
 
+void SpecFormModel::setMachine(const MachineInfo& machine) {
+    m_machine = machine;
+    scheduleValidation();
+}
+
 void SpecFormModel::setCudaMemoryGiB(double gib) {
     if (gib == m_cudaMemoryGiB) return;
     m_cudaMemoryGiB = gib;
@@ -255,13 +296,38 @@ void SpecFormModel::validateNow() {
     std::vector<SpecIssue> issues;
     for (const auto& [path, message] : m_inputErrors)
         issues.push_back({path.toStdString(), message.toStdString(), false});
-    for (SpecIssue& issue : validateSpec(m_spec, thisMachine())) {
+    for (SpecIssue& issue : validateSpec(m_spec, m_machine)) {
         // A field whose text does not parse has a stale value in the spec: its own message is the
         // one that matters.
         if (m_inputErrors.count(QString::fromStdString(issue.field))) continue;
         issues.push_back(std::move(issue));
     }
+    // The field a person changed is where they look: an issue of another field that appears (or
+    // changes) right after the change is attributed to the changed field when it depends on it. One
+    // that stays the same keeps what it was attributed to, so an unrelated edit does not move it.
+    std::map<std::string, std::pair<std::string, std::string>> before; // key -> (message, cause)
+    for (size_t i = 0; i < m_issues.size(); ++i)
+        before.emplace(issueKey(m_issues[i]), std::pair{m_issues[i].message, i < m_causes.size() ? m_causes[i] : ""});
+    std::vector<std::string> causes(issues.size());
+    for (size_t i = 0; i < issues.size(); ++i) {
+        const SpecIssue& issue = issues[i];
+        const auto old = before.find(issueKey(issue));
+        const bool changed = old == before.end() || old->second.first != issue.message;
+        std::string cause = old == before.end() ? std::string() : old->second.second;
+        if (changed) {
+            for (auto it = m_edited.rbegin(); it != m_edited.rend(); ++it) {
+                if (*it == issue.field) break; // the issue's own field changed: it is where it belongs
+                if (std::find(issue.related.begin(), issue.related.end(), *it) != issue.related.end()) {
+                    cause = *it;
+                    break;
+                }
+            }
+        }
+        causes[i] = std::move(cause);
+    }
+    m_edited.clear();
     m_issues = std::move(issues);
+    m_causes = std::move(causes);
     try {
         const QString unusable = unusableDimension(m_spec);
         if (!unusable.isEmpty()) throw std::invalid_argument(unusable.toStdString());

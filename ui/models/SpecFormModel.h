@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/spec/Estimates.h"
+#include "core/spec/MachineInfo.h"
 #include "core/spec/RunSpec.h"
 #include "core/spec/SpecValidator.h"
 
@@ -29,8 +30,15 @@ public:
     explicit SpecFormModel(QObject* parent = nullptr);
 
     const RunSpec& spec() const { return m_spec; }
-    // Replaces the whole spec (a loaded file, a preset); clears input errors.
+    // Replaces the whole spec (a loaded file, a preset); clears input errors. The spec becomes the
+    // one edits are measured against (isModified).
     void setSpec(const RunSpec& spec);
+    // The spec as last set with setSpec, before any edit.
+    const RunSpec& loadedSpec() const { return m_loaded; }
+    // Whether edits changed the spec since setSpec or markSaved (an edit undone by hand is no change).
+    bool isModified() const;
+    // The spec as it is now was written to a file: edits are measured from it.
+    void markSaved() { m_loaded = m_spec; }
     // Applies `change` to the spec; `path` names the field changed, for specEdited().
     void edit(const QString& path, const std::function<void(RunSpec&)>& change);
 
@@ -49,6 +57,13 @@ public:
     // Validator issues and input errors, as of the last validation.
     const std::vector<SpecIssue>& issues() const { return m_issues; }
     std::vector<SpecIssue> issuesFor(const QString& path) const;
+    // Issues of other fields that an edit of `path` brought about: the field a person changed was
+    // among the issue's related fields when the issue appeared or its message changed ("model.heads
+    // = 6 is not divisible by parallel.tp = 4" after parallel.tp was set to 4). The attribution lasts
+    // while the issue does, and ends with setSpec.
+    std::vector<SpecIssue> issuesCausedBy(const QString& path) const;
+    // The edited field issue `index` of issues() is attributed to ("" when none).
+    QString causeOf(size_t index) const;
     bool hasErrors() const;
     // Estimates of the last validation; empty when the model could not be resolved (estimateError).
     const std::optional<Estimates>& estimates() const { return m_estimates; }
@@ -60,6 +75,9 @@ public:
     void setCudaMemoryGiB(double gib);
     // Ranks of the layout that run on one node (local: all of them).
     int64_t ranksPerNode() const;
+    // The machine a local run is checked against (cores, memory): thisMachine() unless set.
+    const MachineInfo& machine() const { return m_machine; }
+    void setMachine(const MachineInfo& machine);
 
     // Validates at once instead of after the quiet period.
     void validateNow();
@@ -75,8 +93,15 @@ signals:
 
 private:
     void scheduleValidation();
+    void noteEdit(const QString& path);
 
     RunSpec m_spec;
+    RunSpec m_loaded;
+    MachineInfo m_machine;
+    // Fields edited since the last validation, oldest first.
+    std::vector<std::string> m_edited;
+    // The cause of each issue in m_issues, by position.
+    std::vector<std::string> m_causes;
     std::map<QString, QString> m_inputErrors;
     std::vector<SpecIssue> m_issues;
     std::optional<Estimates> m_estimates;

@@ -4,7 +4,9 @@
 #include "core/launch/LaunchPlan.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/SpecIO.h"
+#include "core/store/StoreTypes.h"
 #include "ui/models/RunLauncher.h"
+#include "ui/models/RunListModel.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/pages/EstimatePanel.h"
 
@@ -223,19 +225,26 @@ NewRunPage::NewRunPage(QWidget* parent)
         refreshFields();
         refreshVisibility();
         refreshDerived();
+        // What was said about the spec as it was (loaded, saved, copied, a run started from it)
+        // no longer describes the form.
+        if (m_messageKind == MessageKind::Note || (m_messageKind == MessageKind::Launch && !m_launcher->isBusy()))
+            clearMessage();
     });
     connect(m_model, &SpecFormModel::validated, this, [this] {
         showIssues();
         updateLaunchButton();
+        if (m_messageKind == MessageKind::SpecErrors && !m_model->hasErrors()) clearMessage();
     });
     connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
         showMessage(m_editedRun > 0 ? tr("Run #%1 started with the changed spec of run #%2; its supervisor keeps it "
                                          "going when the console closes.").arg(id).arg(m_editedRun)
                                     : tr("Run #%1 started; its supervisor keeps it going when the console closes.").arg(id),
-                    false);
+                    false, MessageKind::Launch);
+        m_messageRun = id;
         m_editedRun = 0;
         updateLaunchButton();
         emit runLaunched(id);
+        followLaunchedRun();
     });
     connect(m_launcher, &RunLauncher::failed, this, [this](const QString& message) {
         showMessage(message, true);
@@ -476,6 +485,25 @@ QWidget* NewRunPage::buildModelGroup() {
     presetLayout->addWidget(m_resetDims);
     connect(m_modelPreset, &QComboBox::activated, this, [this](int index) {
         const QString preset = m_modelPreset->itemData(index).toString();
+        if (preset != QLatin1String("custom")) {
+            // A preset drops the dimensions set by hand; those changed since the spec was loaded
+            // would be lost.
+            ModelSpec now = m_model->spec().model;
+            ModelSpec loaded = m_model->loadedSpec().model;
+            QStringList changed;
+            for (const char* field : kDimensionFields) {
+                const std::optional<int64_t>* slot = dimensionSlot(now, QLatin1String(field));
+                if (slot && slot->has_value() && *slot != *dimensionSlot(loaded, QLatin1String(field)))
+                    changed << QLatin1String(field);
+            }
+            if (!changed.isEmpty() &&
+                !confirmDiscard(tr("Model preset"),
+                                tr("The preset %1 replaces the dimensions set by hand (%2).")
+                                    .arg(preset, changed.join(QStringLiteral(", "))))) {
+                m_fields[QStringLiteral("model.preset")].refresh(); // back to what the spec says
+                return;
+            }
+        }
         m_model->edit(QStringLiteral("model.preset"), [preset](RunSpec& s) {
             if (preset == QLatin1String("custom")) {
                 // Freeze what is shown: every dimension the kind uses becomes explicit (the others
@@ -850,6 +878,16 @@ void NewRunPage::showIssues() {
             lines << q(issue.message);
             error |= !issue.warning;
         }
+        // Issues of other fields this field's last change brought about: the person looks at the
+        // field they changed, not at the one the validator names.
+        for (const SpecIssue& issue : m_model->issuesCausedBy(path)) {
+            const QString message = q(issue.message).contains(q(issue.field))
+                                        ? q(issue.message)
+                                        : q(issue.field) + QStringLiteral(": ") + q(issue.message);
+            lines << (issue.warning ? tr("This value affects %1: %2") : tr("This value conflicts with %1: %2"))
+                         .arg(q(issue.field), message);
+            error |= !issue.warning;
+        }
         field.issue->setText(lines.join(QChar('\n')));
         field.issue->setStyleSheet(QStringLiteral("color: %1;").arg((error ? kErrorColor : kWarningColor).name()));
         field.issue->setVisible(!lines.isEmpty());
@@ -884,10 +922,49 @@ void NewRunPage::updateLaunchButton() {
     m_launch->setText(m_launcher->isBusy() ? tr("Launching…") : tr("Launch"));
 }
 
-void NewRunPage::showMessage(const QString& text, bool error) {
+void NewRunPage::showMessage(const QString& text, bool error, MessageKind kind) {
     m_message->setText(text);
     m_message->setStyleSheet(error ? QStringLiteral("color: %1;").arg(kErrorColor.name()) : QString());
+    m_messageKind = text.isEmpty() ? MessageKind::None : kind;
+    if (kind != MessageKind::Launch) m_messageRun = 0;
     emit statusMessage(text);
+}
+
+void NewRunPage::clearMessage() {
+    if (m_message->text().isEmpty() && m_messageKind == MessageKind::None) return;
+    showMessage(QString(), false, MessageKind::None);
+}
+
+void NewRunPage::setRunList(RunListModel* runs) {
+    if (m_runs) disconnect(m_runs, nullptr, this, nullptr);
+    m_runs = runs;
+    if (!runs) return;
+    connect(runs, &QAbstractItemModel::modelReset, this, &NewRunPage::followLaunchedRun);
+    connect(runs, &QAbstractItemModel::rowsInserted, this, &NewRunPage::followLaunchedRun);
+    connect(runs, &QAbstractItemModel::dataChanged, this, &NewRunPage::followLaunchedRun);
+    followLaunchedRun();
+}
+
+void NewRunPage::followLaunchedRun() {
+    if (m_messageKind != MessageKind::Launch || m_messageRun <= 0 || !m_runs) return;
+    const std::optional<RunRecord> r = m_runs->run(m_messageRun);
+    if (!r || r->state == RunState::Running || r->state == RunState::Queued) return;
+    const QString steps = tr("%1 / %2 steps").arg(r->last_step < 0 ? 0 : stepsDoneAfter(r->last_step)).arg(r->steps_total);
+    const QString who = r->name.empty() ? tr("Run #%1").arg(r->id) : tr("Run #%1 %2").arg(r->id).arg(q(r->name));
+    QString text = r->state == RunState::Succeeded ? tr("%1 succeeded: %2.").arg(who, steps)
+                                                   : tr("%1 %2 after %3").arg(who, q(r->state), steps);
+    if (r->state != RunState::Succeeded) text += r->exit_reason.empty() ? QStringLiteral(".") : QStringLiteral(": ") + q(r->exit_reason);
+    // A note now: the next edit of the form clears it.
+    showMessage(text, r->state == RunState::Failed || r->state == RunState::Lost, MessageKind::Note);
+}
+
+bool NewRunPage::confirmDiscard(const QString& title, const QString& what) {
+    if (!m_model->isModified()) return true;
+    const QString text = tr("%1 The form's changes since it was loaded are not saved and will be lost.").arg(what);
+    if (m_confirmDiscard) return m_confirmDiscard(title, text);
+    QMessageBox box(QMessageBox::Question, title, text, QMessageBox::Discard | QMessageBox::Cancel, this);
+    box.setDefaultButton(QMessageBox::Cancel);
+    return box.exec() == QMessageBox::Discard;
 }
 
 QWidget* NewRunPage::fieldEditor(const QString& path) const {
@@ -915,13 +992,13 @@ void NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString&
                    "(Resume on the Live page continues run #%1 unchanged from its last checkpoint).\nRun #%1 %2")
                     .arg(fromRun)
                     .arg(why),
-                false);
+                false, MessageKind::Context);
 }
 
 void NewRunPage::setSpec(const RunSpec& spec, const QString& sourcePath) {
     m_editedRun = 0;
     // What was said about the spec before does not hold for this one.
-    if (!m_message->text().isEmpty()) showMessage(QString(), false);
+    clearMessage();
     m_sourcePath = sourcePath;
     m_model->setSpec(spec);
     emit specFileChanged(sourcePath);
@@ -966,6 +1043,7 @@ bool NewRunPage::saveSpecFile(const QString& path, QString* error) {
         return false;
     }
     m_sourcePath = path;
+    m_model->markSaved();
     emit specFileChanged(path);
     showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), false);
     return true;
@@ -975,6 +1053,8 @@ void NewRunPage::openSpecDialog() {
     const QString start = m_sourcePath.isEmpty() ? presetDirectories().value(0) : QFileInfo(m_sourcePath).absolutePath();
     const QString path = FileDialogs::openFile(this, tr("Open run spec"), start, tr("Run specs (*.toml);;All files (*)"));
     if (path.isEmpty()) return;
+    if (!confirmDiscard(tr("Open run spec"), tr("Opening %1 replaces the form.").arg(QDir::toNativeSeparators(path))))
+        return;
     QString error;
     if (!loadSpecFile(path, &error)) QMessageBox::warning(this, tr("Open run spec"), error);
 }
@@ -1034,6 +1114,7 @@ void NewRunPage::loadPreset(const QString& name) {
         showMessage(tr("No preset named %1 in %2").arg(name, presetDirectories().join(QStringLiteral(", "))), true);
         return;
     }
+    if (!confirmDiscard(tr("Start from a preset"), tr("The preset %1 replaces the form.").arg(name))) return;
     // A preset is a starting point: saving should not overwrite the example.
     if (loadSpecFile(it.value())) m_sourcePath.clear();
 }
@@ -1114,7 +1195,8 @@ void NewRunPage::copyCliCommand() {
 void NewRunPage::launch() {
     m_model->validateNow();
     if (m_model->hasErrors()) {
-        showMessage(tr("The spec has errors (in red beside their fields); fix them to launch."), true);
+        showMessage(tr("The spec has errors (in red beside their fields); fix them to launch."), true,
+                    MessageKind::SpecErrors);
         updateLaunchButton();
         return;
     }
@@ -1124,7 +1206,7 @@ void NewRunPage::launch() {
         showMessage(error, true);
         return;
     }
-    showMessage(tr("Starting %1…").arg(QDir::toNativeSeparators(spec)), false);
+    showMessage(tr("Starting %1…").arg(QDir::toNativeSeparators(spec)), false, MessageKind::Launch);
     m_launcher->launch(spec);
     updateLaunchButton();
 }

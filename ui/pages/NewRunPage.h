@@ -30,6 +30,7 @@ namespace parallax {
 
 class EstimatePanel;
 class RunLauncher;
+class RunListModel;
 class SpecFormModel;
 
 // The New run form: a spec, field by field (model, data, training, parallel layout, target), with
@@ -48,6 +49,15 @@ public:
 
     void setStorePath(const QString& path);
     QString storePath() const { return m_storePath; }
+    // The store's runs, so that the message about a run launched from here follows its state
+    // ("Run #12 started" becomes "Run #12 failed after 3 / 20 steps: ..." when it ends).
+    void setRunList(RunListModel* runs);
+
+    // Asked before the form's unsaved changes are replaced (a preset, a spec file, a model preset
+    // that drops dimensions set by hand); answers whether to discard them. Unless set, a message
+    // box with Discard and Cancel asks.
+    using ConfirmDiscard = std::function<bool(const QString& title, const QString& text)>;
+    void setConfirmDiscard(ConfirmDiscard confirm) { m_confirmDiscard = std::move(confirm); }
 
     void setSpec(const RunSpec& spec, const QString& sourcePath = {});
     // The spec of an earlier run, to change and launch again as a new run; `why` is how that run
@@ -134,7 +144,14 @@ private:
     void refreshDerived();
     void showIssues();
     void updateLaunchButton();
-    void showMessage(const QString& text, bool error);
+    // What a message is about decides when it goes: a note (loaded, saved, copied, a launch that
+    // failed) with the next edit, the spec's errors once they are fixed, a launch's progress when
+    // its run ends, the context of an earlier run's spec when the spec is launched or replaced.
+    enum class MessageKind { None, Note, SpecErrors, Launch, Context };
+    void showMessage(const QString& text, bool error, MessageKind kind = MessageKind::Note);
+    void clearMessage();
+    void followLaunchedRun();
+    bool confirmDiscard(const QString& title, const QString& what);
     void fillPresetCombo();
     void browseDataPath();
     void refreshClusterChoice();
@@ -144,6 +161,10 @@ private:
     QString m_storePath;
     QString m_sourcePath;
     qint64 m_editedRun = 0;
+    MessageKind m_messageKind = MessageKind::None;
+    qint64 m_messageRun = 0; // the run a Launch message is about (0: still starting)
+    QPointer<RunListModel> m_runs;
+    ConfirmDiscard m_confirmDiscard;
     std::map<QString, Field> m_fields;
     std::map<QString, QFormLayout*> m_rowForms;
 

@@ -1,6 +1,8 @@
 #include "BrowseTestSupport.h"
 
 #include "core/spec/SpecIO.h"
+#include "ui/models/RunLauncher.h"
+#include "ui/models/RunListModel.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/pages/EstimatePanel.h"
 #include "ui/pages/NewRunPage.h"
@@ -61,12 +63,52 @@ void settle(NewRunPage& page) {
 struct Page {
     QTemporaryDir dir;
     NewRunPage page;
+    // What the page asked before discarding the form's changes, and the answer it gets.
+    QStringList asked;
+    bool discard = true;
     Page() {
         page.setStorePath(dir.filePath(QStringLiteral("parallax.db")));
+        page.setConfirmDiscard([this](const QString& title, const QString& text) {
+            asked << title + QStringLiteral(": ") + text;
+            return discard;
+        });
         page.setSpec(tinySpec("form"));
         page.formModel()->validateNow();
     }
 };
+
+QComboBox* modelPresetCombo(NewRunPage& page) {
+    return page.fieldEditor(QStringLiteral("model.preset"))->findChild<QComboBox*>();
+}
+
+void pickModelPreset(NewRunPage& page, const QString& preset) {
+    QComboBox* combo = modelPresetCombo(page);
+    ASSERT_NE(combo, nullptr);
+    const int index = combo->findData(preset);
+    ASSERT_GE(index, 0) << preset.toStdString();
+    combo->setCurrentIndex(index);
+    emit combo->activated(index);
+}
+
+// A machine of `cores` cores and memory to spare.
+MachineInfo machineOf(int64_t cores) {
+    MachineInfo m;
+    m.cores = cores;
+    m.ram_bytes = int64_t(256) << 30;
+    return m;
+}
+
+RunRecord runRecord(qint64 id, const std::string& state, int64_t lastStep, const std::string& reason = {}) {
+    RunRecord r;
+    r.id = id;
+    r.name = "form";
+    r.state = state;
+    r.created_at = 1000;
+    r.steps_total = 20;
+    r.last_step = lastStep;
+    r.exit_reason = reason;
+    return r;
+}
 
 } // namespace
 
@@ -248,6 +290,7 @@ TEST(NewRunPage, PresetChangesDropHandSetDimensionsAndCustomKeepsThem) {
     const int small = preset->findData(QStringLiteral("small"));
     preset->setCurrentIndex(small);
     emit preset->activated(small);
+    ASSERT_EQ(p.asked.size(), 1); // the layers typed by hand go
     EXPECT_EQ(page.formModel()->spec().model.preset, "small");
     EXPECT_FALSE(page.formModel()->spec().model.layers.has_value());
     EXPECT_EQ(qobject_cast<QSpinBox*>(page.fieldEditor(QStringLiteral("model.layers")))->value(), 6); // gpt small
@@ -365,4 +408,191 @@ TEST(NewRunPage, TargetHostsPicksAClusterProfileAndRoundTrips) {
     page.setSpec(gone);
     EXPECT_EQ(combo->currentText(), QStringLiteral("gone (no such profile)"));
     EXPECT_EQ(combo->currentData().toString(), QStringLiteral("gone"));
+}
+
+// Issue 19: setting parallel.tp = 3 marked model.heads, model.ffn and model.vocab, fields the person
+// had not touched, and nothing beside parallel.tp.
+TEST(NewRunPage, AnIssueAChangeBringsAboutIsShownBesideTheChangedField) {
+    Page p;
+    NewRunPage& page = p.page;
+    // A machine where 6 ranks fit, so that only the layout's issues come.
+    page.formModel()->setMachine(machineOf(64));
+    settle(page);
+    typeInto(page.fieldEditor(QStringLiteral("parallel.tp")), QStringLiteral("3"));
+    settle(page);
+    QLabel* tp = page.fieldIssueLabel(QStringLiteral("parallel.tp"));
+    EXPECT_FALSE(tp->isHidden());
+    EXPECT_EQ(tp->property("severity").toString(), QStringLiteral("error"));
+    EXPECT_TRUE(tp->text().contains(QStringLiteral("This value conflicts with model.heads: model.heads = 4 is not "
+                                                   "divisible by parallel.tp = 3")))
+        << tp->text().toStdString();
+    // The field the validator names still shows it too.
+    QLabel* heads = page.fieldIssueLabel(QStringLiteral("model.heads"));
+    EXPECT_FALSE(heads->isHidden());
+    EXPECT_TRUE(heads->text().startsWith(QStringLiteral("model.heads = 4 is not divisible by parallel.tp = 3")))
+        << heads->text().toStdString();
+    EXPECT_EQ(page.formModel()->issuesCausedBy(QStringLiteral("parallel.tp")).size(),
+              page.formModel()->issuesFor(QStringLiteral("model.heads")).size() +
+                  page.formModel()->issuesFor(QStringLiteral("model.ffn")).size() +
+                  page.formModel()->issuesFor(QStringLiteral("model.vocab")).size());
+
+    // An edit of an unrelated field leaves the marker where the change was made.
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("30"));
+    settle(page);
+    EXPECT_TRUE(tp->text().contains(QStringLiteral("conflicts with model.heads"))) << tp->text().toStdString();
+
+    // A dimension changed by hand that breaks the layout is marked where it was changed, and the
+    // layout field does not take the blame.
+    typeInto(page.fieldEditor(QStringLiteral("parallel.tp")), QStringLiteral("2"));
+    settle(page);
+    EXPECT_TRUE(tp->isHidden()) << tp->text().toStdString();
+    typeInto(page.fieldEditor(QStringLiteral("model.heads")), QStringLiteral("3"));
+    settle(page);
+    EXPECT_TRUE(heads->text().contains(QStringLiteral("model.heads = 3 is not divisible by parallel.tp = 2")))
+        << heads->text().toStdString();
+    EXPECT_TRUE(tp->isHidden()) << tp->text().toStdString();
+
+    // A new spec starts without attributions.
+    page.setSpec(tinySpec("again"));
+    settle(page);
+    EXPECT_TRUE(page.formModel()->issuesCausedBy(QStringLiteral("parallel.tp")).empty());
+}
+
+// Issue 19: more ranks than cores on this machine drew no word on the field that was changed.
+TEST(NewRunPage, MoreRanksThanCoresWarnsOnTheChangedLayout) {
+    Page p;
+    NewRunPage& page = p.page;
+    page.formModel()->setMachine(machineOf(2));
+    settle(page);
+    EXPECT_TRUE(page.fieldIssueLabel(QStringLiteral("launch.target"))->isHidden());
+    typeInto(page.fieldEditor(QStringLiteral("parallel.dp")), QStringLiteral("4"));
+    typeInto(page.fieldEditor(QStringLiteral("train.global_batch")), QStringLiteral("16"));
+    settle(page);
+    QLabel* target = page.fieldIssueLabel(QStringLiteral("launch.target"));
+    EXPECT_FALSE(target->isHidden());
+    EXPECT_EQ(target->property("severity").toString(), QStringLiteral("warning"));
+    EXPECT_TRUE(target->text().contains(QStringLiteral("starts 4 ranks on this machine's 2 cores"))) << target->text().toStdString();
+    // dp was the last field of the layout changed before the warning appeared... then the batch:
+    // the warning is the layout's, so it is shown beside parallel.dp.
+    QLabel* dp = page.fieldIssueLabel(QStringLiteral("parallel.dp"));
+    EXPECT_FALSE(dp->isHidden());
+    EXPECT_TRUE(dp->text().contains(QStringLiteral("This value affects launch.target"))) << dp->text().toStdString();
+    EXPECT_TRUE(page.launchButton()->isEnabled()); // a warning does not block
+}
+
+TEST(NewRunPage, AnAbsurdLearningRateWarnsBesideIt) {
+    Page p;
+    const QString path = QStringLiteral("train.lr");
+    typeInto(p.page.fieldEditor(path), QStringLiteral("1e30"));
+    settle(p.page);
+    const QLabel* lr = p.page.fieldIssueLabel(path);
+    EXPECT_EQ(lr->property("severity").toString(), QStringLiteral("warning"));
+    EXPECT_TRUE(!lr->isHidden() && lr->text().contains(QStringLiteral("train.lr = 1e+30 is far above any usable rate")))
+        << lr->text().toStdString();
+}
+
+// Issue 19: picking a preset discarded the form's edits without asking.
+TEST(NewRunPage, PickingAPresetAsksBeforeDiscardingEdits) {
+    Page p;
+    NewRunPage& page = p.page;
+    // Nothing changed since the spec was set: no question.
+    page.loadPreset(QStringLiteral("quickstart"));
+    EXPECT_TRUE(p.asked.isEmpty()) << p.asked.join('\n').toStdString();
+    EXPECT_EQ(page.formModel()->spec().name, "quickstart");
+
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("77"));
+    ASSERT_TRUE(page.formModel()->isModified());
+    // Cancel keeps the edits.
+    p.discard = false;
+    auto* presets = page.findChild<QComboBox*>();
+    ASSERT_NE(presets, nullptr);
+    ASSERT_TRUE(presets->placeholderText().startsWith(QStringLiteral("Start from a preset")));
+    const int quickstart = presets->findText(QStringLiteral("quickstart"));
+    ASSERT_GE(quickstart, 0);
+    emit presets->activated(quickstart);
+    ASSERT_EQ(p.asked.size(), 1);
+    EXPECT_TRUE(p.asked[0].contains(QStringLiteral("quickstart"))) << p.asked[0].toStdString();
+    EXPECT_EQ(page.formModel()->spec().train.steps, 77);
+    // Discard replaces them.
+    p.discard = true;
+    emit presets->activated(quickstart);
+    EXPECT_EQ(p.asked.size(), 2);
+    EXPECT_NE(page.formModel()->spec().train.steps, 77);
+    EXPECT_FALSE(page.formModel()->isModified());
+
+    // An edit undone by hand is no change.
+    const int64_t steps = page.formModel()->spec().train.steps;
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("5"));
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QString::number(steps));
+    EXPECT_FALSE(page.formModel()->isModified());
+}
+
+TEST(NewRunPage, AModelPresetAsksBeforeDroppingDimensionsSetByHand) {
+    Page p;
+    NewRunPage& page = p.page;
+    // No dimension set by hand: a preset changes nothing typed, and asks nothing.
+    pickModelPreset(page, QStringLiteral("small"));
+    EXPECT_TRUE(p.asked.isEmpty());
+    EXPECT_EQ(page.formModel()->spec().model.preset, "small");
+
+    typeInto(page.fieldEditor(QStringLiteral("model.heads")), QStringLiteral("2"));
+    p.discard = false;
+    pickModelPreset(page, QStringLiteral("tiny"));
+    ASSERT_EQ(p.asked.size(), 1);
+    EXPECT_TRUE(p.asked[0].contains(QStringLiteral("model.heads"))) << p.asked[0].toStdString();
+    EXPECT_EQ(page.formModel()->spec().model.preset, "small");
+    EXPECT_EQ(page.formModel()->spec().model.heads, std::optional<int64_t>(2));
+    EXPECT_EQ(modelPresetCombo(page)->currentData().toString(), QStringLiteral("small")); // the combo goes back
+    // "custom" keeps every dimension: nothing to ask.
+    pickModelPreset(page, QStringLiteral("custom"));
+    EXPECT_EQ(p.asked.size(), 1);
+    EXPECT_EQ(page.formModel()->spec().model.heads, std::optional<int64_t>(2));
+}
+
+// Issue 19: status messages stayed after what they said had changed.
+TEST(NewRunPage, MessagesGoWhenWhatTheySayNoLongerHolds) {
+    Page p;
+    NewRunPage& page = p.page;
+    QLabel* message = page.messageLabel();
+
+    // "Saved ..." goes with the next edit.
+    QString error;
+    ASSERT_TRUE(page.saveSpecFile(p.dir.filePath(QStringLiteral("s.toml")), &error)) << error.toStdString();
+    EXPECT_TRUE(message->text().startsWith(QStringLiteral("Saved"))) << message->text().toStdString();
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("21"));
+    EXPECT_TRUE(message->text().isEmpty()) << message->text().toStdString();
+
+    // The errors a launch refused goes once they are fixed.
+    typeInto(page.fieldEditor(QStringLiteral("parallel.tp")), QStringLiteral("3"));
+    page.launch();
+    EXPECT_TRUE(message->text().contains(QStringLiteral("The spec has errors"))) << message->text().toStdString();
+    typeInto(page.fieldEditor(QStringLiteral("train.seed")), QStringLiteral("7"));
+    settle(page);
+    EXPECT_TRUE(message->text().contains(QStringLiteral("The spec has errors"))) << "still has errors";
+    typeInto(page.fieldEditor(QStringLiteral("parallel.tp")), QStringLiteral("1"));
+    settle(page);
+    EXPECT_TRUE(message->text().isEmpty()) << message->text().toStdString();
+
+    // "Run #N started" follows that run: it says how the run ended, and goes with the next edit.
+    RunListModel runs;
+    runs.setRuns({runRecord(7, RunState::Running, 2)});
+    page.setRunList(&runs);
+    emit page.launcher()->started(7);
+    EXPECT_TRUE(message->text().startsWith(QStringLiteral("Run #7 started"))) << message->text().toStdString();
+    runs.setRuns({runRecord(7, RunState::Running, 5)});
+    EXPECT_TRUE(message->text().startsWith(QStringLiteral("Run #7 started"))) << message->text().toStdString();
+    runs.setRuns({runRecord(7, RunState::Failed, 5, "rank 1 exited with code 1")});
+    EXPECT_EQ(message->text(), QStringLiteral("Run #7 form failed after 6 / 20 steps: rank 1 exited with code 1"));
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("22"));
+    EXPECT_TRUE(message->text().isEmpty()) << message->text().toStdString();
+
+    // A run that ended before its message was read is told at once.
+    runs.setRuns({runRecord(8, RunState::Succeeded, 19), runRecord(7, RunState::Failed, 5)});
+    emit page.launcher()->started(8);
+    EXPECT_EQ(message->text(), QStringLiteral("Run #8 form succeeded: 20 / 20 steps."));
+
+    // The spec of an earlier run being edited stays said while the form changes.
+    page.editRunSpec(tinySpec("again"), 7, QStringLiteral("failed: rank 1 exited"));
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("23"));
+    EXPECT_TRUE(message->text().startsWith(QStringLiteral("Editing the spec of run #7"))) << message->text().toStdString();
 }
