@@ -1,6 +1,8 @@
 #include "ui/MainWindow.h"
 
 #include "core/spec/SpecIO.h"
+#include "core/util/BuildId.h"
+#include "ui/widgets/DocumentDialog.h"
 #include "ui/widgets/FileDialogs.h"
 
 #include "ui/models/RunListModel.h"
@@ -26,12 +28,15 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace parallax {
 
@@ -156,6 +161,38 @@ void MainWindow::buildMenus() {
                                      [this, p] { showPage(Page(p)); });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + p)));
     }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* guide = help->addAction(tr("&Guide"), this, [this] { showDocument(QStringLiteral("guide.md")); });
+    guide->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&Spec reference"), this, [this] { showDocument(QStringLiteral("spec.md")); });
+    help->addAction(tr("&GPU runs"), this, [this] { showDocument(QStringLiteral("gpu.md")); });
+    help->addSeparator();
+    help->addAction(tr("&About Parallax"), this, [this] {
+        auto* box = new QMessageBox(QMessageBox::Information, tr("About Parallax"), aboutText(), QMessageBox::Close, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        box->open();
+    });
+}
+
+void MainWindow::showDocument(const QString& name) {
+    if (!m_document) {
+        m_document = new DocumentDialog(name, this);
+    } else {
+        m_document->openDocument(name);
+    }
+    m_document->show();
+    m_document->raise();
+    m_document->activateWindow();
+}
+
+DocumentDialog* MainWindow::documentDialog() const { return m_document.data(); }
+
+QString MainWindow::aboutText() const {
+    return tr("%1\nQt %2\nStore: %3\n\nA console for distributed training: launch, watch, compare.")
+        .arg(QString::fromStdString(versionLine("Parallax")), QString::fromLatin1(qVersion()),
+             QDir::toNativeSeparators(m_storePath));
 }
 
 void MainWindow::createStorePages() {
@@ -163,6 +200,7 @@ void MainWindow::createStorePages() {
     m_writer = new RunStoreThread(m_storePath, this);
     m_runs->setWriter(m_writer);
     m_live = new LivePage(m_watcher, m_stack);
+    m_live->setRunList(m_runs);
     m_logs = new LogsPage(m_watcher, m_stack);
     m_pipeline = new PipelinePage(m_watcher, m_stack);
     m_runsPage = new RunsPage(m_runs, m_watcher, m_writer, m_stack);
@@ -176,19 +214,23 @@ void MainWindow::createStorePages() {
 
     connect(m_watcher, &StoreWatcher::runsChanged, this, [this](const std::vector<RunRecord>& runs) {
         m_runs->setNow(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0);
+        // Live follows the newest running run as the list changes (runFollowed below).
         m_runs->setRuns(runs);
-        // The first time: show the newest running run on the Live page, which is what a person
+        // The first time: land on the Live page when a run is going, which is what a person
         // reopening the console after a crash or at 3 a.m. wants to see.
-        if (!m_pickedLiveRun && m_live && m_live->run() == 0) {
+        if (!m_pickedLiveRun) {
             m_pickedLiveRun = true;
-            for (const RunRecord& r : runs)
-                if (r.state == RunState::Running && (m_live->run() == 0 || r.id > m_live->run())) m_live->setRun(r.id);
-            if (m_live->run() != 0) {
-                m_logs->setRun(m_live->run());
-                m_pipeline->setRun(m_live->run());
-            }
+            const bool going = std::any_of(runs.begin(), runs.end(),
+                                           [](const RunRecord& r) { return r.state == RunState::Running; });
+            if (going && m_live && m_live->run() != 0) showPage(Live);
         }
     });
+    connect(m_live, &LivePage::runFollowed, this, [this](qint64 run, const QString& message) {
+        m_logs->setRun(run);
+        m_pipeline->setRun(run);
+        statusBar()->showMessage(message, 15000);
+    });
+    connect(m_live, &LivePage::openRun, this, &MainWindow::openRun);
     connect(m_watcher, &StoreWatcher::storeError, this,
             [this](const QString& message) { statusBar()->showMessage(tr("Store: %1").arg(message), 15000); });
     connect(m_writer, &RunStoreThread::failed, this,

@@ -13,6 +13,7 @@ namespace parallax {
 
 class ClusterPage;
 class ComparePage;
+class DocumentDialog;
 class LivePage;
 class LogsPage;
 class NewRunPage;
@@ -24,7 +25,9 @@ class StoreWatcher;
 
 // The console's window: a navigation list on the left (New run, Live, Logs, Pipeline, Runs, Compare, Cluster), the
 // page on the right, the store and the number of running runs in the status bar. It owns the store
-// watcher that every page reads through, and remembers its geometry, layout and splitters.
+// watcher that every page reads through, and remembers its geometry, layout and splitters. Opened
+// on a store where a run is going, it shows that run on the Live page. Help shows the guide and
+// the spec reference compiled into the console, and its version.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -56,6 +59,12 @@ public:
     RunListModel* runsModel() const { return m_runs; }
     QWidget* page(Page page) const;
 
+    // Help: a document of docs/ ("guide.md", "spec.md") in the window's document dialog.
+    void showDocument(const QString& name);
+    DocumentDialog* documentDialog() const;
+    // What Help > About says: the console's version and build id, Qt's version, the store.
+    QString aboutText() const;
+
     // The window's state (geometry, toolbars, splitters, page) in QSettings.
     void saveSettings() const;
     void restoreSettings();
@@ -76,7 +85,9 @@ private:
     QPointer<StoreWatcher> m_watcher;
     QPointer<RunStoreThread> m_writer;
     RunListModel* m_runs = nullptr;
+    // The first runs list was seen (or a run opened): the window has landed on its page.
     bool m_pickedLiveRun = false;
+    QPointer<DocumentDialog> m_document;
 
     QSplitter* m_splitter = nullptr;
     QListWidget* m_nav = nullptr;

@@ -8,6 +8,8 @@ target_sources(parallax_ui PRIVATE
   models/MetricSeries.h
   models/MetricSeriesPyramid.h
   models/MetricSeriesTypes.h
+  models/RankActivityPalette.cpp
+  models/RankActivityPalette.h
   models/RunSnapshot.cpp
   models/RunSnapshot.h
   models/StoreWatcher.cpp
@@ -25,3 +27,12 @@ target_sources(parallax_ui PRIVATE
   widgets/HostAlarmDelegate.cpp
   widgets/HostAlarmDelegate.h
 )
+
+# The guide and the spec reference, compiled in for Help (DocumentDialog) and installed beside them.
+target_sources(parallax_ui PRIVATE widgets/DocumentDialog.cpp widgets/DocumentDialog.h)
+file(GLOB _parallax_docs CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/docs/*.md")
+if(_parallax_docs)
+  qt_add_resources(parallax_ui parallax_docs PREFIX /docs BASE "${PROJECT_SOURCE_DIR}/docs" FILES ${_parallax_docs})
+  include(GNUInstallDirs)
+  install(FILES ${_parallax_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+endif()

@@ -1,6 +1,9 @@
 #include "ui/models/DeviceGridModel.h"
 
+#include "ui/models/RankActivityPalette.h"
+
 #include <QColor>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
@@ -13,12 +16,23 @@ namespace {
 
 bool known(double v) { return std::isfinite(v) && v >= 0; }
 
-// Cool (idle) to warm (busy): an idle GPU should stand out at a glance.
-QColor utilizationColor(double pct, double full) {
-    if (!known(pct)) return QColor(0xe0, 0xe0, 0xe0);
-    const double f = std::clamp(pct / full, 0.0, 1.0);
-    return QColor::fromHsvF(0.62 - 0.62 * f, 0.25 + 0.45 * f, 0.97);
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The history of `rank` in `histories` (kept in rank order by the caller), made when missing.
+template <typename History>
+History& historyOf(std::map<int, size_t>& index, std::vector<History>& histories, int rank, bool& added) {
+    auto it = index.find(rank);
+    if (it == index.end()) {
+        History h;
+        h.rank = rank;
+        it = index.emplace(rank, histories.size()).first;
+        histories.push_back(std::move(h));
+        added = true;
+    }
+    return histories[it->second];
 }
+
+QString percent(double share) { return QString::number(share * 100.0, 'f', 0) + QLatin1Char('%'); }
 
 const QColor kAlarm(0xc6, 0x28, 0x28);
 
@@ -48,11 +62,25 @@ QString shortStatus(const HostStatus& s) {
 
 DeviceGridModel::DeviceGridModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+double DeviceGridModel::Activity::computeShare() const {
+    const double total = computeMs + waitMs;
+    return total > 0 ? computeMs / total : kNaN;
+}
+
+double DeviceGridModel::Activity::waitShare() const {
+    const double total = computeMs + waitMs;
+    return total > 0 ? waitMs / total : kNaN;
+}
+
 void DeviceGridModel::clear() {
     beginResetModel();
     resetSamples();
     m_rankHosts.clear();
     m_hostStatuses.clear();
+    m_recentSteps.clear();
+    m_stepHistoryIndex.clear();
+    m_stepHistories.clear();
+    m_alerted.clear();
     rebuildLayout();
     endResetModel();
 }
@@ -71,7 +99,121 @@ void DeviceGridModel::setRankHosts(const std::vector<std::string>& hosts) {
     beginResetModel();
     m_rankHosts = hosts;
     rebuildLayout();
+    relabelStepHistories();
     endResetModel();
+}
+
+void DeviceGridModel::cellsChanged() {
+    if (!m_grid.empty() && m_columns > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, m_columns - 1));
+}
+
+QString DeviceGridModel::rankLabel(int rank) const {
+    const auto it = m_latest.find(rank);
+    if (it != m_latest.end()) {
+        const DeviceEvent& e = it->second;
+        return e.device >= 0 ? QStringLiteral("r%1 %2:%3").arg(rank).arg(QString::fromStdString(e.host)).arg(e.device)
+                             : QStringLiteral("r%1 %2").arg(rank).arg(QString::fromStdString(e.host));
+    }
+    if (rank >= 0 && static_cast<size_t>(rank) < m_rankHosts.size())
+        return QStringLiteral("r%1 %2").arg(rank).arg(QString::fromStdString(m_rankHosts[static_cast<size_t>(rank)]));
+    return QStringLiteral("r%1").arg(rank);
+}
+
+void DeviceGridModel::relabelStepHistories() {
+    for (StepHistory& h : m_stepHistories) h.label = rankLabel(h.rank);
+}
+
+void DeviceGridModel::addRankSteps(const std::vector<RankStepEvent>& rows, bool reset) {
+    if (reset) {
+        m_recentSteps.clear();
+        m_stepHistoryIndex.clear();
+        m_stepHistories.clear();
+    }
+    bool newRank = false;
+    for (const RankStepEvent& e : rows) {
+        std::vector<RankStepEvent>& recent = m_recentSteps[e.rank];
+        // A step written again replaces the earlier row.
+        if (!recent.empty() && e.step <= recent.back().step) {
+            for (RankStepEvent& r : recent)
+                if (r.step == e.step) r = e;
+        } else {
+            recent.push_back(e);
+            if (recent.size() > kActivitySteps) recent.erase(recent.begin());
+        }
+        StepHistory& h = historyOf(m_stepHistoryIndex, m_stepHistories, e.rank, newRank);
+        const double total = e.compute_ms + e.wait_ms;
+        const float share = total > 0 ? static_cast<float>(e.compute_ms / total) : std::numeric_limits<float>::quiet_NaN();
+        if (!h.steps.empty() && e.step <= h.steps.back()) {
+            const auto at = std::lower_bound(h.steps.begin(), h.steps.end(), e.step);
+            if (at != h.steps.end() && *at == e.step) h.computeShare[static_cast<size_t>(at - h.steps.begin())] = share;
+            continue;
+        }
+        h.steps.push_back(e.step);
+        h.computeShare.push_back(share);
+    }
+    if (newRank) {
+        std::sort(m_stepHistories.begin(), m_stepHistories.end(),
+                  [](const StepHistory& a, const StepHistory& b) { return a.rank < b.rank; });
+        for (size_t i = 0; i < m_stepHistories.size(); ++i) m_stepHistoryIndex[m_stepHistories[i].rank] = i;
+        relabelStepHistories();
+    }
+    if (reset && rows.empty()) {
+        beginResetModel();
+        endResetModel();
+        return;
+    }
+    cellsChanged();
+}
+
+std::optional<DeviceGridModel::Activity> DeviceGridModel::activity(int rank) const {
+    const auto it = m_recentSteps.find(rank);
+    if (it == m_recentSteps.end() || it->second.empty()) return std::nullopt;
+    Activity a;
+    for (const RankStepEvent& e : it->second) {
+        if (!std::isfinite(e.compute_ms) || !std::isfinite(e.wait_ms)) continue;
+        a.computeMs += std::max(0.0, e.compute_ms);
+        a.waitMs += std::max(0.0, e.wait_ms);
+        ++a.steps;
+    }
+    if (a.steps == 0) return std::nullopt;
+    a.computeMs /= a.steps;
+    a.waitMs /= a.steps;
+    return a;
+}
+
+std::vector<int> DeviceGridModel::ranksNamedBy(const std::string& message) {
+    static const QRegularExpression named(QStringLiteral("\\branks? (\\d+(?:, \\d+)*)"));
+    const QRegularExpressionMatch m = named.match(QString::fromStdString(message));
+    std::vector<int> ranks;
+    if (!m.hasMatch()) return ranks;
+    for (const QString& part : m.captured(1).split(QStringLiteral(", "))) ranks.push_back(part.toInt());
+    return ranks;
+}
+
+void DeviceGridModel::setAlerts(const std::vector<RunAlert>& alerts) {
+    std::map<int, QStringList> alerted;
+    for (const RunAlert& a : alerts) {
+        if (!a.active) continue;
+        for (int rank : ranksNamedBy(a.message))
+            alerted[rank] << QString::fromStdString(a.kind) + QStringLiteral(": ") + QString::fromStdString(a.message);
+    }
+    if (alerted == m_alerted) return;
+    m_alerted = std::move(alerted);
+    cellsChanged();
+}
+
+void DeviceGridModel::setCpuThreadsPerRank(int threads) {
+    threads = std::max(1, threads);
+    if (threads == m_cpuThreads) return;
+    m_cpuThreads = threads;
+    cellsChanged();
+}
+
+double DeviceGridModel::busyShare(const DeviceEvent& e) const {
+    const double util = utilizationOf(e);
+    if (!std::isfinite(util)) return kNaN;
+    // A GPU is busy at 100%; a CPU rank at 100% per thread it computes with.
+    return std::clamp(util / (e.device >= 0 ? 100.0 : 100.0 * m_cpuThreads), 0.0, 1.0);
 }
 
 void DeviceGridModel::setHostStatuses(const std::vector<HostStatus>& statuses) {
@@ -127,14 +269,8 @@ void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool r
         if (m_firstT == 0 || e.t < m_firstT) m_firstT = e.t;
         m_lastT = std::max(m_lastT, e.t);
 
-        auto hi = m_historyIndex.find(e.rank);
-        if (hi == m_historyIndex.end()) {
-            History h;
-            h.rank = e.rank;
-            hi = m_historyIndex.emplace(e.rank, m_histories.size()).first;
-            m_histories.push_back(std::move(h));
-        }
-        History& h = m_histories[hi->second];
+        bool added = false;
+        History& h = historyOf(m_historyIndex, m_histories, e.rank, added);
         if (h.t.empty() || e.t > h.t.back()) {
             h.t.push_back(e.t);
             h.util.push_back(utilizationOf(e));
@@ -145,11 +281,8 @@ void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool r
                   [](const History& a, const History& b) { return a.rank < b.rank; });
         for (size_t i = 0; i < m_histories.size(); ++i) m_historyIndex[m_histories[i].rank] = i;
     }
-    for (History& h : m_histories) {
-        const DeviceEvent& e = m_latest[h.rank];
-        h.label = e.device >= 0 ? QStringLiteral("r%1 %2:%3").arg(h.rank).arg(QString::fromStdString(e.host)).arg(e.device)
-                                : QStringLiteral("r%1 %2").arg(h.rank).arg(QString::fromStdString(e.host));
-    }
+    for (History& h : m_histories) h.label = rankLabel(h.rank);
+    if (newRank) relabelStepHistories();
     if (shapeChanged) {
         beginResetModel();
         rebuildLayout();
@@ -162,9 +295,7 @@ void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool r
         }
     }
     // Staleness depends on the newest sample of all, so every cell may have changed.
-    if (!m_grid.empty() && m_columns > 0) {
-        emit dataChanged(index(0, 0), index(rowCount() - 1, m_columns - 1));
-    }
+    cellsChanged();
 }
 
 void DeviceGridModel::rebuildLayout() {
@@ -248,15 +379,37 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     if (role == HostAlarmRole) return alarm;
     if (cell.rank < 0) return role == RankRole ? QVariant(-1) : QVariant();
     if (role == HasSampleRole) return cell.hasSample;
+    if (role == RankRole) return cell.rank;
+    const std::optional<Activity> act = activity(cell.rank);
+    const auto alert = m_alerted.find(cell.rank);
+    const bool alerted = alert != m_alerted.end();
+    switch (role) {
+    case ComputeShareRole: return act ? act->computeShare() : kNaN;
+    case WaitShareRole: return act ? act->waitShare() : kNaN;
+    case AlertRole: return alerted;
+    }
+    // What the rank does, in the cell and its tooltip, when its steps say so.
+    const QString activityLine =
+        act ? tr("compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare())) : QString();
+    const QString activityTip =
+        act ? tr("\nper step over its last %1: computes %2 ms, waits %3 ms in collectives (%4 of its step)")
+                  .arg(act->steps)
+                  .arg(act->computeMs, 0, 'f', 1)
+                  .arg(act->waitMs, 0, 'f', 1)
+                  .arg(percent(act->waitShare()))
+            : QString();
+    const QString alertTip = alerted ? QLatin1Char('\n') + alert->second.join(QLatin1Char('\n')) : QString();
     if (!cell.hasSample) {
         const QString host = m_hosts[index.row()];
         switch (role) {
-        case Qt::DisplayRole: return tr("r%1\nno sample yet").arg(cell.rank);
+        case Qt::DisplayRole:
+            return tr("r%1\nno sample yet").arg(cell.rank) + (act ? QLatin1Char('\n') + activityLine : QString());
         case Qt::ToolTipRole:
-            return tr("rank %1 on %2: no device sample yet").arg(cell.rank).arg(host) +
+            return tr("rank %1 on %2: no device sample yet").arg(cell.rank).arg(host) + activityTip + alertTip +
                    (alarm ? QLatin1Char('\n') + hostStatusText(*status) : QString());
-        case Qt::BackgroundRole: return QColor(0xee, 0xee, 0xee);
-        case RankRole: return cell.rank;
+        case Qt::BackgroundRole:
+            return act ? RankActivityPalette::color(act->computeShare()) : QColor(0xee, 0xee, 0xee);
+        case ActivityShareRole: return act ? act->computeShare() : kNaN;
         case StaleRole: return false;
         }
         return QVariant();
@@ -279,10 +432,11 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
             body = (known(util) ? QString::number(util, 'f', 0) + QLatin1Char('%') : QStringLiteral("?%")) +
                    QStringLiteral(" CPU · RSS ") + formatBytes(e.rss);
         }
-        return head + QLatin1Char('\n') + body;
+        return head + QLatin1Char('\n') + (act ? activityLine + QLatin1Char('\n') : QString()) + body;
     }
     case Qt::ToolTipRole: {
         QString t = tr("rank %1 on %2").arg(cell.rank).arg(QString::fromStdString(e.host));
+        t += activityTip;
         if (gpu) {
             t += tr("\nGPU %1: %2% busy\nmemory %3 of %4").arg(e.device).arg(util, 0, 'f', 0)
                      .arg(formatBytes(e.mem_used), formatBytes(e.mem_total));
@@ -290,18 +444,23 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
             if (known(e.power_w)) t += tr("\n%1 W").arg(e.power_w, 0, 'f', 0);
             if (known(e.sm_clock_mhz)) t += tr("\nSM clock %1 MHz").arg(e.sm_clock_mhz, 0, 'f', 0);
         } else {
-            t += tr("\nprocess CPU %1% (100% = one core)\nRSS %2").arg(util, 0, 'f', 0).arg(formatBytes(e.rss));
+            t += tr("\nprocess CPU %1% (100% = one core; %2 threads)\nRSS %3")
+                     .arg(util, 0, 'f', 0)
+                     .arg(m_cpuThreads)
+                     .arg(formatBytes(e.rss));
         }
+        if (act) t += tr("\n(a rank waiting in a collective may still show busy: it spins)");
         if (stale) t += tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
+        t += alertTip;
         if (alarm) t += QLatin1Char('\n') + hostStatusText(*status);
         return t;
     }
     case Qt::BackgroundRole:
         if (stale) return QColor(0xbd, 0xbd, 0xbd);
-        // 100% is a busy GPU, or one busy core for a CPU rank.
-        return utilizationColor(util, 100.0);
-    case RankRole:
-        return cell.rank;
+        // What the rank does when its steps say so; how busy its device is otherwise.
+        return RankActivityPalette::color(act ? act->computeShare() : busyShare(e));
+    case ActivityShareRole:
+        return act ? act->computeShare() : busyShare(e);
     case IsGpuRole:
         return gpu;
     case UtilizationRole:

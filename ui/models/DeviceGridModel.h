@@ -19,8 +19,16 @@ namespace parallax {
 // device whose latest sample lags the newest one by kStaleSeconds is marked stale (a hung rank
 // stops sampling). Ranks that run_start places on a host but that have not sampled yet get a
 // cell too, so that a host that never answers still has its row. The supervisor's view of each
-// host (HostStatus: answering, silent, lost) marks the host's row. It also keeps every rank's
-// utilization over time for the heat map.
+// host (HostStatus: answering, silent, lost) marks the host's row.
+//
+// A cell's colour says what its rank does (RankActivityPalette): from the ranks' per-step compute
+// and wait times (rank_steps), the share of its recent steps it computes rather than waits in
+// collectives. A rank spinning in an all-reduce burns a whole core or GPU while it waits, so
+// utilization alone would paint the ranks that wait for a straggler hotter than the straggler.
+// Runs without rank_steps fall back to utilization on the same scale (a GPU's %, or a CPU rank's
+// process CPU % over its threads). Ranks named by an active alert (hang, straggler) are marked.
+// It also keeps every rank's history over steps (compute share) and time (utilization) for the
+// heat map.
 class DeviceGridModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -39,6 +47,29 @@ public:
         HasSampleRole,               // bool: false for a rank known from run_start only
         HostStateRole,               // QString: the host's HostStatus state, "" when unknown
         HostAlarmRole,               // bool: the host is silent or lost
+        ComputeShareRole,            // double 0..1 over the recent steps; NaN without rank_steps
+        WaitShareRole,               // double 0..1: waiting in collectives; NaN without rank_steps
+        AlertRole,                   // bool: an active alert names the rank
+        ActivityShareRole,           // double 0..1 the colour stands for: compute share, else busy share
+    };
+
+    // Steps over which a cell's compute and wait shares are judged.
+    static constexpr size_t kActivitySteps = 10;
+
+    // One rank's compute share per step, in step order.
+    struct StepHistory {
+        int rank = 0;
+        QString label; // "r3 node1"
+        std::vector<int64_t> steps;
+        std::vector<float> computeShare; // 0..1
+    };
+    // A rank's compute and wait time per step over its recent steps.
+    struct Activity {
+        double computeMs = 0;
+        double waitMs = 0;
+        int steps = 0;
+        double computeShare() const;
+        double waitShare() const;
     };
 
     // One rank's utilization samples, in time order.
@@ -67,6 +98,25 @@ public:
     // "node2 silent for 12 s (ssh: ...)", "node3 lost (...)".
     static QString hostStatusText(const HostStatus& status);
 
+    // reset: `rows` are the run's whole history.
+    void addRankSteps(const std::vector<RankStepEvent>& rows, bool reset);
+    std::optional<Activity> activity(int rank) const;
+    // Ranks in order, with their compute share per step (empty for a run without rank_steps).
+    const std::vector<StepHistory>& stepHistories() const { return m_stepHistories; }
+
+    // The run's alerts (RunStore::alerts): the ranks the active ones name first are marked.
+    void setAlerts(const std::vector<RunAlert>& alerts);
+    bool isAlerted(int rank) const { return m_alerted.count(rank) > 0; }
+    // The ranks a supervisor's message names as the cause: "rank 3 on node2: ...",
+    // "no step for 40 s: ranks 1, 2 have not entered ..."; none for "every rank is inside ...".
+    static std::vector<int> ranksNamedBy(const std::string& message);
+
+    // Threads a CPU rank computes with: 100% CPU per thread is a CPU rank fully busy.
+    void setCpuThreadsPerRank(int threads);
+    int cpuThreadsPerRank() const { return m_cpuThreads; }
+    // A sample's utilization as a share 0..1 of the device (NaN unknown).
+    double busyShare(const DeviceEvent& e) const;
+
     bool isGpu() const { return m_gpu; }
     // Ranks in order, with their utilization histories.
     const std::vector<History>& histories() const { return m_histories; }
@@ -90,6 +140,9 @@ private:
     void rebuildLayout(); // hosts and slots changed: the grid's shape is recomputed (a reset)
     void resetSamples();  // forgets the samples (within a reset)
     static double utilizationOf(const DeviceEvent& e);
+    QString rankLabel(int rank) const;
+    void relabelStepHistories();
+    void cellsChanged();
 
     bool m_gpu = false;
     std::map<int, DeviceEvent> m_latest; // by rank
@@ -102,6 +155,11 @@ private:
     int m_columns = 0;
     double m_firstT = 0;
     double m_lastT = 0;
+    std::map<int, std::vector<RankStepEvent>> m_recentSteps; // by rank: its last kActivitySteps
+    std::map<int, size_t> m_stepHistoryIndex;                 // rank -> m_stepHistories index
+    std::vector<StepHistory> m_stepHistories;
+    std::map<int, QStringList> m_alerted; // rank -> messages of the active alerts naming it
+    int m_cpuThreads = 1;
 };
 
 } // namespace parallax

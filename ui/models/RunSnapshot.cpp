@@ -1,8 +1,12 @@
 #include "ui/models/RunSnapshot.h"
 
+#include "core/spec/SpecIO.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
+#include <thread>
 
 namespace parallax {
 
@@ -30,7 +34,54 @@ void RunSnapshot::clear() {
     m_last.reset();
     m_window.clear();
     m_firstNonFinite.reset();
+    m_firstStep.reset();
+    m_alerts.clear();
     for (const auto& s : {m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs}) s->clear();
+}
+
+void RunSnapshot::setAlerts(const std::vector<RunAlert>& alerts) { m_alerts = alerts; }
+
+std::vector<RunAlert> RunSnapshot::activeAlerts() const {
+    std::vector<RunAlert> active;
+    for (const RunAlert& a : m_alerts)
+        if (a.active) active.push_back(a);
+    return active;
+}
+
+std::optional<int64_t> RunSnapshot::parentRun() const {
+    if (!m_record || !m_record->parent_run || *m_record->parent_run <= 0) return std::nullopt;
+    return m_record->parent_run;
+}
+
+std::optional<int64_t> RunSnapshot::resumedAtStep() const {
+    if (!parentRun()) return std::nullopt;
+    if (m_runStart && m_runStart->start_step > 0) return m_runStart->start_step;
+    return m_firstStep;
+}
+
+int RunSnapshot::cpuThreadsPerRank() const {
+    if (!m_record) return 1;
+    static const std::regex omp("OMP_NUM_THREADS=([0-9]+)");
+    std::smatch m;
+    if (std::regex_search(m_record->launch_command, m, omp)) return std::max(1, std::stoi(m[1].str()));
+    int64_t threads = 0;
+    try {
+        if (!m_record->spec_toml.empty()) threads = parseSpec(m_record->spec_toml).launch.threads_per_rank;
+    } catch (const std::exception&) {
+        threads = 0; // a spec this build cannot read: judge from the machine
+    }
+    if (threads > 0) return static_cast<int>(threads);
+    // The ranks of the busiest host share its cores (this machine's, the one the console knows).
+    std::map<std::string, int> perHost;
+    if (m_runStart)
+        for (const std::string& h : m_runStart->hosts) ++perHost[h];
+    int ranksHere = m_record->world_size > 0 ? m_record->world_size : 1;
+    if (!perHost.empty())
+        ranksHere = std::max_element(perHost.begin(), perHost.end(), [](const auto& a, const auto& b) {
+                        return a.second < b.second;
+                    })->second;
+    const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return std::max(1, cores / std::max(1, ranksHere));
 }
 
 void RunSnapshot::setRecord(const RunRecord& record) {
@@ -52,6 +103,7 @@ void RunSnapshot::addMetrics(const std::vector<StepEvent>& rows, bool reset) {
         m_last.reset();
         m_window.clear();
         m_firstNonFinite.reset();
+        m_firstStep.reset();
         for (const auto& s : {m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs}) {
             s->clear();
             if (m_record && m_record->started_at > 0) s->setTimeOrigin(m_record->started_at);
@@ -72,6 +124,7 @@ void RunSnapshot::add(const StepEvent& e) {
     m_stepMs->append(step, e.t, tokens, e.step_ms);
     if (!std::isfinite(e.loss) && !m_firstNonFinite) m_firstNonFinite = e.step;
     m_last = e;
+    if (!m_firstStep) m_firstStep = e.step;
     m_window.push_back(e);
     if (m_window.size() > kWindowSteps) m_window.pop_front();
 }

@@ -13,8 +13,8 @@
 namespace parallax {
 
 // What the Live page knows about one run, built from the watcher's value snapshots: the run's
-// record and run_start, one MetricSeries per plotted metric, progress and rate figures, and the
-// straggler verdict. No Qt widgets and no store access, so it is tested on its own.
+// record and run_start, one MetricSeries per plotted metric, progress and rate figures, the
+// straggler verdict, the supervisor's alerts and where a resumed run comes from. No Qt widgets and no store access, so it is tested on its own.
 class RunSnapshot {
 public:
     // Steps over which the rate (for the ETA) and the straggler verdict are judged.
@@ -60,6 +60,19 @@ public:
     // The first step whose loss was NaN or infinite, if any.
     std::optional<int64_t> firstNonFiniteLossStep() const { return m_firstNonFinite; }
 
+    // The run's alerts as the store has them (RunStore::alerts); the active ones, by kind.
+    void setAlerts(const std::vector<RunAlert>& alerts);
+    std::vector<RunAlert> activeAlerts() const;
+
+    // The run this one resumes (its record's parent) and the step it continued at (run_start's
+    // start_step, else its first recorded step); nullopt for a run started afresh.
+    std::optional<int64_t> parentRun() const;
+    std::optional<int64_t> resumedAtStep() const;
+
+    // Threads each CPU rank computes with: OMP_NUM_THREADS of the launch command, else the spec's
+    // launch.threads_per_rank, else this machine's cores shared by the ranks of a host.
+    int cpuThreadsPerRank() const;
+
     void setStragglerThreshold(double fraction);
     double stragglerThreshold() const { return m_stragglerThreshold; }
     std::optional<Straggler> straggler() const;
@@ -72,6 +85,8 @@ private:
     std::optional<StepEvent> m_last;
     std::deque<StepEvent> m_window; // the last kWindowSteps steps
     std::optional<int64_t> m_firstNonFinite;
+    std::optional<int64_t> m_firstStep;
+    std::vector<RunAlert> m_alerts;
     double m_stragglerThreshold = kDefaultStragglerThreshold;
     std::shared_ptr<MetricSeries> m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs;
 };

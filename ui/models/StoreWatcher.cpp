@@ -18,6 +18,8 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     qRegisterMetaType<std::vector<parallax::SpanEvent>>();
     qRegisterMetaType<std::vector<parallax::LogRow>>();
     qRegisterMetaType<std::vector<parallax::HostStatus>>();
+    qRegisterMetaType<std::vector<parallax::RankStepEvent>>();
+    qRegisterMetaType<std::vector<parallax::RunAlert>>();
 
     m_thread.setObjectName(QStringLiteral("StoreWatcher"));
     m_worker = new StoreWatcherWorker(m_path, m_interval);
@@ -31,6 +33,8 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     connect(m_worker, &StoreWatcherWorker::spansAdded, this, &StoreWatcher::spansAdded);
     connect(m_worker, &StoreWatcherWorker::logsAdded, this, &StoreWatcher::logsAdded);
     connect(m_worker, &StoreWatcherWorker::hostStatusesChanged, this, &StoreWatcher::hostStatusesChanged);
+    connect(m_worker, &StoreWatcherWorker::rankStepsAdded, this, &StoreWatcher::rankStepsAdded);
+    connect(m_worker, &StoreWatcherWorker::alertsChanged, this, &StoreWatcher::alertsChanged);
     connect(m_worker, &StoreWatcherWorker::polled, this, &StoreWatcher::polled);
     connect(m_worker, &StoreWatcherWorker::storeError, this, &StoreWatcher::storeError);
     m_thread.start();

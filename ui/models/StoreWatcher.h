@@ -28,7 +28,8 @@ class StoreWatcherWorker;
 //    batch job appear because they are simply new rows);
 //  - for each watched run: its record, run_start, and the metrics, device samples, spans and log
 //    rows past per-run high-water marks (last step, last sample time, last span step, last log id),
-//    and the supervisor's status of each of its hosts whenever one changed.
+//    the supervisor's status of each of its hosts and its alerts (hang, straggler) whenever one
+//    changed, and each rank's compute and wait time per step.
 // Spans of a run's newest step are held back until a later step (or the run's end) shows that
 // all ranks have written theirs.
 class StoreWatcher : public QObject {
@@ -88,6 +89,12 @@ signals:
     // A watched run's hosts (RunStore::hostStatuses, by host), each time one of them changed; at
     // every watch() too (empty for a run on this machine).
     void hostStatusesChanged(qint64 run, const std::vector<parallax::HostStatus>& statuses);
+    // A watched run's per rank and step compute and wait times (RunStore::rankSteps) past the
+    // rows already sent; each (step, rank) once, in step order within a signal.
+    void rankStepsAdded(qint64 run, const std::vector<parallax::RankStepEvent>& rows, bool reset);
+    // A watched run's alerts (RunStore::alerts, active or ended), each time one changed; at every
+    // watch() too.
+    void alertsChanged(qint64 run, const std::vector<parallax::RunAlert>& alerts);
     // After each poll that found the store changed (and after pollNow()), once its signals above
     // were emitted.
     void polled(qint64 dataVersion);
@@ -143,3 +150,5 @@ Q_DECLARE_METATYPE(std::vector<parallax::DeviceEvent>)
 Q_DECLARE_METATYPE(std::vector<parallax::SpanEvent>)
 Q_DECLARE_METATYPE(std::vector<parallax::LogRow>)
 Q_DECLARE_METATYPE(std::vector<parallax::HostStatus>)
+Q_DECLARE_METATYPE(std::vector<parallax::RankStepEvent>)
+Q_DECLARE_METATYPE(std::vector<parallax::RunAlert>)

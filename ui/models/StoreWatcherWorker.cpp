@@ -16,6 +16,8 @@ namespace {
 // after another may carry an earlier time. Each poll re-reads this much before the newest sample
 // seen and keeps, per rank, only what is newer than that rank's last sample.
 constexpr double kDeviceLagSeconds = 2.0;
+// The same holds for each rank's step rows: a poll re-reads this many steps before the newest.
+constexpr int64_t kRankStepLag = 4;
 
 bool sameRecord(const RunRecord& a, const RunRecord& b) {
     return a.id == b.id && a.name == b.name && a.spec_toml == b.spec_toml && a.state == b.state &&
@@ -37,6 +39,37 @@ bool sameRuns(const std::vector<RunRecord>& a, const std::vector<RunRecord>& b) 
 bool sameHostStatus(const HostStatus& a, const HostStatus& b) {
     return a.host == b.host && a.state == b.state && a.last_answer == b.last_answer && a.latency_ms == b.latency_ms &&
            a.detail == b.detail && a.t == b.t;
+}
+
+// Rows of several ranks re-read from before the newest seen: keeps, per rank, those past what
+// that rank last sent (`key` of a row: its time or step), and moves each rank's mark on.
+template <typename Row, typename Key>
+void keepUnsent(std::vector<Row>& rows, std::map<int, Key>& lastOfRank, Key (*key)(const Row&), bool reset) {
+    if (!reset) {
+        rows.erase(std::remove_if(rows.begin(), rows.end(),
+                                  [&](const Row& e) {
+                                      auto it = lastOfRank.find(e.rank);
+                                      return it != lastOfRank.end() && key(e) <= it->second;
+                                  }),
+                   rows.end());
+    }
+    for (const Row& e : rows) {
+        auto [it, added] = lastOfRank.try_emplace(e.rank, key(e));
+        if (!added) it->second = std::max(it->second, key(e));
+    }
+}
+
+double sampleTime(const DeviceEvent& e) { return e.t; }
+int64_t stepOf(const RankStepEvent& e) { return e.step; }
+
+// Whether `now` differs from what was last sent (nothing sent yet counts as a difference).
+template <typename T, typename Same>
+bool changedSince(const std::optional<std::vector<T>>& sent, const std::vector<T>& now, Same same) {
+    return !sent || now.size() != sent->size() || !std::equal(now.begin(), now.end(), sent->begin(), same);
+}
+
+bool sameAlert(const RunAlert& a, const RunAlert& b) {
+    return a.kind == b.kind && a.message == b.message && a.since == b.since && a.active == b.active;
 }
 
 } // namespace
@@ -164,6 +197,8 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
             w.lastDeviceT = 0;
             w.lastRankT.clear();
             w.lastSpanStep = -1;
+            w.lastRankStep = -1;
+            w.lastStepOfRank.clear();
         }
         std::vector<StepEvent> metrics = m_store->metrics(id, w.lastStep);
         if (!metrics.empty()) w.lastStep = metrics.back().step;
@@ -171,19 +206,8 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
 
         std::vector<DeviceEvent> samples =
             m_store->deviceSamples(id, reset ? 0.0 : std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
-        if (!reset) {
-            samples.erase(std::remove_if(samples.begin(), samples.end(),
-                                         [&](const DeviceEvent& e) {
-                                             auto it = w.lastRankT.find(e.rank);
-                                             return it != w.lastRankT.end() && e.t <= it->second;
-                                         }),
-                          samples.end());
-        }
-        for (const DeviceEvent& e : samples) {
-            double& last = w.lastRankT[e.rank];
-            last = std::max(last, e.t);
-            w.lastDeviceT = std::max(w.lastDeviceT, e.t);
-        }
+        keepUnsent(samples, w.lastRankT, &sampleTime, reset);
+        for (const DeviceEvent& e : samples) w.lastDeviceT = std::max(w.lastDeviceT, e.t);
         if (reset || !samples.empty()) emit deviceSamplesAdded(id, samples, reset);
 
         // The newest step's spans may still be arriving from some ranks.
@@ -199,10 +223,22 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
         if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
 
         std::vector<HostStatus> hosts = m_store->hostStatuses(id);
-        if (reset || !w.hostStatuses || hosts.size() != w.hostStatuses->size() ||
-            !std::equal(hosts.begin(), hosts.end(), w.hostStatuses->begin(), sameHostStatus)) {
+        if (reset || changedSince(w.hostStatuses, hosts, sameHostStatus)) {
             w.hostStatuses = hosts;
             emit hostStatusesChanged(id, hosts);
+        }
+
+        std::vector<RankStepEvent> rankSteps =
+            m_store->rankSteps(id, reset ? -1 : std::max<int64_t>(-1, w.lastRankStep - kRankStepLag));
+        keepUnsent(rankSteps, w.lastStepOfRank, &stepOf, reset);
+        for (const RankStepEvent& e : rankSteps) w.lastRankStep = std::max(w.lastRankStep, e.step);
+        if (reset || !rankSteps.empty()) emit rankStepsAdded(id, rankSteps, reset);
+
+        // Alerts are sent whole (one row per kind), only when one changed.
+        std::vector<RunAlert> alerts = m_store->alerts(id);
+        if (reset || changedSince(w.alerts, alerts, sameAlert)) {
+            w.alerts = alerts;
+            emit alertsChanged(id, alerts);
         }
     }
 

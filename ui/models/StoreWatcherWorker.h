@@ -43,6 +43,8 @@ signals:
     void spansAdded(qint64 run, const std::vector<parallax::SpanEvent>& rows, bool reset);
     void logsAdded(qint64 run, const std::vector<parallax::LogRow>& rows);
     void hostStatusesChanged(qint64 run, const std::vector<parallax::HostStatus>& statuses);
+    void rankStepsAdded(qint64 run, const std::vector<parallax::RankStepEvent>& rows, bool reset);
+    void alertsChanged(qint64 run, const std::vector<parallax::RunAlert>& alerts);
     void polled(qint64 dataVersion);
     void storeError(const QString& message);
 
@@ -61,6 +63,9 @@ private:
         int64_t lastSpanStep = -1;
         int64_t lastLogId = 0;
         std::optional<std::vector<HostStatus>> hostStatuses; // as last sent
+        int64_t lastRankStep = -1;
+        std::map<int, int64_t> lastStepOfRank; // per rank: the newest step sent
+        std::optional<std::vector<RunAlert>> alerts; // as last sent
     };
 
     bool open();

@@ -2,6 +2,7 @@
 
 #include "ui/models/DeviceGridModel.h"
 #include "ui/models/RunLauncher.h"
+#include "ui/models/RunListModel.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/HeatMapPlot.h"
@@ -19,6 +20,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -72,6 +74,8 @@ LivePage::LivePage(StoreWatcher* watcher, QWidget* parent)
         connect(m_watcher, &StoreWatcher::metricsAdded, this, &LivePage::onMetrics);
         connect(m_watcher, &StoreWatcher::deviceSamplesAdded, this, &LivePage::onDevices);
         connect(m_watcher, &StoreWatcher::hostStatusesChanged, this, &LivePage::onHostStatuses);
+        connect(m_watcher, &StoreWatcher::rankStepsAdded, this, &LivePage::onRankSteps);
+        connect(m_watcher, &StoreWatcher::alertsChanged, this, &LivePage::onAlerts);
     }
     refreshLabels();
 }
@@ -82,6 +86,42 @@ LivePage::~LivePage() {
 
 void LivePage::buildUi() {
     auto* root = new QVBoxLayout(this);
+
+    // Which run: picked from the store's runs, or the newest running one followed as it starts.
+    auto* runBar = new QHBoxLayout;
+    m_picker = new QComboBox(this);
+    m_picker->setObjectName(QStringLiteral("runPicker"));
+    m_picker->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_picker->setMinimumContentsLength(28);
+    m_picker->setPlaceholderText(tr("Pick a run"));
+    m_picker->setToolTip(tr("The store's runs, newest first"));
+    connect(m_picker, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+        const qint64 id = m_picker->itemData(index).toLongLong();
+        if (id > 0) pickRun(id);
+    });
+    m_follow = new QCheckBox(tr("Follow new runs"), this);
+    m_follow->setChecked(true);
+    m_follow->setToolTip(tr("Switch to a run as it starts, also one started from a terminal "
+                            "(picking a run turns this off)"));
+    connect(m_follow, &QCheckBox::toggled, this, [this](bool on) {
+        if (on) followNewestRun();
+    });
+    m_resumed = new QLabel(this);
+    m_resumed->setObjectName(QStringLiteral("resumedFrom"));
+    m_resumed->hide();
+    m_openParent = new QPushButton(this);
+    m_openParent->setToolTip(tr("Show the run this one continues"));
+    m_openParent->hide();
+    connect(m_openParent, &QPushButton::clicked, this, [this] {
+        if (const std::optional<int64_t> parent = m_snapshot.parentRun()) emit openRun(*parent);
+    });
+    runBar->addWidget(new QLabel(tr("Run"), this));
+    runBar->addWidget(m_picker, 1);
+    runBar->addWidget(m_follow);
+    runBar->addStretch(1);
+    runBar->addWidget(m_resumed);
+    runBar->addWidget(m_openParent);
+    root->addLayout(runBar);
 
     // Header: what the run is doing and how far along it is.
     auto* header = new QHBoxLayout;
@@ -130,6 +170,17 @@ void LivePage::buildUi() {
         "QLabel { background: #ffebee; color: #b71c1c; border: 2px solid #c62828; padding: 4px; }"));
     m_hostAlarm->hide();
     root->addWidget(m_hostAlarm);
+    m_alert = new QLabel(this);
+    m_alert->setObjectName(QStringLiteral("runAlert"));
+    m_alert->setWordWrap(true);
+    m_alert->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_alert->setStyleSheet(QStringLiteral(
+        "QLabel { background: #f3e5f5; color: #4a148c; border: 2px solid #8e24aa; padding: 4px; }"));
+    m_alert->setToolTip(tr("What the run's supervisor finds from the ranks' flight recorders: a hang when no "
+                           "step completes for telemetry.hang_after_s, a straggler from the ranks' compute "
+                           "and wait times. The rank named is framed in the device grid."));
+    m_alert->hide();
+    root->addWidget(m_alert);
     // A run that failed says why where its curves stopped, with the way on: change the spec and
     // launch it again (Resume, beside Stop, continues it as it was).
     m_failureBox = new QWidget(this);
@@ -251,6 +302,16 @@ void LivePage::buildUi() {
 }
 
 void LivePage::setRun(qint64 run) {
+    {
+        const QSignalBlocker block(m_follow);
+        m_follow->setChecked(false);
+    }
+    showRun(run);
+}
+
+void LivePage::pickRun(qint64 run) { setRun(run); }
+
+void LivePage::showRun(qint64 run) {
     if (run == m_run) return;
     if (m_watcher && m_run > 0) m_watcher->unwatch(m_run);
     m_run = run;
@@ -260,9 +321,122 @@ void LivePage::setRun(qint64 run) {
     m_commandStatus->hide();
     m_hostAlarm->hide();
     m_hostAlarm->clear();
+    m_alert->hide();
+    m_alert->clear();
     for (CurvePlot* p : {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot}) p->resetView();
     if (m_watcher && m_run > 0) m_watcher->watch(m_run);
+    refreshPicker();
     refreshLabels();
+}
+
+void LivePage::setRunList(RunListModel* runs) {
+    if (m_runs) disconnect(m_runs, nullptr, this, nullptr);
+    m_runs = runs;
+    if (m_runs) {
+        const auto changed = [this] {
+            followNewestRun();
+            refreshPicker();
+        };
+        connect(m_runs, &QAbstractItemModel::modelReset, this, changed);
+        connect(m_runs, &QAbstractItemModel::rowsInserted, this, changed);
+        connect(m_runs, &QAbstractItemModel::rowsRemoved, this, changed);
+        connect(m_runs, &QAbstractItemModel::layoutChanged, this, changed);
+        connect(m_runs, &QAbstractItemModel::dataChanged, this, changed);
+    }
+    followNewestRun();
+    refreshPicker();
+}
+
+void LivePage::setFollowNewRuns(bool follow) { m_follow->setChecked(follow); }
+
+bool LivePage::followsNewRuns() const { return m_follow->isChecked(); }
+
+QStringList LivePage::pickerTexts() const {
+    QStringList texts;
+    for (int i = 0; i < m_picker->count(); ++i) texts << m_picker->itemText(i);
+    return texts;
+}
+
+void LivePage::refreshPicker() {
+    QStringList texts;
+    QList<qint64> ids;
+    if (m_runs) {
+        // The model keeps its rows newest first.
+        for (int row = 0; row < m_runs->rowCount(); ++row) {
+            const RunRecord& r = m_runs->record(row);
+            ids << r.id;
+            texts << tr("#%1  %2 · %3").arg(r.id).arg(QString::fromStdString(r.name), QString::fromStdString(r.state));
+        }
+    }
+    // Rebuilt only when an entry changed, so that an open popup is not disturbed every second.
+    if (texts != pickerTexts()) {
+        const QSignalBlocker block(m_picker);
+        m_picker->clear();
+        for (int i = 0; i < texts.size(); ++i) m_picker->addItem(texts[i], ids[i]);
+    }
+    const QSignalBlocker block(m_picker);
+    m_picker->setCurrentIndex(m_picker->findData(m_run));
+}
+
+void LivePage::followNewestRun() {
+    if (!m_runs || !m_follow->isChecked()) return;
+    qint64 newest = 0;
+    for (int row = 0; row < m_runs->rowCount() && newest == 0; ++row) {
+        const RunRecord& r = m_runs->record(row);
+        if (r.state == RunState::Running) newest = r.id;
+    }
+    // Only a run newer than the one shown: an older run still going does not take the page back.
+    if (newest <= m_run) return;
+    const qint64 before = m_run;
+    showRun(newest);
+    const std::optional<RunRecord> r = m_runs->run(newest);
+    const QString name = r ? QString::fromStdString(r->name) : QString();
+    emit runFollowed(newest, before > 0 ? tr("Live follows run #%1 (%2), which started; it showed #%3")
+                                              .arg(newest)
+                                              .arg(name)
+                                              .arg(before)
+                                        : tr("Live shows run #%1 (%2), which is running").arg(newest).arg(name));
+}
+
+void LivePage::refreshResumed() {
+    const std::optional<int64_t> parent = m_snapshot.parentRun();
+    m_resumed->setVisible(parent.has_value());
+    m_openParent->setVisible(parent.has_value());
+    if (!parent) {
+        m_resumed->clear();
+        return;
+    }
+    const std::optional<RunRecord> r = m_runs ? m_runs->run(*parent) : std::nullopt;
+    QString text = r ? tr("Resumed from #%1 (%2)").arg(*parent).arg(QString::fromStdString(r->name))
+                     : tr("Resumed from #%1").arg(*parent);
+    if (const std::optional<int64_t> step = m_snapshot.resumedAtStep()) text += tr(" at step %1").arg(*step);
+    m_resumed->setText(text);
+    m_resumed->setToolTip(tr("This run continues #%1 from its checkpoint; its curves start where it took over")
+                              .arg(*parent));
+    m_openParent->setText(tr("Open #%1").arg(*parent));
+}
+
+QString LivePage::resumedText() const { return m_resumed->isHidden() ? QString() : m_resumed->text(); }
+
+QString LivePage::alertText() const { return m_alert->isHidden() ? QString() : m_alert->text(); }
+
+void LivePage::onRankSteps(qint64 run, const std::vector<RankStepEvent>& rows, bool reset) {
+    if (run != m_run) return;
+    m_devices->addRankSteps(rows, reset);
+}
+
+void LivePage::onAlerts(qint64 run, const std::vector<RunAlert>& alerts) {
+    if (run != m_run) return;
+    m_snapshot.setAlerts(alerts);
+    m_devices->setAlerts(alerts);
+    QStringList lines;
+    for (const RunAlert& a : m_snapshot.activeAlerts()) {
+        QString kind = QString::fromStdString(a.kind);
+        if (!kind.isEmpty()) kind[0] = kind[0].toUpper();
+        lines << kind + QStringLiteral(": ") + QString::fromStdString(a.message);
+    }
+    m_alert->setText(lines.join(QChar('\n')));
+    m_alert->setVisible(!lines.isEmpty());
 }
 
 void LivePage::setCliProgram(const QString& program) { m_cli = program; }
@@ -275,6 +449,7 @@ void LivePage::setStragglerThreshold(double fraction) {
 void LivePage::onRunChanged(const RunRecord& record) {
     if (record.id != m_run) return;
     m_snapshot.setRecord(record);
+    m_devices->setCpuThreadsPerRank(m_snapshot.cpuThreadsPerRank());
     scheduleRefresh();
 }
 
@@ -282,6 +457,7 @@ void LivePage::onRunStart(qint64 run, const RunStartEvent& start) {
     if (run != m_run) return;
     m_snapshot.setRunStart(start);
     m_devices->setRankHosts(start.hosts);
+    m_devices->setCpuThreadsPerRank(m_snapshot.cpuThreadsPerRank());
     scheduleRefresh();
 }
 
@@ -338,6 +514,7 @@ bool LivePage::stopEnabled() const { return m_stop->isEnabled(); }
 bool LivePage::resumeEnabled() const { return m_resume->isEnabled(); }
 
 void LivePage::refreshLabels() {
+    refreshResumed();
     const auto& record = m_snapshot.record();
     if (!record) {
         m_title->setText(m_run > 0 ? tr("Run %1").arg(m_run) : tr("No run selected"));

@@ -22,23 +22,39 @@ namespace parallax {
 class CurvePlot;
 class DeviceGridModel;
 class HeatMapPlot;
+class RunListModel;
 class StoreWatcher;
 
 // One run while it trains (or after): state, step/total with progress and ETA, tokens/s and MFU;
 // curves of loss (raw and smoothed), learning rate, grad norm and throughput; the device grid (a
 // row per host, a host the supervisor finds silent or lost outlined in red and named in a banner)
-// and a utilization heat map; a straggler warning naming the slow rank; Stop and Resume, which ask
-// `parallax-cli` (beside the console's executable) to act, so that the run's supervisor stays
-// the only writer of its rows.
+// and a rank x step heat map, both coloured by what each rank does (computing or waiting in
+// collectives); the supervisor's alerts (a hang, a straggler) in a banner, their rank marked in the
+// grid; a straggler warning naming the slow rank; Stop and Resume, which ask `parallax-cli`
+// (beside the console's executable) to act, so that the run's supervisor stays the only writer of
+// its rows. A picker lists the store's runs (RunListModel); until a person picks one the page
+// follows the newest running run, so that a run started from a terminal is shown as it starts. A
+// resumed run names the run it continues, with a button to open it.
 class LivePage : public QWidget {
     Q_OBJECT
 public:
     explicit LivePage(StoreWatcher* watcher, QWidget* parent = nullptr);
     ~LivePage() override;
 
-    // 0: none. Watches the run through the watcher while shown.
+    // 0: none. Watches the run through the watcher while shown. A run set here is the person's
+    // choice: the page stops following new runs.
     void setRun(qint64 run);
     qint64 run() const { return m_run; }
+
+    // The runs the picker offers and following watches (newest first).
+    void setRunList(RunListModel* runs);
+    // Whether the page switches to a run that starts (on by default; off once a run is picked).
+    void setFollowNewRuns(bool follow);
+    bool followsNewRuns() const;
+    // The picker's entries as shown, newest first.
+    QStringList pickerTexts() const;
+    // Picks the run as a person does in the picker.
+    void pickRun(qint64 run);
 
     const RunSnapshot& snapshot() const { return m_snapshot; }
     DeviceGridModel* deviceModel() const { return m_devices; }
@@ -54,6 +70,8 @@ public:
     QString stragglerText() const; // empty when no straggler
     QString hostAlarmText() const;  // empty when every host answers
     QString failureText() const;    // why a failed or lost run ended; empty otherwise
+    QString alertText() const;      // the supervisor's active alerts; empty when none
+    QString resumedText() const;    // "Resumed from #3 (name) at step 40"; empty for a fresh run
     bool stopEnabled() const;
     bool resumeEnabled() const;
 
@@ -71,6 +89,10 @@ signals:
     void fixAndRelaunch(qint64 run);
     // Resume started a new run continuing this one.
     void runStarted(qint64 run);
+    // "Open" beside "Resumed from #N": show the run this one continues.
+    void openRun(qint64 run);
+    // The page followed a run that started (not picked by a person); `message` says so.
+    void runFollowed(qint64 run, const QString& message);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -82,6 +104,12 @@ private:
     void onMetrics(qint64 run, const std::vector<StepEvent>& rows, bool reset);
     void onDevices(qint64 run, const std::vector<DeviceEvent>& rows, bool reset);
     void onHostStatuses(qint64 run, const std::vector<HostStatus>& statuses);
+    void onRankSteps(qint64 run, const std::vector<RankStepEvent>& rows, bool reset);
+    void onAlerts(qint64 run, const std::vector<RunAlert>& alerts);
+    void showRun(qint64 run);
+    void refreshPicker();
+    void followNewestRun();
+    void refreshResumed();
     void scheduleRefresh();
     void refreshLabels();
     void runCli(const QStringList& arguments);
@@ -104,6 +132,12 @@ private:
     QLabel* m_straggler = nullptr;
     QLabel* m_lossWarning = nullptr;
     QLabel* m_hostAlarm = nullptr;
+    QLabel* m_alert = nullptr;
+    QComboBox* m_picker = nullptr;
+    QCheckBox* m_follow = nullptr;
+    QLabel* m_resumed = nullptr;
+    QPushButton* m_openParent = nullptr;
+    QPointer<RunListModel> m_runs;
     QWidget* m_failureBox = nullptr;
     QLabel* m_failure = nullptr;
     QPushButton* m_fix = nullptr;

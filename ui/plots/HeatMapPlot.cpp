@@ -1,5 +1,7 @@
 #include "ui/plots/HeatMapPlot.h"
 
+#include "ui/models/RankActivityPalette.h"
+
 #include <qcustomplot.h>
 
 #include <QVBoxLayout>
@@ -9,6 +11,52 @@
 #include <limits>
 
 namespace parallax {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One row of the map: the mean of the values in each column's range of x; a column between the
+// row's first and last sample that none falls in holds the previous column's value (the sample
+// lasts until the next one), so the row has no gaps. Columns before the row's first sample stay
+// NaN, and so do those after its last unless `holdLast` (the sample is current, not stopped).
+template <typename X, typename V>
+std::vector<double> binRow(const std::vector<X>& xs, const std::vector<V>& values, double x0, double width,
+                           int columns, double scale, bool holdLast = false) {
+    std::vector<double> sum(static_cast<size_t>(columns), 0.0);
+    std::vector<int> count(sum.size(), 0);
+    int first = columns, last = -1;
+    for (size_t i = 0; i < xs.size() && i < values.size(); ++i) {
+        const double v = static_cast<double>(values[i]);
+        if (!std::isfinite(v)) continue;
+        const int c = std::clamp(static_cast<int>(std::floor((static_cast<double>(xs[i]) - x0) / width)), 0, columns - 1);
+        sum[static_cast<size_t>(c)] += v * scale;
+        ++count[static_cast<size_t>(c)];
+        first = std::min(first, c);
+        last = std::max(last, c);
+    }
+    if (holdLast && last >= 0) last = columns - 1;
+    std::vector<double> row(sum.size(), kNaN);
+    double previous = kNaN;
+    for (int c = first; c <= last; ++c) {
+        const size_t k = static_cast<size_t>(c);
+        if (count[k]) previous = sum[k] / count[k];
+        row[k] = previous;
+    }
+    return row;
+}
+
+QCPColorGradient activityGradient() {
+    QCPColorGradient g;
+    g.clearColorStops();
+    for (const auto& [position, color] : RankActivityPalette::stops()) g.setColorStopAt(position, color);
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setLevelCount(101); // one level per percent
+    g.setNanHandling(QCPColorGradient::nhTransparent);
+    return g;
+}
+
+} // namespace
 
 HeatMapPlot::HeatMapPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
     auto* layout = new QVBoxLayout(this);
@@ -20,22 +68,19 @@ HeatMapPlot::HeatMapPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_scale = new QCPColorScale(m_plot);
     m_plot->plotLayout()->addElement(0, 1, m_scale);
     m_scale->setType(QCPAxis::atRight);
-    m_scale->axis()->setLabel(tr("util %"));
     m_map->setColorScale(m_scale);
-    QCPColorGradient gradient(QCPColorGradient::gpThermal);
-    gradient.setNanHandling(QCPColorGradient::nhTransparent);
-    m_map->setGradient(gradient);
+    m_map->setGradient(activityGradient());
     m_map->setInterpolate(false);
+    // Fixed: a colour means the same share in every run and at every moment.
     m_map->setDataRange(QCPRange(0, 100));
+    m_scale->setDataRange(QCPRange(0, 100));
+    m_scale->setRangeDrag(false);
+    m_scale->setRangeZoom(false);
+    m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    m_scale->axis()->ticker()->setTickCount(4);
     auto margins = new QCPMarginGroup(m_plot);
     m_plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
     m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
-
-    auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
-    ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
-    ticker->setTickCount(3); // the map is narrow beside the grid; long labels would collide
-    m_plot->xAxis->setTicker(ticker);
-    m_plot->xAxis->setLabel(tr("elapsed (h:m:s)"));
     m_plot->yAxis->setRangeReversed(true); // rank 0 on top, as in the grid
 
     m_timer.setSingleShot(true);
@@ -67,66 +112,130 @@ void HeatMapPlot::scheduleRebuild() {
 }
 
 void HeatMapPlot::rebuildNow() {
+    // Laid out first: the columns follow the map's width.
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
     rebuild(true);
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
 }
+
+int HeatMapPlot::columns() const { return m_mode == Mode::Empty ? 0 : m_map->data()->keySize(); }
+
+int HeatMapPlot::rows() const { return m_mode == Mode::Empty ? 0 : m_map->data()->valueSize(); }
+
+double HeatMapPlot::cellValue(int column, int row) const {
+    if (column < 0 || row < 0 || column >= columns() || row >= rows()) return kNaN;
+    return m_map->data()->cell(column, row);
+}
+
+QColor HeatMapPlot::scaleColor(double percent) const {
+    if (!std::isfinite(percent)) return QColor();
+    return QColor::fromRgba(m_map->gradient().color(percent, QCPRange(0, 100)));
+}
+
+QColor HeatMapPlot::cellColor(int column, int row) const { return scaleColor(cellValue(column, row)); }
+
+QString HeatMapPlot::scaleLabel() const { return m_scale->axis()->label(); }
 
 void HeatMapPlot::rebuild(bool force) {
     if (!force && !isVisible()) return; // rebuilt when shown again (m_dirty stays set)
     m_dirty = false;
     m_sinceRebuild.start();
-    const std::vector<DeviceGridModel::History> empty;
-    const auto& histories = m_model ? m_model->histories() : empty;
-    const int rows = static_cast<int>(histories.size());
-    if (rows == 0) {
+    const int maxColumns = std::clamp(m_plot->axisRect()->width() / 3, 10, kMaxColumns);
+    if (m_model && !m_model->stepHistories().empty()) {
+        buildSteps(maxColumns);
+    } else if (m_model && !m_model->histories().empty()) {
+        buildTime(maxColumns);
+    } else {
+        m_mode = Mode::Empty;
         m_map->data()->clear();
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
-        return;
+        m_scale->axis()->setLabel(tr("computing, % of step"));
     }
-    const double t0 = m_model->firstTime();
-    const double span = std::max(1.0, m_model->lastTime() - t0);
-    const int columns = std::clamp(m_plot->axisRect()->width() / 3, 10, kMaxColumns);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
 
-    // Mean utilization per (rank, time bin); empty bins stay NaN (drawn transparent).
-    std::vector<double> sum(static_cast<size_t>(rows * columns), 0.0);
-    std::vector<int> count(sum.size(), 0);
-    double top = 100;
-    for (int r = 0; r < rows; ++r) {
-        const auto& h = histories[static_cast<size_t>(r)];
-        for (size_t i = 0; i < h.t.size(); ++i) {
-            const double u = h.util[i];
-            if (!std::isfinite(u)) continue;
-            const int c = std::min(columns - 1, static_cast<int>((h.t[i] - t0) / span * columns));
-            const size_t k = static_cast<size_t>(r * columns + std::max(0, c));
-            sum[k] += u;
-            ++count[k];
-            top = std::max(top, u);
-        }
+void HeatMapPlot::buildSteps(int maxColumns) {
+    m_mode = Mode::Steps;
+    const auto& histories = m_model->stepHistories();
+    int64_t s0 = std::numeric_limits<int64_t>::max(), s1 = std::numeric_limits<int64_t>::min();
+    for (const auto& h : histories) {
+        if (h.steps.empty()) continue;
+        s0 = std::min(s0, h.steps.front());
+        s1 = std::max(s1, h.steps.back());
     }
+    if (s1 < s0) s0 = s1 = 0;
+    const int64_t steps = s1 - s0 + 1;
+    // Whole steps per column, so that a column is the same steps on every row.
+    const int64_t perColumn = std::max<int64_t>(1, (steps + maxColumns - 1) / maxColumns);
+    const int columns = static_cast<int>((steps + perColumn - 1) / perColumn);
+    const int rows = static_cast<int>(histories.size());
     QCPColorMapData* data = m_map->data();
     data->setSize(columns, rows);
-    data->setRange(QCPRange(span / columns / 2, span - span / columns / 2), QCPRange(0, rows - 1));
+    const double w = static_cast<double>(perColumn);
+    const double x0 = static_cast<double>(s0);
+    data->setRange(QCPRange(x0 - 0.5 + w / 2, x0 - 0.5 + w * (columns - 1) + w / 2), QCPRange(0, std::max(0, rows - 1)));
+    std::vector<QString> labels;
     for (int r = 0; r < rows; ++r) {
-        for (int c = 0; c < columns; ++c) {
-            const size_t k = static_cast<size_t>(r * columns + c);
-            data->setCell(c, r, count[k] ? sum[k] / count[k] : std::numeric_limits<double>::quiet_NaN());
-        }
+        const auto& h = histories[static_cast<size_t>(r)];
+        const std::vector<double> row = binRow(h.steps, h.computeShare, x0, w, columns, 100.0);
+        for (int c = 0; c < columns; ++c) data->setCell(c, r, row[static_cast<size_t>(c)]);
+        labels.push_back(h.label);
     }
-    // CPU ranks above one core widen the scale; a GPU run stays 0..100.
-    m_map->setDataRange(QCPRange(0, m_model->isGpu() ? 100.0 : std::ceil(top / 100.0) * 100.0));
-    m_scale->axis()->setLabel(m_model->isGpu() ? tr("GPU util %") : tr("CPU %"));
+    m_scale->axis()->setLabel(tr("computing, % of step (rest: waiting in collectives)"));
+    m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    m_plot->xAxis->ticker()->setTickCount(4);
+    m_plot->xAxis->setLabel(tr("step"));
+    m_plot->xAxis->setRange(x0 - 0.5, x0 - 0.5 + w * columns);
+    setRowLabels(labels);
+}
 
+void HeatMapPlot::buildTime(int maxColumns) {
+    m_mode = Mode::Time;
+    const auto& histories = m_model->histories();
+    const int rows = static_cast<int>(histories.size());
+    const double t0 = m_model->firstTime();
+    const double span = std::max(1.0, m_model->lastTime() - t0);
+    const int columns = maxColumns;
+    const double w = span / columns;
+    QCPColorMapData* data = m_map->data();
+    data->setSize(columns, rows);
+    data->setRange(QCPRange(w / 2, span - w / 2), QCPRange(0, std::max(0, rows - 1)));
+    // A GPU is busy at 100%, a CPU rank at 100% per thread: the same 0..100% scale either way.
+    const bool gpu = m_model->isGpu();
+    const double full = gpu ? 100.0 : 100.0 * m_model->cpuThreadsPerRank();
+    std::vector<QString> labels;
+    for (int r = 0; r < rows; ++r) {
+        const auto& h = histories[static_cast<size_t>(r)];
+        // A rank still sampling holds its last sample to the end; one that stopped (hung) ends early.
+        const bool current = !h.t.empty() && m_model->lastTime() - h.t.back() <= DeviceGridModel::kStaleSeconds;
+        std::vector<double> row = binRow(h.t, h.util, t0, w, columns, 100.0 / full, current);
+        for (int c = 0; c < columns; ++c)
+            data->setCell(c, r, std::isfinite(row[static_cast<size_t>(c)]) ? std::min(100.0, row[static_cast<size_t>(c)]) : kNaN);
+        labels.push_back(h.label);
+    }
+    const int threads = m_model->cpuThreadsPerRank();
+    m_scale->axis()->setLabel(gpu ? tr("GPU util %")
+                                  : threads == 1 ? tr("CPU % of 1 thread") : tr("CPU % of %1 threads").arg(threads));
+    auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
+    ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
+    ticker->setTickCount(3); // the map is narrow beside the grid; long labels would collide
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->xAxis->setLabel(tr("elapsed (h:m:s)"));
+    m_plot->xAxis->setRange(0, span);
+    setRowLabels(labels);
+}
+
+void HeatMapPlot::setRowLabels(const std::vector<QString>& labels) {
+    const int rows = static_cast<int>(labels.size());
     if (rows <= 32) {
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-        for (int r = 0; r < rows; ++r) ticker->addTick(r, histories[static_cast<size_t>(r)].label);
+        for (int r = 0; r < rows; ++r) ticker->addTick(r, labels[static_cast<size_t>(r)]);
         m_plot->yAxis->setTicker(ticker);
+        m_plot->yAxis->setLabel(QString());
     } else {
         m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
         m_plot->yAxis->setLabel(tr("rank index"));
     }
-    m_plot->xAxis->setRange(0, span);
     m_plot->yAxis->setRange(-0.5, rows - 0.5);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 } // namespace parallax

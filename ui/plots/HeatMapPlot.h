@@ -2,8 +2,10 @@
 
 #include "ui/models/DeviceGridModel.h"
 
+#include <QColor>
 #include <QElapsedTimer>
 #include <QPointer>
+#include <QString>
 #include <QTimer>
 #include <QWidget>
 
@@ -14,14 +16,22 @@ class QShowEvent;
 
 namespace parallax {
 
-// Utilization over time, one row per rank: an idle or throttled GPU shows as a cold stripe, a
-// hung rank as a stripe that ends early. Samples are averaged into one cell per few pixels. The
-// model's changes are coalesced: at most one rebuild per kRedrawIntervalMs.
+// One row per rank. From the ranks' per-step compute and wait times (rank_steps), a rank x step
+// map of the share of each step the rank computed rather than waited in collectives: the
+// straggler is the warm row the others' cool rows wait for, a hung rank a row that ends early.
+// Runs without rank_steps fall back to a rank x time map of utilization (a GPU's %, a CPU rank's
+// process CPU % over its threads). Either way the scale is fixed at 0..100%, shown beside the map,
+// in the device grid's colours (RankActivityPalette). Steps or samples are averaged into one cell
+// per few pixels; a cell no sample falls in holds the rank's previous value, so the rows have no
+// gaps between a rank's first and last sample. The model's changes are coalesced: at most one
+// rebuild per kRedrawIntervalMs.
 class HeatMapPlot : public QWidget {
     Q_OBJECT
 public:
     static constexpr int kRedrawIntervalMs = 500;
     static constexpr int kMaxColumns = 400;
+
+    enum class Mode { Empty, Steps, Time };
 
     explicit HeatMapPlot(QWidget* parent = nullptr);
     ~HeatMapPlot() override;
@@ -33,12 +43,25 @@ public:
     QCustomPlot* customPlot() const { return m_plot; }
     QCPColorMap* colorMap() const { return m_map; }
 
+    // What the map shows, as last built.
+    Mode mode() const { return m_mode; }
+    int columns() const;
+    int rows() const;
+    double cellValue(int column, int row) const; // % (NaN: none)
+    QColor cellColor(int column, int row) const;  // as drawn; invalid where nothing is drawn
+    QString scaleLabel() const;
+    // The scale's colour of a value in % (the legend's colour).
+    QColor scaleColor(double percent) const;
+
 protected:
     void showEvent(QShowEvent* event) override;
 
 private:
     void scheduleRebuild();
     void rebuild(bool force);
+    void buildSteps(int maxColumns);
+    void buildTime(int maxColumns);
+    void setRowLabels(const std::vector<QString>& labels);
 
     QPointer<DeviceGridModel> m_model;
     QCustomPlot* m_plot = nullptr;
@@ -47,6 +70,7 @@ private:
     QTimer m_timer;
     QElapsedTimer m_sinceRebuild;
     bool m_dirty = false;
+    Mode m_mode = Mode::Empty;
 };
 
 } // namespace parallax

@@ -10,6 +10,15 @@ HostAlarmDelegate::HostAlarmDelegate(QObject* parent) : QStyledItemDelegate(pare
 
 void HostAlarmDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
     QStyledItemDelegate::paint(painter, option, index);
+    if (index.data(DeviceGridModel::AlertRole).toBool()) {
+        // The rank an alert names: a frame of its own inside the cell, apart from the host's.
+        painter->save();
+        painter->setPen(QPen(kAlertColor, kAlertWidth, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+        painter->setBrush(Qt::NoBrush);
+        const int inset = kOutlineWidth + kAlertWidth / 2 + 1;
+        painter->drawRect(option.rect.adjusted(inset, inset, -inset - 1, -inset - 1));
+        painter->restore();
+    }
     if (!index.data(DeviceGridModel::HostAlarmRole).toBool()) return;
     painter->save();
     painter->setPen(Qt::NoPen);

@@ -1,16 +1,20 @@
 #pragma once
 
+#include <QColor>
 #include <QStyledItemDelegate>
 
 namespace parallax {
 
 // Draws the device grid's cells as usual and outlines, in red, the row of a host the supervisor
 // finds silent or lost (DeviceGridModel::HostAlarmRole): one frame around all of the host's
-// devices, visible at a glance on a grid of hundreds of tiles.
+// devices, visible at a glance on a grid of hundreds of tiles. A rank an active alert names (the
+// hung or straggling rank, DeviceGridModel::AlertRole) gets a frame of its own inside its cell.
 class HostAlarmDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
     static constexpr int kOutlineWidth = 3;
+    static constexpr int kAlertWidth = 3;
+    static inline const QColor kAlertColor{0x8e, 0x24, 0xaa};
 
     explicit HostAlarmDelegate(QObject* parent = nullptr);
 

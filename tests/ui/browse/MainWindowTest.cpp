@@ -6,9 +6,12 @@
 #include "ui/pages/LivePage.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/pages/NewRunPage.h"
+#include "ui/widgets/DocumentDialog.h"
 
 #include <QLabel>
 #include <QListWidget>
+#include <QMenuBar>
+#include <QTextBrowser>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
@@ -141,4 +144,67 @@ TEST(MainWindow, AFailedRunSaysWhyAndOpensItsSpecToFixAndRelaunch) {
     ASSERT_TRUE(waitFor([&] { return live->stateText() == QStringLiteral("succeeded"); }));
     QTest::qWait(60);
     EXPECT_TRUE(live->failureText().isEmpty());
+}
+
+TEST(MainWindow, ReopenedWhereARunIsGoingItLandsOnThatRunsLivePage) {
+    IsolatedSettings settings;
+    CraftedStore store;
+    {
+        MainWindow w(store.qpath());
+        w.showPage(MainWindow::NewRun);
+        w.saveSettings();
+    }
+    store.addRun(tinySpec("done"), RunState::Succeeded, 3);
+    const int64_t running = store.addRun(tinySpec("going"), RunState::Running, 3);
+    MainWindow again(store.qpath());
+    ASSERT_TRUE(waitFor([&] { return again.currentPage() == MainWindow::Live; }));
+    EXPECT_EQ(again.livePage()->run(), running);
+
+    // A run started from a terminal while the console is open: Live follows it and says so.
+    const int64_t later = store.addRun(tinySpec("from-terminal"), RunState::Running, 1);
+    ASSERT_TRUE(waitFor([&] { return again.livePage()->run() == later; }));
+    EXPECT_TRUE(again.statusBar()->currentMessage().contains(QStringLiteral("Live follows run #%1").arg(later)))
+        << again.statusBar()->currentMessage().toStdString();
+
+    // Without a run going it opens on the page it was left on.
+    CraftedStore quiet;
+    quiet.addRun(tinySpec("done"), RunState::Succeeded, 3);
+    MainWindow calm(quiet.qpath());
+    ASSERT_TRUE(waitFor([&] { return calm.runsModel()->rowCount() == 1; }));
+    QTest::qWait(50);
+    EXPECT_EQ(calm.currentPage(), MainWindow::NewRun);
+}
+
+TEST(MainWindow, HelpShowsTheGuideTheSpecReferenceAndTheVersion) {
+    IsolatedSettings settings;
+    CraftedStore store;
+    MainWindow w(store.qpath());
+    QMenu* help = nullptr;
+    for (QAction* a : w.menuBar()->actions())
+        if (a->text() == QStringLiteral("&Help")) help = a->menu();
+    ASSERT_NE(help, nullptr);
+    QStringList items;
+    for (QAction* a : help->actions())
+        if (!a->isSeparator()) items << a->text();
+    EXPECT_TRUE(items.contains(QStringLiteral("&Guide"))) << items.join(QChar(',')).toStdString();
+    EXPECT_TRUE(items.contains(QStringLiteral("&Spec reference")));
+    EXPECT_TRUE(items.contains(QStringLiteral("&About Parallax")));
+
+    for (QAction* a : help->actions())
+        if (a->text() == QStringLiteral("&Guide")) a->trigger();
+    ASSERT_NE(w.documentDialog(), nullptr);
+    EXPECT_TRUE(w.documentDialog()->isVisible());
+    EXPECT_EQ(w.documentDialog()->windowTitle(), QStringLiteral("Parallax user guide"));
+    EXPECT_TRUE(w.documentDialog()->browser()->toPlainText().contains(QStringLiteral("First run")));
+    for (QAction* a : help->actions())
+        if (a->text() == QStringLiteral("&Spec reference")) a->trigger();
+    EXPECT_TRUE(w.documentDialog()->source().toString().endsWith(QStringLiteral("spec.md")))
+        << w.documentDialog()->source().toString().toStdString();
+    EXPECT_FALSE(w.documentDialog()->browser()->toPlainText().isEmpty());
+
+    // About: the version and build id, as parallax-cli --version prints them.
+    const QString about = w.aboutText();
+    EXPECT_TRUE(about.startsWith(QStringLiteral("Parallax "))) << about.toStdString();
+    EXPECT_TRUE(about.contains(QStringLiteral("(build "))) << about.toStdString();
+    EXPECT_TRUE(about.contains(store.qpath()));
 }

@@ -1,11 +1,21 @@
 #include "ui/models/DeviceGridModel.h"
 
+#include "tests/ui/live/LiveTestSupport.h"
+
+#include "ui/models/RankActivityPalette.h"
+
 #include <QAbstractItemModelTester>
+#include <QColor>
+
+#include <cmath>
 
 #include <gtest/gtest.h>
 
 namespace parallax {
 namespace {
+
+using test::cpuSample;
+using test::rankStep;
 
 DeviceEvent gpu(int rank, const std::string& host, int device, double util, double t) {
     DeviceEvent e;
@@ -136,6 +146,88 @@ TEST(DeviceGridModelTest, MarksTheRowOfAHostThatIsSilentOrLost) {
     EXPECT_FALSE(model.data(model.index(2, 0), DeviceGridModel::HostAlarmRole).toBool());
     EXPECT_EQ(model.data(model.index(2, 0), DeviceGridModel::HostStateRole).toString(), QString());
     EXPECT_EQ(DeviceGridModel::hostStatusText(other), QStringLiteral("10.0.0.31 lost"));
+}
+
+
+// A dp=2 CPU run whose rank 1 is slow: rank 0 spins at 100% CPU inside the all-reduce waiting
+// for it, rank 1 computes at 55% CPU (it shares its cores).
+TEST(DeviceGridModelTest, ColoursEachRankByWhetherItComputesOrWaits) {
+    DeviceGridModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    m.addSamples({cpuSample(0, 100, 10), cpuSample(1, 55, 10)}, true);
+    std::vector<RankStepEvent> steps;
+    for (int64_t s = 0; s < 12; ++s) {
+        steps.push_back(rankStep(0, s, 55, 45));
+        steps.push_back(rankStep(1, s, 100, 0));
+    }
+    m.addRankSteps(steps, true);
+    const QModelIndex healthy = m.index(0, 0), slow = m.index(0, 1);
+    ASSERT_EQ(m.data(slow, DeviceGridModel::RankRole).toInt(), 1);
+    EXPECT_NEAR(m.data(healthy, DeviceGridModel::WaitShareRole).toDouble(), 0.45, 1e-9);
+    EXPECT_NEAR(m.data(slow, DeviceGridModel::ComputeShareRole).toDouble(), 1.0, 1e-9);
+    // The colour is what the rank does, not how hot its CPU is: the slow rank is the warm one.
+    EXPECT_EQ(m.data(slow, Qt::BackgroundRole).value<QColor>(), RankActivityPalette::color(1.0));
+    EXPECT_EQ(m.data(healthy, Qt::BackgroundRole).value<QColor>(), RankActivityPalette::color(0.55));
+    EXPECT_GT(m.data(slow, Qt::BackgroundRole).value<QColor>().red(),
+              m.data(healthy, Qt::BackgroundRole).value<QColor>().red());
+    EXPECT_LT(m.data(slow, Qt::BackgroundRole).value<QColor>().blue(),
+              m.data(healthy, Qt::BackgroundRole).value<QColor>().blue());
+    EXPECT_TRUE(m.data(healthy, Qt::DisplayRole).toString().contains(QStringLiteral("compute 55% · wait 45%")))
+        << m.data(healthy, Qt::DisplayRole).toString().toStdString();
+    EXPECT_TRUE(m.data(healthy, Qt::ToolTipRole).toString().contains(QStringLiteral("waits 45.0 ms in collectives (45% of its step)")))
+        << m.data(healthy, Qt::ToolTipRole).toString().toStdString();
+
+    // Only the last kActivitySteps steps count: rank 0 stops waiting.
+    steps.clear();
+    for (int64_t s = 12; s < 12 + int64_t(DeviceGridModel::kActivitySteps); ++s) steps.push_back(rankStep(0, s, 90, 10));
+    m.addRankSteps(steps, false);
+    EXPECT_NEAR(m.data(healthy, DeviceGridModel::WaitShareRole).toDouble(), 0.10, 1e-9);
+
+    // The heat map's history: every step of every rank.
+    ASSERT_EQ(m.stepHistories().size(), 2u);
+    EXPECT_EQ(m.stepHistories()[0].steps.size(), 12u + DeviceGridModel::kActivitySteps);
+    EXPECT_EQ(m.stepHistories()[1].label, QStringLiteral("r1 node0"));
+    EXPECT_NEAR(m.stepHistories()[0].computeShare.front(), 0.55, 1e-6);
+}
+
+TEST(DeviceGridModelTest, WithoutStepsTheColourIsTheBusyShareOfTheRanksThreads) {
+    DeviceGridModel m;
+    m.setCpuThreadsPerRank(2);
+    m.addSamples({cpuSample(0, 200, 10), cpuSample(1, 100, 10)}, true);
+    EXPECT_TRUE(std::isnan(m.data(m.index(0, 0), DeviceGridModel::ComputeShareRole).toDouble()));
+    EXPECT_DOUBLE_EQ(m.data(m.index(0, 0), DeviceGridModel::ActivityShareRole).toDouble(), 1.0);
+    EXPECT_DOUBLE_EQ(m.data(m.index(0, 1), DeviceGridModel::ActivityShareRole).toDouble(), 0.5);
+    EXPECT_EQ(m.data(m.index(0, 1), Qt::BackgroundRole).value<QColor>(), RankActivityPalette::color(0.5));
+    m.addSamples({gpu(2, "node1", 0, 80, 10)}, false);
+    const QModelIndex g = m.index(1, 0);
+    ASSERT_EQ(m.data(g, DeviceGridModel::RankRole).toInt(), 2);
+    EXPECT_DOUBLE_EQ(m.data(g, DeviceGridModel::ActivityShareRole).toDouble(), 0.8);
+}
+
+TEST(DeviceGridModelTest, MarksTheRankAnActiveAlertNames) {
+    EXPECT_EQ(DeviceGridModel::ranksNamedBy("rank 3 on node2: compute 1.82x the median of the others"),
+              std::vector<int>{3});
+    EXPECT_EQ(DeviceGridModel::ranksNamedBy("no step for 41 s: rank 1 on node0 is silent (no heartbeat for 12 s: "
+                                            "stopped, or its host is gone); rank 0 waits in allreduce #812"),
+              std::vector<int>{1});
+    EXPECT_EQ(DeviceGridModel::ranksNamedBy("no step for 35 s: ranks 1, 2 have not entered allreduce #9 of the dp "
+                                            "group (1 MiB) that rank 0 waits in for 30 s"),
+              (std::vector<int>{1, 2}));
+    EXPECT_TRUE(DeviceGridModel::ranksNamedBy("no step for 35 s: every rank is inside allreduce #9 of the dp group").empty());
+
+    DeviceGridModel m;
+    m.addSamples({cpuSample(0, 100, 10), cpuSample(1, 100, 10)}, true);
+    RunAlert straggler;
+    straggler.kind = "straggler";
+    straggler.message = "rank 1 on node0: compute 1.82x the median of the others over the last 10 steps";
+    straggler.active = true;
+    m.setAlerts({straggler});
+    EXPECT_FALSE(m.data(m.index(0, 0), DeviceGridModel::AlertRole).toBool());
+    EXPECT_TRUE(m.data(m.index(0, 1), DeviceGridModel::AlertRole).toBool());
+    EXPECT_TRUE(m.data(m.index(0, 1), Qt::ToolTipRole).toString().contains(QStringLiteral("straggler: rank 1 on node0")));
+    straggler.active = false;
+    m.setAlerts({straggler});
+    EXPECT_FALSE(m.data(m.index(0, 1), DeviceGridModel::AlertRole).toBool());
 }
 
 } // namespace

@@ -2,12 +2,16 @@
 
 #include "tests/ui/live/LiveTestSupport.h"
 #include "ui/models/DeviceGridModel.h"
+#include "ui/models/RunListModel.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
+#include "ui/plots/HeatMapPlot.h"
+#include "ui/widgets/HostAlarmDelegate.h"
 
 #include <QFile>
 #include <QImage>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
 
@@ -22,6 +26,18 @@ using namespace std::chrono_literals;
 using test::stepEvent;
 using test::TempStore;
 using test::waitFor;
+
+// The page on a run of the store, shown, with a watcher that polls often.
+struct ShownPage {
+    StoreWatcher watcher;
+    LivePage page{&watcher};
+    ShownPage(const TempStore& ts, int64_t run) : watcher(ts.qpath()) {
+        watcher.setInterval(20);
+        page.resize(1200, 900);
+        page.show();
+        page.setRun(run);
+    }
+};
 
 // A run half way through 200 steps whose rank 5 is the slowest in most steps by 60%.
 int64_t craftStragglerRun(TempStore& ts) {
@@ -61,12 +77,8 @@ int64_t craftStragglerRun(TempStore& ts) {
 TEST(LivePageTest, ShowsStepOfTotalAndNamesTheStraggler) {
     TempStore ts;
     const int64_t run = craftStragglerRun(ts);
-    StoreWatcher watcher(ts.qpath());
-    watcher.setInterval(20);
-    LivePage page(&watcher);
-    page.resize(1200, 900);
-    page.show();
-    page.setRun(run);
+    ShownPage shown(ts, run);
+    LivePage& page = shown.page;
     ASSERT_TRUE(waitFor([&] { return page.progressText() == QStringLiteral("step 100 / 200"); })) << page.progressText().toStdString();
     EXPECT_EQ(page.stateText(), QStringLiteral("running"));
     auto* bar = page.findChild<QProgressBar*>();
@@ -113,12 +125,7 @@ TEST(LivePageTest, GroupsDevicesByHostAndMarksASilentHost) {
     ts.store.markRunning(run, 4242, "node0");
     {
         BatchedWriter w(ts.store, run, 1h);
-        RunStartEvent start;
-        start.world = 4;
-        start.device = "cpu";
-        start.hosts = {"node0", "node0", "node1", "node1"};
-        start.devices.assign(4, "cpu");
-        w.add(start);
+        w.add(test::cpuRunStart({"node0", "node0", "node1", "node1"}));
         // node1 went silent before its ranks sampled: its row comes from run_start.
         for (int r = 0; r < 2; ++r) {
             DeviceEvent d;
@@ -142,12 +149,8 @@ TEST(LivePageTest, GroupsDevicesByHostAndMarksASilentHost) {
     ts.store.setHostStatus(run, answering);
     ts.store.setHostStatus(run, silent);
 
-    StoreWatcher watcher(ts.qpath());
-    watcher.setInterval(20);
-    LivePage page(&watcher);
-    page.resize(1200, 900);
-    page.show();
-    page.setRun(run);
+    ShownPage shown(ts, run);
+    LivePage& page = shown.page;
     DeviceGridModel* grid = page.deviceModel();
     ASSERT_TRUE(waitFor([&] { return !page.hostAlarmText().isEmpty(); })) << "the silent host is named";
     EXPECT_EQ(page.hostAlarmText(),
@@ -241,6 +244,157 @@ TEST(LivePageTest, StopAndResumeAskTheCliOfTheWatchedStoreWithAnArgumentVector) 
     ASSERT_TRUE(waitFor([&] { return finished.count() == 3; }));
     EXPECT_FALSE(finished.last().at(1).toBool());
     EXPECT_TRUE(finished.last().at(2).toString().contains(QStringLiteral("missing-cli")));
+}
+
+QModelIndex cellOfRank(const DeviceGridModel* grid, int rank) {
+    for (int r = 0; r < grid->rowCount(); ++r)
+        for (int c = 0; c < grid->columnCount(); ++c)
+            if (grid->data(grid->index(r, c), DeviceGridModel::RankRole).toInt() == rank) return grid->index(r, c);
+    return {};
+}
+
+// A dp=2 CPU run whose rank 1 stopped: the supervisor's hang alert names it.
+TEST(LivePageTest, TheSupervisorsAlertIsABannerAndFramesItsRank) {
+    TempStore ts;
+    const int64_t run = ts.newRun("hung", 100, 2);
+    ts.store.markRunning(run, 4242, "node0");
+    {
+        BatchedWriter w(ts.store, run, 1h);
+        w.add(test::cpuRunStart({"node0", "node0"}));
+        // Rank 0 spins in the all-reduce; rank 1 computes.
+        for (int r = 0; r < 2; ++r) w.add(test::cpuSample(r, 100, 1.7e9 + 5));
+    }
+    std::vector<RankStepEvent> steps;
+    for (int64_t s = 0; s < 12; ++s) {
+        steps.push_back(test::rankStep(0, s, 50, 50));
+        steps.push_back(test::rankStep(1, s, 100, 0));
+    }
+    ts.store.insertRankSteps(run, steps);
+    RunAlert hang;
+    hang.kind = "hang";
+    hang.message = "no step for 41 s: rank 1 on node0 is silent (no heartbeat for 12 s: stopped, or its host is gone); "
+                   "rank 0 waits in allreduce #812 of the dp group (4 KiB) for 40 s";
+    hang.since = hang.t = 1.7e9 + 60;
+    ts.store.setAlert(run, hang);
+
+    ShownPage shown(ts, run);
+    LivePage& page = shown.page;
+    ASSERT_TRUE(waitFor([&] { return !page.alertText().isEmpty(); }));
+    EXPECT_EQ(page.alertText().toStdString(), "Hang: " + hang.message);
+    DeviceGridModel* grid = page.deviceModel();
+    ASSERT_TRUE(waitFor([&] { return cellOfRank(grid, 1).isValid() && grid->data(cellOfRank(grid, 1), DeviceGridModel::AlertRole).toBool(); }));
+    EXPECT_FALSE(grid->data(cellOfRank(grid, 0), DeviceGridModel::AlertRole).toBool());
+    // What each rank does reached the grid from rank_steps.
+    ASSERT_TRUE(waitFor([&] { return grid->data(cellOfRank(grid, 0), DeviceGridModel::WaitShareRole).toDouble() == 0.5; }));
+    EXPECT_EQ(grid->data(cellOfRank(grid, 1), DeviceGridModel::ComputeShareRole).toDouble(), 1.0);
+    auto* heat = page.findChild<HeatMapPlot*>();
+    ASSERT_NE(heat, nullptr);
+    heat->rebuildNow();
+    EXPECT_EQ(heat->mode(), HeatMapPlot::Mode::Steps);
+    EXPECT_EQ(heat->rows(), 2);
+
+    // The named rank's cell is framed.
+    auto* view = page.findChild<QTableView*>();
+    ASSERT_NE(view, nullptr);
+    const QRect cell = view->visualRect(cellOfRank(grid, 1));
+    const QRect other = view->visualRect(cellOfRank(grid, 0));
+    ASSERT_TRUE(cell.isValid());
+    const QImage shot = view->viewport()->grab().toImage();
+    const qreal scale = shot.devicePixelRatio();
+    const auto pixel = [&](QPoint p) { return shot.pixelColor(int(p.x() * scale), int(p.y() * scale)); };
+    const int inset = HostAlarmDelegate::kOutlineWidth + HostAlarmDelegate::kAlertWidth / 2 + 1;
+    EXPECT_EQ(pixel(cell.topLeft() + QPoint(inset, cell.height() / 2)), HostAlarmDelegate::kAlertColor);
+    EXPECT_NE(pixel(other.topLeft() + QPoint(inset, other.height() / 2)), HostAlarmDelegate::kAlertColor);
+
+    // The hang ends: the banner and the frame go.
+    hang.active = false;
+    ts.store.setAlert(run, hang);
+    ASSERT_TRUE(waitFor([&] { return page.alertText().isEmpty(); }));
+    EXPECT_FALSE(grid->data(cellOfRank(grid, 1), DeviceGridModel::AlertRole).toBool());
+}
+
+TEST(LivePageTest, PicksARunAndFollowsOneThatStartsUntilAPersonPicks) {
+    TempStore ts;
+    const int64_t first = ts.newRun("first", 10, 1);
+    ts.store.markRunning(first, 1, "here");
+    ts.store.finishRun(first, RunState::Succeeded, 0, "");
+    const int64_t second = ts.newRun("second", 10, 1);
+    ts.store.markRunning(second, 2, "here");
+    RunListModel runs;
+    runs.setRuns(ts.store.listRuns());
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    LivePage page(&watcher);
+    QSignalSpy followed(&page, &LivePage::runFollowed);
+    page.setRunList(&runs);
+    EXPECT_TRUE(page.followsNewRuns());
+    EXPECT_EQ(page.run(), second);
+    ASSERT_EQ(followed.count(), 1);
+    EXPECT_EQ(page.pickerTexts(), (QStringList{QStringLiteral("#%1  second · running").arg(second),
+                                               QStringLiteral("#%1  first · succeeded").arg(first)}));
+
+    // A run started from a terminal appears in the store: Live switches to it and says so.
+    const int64_t third = ts.newRun("from-terminal", 10, 1);
+    ts.store.markRunning(third, 3, "here");
+    runs.setRuns(ts.store.listRuns());
+    EXPECT_EQ(page.run(), third);
+    ASSERT_EQ(followed.count(), 2);
+    EXPECT_EQ(followed.last().at(1).toString(),
+              QStringLiteral("Live follows run #%1 (from-terminal), which started; it showed #%2").arg(third).arg(second));
+    EXPECT_EQ(page.pickerTexts().value(0), QStringLiteral("#%1  from-terminal · running").arg(third));
+
+    // A run a person picks stays.
+    page.pickRun(first);
+    EXPECT_EQ(page.run(), first);
+    EXPECT_FALSE(page.followsNewRuns());
+    const int64_t fourth = ts.newRun("another", 10, 1);
+    ts.store.markRunning(fourth, 4, "here");
+    runs.setRuns(ts.store.listRuns());
+    EXPECT_EQ(page.run(), first);
+    EXPECT_EQ(followed.count(), 2);
+    ASSERT_TRUE(waitFor([&] { return page.stateText() == QStringLiteral("succeeded"); }));
+    // Following again goes to the newest running run.
+    page.setFollowNewRuns(true);
+    EXPECT_EQ(page.run(), fourth);
+}
+
+TEST(LivePageTest, AResumedRunNamesTheRunItContinuesAndOpensIt) {
+    TempStore ts;
+    const int64_t parent = ts.newRun("base", 100, 1);
+    ts.store.markRunning(parent, 1, "here");
+    ts.store.finishRun(parent, RunState::Stopped, 143, "stopped");
+    NewRun n;
+    n.name = "base";
+    n.steps_total = 100;
+    n.world_size = 1;
+    n.parent_run = parent;
+    const int64_t child = ts.store.createRun(n);
+    ts.store.markRunning(child, 2, "here");
+    RunStartEvent start;
+    start.start_step = 40;
+    ts.store.setRunStart(child, start);
+    const int64_t fresh = ts.newRun("fresh", 10, 1);
+    RunListModel runs;
+    runs.setRuns(ts.store.listRuns());
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    LivePage page(&watcher);
+    page.setRunList(&runs);
+    page.setRun(child);
+    ASSERT_TRUE(waitFor([&] { return page.resumedText() == QStringLiteral("Resumed from #%1 (base) at step 40").arg(parent); }))
+        << page.resumedText().toStdString();
+    QPushButton* open = nullptr;
+    for (QPushButton* b : page.findChildren<QPushButton*>())
+        if (b->text() == QStringLiteral("Open #%1").arg(parent)) open = b;
+    ASSERT_NE(open, nullptr);
+    QSignalSpy opened(&page, &LivePage::openRun);
+    open->click();
+    ASSERT_EQ(opened.count(), 1);
+    EXPECT_EQ(opened.first().at(0).toLongLong(), parent);
+
+    page.setRun(fresh);
+    ASSERT_TRUE(waitFor([&] { return page.stateText() == QStringLiteral("queued"); }));
+    EXPECT_TRUE(page.resumedText().isEmpty());
 }
 
 } // namespace

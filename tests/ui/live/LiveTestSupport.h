@@ -66,4 +66,36 @@ inline StepEvent stepEvent(int64_t step, double loss, double t) {
     return e;
 }
 
+// A CPU rank's device sample on node0.
+inline DeviceEvent cpuSample(int rank, double cpuPct, double t) {
+    DeviceEvent e;
+    e.rank = rank;
+    e.host = "node0";
+    e.cpu_pct = cpuPct;
+    e.rss = 185.0 * 1024 * 1024;
+    e.t = t;
+    return e;
+}
+
+// One rank's step: how long it computed and waited in collectives.
+inline RankStepEvent rankStep(int rank, int64_t step, double computeMs, double waitMs) {
+    RankStepEvent e;
+    e.rank = rank;
+    e.step = step;
+    e.compute_ms = computeMs;
+    e.wait_ms = waitMs;
+    e.t = 1.7e9 + static_cast<double>(step);
+    return e;
+}
+
+// run_start of a CPU run with a rank on each of `hosts`.
+inline RunStartEvent cpuRunStart(const std::vector<std::string>& hosts) {
+    RunStartEvent start;
+    start.world = static_cast<int>(hosts.size());
+    start.device = "cpu";
+    start.hosts = hosts;
+    start.devices.assign(hosts.size(), "cpu");
+    return start;
+}
+
 } // namespace parallax::test

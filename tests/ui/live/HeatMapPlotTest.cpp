@@ -1,0 +1,109 @@
+#include "ui/plots/HeatMapPlot.h"
+
+#include "ui/models/DeviceGridModel.h"
+
+#include "tests/ui/live/LiveTestSupport.h"
+#include "ui/models/RankActivityPalette.h"
+
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace parallax {
+namespace {
+
+using test::cpuSample;
+using test::rankStep;
+
+bool near(const QColor& a, const QColor& b, int tolerance = 3) {
+    return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
+           std::abs(a.blue() - b.blue()) <= tolerance;
+}
+
+// Rank 1 computes every step (the straggler), rank 0 waits 40% of it; rank 0's rows of steps
+// 4..6 reached the store late and are not there yet.
+TEST(HeatMapPlotTest, ARankByStepMapOfTheComputeShareWithoutGaps) {
+    DeviceGridModel model;
+    model.setRankHosts({"node0", "node0"});
+    std::vector<RankStepEvent> rows;
+    for (int64_t s = 0; s < 20; ++s) {
+        if (s < 4 || s > 6) rows.push_back(rankStep(0, s, 60, 40));
+        rows.push_back(rankStep(1, s, 100, 0));
+    }
+    model.addRankSteps(rows, true);
+    HeatMapPlot plot;
+    plot.resize(600, 300);
+    plot.setModel(&model);
+    plot.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
+    plot.rebuildNow();
+    ASSERT_EQ(plot.mode(), HeatMapPlot::Mode::Steps);
+    ASSERT_EQ(plot.rows(), 2);
+    ASSERT_EQ(plot.columns(), 20); // one column a step: the map is wide enough
+    for (int c = 0; c < plot.columns(); ++c) {
+        EXPECT_NEAR(plot.cellValue(c, 0), 60.0, 1e-4) << "step " << c << " of rank 0 has no gap";
+        EXPECT_NEAR(plot.cellValue(c, 1), 100.0, 1e-4);
+    }
+    // The grid's colours, on a fixed 0..100% scale with its legend.
+    EXPECT_TRUE(near(plot.cellColor(0, 0), RankActivityPalette::color(0.6))) << plot.cellColor(0, 0).name().toStdString();
+    EXPECT_TRUE(near(plot.cellColor(0, 1), RankActivityPalette::color(1.0))) << plot.cellColor(0, 1).name().toStdString();
+    EXPECT_TRUE(near(plot.scaleColor(0), RankActivityPalette::color(0.0)));
+    EXPECT_TRUE(plot.scaleLabel().contains(QStringLiteral("% of step"))) << plot.scaleLabel().toStdString();
+
+    // Many steps: whole steps per column, still no gaps.
+    rows.clear();
+    for (int64_t s = 20; s < 5000; ++s) {
+        rows.push_back(rankStep(0, s, 60, 40));
+        if (s % 7 == 0) rows.push_back(rankStep(1, s, 100, 0));
+    }
+    model.addRankSteps(rows, false);
+    plot.rebuildNow();
+    ASSERT_LE(plot.columns(), HeatMapPlot::kMaxColumns);
+    for (int c = 0; c < plot.columns(); ++c) {
+        EXPECT_FALSE(std::isnan(plot.cellValue(c, 0))) << c;
+        EXPECT_FALSE(std::isnan(plot.cellValue(c, 1))) << c;
+    }
+}
+
+// A run without rank_steps: utilization over time, sparse samples span to the next one, and a CPU
+// rank's 200% on 2 threads is a full cell on the same 0..100% scale.
+TEST(HeatMapPlotTest, WithoutStepsSamplesFillTheirTimeOnAScaleOfTheThreads) {
+    DeviceGridModel model;
+    model.setCpuThreadsPerRank(2);
+    std::vector<DeviceEvent> samples;
+    for (int i = 0; i < 10; ++i) {
+        samples.push_back(cpuSample(0, 200, 1.7e9 + i * 10.0)); // one sample per 10 s
+        samples.push_back(cpuSample(1, 100, 1.7e9 + i * 10.0 + 5));
+    }
+    model.addSamples(samples, true);
+    HeatMapPlot plot;
+    plot.resize(900, 300);
+    plot.setModel(&model);
+    plot.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
+    plot.rebuildNow();
+    ASSERT_EQ(plot.mode(), HeatMapPlot::Mode::Time);
+    ASSERT_EQ(plot.rows(), 2);
+    ASSERT_GT(plot.columns(), 20);
+    int cells = 0;
+    for (int c = 0; c < plot.columns(); ++c) {
+        const double v0 = plot.cellValue(c, 0);
+        EXPECT_FALSE(std::isnan(v0)) << "rank 0, column " << c;
+        if (!std::isnan(v0)) {
+            EXPECT_NEAR(v0, 100.0, 1e-9);
+        }
+        const double v1 = plot.cellValue(c, 1);
+        if (!std::isnan(v1)) {
+            EXPECT_NEAR(v1, 50.0, 1e-9);
+            ++cells;
+        }
+    }
+    // Rank 1 starts 5 s later, so only its first columns are empty; both are current to the end.
+    EXPECT_GT(cells, plot.columns() * 9 / 10);
+    EXPECT_TRUE(plot.scaleLabel().contains(QStringLiteral("2 threads"))) << plot.scaleLabel().toStdString();
+}
+
+} // namespace
+} // namespace parallax

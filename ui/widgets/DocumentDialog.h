@@ -1,0 +1,31 @@
+#pragma once
+
+#include <QDialog>
+#include <QString>
+#include <QUrl>
+
+class QTextBrowser;
+
+namespace parallax {
+
+// A document of docs/ (the user guide, the spec reference), rendered from its Markdown. The
+// documents are compiled into the console (:/docs), so an installed console shows the ones of its
+// own version without a browser or a network; links between them open in the same dialog, links
+// elsewhere in the desktop's browser.
+class DocumentDialog : public QDialog {
+    Q_OBJECT
+public:
+    // `name`: a file of docs/, e.g. "guide.md".
+    explicit DocumentDialog(const QString& name, QWidget* parent = nullptr);
+
+    void openDocument(const QString& name);
+    QUrl source() const;
+    QTextBrowser* browser() const { return m_browser; }
+    // The document's Markdown as compiled in; empty when there is no such document.
+    static QString documentText(const QString& name);
+
+private:
+    QTextBrowser* m_browser = nullptr;
+};
+
+} // namespace parallax
