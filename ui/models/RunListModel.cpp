@@ -44,7 +44,7 @@ std::optional<std::pair<int, int>> changedColumns(const RunRecord& a, const RunR
     };
     mark(a.state != b.state || a.exit_code != b.exit_code || a.exit_reason != b.exit_reason,
          RunListModel::StateColumn);
-    mark(a.name != b.name, RunListModel::NameColumn);
+    mark(a.name != b.name || a.parent_run != b.parent_run, RunListModel::NameColumn);
     mark(a.model_kind != b.model_kind, RunListModel::ModelColumn);
     mark(a.layout != b.layout || a.world_size != b.world_size, RunListModel::LayoutColumn);
     mark(a.last_step != b.last_step || a.steps_total != b.steps_total, RunListModel::StepsColumn);
@@ -122,7 +122,7 @@ void RunListModel::setRuns(std::vector<RunRecord> runs) {
     while (j < runs.size() || i < m_runs.size()) {
         if (i < m_runs.size() && j < runs.size() && m_runs[i].id == runs[j].id) {
             const auto changed = changedColumns(m_runs[i], runs[j]);
-            // Fields no column shows (spec, folder, parent, hosts) are taken without a signal.
+            // Fields no column shows (spec, folder, hosts) are taken without a signal.
             m_runs[i] = std::move(runs[j]);
             if (changed) {
                 m_search[i] = buildSearchText(m_runs[i]);
@@ -217,6 +217,51 @@ QStringList RunListModel::parseTags(const QString& text) {
     return out;
 }
 
+void RunListModel::setResumeSteps(const std::map<int64_t, int64_t>& steps) {
+    for (const auto& [id, step] : steps) {
+        const auto it = m_resumeSteps.find(id);
+        if (it != m_resumeSteps.end() && it->second == step) continue;
+        m_resumeSteps[id] = step;
+        const int row = rowOfRun(id);
+        if (row >= 0) emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+        // The parent's tooltip names the step too.
+        const std::optional<RunRecord> child = run(id);
+        const int parentRow = child && child->parent_run ? rowOfRun(*child->parent_run) : -1;
+        if (parentRow >= 0) emit dataChanged(index(parentRow, 0), index(parentRow, ColumnCount - 1));
+    }
+}
+
+QString RunListModel::resumedFromText(const RunRecord& r) const {
+    if (!r.parent_run) return {};
+    const auto step = m_resumeSteps.find(r.id);
+    return step == m_resumeSteps.end() || step->second <= 0
+               ? tr("resumed from #%1").arg(*r.parent_run)
+               : tr("resumed from #%1 at step %2").arg(*r.parent_run).arg(step->second);
+}
+
+QString RunListModel::lineageText(const RunRecord& r) const {
+    QStringList lines;
+    if (r.parent_run) {
+        const std::optional<RunRecord> parent = run(*r.parent_run);
+        const auto step = m_resumeSteps.find(r.id);
+        QString line = parent && !parent->name.empty()
+                           ? tr("Resumed from run #%1 %2").arg(*r.parent_run).arg(q(parent->name))
+                           : tr("Resumed from run #%1").arg(*r.parent_run);
+        if (step != m_resumeSteps.end() && step->second > 0)
+            line += tr(" at step %1, from its checkpoint: steps before %1 are in run #%2").arg(step->second).arg(*r.parent_run);
+        lines << line;
+    }
+    // Rows are by descending id: the runs that resumed this one come before it, oldest last.
+    for (auto it = m_runs.rbegin(); it != m_runs.rend(); ++it) {
+        if (!it->parent_run || *it->parent_run != r.id) continue;
+        const auto step = m_resumeSteps.find(it->id);
+        lines << (step != m_resumeSteps.end() && step->second > 0
+                      ? tr("Resumed as run #%1 at step %2 (%3)").arg(it->id).arg(step->second).arg(q(it->state))
+                      : tr("Resumed as run #%1 (%2)").arg(it->id).arg(q(it->state)));
+    }
+    return lines.join(QChar('\n'));
+}
+
 std::optional<double> RunListModel::sortNumber(int row, int column) const {
     const RunRecord& r = record(row);
     switch (column) {
@@ -261,7 +306,9 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         switch (column) {
         case IdColumn: return qlonglong(r.id);
         case StateColumn: return q(r.state);
-        case NameColumn: return q(r.name);
+        case NameColumn:
+            if (role == Qt::DisplayRole && r.parent_run) return q(r.name) + QStringLiteral("  (") + resumedFromText(r) + QChar(')');
+            return q(r.name);
         case ModelColumn: return q(r.model_kind);
         case LayoutColumn: return q(r.layout);
         case StepsColumn:
@@ -295,6 +342,10 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             return text;
         }
         if (column == NotesColumn && !r.notes.empty()) return q(r.notes);
+        if (column == IdColumn || column == NameColumn || column == StepsColumn) {
+            const QString lineage = lineageText(r);
+            if (!lineage.isEmpty()) return lineage;
+        }
         if (column == LayoutColumn && r.world_size > 0) return tr("%1 processes").arg(r.world_size);
         return {};
     default: return {};

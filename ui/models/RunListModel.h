@@ -64,6 +64,15 @@ public:
     std::optional<RunRecord> run(int64_t id) const;
     int runningCount() const;
 
+    // The step a resumed run started from (its run_start's start_step), by run id: the Runs page
+    // reads them for the runs that have a parent_run. Rows of those runs change.
+    void setResumeSteps(const std::map<int64_t, int64_t>& steps);
+    bool hasResumeStep(int64_t id) const { return m_resumeSteps.count(id) > 0; }
+    // "resumed from #3 at step 12" for a resumed run, "" otherwise.
+    QString resumedFromText(const RunRecord& r) const;
+    // What a run's lineage is, for its tooltip: where it resumed from, and the runs that resumed it.
+    QString lineageText(const RunRecord& r) const;
+
     // A raw value of the column for sorting; empty for a missing number.
     std::optional<double> sortNumber(int row, int column) const;
     static QColor stateColor(const QString& state);
@@ -96,6 +105,7 @@ private:
         int writes = 0;
     };
     std::map<int64_t, Pending> m_pending;
+    std::map<int64_t, int64_t> m_resumeSteps;
     QPointer<RunStoreThread> m_writer;
     double m_now = 0;
 };

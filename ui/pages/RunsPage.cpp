@@ -1,6 +1,7 @@
 #include "ui/pages/RunsPage.h"
 #include "ui/widgets/FileDialogs.h"
 
+#include "core/store/RunStore.h"
 #include "ui/models/RunFilterModel.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
@@ -25,6 +26,9 @@
 #include <QSaveFile>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <map>
 
 namespace parallax {
 
@@ -151,8 +155,58 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
         QMessageBox::warning(this, tr("Resume"), message);
     });
 
+    // Resumed runs show the step they resumed at, from their run_start.
+    connect(m_runs, &QAbstractItemModel::modelReset, this, [this] { readResumeSteps(0, m_runs->rowCount() - 1); });
+    connect(m_runs, &QAbstractItemModel::rowsInserted, this,
+            [this](const QModelIndex&, int first, int last) { readResumeSteps(first, last); });
+    connect(m_runs, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex& from, const QModelIndex& to) {
+        if (from.column() <= RunListModel::StepsColumn && to.column() >= RunListModel::StateColumn)
+            readResumeSteps(from.row(), to.row());
+    });
+
     updateCount();
     updateActions();
+    readResumeSteps(0, m_runs->rowCount() - 1);
+}
+
+void RunsPage::readResumeSteps(int first, int last) {
+    if (!m_watcher) return;
+    if (m_readingResumeSteps) {
+        m_readResumeStepsAgain = true;
+        return;
+    }
+    std::vector<int64_t> ids;
+    first = std::max(first, 0);
+    last = std::min(last, m_runs->rowCount() - 1);
+    for (int row = first; row <= last; ++row) {
+        const RunRecord& r = m_runs->record(row);
+        // Once a step is recorded (or the run ended) its run_start is in: each run is read once.
+        if (r.parent_run && !m_runs->hasResumeStep(r.id) && (r.last_step >= 0 || r.ended_at > 0)) ids.push_back(r.id);
+    }
+    if (ids.empty()) return;
+    m_readingResumeSteps = true;
+    const auto done = [this] {
+        m_readingResumeSteps = false;
+        if (m_readResumeStepsAgain) {
+            m_readResumeStepsAgain = false;
+            readResumeSteps(0, m_runs->rowCount() - 1);
+        }
+    };
+    m_watcher->read<std::map<int64_t, int64_t>>(
+        this,
+        [ids](const RunStore& store) {
+            std::map<int64_t, int64_t> steps;
+            for (int64_t id : ids) {
+                const std::optional<RunStartEvent> start = store.runStart(id);
+                steps[id] = start ? start->start_step : 0; // 0: not known (it ended before run_start)
+            }
+            return steps;
+        },
+        [this, done](std::map<int64_t, int64_t> steps) {
+            m_runs->setResumeSteps(steps);
+            done();
+        },
+        [done](const QString&) { done(); });
 }
 
 void RunsPage::setStorePath(const QString& path) {

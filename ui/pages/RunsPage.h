@@ -69,6 +69,8 @@ signals:
 private:
     void updateActions();
     void updateCount();
+    // Reads the start step of resumed runs whose step the runs model does not know yet.
+    void readResumeSteps(int firstRow, int lastRow);
     void showContextMenu(const QPoint& pos);
 
     RunListModel* m_runs;
@@ -86,6 +88,8 @@ private:
     QPushButton* m_exportMetrics = nullptr;
     QPushButton* m_exportSpec = nullptr;
     QPushButton* m_delete = nullptr;
+    bool m_readingResumeSteps = false;
+    bool m_readResumeStepsAgain = false;
 };
 
 } // namespace parallax

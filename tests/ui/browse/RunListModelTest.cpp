@@ -96,7 +96,7 @@ TEST(RunListModel, ARunsNewStepsChangeOnlyTheColumnsThatShowThem) {
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
     r.last_step = 120;
     r.last_loss = 0.5;
-    r.parent_run = 7; // shown by no column
+    r.run_dir = "/runs/1"; // shown by no column (a parent run is: the name says it)
     model.setRuns({record(2, "other"), r});
     ASSERT_EQ(changed.count(), 1);
     const auto from = changed.first().at(0).value<QModelIndex>();
@@ -106,7 +106,7 @@ TEST(RunListModel, ARunsNewStepsChangeOnlyTheColumnsThatShowThem) {
     EXPECT_EQ(to.column(), RunListModel::LossColumn);
     // A note being typed in that row is not covered, so its editor keeps the typed text.
     EXPECT_LT(to.column(), RunListModel::TagsColumn);
-    EXPECT_EQ(model.run(1)->parent_run, std::optional<int64_t>(7));
+    EXPECT_EQ(model.run(1)->run_dir, "/runs/1");
     changed.clear();
     model.setRuns({record(2, "other"), r});
     EXPECT_EQ(changed.count(), 0);
@@ -198,4 +198,34 @@ TEST(RunListModel, WritesTagsAndNotesThroughTheStoreThread) {
 TEST(RunListModel, ParsesTags) {
     EXPECT_EQ(RunListModel::parseTags(QStringLiteral(" a,b  c,,a ")), (QStringList{"a", "b", "c"}));
     EXPECT_TRUE(RunListModel::parseTags(QStringLiteral(" , ")).isEmpty());
+}
+
+// Issue 19: a resumed run showed only its own steps, with no word of the run it continues.
+TEST(RunListModel, AResumedRunNamesItsParentAndTheStepItResumedAt) {
+    RunListModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    RunRecord parent = record(3, "gpt-dp2", RunState::Failed);
+    RunRecord child = record(5, "gpt-dp2", RunState::Running);
+    child.parent_run = 3;
+    model.setRuns({parent, child, record(4, "other")});
+    const auto cell = [&](int64_t id, int column, int role) {
+        return model.index(model.rowOfRun(id), column).data(role).toString();
+    };
+    EXPECT_EQ(cell(5, RunListModel::NameColumn, Qt::DisplayRole), QStringLiteral("gpt-dp2  (resumed from #3)"));
+    EXPECT_EQ(cell(5, RunListModel::NameColumn, Qt::EditRole), QStringLiteral("gpt-dp2"));
+    EXPECT_EQ(cell(4, RunListModel::NameColumn, Qt::DisplayRole), QStringLiteral("other"));
+
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.setResumeSteps({{5, 40}});
+    EXPECT_GE(changed.count(), 1);
+    EXPECT_EQ(cell(5, RunListModel::NameColumn, Qt::DisplayRole), QStringLiteral("gpt-dp2  (resumed from #3 at step 40)"));
+    EXPECT_EQ(cell(5, RunListModel::StepsColumn, Qt::ToolTipRole),
+              QStringLiteral("Resumed from run #3 gpt-dp2 at step 40, from its checkpoint: steps before 40 are in run #3"));
+    // The parent says which runs continue it.
+    EXPECT_EQ(cell(3, RunListModel::IdColumn, Qt::ToolTipRole), QStringLiteral("Resumed as run #5 at step 40 (running)"));
+    EXPECT_EQ(cell(4, RunListModel::IdColumn, Qt::ToolTipRole), QString());
+    // The parent deleted: the link goes, and the name says so at once.
+    child.parent_run.reset();
+    model.setRuns({child, record(4, "other")});
+    EXPECT_EQ(cell(5, RunListModel::NameColumn, Qt::DisplayRole), QStringLiteral("gpt-dp2"));
 }

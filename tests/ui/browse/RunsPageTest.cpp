@@ -146,6 +146,37 @@ TEST(RunsPage, ANoteLandsOnTheRunItWasTypedForWhileTheListChanges) {
     ASSERT_TRUE(waitFor([&] { return f.shownId(2) == f.running; }));
 }
 
+// Issue 19: resumed runs had no link to their parent. `parallax-cli resume` creates a new run with
+// parent_run set; its run_start says the step it resumed at.
+TEST(RunsPage, AResumedRunSaysWhichRunAndStepItContinues) {
+    Fixture f;
+    NewRun n;
+    n.name = "gpt-text-lr3e3";
+    n.steps_total = 20;
+    n.world_size = 2;
+    n.parent_run = f.failed;
+    const int64_t resumed = f.store.store.createRun(n);
+    f.store.store.markRunning(resumed, 4242, "testhost");
+    RunStartEvent start;
+    start.world = 2;
+    start.start_step = 12;
+    f.store.store.setRunStart(resumed, start);
+    StepEvent step;
+    step.step = 12;
+    step.loss = 1.0;
+    f.store.store.insertMetric(resumed, step);
+    f.store.store.updateSummary(resumed, step);
+    f.watcher->pollNow();
+    const auto name = [&] {
+        const int row = f.runs.rowOfRun(resumed);
+        return row < 0 ? QString() : f.runs.index(row, RunListModel::NameColumn).data().toString();
+    };
+    ASSERT_TRUE(waitFor([&] { return name() == QStringLiteral("gpt-text-lr3e3  (resumed from #%1 at step 12)").arg(f.failed); }))
+        << name().toStdString();
+    const QString parentTip = f.runs.index(f.runs.rowOfRun(f.failed), RunListModel::IdColumn).data(Qt::ToolTipRole).toString();
+    EXPECT_EQ(parentTip, QStringLiteral("Resumed as run #%1 at step 12 (running)").arg(resumed));
+}
+
 TEST(RunsPage, ExportsMetricsAsCsvAndTheSpec) {
     Fixture f;
     const QString csv = f.store.dir.filePath(QStringLiteral("m.csv"));
