@@ -148,18 +148,18 @@ void PipelinePage::buildUi() {
     auto* tableAndChart = new QSplitter(Qt::Horizontal, lower);
     tableAndChart->addWidget(m_table);
     m_bubblePlot = new CurvePlot(tableAndChart);
-    m_bubblePlot->setTitle(tr("Bubble over steps"));
+    // No title: the lower pane is short, the axis and the legend say what it is.
     m_bubblePlot->setValueLabel(tr("bubble (%)"));
     m_bubblePlot->setLegendVisible(true);
     m_bubblePlot->exporter()->setBaseName(QStringLiteral("pipeline-bubble"));
-    m_bubblePlot->addCurve(tr("measured"), m_bubbleHistory.measured(), MetricChannel::Raw, QColor(0xc6, 0x28, 0x28), 1.8);
+    m_bubblePlot->addCurve(tr("measured bubble"), m_bubbleHistory.measured(), MetricChannel::Raw, QColor(0xc6, 0x28, 0x28), 1.8);
     m_theoryCurve = m_bubblePlot->addCurve(tr("theoretical"), m_bubbleHistory.theory(), MetricChannel::Raw,
                                            QColor(0x42, 0x42, 0x42), 1.5);
     m_bubblePlot->setCurvePenStyle(m_theoryCurve, Qt::DashLine);
     m_bubblePlot->setCurveVisible(m_theoryCurve, false);
     tableAndChart->addWidget(m_bubblePlot);
-    tableAndChart->setStretchFactor(0, 3);
-    tableAndChart->setStretchFactor(1, 2);
+    tableAndChart->setStretchFactor(0, 1);
+    tableAndChart->setStretchFactor(1, 1);
     tableAndChart->setChildrenCollapsible(false);
     lowerLayout->addWidget(tableAndChart, 1);
     m_splitter->addWidget(m_timeline);

@@ -215,7 +215,11 @@ void CurvePlot::wrapLegend() {
     for (int i = 0; i < legend->itemCount(); ++i)
         widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width() + legend->columnSpacing());
     const int width = std::max(1, m_plot->width() - legend->margins().left() - legend->margins().right());
-    legend->setWrap(std::max(1, width / widest));
+    const int wrap = std::max(1, width / widest);
+    if (wrap == legend->wrap()) return;
+    legend->setWrap(wrap);
+    // Items placed under the old wrap move to their places under the new one.
+    legend->setFillOrder(legend->fillOrder(), true);
 }
 
 void CurvePlot::applyAxisLabels() {

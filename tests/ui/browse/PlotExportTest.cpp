@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QContextMenuEvent>
 #include <QFile>
 #include <QImage>
 #include <QMenu>
@@ -146,6 +147,17 @@ TEST(PlotExport, MenuOffersTheExportsAndCopiesTheImage) {
     EXPECT_EQ(texts, (QStringList{"Export PNG…", "Export SVG…", "Export CSV…", "Copy image"}));
     EXPECT_EQ(t.plot.customPlot()->contextMenuPolicy(), Qt::CustomContextMenu);
 
+    // A right click on the plot opens it.
+    t.plot.window()->activateWindow();
+    QContextMenuEvent click(QContextMenuEvent::Mouse, QPoint(60, 60), t.plot.customPlot()->mapToGlobal(QPoint(60, 60)));
+    QApplication::sendEvent(t.plot.customPlot(), &click);
+    QMenu* opened = nullptr;
+    for (QWidget* w : QApplication::topLevelWidgets())
+        if (auto* m = qobject_cast<QMenu*>(w); m && m->isVisible()) opened = m;
+    ASSERT_NE(opened, nullptr);
+    EXPECT_EQ(opened->actions().size(), menu->actions().size());
+    opened->close();
+
     menu->actions().last()->trigger();
     const QImage copied = QApplication::clipboard()->image();
     EXPECT_EQ(copied.size(), QSize(420, 300));
@@ -186,6 +198,15 @@ TEST(CurvePlot, LegendSitsAboveTheAxesAndCoversNoPoint) {
         }
     }
     EXPECT_EQ(points, 75);
+
+    // The items share a line when the width holds them, and wrap when it does not.
+    EXPECT_EQ(qcp->legend->item(0)->outerRect().top(), qcp->legend->item(1)->outerRect().top());
+    t.plot.resize(150, 300);
+    t.plot.replotNow();
+    EXPECT_LT(qcp->legend->item(0)->outerRect().top(), qcp->legend->item(1)->outerRect().top());
+    t.plot.resize(420, 300);
+    t.plot.replotNow();
+    EXPECT_EQ(qcp->legend->item(0)->outerRect().top(), qcp->legend->item(1)->outerRect().top());
 
     // Hidden, it gives its row back to the axes; shown again, it is above them again.
     const int withLegend = axes.height();

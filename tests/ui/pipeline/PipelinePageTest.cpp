@@ -250,9 +250,9 @@ TEST(PipelinePage, ChartsEachSampledStepsMeasuredBubbleAgainstTheSchedules) {
     const double steady = PipelineBubbles::measure(PipelineSpans{}.make(0)).overall * 100.0;
     const double theory = 3.0 / 11.0 * 100.0; // (p - 1) / (m + p - 1), p = 4, m = 8
     CurvePlot* chart = f.page.bubblePlot();
-    EXPECT_EQ(chart->curveNames(), (QStringList{"measured", "theoretical"}));
+    EXPECT_EQ(chart->curveNames(), (QStringList{"measured bubble", "theoretical"}));
     const PlotTable table = chart->table();
-    EXPECT_EQ(table.header, (QStringList{"step", "measured", "theoretical"}));
+    EXPECT_EQ(table.header, (QStringList{"step", "measured bubble", "theoretical"}));
     ASSERT_EQ(table.rows.size(), 3u);
     EXPECT_EQ(table.rows[0][0], QStringLiteral("0"));
     EXPECT_DOUBLE_EQ(table.rows[0][1].toDouble(), steady);
