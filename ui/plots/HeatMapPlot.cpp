@@ -148,7 +148,7 @@ void HeatMapPlot::rebuild(bool force) {
     } else {
         m_mode = Mode::Empty;
         m_map->data()->clear();
-        m_scale->axis()->setLabel(tr("computing, % of step"));
+        m_scale->axis()->setLabel(tr("compute %"));
     }
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -180,7 +180,8 @@ void HeatMapPlot::buildSteps(int maxColumns) {
         for (int c = 0; c < columns; ++c) data->setCell(c, r, row[static_cast<size_t>(c)]);
         labels.push_back(h.label);
     }
-    m_scale->axis()->setLabel(tr("computing, % of step (rest: waiting in collectives)"));
+    m_scale->axis()->setLabel(tr("compute %"));
+    setToolTip(tr("Each cell: the share of those steps the rank computed; the rest it waited in collectives"));
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
     m_plot->xAxis->ticker()->setTickCount(4);
     m_plot->xAxis->setLabel(tr("step"));
@@ -214,13 +215,14 @@ void HeatMapPlot::buildTime(int maxColumns) {
     }
     const int threads = m_model->cpuThreadsPerRank();
     m_scale->axis()->setLabel(gpu ? tr("GPU util %")
-                                  : threads == 1 ? tr("CPU % of 1 thread") : tr("CPU % of %1 threads").arg(threads));
+                                  : threads == 1 ? tr("CPU %, 1 thread") : tr("CPU %, %1 threads").arg(threads));
     auto ticker = QSharedPointer<QCPAxisTickerTime>::create();
     ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
     ticker->setTickCount(3); // the map is narrow beside the grid; long labels would collide
     m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setLabel(tr("elapsed (h:m:s)"));
     m_plot->xAxis->setRange(0, span);
+    setToolTip(tr("This run has no per-step compute and wait times: each cell is the device's utilization"));
     setRowLabels(labels);
 }
 

@@ -8,18 +8,28 @@ namespace parallax {
 
 HostAlarmDelegate::HostAlarmDelegate(QObject* parent) : QStyledItemDelegate(parent) {}
 
+QRect HostAlarmDelegate::alertFrame(const QRect& cell, bool hostAlarm) {
+    const int inset = hostAlarm ? kOutlineWidth : 0;
+    return cell.adjusted(inset, inset, -inset, -inset);
+}
+
 void HostAlarmDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
     QStyledItemDelegate::paint(painter, option, index);
+    const bool hostAlarm = index.data(DeviceGridModel::HostAlarmRole).toBool();
     if (index.data(DeviceGridModel::AlertRole).toBool()) {
-        // The rank an alert names: a frame of its own inside the cell, apart from the host's.
+        // The rank an alert names: a frame of its own along the cell's edge, inside the host's.
         painter->save();
-        painter->setPen(QPen(kAlertColor, kAlertWidth, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
-        painter->setBrush(Qt::NoBrush);
-        const int inset = kOutlineWidth + kAlertWidth / 2 + 1;
-        painter->drawRect(option.rect.adjusted(inset, inset, -inset - 1, -inset - 1));
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(kAlertColor);
+        const QRect f = alertFrame(option.rect, hostAlarm);
+        const int w = kAlertWidth;
+        painter->drawRect(QRect(f.left(), f.top(), f.width(), w));
+        painter->drawRect(QRect(f.left(), f.bottom() - w + 1, f.width(), w));
+        painter->drawRect(QRect(f.left(), f.top(), w, f.height()));
+        painter->drawRect(QRect(f.right() - w + 1, f.top(), w, f.height()));
         painter->restore();
     }
-    if (!index.data(DeviceGridModel::HostAlarmRole).toBool()) return;
+    if (!hostAlarm) return;
     painter->save();
     painter->setPen(Qt::NoPen);
     painter->setBrush(QColor(0xc6, 0x28, 0x28));

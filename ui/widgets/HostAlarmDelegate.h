@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QColor>
+#include <QRect>
 #include <QStyledItemDelegate>
 
 namespace parallax {
@@ -17,6 +18,9 @@ public:
     static inline const QColor kAlertColor{0x8e, 0x24, 0xaa};
 
     explicit HostAlarmDelegate(QObject* parent = nullptr);
+
+    // The outer edge of the alert frame of a cell (inside the host's frame when it has one).
+    static QRect alertFrame(const QRect& cell, bool hostAlarm);
 
     void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
 };

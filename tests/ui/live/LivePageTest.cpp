@@ -302,9 +302,10 @@ TEST(LivePageTest, TheSupervisorsAlertIsABannerAndFramesItsRank) {
     const QImage shot = view->viewport()->grab().toImage();
     const qreal scale = shot.devicePixelRatio();
     const auto pixel = [&](QPoint p) { return shot.pixelColor(int(p.x() * scale), int(p.y() * scale)); };
-    const int inset = HostAlarmDelegate::kOutlineWidth + HostAlarmDelegate::kAlertWidth / 2 + 1;
-    EXPECT_EQ(pixel(cell.topLeft() + QPoint(inset, cell.height() / 2)), HostAlarmDelegate::kAlertColor);
-    EXPECT_NE(pixel(other.topLeft() + QPoint(inset, other.height() / 2)), HostAlarmDelegate::kAlertColor);
+    const QRect frame = HostAlarmDelegate::alertFrame(cell, false);
+    EXPECT_EQ(pixel(QPoint(frame.left() + 1, frame.center().y())), HostAlarmDelegate::kAlertColor);
+    EXPECT_EQ(pixel(QPoint(frame.center().x(), frame.bottom() - 1)), HostAlarmDelegate::kAlertColor);
+    EXPECT_NE(pixel(QPoint(other.left() + 1, other.center().y())), HostAlarmDelegate::kAlertColor);
 
     // The hang ends: the banner and the frame go.
     hang.active = false;

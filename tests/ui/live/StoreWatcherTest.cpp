@@ -418,5 +418,62 @@ TEST(StoreWatcherTest, KeepsReadingAfterAFileDialogTouchedTheStoreAndAWriterExit
     EXPECT_EQ(ts.store.metrics(run).size(), 35u);
 }
 
+TEST(StoreWatcherTest, DeliversEachRanksStepsOnceAndAlertsWhenTheyChange) {
+    using test::waitFor;
+    test::TempStore ts;
+    const int64_t run = ts.newRun();
+    ts.store.insertRankSteps(run, {test::rankStep(0, 0, 50, 50), test::rankStep(1, 0, 100, 0)});
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    std::vector<RankStepEvent> steps;
+    std::vector<std::vector<RunAlert>> alerts;
+    int resets = 0;
+    QObject::connect(&watcher, &StoreWatcher::rankStepsAdded, [&](qint64 id, const std::vector<RankStepEvent>& rows, bool reset) {
+        if (id != run) return;
+        if (reset) {
+            steps.clear();
+            ++resets;
+        }
+        steps.insert(steps.end(), rows.begin(), rows.end());
+    });
+    QObject::connect(&watcher, &StoreWatcher::alertsChanged, [&](qint64 id, const std::vector<RunAlert>& a) {
+        if (id == run) alerts.push_back(a);
+    });
+    watcher.watch(run);
+    ASSERT_TRUE(waitFor([&] { return steps.size() == 2 && alerts.size() == 1; }));
+    EXPECT_EQ(resets, 1);
+    EXPECT_TRUE(alerts.front().empty());
+    // Rank 0 is a step ahead; rank 1's row of step 1 comes later, through its own pipe.
+    ts.store.insertRankSteps(run, {test::rankStep(0, 1, 50, 50), test::rankStep(0, 2, 50, 50)});
+    ASSERT_TRUE(waitFor([&] { return steps.size() == 4; }));
+    ts.store.insertRankSteps(run, {test::rankStep(1, 1, 100, 0)});
+    ASSERT_TRUE(waitFor([&] { return steps.size() == 5; }));
+    EXPECT_EQ(steps.back().rank, 1);
+    EXPECT_EQ(steps.back().step, 1);
+
+    RunAlert a;
+    a.kind = "straggler";
+    a.message = "rank 1 on node0: compute 2.00x the median of the others";
+    a.t = 1.7e9;
+    ts.store.setAlert(run, a);
+    ASSERT_TRUE(waitFor([&] { return alerts.size() == 2; }));
+    ASSERT_EQ(alerts.back().size(), 1u);
+    EXPECT_EQ(alerts.back().front().message, a.message);
+    EXPECT_TRUE(alerts.back().front().active);
+    // Said again later (only its time changes): nothing new to show. Ended: sent.
+    a.t += 5;
+    ts.store.setAlert(run, a);
+    ts.store.insertRankSteps(run, {test::rankStep(0, 3, 50, 50)});
+    ASSERT_TRUE(waitFor([&] { return steps.size() == 6; }));
+    QTest::qWait(60);
+    EXPECT_EQ(alerts.size(), 2u);
+    a.active = false;
+    ts.store.setAlert(run, a);
+    ASSERT_TRUE(waitFor([&] { return alerts.size() == 3; }));
+    EXPECT_FALSE(alerts.back().front().active);
+    QTest::qWait(60);
+    EXPECT_EQ(steps.size(), 6u);
+}
+
 } // namespace
 } // namespace parallax
