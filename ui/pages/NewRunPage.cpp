@@ -242,6 +242,8 @@ NewRunPage::NewRunPage(QWidget* parent)
                     false, MessageKind::Launch);
         m_messageRun = id;
         m_editedRun = 0;
+        // The run keeps the spec it started with: the form's edits are not lost by replacing it.
+        m_model->markSaved();
         updateLaunchButton();
         emit runLaunched(id);
         followLaunchedRun();
@@ -896,11 +898,14 @@ void NewRunPage::showIssues() {
     }
     m_issues->clear();
     for (const bool warning : {false, true}) {
-        for (const SpecIssue& issue : issues) {
+        for (size_t i = 0; i < issues.size(); ++i) {
+            const SpecIssue& issue = issues[i];
             if (issue.warning != warning) continue;
             (warning ? warnings : errors) += 1;
-            const QString text = q(issue.message).contains(q(issue.field)) ? q(issue.message)
-                                                                            : q(issue.field) + QStringLiteral(": ") + q(issue.message);
+            QString text = q(issue.message).contains(q(issue.field)) ? q(issue.message)
+                                                                      : q(issue.field) + QStringLiteral(": ") + q(issue.message);
+            const QString cause = m_model->causeOf(i);
+            if (!cause.isEmpty()) text += tr(" (since %1 was changed)").arg(cause);
             auto* item = new QListWidgetItem(text, m_issues);
             item->setData(Qt::UserRole, q(issue.field));
             item->setForeground(warning ? kWarningColor : kErrorColor);

@@ -16,6 +16,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
@@ -426,6 +427,12 @@ TEST(NewRunPage, AnIssueAChangeBringsAboutIsShownBesideTheChangedField) {
     EXPECT_TRUE(tp->text().contains(QStringLiteral("This value conflicts with model.heads: model.heads = 4 is not "
                                                    "divisible by parallel.tp = 3")))
         << tp->text().toStdString();
+    // The list of issues says which change brought them.
+    auto* list = page.findChild<QListWidget*>();
+    ASSERT_NE(list, nullptr);
+    ASSERT_GE(list->count(), 1);
+    EXPECT_TRUE(list->item(0)->text().endsWith(QStringLiteral("(since parallel.tp was changed)")))
+        << list->item(0)->text().toStdString();
     // The field the validator names still shows it too.
     QLabel* heads = page.fieldIssueLabel(QStringLiteral("model.heads"));
     EXPECT_FALSE(heads->isHidden());
@@ -518,6 +525,12 @@ TEST(NewRunPage, PickingAPresetAsksBeforeDiscardingEdits) {
     emit presets->activated(quickstart);
     EXPECT_EQ(p.asked.size(), 2);
     EXPECT_NE(page.formModel()->spec().train.steps, 77);
+    EXPECT_FALSE(page.formModel()->isModified());
+
+    // A launched spec is kept with its run: replacing the form loses nothing.
+    typeInto(page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("78"));
+    ASSERT_TRUE(page.formModel()->isModified());
+    emit page.launcher()->started(9);
     EXPECT_FALSE(page.formModel()->isModified());
 
     // An edit undone by hand is no change.
