@@ -37,21 +37,37 @@ int cleanupCommand(const std::string& storePath, double waitSeconds) {
     }
 }
 
-void startBackgroundCleanup(const std::string& storePath) {
+namespace {
+
+// parallax-cli ARGS..., orphaned in a session of its own at once (init reaps it).
+void startSelfInBackground(const std::vector<std::string>& args) {
     // Everything the child needs is made before fork: after it only async-signal-safe calls.
-    const std::string self = selfExecutable();
+    std::vector<std::string> words = {selfExecutable()};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
     const pid_t pid = fork();
     if (pid != 0) {
-        // The intermediate child exits at once; a failed fork leaves the rows for the next start.
+        // The intermediate child exits at once; a failed fork leaves the work for the next start.
         if (pid > 0) waitpid(pid, nullptr, 0);
         return;
     }
     detachIntoOwnSession();
-    // Orphaned at once: init reaps it. An hour covers a host being rebooted.
     if (fork() != 0) _exit(0);
-    execl(self.c_str(), self.c_str(), "--store", storePath.c_str(), "cleanup", "--wait", "3600",
-          static_cast<char*>(nullptr));
+    execv(argv[0], argv.data());
     _exit(127);
+}
+
+} // namespace
+
+void startBackgroundCleanup(const std::string& storePath) {
+    // An hour covers a host being rebooted.
+    startSelfInBackground({"--store", storePath, "cleanup", "--wait", "3600"});
+}
+
+void startBackgroundAttach(const std::string& storePath, int64_t run) {
+    startSelfInBackground({"--store", storePath, "attach", std::to_string(run), "--detach"});
 }
 
 } // namespace parallax

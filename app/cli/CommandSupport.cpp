@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <iostream>
 
 namespace parallax {
 
@@ -26,6 +27,12 @@ bool pidAlive(int64_t pid) { return processIsRunning(static_cast<pid_t>(pid)); }
 void markLostRunsIfWritable(RunStore& store) {
     try {
         store.markLostRuns(thisHost(), pidAlive);
+        // A Slurm batch job goes on without its supervisor: one is started to follow it again.
+        for (const int64_t id : store.unfollowedBatchRuns(thisHost(), pidAlive)) {
+            std::cerr << "parallax: nobody follows the Slurm batch job of run " << id
+                      << "; following it again in the background (parallax-cli attach " << id << ")" << std::endl;
+            startBackgroundAttach(store.path(), id);
+        }
     } catch (const StoreError&) {
     }
 }

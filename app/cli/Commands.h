@@ -17,6 +17,8 @@ struct RunCommandOptions {
     double grace_s = 120;        // SIGUSR1 -> SIGTERM
     std::vector<std::string> tags;
     int notify_fd = -1;          // internal: the detached child reports the run id here
+    bool attach = false;         // attach: follow RUN's Slurm batch job again (its supervisor is gone)
+    bool stop_first = false;     // attach for stop: ask the job to checkpoint and stop at once
 };
 int runCommand(const std::string& storePath, const RunCommandOptions& o);
 
@@ -54,6 +56,8 @@ int checkCommand(const std::string& storePath, const std::string& spec);
 int cleanupCommand(const std::string& storePath, double waitSeconds);
 // The same in a detached process of its own, for an hour at most.
 void startBackgroundCleanup(const std::string& storePath);
+// parallax-cli attach RUN --detach in the background, for a Slurm batch job nobody follows.
+void startBackgroundAttach(const std::string& storePath, int64_t run);
 
 // Imports the rows of RUN that its output.log holds past what the store has (OutputImport.h).
 int importCommand(const std::string& storePath, const std::string& run);

@@ -63,7 +63,8 @@ int detach(const std::string& storePath, const RunCommandOptions& o) {
         RunStore store(storePath);
         requireRun(store, o.run);
     }
-    locateWorker();
+    if (!o.attach)
+        locateWorker();
 
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -72,7 +73,7 @@ int detach(const std::string& storePath, const RunCommandOptions& o) {
     if (o.run.empty())
         args.insert(args.end(), {"run", fs::absolute(o.spec).string()});
     else
-        args.insert(args.end(), {"resume", o.run});
+        args.insert(args.end(), {o.attach ? "attach" : "resume", o.run});
     args.insert(args.end(), {"--grace", std::to_string(o.grace_s), "--notify-fd", std::to_string(fds[1])});
     for (const std::string& t : o.tags)
         args.insert(args.end(), {"--tag", t});
@@ -130,10 +131,13 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
         if (o.run.empty()) {
             checkNewRunSpec(o.spec);
             options.spec_path = o.spec;
+        } else if (o.attach) {
+            options.attach_run = requireRun(store, o.run).id;
         } else {
             options.resume_run = requireRun(store, o.run).id;
         }
-        options.launch.worker = locateWorker();
+        if (!o.attach)
+            options.launch.worker = locateWorker();
         options.tags = o.tags;
         options.stop_grace = std::chrono::milliseconds(static_cast<int64_t>(o.grace_s * 1000.0));
 
@@ -163,6 +167,8 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
         };
 
         Supervisor supervisor(store, options);
+        if (o.stop_first)
+            supervisor.requestStop();
         const RunRecord r = supervisor.run();
         progress.finish();
         const double took = r.ended_at > 0 && r.started_at > 0 ? r.ended_at - r.started_at : -1;

@@ -99,8 +99,20 @@ int showCommand(const std::string& storePath, const std::string& run) {
     field("layout", r.layout);
     field("world size", std::to_string(r.world_size));
     field("hosts", hostsSummary(r.hosts));
-    if (const std::optional<RunStartEvent> start = store.runStart(r.id); start && !start->slurm_job.empty())
+    if (const std::optional<SlurmJob> job = store.slurmJob(r.id)) {
+        std::string text = job->job_id + " (" + job->mode + "), " + job->state;
+        if (!job->reason.empty())
+            text += " (" + job->reason + ")";
+        if (job->queue_position > 0)
+            text += ", place " + std::to_string(job->queue_position) + " in the queue";
+        if (!job->nodes.empty())
+            text += " on " + job->nodes;
+        if (job->time_left_s >= 0 && !RunState::isTerminal(r.state))
+            text += ", " + formatDuration(static_cast<double>(job->time_left_s)) + " left";
+        field("slurm job", text);
+    } else if (const std::optional<RunStartEvent> start = store.runStart(r.id); start && !start->slurm_job.empty()) {
         field("slurm job", start->slurm_job + (start->slurm_nodes.empty() ? "" : " on " + start->slurm_nodes));
+    }
     field("created", formatDateTime(r.created_at));
     if (r.started_at > 0)
         field("started", formatDateTime(r.started_at));

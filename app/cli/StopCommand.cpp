@@ -22,6 +22,16 @@ int stopCommand(const std::string& storePath, const std::string& run, bool wait)
                        std::to_string(r.supervisor_pid) + "); run parallax-cli stop " + std::to_string(r.id) +
                        " there");
     if (!pidAlive(r.supervisor_pid)) {
+        if (const std::optional<SlurmJob> job = store.slurmJob(r.id); job && job->mode == "batch") {
+            // The job goes on without its supervisor: followed again here, it is asked to stop.
+            std::cout << "run " << r.id << ": nobody follows Slurm job " << job->job_id
+                      << "; following it here to stop it (USR1: the ranks checkpoint)" << std::endl;
+            RunCommandOptions o;
+            o.run = std::to_string(r.id);
+            o.attach = true;
+            o.stop_first = true;
+            return runCommand(storePath, o);
+        }
         const std::string reason =
             r.supervisor_pid > 0 ? "its supervisor (pid " + std::to_string(r.supervisor_pid) + " on " + host + ") is gone"
                                  : "it never got a supervisor";

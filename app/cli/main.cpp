@@ -21,7 +21,7 @@ namespace {
 const char* kFooter = R"(RUN is a run id or a run name (the latest run of that name).
 
 Exit codes:
-  0  done; for run and resume: the run succeeded
+  0  done; for run, resume and attach: the run succeeded
   1  the run failed (or was lost)
   2  invalid spec or command line
   3  the run was stopped on request
@@ -63,6 +63,16 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     resume->add_option("--tag", resumeOptions.tags, "A tag for the run (repeatable)")->allow_extra_args(false);
     resume->add_option("--notify-fd", resumeOptions.notify_fd)->group("");
+
+    RunCommandOptions attachOptions;
+    attachOptions.attach = true;
+    CLI::App* attach = app.add_subcommand(
+        "attach", "Follow RUN's Slurm batch job again (launch.slurm_mode = \"batch\") after its supervisor ended");
+    attach->add_option("run", attachOptions.run, "RUN")->required();
+    attach->add_flag("--detach", attachOptions.detach, "Follow it in the background");
+    attach->add_option("--grace", attachOptions.grace_s, "Seconds for a graceful stop before the job is cancelled")
+        ->capture_default_str();
+    attach->add_option("--notify-fd", attachOptions.notify_fd)->group("");
 
     ListCommandOptions listOptions;
     bool listAll = false;
@@ -134,7 +144,7 @@ int main(int argc, char** argv) {
     try {
         // Messages name the store by its full path, and a detached supervisor must find it too.
         store = std::filesystem::absolute(store).string();
-        if (*run || *resume) {
+        if (*run || *resume || *attach) {
             // A run's folder, checkpoints and logs may hold secrets: what the supervisor, the
             // launcher and the ranks create is readable by this user only.
             ::umask(077);
@@ -143,6 +153,8 @@ int main(int argc, char** argv) {
             return runCommand(store, runOptions);
         if (*resume)
             return runCommand(store, resumeOptions);
+        if (*attach)
+            return runCommand(store, attachOptions);
         if (*ls) {
             if (listAll)
                 listOptions.limit = -1;

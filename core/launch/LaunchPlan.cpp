@@ -196,10 +196,11 @@ std::string LaunchPlan::commandLine() const {
         else
             line += name + "=" + shellQuote(value) + " ";
     }
-    for (size_t i = 0; i < argv.size(); ++i) {
+    const std::vector<std::string>& words = submit.empty() ? argv : submit;
+    for (size_t i = 0; i < words.size(); ++i) {
         if (i > 0)
             line.push_back(' ');
-        line += shellQuote(argv[i]);
+        line += shellQuote(words[i]);
     }
     return line;
 }
@@ -272,32 +273,56 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         // (pmix): without one every rank fails in MPI_Init.
         if (!context.slurm_mpi.empty())
             a.push_back("--mpi=" + context.slurm_mpi);
+        const bool batch = l.slurm_mode == "batch";
+        // The allocation's options: on srun, or on sbatch for a batch job (srun inside takes the
+        // allocation it runs in).
+        std::vector<std::string> sbatch;
+        std::vector<std::string>& alloc = batch ? sbatch : a;
+        const std::string dir = context.run_dir.empty() ? std::string(".") : context.run_dir;
+        if (batch) {
+            std::string jobName = spec.name;
+            for (char& c : jobName)
+                if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+            sbatch = {"sbatch", "--parsable", "--job-name=" + (jobName.empty() ? std::string("parallax") : jobName),
+                      "--chdir=" + dir, "--output=" + dir + "/output.log", "--open-mode=append", "-n",
+                      std::to_string(n)};
+        }
         if (l.nodes > 0)
-            a.push_back("--nodes=" + std::to_string(l.nodes));
+            alloc.push_back("--nodes=" + std::to_string(l.nodes));
         if (l.tasks_per_node > 0)
-            a.push_back("--ntasks-per-node=" + std::to_string(l.tasks_per_node));
+            alloc.push_back("--ntasks-per-node=" + std::to_string(l.tasks_per_node));
         if (!l.partition.empty())
-            a.push_back("--partition=" + l.partition);
+            alloc.push_back("--partition=" + l.partition);
         if (!l.account.empty())
-            a.push_back("--account=" + l.account);
+            alloc.push_back("--account=" + l.account);
         if (!l.qos.empty())
-            a.push_back("--qos=" + l.qos);
+            alloc.push_back("--qos=" + l.qos);
         if (!l.constraint.empty())
-            a.push_back("--constraint=" + l.constraint);
+            alloc.push_back("--constraint=" + l.constraint);
         if (!l.time_limit.empty())
-            a.push_back("--time=" + l.time_limit);
+            alloc.push_back("--time=" + l.time_limit);
         if (l.gpus_per_node > 0)
-            a.push_back("--gpus-per-node=" + std::to_string(l.gpus_per_node));
+            alloc.push_back("--gpus-per-node=" + std::to_string(l.gpus_per_node));
         // Before the time limit ends the job, USR1 asks the ranks to checkpoint and stop.
         if (!l.time_limit.empty() && l.signal_margin_s > 0)
-            a.push_back("--signal=USR1@" + std::to_string(l.signal_margin_s));
+            alloc.push_back("--signal=USR1@" + std::to_string(l.signal_margin_s));
         if (l.threads_per_rank > 0) {
             a.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
+            if (batch) sbatch.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
             plan.env["OMP_NUM_THREADS"] = std::to_string(l.threads_per_rank);
         }
         a.insert(a.end(), l.mpirun_args.begin(), l.mpirun_args.end());
         appendWorker(a, context);
         setHiddenEnv(plan, spec);
+        if (batch) {
+            sbatch.push_back(dir + "/job.sh");
+            plan.submit = std::move(sbatch);
+            std::string line;
+            for (const std::string& arg : a) line += (line.empty() ? "" : " ") + shellQuote(arg);
+            plan.script = "#!/bin/sh\n"
+                          "# The ranks of the run in " + dir + ", in the allocation sbatch made for them.\n"
+                          "exec " + line + "\n";
+        }
         return plan;
     }
 

@@ -55,9 +55,16 @@ struct LaunchPlan {
     // is missing, so a local mpirun listens on every address).
     std::vector<std::string> warnings;
 
+    // launch.slurm_mode = "batch": argv is what the job script runs (srun in the allocation);
+    // `script` is that script (kept in the run folder as job.sh) and `submit` the sbatch command
+    // that submits it, with the allocation's options, its output going to the run's output.log.
+    // Empty otherwise.
+    std::vector<std::string> submit;
+    std::string script;
+
     // The same command as one line a person can paste into a shell: VAR=value prefixes (NAME="$NAME"
-    // for hidden names, so that it runs once they are exported), then the arguments, each quoted
-    // where the shell would otherwise change it.
+    // for hidden names, so that it runs once they are exported), then the arguments (of `submit`
+    // for a batch job), each quoted where the shell would otherwise change it.
     std::string commandLine() const;
 };
 
@@ -79,6 +86,11 @@ struct LaunchPlan {
 //         [--account=A] [--qos=Q] [--constraint=C] [--time=T --signal=USR1@S] [--gpus-per-node=G]
 //         [--cpus-per-task=C] [mpirun_args...] worker ...; launch.env and OMP_NUM_THREADS (when
 //         launch.threads_per_rank is set) go in the environment, which srun passes on.
+//         With launch.slurm_mode = "batch" the allocation's options (-n, nodes, tasks per node,
+//         partition, account, qos, constraint, time and signal, GPUs, CPUs per task) go on
+//         `submit` instead: sbatch --parsable --job-name=NAME --chdir=D --output=D/output.log
+//         --open-mode=append ... D/job.sh, whose script runs srun --label -n N [--mpi=pmix]
+//         [--cpus-per-task=C] [mpirun_args...] worker ...; sbatch passes the environment on.
 // launch.env K=V always goes in the launcher's environment and in `hidden`, never on its command
 // line. Running as root adds OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 for
 // mpirun.

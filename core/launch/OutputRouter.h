@@ -67,6 +67,10 @@ public:
     void finish(double now);
 
     std::string hostOfRank(int rank) const;
+    // Bytes of `pipe` read but not yet a line (its unfinished last line).
+    size_t pendingBytes(OutputStream pipe) const {
+        return (pipe == OutputStream::Stdout ? m_outLines : m_errLines).pendingBytes();
+    }
     const std::optional<StepEvent>& lastStep() const { return m_lastStep; }
     // Whether a step arrived since the last call.
     bool takeStepChanged();

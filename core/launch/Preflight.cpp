@@ -1,5 +1,7 @@
 #include "core/launch/Preflight.h"
 
+#include "core/launch/SlurmJobs.h"
+
 #include "core/launch/CommandRun.h"
 #include "core/launch/Ssh.h"
 
@@ -229,12 +231,7 @@ std::vector<std::string> slurmPreflight(const RunSpec& spec, int timeoutS) {
     std::vector<std::map<std::string, std::string>> partitions;
     std::istringstream in(r[0].out);
     for (std::string line; std::getline(in, line);) {
-        std::map<std::string, std::string> kv;
-        std::istringstream words(line);
-        for (std::string w; words >> w;) {
-            const size_t eq = w.find('=');
-            if (eq != std::string::npos) kv[w.substr(0, eq)] = w.substr(eq + 1);
-        }
+        std::map<std::string, std::string> kv = parseSlurmSettings(line);
         if (kv.count("PartitionName")) partitions.push_back(std::move(kv));
     }
     auto number = [](const std::map<std::string, std::string>& kv, const char* key) -> int64_t {

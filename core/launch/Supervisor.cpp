@@ -11,6 +11,7 @@
 #include "core/launch/ProcessTable.h"
 #include "core/launch/RunFolders.h"
 #include "core/launch/SignalNames.h"
+#include "core/launch/SlurmJobs.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/StopSignalHandler.h"
 #include "core/launch/SupervisorHeartbeat.h"
@@ -22,6 +23,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,6 +156,10 @@ struct Supervisor::State {
     ~State() {
         if (outputLog)
             std::fclose(outputLog);
+        if (jobFd >= 0)
+            ::close(jobFd);
+        if (followLock >= 0)
+            ::close(followLock);
         ::close(stopPipe[0]);
         ::close(stopPipe[1]);
     }
@@ -196,6 +202,20 @@ struct Supervisor::State {
     std::optional<Clock::time_point> dumpDeadline; // on_hang = "fail": the ranks write their rings until then
     std::string hangFailReason;
     bool heartbeatFailureReported = false;
+    std::optional<int64_t> lastCheckpoint; // the step of the newest checkpoint a rank reported
+    // launch.slurm_mode = "batch": the job, what Slurm last said of it, and how far its output
+    // (the run's output.log, written by Slurm) has been read.
+    bool batch = false;
+    bool attaching = false; // following the job of a run whose supervisor is gone
+    std::string jobId;
+    SlurmJobStatus job;
+    std::string jobRecorded; // what was last written to the store of it
+    bool jobRunningMarked = false;
+    int jobFd = -1;
+    int64_t jobRead = 0;
+    int followLock = -1; // <run dir>/follow.lock, held while this supervisor follows the job
+    Clock::time_point lastJobQuery;
+    Clock::time_point jobLastKnown = Clock::now();
     StopPhase phase = StopPhase::None;
     int stopSignal = 0;
     Clock::time_point deadline;
@@ -204,6 +224,10 @@ struct Supervisor::State {
     // ------------------------------------------------------------------ before the run exists
     void prepare() {
         std::string source;
+        if (opt.attach_run) {
+            prepareAttach(*opt.attach_run);
+            return;
+        }
         if (opt.resume_run) {
             std::optional<RunRecord> parent = store.run(*opt.resume_run);
             if (!parent)
@@ -251,6 +275,41 @@ struct Supervisor::State {
         probe.spec_path = "spec.toml";
         probe.run_dir = "run";
         makeLaunchPlan(spec, probe);
+    }
+
+    // A run in a Slurm batch job whose supervisor is gone: its job is followed again.
+    void prepareAttach(int64_t id) {
+        const std::optional<RunRecord> r = store.run(id);
+        const std::string name = "run " + std::to_string(id);
+        if (!r)
+            throw std::runtime_error("no run " + std::to_string(id) + " in " + store.path() + "; see parallax-cli ls");
+        const std::optional<SlurmJob> j = store.slurmJob(id);
+        if (!j || j->mode != "batch" || j->job_id.empty())
+            throw std::runtime_error(name + " is not in a Slurm batch job (launch.slurm_mode = \"batch\"); only such a "
+                                     "job goes on without its supervisor, to be followed again");
+        if (RunState::isTerminal(r->state) && r->state != RunState::Lost)
+            throw std::runtime_error(name + " has already ended (" + r->state + ")");
+        host = opt.hostname.empty() ? hostName() : opt.hostname;
+        if (r->supervisor_pid > 0 && r->state != RunState::Lost) {
+            if (r->supervisor_host != host)
+                throw std::runtime_error(name + " is followed by a supervisor on " + r->supervisor_host + " (pid " +
+                                         std::to_string(r->supervisor_pid) + "); if it is gone, run parallax-cli "
+                                         "attach " + std::to_string(id) + " there");
+            if (pidAlive(r->supervisor_pid) && r->supervisor_pid != static_cast<int64_t>(getpid()))
+                throw std::runtime_error(name + " is followed already (supervisor pid " +
+                                         std::to_string(r->supervisor_pid) + " on " + host + ")");
+        }
+        specText = r->spec_toml;
+        spec = parseSpec(specText, name);
+        runId = id;
+        runDir = r->run_dir;
+        if (!takeFollowLock())
+            throw std::runtime_error(name + " is followed already by another supervisor (it holds " +
+                                     (runDir / "follow.lock").string() + ")");
+        jobId = j->job_id;
+        job.job = *j;
+        batch = true;
+        attaching = true;
     }
 
     // Before anything starts on hosts: every host answers ssh, has the same worker, and shares the
@@ -437,7 +496,7 @@ struct Supervisor::State {
                 // mpirun never notices a host cut off: everything of the launch ends now, and the
                 // hosts are cleaned once the launcher is gone.
                 phase = StopPhase::Kill;
-                killedLeftovers += launcher.killAll();
+                killAll();
             }
         }
         if (recordAll)
@@ -445,6 +504,8 @@ struct Supervisor::State {
     }
 
     void onEvent(const TelemetryEvent& event) {
+        if (const auto* checkpoint = std::get_if<CheckpointEvent>(&event))
+            lastCheckpoint = checkpoint->step;
         if (!hangs)
             return;
         const Clock::time_point now = Clock::now();
@@ -479,7 +540,7 @@ struct Supervisor::State {
         if (dumpDeadline && now >= *dumpDeadline) {
             dumpDeadline.reset();
             phase = StopPhase::Kill;
-            killedLeftovers += launcher.killAll();
+            killAll();
         }
         if (now - lastHangCheck < std::chrono::seconds(1) || phase != StopPhase::None)
             return;
@@ -506,7 +567,7 @@ struct Supervisor::State {
                 notice("error", hangFailReason);
                 raise("hang", hangFailReason, true);
                 // The ranks write their rings on SIGUSR2 (mpirun passes it on), then everything ends.
-                launcher.signal(SIGUSR2);
+                signalRanks(SIGUSR2);
                 dumpDeadline = now + std::chrono::seconds(3);
                 phase = StopPhase::Terminate;
                 deadline = now + std::chrono::seconds(5);
@@ -655,7 +716,36 @@ struct Supervisor::State {
     }
 
     // ------------------------------------------------------------------ stopping
-    const std::string& launcherName() const { return plan.argv.front(); }
+    std::string launcherName() const {
+        return batch ? "Slurm job " + jobId : plan.argv.empty() ? std::string("the launcher") : plan.argv.front();
+    }
+
+    // A signal to every rank: through the launcher, which passes it on, or to a batch job's steps.
+    void signalRanks(int sig) {
+        if (!batch) {
+            launcher.signal(sig);
+            return;
+        }
+        if (jobId.empty())
+            return;
+        const std::string name = signalName(sig).substr(3); // "SIGUSR1" -> "USR1"
+        const std::string problem = slurmEndState(job.job.state) ? std::string() : signalSlurmJob(jobId, name);
+        if (!problem.empty())
+            notice("error", "cannot signal the ranks of Slurm job " + jobId + ": " + problem);
+    }
+    // Everything of the launch ends now: SIGKILL to the launcher's processes, or the job cancelled
+    // (Slurm sends its steps SIGTERM, then SIGKILL after its KillWait).
+    void killAll() {
+        if (!batch) {
+            killedLeftovers += launcher.killAll();
+            return;
+        }
+        if (jobId.empty())
+            return;
+        const std::string problem = cancelSlurmJob(jobId);
+        if (!problem.empty())
+            notice("error", "cannot cancel Slurm job " + jobId + ": " + problem);
+    }
 
     void advanceStop(bool byDeadline) {
         const Clock::time_point now = Clock::now();
@@ -663,14 +753,25 @@ struct Supervisor::State {
         case StopPhase::None:
             phase = StopPhase::Graceful;
             deadline = now + opt.stop_grace;
-            launcher.signal(SIGUSR1);
+            if (batch && job.job.state == "PENDING") {
+                // Nothing runs yet, so nothing to checkpoint: the job leaves the queue.
+                phase = StopPhase::Kill;
+                notice("warn", "stop requested (" + signalName(stopSignal) + ") while " + launcherName() +
+                                   " waits in the queue: it is cancelled");
+                killAll();
+                break;
+            }
+            signalRanks(SIGUSR1);
             notice("warn", "stop requested (" + signalName(stopSignal) + "): SIGUSR1 to " + launcherName() +
                                " asks the ranks to checkpoint and stop; SIGTERM in " + seconds(opt.stop_grace));
             break;
         case StopPhase::Graceful:
             phase = StopPhase::Terminate;
             deadline = now + opt.term_grace;
-            launcher.signal(SIGTERM);
+            if (batch)
+                killAll();
+            else
+                launcher.signal(SIGTERM);
             notice("warn", std::string(byDeadline ? "the ranks did not stop within " + seconds(opt.stop_grace)
                                                   : std::string("stop requested again")) +
                                ": SIGTERM to " + launcherName() + "; SIGKILL in " + seconds(opt.term_grace));
@@ -680,7 +781,10 @@ struct Supervisor::State {
             notice("warn", std::string(byDeadline ? launcherName() + " did not exit within " + seconds(opt.term_grace)
                                                   : std::string("stop requested again")) +
                                ": SIGKILL to every process of the launch");
-            killedLeftovers += launcher.killAll();
+            if (batch)
+                signalRanks(SIGKILL);
+            else
+                killedLeftovers += launcher.killAll();
             break;
         case StopPhase::Kill:
             break;
@@ -699,7 +803,7 @@ struct Supervisor::State {
                 if (stopSignal == 0)
                     stopSignal = bytes[i];
                 any = true;
-                if (launcher.pid() > 0)
+                if (launcher.pid() > 0 || !jobId.empty())
                     advanceStop(false);
             }
         }
@@ -707,27 +811,28 @@ struct Supervisor::State {
     }
 
     // ------------------------------------------------------------------ the loop
+    Clock::time_point lastProgress = Clock::now() - std::chrono::hours(1);
+    double startedAt = wallNow();
+    void reportProgress(bool force) {
+        if (!opt.on_progress)
+            return;
+        const Clock::time_point now = Clock::now();
+        if (!force && now - lastProgress < opt.progress_interval)
+            return;
+        if (!router->takeStepChanged())
+            return;
+        lastProgress = now;
+        SupervisorProgress p;
+        p.run_id = runId;
+        p.steps_total = spec.train.steps;
+        p.last_step = router->lastStep();
+        p.started_at = startedAt;
+        p.stopping = phase != StopPhase::None;
+        opt.on_progress(p);
+    }
+
     void supervise() {
         Clock::time_point lastOutputFlush = Clock::now();
-        Clock::time_point lastProgress = Clock::now() - opt.progress_interval;
-        const double startedAt = wallNow();
-        auto reportProgress = [&](bool force) {
-            if (!opt.on_progress)
-                return;
-            const Clock::time_point now = Clock::now();
-            if (!force && now - lastProgress < opt.progress_interval)
-                return;
-            if (!router->takeStepChanged())
-                return;
-            lastProgress = now;
-            SupervisorProgress p;
-            p.run_id = runId;
-            p.steps_total = spec.train.steps;
-            p.last_step = router->lastStep();
-            p.started_at = startedAt;
-            p.stopping = phase != StopPhase::None;
-            opt.on_progress(p);
-        };
 
         while (!launcher.tryWait()) {
             pollfd fds[3];
@@ -805,6 +910,143 @@ struct Supervisor::State {
         router->flushRawLog();
     }
 
+    // ------------------------------------------------------------------ a batch job
+    // One supervisor follows a job at a time: two would write its rows twice.
+    bool takeFollowLock() {
+        followLock = ::open((runDir / "follow.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (followLock < 0)
+            throw std::runtime_error("cannot open " + (runDir / "follow.lock").string() + ": " + std::strerror(errno));
+        return ::flock(followLock, LOCK_EX | LOCK_NB) == 0;
+    }
+
+    // Submits the job: its script into the run folder, sbatch with the allocation's options.
+    void submitJob() {
+        takeFollowLock();
+        const fs::path script = runDir / "job.sh";
+        writeWholeFile(script, plan.script);
+        ::chmod(script.c_str(), 0700);
+        jobId = submitSlurmJob(plan.submit, plan.env);
+        job = {};
+        job.job.job_id = jobId;
+        job.job.mode = "batch";
+        job.job.state = "PENDING";
+        store.setSlurmJob(runId, job.job);
+        store.setSupervisor(runId, static_cast<int64_t>(getpid()), host);
+        notice("info", "supervisor " + std::to_string(getpid()) + " on " + host + " submitted Slurm job " + jobId +
+                           " (" + plan.commandLine() + "); it runs " + script.string() +
+                           " and goes on if this supervisor ends: parallax-cli attach " + std::to_string(runId) +
+                           " follows it again");
+    }
+
+    // What Slurm says of the job, kept in the store when it changed (the time left: each minute).
+    void queryJob(bool force) {
+        const Clock::time_point now = Clock::now();
+        if (!force && now - lastJobQuery < opt.slurm_poll)
+            return;
+        lastJobQuery = now;
+        SlurmJobStatus st = querySlurmJob(jobId);
+        if (!st.known) {
+            if (job.known || job.error != st.error)
+                notice("warn", "Slurm does not say how job " + jobId + " is (" + st.error + ")");
+            job.error = st.error;
+            job.known = false;
+            return;
+        }
+        jobLastKnown = now;
+        st.job.mode = "batch";
+        st.job.t = wallNow();
+        const std::string said = st.job.state + "|" + st.job.reason + "|" + st.job.nodes + "|" +
+                                 std::to_string(st.job.queue_position) + "|" +
+                                 std::to_string(st.job.time_left_s < 0 ? -1 : st.job.time_left_s / 60);
+        if (said != jobRecorded) {
+            if (st.job.state != job.job.state || st.job.reason != job.job.reason)
+                notice("info", "Slurm job " + jobId + ": " + st.job.state +
+                                   (st.job.reason.empty() ? std::string() : " (" + st.job.reason + ")") +
+                                   (st.job.queue_position > 0 ? ", place " + std::to_string(st.job.queue_position) +
+                                                                    " in the queue"
+                                                              : std::string()) +
+                                   (st.job.nodes.empty() ? std::string() : " on " + st.job.nodes));
+            try {
+                store.setSlurmJob(runId, st.job);
+                jobRecorded = said;
+            } catch (const StoreError& e) {
+                reportStoreError(e);
+            }
+        }
+        if (!jobRunningMarked && st.job.state != "PENDING") {
+            try {
+                store.markRunning(runId, static_cast<int64_t>(getpid()), host);
+                jobRunningMarked = true;
+            } catch (const StoreError& e) {
+                reportStoreError(e);
+            }
+        }
+        job = std::move(st);
+    }
+
+    // Reads what the job wrote to output.log since the last call. Returns whether there was any.
+    bool readJobOutput() {
+        if (jobFd < 0) {
+            jobFd = ::open((runDir / "output.log").c_str(), O_RDONLY | O_CLOEXEC);
+            if (jobFd < 0)
+                return false;
+            if (::lseek(jobFd, static_cast<off_t>(jobRead), SEEK_SET) < 0)
+                throw std::runtime_error("cannot seek to byte " + std::to_string(jobRead) + " of " +
+                                         (runDir / "output.log").string() + ": " + std::strerror(errno));
+        }
+        static thread_local std::vector<char> buffer(1 << 16);
+        bool any = false;
+        for (int i = 0; i < 64; ++i) {
+            const ssize_t n = ::read(jobFd, buffer.data(), buffer.size());
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            router->append(OutputStream::Stdout, buffer.data(), static_cast<size_t>(n), wallNow());
+            jobRead += n;
+            any = true;
+        }
+        return any;
+    }
+
+    // Follows the job to its end: its state, its output, stop requests, hangs.
+    void followJob() {
+        queryJob(true);
+        for (;;) {
+            pollfd fds[1] = {{stopPipe[0], POLLIN, 0}};
+            std::chrono::milliseconds timeout(250);
+            if (const auto due = writer->timeUntilDue())
+                timeout = std::min(timeout, *due);
+            if (::poll(fds, 1, static_cast<int>(timeout.count())) > 0 && fds[0].revents)
+                readStopRequests();
+            readJobOutput();
+            if ((phase == StopPhase::Graceful || phase == StopPhase::Terminate) && Clock::now() >= deadline)
+                advanceStop(true);
+            queryJob(false);
+            if (job.known && slurmEndState(job.job.state))
+                break;
+            // Slurm forgets an ended job after its MinJobAge (a job that ended while nobody
+            // followed it): then the ranks' run_end tells, or a minute of Slurm not knowing it.
+            if (!job.known && (router->runEnd() || Clock::now() - jobLastKnown > std::chrono::seconds(60)))
+                break;
+            flushStore(false);
+            checkHangs();
+            reportProgress(false);
+        }
+        // Slurm said the job ended: what it wrote last may reach the (network) file a moment later.
+        const Clock::time_point quietUntil = Clock::now() + std::chrono::seconds(5);
+        for (Clock::time_point lastData = Clock::now(); Clock::now() < quietUntil;) {
+            if (readJobOutput())
+                lastData = Clock::now();
+            else if (router->runEnd() || Clock::now() - lastData > std::chrono::seconds(1))
+                break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        router->finishPipe(OutputStream::Stdout, wallNow());
+        router->finish(wallNow());
+        reportProgress(true);
+    }
+
     // ------------------------------------------------------------------ the end
     struct Outcome {
         std::string state;
@@ -871,6 +1113,84 @@ struct Supervisor::State {
             o.reason = launcherName() + " exited with code " + std::to_string(WEXITSTATUS(status));
         if (runEnd && runEnd->status == RunState::Failed && !runEnd->reason.empty())
             o.reason += ": " + runEnd->reason;
+        return o;
+    }
+
+    // How a batch job's run ended: the ranks' own report where Slurm says the job completed, else
+    // Slurm's state mapped to the run's (slurmEndStates), with Slurm's words kept.
+    Outcome decideBatch() const {
+        Outcome o;
+        const bool stopRequested = phase != StopPhase::None;
+        const std::optional<RunEndEvent>& runEnd = router->runEnd();
+        const SlurmEndState* end = job.known ? slurmEndState(job.job.state) : nullptr;
+        const bool completed = end && std::string(end->state) == "COMPLETED";
+        if (job.known) {
+            // ExitCode=code:signal, of the job's batch script (exec srun: the ranks' worst).
+            const size_t colon = job.exit_code.find(':');
+            try {
+                const int code = std::stoi(job.exit_code.substr(0, colon));
+                const int sig = colon == std::string::npos ? 0 : std::stoi(job.exit_code.substr(colon + 1));
+                o.exitCode = sig > 0 ? 128 + sig : code;
+            } catch (const std::exception&) {
+            }
+        }
+        const std::string slurmSays =
+            "Slurm job " + jobId + ": " +
+            (job.known ? job.job.state + (job.job.reason.empty() ? std::string() : ", reason " + job.job.reason) +
+                             (job.exit_code.empty() ? std::string() : ", exit code " + job.exit_code)
+                       : "no longer known to Slurm (" + job.error + ")");
+        const std::string checkpointNote =
+            lastCheckpoint ? "; the newest checkpoint is at step " + std::to_string(*lastCheckpoint) +
+                                 " (parallax-cli resume " + std::to_string(runId) + " continues from it)"
+                           : "; no checkpoint was written";
+        if (!hangFailReason.empty()) {
+            o.state = RunState::Failed;
+            o.reason = hangFailReason;
+            return o;
+        }
+        // The job's time limit came: Slurm's USR1 (launch.signal_margin_s before it) made the
+        // ranks checkpoint and stop, or Slurm ended them.
+        const bool atTimeLimit =
+            job.known && job.time_limit_s > 0 && job.run_time_s >= 0 &&
+            job.run_time_s + spec.launch.signal_margin_s + 15 >= job.time_limit_s;
+        if ((end && std::string(end->state) == "TIMEOUT") ||
+            (!stopRequested && atTimeLimit && runEnd && runEnd->status == RunState::Stopped)) {
+            o.state = RunState::Failed;
+            o.reason = "the job reached its time limit (" + std::to_string(job.time_limit_s) + " s" +
+                       (spec.launch.time_limit.empty() ? std::string(", the partition's")
+                                                       : ", launch.time_limit = " + spec.launch.time_limit) +
+                       ")" + checkpointNote + "; " + slurmSays;
+            return o;
+        }
+        if (runEnd && (completed || !job.known)) {
+            o.state = runEnd->status;
+            o.reason = runEnd->reason;
+            if (o.state == RunState::Stopped && stopRequested)
+                o.reason = "stopped on request (" + signalName(stopSignal) + ")";
+            if (o.reason.empty() && o.state == RunState::Failed)
+                o.reason = "the worker reported a failure without a reason";
+            return o;
+        }
+        if (stopRequested && (!end || completed || std::string(end->state) == "CANCELLED")) {
+            o.state = RunState::Stopped;
+            o.reason = "stopped on request (" + signalName(stopSignal) + ")";
+            if (phase == StopPhase::Terminate || phase == StopPhase::Kill)
+                o.reason += "; the job was cancelled before the ranks finished stopping";
+            o.reason += checkpointNote;
+            return o;
+        }
+        o.state = RunState::Failed;
+        if (runEnd && runEnd->status == RunState::Failed && !runEnd->reason.empty())
+            o.reason = runEnd->reason + "; ";
+        if (!end)
+            o.reason += "the ranks did not report the end of the run";
+        else if (completed)
+            o.reason += "the job completed without the ranks reporting the end of the run (no run_end event)";
+        else
+            o.reason += end->says;
+        if (const std::optional<LauncherFailure>& f = router->failure(); f && !(runEnd && !runEnd->reason.empty()))
+            o.reason += "; " + f->describe(hostOfRank(f->rank));
+        o.reason += checkpointNote + "; " + slurmSays;
         return o;
     }
 
@@ -951,34 +1271,58 @@ void Supervisor::requestStop() {
 RunRecord Supervisor::run() {
     State& s = *m_state;
     s.prepare();
-    s.create();
+    if (!s.attaching)
+        s.create();
 
     std::optional<StopSignalHandler> signals;
     if (s.opt.handle_signals)
         signals.emplace(s.stopPipe[1]);
 
     try {
-        s.setUpFolder();
-        for (const SpecIssue& w : s.warnings)
-            s.notice("warn", "spec: " + w.field + ": " + w.message);
-        for (const HostCheck& c : s.hostChecks) {
-            s.notice("info", "preflight: " + c.host + " (" + c.hostname + ") answers in " +
-                                 std::to_string(static_cast<int>(c.latency_ms)) + " ms, " + std::to_string(c.cores) +
-                                 " cores, " + ("worker sha256 " + c.worker_build.substr(0, 12)));
-            for (const std::string& note : c.notes)
-                s.notice("warn", "preflight: " + note);
-        }
-        if (s.parentRun)
-            s.notice("info", "resuming run " + std::to_string(*s.parentRun) + " from " + s.resumeDir);
+        if (s.attaching) {
+            s.writer = std::make_unique<BatchedWriter>(s.store, s.runId);
+        } else {
+            s.setUpFolder();
+            for (const SpecIssue& w : s.warnings)
+                s.notice("warn", "spec: " + w.field + ": " + w.message);
+            for (const HostCheck& c : s.hostChecks) {
+                s.notice("info", "preflight: " + c.host + " (" + c.hostname + ") answers in " +
+                                     std::to_string(static_cast<int>(c.latency_ms)) + " ms, " +
+                                     std::to_string(c.cores) + " cores, " +
+                                     ("worker sha256 " + c.worker_build.substr(0, 12)));
+                for (const std::string& note : c.notes)
+                    s.notice("warn", "preflight: " + note);
+            }
+            if (s.parentRun)
+                s.notice("info", "resuming run " + std::to_string(*s.parentRun) + " from " + s.resumeDir);
 
-        LaunchContext context = s.opt.launch;
-        context.spec_path = (s.runDir / "spec.toml").string();
-        context.run_dir = s.runDir.string();
-        context.resume_dir = s.resumeDir;
-        s.plan = makeLaunchPlan(s.spec, context);
-        s.router = std::make_unique<OutputRouter>(*s.writer, s.plan.format, s.host, s.spec.launch.target == "local");
-        s.router->setRawLog(s.outputLog, (s.runDir / "output.log").string());
-        s.router->setSpoolAbove(s.opt.spool_above);
+            LaunchContext context = s.opt.launch;
+            context.spec_path = (s.runDir / "spec.toml").string();
+            context.run_dir = s.runDir.string();
+            context.resume_dir = s.resumeDir;
+            s.plan = makeLaunchPlan(s.spec, context);
+            s.batch = !s.plan.submit.empty();
+        }
+        const LauncherFormat format = s.attaching ? LauncherFormat::Slurm : s.plan.format;
+        s.router = std::make_unique<OutputRouter>(*s.writer, format, s.host, s.spec.launch.target == "local");
+        if (s.batch) {
+            // Slurm writes output.log itself; the store's offset is how far into it the rows are.
+            if (s.outputLog) {
+                std::fclose(s.outputLog);
+                s.outputLog = nullptr;
+            }
+            if (s.attaching) {
+                s.jobRead = s.store.outputOffset(s.runId).value_or(0);
+                if (const std::optional<RunStartEvent> start = s.store.runStart(s.runId))
+                    s.router->setRankHosts(start->hosts);
+            }
+            s.writer->setOutputOffsetSource(
+                [&s] { return s.jobRead - static_cast<int64_t>(s.router->pendingBytes(OutputStream::Stdout)); });
+        } else {
+            s.router->setRawLog(s.outputLog, (s.runDir / "output.log").string());
+            s.router->setSpoolAbove(s.opt.spool_above);
+            s.writer->setOutputOffsetSource([&s] { return s.router->storedThrough(); });
+        }
         s.router->setErrorHandler([&s](const std::exception& e) { s.reportStoreError(e); });
         HangDetector::Options hangOptions;
         hangOptions.hang_after = std::chrono::seconds(s.spec.telemetry.hang_after_s);
@@ -991,14 +1335,32 @@ RunRecord Supervisor::run() {
             s.router->setRankWarningHandler([&s](const LogEvent& e) {
                 s.opt.on_rank_warning(e.level, "rank " + std::to_string(e.rank) + ": " + e.message);
             });
-        s.writer->setOutputOffsetSource([&s] { return s.router->storedThrough(); });
         s.writer->setRetryAfter(kLiveRetryAfter);
-        s.store.setLaunchCommand(s.runId, s.plan.commandLine());
-        for (const std::string& w : s.plan.warnings)
-            s.notice("warn", w);
+        if (!s.attaching) {
+            s.store.setLaunchCommand(s.runId, s.plan.commandLine());
+            for (const std::string& w : s.plan.warnings)
+                s.notice("warn", w);
+        }
         if (s.opt.on_created) {
             if (const std::optional<RunRecord> record = s.store.run(s.runId))
                 s.opt.on_created(*record);
+        }
+
+        if (s.batch) {
+            if (s.attaching) {
+                s.store.setSupervisor(s.runId, static_cast<int64_t>(getpid()), s.host);
+                s.notice("info", "supervisor " + std::to_string(getpid()) + " on " + s.host + " follows Slurm job " +
+                                     s.jobId + " again, from byte " + std::to_string(s.jobRead) + " of " +
+                                     (s.runDir / "output.log").string());
+            } else {
+                if (s.readStopRequests())
+                    return s.finish({RunState::Stopped, std::nullopt,
+                                      "stopped on request (" + signalName(s.stopSignal) + ") before the launch"});
+                s.submitJob();
+            }
+            s.store.setBusyTimeout(kLiveBusyTimeoutMs);
+            s.followJob();
+            return s.finish(s.decideBatch());
         }
 
         if (s.readStopRequests())
@@ -1034,10 +1396,14 @@ RunRecord Supervisor::run() {
     } catch (const StoreError&) {
         throw;
     } catch (const std::exception& e) {
-        // The run exists: it must not stay "running" with nobody watching it.
-        s.launcher.killAll();
+        // The run exists: it must not stay "running" with nobody watching it, nor its job go on.
+        s.killAll();
+        if (s.batch && !s.jobId.empty())
+            s.notice("error", "Slurm job " + s.jobId + " was cancelled: its supervisor cannot follow it");
         if (s.heartbeat)
             s.heartbeat->finish();
+        if (!s.writer)
+            throw;
         return s.finish({RunState::Failed, std::nullopt, std::string("supervisor error: ") + e.what()});
     }
 }

@@ -27,6 +27,10 @@ struct SupervisorOptions {
     // with --resume <its run dir>/checkpoints.
     std::optional<int64_t> resume_run;
 
+    // ...or neither: this run's Slurm batch job (launch.slurm_mode = "batch"), whose supervisor is
+    // gone, followed again to its end from where the store's rows end (parallax-cli attach).
+    std::optional<int64_t> attach_run;
+
     // The worker, launcher, cores and root flag; spec_path, run_dir and resume_dir are filled in.
     LaunchContext launch;
     std::string runs_root;                  // empty: <store file>.runs (RunFolders)
@@ -34,6 +38,7 @@ struct SupervisorOptions {
     std::vector<std::string> tags;
 
     std::chrono::milliseconds stop_grace{std::chrono::seconds(120)}; // SIGUSR1 -> SIGTERM
+    std::chrono::milliseconds slurm_poll{std::chrono::seconds(2)};    // a batch job's state, this often
     std::chrono::milliseconds term_grace{std::chrono::seconds(10)};  // SIGTERM -> SIGKILL
     bool handle_signals = true; // SIGINT, SIGTERM, SIGHUP request a stop while run() runs
     // Rows held in memory while the store refuses them (locked by others, full); beyond that the

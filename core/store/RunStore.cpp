@@ -959,6 +959,7 @@ void RunStore::deleteRunRows(int64_t id) {
                             "DELETE FROM checkpoints WHERE run = ?1",
                             "DELETE FROM host_status WHERE run = ?1",
                             "DELETE FROM rank_steps WHERE run = ?1", "DELETE FROM alerts WHERE run = ?1",
+                            "DELETE FROM slurm_jobs WHERE run = ?1",
                             "DELETE FROM logs WHERE run = ?1",
                             "UPDATE runs SET parent_run = NULL WHERE parent_run = ?1"}) {
         SqlStatement& s = m_stmts->get(sql);
@@ -1065,7 +1066,8 @@ std::vector<int64_t> RunStore::markLostRuns(const std::string& host,
     {
         SqlStatement& s = m_stmts->get(
             "SELECT id, supervisor_pid FROM runs WHERE state IN ('queued', 'running') "
-            "AND supervisor_host = ?1 AND supervisor_pid > 0");
+            "AND supervisor_host = ?1 AND supervisor_pid > 0 "
+            "AND id NOT IN (SELECT run FROM slurm_jobs WHERE mode = 'batch')");
         SqlStatement::Use use(s);
         s.bind(1, host);
         while (s.step()) candidates.emplace_back(s.int64(0), s.int64(1));
@@ -1087,6 +1089,72 @@ std::vector<int64_t> RunStore::markLostRuns(const std::string& host,
         if (sqlite3_changes(m_db) > 0) lost.push_back(id);
     }
     return lost;
+}
+
+std::vector<int64_t> RunStore::unfollowedBatchRuns(const std::string& host,
+                                                   const std::function<bool(int64_t pid)>& isAlive) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT id, supervisor_pid, supervisor_host FROM runs WHERE state IN ('queued', 'running') "
+        "AND id IN (SELECT run FROM slurm_jobs WHERE mode = 'batch') ORDER BY id");
+    SqlStatement::Use use(s);
+    std::vector<std::pair<int64_t, std::pair<int64_t, std::string>>> rows;
+    while (s.step()) rows.push_back({s.int64(0), {s.int64(1), s.text(2)}});
+    std::vector<int64_t> out;
+    for (const auto& [id, supervisor] : rows) {
+        const auto& [pid, where] = supervisor;
+        if (pid <= 0 || (where == host && !isAlive(pid))) out.push_back(id);
+    }
+    return out;
+}
+
+void RunStore::setSupervisor(int64_t id, int64_t supervisorPid, const std::string& supervisorHost) {
+    SqlStatement& s = m_stmts->get(
+        "UPDATE runs SET supervisor_pid = ?2, supervisor_host = ?3 WHERE id = ?1 AND state IN ('queued', 'running')");
+    s.bind(1, id);
+    s.bind(2, supervisorPid);
+    s.bind(3, supervisorHost);
+    s.run();
+    if (sqlite3_changes(m_db) == 0) {
+        const auto r = run(id);
+        if (!r) requireChanged(m_db, id, m_path, "setSupervisor");
+        throw StoreError("setSupervisor: run " + std::to_string(id) + " is " + r->state + ", not queued or running");
+    }
+}
+
+void RunStore::setSlurmJob(int64_t run, const SlurmJob& job) {
+    SqlStatement& s = m_stmts->get(
+        "INSERT INTO slurm_jobs (run, job_id, mode, state, reason, nodes, queue_position, time_left_s, t) "
+        "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT (run) DO UPDATE SET job_id = excluded.job_id, "
+        "mode = excluded.mode, state = excluded.state, reason = excluded.reason, nodes = excluded.nodes, "
+        "queue_position = excluded.queue_position, time_left_s = excluded.time_left_s, t = excluded.t");
+    s.bind(1, run);
+    s.bind(2, job.job_id);
+    s.bind(3, job.mode);
+    s.bind(4, job.state);
+    s.bind(5, job.reason);
+    s.bind(6, job.nodes);
+    s.bind(7, job.queue_position);
+    s.bind(8, job.time_left_s);
+    s.bind(9, job.t > 0 ? job.t : nowSeconds());
+    s.run();
+}
+
+std::optional<SlurmJob> RunStore::slurmJob(int64_t run) const {
+    SqlStatement& s = m_stmts->get(
+        "SELECT job_id, mode, state, reason, nodes, queue_position, time_left_s, t FROM slurm_jobs WHERE run = ?1");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    if (!s.step()) return std::nullopt;
+    SlurmJob j;
+    j.job_id = s.text(0);
+    j.mode = s.text(1);
+    j.state = s.text(2);
+    j.reason = s.text(3);
+    j.nodes = s.text(4);
+    j.queue_position = s.int64(5);
+    j.time_left_s = s.int64(6);
+    j.t = s.real(7);
+    return j;
 }
 
 // --- telemetry rows

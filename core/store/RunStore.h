@@ -18,7 +18,7 @@ class LogIndex;
 // RunStore per thread (open the same file several times for several threads/processes).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 7;
+    static constexpr int kSchemaVersion = 8;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
@@ -81,9 +81,20 @@ public:
     std::vector<RunRecord> listRuns(const RunFilter& filter = {}) const;
 
     // Runs in queued/running state on `host` whose supervisor pid is not alive become lost.
-    // Returns their ids.
+    // Returns their ids. A run in a Slurm batch job is not lost with its supervisor (the job goes
+    // on): see unfollowedBatchRuns.
     std::vector<int64_t> markLostRuns(const std::string& host,
                                       const std::function<bool(int64_t pid)>& isAlive);
+    // Runs in queued/running state in a Slurm batch job whose supervisor on `host` is not alive (or
+    // that never had one): nobody follows their job; `parallax-cli attach` does again.
+    std::vector<int64_t> unfollowedBatchRuns(const std::string& host,
+                                             const std::function<bool(int64_t pid)>& isAlive) const;
+    // The supervisor that follows a run now, without changing its state (a queued batch job).
+    void setSupervisor(int64_t id, int64_t supervisorPid, const std::string& supervisorHost);
+
+    // --- the Slurm job of a run on Slurm (one per run; the latest replaces the earlier)
+    void setSlurmJob(int64_t run, const SlurmJob& job);
+    std::optional<SlurmJob> slurmJob(int64_t run) const;
 
     // --- each rank's steps, and alerts
     void insertRankSteps(int64_t run, const std::vector<RankStepEvent>& rows); // a row again replaces it

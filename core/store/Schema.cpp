@@ -229,6 +229,12 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "  compute_ms REAL, wait_ms REAL, t REAL, PRIMARY KEY (run, step, rank)) WITHOUT ROWID;"
          "CREATE TABLE alerts (run INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,"
          "  since REAL NOT NULL, t REAL NOT NULL, active INTEGER NOT NULL, PRIMARY KEY (run, kind)) WITHOUT ROWID;"},
+        // The Slurm job of a run on Slurm: its id (a batch job outlives its supervisor, and the
+        // next one follows it by this id), its state, reason, nodes, place in the queue, time left.
+        {8, "record the Slurm job of each run on Slurm",
+         "CREATE TABLE slurm_jobs (run INTEGER PRIMARY KEY, job_id TEXT NOT NULL, mode TEXT NOT NULL,"
+         "  state TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '', nodes TEXT NOT NULL DEFAULT '',"
+         "  queue_position INTEGER NOT NULL DEFAULT 0, time_left_s INTEGER NOT NULL DEFAULT -1, t REAL NOT NULL);"},
     };
     return steps;
 }

@@ -90,6 +90,18 @@ struct RunAlert {
     bool active = true;
 };
 
+// The Slurm job a run's ranks run in (launch.target = "slurm"), and what Slurm last said of it.
+struct SlurmJob {
+    std::string job_id;
+    std::string mode;            // srun (the supervisor attached) | batch (sbatch: followed, re-attachable)
+    std::string state;           // Slurm's job state: PENDING, RUNNING, COMPLETED, TIMEOUT, ...
+    std::string reason;          // Slurm's reason (Priority, Resources, NonZeroExitCode, ...); empty: none
+    std::string nodes;           // the job's node list once it runs
+    int64_t queue_position = 0;  // PENDING: its place among the pending jobs of its partition (1 = next)
+    int64_t time_left_s = -1;    // RUNNING: seconds to its time limit; -1: unknown or no limit
+    double t = 0;                // when this was recorded
+};
+
 // A host where processes of a run may still run because it could not be reached when the run
 // ended: ended as soon as it answers again (parallax-cli cleanup).
 struct PendingCleanup {

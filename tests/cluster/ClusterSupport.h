@@ -18,6 +18,8 @@
 
 namespace parallax::testing {
 
+inline std::string cli() { return buildDir() + "/app/parallax-cli"; }
+
 inline std::string tomlString(const std::string& text) {
     std::string out = "\"";
     for (char c : text) {

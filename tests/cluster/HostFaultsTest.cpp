@@ -20,7 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string cli() { return buildDir() + "/app/parallax-cli"; }
 
 // dp=2, one rank per host, long enough to be disturbed while it trains.
 std::string longSpec(const std::string& name, const std::string& profile, int hostTimeout) {

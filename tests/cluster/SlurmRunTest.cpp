@@ -18,13 +18,6 @@ using namespace parallax::testing;
 
 namespace {
 
-std::string cli() { return buildDir() + "/app/parallax-cli"; }
-
-bool queueEmpty(const TestSlurm& slurm) {
-    const SlurmCommandResult q = slurm.run({"squeue", "-h"});
-    return q.exitCode == 0 && q.output.find_first_not_of(" \n") == std::string::npos;
-}
-
 TEST(SlurmRun, SrunTrainsLikeOneProcessAndNamesTheJob) {
     if (const std::string why = TestSlurm::available(); !why.empty()) GTEST_SKIP() << why;
     TempDir tmp;
@@ -41,7 +34,7 @@ TEST(SlurmRun, SrunTrainsLikeOneProcessAndNamesTheJob) {
     EXPECT_LT(maxRelativeDifference(one.losses, many.losses), 1e-5);
     EXPECT_NE(many.show.find("slurm job"), std::string::npos) << many.show;
     EXPECT_NE(many.show.find(" on " + slurm.nodeNames().front()), std::string::npos) << many.show;
-    EXPECT_TRUE(waitUntil([&] { return queueEmpty(slurm); }, std::chrono::seconds(20)));
+    EXPECT_TRUE(waitUntil([&] { return slurm.queueEmpty(); }, std::chrono::seconds(20)));
 }
 
 TEST(SlurmRun, AStopLeavesNoJobAndACheckpoint) {
@@ -66,7 +59,7 @@ TEST(SlurmRun, AStopLeavesNoJobAndACheckpoint) {
         },
         std::chrono::seconds(120)))
         << run.output();
-    EXPECT_FALSE(queueEmpty(slurm)) << "the ranks run as a Slurm job";
+    EXPECT_FALSE(slurm.queueEmpty()) << "the ranks run as a Slurm job";
     const ProcessResult stop = runProcess({cli(), "--store", store, "stop", "long-slurm", "--wait"});
     EXPECT_EQ(stop.exitCode, 3) << stop.output;
     EXPECT_EQ(run.wait(), 3) << run.output();
@@ -74,7 +67,7 @@ TEST(SlurmRun, AStopLeavesNoJobAndACheckpoint) {
     const RunRecord r = *db.findRun("long-slurm");
     EXPECT_EQ(r.state, RunState::Stopped) << r.exit_reason;
     EXPECT_FALSE(db.checkpoints(r.id).empty());
-    EXPECT_TRUE(waitUntil([&] { return queueEmpty(slurm); }, std::chrono::seconds(20)));
+    EXPECT_TRUE(waitUntil([&] { return slurm.queueEmpty(); }, std::chrono::seconds(20)));
     EXPECT_TRUE(waitUntil([&] { return processesMatching(r.run_dir).empty(); }, std::chrono::seconds(20)));
 }
 
@@ -101,7 +94,7 @@ TEST(SlurmRun, ARequestLargerThanThePartitionIsRefusedBeforeSubmission) {
     r = refused("too-many-nodes", "target = \"slurm\"\nnodes = 2\ntasks_per_node = 1\n");
     EXPECT_EQ(r.exitCode, 4) << r.output;
     EXPECT_NE(r.output.find("launch.nodes = 2 but partition debug has 1 node(s)"), std::string::npos) << r.output;
-    EXPECT_TRUE(queueEmpty(slurm));
+    EXPECT_TRUE(slurm.queueEmpty());
     bool none = true;
     try {
         none = RunStore(store).listRuns().empty();

@@ -613,6 +613,11 @@ void TestSlurm::waitForNode(int i, std::chrono::seconds timeout) {
     }
 }
 
+bool TestSlurm::queueEmpty() const {
+    const SlurmCommandResult q = run({"squeue", "-h"});
+    return q.exitCode == 0 && q.output.find_first_not_of(" \n") == std::string::npos;
+}
+
 std::string TestSlurm::nodeState(int i) const {
     const SlurmCommandResult r = run({"sinfo", "-h", "-N", "-n", node(i).name, "-o", "%T"}, std::chrono::seconds(10));
     return r.exitCode == 0 ? firstLine(r.output) : std::string();

@@ -78,6 +78,8 @@ public:
     // Slurm's state of node i as sinfo prints it: "idle", "allocated", "mixed", "idle*" (not
     // responding), "down*", ...; "" when sinfo does not answer.
     std::string nodeState(int node) const;
+    // Whether squeue lists no job (false also when it does not answer).
+    bool queueEmpty() const;
     pid_t controllerPid() const { return m_controller; }
     pid_t slurmdPid(int node) const;
     // A fault: kills node i's slurmd (SIGKILL, as when the daemon crashes); its job steps go on.

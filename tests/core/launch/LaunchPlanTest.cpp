@@ -212,6 +212,42 @@ TEST(LaunchPlan, SlurmMinimal) {
     EXPECT_TRUE(p.env.empty());
 }
 
+// A batch job: the allocation's options go on sbatch, the script runs srun inside it.
+TEST(LaunchPlan, SlurmBatch) {
+    RunSpec s = spec(2, 1, 2);
+    s.name = "my run/1";
+    s.launch.target = "slurm";
+    s.launch.slurm_mode = "batch";
+    s.launch.partition = "gpu";
+    s.launch.time_limit = "01:00:00";
+    s.launch.signal_margin_s = 90;
+    s.launch.threads_per_rank = 3;
+    s.launch.nodes = 2;
+    s.launch.tasks_per_node = 2;
+    s.launch.mpirun_args = {"--exclusive"};
+    s.launch.env = {{"HF_HOME", "/data/hf"}};
+    LaunchContext c = context(2, true);
+    c.slurm_mpi = "pmix";
+    const LaunchPlan p = makeLaunchPlan(s, c);
+    EXPECT_EQ(p.submit, (Argv{"sbatch", "--parsable", "--job-name=my_run_1", "--chdir=/data/runs/7",
+                              "--output=/data/runs/7/output.log", "--open-mode=append", "-n", "4", "--nodes=2",
+                              "--ntasks-per-node=2", "--partition=gpu", "--time=01:00:00", "--signal=USR1@90",
+                              "--cpus-per-task=3", "/data/runs/7/job.sh"}));
+    EXPECT_EQ(p.argv, (Argv{"srun", "--label", "-n", "4", "--mpi=pmix", "--cpus-per-task=3", "--exclusive",
+                            "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
+                            "/data/runs/7"}));
+    EXPECT_EQ(p.script, "#!/bin/sh\n# The ranks of the run in /data/runs/7, in the allocation sbatch made for them.\n"
+                        "exec srun --label -n 4 --mpi=pmix --cpus-per-task=3 --exclusive "
+                        "/opt/parallax/bin/parallax-worker --spec /data/runs/7/spec.toml --run-dir /data/runs/7\n");
+    // The environment goes to sbatch, which passes it on; a value of launch.env is in no file.
+    EXPECT_EQ(p.env, (Env{{"HF_HOME", "/data/hf"}, {"OMP_NUM_THREADS", "3"}}));
+    EXPECT_EQ(p.script.find("/data/hf"), std::string::npos);
+    EXPECT_EQ(p.commandLine().find("HF_HOME=\"$HF_HOME\" OMP_NUM_THREADS=3 sbatch --parsable"), 0u) << p.commandLine();
+    // srun mode keeps everything on srun and submits nothing.
+    s.launch.slurm_mode = "srun";
+    EXPECT_TRUE(makeLaunchPlan(s, c).submit.empty());
+}
+
 TEST(LaunchPlan, RejectsWhatItCannotLaunch) {
     RunSpec s = spec(1);
     s.launch.target = "kubernetes";

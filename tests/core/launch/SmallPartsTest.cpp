@@ -1,6 +1,7 @@
 #include "core/launch/LineBuffer.h"
 #include "core/launch/LogLevelGuess.h"
 #include "core/launch/SignalNames.h"
+#include "core/launch/SlurmJobs.h"
 #include "core/launch/Utf8.h"
 
 #include <gtest/gtest.h>
@@ -76,4 +77,39 @@ TEST(SignalNames, NamesAndDescriptions) {
     EXPECT_EQ(signalFromDescription("Segmentation fault (core dumped)"), SIGSEGV);
     EXPECT_EQ(signalFromDescription("Terminated."), SIGTERM);
     EXPECT_EQ(signalFromDescription("Exploded"), 0);
+}
+
+TEST(SlurmJobs, DurationsInEveryFormSlurmWrites) {
+    EXPECT_EQ(parseSlurmDuration("30"), 30 * 60);         // MM
+    EXPECT_EQ(parseSlurmDuration("01:30"), 90);           // MM:SS
+    EXPECT_EQ(parseSlurmDuration("02:00:05"), 7205);      // HH:MM:SS
+    EXPECT_EQ(parseSlurmDuration("1-02"), 86400 + 7200);  // D-HH
+    EXPECT_EQ(parseSlurmDuration("1-00:01"), 86400 + 60); // D-HH:MM
+    EXPECT_EQ(parseSlurmDuration("2-00:00:01"), 2 * 86400 + 1);
+    for (const char* none : {"UNLIMITED", "Partition_Limit", "", "1:2:3:4", "-5", "1-", "a:b"})
+        EXPECT_FALSE(parseSlurmDuration(none).has_value()) << none;
+}
+
+TEST(SlurmJobs, EveryEndStateMapsToARunState) {
+    EXPECT_EQ(slurmEndState("PENDING"), nullptr);
+    EXPECT_EQ(slurmEndState("RUNNING"), nullptr);
+    EXPECT_EQ(slurmEndState("COMPLETING"), nullptr);
+    ASSERT_NE(slurmEndState("CANCELLED by 0"), nullptr);
+    EXPECT_STREQ(slurmEndState("CANCELLED by 0")->state, "CANCELLED");
+    EXPECT_STREQ(slurmEndState("TIMEOUT")->run_state, "failed");
+    EXPECT_STREQ(slurmEndState("COMPLETED")->run_state, ""); // the ranks' run_end decides
+    for (const SlurmEndState& e : slurmEndStates()) {
+        EXPECT_EQ(slurmEndState(e.state), &e);
+        EXPECT_NE(std::string(e.says), "");
+    }
+}
+
+TEST(SlurmJobs, SettingsOfAOneLiner) {
+    const auto kv = parseSlurmSettings("JobId=12 JobName=x JobState=PENDING Reason=Priority Dependency=(null) "
+                                       "TimeLimit=00:01:00 NodeList=(null) Comment=");
+    EXPECT_EQ(kv.at("JobId"), "12");
+    EXPECT_EQ(kv.at("JobState"), "PENDING");
+    EXPECT_EQ(kv.at("Reason"), "Priority");
+    EXPECT_EQ(kv.at("TimeLimit"), "00:01:00");
+    EXPECT_EQ(kv.at("Comment"), "");
 }

@@ -394,6 +394,48 @@ TEST_F(RunStoreTest, MarkLostRunsOnlyTouchesDeadSupervisorsOfThisHost) {
     EXPECT_EQ(store.run(alive)->state, RunState::Running);
 }
 
+// A run in a Slurm batch job goes on without its supervisor: never lost with it, but listed as
+// unfollowed for a new supervisor to follow its job.
+TEST_F(RunStoreTest, ABatchJobIsNotLostWithItsSupervisor) {
+    const int64_t batch = newRun("batch");
+    const int64_t plain = newRun("plain");
+    SlurmJob job;
+    job.job_id = "41";
+    job.mode = "batch";
+    job.state = "PENDING";
+    job.reason = "Resources";
+    job.queue_position = 2;
+    store.setSlurmJob(batch, job);
+    store.setSupervisor(batch, 3001, "here");
+    EXPECT_EQ(store.run(batch)->state, RunState::Queued);
+    EXPECT_EQ(store.run(batch)->supervisor_pid, 3001);
+    store.markRunning(plain, 3002, "here");
+    const auto dead = [](int64_t) { return false; };
+    EXPECT_EQ(store.markLostRuns("here", dead), std::vector<int64_t>{plain});
+    EXPECT_EQ(store.run(batch)->state, RunState::Queued);
+    EXPECT_EQ(store.unfollowedBatchRuns("here", dead), std::vector<int64_t>{batch});
+    EXPECT_TRUE(store.unfollowedBatchRuns("here", [](int64_t) { return true; }).empty());
+    // Another host's supervisor is not this host's to judge.
+    EXPECT_TRUE(store.unfollowedBatchRuns("elsewhere", dead).empty());
+
+    job.state = "RUNNING";
+    job.reason.clear();
+    job.queue_position = 0;
+    job.nodes = "node[1-2]";
+    job.time_left_s = 3540;
+    store.setSlurmJob(batch, job);
+    const std::optional<SlurmJob> back = store.slurmJob(batch);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->job_id, "41");
+    EXPECT_EQ(back->state, "RUNNING");
+    EXPECT_EQ(back->nodes, "node[1-2]");
+    EXPECT_EQ(back->time_left_s, 3540);
+    EXPECT_FALSE(store.slurmJob(plain).has_value());
+    store.deleteRun(batch);
+    EXPECT_FALSE(store.slurmJob(batch).has_value());
+    EXPECT_THROW(store.setSupervisor(plain, 1, "here"), StoreError); // lost: it ended
+}
+
 TEST_F(RunStoreTest, DataVersionChangesWhenAnotherConnectionCommits) {
     RunStore other(path);
     const int64_t v0 = store.dataVersion();

@@ -1,0 +1,57 @@
+#pragma once
+
+#include "core/store/StoreTypes.h"
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// One line of `scontrol show ... --oneliner`: its Key=Value settings (a value ends at the next blank).
+std::map<std::string, std::string> parseSlurmSettings(const std::string& line);
+
+// A Slurm duration as scontrol prints it or --time takes it (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM,
+// D-HH:MM:SS) in seconds; nullopt for UNLIMITED, Partition_Limit and anything else.
+std::optional<int64_t> parseSlurmDuration(const std::string& text);
+
+// What a Slurm job state means for the run in it: one row per state Slurm ends a job in.
+struct SlurmEndState {
+    const char* state;     // Slurm's name (COMPLETED, TIMEOUT, ...)
+    const char* run_state; // the run's state it maps to (RunState), "" for COMPLETED: the ranks' run_end decides
+    const char* says;      // what it means, for the run's reason
+};
+const std::vector<SlurmEndState>& slurmEndStates();
+// The row of `state` (its leading word: "CANCELLED by 0" is CANCELLED), nullptr while the job is
+// not over (PENDING, RUNNING, COMPLETING, SUSPENDED, REQUEUED, ...).
+const SlurmEndState* slurmEndState(const std::string& state);
+
+// What Slurm says of a job now.
+struct SlurmJobStatus {
+    bool known = false;      // false: Slurm knows no such job (any more); `error` says what it said
+    SlurmJob job;            // job_id, state, reason, nodes, queue_position, time_left_s
+    std::string exit_code;   // ExitCode=code:signal, once ended
+    std::string partition;
+    int64_t time_limit_s = -1;
+    int64_t run_time_s = -1;
+    std::string error;       // the command's complaint when it did not answer
+};
+
+// scontrol show job ID --oneliner, and for a pending job its place among the pending jobs of its
+// partition (squeue, highest priority first). Never throws; a Slurm that does not answer within
+// `timeout` gives known = false and `error`.
+SlurmJobStatus querySlurmJob(const std::string& jobId, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// Submits `script` with `submit` (sbatch --parsable ... script) in the environment `env` adds to
+// this process's; returns the job id. Throws std::runtime_error with sbatch's words when Slurm
+// refuses the job.
+std::string submitSlurmJob(const std::vector<std::string>& submit, const std::map<std::string, std::string>& env);
+
+// scancel --signal=NAME ID (the job's steps, so the ranks), or without `signal` the whole job.
+// Returns the complaint when scancel failed, else empty.
+std::string signalSlurmJob(const std::string& jobId, const std::string& signal);
+std::string cancelSlurmJob(const std::string& jobId);
+
+} // namespace parallax
