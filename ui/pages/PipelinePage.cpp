@@ -158,6 +158,14 @@ void PipelinePage::buildUi() {
     m_bubblePlot->setCurvePenStyle(m_theoryCurve, Qt::DashLine);
     m_bubblePlot->setCurveVisible(m_theoryCurve, false);
     tableAndChart->addWidget(m_bubblePlot);
+    // A click on the chart shows the sampled step nearest to it.
+    connect(m_bubblePlot, &CurvePlot::clicked, this, [this](double x) {
+        if (m_steps.empty()) return;
+        auto it = std::lower_bound(m_steps.begin(), m_steps.end(), x);
+        if (it == m_steps.end() || (it != m_steps.begin() && x - double(*std::prev(it)) < double(*it) - x)) --it;
+        if (std::next(it) != m_steps.end()) setFollowNewest(false);
+        setStep(*it);
+    });
     tableAndChart->setStretchFactor(0, 1);
     tableAndChart->setStretchFactor(1, 1);
     tableAndChart->setChildrenCollapsible(false);

@@ -36,7 +36,8 @@ class StoreWatcher;
 // bubbles that are not there.
 //
 // Beside the table, the bubble over the steps: every sampled step's measured bubble (all stages)
-// with the schedule's theoretical one as a dashed reference line (BubbleHistory).
+// with the schedule's theoretical one as a dashed reference line (BubbleHistory); a click on it
+// shows the sampled step nearest the click.
 class PipelinePage : public QWidget {
     Q_OBJECT
 public:

@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
 #include <QLocale>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -72,6 +73,11 @@ CurvePlot::CurvePlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(
         m_sinceReplot.start();
     });
     connect(m_plot, &QCustomPlot::mousePress, this, &CurvePlot::onMousePress);
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* event) {
+        if (event->button() != Qt::LeftButton) return;
+        if ((event->pos() - m_pressAt).manhattanLength() > QApplication::startDragDistance()) return;
+        emit clicked(m_plot->xAxis->pixelToCoord(event->position().x()));
+    });
     connect(m_plot, &QCustomPlot::mouseWheel, this, &CurvePlot::onMouseWheel);
     connect(m_plot, &QCustomPlot::mouseMove, this, &CurvePlot::onMouseMove);
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
@@ -381,6 +387,7 @@ void CurvePlot::onXRangeChanged() {
 }
 
 void CurvePlot::onMousePress(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton) m_pressAt = event->pos();
     // Shift: the y axis; otherwise x (the y axis then keeps fitting the visible data).
     const Qt::Orientation o = (event->modifiers() & Qt::ShiftModifier) ? Qt::Vertical : Qt::Horizontal;
     m_plot->axisRect()->setRangeDrag(o);

@@ -6,6 +6,7 @@
 
 #include <QColor>
 #include <QElapsedTimer>
+#include <QPoint>
 #include <QString>
 #include <QStringList>
 #include <QTimer>
@@ -102,6 +103,8 @@ signals:
     void userRangeChanged(double lo, double hi);
     // The user double-clicked to fit everything again.
     void viewReset();
+    // A left click that did not drag, at data coordinate `x` of the current axis.
+    void clicked(double x);
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -142,6 +145,7 @@ private:
     bool m_follow = true;
     bool m_fitY = true;
     bool m_settingRange = false; // the range change comes from code, not the user
+    QPoint m_pressAt;            // where the left button went down; a release near it is a click
     bool m_dirty = false;        // data changed since the last replot
     QString m_valueLabel;
     DecimatedPoints m_scratch;

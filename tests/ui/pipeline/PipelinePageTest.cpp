@@ -9,6 +9,8 @@
 
 #include "core/telemetry/PipelineBubbles.h"
 
+#include <qcustomplot.h>
+
 #include <QListWidget>
 #include <QPushButton>
 #include <QSettings>
@@ -262,6 +264,16 @@ TEST(PipelinePage, ChartsEachSampledStepsMeasuredBubbleAgainstTheSchedules) {
     for (const QStringList& row : table.rows) EXPECT_DOUBLE_EQ(row[2].toDouble(), theory);
     ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 20; }));
     EXPECT_DOUBLE_EQ(f.page.model()->bubbles().overall * 100.0, table.rows[2][1].toDouble());
+
+    // A click at step 9 on the chart shows sampled step 10 and stops following the newest.
+    chart->resize(500, 240);
+    chart->show();
+    chart->replotNow();
+    QCustomPlot* qcp = chart->customPlot();
+    const QPoint at(int(qcp->xAxis->coordToPixel(9.0)), qcp->axisRect()->center().y());
+    QTest::mouseClick(qcp, Qt::LeftButton, Qt::NoModifier, at);
+    ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 10; }));
+    EXPECT_FALSE(f.page.followNewest());
 
     // Another run: its own steps only, against its own schedule's line.
     const int64_t other = f.store.addRun(pipelineSpec("pp2", 2, 4));
