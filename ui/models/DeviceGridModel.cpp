@@ -150,6 +150,22 @@ void DeviceGridModel::addRankSteps(const std::vector<RankStepEvent>& rows, bool 
         }
         h.steps.push_back(e.step);
         h.computeShare.push_back(share);
+        if (h.steps.size() > kMaxStepHistory) {
+            // Pairs become one entry at the first step, with the mean share (the newest stays alone).
+            size_t out = 0;
+            for (size_t i = 0; i + 1 < h.steps.size(); i += 2, ++out) {
+                const float a = h.computeShare[i], b = h.computeShare[i + 1];
+                h.steps[out] = h.steps[i];
+                h.computeShare[out] = std::isnan(a) ? b : std::isnan(b) ? a : (a + b) / 2;
+            }
+            if (h.steps.size() % 2) {
+                h.steps[out] = h.steps.back();
+                h.computeShare[out] = h.computeShare.back();
+                ++out;
+            }
+            h.steps.resize(out);
+            h.computeShare.resize(out);
+        }
     }
     if (newRank) {
         std::sort(m_stepHistories.begin(), m_stepHistories.end(),

@@ -56,7 +56,12 @@ public:
     // Steps over which a cell's compute and wait shares are judged.
     static constexpr size_t kActivitySteps = 10;
 
-    // One rank's compute share per step, in step order.
+    // Entries a rank's step history keeps: past it, neighbours are merged in pairs, so that a long
+    // run costs bounded memory and the heat map (a few hundred columns) loses nothing it draws.
+    static constexpr size_t kMaxStepHistory = 4096;
+
+    // One rank's compute share per step, in step order; an entry stands for the steps up to the
+    // next entry's (one step each until the history was merged).
     struct StepHistory {
         int rank = 0;
         QString label; // "r3 node1"

@@ -64,13 +64,17 @@ int RunSnapshot::cpuThreadsPerRank() const {
     static const std::regex omp("OMP_NUM_THREADS=([0-9]+)");
     std::smatch m;
     if (std::regex_search(m_record->launch_command, m, omp)) return std::max(1, std::stoi(m[1].str()));
-    int64_t threads = 0;
-    try {
-        if (!m_record->spec_toml.empty()) threads = parseSpec(m_record->spec_toml).launch.threads_per_rank;
-    } catch (const std::exception&) {
-        threads = 0; // a spec this build cannot read: judge from the machine
+    // The record changes with every step; its spec does not, and is parsed once.
+    if (!m_threads || m_threads->first != m_record->spec_toml) {
+        int64_t threads = 0;
+        try {
+            if (!m_record->spec_toml.empty()) threads = parseSpec(m_record->spec_toml).launch.threads_per_rank;
+        } catch (const std::exception&) {
+            threads = 0; // a spec this build cannot read: judge from the machine
+        }
+        m_threads = std::make_pair(m_record->spec_toml, static_cast<int>(threads));
     }
-    if (threads > 0) return static_cast<int>(threads);
+    if (m_threads->second > 0) return m_threads->second;
     // The ranks of the busiest host share its cores (this machine's, the one the console knows).
     std::map<std::string, int> perHost;
     if (m_runStart)

@@ -87,6 +87,7 @@ private:
     std::optional<int64_t> m_firstNonFinite;
     std::optional<int64_t> m_firstStep;
     std::vector<RunAlert> m_alerts;
+    mutable std::optional<std::pair<std::string, int>> m_threads; // spec -> its launch.threads_per_rank
     double m_stragglerThreshold = kDefaultStragglerThreshold;
     std::shared_ptr<MetricSeries> m_loss, m_lr, m_gradNorm, m_tokensPerSecond, m_stepMs;
 };

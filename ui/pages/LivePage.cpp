@@ -179,6 +179,8 @@ void LivePage::buildUi() {
     m_alert->setToolTip(tr("What the run's supervisor finds from the ranks' flight recorders: a hang when no "
                            "step completes for telemetry.hang_after_s, a straggler from the ranks' compute "
                            "and wait times. The rank named is framed in the device grid."));
+    m_alert->setCursor(Qt::PointingHandCursor);
+    m_alert->installEventFilter(this);
     m_alert->hide();
     root->addWidget(m_alert);
     // A run that failed says why where its curves stopped, with the way on: change the spec and
@@ -437,6 +439,7 @@ void LivePage::onAlerts(qint64 run, const std::vector<RunAlert>& alerts) {
     }
     m_alert->setText(lines.join(QChar('\n')));
     m_alert->setVisible(!lines.isEmpty());
+    scheduleRefresh(); // the straggler banner gives way to the supervisor's
 }
 
 void LivePage::setCliProgram(const QString& program) { m_cli = program; }
@@ -572,7 +575,12 @@ void LivePage::refreshLabels() {
         m_mfu->clear();
     }
 
-    m_shownStraggler = m_snapshot.straggler();
+    // The supervisor's straggler alert, from each rank's compute time, says more than the spread
+    // of step times; this banner is for runs without one.
+    const std::vector<RunAlert> active = m_snapshot.activeAlerts();
+    const bool stragglerAlert = std::any_of(active.begin(), active.end(),
+                                            [](const RunAlert& a) { return a.kind == "straggler"; });
+    m_shownStraggler = stragglerAlert ? std::nullopt : m_snapshot.straggler();
     if (m_shownStraggler) {
         QString where;
         if (m_snapshot.runStart()) {
@@ -680,6 +688,16 @@ bool LivePage::eventFilter(QObject* watched, QEvent* event) {
     if (watched == m_straggler && event->type() == QEvent::MouseButtonRelease && m_shownStraggler) {
         emit showRankLogs(m_run, m_shownStraggler->rank);
         return true;
+    }
+    if (watched == m_alert && event->type() == QEvent::MouseButtonRelease && !m_alert->hasSelectedText()) {
+        // The log of the first rank the alerts name.
+        for (const RunAlert& a : m_snapshot.activeAlerts()) {
+            const std::vector<int> ranks = DeviceGridModel::ranksNamedBy(a.message);
+            if (!ranks.empty()) {
+                emit showRankLogs(m_run, ranks.front());
+                return true;
+            }
+        }
     }
     return QWidget::eventFilter(watched, event);
 }

@@ -7,6 +7,7 @@
 #include <QAbstractItemModelTester>
 #include <QColor>
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -188,6 +189,21 @@ TEST(DeviceGridModelTest, ColoursEachRankByWhetherItComputesOrWaits) {
     EXPECT_EQ(m.stepHistories()[0].steps.size(), 12u + DeviceGridModel::kActivitySteps);
     EXPECT_EQ(m.stepHistories()[1].label, QStringLiteral("r1 node0"));
     EXPECT_NEAR(m.stepHistories()[0].computeShare.front(), 0.55, 1e-6);
+}
+
+TEST(DeviceGridModelTest, ALongRunsStepHistoryStaysBounded) {
+    DeviceGridModel m;
+    std::vector<RankStepEvent> steps;
+    for (int64_t s = 0; s < 20000; ++s) steps.push_back(rankStep(0, s, s < 10000 ? 100 : 50, s < 10000 ? 0 : 50));
+    m.addRankSteps(steps, true);
+    const auto& h = m.stepHistories().front();
+    ASSERT_LE(h.steps.size(), DeviceGridModel::kMaxStepHistory);
+    EXPECT_GE(h.steps.size(), DeviceGridModel::kMaxStepHistory / 2);
+    EXPECT_EQ(h.steps.front(), 0);
+    EXPECT_EQ(h.steps.back(), 19999);
+    EXPECT_TRUE(std::is_sorted(h.steps.begin(), h.steps.end()));
+    EXPECT_NEAR(h.computeShare.front(), 1.0, 1e-6);
+    EXPECT_NEAR(h.computeShare.back(), 0.5, 1e-6);
 }
 
 TEST(DeviceGridModelTest, WithoutStepsTheColourIsTheBusyShareOfTheRanksThreads) {

@@ -10,6 +10,7 @@
 
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -306,6 +307,14 @@ TEST(LivePageTest, TheSupervisorsAlertIsABannerAndFramesItsRank) {
     EXPECT_EQ(pixel(QPoint(frame.left() + 1, frame.center().y())), HostAlarmDelegate::kAlertColor);
     EXPECT_EQ(pixel(QPoint(frame.center().x(), frame.bottom() - 1)), HostAlarmDelegate::kAlertColor);
     EXPECT_NE(pixel(QPoint(other.left() + 1, other.center().y())), HostAlarmDelegate::kAlertColor);
+
+    // A click on the banner shows the named rank's log.
+    QSignalSpy logs(&page, &LivePage::showRankLogs);
+    auto* banner = page.findChild<QLabel*>(QStringLiteral("runAlert"));
+    ASSERT_NE(banner, nullptr);
+    QTest::mouseClick(banner, Qt::LeftButton);
+    ASSERT_EQ(logs.count(), 1);
+    EXPECT_EQ(logs.first().at(1).toInt(), 1);
 
     // The hang ends: the banner and the frame go.
     hang.active = false;
