@@ -1072,6 +1072,11 @@ struct Supervisor::State {
             o.reason = *reason;
             return o;
         }
+        if (clean && stoppedByTimeLimit()) {
+            o.state = RunState::Failed;
+            o.reason = timeLimitReason() + checkpointSaid();
+            return o;
+        }
         if (clean && runEnd) {
             o.state = runEnd->status;
             o.reason = runEnd->reason;
@@ -1116,6 +1121,29 @@ struct Supervisor::State {
         return o;
     }
 
+    // The ranks stopped by themselves in a job with a time limit: Slurm's USR1, sent
+    // launch.signal_margin_s before the limit (--signal), made them checkpoint and stop.
+    bool stoppedByTimeLimit() const {
+        const std::optional<RunEndEvent>& runEnd = router->runEnd();
+        return phase == StopPhase::None && spec.launch.target == "slurm" && !spec.launch.time_limit.empty() &&
+               spec.launch.signal_margin_s > 0 && runEnd && runEnd->status == RunState::Stopped;
+    }
+    std::string checkpointSaid() const {
+        return lastCheckpoint ? "; the newest checkpoint is at step " + std::to_string(*lastCheckpoint) +
+                                    " (parallax-cli resume " + std::to_string(runId) + " continues from it)"
+                              : std::string("; no checkpoint was written");
+    }
+    std::string timeLimitReason() const {
+        return "the job reached its time limit (" +
+               (spec.launch.time_limit.empty() ? std::string("the partition's")
+                                               : "launch.time_limit = " + spec.launch.time_limit) +
+               (spec.launch.signal_margin_s > 0 && !spec.launch.time_limit.empty()
+                    ? "; Slurm's USR1 came launch.signal_margin_s = " + std::to_string(spec.launch.signal_margin_s) +
+                          " s before it"
+                    : std::string()) +
+               ")";
+    }
+
     // How a batch job's run ended: the ranks' own report where Slurm says the job completed, else
     // Slurm's state mapped to the run's (slurmEndStates), with Slurm's words kept.
     Outcome decideBatch() const {
@@ -1139,27 +1167,15 @@ struct Supervisor::State {
             (job.known ? job.job.state + (job.job.reason.empty() ? std::string() : ", reason " + job.job.reason) +
                              (job.exit_code.empty() ? std::string() : ", exit code " + job.exit_code)
                        : "no longer known to Slurm (" + job.error + ")");
-        const std::string checkpointNote =
-            lastCheckpoint ? "; the newest checkpoint is at step " + std::to_string(*lastCheckpoint) +
-                                 " (parallax-cli resume " + std::to_string(runId) + " continues from it)"
-                           : "; no checkpoint was written";
+        const std::string checkpointNote = checkpointSaid();
         if (!hangFailReason.empty()) {
             o.state = RunState::Failed;
             o.reason = hangFailReason;
             return o;
         }
-        // The job's time limit came: Slurm's USR1 (launch.signal_margin_s before it) made the
-        // ranks checkpoint and stop, or Slurm ended them.
-        const bool atTimeLimit =
-            job.known && job.time_limit_s > 0 && job.run_time_s >= 0 &&
-            job.run_time_s + spec.launch.signal_margin_s + 15 >= job.time_limit_s;
-        if ((end && std::string(end->state) == "TIMEOUT") ||
-            (!stopRequested && atTimeLimit && runEnd && runEnd->status == RunState::Stopped)) {
+        if ((end && std::string(end->state) == "TIMEOUT") || stoppedByTimeLimit()) {
             o.state = RunState::Failed;
-            o.reason = "the job reached its time limit (" + std::to_string(job.time_limit_s) + " s" +
-                       (spec.launch.time_limit.empty() ? std::string(", the partition's")
-                                                       : ", launch.time_limit = " + spec.launch.time_limit) +
-                       ")" + checkpointNote + "; " + slurmSays;
+            o.reason = timeLimitReason() + checkpointNote + "; " + slurmSays;
             return o;
         }
         if (runEnd && (completed || !job.known)) {

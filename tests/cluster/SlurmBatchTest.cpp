@@ -207,4 +207,29 @@ TEST(SlurmBatch, StopWithoutASupervisorCheckpointsAndLeavesNoJob) {
     for (size_t i = 0; i < metrics.size(); ++i) EXPECT_EQ(metrics[i].step, static_cast<int64_t>(i));
 }
 
+// A one-minute time limit with a 30 s margin: Slurm's USR1 comes first, the ranks checkpoint and
+// stop, and the run says it was the time limit (not a stop someone asked for).
+TEST(SlurmBatch, ATimeLimitEndsTheRunFailedWithACheckpoint) {
+    if (const std::string why = TestSlurm::available(); !why.empty()) GTEST_SKIP() << why;
+    TempDir tmp;
+    TestSlurm slurm(1, 4);
+    const std::string store = tmp.path() + "/parallax.db";
+    std::string text = batchSpec("limited", 100000);
+    text.replace(text.find("slurm_mode"), 0, "time_limit = \"1\"\nsignal_margin_s = 30\n");
+    std::ofstream(tmp.path() + "/limited.toml") << text;
+    const ProcessResult run = runProcess({cli(), "--store", store, "run", tmp.path() + "/limited.toml"});
+    EXPECT_EQ(run.exitCode, 1) << run.output;
+    RunStore db(store);
+    const RunRecord r = *db.findRun("limited");
+    EXPECT_EQ(r.state, RunState::Failed);
+    EXPECT_NE(r.exit_reason.find("the job reached its time limit (launch.time_limit = 1"), std::string::npos)
+        << r.exit_reason;
+    const auto checkpoints = db.checkpoints(r.id);
+    ASSERT_FALSE(checkpoints.empty()) << r.exit_reason;
+    EXPECT_NE(r.exit_reason.find("the newest checkpoint is at step " + std::to_string(checkpoints.back().step)),
+              std::string::npos)
+        << r.exit_reason;
+    EXPECT_TRUE(waitUntil([&] { return slurm.queueEmpty(); }, std::chrono::seconds(30)));
+}
+
 } // namespace
