@@ -513,6 +513,15 @@ QVariant DeviceGridModel::headerData(int section, Qt::Orientation orientation, i
         }
         return QVariant();
     }
+    if (role == Qt::ToolTipRole) {
+        return m_stepHistories.empty()
+                   ? tr("Cell colour: how busy the device is (a GPU's utilization, a CPU rank's CPU over its %1), "
+                        "blue idle to orange busy. A rank waiting in a collective may spin and look busy.")
+                         .arg(m_cpuThreads == 1 ? tr("thread") : tr("%1 threads").arg(m_cpuThreads))
+                   : tr("Cell colour: the share of its last %1 steps the rank computed (orange) rather than "
+                        "waited in collectives for the others (blue)")
+                         .arg(kActivitySteps);
+    }
     if (role != Qt::DisplayRole) return QVariant();
     return m_gpu ? tr("GPU %1").arg(section) : tr("process %1").arg(section);
 }

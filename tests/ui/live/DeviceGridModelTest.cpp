@@ -178,6 +178,8 @@ TEST(DeviceGridModelTest, ColoursEachRankByWhetherItComputesOrWaits) {
     EXPECT_TRUE(m.data(healthy, Qt::ToolTipRole).toString().contains(QStringLiteral("waits 45.0 ms in collectives (45% of its step)")))
         << m.data(healthy, Qt::ToolTipRole).toString().toStdString();
 
+    EXPECT_TRUE(m.headerData(0, Qt::Horizontal, Qt::ToolTipRole).toString().contains(QStringLiteral("waited in collectives")));
+
     // Only the last kActivitySteps steps count: rank 0 stops waiting.
     steps.clear();
     for (int64_t s = 12; s < 12 + int64_t(DeviceGridModel::kActivitySteps); ++s) steps.push_back(rankStep(0, s, 90, 10));
