@@ -149,6 +149,14 @@ void HeatMapPlot::rebuild(bool force) {
         m_mode = Mode::Empty;
         m_map->data()->clear();
         m_scale->axis()->setLabel(tr("compute %"));
+        // Nothing to draw yet: say so rather than show empty axes.
+        for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+            axis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+            axis->setRange(0, 1);
+        }
+        m_plot->yAxis->setLabel(QString());
+        m_plot->xAxis->setLabel(tr("no rank steps or device samples yet"));
+        setToolTip(QString());
     }
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

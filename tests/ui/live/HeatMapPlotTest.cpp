@@ -6,6 +6,7 @@
 #include "ui/models/RankActivityPalette.h"
 
 #include <QTest>
+#include <qcustomplot.h>
 
 #include <gtest/gtest.h>
 
@@ -26,6 +27,13 @@ bool near(const QColor& a, const QColor& b, int tolerance = 3) {
 // 4..6 reached the store late and are not there yet.
 TEST(HeatMapPlotTest, ARankByStepMapOfTheComputeShareWithoutGaps) {
     DeviceGridModel model;
+    {
+        HeatMapPlot empty;
+        empty.setModel(&model);
+        empty.rebuildNow();
+        EXPECT_EQ(empty.mode(), HeatMapPlot::Mode::Empty);
+        EXPECT_EQ(empty.customPlot()->xAxis->label(), QStringLiteral("no rank steps or device samples yet"));
+    }
     model.setRankHosts({"node0", "node0"});
     std::vector<RankStepEvent> rows;
     for (int64_t s = 0; s < 20; ++s) {
@@ -40,6 +48,7 @@ TEST(HeatMapPlotTest, ARankByStepMapOfTheComputeShareWithoutGaps) {
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
     plot.rebuildNow();
     ASSERT_EQ(plot.mode(), HeatMapPlot::Mode::Steps);
+    EXPECT_EQ(plot.customPlot()->xAxis->label(), QStringLiteral("step"));
     ASSERT_EQ(plot.rows(), 2);
     ASSERT_EQ(plot.columns(), 20); // one column a step: the map is wide enough
     for (int c = 0; c < plot.columns(); ++c) {
