@@ -229,7 +229,7 @@ TEST(LogTableModelText, ARunEndWithoutItsStepSaysNoStep) {
 // Issue 19: rank 1's Host cells were blank. Its first lines (a `log` event) come before rank 0's
 // run_start, and the writer took hosts only from run_start.
 TEST_F(LogTableModelTest, EveryRankOfALocalRunHasItsHostEvenBeforeRunStart) {
-    const auto event = [](const TelemetryEvent& e) { return std::string(kTelemetryPrefix) + encodeEvent(e) + "\n"; };
+    const auto event = [](const TelemetryEvent& e) { return encodeEvent(e) + "\n"; }; // with its prefix
     LogEvent early;
     early.rank = 1;
     early.message = "rank 1 on this host: cpu";
@@ -249,9 +249,12 @@ TEST_F(LogTableModelTest, EveryRankOfALocalRunHasItsHostEvenBeforeRunStart) {
         router.finish(1.7e9);
     }
     const std::vector<LogRow> rows = ts.store.logs(run, LogQuery{});
-    ASSERT_GE(rows.size(), 3u);
+    ASSERT_EQ(rows.size(), 3u);
     for (const LogRow& r : rows) EXPECT_EQ(r.host, "thishost") << r.rank << " " << r.message;
-    EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const LogRow& r) { return r.rank == 1; }), 2);
+    EXPECT_EQ(rows[0].stream, "telemetry");
+    EXPECT_EQ(rows[0].message, "rank 1 on this host: cpu");
+    EXPECT_EQ(rows[1].message, "plain text of rank 1");
+    EXPECT_EQ(rows[2].message, "rank 0 after run_start");
 }
 
 // Lines stored without a host (by a supervisor of before, or on hosts before run_start) show the
