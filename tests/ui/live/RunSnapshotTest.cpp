@@ -109,5 +109,52 @@ TEST(RunSnapshotTest, RemembersTheFirstNonFiniteLoss) {
     EXPECT_EQ(*s.firstNonFiniteLossStep(), 1);
 }
 
+TEST(RunSnapshotTest, ThreadsPerRankComeFromTheLaunchCommandElseTheSpec) {
+    RunSnapshot s;
+    RunRecord r;
+    r.id = 1;
+    r.world_size = 2;
+    r.spec_toml = "name = \"t\"\n\n[launch]\nthreads_per_rank = 2\n";
+    s.setRecord(r);
+    EXPECT_EQ(s.cpuThreadsPerRank(), 2);
+    r.launch_command = "mpirun -np 2 -x OMP_NUM_THREADS=3 /usr/bin/parallax-worker";
+    s.setRecord(r);
+    EXPECT_EQ(s.cpuThreadsPerRank(), 3);
+    // Neither: this machine's cores shared by the ranks of the busiest host.
+    r.launch_command.clear();
+    r.spec_toml = "name = \"t\"\n";
+    s.setRecord(r);
+    EXPECT_GE(s.cpuThreadsPerRank(), 1);
+}
+
+TEST(RunSnapshotTest, AResumedRunKnowsItsParentAndStepAndOnlyActiveAlertsCount) {
+    RunSnapshot s;
+    RunRecord r;
+    r.id = 5;
+    s.setRecord(r);
+    EXPECT_FALSE(s.parentRun());
+    r.parent_run = 3;
+    s.setRecord(r);
+    EXPECT_EQ(s.parentRun(), 3);
+    EXPECT_FALSE(s.resumedAtStep()); // nothing recorded yet
+    s.addMetrics({stepEvent(41, 1.0, 1.7e9)}, true);
+    EXPECT_EQ(s.resumedAtStep(), 41);
+    RunStartEvent start;
+    start.start_step = 40;
+    s.setRunStart(start);
+    EXPECT_EQ(s.resumedAtStep(), 40);
+
+    RunAlert hang, straggler;
+    hang.kind = "hang";
+    hang.active = false;
+    straggler.kind = "straggler";
+    straggler.message = "rank 1: slow";
+    s.setAlerts({hang, straggler});
+    ASSERT_EQ(s.activeAlerts().size(), 1u);
+    EXPECT_EQ(s.activeAlerts().front().kind, "straggler");
+    s.clear();
+    EXPECT_TRUE(s.activeAlerts().empty());
+}
+
 } // namespace
 } // namespace parallax
