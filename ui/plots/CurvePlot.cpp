@@ -222,10 +222,14 @@ void CurvePlot::wrapLegend() {
         widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width() + legend->columnSpacing());
     const int width = std::max(1, m_plot->width() - legend->margins().left() - legend->margins().right());
     const int wrap = std::max(1, width / widest);
-    if (wrap == legend->wrap()) return;
-    legend->setWrap(wrap);
-    // Items placed under the old wrap move to their places under the new one.
-    legend->setFillOrder(legend->fillOrder(), true);
+    if (wrap != legend->wrap()) {
+        legend->setWrap(wrap);
+        // Items placed under the old wrap move to their places under the new one.
+        legend->setFillOrder(legend->fillOrder(), true);
+    }
+    // Packed to the left, the room left over after the last column, not spread between items.
+    for (int c = 0; c < legend->columnCount(); ++c)
+        legend->setColumnStretchFactor(c, c + 1 == legend->columnCount() ? 1.0 : 1e-3);
 }
 
 void CurvePlot::applyAxisLabels() {

@@ -199,8 +199,11 @@ TEST(CurvePlot, LegendSitsAboveTheAxesAndCoversNoPoint) {
     }
     EXPECT_EQ(points, 75);
 
-    // The items share a line when the width holds them, and wrap when it does not.
+    // The items share a line when the width holds them, side by side at the left, and wrap when
+    // the width does not hold them.
     EXPECT_EQ(qcp->legend->item(0)->outerRect().top(), qcp->legend->item(1)->outerRect().top());
+    EXPECT_LE(qcp->legend->item(1)->outerRect().left() - qcp->legend->item(0)->outerRect().right(),
+              qcp->legend->columnSpacing() + 2);
     t.plot.resize(150, 300);
     t.plot.replotNow();
     EXPECT_LT(qcp->legend->item(0)->outerRect().top(), qcp->legend->item(1)->outerRect().top());
