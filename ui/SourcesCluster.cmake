@@ -7,6 +7,8 @@ target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/models/ClusterProfileListModel.h
   ${CMAKE_CURRENT_LIST_DIR}/models/PreflightRunner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/PreflightRunner.h
+  ${CMAKE_CURRENT_LIST_DIR}/models/SlurmPartitionsModel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/SlurmPartitionsModel.h
   ${CMAKE_CURRENT_LIST_DIR}/pages/ClusterPage.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pages/ClusterPage.h
 )

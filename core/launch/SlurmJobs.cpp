@@ -166,6 +166,55 @@ std::string submitSlurmJob(const std::vector<std::string>& submit, const std::ma
     return id;
 }
 
+std::vector<SlurmPartition> parseSlurmPartitions(const std::string& sinfoOutput) {
+    std::vector<SlurmPartition> out;
+    std::istringstream in(sinfoOutput);
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string x; std::getline(fields, x, '|');) f.push_back(x);
+        if (f.size() != 5 || f[0].empty()) continue;
+        SlurmPartition p;
+        p.name = f[0];
+        if (p.name.back() == '*') {
+            p.is_default = true;
+            p.name.pop_back();
+        }
+        p.availability = f[1];
+        p.time_limit = f[4];
+        // "A/I/O/T": allocated, idle, other, total.
+        auto counts = [](const std::string& text, int64_t* a, int64_t* i, int64_t* o, int64_t* t) {
+            std::vector<int64_t> v;
+            std::istringstream parts(text);
+            for (std::string x; std::getline(parts, x, '/');) {
+                if (x.empty() || x.find_first_not_of("0123456789") != std::string::npos) return false;
+                v.push_back(std::stoll(x));
+            }
+            if (v.size() != 4) return false;
+            *a = v[0], *i = v[1], *o = v[2], *t = v[3];
+            return true;
+        };
+        if (!counts(f[2], &p.nodes_allocated, &p.nodes_idle, &p.nodes_other, &p.nodes_total) ||
+            !counts(f[3], &p.cpus_allocated, &p.cpus_idle, &p.cpus_other, &p.cpus_total))
+            continue;
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+SlurmPartitions querySlurmPartitions(std::chrono::milliseconds timeout) {
+    SlurmPartitions result;
+    const std::vector<CommandResult> r =
+        runCommands({{"sinfo", "--noheader", "--format=%P|%a|%F|%C|%l"}}, timeout);
+    if (r[0].exit_code != 0) {
+        result.error = complaint(r[0], "sinfo");
+        return result;
+    }
+    result.partitions = parseSlurmPartitions(r[0].out);
+    if (result.partitions.empty()) result.error = "sinfo lists no partition";
+    return result;
+}
+
 std::string signalSlurmJob(const std::string& jobId, const std::string& signal) {
     const std::vector<CommandResult> r =
         runCommands({{"scancel", "--signal=" + signal, jobId}}, std::chrono::seconds(20));

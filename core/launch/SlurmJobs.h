@@ -49,6 +49,24 @@ SlurmJobStatus querySlurmJob(const std::string& jobId, std::chrono::milliseconds
 // refuses the job.
 std::string submitSlurmJob(const std::vector<std::string>& submit, const std::map<std::string, std::string>& env);
 
+// A partition as sinfo sees it now: for the console's list of where a run can go.
+struct SlurmPartition {
+    std::string name;
+    bool is_default = false;
+    std::string availability; // up, down, drain, inactive
+    int64_t nodes_allocated = 0, nodes_idle = 0, nodes_other = 0, nodes_total = 0;
+    int64_t cpus_allocated = 0, cpus_idle = 0, cpus_other = 0, cpus_total = 0;
+    std::string time_limit;   // as sinfo prints it: "infinite", "1-00:00:00", ...
+};
+struct SlurmPartitions {
+    std::vector<SlurmPartition> partitions;
+    std::string error; // why there are none: no Slurm commands here, slurmctld does not answer
+};
+// sinfo --noheader --format="%P|%a|%F|%C|%l" parsed, one line per partition ("%P" marks the
+// default with '*'); lines it cannot read are left out.
+std::vector<SlurmPartition> parseSlurmPartitions(const std::string& sinfoOutput);
+SlurmPartitions querySlurmPartitions(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 // scancel --signal=NAME ID (the job's steps, so the ranks), or without `signal` the whole job.
 // Returns the complaint when scancel failed, else empty.
 std::string signalSlurmJob(const std::string& jobId, const std::string& signal);

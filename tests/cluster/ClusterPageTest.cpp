@@ -5,10 +5,13 @@
 #include "tests/cluster/ClusterSupport.h"
 #include "tests/support/Process.h"
 #include "tests/support/TestHosts.h"
+#include "tests/support/TestSlurm.h"
+#include "ui/models/SlurmPartitionsModel.h"
 #include "ui/models/ClusterHostsModel.h"
 #include "ui/pages/ClusterPage.h"
 
 #include <QApplication>
+#include <QLabel>
 #include <QDir>
 #include <QPushButton>
 #include <QTest>
@@ -16,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -107,6 +111,50 @@ TEST(ClusterPage, TestConnectionShowsWhatEachTestHostSays) {
         << cell(model, 1, Col::ProblemsColumn).toStdString();
     EXPECT_TRUE(page.problemsText().contains(QStringLiteral("problem: ") + second)) << page.problemsText().toStdString();
     EXPECT_TRUE(page.statusText().contains(QStringLiteral("1 of 2 not reachable"))) << page.statusText().toStdString();
+}
+
+// The page lists the partitions of the real test Slurm, with their nodes and CPUs as sinfo says,
+// and says why there are none when Slurm does not answer.
+TEST(ClusterPageSlurm, ListsThePartitionsWithTheirIdleAndAllocatedNodes) {
+    if (const std::string why = TestSlurm::available(); !why.empty()) GTEST_SKIP() << why;
+    TempDir tmp;
+    ProfileEnvironment env(tmp.path() + "/clusters", tmp.path() + "/config");
+    std::optional<TestSlurm> slurm;
+    slurm.emplace(1, 4);
+    ClusterPage page;
+    page.resize(1280, 720);
+    page.show();
+    SlurmPartitionsModel& m = *page.slurmPartitionsModel();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !m.isLoading() && m.rowCount() > 0; }, 20000))
+        << page.slurmStatusLabel()->text().toStdString();
+    ASSERT_EQ(m.rowCount(), 2);
+    auto text = [&](int row, int col) { return m.data(m.index(row, col)).toString().toStdString(); };
+    EXPECT_EQ(text(0, SlurmPartitionsModel::NameColumn), slurm->partition() + " (default)");
+    EXPECT_EQ(text(0, SlurmPartitionsModel::AvailabilityColumn), "up");
+    EXPECT_EQ(text(0, SlurmPartitionsModel::IdleNodesColumn), "1");
+    EXPECT_EQ(text(0, SlurmPartitionsModel::NodesColumn), "1");
+    EXPECT_EQ(text(0, SlurmPartitionsModel::CpusColumn), "4");
+    EXPECT_EQ(text(1, SlurmPartitionsModel::NameColumn), slurm->smallPartition());
+    EXPECT_NE(page.slurmStatusLabel()->text().toStdString().find("2 partition(s)"), std::string::npos);
+
+    // A job on every CPU: the node is allocated, as Refresh shows.
+    const SlurmCommandResult job =
+        slurm->run({"sbatch", "--parsable", "-n", "4", "--output=/dev/null", "--wrap", "sleep 600"});
+    ASSERT_EQ(job.exitCode, 0) << job.output;
+    ASSERT_TRUE(QTest::qWaitFor([&] { return slurm->nodeState(0) == "allocated"; }, 30000));
+    page.refreshSlurm();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !m.isLoading(); }, 20000));
+    EXPECT_EQ(text(0, SlurmPartitionsModel::IdleNodesColumn), "0");
+    EXPECT_EQ(text(0, SlurmPartitionsModel::AllocatedNodesColumn), "1");
+    EXPECT_EQ(text(0, SlurmPartitionsModel::IdleCpusColumn), "0");
+
+    // Without Slurm: no rows, and the status says what sinfo said.
+    slurm.reset();
+    page.refreshSlurm();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !m.isLoading(); }, 30000));
+    EXPECT_EQ(m.rowCount(), 0);
+    EXPECT_NE(page.slurmStatusLabel()->text().toStdString().find("No Slurm here: sinfo"), std::string::npos)
+        << page.slurmStatusLabel()->text().toStdString();
 }
 
 } // namespace

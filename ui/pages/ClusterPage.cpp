@@ -1,5 +1,7 @@
 #include "ui/pages/ClusterPage.h"
 
+#include "ui/models/SlurmPartitionsModel.h"
+
 #include "core/launch/RunFolders.h"
 #include "ui/models/ClusterHostsModel.h"
 #include "ui/models/ClusterProfileListModel.h"
@@ -23,6 +25,8 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QUrl>
+#include <QGroupBox>
+#include <QHBoxLayout>
 #include <QVBoxLayout>
 
 namespace parallax {
@@ -65,7 +69,7 @@ QString describe(const ClusterProfile& p, const QString& localWorker) {
 
 ClusterPage::ClusterPage(QWidget* parent)
     : QWidget(parent), m_profiles(new ClusterProfileListModel(this)), m_hosts(new ClusterHostsModel(this)),
-      m_runner(new PreflightRunner(this)) {
+      m_runner(new PreflightRunner(this)), m_slurm(new SlurmPartitionsModel(this)) {
     const QString fromEnvironment = qEnvironmentVariable("PARALLAX_WORKER");
     m_localWorker = !fromEnvironment.isEmpty()
                         ? fromEnvironment
@@ -158,6 +162,34 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_splitter->setStretchFactor(0, 1);
     m_splitter->setStretchFactor(1, 3);
 
+    // Where a run with target = "slurm" can go: the partitions this machine's Slurm commands see.
+    auto* slurmBox = new QGroupBox(tr("Slurm partitions"), this);
+    auto* slurmLayout = new QVBoxLayout(slurmBox);
+    auto* slurmActions = new QHBoxLayout;
+    m_slurmRefresh = new QPushButton(tr("Refresh"), slurmBox);
+    m_slurmRefresh->setToolTip(tr("Ask Slurm (sinfo) again for its partitions and their idle nodes"));
+    m_slurmStatus = new QLabel(slurmBox);
+    m_slurmStatus->setWordWrap(true);
+    slurmActions->addWidget(m_slurmRefresh);
+    slurmActions->addWidget(m_slurmStatus, 1);
+    slurmLayout->addLayout(slurmActions);
+    m_slurmView = new QTableView(slurmBox);
+    m_slurmView->setObjectName(QStringLiteral("slurmPartitions"));
+    m_slurmView->setModel(m_slurm);
+    m_slurmView->verticalHeader()->hide();
+    m_slurmView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_slurmView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_slurmView->horizontalHeader()->setStretchLastSection(true);
+    m_slurmView->setMaximumHeight(m_slurmView->fontMetrics().height() * 9);
+    slurmLayout->addWidget(m_slurmView);
+    root->addWidget(slurmBox);
+    connect(m_slurmRefresh, &QPushButton::clicked, m_slurm, &SlurmPartitionsModel::refresh);
+    connect(m_slurm, &SlurmPartitionsModel::loaded, this, [this] {
+        m_slurmStatus->setText(m_slurm->statusText());
+        m_slurmRefresh->setEnabled(true);
+        m_slurmView->resizeColumnsToContents();
+    });
+
     connect(m_test, &QPushButton::clicked, this, &ClusterPage::testConnection);
     connect(m_newProfile, &QPushButton::clicked, this, &ClusterPage::newProfileDialog);
     connect(m_openFolder, &QPushButton::clicked, this, &ClusterPage::openProfileFolder);
@@ -181,6 +213,14 @@ void ClusterPage::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     // A profile written or fixed in an editor shows up when the page is looked at again.
     reloadProfiles();
+    refreshSlurm();
+}
+
+void ClusterPage::refreshSlurm() {
+    if (m_slurm->refresh()) {
+        m_slurmRefresh->setEnabled(false);
+        m_slurmStatus->setText(m_slurm->statusText());
+    }
 }
 
 void ClusterPage::reloadProfiles() {

@@ -21,6 +21,7 @@ namespace parallax {
 
 class ClusterHostsModel;
 class ClusterProfileListModel;
+class SlurmPartitionsModel;
 
 // The cluster profiles this console finds (with the folder each came from, and the error of one
 // that cannot be read) and, for the selected one, its hosts as preflight sees them: reachable,
@@ -48,6 +49,9 @@ public:
     QPushButton* testButton() const { return m_test; }
     PreflightRunner* runner() const { return m_runner; }
     QSplitter* splitter() const { return m_splitter; }
+    SlurmPartitionsModel* slurmPartitionsModel() const { return m_slurm; }
+    QTableView* slurmPartitionsView() const { return m_slurmView; }
+    QLabel* slurmStatusLabel() const { return m_slurmStatus; }
 
     // Reads the profile folders again, keeping the selection where the profile is still there.
     void reloadProfiles();
@@ -65,6 +69,8 @@ public:
 
 public slots:
     void testConnection();
+    // Asks Slurm for its partitions again (also each time the page is shown).
+    void refreshSlurm();
     void newProfileDialog();
     void openProfileFolder();
 
@@ -85,6 +91,10 @@ private:
     ClusterProfileListModel* m_profiles = nullptr;
     ClusterHostsModel* m_hosts = nullptr;
     PreflightRunner* m_runner = nullptr;
+    SlurmPartitionsModel* m_slurm = nullptr;
+    QTableView* m_slurmView = nullptr;
+    QPushButton* m_slurmRefresh = nullptr;
+    QLabel* m_slurmStatus = nullptr;
     QString m_storePath;
     QString m_localWorker;
     int m_timeoutS = 5;

@@ -113,3 +113,21 @@ TEST(SlurmJobs, SettingsOfAOneLiner) {
     EXPECT_EQ(kv.at("TimeLimit"), "00:01:00");
     EXPECT_EQ(kv.at("Comment"), "");
 }
+
+TEST(SlurmJobs, PartitionsAsSinfoListsThem) {
+    const auto parts = parseSlurmPartitions("debug*|up|1/3/0/4|8/24/0/32|infinite\n"
+                                            "gpu|drain|0/0/2/2|0/0/128/128|2-00:00:00\n"
+                                            "broken|up|x|y|z\n");
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0].name, "debug");
+    EXPECT_TRUE(parts[0].is_default);
+    EXPECT_EQ(parts[0].nodes_allocated, 1);
+    EXPECT_EQ(parts[0].nodes_idle, 3);
+    EXPECT_EQ(parts[0].nodes_total, 4);
+    EXPECT_EQ(parts[0].cpus_idle, 24);
+    EXPECT_EQ(parts[0].time_limit, "infinite");
+    EXPECT_EQ(parts[1].name, "gpu");
+    EXPECT_FALSE(parts[1].is_default);
+    EXPECT_EQ(parts[1].availability, "drain");
+    EXPECT_EQ(parts[1].nodes_other, 2);
+}
