@@ -1,10 +1,13 @@
 #include "app/cli/Commands.h"
 #include "app/cli/Format.h"
 #include "app/cli/TextTable.h"
+#include "core/launch/HangDetector.h"
 #include "core/spec/Estimates.h"
 #include "core/store/RunReport.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <iostream>
 #include <optional>
 
@@ -25,6 +28,67 @@ std::string bytes(const std::optional<double>& v) {
 
 std::string percent(const std::optional<double>& fraction) {
     return fraction ? formatPercent(*fraction) : "-";
+}
+
+double medianOf(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Each rank's compute and wait per step over the steps reported, and the straggler among them
+// by the supervisor's own rule (HangDetector), over all of those steps.
+void printRanks(const RunStore& store, const RunRecord& r, int64_t fromStep) {
+    const std::vector<RankStepEvent> rows = store.rankSteps(r.id, fromStep - 1);
+    std::printf("\nranks over those steps (compute and time waiting in collectives, medians per step)\n");
+    if (rows.empty()) {
+        std::printf("  no per-rank step times (telemetry.flight_recorder) at or after step %lld\n",
+                    static_cast<long long>(fromStep));
+        return;
+    }
+    const std::optional<RunStartEvent> start = store.runStart(r.id);
+    std::map<int, std::vector<double>> compute, wait;
+    for (const RankStepEvent& e : rows) {
+        compute[e.rank].push_back(e.compute_ms);
+        wait[e.rank].push_back(e.wait_ms);
+    }
+    size_t fewest = rows.size();
+    for (const auto& [rank, v] : compute) fewest = std::min(fewest, v.size());
+    auto hostOf = [&](int rank) {
+        return start && rank >= 0 && size_t(rank) < start->hosts.size() ? start->hosts[size_t(rank)] : std::string();
+    };
+    // The supervisor's rule over all of these steps, and the same with any ratio: the slowest.
+    auto find = [&](std::optional<double> ratio) {
+        HangDetector::Options o;
+        o.straggler_skip = 0;
+        o.straggler_window = std::max<size_t>(1, fewest);
+        if (ratio) o.straggler_ratio = *ratio;
+        HangDetector d(o);
+        d.setHostOf(hostOf);
+        if (start) d.setLayout(start->dp, start->tp, start->pp);
+        for (const RankStepEvent& e : rows) d.onRankStep(e);
+        return d.straggler();
+    };
+
+    using A = TextTable::Align;
+    TextTable t;
+    t.addColumn("RANK", A::Right);
+    t.addColumn("HOST");
+    for (const char* h : {"STEPS", "COMPUTE MS", "WAIT MS", "WAITING"}) t.addColumn(h, A::Right);
+    for (const auto& [rank, c] : compute) {
+        const double cm = medianOf(c), wm = medianOf(wait[rank]);
+        t.addRow({std::to_string(rank), hostOf(rank), std::to_string(c.size()), fixed(cm, "%.1f"), fixed(wm, "%.1f"),
+                  cm + wm > 0 ? formatPercent(wm / (cm + wm)) : "-"});
+    }
+    t.print(std::cout);
+    const double ratio = HangDetector::Options{}.straggler_ratio;
+    if (const std::optional<HangDetector::Finding> f = find(std::nullopt))
+        std::printf("straggler: %s\n", f->message.c_str());
+    else if (const std::optional<HangDetector::Finding> slowest = find(1.1))
+        std::printf("slowest: %s (a straggler computes %.1fx its peers' median)\n", slowest->message.c_str(), ratio);
+    else
+        std::printf("no straggler: no rank (or pipeline stage) computes %.1fx the median of its peers\n", ratio);
 }
 
 } // namespace
@@ -64,6 +128,8 @@ int reportCommand(const std::string& storePath, const std::string& run, int64_t 
                       fixed(d.smClockMean, "%.0f"), fixed(d.cpuMean, "%.0f"), bytes(d.rssMax)});
         t.print(std::cout);
     }
+
+    printRanks(store, r, fromStep);
 
     std::printf("\npipeline bubble");
     if (report.bubbleTheory)

@@ -1,5 +1,7 @@
 #include "core/launch/HangDetector.h"
 
+#include "core/spec/MeshCoord.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -191,21 +193,64 @@ std::optional<HangDetector::Finding> HangDetector::straggler() const {
         for (const auto& [step, ms] : q) v.push_back(ms);
         medians[rank] = median(v);
     }
-    const auto slowest = std::max_element(medians.begin(), medians.end(),
+    const size_t window = m_compute.begin()->second.size();
+    auto slowerThan = [&](double slow, double rest) {
+        return rest > 0 && slow >= m_options.straggler_ratio * rest && slow - rest >= m_options.straggler_min_ms;
+    };
+    auto said = [&](const std::string& what, double slow, double rest, const std::string& others,
+                    const std::string& waiting) {
+        std::ostringstream s;
+        s.precision(2);
+        s << std::fixed << what << ": compute " << slow / rest << "x the median of " << others << " over the last "
+          << window << " steps (" << static_cast<int>(slow) << " ms against " << static_cast<int>(rest) << " ms); "
+          << waiting;
+        return s.str();
+    };
+    // A rank against the other ranks of its stage: they run the same layers, so they should take
+    // as long (a pipeline's stages differ by design).
+    std::map<int, std::vector<int>> stages; // stage -> ranks
+    for (const auto& [rank, m] : medians)
+        stages[m_layoutKnown ? meshCoord(rank, m_dp, m_tp, m_pp).pp : 0].push_back(rank);
+    std::optional<std::pair<int, double>> worst; // rank, ratio
+    std::string message;
+    for (const auto& [stage, ranks] : stages) {
+        if (ranks.size() < 2) continue;
+        const int slowest = *std::max_element(ranks.begin(), ranks.end(),
+                                              [&](int a, int b) { return medians[a] < medians[b]; });
+        std::vector<double> others;
+        for (int r : ranks)
+            if (r != slowest) others.push_back(medians[r]);
+        const double rest = median(others);
+        if (!slowerThan(medians[slowest], rest)) continue;
+        if (worst && medians[slowest] / rest <= worst->second) continue;
+        worst = {slowest, medians[slowest] / rest};
+        message = said(who(slowest), medians[slowest], rest,
+                       m_pp > 1 ? "the other ranks of pipeline stage " + std::to_string(stage) : std::string("the others"),
+                       "the others wait for it in their collectives");
+    }
+    if (worst) return Finding{message, {worst->first}};
+    // A stage against the other stages.
+    if (m_pp < 2 || stages.size() < 2) return std::nullopt;
+    std::map<int, double> stageMs;
+    for (const auto& [stage, ranks] : stages) {
+        std::vector<double> v;
+        for (int r : ranks) v.push_back(medians[r]);
+        stageMs[stage] = median(v);
+    }
+    const auto slowest = std::max_element(stageMs.begin(), stageMs.end(),
                                           [](const auto& a, const auto& b) { return a.second < b.second; });
     std::vector<double> others;
-    for (const auto& [rank, m] : medians)
-        if (rank != slowest->first) others.push_back(m);
+    for (const auto& [stage, ms] : stageMs)
+        if (stage != slowest->first) others.push_back(ms);
     const double rest = median(others);
-    if (rest <= 0 || slowest->second < m_options.straggler_ratio * rest ||
-        slowest->second - rest < m_options.straggler_min_ms)
-        return std::nullopt;
-    std::ostringstream s;
-    s.precision(2);
-    s << std::fixed << who(slowest->first) << ": compute " << slowest->second / rest << "x the median of the others over the last "
-      << m_compute.at(slowest->first).size() << " steps (" << static_cast<int>(slowest->second) << " ms against "
-      << static_cast<int>(rest) << " ms); the others wait for it in their collectives";
-    return Finding{s.str(), {slowest->first}};
+    if (!slowerThan(slowest->second, rest)) return std::nullopt;
+    const std::vector<int>& ranks = stages.at(slowest->first);
+    std::string what = "pipeline stage " + std::to_string(slowest->first) + " (";
+    for (size_t i = 0; i < ranks.size(); ++i) what += (i ? ", " : "") + who(ranks[i]);
+    what += ")";
+    return Finding{said(what, slowest->second, rest, "the other stages",
+                        "the stages next to it wait for its activations and gradients"),
+                   ranks};
 }
 
 } // namespace parallax

@@ -2,6 +2,7 @@
 
 #include "core/telemetry/Events.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -17,8 +18,10 @@ namespace parallax {
 //    `comm` heartbeats) tell which rank has not entered the operation the others wait in, a rank
 //    that is silent (stopped, or its host gone: no heartbeat), or that every rank is inside the
 //    same operation (a network or NCCL fault);
-//  - a straggler: the rank whose compute time per step (rank_step) is well above the others' over
-//    the last steps, which the others' time waiting in collectives makes up for.
+//  - a straggler: the rank whose compute time per step (rank_step) is well above that of the
+//    other ranks of its pipeline stage over the last steps, which the others' time waiting in
+//    collectives makes up for; or, with a pipeline, the stage whose ranks compute well longer
+//    than the other stages' (its neighbours wait for its activations and gradients).
 // Times are the supervisor's steady clock at arrival, so the hosts' clocks do not matter.
 class HangDetector {
 public:
@@ -40,6 +43,13 @@ public:
     // Host of a rank for the messages (empty: not said).
     void setHostOf(std::function<std::string(int rank)> hostOf) { m_hostOf = std::move(hostOf); }
     void setWorld(int world) { m_world = world; }
+    // The layout, for comparing each rank with the ranks of its own pipeline stage (core/spec/MeshCoord).
+    void setLayout(int dp, int tp, int pp) {
+        m_dp = std::max(1, dp);
+        m_tp = std::max(1, tp);
+        m_pp = std::max(1, pp);
+        m_layoutKnown = true;
+    }
 
     void onStep(const StepEvent& e, Clock::time_point now);
     void onComm(const CommEvent& e, Clock::time_point now);
@@ -60,6 +70,8 @@ private:
 
     Options m_options;
     int m_world = 0;
+    int m_dp = 1, m_tp = 1, m_pp = 1;
+    bool m_layoutKnown = false; // unknown: every rank of one stage
     std::function<std::string(int)> m_hostOf;
     std::optional<Clock::time_point> m_lastStep;
     std::deque<double> m_stepMs; // recent steps' wall time, for the hang threshold

@@ -515,8 +515,10 @@ struct Supervisor::State {
             hangs->onComm(*comm, now);
         else if (const auto* rankStep = std::get_if<RankStepEvent>(&event))
             hangs->onRankStep(*rankStep);
-        else if (const auto* start = std::get_if<RunStartEvent>(&event))
+        else if (const auto* start = std::get_if<RunStartEvent>(&event)) {
             hangs->setWorld(start->world);
+            hangs->setLayout(start->dp, start->tp, start->pp);
+        }
     }
 
     void raise(const std::string& kind, const std::string& message, bool active) {
@@ -1344,6 +1346,8 @@ RunRecord Supervisor::run() {
         hangOptions.hang_after = std::chrono::seconds(s.spec.telemetry.hang_after_s);
         s.hangs = std::make_unique<HangDetector>(hangOptions);
         s.hangs->setWorld(static_cast<int>(s.spec.processCount()));
+        s.hangs->setLayout(static_cast<int>(s.spec.parallel.dp), static_cast<int>(s.spec.parallel.tp),
+                           static_cast<int>(s.spec.parallel.pp));
         s.hangs->setHostOf([&s](int rank) { return s.router->hostOfRank(rank); });
         s.router->setEventHandler([&s](const TelemetryEvent& e) { s.onEvent(e); });
         s.router->setRawLogErrorHandler([&s](const std::string& what) { s.notice("error", "output.log: " + what); });

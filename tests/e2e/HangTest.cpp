@@ -147,6 +147,16 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
     const std::optional<RunAlert> a = s.alert("straggler");
     EXPECT_NE(a->message.find("rank 1 on " + s.run->supervisor_host + ": compute"), std::string::npos) << a->message;
     EXPECT_FALSE(s.alert("hang") && s.alert("hang")->active);
+    // report names it over the slowed steps, with each rank's compute and wait.
+    const ProcessResult report = runProcess({cliExecutable(), "--store", s.store, "report", std::to_string(s.run->id),
+                                             "--from-step", std::to_string(onset)});
+    EXPECT_EQ(report.exitCode, 0) << report.output;
+    EXPECT_NE(report.output.find("COMPUTE MS"), std::string::npos) << report.output;
+    // Over every step since the onset (the recovered ones too) it is the straggler, or at least the slowest.
+    const std::string named = "rank 1 on " + s.run->supervisor_host + ": compute";
+    EXPECT_TRUE(report.output.find("straggler: " + named) != std::string::npos ||
+                report.output.find("slowest: " + named) != std::string::npos)
+        << report.output;
 }
 
 } // namespace

@@ -9,18 +9,6 @@
 
 namespace parallax {
 
-MeshCoord meshCoord(int rank, int dpSize, int tpSize, int ppSize) {
-    MeshCoord c;
-    c.tp = rank % tpSize;
-    c.dp = (rank / tpSize) % dpSize;
-    c.pp = rank / (tpSize * dpSize);
-    return c;
-}
-
-int meshRank(const MeshCoord& c, int dpSize, int tpSize, int ppSize) {
-    return (c.pp * dpSize + c.dp) * tpSize + c.tp;
-}
-
 ProcessGroups ProcessGroups::createMpi(int dpSize, int tpSize, int ppSize) {
     auto world = std::make_shared<MpiCommunicator>(MPI_COMM_WORLD);
     if (world->size() != dpSize * tpSize * ppSize)

@@ -1,22 +1,13 @@
 #pragma once
 
+#include "core/spec/MeshCoord.h"
 #include "trainer/comm/Communicator.h"
 
 #include <memory>
 
 namespace parallax {
 
-// Position of a rank in the dp x tp x pp mesh. Ranks are numbered with tp varying fastest, then dp,
-// then pp: rank = (pp * dp_size + dp) * tp_size + tp. Tensor-parallel peers are therefore adjacent
-// (one node, fastest links), pipeline stages the furthest apart.
-struct MeshCoord {
-    int dp = 0;
-    int tp = 0;
-    int pp = 0;
-};
 
-MeshCoord meshCoord(int rank, int dpSize, int tpSize, int ppSize);
-int meshRank(const MeshCoord& c, int dpSize, int tpSize, int ppSize);
 
 // The communicators of one rank. dp: the ranks holding the same model shard (same tp, pp);
 // tp: the ranks of one tensor-parallel group (same dp, pp); pp: one pipeline (same dp, tp);

@@ -118,3 +118,40 @@ TEST(HangDetector, AStragglerIsTheRankThatComputesMuchLongerOverTheWindow) {
     for (int64_t s = 40; s < 60; ++s) step(s, 100);
     EXPECT_FALSE(d.straggler()) << "it ends when the rank catches up";
 }
+
+// dp = 2 x pp = 2: stage 1 computes 1.5x stage 0 by design (the head and the loss), which is no
+// straggler; rank 3 at twice its stage peer is named among its stage; a whole stage at twice the
+// other is named as the stage the pipeline waits for.
+TEST(HangDetector, RanksAreComparedWithinTheirStageAndStagesWithEachOther) {
+    HangDetector d = detector(4);
+    d.setLayout(2, 1, 2); // ranks 0, 1: stage 0; ranks 2, 3: stage 1
+    int64_t s = 0;
+    auto steps = [&](int n, std::vector<double> ms) {
+        for (int i = 0; i < n; ++i, ++s)
+            for (int r = 0; r < 4; ++r) {
+                RankStepEvent e;
+                e.rank = r;
+                e.step = s;
+                e.compute_ms = ms[size_t(r)];
+                d.onRankStep(e);
+            }
+    };
+    steps(20, {100, 100, 150, 150});
+    EXPECT_FALSE(d.straggler()) << d.straggler()->message;
+    steps(20, {100, 100, 150, 300});
+    auto f = d.straggler();
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->ranks, std::vector<int>{3});
+    EXPECT_NE(f->message.find("rank 3 on node3: compute 2.00x the median of the other ranks of pipeline stage 1"),
+              std::string::npos)
+        << f->message;
+    steps(20, {100, 100, 250, 250});
+    f = d.straggler();
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->ranks, (std::vector<int>{2, 3}));
+    EXPECT_NE(f->message.find("pipeline stage 1 (rank 2 on node2, rank 3 on node3): compute 2.50x the median of the "
+                              "other stages"),
+              std::string::npos)
+        << f->message;
+    EXPECT_NE(f->message.find("the stages next to it wait for its activations and gradients"), std::string::npos);
+}
