@@ -68,6 +68,8 @@ MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(
     setCentralWidget(m_splitter);
 
     m_newRun = new NewRunPage(m_stack);
+    // "Run #N started" follows that run to its end.
+    m_newRun->setRunList(m_runs);
     m_stack->addWidget(m_newRun);
     // The store's pages go between these two (createStorePages inserts them at their places).
     m_cluster = new ClusterPage(m_stack);

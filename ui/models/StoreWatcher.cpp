@@ -20,6 +20,7 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     qRegisterMetaType<std::vector<parallax::HostStatus>>();
     qRegisterMetaType<std::vector<parallax::RankStepEvent>>();
     qRegisterMetaType<std::vector<parallax::RunAlert>>();
+    qRegisterMetaType<parallax::SlurmJob>();
 
     m_thread.setObjectName(QStringLiteral("StoreWatcher"));
     m_worker = new StoreWatcherWorker(m_path, m_interval);
@@ -35,6 +36,7 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     connect(m_worker, &StoreWatcherWorker::hostStatusesChanged, this, &StoreWatcher::hostStatusesChanged);
     connect(m_worker, &StoreWatcherWorker::rankStepsAdded, this, &StoreWatcher::rankStepsAdded);
     connect(m_worker, &StoreWatcherWorker::alertsChanged, this, &StoreWatcher::alertsChanged);
+    connect(m_worker, &StoreWatcherWorker::slurmJobChanged, this, &StoreWatcher::slurmJobChanged);
     connect(m_worker, &StoreWatcherWorker::polled, this, &StoreWatcher::polled);
     connect(m_worker, &StoreWatcherWorker::storeError, this, &StoreWatcher::storeError);
     m_thread.start();

@@ -95,6 +95,8 @@ signals:
     // A watched run's alerts (RunStore::alerts, active or ended), each time one changed; at every
     // watch() too.
     void alertsChanged(qint64 run, const std::vector<parallax::RunAlert>& alerts);
+    // A watched run's Slurm job (RunStore::slurmJob) whenever Slurm said something new of it.
+    void slurmJobChanged(qint64 run, const parallax::SlurmJob& job);
     // After each poll that found the store changed (and after pollNow()), once its signals above
     // were emitted.
     void polled(qint64 dataVersion);
@@ -152,3 +154,4 @@ Q_DECLARE_METATYPE(std::vector<parallax::LogRow>)
 Q_DECLARE_METATYPE(std::vector<parallax::HostStatus>)
 Q_DECLARE_METATYPE(std::vector<parallax::RankStepEvent>)
 Q_DECLARE_METATYPE(std::vector<parallax::RunAlert>)
+Q_DECLARE_METATYPE(parallax::SlurmJob)

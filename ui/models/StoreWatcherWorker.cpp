@@ -240,6 +240,15 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
             w.alerts = alerts;
             emit alertsChanged(id, alerts);
         }
+
+        // A run on Slurm: its job's state, reason, place in the queue and time left.
+        if (const std::optional<SlurmJob> job = m_store->slurmJob(id)) {
+            const bool same = w.slurmJob && w.slurmJob->t == job->t && w.slurmJob->state == job->state;
+            if (reset || !same) {
+                w.slurmJob = job;
+                emit slurmJobChanged(id, *job);
+            }
+        }
     }
 
     // Log history is not sent, so a later watch need not restart the high-water mark: every

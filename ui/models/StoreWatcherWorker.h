@@ -45,6 +45,7 @@ signals:
     void hostStatusesChanged(qint64 run, const std::vector<parallax::HostStatus>& statuses);
     void rankStepsAdded(qint64 run, const std::vector<parallax::RankStepEvent>& rows, bool reset);
     void alertsChanged(qint64 run, const std::vector<parallax::RunAlert>& alerts);
+    void slurmJobChanged(qint64 run, const parallax::SlurmJob& job);
     void polled(qint64 dataVersion);
     void storeError(const QString& message);
 
@@ -66,6 +67,7 @@ private:
         int64_t lastRankStep = -1;
         std::map<int, int64_t> lastStepOfRank; // per rank: the newest step sent
         std::optional<std::vector<RunAlert>> alerts; // as last sent
+        std::optional<SlurmJob> slurmJob;             // as last sent
     };
 
     bool open();

@@ -10,6 +10,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDateTime>
 #include <QCoreApplication>
 #include <QDir>
 #include <QGridLayout>
@@ -76,6 +77,7 @@ LivePage::LivePage(StoreWatcher* watcher, QWidget* parent)
         connect(m_watcher, &StoreWatcher::hostStatusesChanged, this, &LivePage::onHostStatuses);
         connect(m_watcher, &StoreWatcher::rankStepsAdded, this, &LivePage::onRankSteps);
         connect(m_watcher, &StoreWatcher::alertsChanged, this, &LivePage::onAlerts);
+        connect(m_watcher, &StoreWatcher::slurmJobChanged, this, &LivePage::onSlurmJob);
     }
     refreshLabels();
 }
@@ -137,6 +139,9 @@ void LivePage::buildUi() {
     m_progress->setMinimumWidth(220);
     m_progress->setTextVisible(true);
     m_eta = new QLabel(this);
+    m_slurm = new QLabel(this);
+    m_slurm->setObjectName(QStringLiteral("slurmJob"));
+    m_slurm->hide();
     m_rate = new QLabel(this);
     m_mfu = new QLabel(this);
     m_stop = new QPushButton(tr("Stop"), this);
@@ -149,6 +154,7 @@ void LivePage::buildUi() {
     header->addWidget(m_state);
     header->addWidget(m_progress, 1);
     header->addWidget(m_eta);
+    header->addWidget(m_slurm);
     header->addWidget(m_rate);
     header->addWidget(m_mfu);
     header->addWidget(m_stop);
@@ -325,6 +331,8 @@ void LivePage::showRun(qint64 run) {
     m_hostAlarm->clear();
     m_alert->hide();
     m_alert->clear();
+    m_slurmJob.reset();
+    m_slurm->hide();
     for (CurvePlot* p : {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot}) p->resetView();
     if (m_watcher && m_run > 0) m_watcher->watch(m_run);
     refreshPicker();
@@ -427,6 +435,35 @@ void LivePage::onRankSteps(qint64 run, const std::vector<RankStepEvent>& rows, b
     m_devices->addRankSteps(rows, reset);
 }
 
+void LivePage::onSlurmJob(qint64 run, const SlurmJob& job) {
+    if (run != m_run) return;
+    m_slurmJob = job;
+    refreshSlurmJob();
+}
+
+void LivePage::refreshSlurmJob() {
+    if (!m_slurmJob) {
+        m_slurm->hide();
+        return;
+    }
+    const SlurmJob& j = *m_slurmJob;
+    const bool ended = m_snapshot.record() && RunState::isTerminal(m_snapshot.record()->state);
+    QString text = tr("Slurm job %1 · %2").arg(QString::fromStdString(j.job_id), QString::fromStdString(j.state));
+    if (!j.reason.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(j.reason));
+    if (j.queue_position > 0 && j.state == "PENDING") text += tr(" · place %1 in the queue").arg(j.queue_position);
+    if (j.time_left_s >= 0 && !ended) {
+        // As Slurm said it then, less the time since.
+        const double left = std::max(0.0, double(j.time_left_s) - (QDateTime::currentSecsSinceEpoch() - j.t));
+        text += tr(" · %1 left").arg(formatDuration(left));
+    }
+    m_slurm->setText(text);
+    m_slurm->setToolTip(tr("%1 job%2; Slurm's state as of %3")
+                            .arg(j.mode == "batch" ? tr("A batch") : tr("An srun"))
+                            .arg(j.nodes.empty() ? QString() : tr(" on %1").arg(QString::fromStdString(j.nodes)))
+                            .arg(QDateTime::fromSecsSinceEpoch(qint64(j.t)).toString(QStringLiteral("HH:mm:ss"))));
+    m_slurm->show();
+}
+
 void LivePage::onAlerts(qint64 run, const std::vector<RunAlert>& alerts) {
     if (run != m_run) return;
     m_snapshot.setAlerts(alerts);
@@ -518,6 +555,7 @@ bool LivePage::resumeEnabled() const { return m_resume->isEnabled(); }
 
 void LivePage::refreshLabels() {
     refreshResumed();
+    refreshSlurmJob();
     const auto& record = m_snapshot.record();
     if (!record) {
         m_title->setText(m_run > 0 ? tr("Run %1").arg(m_run) : tr("No run selected"));
@@ -676,11 +714,7 @@ void LivePage::setAxis(int index) {
 }
 
 void LivePage::setLossSmoothing() {
-    MetricSmoothing s;
-    const int w = m_smoothing->value();
-    s.kind = w > 0 ? MetricSmoothing::Kind::Ema : MetricSmoothing::Kind::None;
-    s.emaWeight = w / 100.0;
-    m_snapshot.setLossSmoothing(s);
+    m_snapshot.setLossSmoothing(MetricSmoothing::ema(m_smoothing->value() / 100.0));
     m_lossPlot->dataChanged();
 }
 

@@ -106,6 +106,8 @@ private:
     void onHostStatuses(qint64 run, const std::vector<HostStatus>& statuses);
     void onRankSteps(qint64 run, const std::vector<RankStepEvent>& rows, bool reset);
     void onAlerts(qint64 run, const std::vector<RunAlert>& alerts);
+    void onSlurmJob(qint64 run, const SlurmJob& job);
+    void refreshSlurmJob();
     void showRun(qint64 run);
     void refreshPicker();
     void followNewestRun();
@@ -127,6 +129,8 @@ private:
     QLabel* m_state = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_eta = nullptr;
+    QLabel* m_slurm = nullptr; // a run on Slurm: its job, state, reason, place in the queue, time left
+    std::optional<SlurmJob> m_slurmJob;
     QLabel* m_rate = nullptr;
     QLabel* m_mfu = nullptr;
     QLabel* m_straggler = nullptr;

@@ -1,5 +1,7 @@
 #include "ui/plots/HeatMapPlot.h"
 
+#include "ui/plots/PlotExport.h"
+
 #include "ui/models/RankActivityPalette.h"
 
 #include <qcustomplot.h>
@@ -71,6 +73,28 @@ HeatMapPlot::HeatMapPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_map->setColorScale(m_scale);
     m_map->setGradient(activityGradient());
     m_map->setInterpolate(false);
+    // Right click: the picture as PNG or SVG, and its cells as CSV (one row per column of cells,
+    // one column per rank).
+    PlotExport::forCustomPlot(
+        m_plot,
+        [this] {
+            PlotTable t;
+            QCPColorMapData* d = m_map->data();
+            t.header << m_plot->xAxis->label();
+            for (int r = 0; r < d->valueSize(); ++r) t.header << tr("rank %1").arg(r);
+            for (int k = 0; k < d->keySize(); ++k) {
+                double key = 0, value = 0;
+                d->cellToCoord(k, 0, &key, &value);
+                QStringList row{QString::number(key, 'g', 10)};
+                for (int r = 0; r < d->valueSize(); ++r) {
+                    const double v = d->cell(k, r);
+                    row << (std::isnan(v) ? QString() : QString::number(v, 'g', 6));
+                }
+                t.rows.push_back(row);
+            }
+            return t;
+        },
+        QStringLiteral("device-heat-map"));
     // Fixed: a colour means the same share in every run and at every moment.
     m_map->setDataRange(QCPRange(0, 100));
     m_scale->setDataRange(QCPRange(0, 100));

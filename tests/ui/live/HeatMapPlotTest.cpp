@@ -4,6 +4,7 @@
 
 #include "tests/ui/live/LiveTestSupport.h"
 #include "ui/models/RankActivityPalette.h"
+#include "ui/plots/PlotExport.h"
 
 #include <QTest>
 #include <qcustomplot.h>
@@ -21,6 +22,29 @@ using test::rankStep;
 bool near(const QColor& a, const QColor& b, int tolerance = 3) {
     return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
            std::abs(a.blue() - b.blue()) <= tolerance;
+}
+
+// Right click exports the map: its cells as CSV, one column per rank.
+TEST(HeatMapPlotTest, ExportsItsCellsAsCsv) {
+    DeviceGridModel model;
+    model.setRankHosts({"node0", "node0"});
+    std::vector<RankStepEvent> rows;
+    for (int64_t s = 0; s < 3; ++s) {
+        rows.push_back(rankStep(0, s, 75, 25));
+        rows.push_back(rankStep(1, s, 100, 0));
+    }
+    model.addRankSteps(rows, true);
+    HeatMapPlot plot;
+    plot.resize(400, 200);
+    plot.setModel(&model);
+    plot.rebuildNow();
+    auto* exporter = plot.findChild<PlotExport*>();
+    ASSERT_NE(exporter, nullptr) << "no export menu on the heat map";
+    const PlotTable t = exporter->table();
+    EXPECT_EQ(t.header, (QStringList{QStringLiteral("step"), QStringLiteral("rank 0"), QStringLiteral("rank 1")}));
+    ASSERT_EQ(t.rows.size(), 3u);
+    EXPECT_EQ(t.rows[0][1], QStringLiteral("75"));
+    EXPECT_EQ(t.rows[2][2], QStringLiteral("100"));
 }
 
 // Rank 1 computes every step (the straggler), rank 0 waits 40% of it; rank 0's rows of steps

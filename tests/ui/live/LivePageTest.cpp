@@ -8,6 +8,7 @@
 #include "ui/plots/HeatMapPlot.h"
 #include "ui/widgets/HostAlarmDelegate.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
@@ -73,6 +74,43 @@ int64_t craftStragglerRun(TempStore& ts) {
         w.add(d);
     }
     return run;
+}
+
+// A run on Slurm shows its job: queued with Slurm's reason and place, then running with the
+// time left, as the supervisor records them.
+TEST(LivePageTest, ShowsTheSlurmJobItsReasonPlaceAndTimeLeft) {
+    TempStore ts;
+    const int64_t run = ts.newRun("on-slurm", 100, 2);
+    SlurmJob job;
+    job.job_id = "41";
+    job.mode = "batch";
+    job.state = "PENDING";
+    job.reason = "Resources";
+    job.queue_position = 2;
+    ts.store.setSlurmJob(run, job);
+    ShownPage p(ts, run);
+    auto* label = p.page.findChild<QLabel*>(QStringLiteral("slurmJob"));
+    ASSERT_NE(label, nullptr);
+    ASSERT_TRUE(waitFor([&] { return label->isVisible(); })) << "no Slurm job shown";
+    EXPECT_EQ(label->text().toStdString(), "Slurm job 41 · PENDING (Resources) · place 2 in the queue");
+
+    ts.store.markRunning(run, 4242, "node0");
+    job.state = "RUNNING";
+    job.reason.clear();
+    job.queue_position = 0;
+    job.nodes = "node[1-2]";
+    job.time_left_s = 3600;
+    job.t = double(QDateTime::currentSecsSinceEpoch());
+    ts.store.setSlurmJob(run, job);
+    ASSERT_TRUE(waitFor([&] { return label->text().contains(QStringLiteral("RUNNING")); })) << label->text().toStdString();
+    EXPECT_TRUE(label->text().startsWith(QStringLiteral("Slurm job 41 · RUNNING · ")));
+    EXPECT_TRUE(label->text().endsWith(QStringLiteral(" left"))) << label->text().toStdString();
+    EXPECT_TRUE(label->toolTip().contains(QStringLiteral("A batch job on node[1-2]"))) << label->toolTip().toStdString();
+
+    // Another run without a job: nothing of the first one's stays.
+    const int64_t other = ts.newRun("local", 10, 1);
+    p.page.setRun(other);
+    EXPECT_FALSE(label->isVisible());
 }
 
 TEST(LivePageTest, ShowsStepOfTotalAndNamesTheStraggler) {
