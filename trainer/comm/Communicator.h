@@ -16,6 +16,9 @@ public:
     virtual ~Work() = default;
     virtual void wait() = 0;
     virtual bool test() = 0; // true when complete; also drives progress
+    // True when wait() only orders the caller's stream after the operation (NCCL on a GPU): the
+    // operation completes on the device later, when test() says so.
+    virtual bool completesOnDevice() const { return false; }
 };
 
 // Counters a communicator keeps for `comm` telemetry.

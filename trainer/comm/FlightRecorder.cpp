@@ -1,5 +1,7 @@
 #include "trainer/comm/FlightRecorder.h"
 
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -49,6 +51,40 @@ void FlightRecorder::complete(size_t handle) {
     e.completed = wallNow();
     GroupState& g = group(e.group);
     g.completed = std::max(g.completed, e.seq);
+}
+
+void FlightRecorder::completeWhen(size_t handle, std::function<bool()> probe) {
+    std::vector<size_t> overflow;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_probes.emplace_back(handle, std::move(probe));
+        // Nobody polls (or the device is that far behind): the oldest count as complete now
+        // rather than the list growing without bound.
+        while (m_probes.size() > std::max<size_t>(1, m_capacity / 2)) {
+            overflow.push_back(m_probes.front().first);
+            m_probes.erase(m_probes.begin());
+        }
+    }
+    for (size_t h : overflow) complete(h);
+}
+
+void FlightRecorder::pollCompletions() {
+    std::vector<std::pair<size_t, std::function<bool()>>> probes;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        probes.swap(m_probes);
+    }
+    if (probes.empty()) return;
+    // Probes are asked without the lock: the training thread enqueues meanwhile.
+    std::vector<std::pair<size_t, std::function<bool()>>> open;
+    for (auto& p : probes) {
+        if (p.second()) complete(p.first);
+        else open.push_back(std::move(p));
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    // Those not done stay, in order, before any added meanwhile.
+    open.insert(open.end(), std::make_move_iterator(m_probes.begin()), std::make_move_iterator(m_probes.end()));
+    m_probes.swap(open);
 }
 
 void FlightRecorder::addWait(Clock::duration waited) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -32,6 +33,11 @@ public:
     // A new operation of `group`; returns its handle for complete().
     size_t enqueue(const std::string& group, const std::string& op, int64_t bytes, int peer = -1);
     void complete(size_t handle);
+    // The operation of `handle` completes when `probe` says so (a CUDA event, queried from the
+    // heartbeat thread): pollCompletions() asks every such probe and completes those done.
+    // At most half the ring waits on probes: past that the oldest count as complete.
+    void completeWhen(size_t handle, std::function<bool()> probe);
+    void pollCompletions();
     // Time the training thread spent blocked waiting for operations, since the last call.
     void addWait(Clock::duration waited);
     double takeWaitSeconds();
@@ -64,6 +70,7 @@ private:
     int64_t m_operations = 0;
     int64_t m_bytes = 0;
     Clock::duration m_waited{0};
+    std::vector<std::pair<size_t, std::function<bool()>>> m_probes; // handle, completion probe
 };
 
 } // namespace parallax

@@ -56,6 +56,7 @@ public:
         : m_done(std::move(done)), m_device(device) {}
     void wait() override { m_done->block(c10::cuda::getCurrentCUDAStream(m_device)); }
     bool test() override { return m_done->query(); }
+    bool completesOnDevice() const override { return true; }
 
 private:
     std::shared_ptr<at::cuda::CUDAEvent> m_done;

@@ -15,6 +15,10 @@ public:
     RecordedWork(std::shared_ptr<Work> inner, std::shared_ptr<FlightRecorder> recorder, size_t handle)
         : m_inner(std::move(inner)), m_recorder(std::move(recorder)), m_handle(handle) {}
     ~RecordedWork() override {
+        if (m_inner && m_inner->completesOnDevice() && !m_done) {
+            watchOnDevice(); // complete when the device says so, not when the work is dropped
+            return;
+        }
         m_inner.reset(); // an operation's destructor waits for it
         done();
     }
@@ -22,8 +26,12 @@ public:
         const auto start = FlightRecorder::Clock::now();
         m_inner->wait();
         m_recorder->addWait(FlightRecorder::Clock::now() - start);
-        done();
+        if (m_inner->completesOnDevice())
+            watchOnDevice(); // wait() only ordered the stream: the device completes it later
+        else
+            done();
     }
+    bool completesOnDevice() const override { return m_inner->completesOnDevice(); }
     bool test() override {
         const bool complete = m_inner->test();
         if (complete) done();
@@ -35,6 +43,11 @@ private:
         if (m_done) return;
         m_done = true;
         m_recorder->complete(m_handle);
+    }
+    void watchOnDevice() {
+        if (m_done) return;
+        m_done = true;
+        m_recorder->completeWhen(m_handle, [inner = m_inner] { return inner->test(); });
     }
     std::shared_ptr<Work> m_inner;
     std::shared_ptr<FlightRecorder> m_recorder;

@@ -76,6 +76,7 @@ void CommHeartbeat::loop() {
             g_dumpRequested = 0;
             dump();
         }
+        m_recorder->pollCompletions(); // operations that complete on the device (NCCL)
         if (std::chrono::steady_clock::now() >= next) {
             m_out.emit(eventOf(m_recorder->snapshot(), m_out.rank(), TelemetryEmitter::now()));
             next += m_every;
