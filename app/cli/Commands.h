@@ -19,6 +19,8 @@ struct RunCommandOptions {
     int notify_fd = -1;          // internal: the detached child reports the run id here
     bool attach = false;         // attach: follow RUN's Slurm batch job again (its supervisor is gone)
     bool stop_first = false;     // attach for stop: ask the job to checkpoint and stop at once
+    std::string resume_spec;     // resume: continue with this spec instead (same model)
+    std::vector<std::string> sets; // resume: FIELD=VALUE changes to the spec it continues with
 };
 int runCommand(const std::string& storePath, const RunCommandOptions& o);
 

@@ -77,6 +77,10 @@ int detach(const std::string& storePath, const RunCommandOptions& o) {
     args.insert(args.end(), {"--grace", std::to_string(o.grace_s), "--notify-fd", std::to_string(fds[1])});
     for (const std::string& t : o.tags)
         args.insert(args.end(), {"--tag", t});
+    if (!o.resume_spec.empty())
+        args.insert(args.end(), {"--spec", fs::absolute(o.resume_spec).string()});
+    for (const std::string& set : o.sets)
+        args.insert(args.end(), {"--set", set});
     std::vector<char*> argv;
     for (std::string& a : args)
         argv.push_back(a.data());
@@ -135,6 +139,8 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
             options.attach_run = requireRun(store, o.run).id;
         } else {
             options.resume_run = requireRun(store, o.run).id;
+            options.resume_spec_path = o.resume_spec;
+            options.resume_sets = o.sets;
         }
         if (!o.attach)
             options.launch.worker = locateWorker();

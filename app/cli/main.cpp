@@ -63,6 +63,11 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     resume->add_option("--tag", resumeOptions.tags, "A tag for the run (repeatable)")->allow_extra_args(false);
     resume->add_option("--notify-fd", resumeOptions.notify_fd)->group("");
+    resume->add_option("--spec", resumeOptions.resume_spec,
+                       "Continue with this spec (another layout, hosts or devices; the same model)");
+    resume->add_option("--set", resumeOptions.sets,
+                       "FIELD=VALUE: change the spec it continues with, e.g. --set parallel.dp=2 (repeatable)")
+        ->allow_extra_args(false);
 
     RunCommandOptions attachOptions;
     attachOptions.attach = true;

@@ -16,6 +16,7 @@
 #include "core/launch/StopSignalHandler.h"
 #include "core/launch/SupervisorHeartbeat.h"
 #include "core/spec/MachineInfo.h"
+#include "core/spec/SpecOverrides.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 #include "core/store/BatchedWriter.h"
@@ -173,6 +174,7 @@ struct Supervisor::State {
     std::vector<SpecIssue> warnings;
     std::vector<HostCheck> hostChecks; // target = "hosts": what preflight found
     std::optional<int64_t> parentRun;
+    std::vector<SpecIssue> resumeChanges; // what a resume with another spec changes that matters
     std::string resumeDir;
     std::string host;
     int64_t runId = 0;
@@ -247,6 +249,22 @@ struct Supervisor::State {
             parentRun = parent->id;
             resumeDir = checkpoints.string();
             source = "run " + std::to_string(parent->id);
+            if (!opt.resume_spec_path.empty() || !opt.resume_sets.empty()) {
+                // Continued on another layout, hosts or devices: the checkpoint is layout-free,
+                // but it holds one model.
+                const RunSpec before = parseSpec(specText, source);
+                RunSpec next = before;
+                if (!opt.resume_spec_path.empty()) {
+                    next = readSpecFile(opt.resume_spec_path);
+                    source = opt.resume_spec_path;
+                }
+                next = applySpecOverrides(next, opt.resume_sets);
+                std::vector<SpecIssue> changes = resumeIssues(before, next, parent->id);
+                if (hasErrors(changes))
+                    throw SpecRejected(std::move(changes));
+                resumeChanges = std::move(changes);
+                specText = toToml(next);
+            }
         } else {
             readSpecFile(opt.spec_path); // a directory, a missing or an empty file: SpecError naming it
             specText = readWholeFile(opt.spec_path);
@@ -257,6 +275,7 @@ struct Supervisor::State {
         if (hasErrors(issues))
             throw SpecRejected(std::move(issues));
         warnings = std::move(issues);
+        warnings.insert(warnings.end(), resumeChanges.begin(), resumeChanges.end());
         // A launch that cannot be planned fails here, before a run exists.
         if (spec.launch.target == "hosts")
             checkHosts();

@@ -26,6 +26,10 @@ struct SupervisorOptions {
     // ...or a resume of this run: its spec, a new run with parent_run set, and the worker started
     // with --resume <its run dir>/checkpoints.
     std::optional<int64_t> resume_run;
+    // With resume_run: the spec it continues with (another layout, hosts, devices; the same model),
+    // a file, and/or "field=value" changes on top (applySpecOverrides). Empty: the run's own spec.
+    std::string resume_spec_path;
+    std::vector<std::string> resume_sets;
 
     // ...or neither: this run's Slurm batch job (launch.slurm_mode = "batch"), whose supervisor is
     // gone, followed again to its end from where the store's rows end (parallax-cli attach).

@@ -214,6 +214,61 @@ TEST(CliRun, StopCheckpointsAndResumeContinues) {
     EXPECT_EQ(childMetrics.front().step, stoppedAt);
 }
 
+// Resumed from the same checkpoint as dp=2 and, with --set, as dp=1 (the global batch kept, the
+// accumulation doubled): the continued steps have the same losses. Another model is refused.
+TEST(CliRun, ResumeOnAnotherLayoutTrainsTheSameNumbers) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/long.toml";
+    std::ofstream(spec) << longGptSpec("relayout");
+    BackgroundProcess sup = startProcess({cli(), "--store", store, "run", spec}, tmp.path() + "/cli.out");
+    const int64_t runId = waitForSteps(store, "relayout", 3);
+    ASSERT_GT(runId, 0) << sup.output();
+    runProcess({cli(), "--store", store, "stop", std::to_string(runId), "--wait"});
+    sup.wait();
+    const int64_t stoppedAt = RunStore(store).checkpoints(runId).back().step;
+
+    // Each continuation trains a few steps and is stopped; its first losses are compared.
+    auto continueWith = [&](const std::vector<std::string>& extra, const std::string& out) {
+        std::vector<std::string> args = {cli(), "--store", store, "resume", std::to_string(runId)};
+        args.insert(args.end(), extra.begin(), extra.end());
+        BackgroundProcess resumed = startProcess(args, tmp.path() + "/" + out);
+        int64_t child = 0;
+        const bool trained = waitFor(
+            [&] {
+                RunStore s(store);
+                for (const RunRecord& r : s.listRuns())
+                    if (r.parent_run && *r.parent_run == runId && r.id > child && s.metrics(r.id).size() >= 4 &&
+                        r.layout.find(extra.empty() ? "dp2" : "dp1") == 0)
+                        child = r.id;
+                return child != 0;
+            },
+            std::chrono::seconds(120));
+        if (child) runProcess({cli(), "--store", store, "stop", std::to_string(child), "--wait"});
+        resumed.wait();
+        std::vector<double> losses;
+        if (!trained) return losses;
+        for (const StepEvent& e : RunStore(store).metrics(child))
+            if (losses.size() < 4) losses.push_back(e.loss);
+        EXPECT_EQ(RunStore(store).metrics(child).front().step, stoppedAt);
+        return losses;
+    };
+    const std::vector<double> same = continueWith({}, "same.out");
+    const std::vector<double> other = continueWith({"--set", "parallel.dp=1"}, "dp1.out");
+    ASSERT_EQ(same.size(), 4u);
+    ASSERT_EQ(other.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(same[i], other[i], 1e-5 * std::abs(same[i])) << "step " << i;
+
+    // A checkpoint holds one model.
+    const ProcessResult refused =
+        runProcess({cli(), "--store", store, "resume", std::to_string(runId), "--set", "model.layers=6"});
+    EXPECT_EQ(refused.exitCode, 2) << refused.output;
+    EXPECT_NE(refused.output.find("model.layers = 6, but the checkpoint of run " + std::to_string(runId) +
+                                  " holds a model with model.layers = "),
+              std::string::npos)
+        << refused.output;
+}
+
 TEST(CliRun, ReportShowsEachRanksDeviceAndThePipelineBubbleAgainstTheory) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";

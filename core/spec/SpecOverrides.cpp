@@ -1,0 +1,93 @@
+#include "core/spec/SpecOverrides.h"
+
+#include "core/spec/SpecFields.h"
+#include "core/spec/SpecIO.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace parallax {
+
+namespace {
+
+std::string trimmed(const std::string& s) {
+    const size_t a = s.find_first_not_of(" \t");
+    if (a == std::string::npos) return {};
+    const size_t b = s.find_last_not_of(" \t");
+    return s.substr(a, b - a + 1);
+}
+
+} // namespace
+
+RunSpec applySpecOverrides(const RunSpec& base, const std::vector<std::string>& sets) {
+    if (sets.empty()) return base;
+    toml::table doc;
+    try {
+        doc = toml::parse(toToml(base));
+    } catch (const toml::parse_error& e) {
+        throw SpecError(std::string("the spec to change cannot be read back: ") + std::string(e.description()));
+    }
+    const std::vector<std::string>& known = specFieldPaths();
+    for (const std::string& entry : sets) {
+        const size_t eq = entry.find('=');
+        const std::string path = trimmed(entry.substr(0, eq));
+        if (eq == std::string::npos || path.empty())
+            throw SpecError("--set " + entry + ": write FIELD=VALUE, e.g. --set parallel.dp=4");
+        if (std::find(known.begin(), known.end(), path) == known.end())
+            throw SpecError("--set " + entry + ": " + path + " is no field of a spec (see docs/spec.md)");
+        const std::string valueText = trimmed(entry.substr(eq + 1));
+        toml::table value;
+        try {
+            value = toml::parse("v = " + valueText);
+        } catch (const toml::parse_error&) {
+            value = toml::table{{"v", valueText}}; // not TOML: a string, as a shell user writes it
+        }
+        toml::node* node = value.get("v");
+        const size_t dot = path.find('.');
+        if (dot == std::string::npos) {
+            doc.insert_or_assign(path, *node);
+            continue;
+        }
+        const std::string section = path.substr(0, dot);
+        if (!doc.contains(section)) doc.insert(section, toml::table{});
+        toml::table* t = doc.get(section)->as_table();
+        t->insert_or_assign(path.substr(dot + 1), *node);
+    }
+    std::ostringstream text;
+    text << doc;
+    std::string source = "--set";
+    for (const std::string& entry : sets) source += " " + entry;
+    return parseSpec(text.str(), source);
+}
+
+std::vector<SpecIssue> resumeIssues(const RunSpec& parent, const RunSpec& next, int64_t parentId) {
+    std::vector<SpecIssue> out;
+    RunSpec a = parent, b = next;
+    const std::vector<SpecField> before = specFields(a), after = specFields(b);
+    const std::string run = "run " + std::to_string(parentId);
+    // Fields that change the numbers of the continued run, beyond the model.
+    static const std::vector<std::string> numeric = {
+        "data.kind", "data.path", "data.shuffle", "train.global_batch", "train.lr", "train.min_lr",
+        "train.warmup", "train.weight_decay", "train.beta1", "train.beta2", "train.eps", "train.grad_clip",
+        "train.seed", "train.precision", "train.steps", "parallel.reduce_dtype"};
+    for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
+        const std::string path = before[i].path();
+        const std::string was = fieldValueText(before[i].ref), now = fieldValueText(after[i].ref);
+        if (was == now) continue;
+        if (std::string(before[i].section) == "model") {
+            out.push_back({path, path + " = " + now + ", but the checkpoint of " + run + " holds a model with " +
+                                     path + " = " + was + "; a checkpoint loads only into the same model: keep " +
+                                     path + " = " + was, false});
+        } else if (std::find(numeric.begin(), numeric.end(), path) != numeric.end()) {
+            out.push_back({path, path + " = " + now + " where " + run + " had " + was +
+                                     ": the continued run trains other numbers than " + run + " would have" +
+                                     (path == "train.steps" ? " (the learning-rate schedule spans train.steps)" : ""),
+                           true});
+        }
+    }
+    return out;
+}
+
+} // namespace parallax
