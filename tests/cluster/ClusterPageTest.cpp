@@ -12,6 +12,7 @@
 
 #include <QApplication>
 #include <QLabel>
+#include <QTableView>
 #include <QDir>
 #include <QPushButton>
 #include <QTest>
@@ -136,6 +137,7 @@ TEST(ClusterPageSlurm, ListsThePartitionsWithTheirIdleAndAllocatedNodes) {
     EXPECT_EQ(text(0, SlurmPartitionsModel::CpusColumn), "4");
     EXPECT_EQ(text(1, SlurmPartitionsModel::NameColumn), slurm->smallPartition());
     EXPECT_NE(page.slurmStatusLabel()->text().toStdString().find("2 partition(s)"), std::string::npos);
+    EXPECT_TRUE(page.slurmPartitionsView()->isVisible());
 
     // A job on every CPU: the node is allocated, as Refresh shows.
     const SlurmCommandResult job =
@@ -153,6 +155,7 @@ TEST(ClusterPageSlurm, ListsThePartitionsWithTheirIdleAndAllocatedNodes) {
     page.refreshSlurm();
     ASSERT_TRUE(QTest::qWaitFor([&] { return !m.isLoading(); }, 30000));
     EXPECT_EQ(m.rowCount(), 0);
+    EXPECT_FALSE(page.slurmPartitionsView()->isVisible()) << "no empty table without Slurm";
     EXPECT_NE(page.slurmStatusLabel()->text().toStdString().find("No Slurm here: sinfo"), std::string::npos)
         << page.slurmStatusLabel()->text().toStdString();
 }

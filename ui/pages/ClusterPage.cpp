@@ -182,11 +182,14 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_slurmView->horizontalHeader()->setStretchLastSection(true);
     m_slurmView->setMaximumHeight(m_slurmView->fontMetrics().height() * 9);
     slurmLayout->addWidget(m_slurmView);
+    m_slurmView->hide(); // until Slurm lists partitions
     root->addWidget(slurmBox);
     connect(m_slurmRefresh, &QPushButton::clicked, m_slurm, &SlurmPartitionsModel::refresh);
     connect(m_slurm, &SlurmPartitionsModel::loaded, this, [this] {
         m_slurmStatus->setText(m_slurm->statusText());
         m_slurmRefresh->setEnabled(true);
+        // Without Slurm the line above says why; an empty table would only take the room.
+        m_slurmView->setVisible(m_slurm->rowCount() > 0);
         m_slurmView->resizeColumnsToContents();
     });
 
