@@ -346,8 +346,7 @@ void MainWindow::editRunSpec(qint64 id) {
     }
     QString why = QString::fromStdString(r->state);
     if (!r->exit_reason.empty()) why += QStringLiteral(": ") + QString::fromStdString(r->exit_reason);
-    m_newRun->editRunSpec(spec, id, why);
-    showPage(NewRun);
+    if (m_newRun->editRunSpec(spec, id, why)) showPage(NewRun);
 }
 
 int MainWindow::runningCount() const {

@@ -990,7 +990,9 @@ void NewRunPage::setStorePath(const QString& path) {
 
 // ---- files ----------------------------------------------------------------------------------
 
-void NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why) {
+bool NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why) {
+    if (!confirmDiscard(tr("Fix and relaunch"), tr("The spec of run #%1 replaces the form.").arg(fromRun)))
+        return false;
     setSpec(spec);
     m_editedRun = fromRun;
     showMessage(tr("Editing the spec of run #%1. Change what made it fail, then Launch: it starts as a new run "
@@ -998,6 +1000,7 @@ void NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString&
                     .arg(fromRun)
                     .arg(why),
                 false, MessageKind::Context);
+    return true;
 }
 
 void NewRunPage::setSpec(const RunSpec& spec, const QString& sourcePath) {

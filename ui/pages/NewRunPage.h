@@ -62,7 +62,8 @@ public:
     void setSpec(const RunSpec& spec, const QString& sourcePath = {});
     // The spec of an earlier run, to change and launch again as a new run; `why` is how that run
     // ended (its state and reason), shown above the form until the spec is launched or replaced.
-    void editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why);
+    // Returns false, changing nothing, when the form has edits and the person keeps them.
+    bool editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why);
     qint64 editedRun() const { return m_editedRun; }
     // SpecError text in `error` when the file cannot be read; unknown keys are kept and reported.
     bool loadSpecFile(const QString& path, QString* error = nullptr);

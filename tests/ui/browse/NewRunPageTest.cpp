@@ -540,6 +540,25 @@ TEST(NewRunPage, PickingAPresetAsksBeforeDiscardingEdits) {
     EXPECT_FALSE(page.formModel()->isModified());
 }
 
+// Fix and relaunch replaces the form with a failed run's spec: edits are not dropped unasked.
+TEST(NewRunPage, FixAndRelaunchAsksBeforeDiscardingEdits) {
+    Page p;
+    p.page.editRunSpec(tinySpec("failed-one"), 3, QStringLiteral("failed: diverged"));
+    EXPECT_TRUE(p.asked.isEmpty()) << "nothing to lose yet";
+    typeInto(p.page.fieldEditor(QStringLiteral("train.steps")), QStringLiteral("31"));
+    p.discard = false;
+    EXPECT_FALSE(p.page.editRunSpec(tinySpec("failed-two"), 4, QStringLiteral("failed: diverged")));
+    ASSERT_EQ(p.asked.size(), 1);
+    EXPECT_TRUE(p.asked[0].startsWith(QStringLiteral("Fix and relaunch: The spec of run #4 replaces the form.")))
+        << p.asked[0].toStdString();
+    EXPECT_EQ(p.page.formModel()->spec().train.steps, 31) << "the edits stay";
+    EXPECT_EQ(p.page.editedRun(), 3);
+    p.discard = true;
+    EXPECT_TRUE(p.page.editRunSpec(tinySpec("failed-two"), 4, QStringLiteral("failed: diverged")));
+    EXPECT_EQ(p.page.formModel()->spec().name, "failed-two");
+    EXPECT_EQ(p.page.editedRun(), 4);
+}
+
 TEST(NewRunPage, AModelPresetAsksBeforeDroppingDimensionsSetByHand) {
     Page p;
     NewRunPage& page = p.page;
