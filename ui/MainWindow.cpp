@@ -5,6 +5,7 @@
 #include "ui/widgets/DocumentDialog.h"
 #include "ui/widgets/FileDialogs.h"
 
+#include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/RunStoreThread.h"
 #include "ui/models/StoreWatcher.h"
@@ -197,11 +198,37 @@ QString MainWindow::aboutText() const {
              QDir::toNativeSeparators(m_storePath));
 }
 
+void MainWindow::setCliPath(const QString& path) {
+    m_cliPath = path;
+    if (m_attacher) m_attacher->setCliPath(path);
+    if (m_live) m_live->setCliProgram(path);
+    m_newRun->launcher()->setCliPath(path);
+}
+
 void MainWindow::createStorePages() {
     m_watcher = new StoreWatcher(m_storePath, this);
+    // A Slurm batch job goes on when its supervisor ends: the console has it followed again, once
+    // per run while it is open (parallax-cli attach --detach; a second follower is refused anyway).
+    m_attacher = new RunLauncher(this);
+    m_attacher->setStorePath(m_storePath);
+    if (!m_cliPath.isEmpty()) m_attacher->setCliPath(m_cliPath);
+    connect(m_watcher, &StoreWatcher::unfollowedBatchRuns, this, [this](const QList<qint64>& runs) {
+        for (qint64 id : runs) {
+            if (m_attached.contains(id) || m_attacher->isBusy()) continue;
+            m_attached.insert(id);
+            statusBar()->showMessage(
+                tr("Nobody followed the Slurm batch job of run #%1: following it again (parallax-cli attach %1)").arg(id),
+                10000);
+            m_attacher->attach(id);
+        }
+    });
+    connect(m_attacher, &RunLauncher::failed, this, [this](const QString& message) {
+        statusBar()->showMessage(message, 15000);
+    });
     m_writer = new RunStoreThread(m_storePath, this);
     m_runs->setWriter(m_writer);
     m_live = new LivePage(m_watcher, m_stack);
+    if (!m_cliPath.isEmpty()) m_live->setCliProgram(m_cliPath);
     m_live->setRunList(m_runs);
     m_logs = new LogsPage(m_watcher, m_stack);
     m_pipeline = new PipelinePage(m_watcher, m_stack);

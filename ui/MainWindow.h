@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QSet>
 #include <QPointer>
 #include <QString>
 
@@ -10,6 +11,8 @@ class QSplitter;
 class QStackedWidget;
 
 namespace parallax {
+
+class RunLauncher;
 
 class ClusterPage;
 class ComparePage;
@@ -40,6 +43,9 @@ public:
     void openStore(const QString& path);
     QString storePath() const { return m_storePath; }
 
+    // The parallax-cli the console runs (Live's Stop and Resume, New run's Launch, following Slurm
+    // batch jobs); default: beside the console.
+    void setCliPath(const QString& path);
     void showPage(Page page);
     Page currentPage() const;
     // Shows the run on the Live page (and makes it the Logs and Pipeline pages' run).
@@ -87,6 +93,9 @@ private:
     RunListModel* m_runs = nullptr;
     // The first runs list was seen (or a run opened): the window has landed on its page.
     bool m_pickedLiveRun = false;
+    RunLauncher* m_attacher = nullptr;  // follows Slurm batch jobs nobody follows
+    QString m_cliPath;                  // set by setCliPath; empty: beside the console
+    QSet<qint64> m_attached;             // runs it was started for
     QPointer<DocumentDialog> m_document;
 
     QSplitter* m_splitter = nullptr;

@@ -9,6 +9,8 @@
 #include "ui/models/SlurmPartitionsModel.h"
 #include "ui/models/ClusterHostsModel.h"
 #include "ui/pages/ClusterPage.h"
+#include "ui/MainWindow.h"
+#include "core/store/RunStore.h"
 
 #include <QApplication>
 #include <QLabel>
@@ -19,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <fstream>
 #include <optional>
 #include <tuple>
@@ -158,6 +161,52 @@ TEST(ClusterPageSlurm, ListsThePartitionsWithTheirIdleAndAllocatedNodes) {
     EXPECT_FALSE(page.slurmPartitionsView()->isVisible()) << "no empty table without Slurm";
     EXPECT_NE(page.slurmStatusLabel()->text().toStdString().find("No Slurm here: sinfo"), std::string::npos)
         << page.slurmStatusLabel()->text().toStdString();
+}
+
+// A batch job whose supervisor was killed goes on; a console opened on the store has it followed
+// again, and the run ends in the store with every step once.
+TEST(ConsoleSlurm, FollowsABatchJobNobodyFollows) {
+    if (const std::string why = TestSlurm::available(); !why.empty()) GTEST_SKIP() << why;
+    TempDir tmp;
+    ProfileEnvironment env(tmp.path() + "/clusters", tmp.path() + "/config");
+    TestSlurm slurm(1, 4);
+    const std::string store = tmp.path() + "/parallax.db";
+    const int steps = 300;
+    std::ofstream(tmp.path() + "/orphan.toml") << batchSpec("orphan", steps);
+    BackgroundProcess run = startProcess({cli(), "--store", store, "run", tmp.path() + "/orphan.toml"},
+                                         tmp.path() + "/run.out");
+    auto record = [&]() -> std::optional<RunRecord> {
+        try {
+            return RunStore(store).findRun("orphan");
+        } catch (const StoreError&) {
+            return std::nullopt;
+        }
+    };
+    auto stored = [&](int64_t id) -> size_t {
+        try {
+            return RunStore(store).metrics(id).size();
+        } catch (const StoreError&) {
+            return 0;
+        }
+    };
+    ASSERT_TRUE(QTest::qWaitFor([&] { const auto r = record(); return r && stored(r->id) >= 3; }, 120000))
+        << run.output();
+    ASSERT_EQ(::kill(run.pid, SIGKILL), 0);
+    run.wait();
+    const int64_t id = record()->id;
+    ASSERT_LT(stored(id), static_cast<size_t>(steps));
+
+    MainWindow window(QString::fromStdString(store));
+    window.setCliPath(QString::fromStdString(cli()));
+    window.show();
+    ASSERT_TRUE(QTest::qWaitFor([&] { const auto r = record(); return r && RunState::isTerminal(r->state); }, 240000))
+        << "the console did not have the job followed again";
+    const RunRecord end = *record();
+    EXPECT_EQ(end.state, RunState::Succeeded) << end.exit_reason;
+    const auto metrics = RunStore(store).metrics(id);
+    ASSERT_EQ(metrics.size(), static_cast<size_t>(steps));
+    for (int i = 0; i < steps; ++i) EXPECT_EQ(metrics[size_t(i)].step, i);
+    EXPECT_TRUE(QTest::qWaitFor([&] { return slurm.queueEmpty(); }, 30000));
 }
 
 } // namespace

@@ -69,6 +69,13 @@ inline std::string tinySpec(const std::string& name, Layout layout, const std::s
            "\n[launch]\n" + launch + "[telemetry]\ndevice_sample_ms = 1000\nspan_every = 0\n";
 }
 
+// tinySpec as dp=2 in a Slurm batch job of `steps` steps.
+inline std::string batchSpec(const std::string& name, int steps) {
+    std::string text = tinySpec(name, {2, 1}, "target = \"slurm\"\nslurm_mode = \"batch\"\n");
+    text.replace(text.find("steps = 6"), 9, "steps = " + std::to_string(steps));
+    return text;
+}
+
 struct CliRun {
     ProcessResult result;
     std::optional<RunRecord> record;

@@ -21,12 +21,6 @@ using namespace parallax::testing;
 
 namespace {
 
-std::string batchSpec(const std::string& name, int steps) {
-    std::string text = tinySpec(name, {2, 1}, "target = \"slurm\"\nslurm_mode = \"batch\"\n");
-    text.replace(text.find("steps = 6"), 9, "steps = " + std::to_string(steps));
-    return text;
-}
-
 // The run's row, or nothing while the store cannot be read.
 std::optional<RunRecord> runNamed(const std::string& store, const std::string& name) {
     try {

@@ -46,6 +46,15 @@ QStringList RunLauncher::resumeArguments(qint64 runId) const {
             QStringLiteral("--detach")};
 }
 
+QStringList RunLauncher::attachArguments(qint64 runId) const {
+    return {QStringLiteral("--store"), m_storePath, QStringLiteral("attach"), QString::number(runId),
+            QStringLiteral("--detach")};
+}
+
+void RunLauncher::attach(qint64 runId) {
+    start(attachArguments(runId), tr("parallax-cli attach %1").arg(runId));
+}
+
 void RunLauncher::launch(const QString& specPath) {
     start(launchArguments(specPath), tr("parallax-cli run %1").arg(QFileInfo(specPath).fileName()));
 }

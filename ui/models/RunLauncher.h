@@ -32,9 +32,12 @@ public:
 
     QStringList launchArguments(const QString& specPath) const;
     QStringList resumeArguments(qint64 runId) const;
+    QStringList attachArguments(qint64 runId) const;
 
     void launch(const QString& specPath);
     void resume(qint64 runId);
+    // A run in a Slurm batch job whose supervisor is gone: `attach <id> --detach` follows it again.
+    void attach(qint64 runId);
     bool isBusy() const { return m_process != nullptr; }
 
     // The run id in parallax-cli's output: a line that is only a number, or "run 12" / "run #12" /

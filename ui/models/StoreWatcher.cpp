@@ -37,6 +37,7 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     connect(m_worker, &StoreWatcherWorker::rankStepsAdded, this, &StoreWatcher::rankStepsAdded);
     connect(m_worker, &StoreWatcherWorker::alertsChanged, this, &StoreWatcher::alertsChanged);
     connect(m_worker, &StoreWatcherWorker::slurmJobChanged, this, &StoreWatcher::slurmJobChanged);
+    connect(m_worker, &StoreWatcherWorker::unfollowedBatchRuns, this, &StoreWatcher::unfollowedBatchRuns);
     connect(m_worker, &StoreWatcherWorker::polled, this, &StoreWatcher::polled);
     connect(m_worker, &StoreWatcherWorker::storeError, this, &StoreWatcher::storeError);
     m_thread.start();

@@ -97,6 +97,9 @@ signals:
     void alertsChanged(qint64 run, const std::vector<parallax::RunAlert>& alerts);
     // A watched run's Slurm job (RunStore::slurmJob) whenever Slurm said something new of it.
     void slurmJobChanged(qint64 run, const parallax::SlurmJob& job);
+    // Runs in Slurm batch jobs of this host that no supervisor follows (RunStore::unfollowedBatchRuns),
+    // at most every kRunsIntervalMs while there are any.
+    void unfollowedBatchRuns(const QList<qint64>& runs);
     // After each poll that found the store changed (and after pollNow()), once its signals above
     // were emitted.
     void polled(qint64 dataVersion);

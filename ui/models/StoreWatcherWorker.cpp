@@ -2,6 +2,9 @@
 
 #include "ui/models/StoreWatcher.h"
 
+#include "core/launch/ProcessTable.h"
+#include "core/util/HostName.h"
+
 #include <QTimer>
 
 #include <algorithm>
@@ -159,6 +162,14 @@ void StoreWatcherWorker::poll(bool force) {
                 m_runsKnown = true;
                 emit runsChanged(m_runs);
             }
+        }
+        // Slurm batch jobs of this host whose supervisor is gone: the console has them followed
+        // again (their job goes on without one).
+        if (!m_sinceBatchCheck.isValid() || m_sinceBatchCheck.elapsed() >= StoreWatcher::kRunsIntervalMs) {
+            m_sinceBatchCheck.start();
+            const std::vector<int64_t> ids = m_store->unfollowedBatchRuns(
+                hostName(), [](int64_t pid) { return processIsRunning(static_cast<pid_t>(pid)); });
+            if (!ids.empty()) emit unfollowedBatchRuns(QList<qint64>(ids.begin(), ids.end()));
         }
         bool more = false;
         for (auto& [id, w] : m_watched) {

@@ -46,6 +46,7 @@ signals:
     void rankStepsAdded(qint64 run, const std::vector<parallax::RankStepEvent>& rows, bool reset);
     void alertsChanged(qint64 run, const std::vector<parallax::RunAlert>& alerts);
     void slurmJobChanged(qint64 run, const parallax::SlurmJob& job);
+    void unfollowedBatchRuns(const QList<qint64>& runs);
     void polled(qint64 dataVersion);
     void storeError(const QString& message);
 
@@ -70,6 +71,7 @@ private:
         std::optional<SlurmJob> slurmJob;             // as last sent
     };
 
+    QElapsedTimer m_sinceBatchCheck;
     bool open();
     // Returns whether more rows are waiting (a log burst larger than one poll takes).
     bool pollRun(qint64 id, Watched& w);
