@@ -6,6 +6,7 @@
 #include "core/store/RunStore.h"
 #include "tests/cluster/ClusterSupport.h"
 #include "tests/support/Process.h"
+#include "tests/support/TestHosts.h"
 #include "tests/support/TestSlurm.h"
 #include "tests/support/WaitUntil.h"
 #include "tests/trainer/support/WorkerRun.h"
@@ -81,6 +82,33 @@ TEST(SlurmBatch, TrainsLikeOneProcessAndKeepsTheJob) {
     text << script.rdbuf();
     EXPECT_NE(text.str().find("exec srun --label -n 2 --mpi=pmix"), std::string::npos) << text.str();
     EXPECT_TRUE(waitUntil([&] { return slurm.queueEmpty(); }, std::chrono::seconds(20)));
+}
+
+// Two nodes, one slurmd in each test host: the batch job's srun puts a rank on each host, and the
+// run trains as one process does.
+TEST(SlurmBatch, TwoNodesOfTestHostsTrainLikeOneProcess) {
+    if (const std::string why = TestSlurm::available(); !why.empty()) GTEST_SKIP() << why;
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    TempDir tmp;
+    const CliRun one = runThroughCli(tmp.path(), "one-process", tinySpec("one-process", {}, "target = \"local\"\n"));
+    ASSERT_EQ(one.result.exitCode, 0) << one.result.output;
+    TestHosts hosts(2);
+    {
+        TestSlurm slurm(hosts);
+        std::string text = batchSpec("two-nodes", 6);
+        text.replace(text.find("slurm_mode"), 0, "nodes = 2\ntasks_per_node = 1\n");
+        const CliRun batch = runThroughCli(tmp.path(), "two-nodes", text);
+        ASSERT_EQ(batch.result.exitCode, 0) << batch.result.output;
+        ASSERT_TRUE(batch.record.has_value());
+        EXPECT_EQ(batch.record->state, RunState::Succeeded) << batch.record->exit_reason;
+        EXPECT_EQ(batch.runStartHosts, hosts.names()) << "one rank on each host";
+        ASSERT_EQ(batch.losses.size(), 6u) << batch.result.output;
+        EXPECT_LT(maxRelativeDifference(one.losses, batch.losses), 1e-5);
+        const std::optional<SlurmJob> job = RunStore(tmp.path() + "/parallax.db").slurmJob(batch.record->id);
+        ASSERT_TRUE(job.has_value());
+        EXPECT_EQ(job->state, "COMPLETED");
+        EXPECT_TRUE(waitUntil([&] { return slurm.queueEmpty(); }, std::chrono::seconds(20)));
+    }
 }
 
 TEST(SlurmBatch, AQueuedRunShowsSlurmsReasonAndPlace) {
