@@ -2,6 +2,8 @@
 
 #include "core/launch/SlurmJobs.h"
 
+#include <cstdlib>
+
 #include "core/launch/CommandRun.h"
 #include "core/launch/Ssh.h"
 
@@ -280,6 +282,24 @@ std::vector<std::string> slurmPreflight(const RunSpec& spec, int timeoutS) {
         problems.push_back("parallel: dp * tp * pp = " + std::to_string(spec.processCount()) + " processes of " +
                            std::to_string(perTask) + " CPU(s) each need " + std::to_string(wanted) + " CPUs, but " +
                            which + " has " + std::to_string(usable) + "; use a larger partition or fewer ranks");
+    if (l.gpus_per_node > 0) {
+        // TRES=cpu=64,mem=...,node=2,billing=64,gres/gpu=16: the partition's GPUs in all.
+        int64_t gpus = 0;
+        if (const auto tres = p.find("TRES"); tres != p.end()) {
+            const std::string& t = tres->second;
+            const size_t at = t.find("gres/gpu=");
+            if (at != std::string::npos) gpus = std::atoll(t.c_str() + at + 9);
+        }
+        const int64_t perNode = totalNodes > 0 ? gpus / totalNodes : gpus;
+        if (gpus == 0)
+            problems.push_back("launch.gpus_per_node = " + std::to_string(l.gpus_per_node) + " but " + which +
+                               " has no GPUs (no gres/gpu in its TRES); choose a GPU partition or set "
+                               "launch.gpus_per_node = 0");
+        else if (l.gpus_per_node > perNode)
+            problems.push_back("launch.gpus_per_node = " + std::to_string(l.gpus_per_node) + " but a node of " +
+                               which + " has " + std::to_string(perNode) + " GPU(s); ask for at most " +
+                               std::to_string(perNode));
+    }
     return problems;
 }
 

@@ -94,6 +94,10 @@ TEST(SlurmRun, ARequestLargerThanThePartitionIsRefusedBeforeSubmission) {
     r = refused("too-many-nodes", "target = \"slurm\"\nnodes = 2\ntasks_per_node = 1\n");
     EXPECT_EQ(r.exitCode, 4) << r.output;
     EXPECT_NE(r.output.find("launch.nodes = 2 but partition debug has 1 node(s)"), std::string::npos) << r.output;
+    r = refused("gpus", "target = \"slurm\"\ngpus_per_node = 1\n");
+    EXPECT_EQ(r.exitCode, 4) << r.output;
+    EXPECT_NE(r.output.find("launch.gpus_per_node = 1 but partition debug has no GPUs"), std::string::npos)
+        << r.output;
     EXPECT_TRUE(slurm.queueEmpty());
     bool none = true;
     try {
