@@ -537,6 +537,12 @@ struct Supervisor::State {
         else if (const auto* start = std::get_if<RunStartEvent>(&event)) {
             hangs->setWorld(start->world);
             hangs->setLayout(start->dp, start->tp, start->pp);
+            // srun mode: the ranks name the job they run in; its state and time left are followed.
+            if (!batch && spec.launch.target == "slurm" && jobId.empty() && !start->slurm_job.empty()) {
+                jobId = start->slurm_job;
+                jobRunningMarked = true; // the supervisor marked the run running when srun started
+                lastJobQuery = Clock::now() - 5 * opt.slurm_poll;
+            }
         }
     }
 
@@ -895,6 +901,8 @@ struct Supervisor::State {
             beat();
             watchHosts();
             checkHangs();
+            if (!jobId.empty())
+                queryJob(false); // srun mode: the job's state and time left
             reportProgress(false);
             if (Clock::now() - lastOutputFlush >= kOutputFlushEvery) {
                 router->flushRawLog();
@@ -962,10 +970,11 @@ struct Supervisor::State {
     // What Slurm says of the job, kept in the store when it changed (the time left: each minute).
     void queryJob(bool force) {
         const Clock::time_point now = Clock::now();
-        if (!force && now - lastJobQuery < opt.slurm_poll)
+        // srun mode asks less often and waits less: the same loop reads the ranks' pipes.
+        if (!force && now - lastJobQuery < (batch ? opt.slurm_poll : 5 * opt.slurm_poll))
             return;
         lastJobQuery = now;
-        SlurmJobStatus st = querySlurmJob(jobId);
+        SlurmJobStatus st = querySlurmJob(jobId, batch ? std::chrono::seconds(10) : std::chrono::seconds(3));
         if (!st.known) {
             if (job.known || job.error != st.error)
                 notice("warn", "Slurm does not say how job " + jobId + " is (" + st.error + ")");
@@ -974,7 +983,7 @@ struct Supervisor::State {
             return;
         }
         jobLastKnown = now;
-        st.job.mode = "batch";
+        st.job.mode = batch ? "batch" : "srun";
         st.job.t = wallNow();
         const std::string said = st.job.state + "|" + st.job.reason + "|" + st.job.nodes + "|" +
                                  std::to_string(st.job.queue_position) + "|" +

@@ -34,6 +34,12 @@ TEST(SlurmRun, SrunTrainsLikeOneProcessAndNamesTheJob) {
     EXPECT_LT(maxRelativeDifference(one.losses, many.losses), 1e-5);
     EXPECT_NE(many.show.find("slurm job"), std::string::npos) << many.show;
     EXPECT_NE(many.show.find(" on " + slurm.nodeNames().front()), std::string::npos) << many.show;
+    // The job the ranks ran in is kept with its Slurm state, as for a batch job.
+    const std::optional<SlurmJob> job = RunStore(tmp.path() + "/parallax.db").slurmJob(many.record->id);
+    ASSERT_TRUE(job.has_value()) << many.show;
+    EXPECT_EQ(job->mode, "srun");
+    EXPECT_FALSE(job->job_id.empty());
+    EXPECT_EQ(job->nodes, slurm.nodeNames().front());
     EXPECT_TRUE(waitUntil([&] { return slurm.queueEmpty(); }, std::chrono::seconds(20)));
 }
 
