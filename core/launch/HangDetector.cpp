@@ -50,6 +50,7 @@ int64_t seqOf(const CommEvent& e, const std::string& group, bool enqueued) {
 
 void HangDetector::onStep(const StepEvent& e, Clock::time_point now) {
     m_lastStep = now;
+    m_lastStepNumber = e.step;
     if (e.step_ms > 0) {
         m_stepMs.push_back(e.step_ms);
         if (m_stepMs.size() > 50) m_stepMs.pop_front();
@@ -87,6 +88,7 @@ std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) c
     if (now - *m_lastStep < threshold) return std::nullopt;
 
     Finding f;
+    f.step = m_lastStepNumber;
     const std::string noStep = "no step for " + since(*m_lastStep, now);
     // Ranks that have not sent a heartbeat for a while, or never did.
     std::vector<int> silent;
@@ -187,8 +189,10 @@ std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) c
 std::optional<HangDetector::Finding> HangDetector::straggler() const {
     if (m_compute.size() < 2) return std::nullopt;
     std::map<int, double> medians;
+    int64_t newest = -1; // the newest step every rank's window holds
     for (const auto& [rank, q] : m_compute) {
         if (q.size() < m_options.straggler_window) return std::nullopt;
+        newest = newest < 0 ? q.back().first : std::min(newest, q.back().first);
         std::vector<double> v;
         for (const auto& [step, ms] : q) v.push_back(ms);
         medians[rank] = median(v);
@@ -228,7 +232,7 @@ std::optional<HangDetector::Finding> HangDetector::straggler() const {
                        m_pp > 1 ? "the other ranks of pipeline stage " + std::to_string(stage) : std::string("the others"),
                        "the others wait for it in their collectives");
     }
-    if (worst) return Finding{message, {worst->first}};
+    if (worst) return Finding{message, {worst->first}, newest};
     // A stage against the other stages.
     if (m_pp < 2 || stages.size() < 2) return std::nullopt;
     std::map<int, double> stageMs;
@@ -250,7 +254,7 @@ std::optional<HangDetector::Finding> HangDetector::straggler() const {
     what += ")";
     return Finding{said(what, slowest->second, rest, "the other stages",
                         "the stages next to it wait for its activations and gradients"),
-                   ranks};
+                   ranks, newest};
 }
 
 } // namespace parallax

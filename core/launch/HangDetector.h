@@ -58,6 +58,8 @@ public:
     struct Finding {
         std::string message;
         std::vector<int> ranks; // the ranks named as the cause
+        int64_t step = -1;      // the newest step it was found from: the last completed one (a hang), the
+                                // newest every rank's window holds (a straggler)
     };
     // The hang now, if any (checked on every call; cheap).
     std::optional<Finding> hang(Clock::time_point now) const;
@@ -74,6 +76,7 @@ private:
     bool m_layoutKnown = false; // unknown: every rank of one stage
     std::function<std::string(int)> m_hostOf;
     std::optional<Clock::time_point> m_lastStep;
+    int64_t m_lastStepNumber = -1;
     std::deque<double> m_stepMs; // recent steps' wall time, for the hang threshold
     struct RankState {
         CommEvent last;

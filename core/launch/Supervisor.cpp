@@ -200,6 +200,8 @@ struct Supervisor::State {
     std::unique_ptr<HangDetector> hangs;
     std::optional<Clock::time_point> hangSince;
     std::string hangMessage, stragglerMessage;
+    HangDetector::Finding hangFinding, stragglerFinding; // the last said, for when it ends
+    bool rankStepsArrived = false;
     Clock::time_point lastHangCheck, lastHangSaid;
     std::optional<Clock::time_point> dumpDeadline; // on_hang = "fail": the ranks write their rings until then
     std::string hangFailReason;
@@ -532,8 +534,10 @@ struct Supervisor::State {
             hangs->onStep(*step, now);
         else if (const auto* comm = std::get_if<CommEvent>(&event))
             hangs->onComm(*comm, now);
-        else if (const auto* rankStep = std::get_if<RankStepEvent>(&event))
+        else if (const auto* rankStep = std::get_if<RankStepEvent>(&event)) {
             hangs->onRankStep(*rankStep);
+            rankStepsArrived = true;
+        }
         else if (const auto* start = std::get_if<RunStartEvent>(&event)) {
             hangs->setWorld(start->world);
             hangs->setLayout(start->dp, start->tp, start->pp);
@@ -546,10 +550,12 @@ struct Supervisor::State {
         }
     }
 
-    void raise(const std::string& kind, const std::string& message, bool active) {
+    void raise(const std::string& kind, const HangDetector::Finding& finding, bool active) {
         RunAlert a;
         a.kind = kind;
-        a.message = message;
+        a.message = finding.message;
+        a.ranks = finding.ranks;
+        a.step = finding.step;
         a.active = active;
         a.t = wallNow();
         try {
@@ -559,7 +565,8 @@ struct Supervisor::State {
         }
     }
 
-    // Names a hang or a straggler once a second; on_hang = "fail" ends a hang that lasts.
+    // Names a straggler as the ranks' steps arrive (it is found in steps, not seconds) and a hang
+    // once a second; on_hang = "fail" ends a hang that lasts.
     void checkHangs() {
         if (!hangs)
             return;
@@ -569,7 +576,13 @@ struct Supervisor::State {
             phase = StopPhase::Kill;
             killAll();
         }
-        if (now - lastHangCheck < std::chrono::seconds(1) || phase != StopPhase::None)
+        if (phase != StopPhase::None)
+            return;
+        if (rankStepsArrived) {
+            rankStepsArrived = false;
+            checkStraggler();
+        }
+        if (now - lastHangCheck < std::chrono::seconds(1))
             return;
         lastHangCheck = now;
         const std::optional<HangDetector::Finding> hang = hangs->hang(now);
@@ -582,8 +595,9 @@ struct Supervisor::State {
                 lastHangSaid = now;
             }
             if (hang->message != hangMessage)
-                raise("hang", hang->message, true);
+                raise("hang", *hang, true);
             hangMessage = hang->message;
+            hangFinding = *hang;
             const auto lasted = now - *hangSince;
             if (spec.telemetry.on_hang == "fail" && lasted >= std::chrono::seconds(spec.telemetry.hang_timeout_s)) {
                 hangFailReason = "hang: " + hang->message + "; the run was ended after " +
@@ -592,7 +606,9 @@ struct Supervisor::State {
                                  (runDir / "flight-rank<R>.json").string() +
                                  " (a stopped rank cannot write its own)";
                 notice("error", hangFailReason);
-                raise("hang", hangFailReason, true);
+                HangDetector::Finding failed = *hang;
+                failed.message = hangFailReason;
+                raise("hang", failed, true);
                 // The ranks write their rings on SIGUSR2 (mpirun passes it on), then everything ends.
                 signalRanks(SIGUSR2);
                 dumpDeadline = now + std::chrono::seconds(3);
@@ -601,18 +617,23 @@ struct Supervisor::State {
             }
         } else if (hangSince) {
             notice("info", "steps again after the hang named above");
-            raise("hang", hangMessage, false);
+            raise("hang", hangFinding, false);
             hangSince.reset();
             hangMessage.clear();
         }
+    }
+
+    void checkStraggler() {
         const std::optional<HangDetector::Finding> straggler = hangs->straggler();
         if (straggler && stragglerMessage.empty())
             notice("warn", "straggler: " + straggler->message);
-        if (straggler)
-            raise("straggler", straggler->message, true);
-        else if (!stragglerMessage.empty())
-            raise("straggler", stragglerMessage, false);
+        if (straggler && straggler->message != stragglerMessage)
+            raise("straggler", *straggler, true);
+        else if (!straggler && !stragglerMessage.empty())
+            raise("straggler", stragglerFinding, false);
         stragglerMessage = straggler ? straggler->message : std::string();
+        if (straggler)
+            stragglerFinding = *straggler;
     }
 
     // Ends what is left of the run on every host; a host that does not answer is kept in the

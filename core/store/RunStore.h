@@ -18,7 +18,7 @@ class LogIndex;
 // RunStore per thread (open the same file several times for several threads/processes).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 8;
+    static constexpr int kSchemaVersion = 9;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.

@@ -235,6 +235,11 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "CREATE TABLE slurm_jobs (run INTEGER PRIMARY KEY, job_id TEXT NOT NULL, mode TEXT NOT NULL,"
          "  state TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '', nodes TEXT NOT NULL DEFAULT '',"
          "  queue_position INTEGER NOT NULL DEFAULT 0, time_left_s INTEGER NOT NULL DEFAULT -1, t REAL NOT NULL);"},
+        // An alert's ranks (for the device grid and the tooltips, not parsed from its message) and
+        // the step it was found at (how many steps after the onset a straggler was named).
+        {9, "record the ranks an alert names and the step it was found at",
+         "ALTER TABLE alerts ADD COLUMN ranks TEXT NOT NULL DEFAULT '';"
+         "ALTER TABLE alerts ADD COLUMN step INTEGER;"},
     };
     return steps;
 }

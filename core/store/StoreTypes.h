@@ -88,6 +88,8 @@ struct RunAlert {
     double since = 0;   // when it was first raised
     double t = 0;       // when it was last said
     bool active = true;
+    std::vector<int> ranks; // the ranks it names as the cause (a stage's ranks for a stage)
+    int64_t step = -1;      // the newest step it was first found from, kept as since is (-1: unknown)
 };
 
 // The Slurm job a run's ranks run in (launch.target = "slurm"), and what Slurm last said of it.

@@ -197,20 +197,11 @@ std::optional<DeviceGridModel::Activity> DeviceGridModel::activity(int rank) con
     return a;
 }
 
-std::vector<int> DeviceGridModel::ranksNamedBy(const std::string& message) {
-    static const QRegularExpression named(QStringLiteral("\\branks? (\\d+(?:, \\d+)*)"));
-    const QRegularExpressionMatch m = named.match(QString::fromStdString(message));
-    std::vector<int> ranks;
-    if (!m.hasMatch()) return ranks;
-    for (const QString& part : m.captured(1).split(QStringLiteral(", "))) ranks.push_back(part.toInt());
-    return ranks;
-}
-
 void DeviceGridModel::setAlerts(const std::vector<RunAlert>& alerts) {
     std::map<int, QStringList> alerted;
     for (const RunAlert& a : alerts) {
         if (!a.active) continue;
-        for (int rank : ranksNamedBy(a.message))
+        for (int rank : a.ranks)
             alerted[rank] << QString::fromStdString(a.kind) + QStringLiteral(": ") + QString::fromStdString(a.message);
     }
     if (alerted == m_alerted) return;

@@ -109,12 +109,9 @@ public:
     // Ranks in order, with their compute share per step (empty for a run without rank_steps).
     const std::vector<StepHistory>& stepHistories() const { return m_stepHistories; }
 
-    // The run's alerts (RunStore::alerts): the ranks the active ones name first are marked.
+    // The run's alerts (RunStore::alerts): the ranks the active ones name as the cause are marked.
     void setAlerts(const std::vector<RunAlert>& alerts);
     bool isAlerted(int rank) const { return m_alerted.count(rank) > 0; }
-    // The ranks a supervisor's message names as the cause: "rank 3 on node2: ...",
-    // "no step for 40 s: ranks 1, 2 have not entered ..."; none for "every rank is inside ...".
-    static std::vector<int> ranksNamedBy(const std::string& message);
 
     // Threads a CPU rank computes with: 100% CPU per thread is a CPU rank fully busy.
     void setCpuThreadsPerRank(int threads);

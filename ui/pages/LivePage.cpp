@@ -726,9 +726,8 @@ bool LivePage::eventFilter(QObject* watched, QEvent* event) {
     if (watched == m_alert && event->type() == QEvent::MouseButtonRelease && !m_alert->hasSelectedText()) {
         // The log of the first rank the alerts name.
         for (const RunAlert& a : m_snapshot.activeAlerts()) {
-            const std::vector<int> ranks = DeviceGridModel::ranksNamedBy(a.message);
-            if (!ranks.empty()) {
-                emit showRankLogs(m_run, ranks.front());
+            if (!a.ranks.empty()) {
+                emit showRankLogs(m_run, a.ranks.front());
                 return true;
             }
         }

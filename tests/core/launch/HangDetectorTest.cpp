@@ -63,6 +63,7 @@ TEST(HangDetector, TheRankThatHasNotEnteredTheCollectiveIsNamed) {
     const auto f = d.hang(t0 + 41s);
     ASSERT_TRUE(f);
     EXPECT_EQ(f->ranks, std::vector<int>{1});
+    EXPECT_EQ(f->step, 0) << "the last completed step";
     EXPECT_EQ(f->message, "no step for 41 s: rank 1 has not entered all_reduce #812 of the dp group (4 MiB) that "
                           "ranks 0, 2 wait in for 40 s (rank 1 on node1 is computing, in no operation)");
 }
@@ -113,6 +114,7 @@ TEST(HangDetector, AStragglerIsTheRankThatComputesMuchLongerOverTheWindow) {
     EXPECT_LE(named - 20, 10) << "named within 10 steps of the onset";
     const auto f = d.straggler();
     EXPECT_EQ(f->ranks, std::vector<int>{2});
+    EXPECT_EQ(f->step, named) << "the step it was found at";
     EXPECT_NE(f->message.find("rank 2 on node2: compute 2.10x the median of the others"), std::string::npos)
         << f->message;
     for (int64_t s = 40; s < 60; ++s) step(s, 100);

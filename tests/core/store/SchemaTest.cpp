@@ -298,4 +298,49 @@ TEST(Schema, VersionFourStoreGetsAnIdentityAndOutputOffsets) {
 }
 
 } // namespace
+// Schema 9: an alert names its ranks and the step it was found at; one of schema 8 keeps its
+// message and has neither.
+TEST(Schema, VersionEightAlertsKeepTheirMessageAndNewOnesNameRanksAndStep) {
+    TempDir dir;
+    const std::string path = dir.file("v8.db");
+    {
+        RawDb raw(path);
+        const auto& all = storeMigrations();
+        applyMigrations(raw.handle(), path, {all.begin(), all.begin() + 8});
+        EXPECT_EQ(raw.integer("PRAGMA user_version"), 8);
+        raw.exec("INSERT INTO runs (id, name, state, created_at) VALUES (1, 'old', 'running', 1.0)");
+        raw.exec("INSERT INTO alerts (run, kind, message, since, t, active) VALUES "
+                 "(1, 'straggler', 'rank 1: compute 2.00x', 1.0, 2.0, 1)");
+    }
+    RunStore store(path);
+    EXPECT_EQ(store.schemaVersion(), RunStore::kSchemaVersion);
+    std::vector<RunAlert> alerts = store.alerts(1);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].message, "rank 1: compute 2.00x");
+    EXPECT_TRUE(alerts[0].ranks.empty());
+    EXPECT_EQ(alerts[0].step, -1);
+    RunAlert a;
+    a.kind = "hang";
+    a.message = "pipeline stage 1 (rank 2, rank 3) is silent";
+    a.ranks = {2, 3};
+    a.step = 812;
+    store.setAlert(1, a);
+    alerts = store.alerts(1);
+    ASSERT_EQ(alerts.size(), 2u);
+    EXPECT_EQ(alerts[0].kind, "hang");
+    EXPECT_EQ(alerts[0].ranks, (std::vector<int>{2, 3}));
+    EXPECT_EQ(alerts[0].step, 812);
+    a.ranks = {3};
+    a.step = 815;
+    store.setAlert(1, a); // said again while it lasts: it was found at step 812
+    EXPECT_EQ(store.alerts(1)[0].ranks, std::vector<int>{3});
+    EXPECT_EQ(store.alerts(1)[0].step, 812);
+    a.active = false;
+    store.setAlert(1, a);
+    a.active = true;
+    a.step = 900;
+    store.setAlert(1, a); // ended, then found again
+    EXPECT_EQ(store.alerts(1)[0].step, 900);
+}
+
 } // namespace parallax

@@ -313,6 +313,7 @@ TEST(LivePageTest, TheSupervisorsAlertIsABannerAndFramesItsRank) {
     hang.kind = "hang";
     hang.message = "no step for 41 s: rank 1 on node0 is silent (no heartbeat for 12 s: stopped, or its host is gone); "
                    "rank 0 waits in allreduce #812 of the dp group (4 KiB) for 40 s";
+    hang.ranks = {1};
     hang.since = hang.t = 1.7e9 + 60;
     ts.store.setAlert(run, hang);
 
