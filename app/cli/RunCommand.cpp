@@ -172,11 +172,29 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
             std::cout << "run " << r.id << " (" << r.name << ") in " << r.run_dir << std::endl;
         };
 
-        Supervisor supervisor(store, options);
-        if (o.stop_first)
-            supervisor.requestStop();
-        const RunRecord r = supervisor.run();
-        progress.finish();
+        RunRecord r;
+        for (;;) {
+            Supervisor supervisor(store, options);
+            if (o.stop_first)
+                supervisor.requestStop();
+            r = supervisor.run();
+            progress.finish();
+            // launch.on_host_failure = "resume": the run goes on as a new run, resumed from its checkpoint
+            // on the hosts that answer, and this process supervises that one in turn.
+            const std::optional<ContinuationPlan> next = supervisor.continuation();
+            if (!next)
+                break;
+            std::cout << "run " << r.id << " failed: " << r.exit_reason << std::endl;
+            options.spec_path.clear();
+            options.attach_run.reset();
+            options.resume_run = next->from_run;
+            options.resume_spec_path.clear();
+            options.resume_sets = next->sets;
+            options.restarts_done += 1;
+            options.on_created = [](const RunRecord& c) {
+                std::cout << "run " << c.id << " (" << c.name << ") continues it in " << c.run_dir << std::endl;
+            };
+        }
         const double took = r.ended_at > 0 && r.started_at > 0 ? r.ended_at - r.started_at : -1;
         std::cout << "run " << r.id << " " << r.state;
         if (r.state == RunState::Succeeded)

@@ -202,6 +202,7 @@ struct Supervisor::State {
     std::string hangMessage, stragglerMessage;
     HangDetector::Finding hangFinding, stragglerFinding; // the last said, for when it ends
     bool rankStepsArrived = false;
+    std::optional<ContinuationPlan> continuation; // launch.on_host_failure = "resume"
     Clock::time_point lastHangCheck, lastHangSaid;
     std::optional<Clock::time_point> dumpDeadline; // on_hang = "fail": the ranks write their rings until then
     std::string hangFailReason;
@@ -1172,6 +1173,56 @@ struct Supervisor::State {
         return o;
     }
 
+    // launch.on_host_failure = "resume": a run that failed by a lost host or a dead rank (not by a
+    // stop, a hang ended by on_hang = "fail", or its own error) goes on from the newest checkpoint
+    // on the hosts that answer; its reason says how, or why it cannot.
+    Outcome planContinuation(Outcome o) {
+        if (o.state != RunState::Failed || spec.launch.target != "hosts" || spec.launch.on_host_failure != "resume" ||
+            !opt.launch.cluster || !hangFailReason.empty() || (phase != StopPhase::None && hostLostReason.empty()))
+            return o;
+        const std::optional<RunEndEvent>& runEnd = router->runEnd();
+        if (hostLostReason.empty() && runEnd && runEnd->status == RunState::Failed)
+            return o; // the ranks failed on an error of their own: it would fail again
+        const std::string why = "; launch.on_host_failure = \"resume\": ";
+        if (opt.restarts_done >= spec.launch.max_restarts) {
+            o.reason += why + "launch.max_restarts = " + std::to_string(spec.launch.max_restarts) +
+                        " restart(s) are used up, so it does not go on";
+            return o;
+        }
+        std::vector<std::string> answering, lost;
+        for (const std::string& entry : opt.launch.cluster->hosts) {
+            const std::optional<HostSlots> h = parseHostSlots(entry);
+            const std::string name = h ? h->name : entry;
+            const auto state = hostStates.find(name);
+            if (state != hostStates.end() && state->second != "answering")
+                lost.push_back(name);
+            else
+                answering.push_back(entry);
+        }
+        // From this run's newest checkpoint, or, when it wrote none, from the one it resumed.
+        int64_t from = runId;
+        if (!lastCheckpoint) {
+            if (!parentRun || resumeDir.empty()) {
+                o.reason += why + "no checkpoint was written to continue from (train.checkpoint_every = " +
+                            std::to_string(spec.train.checkpoint_every) + ")";
+                return o;
+            }
+            from = *parentRun;
+        }
+        ContinuationResult planned = parallax::planContinuation(spec, answering, lost);
+        if (!planned.plan) {
+            o.reason += why + "it cannot go on: " + planned.error;
+            return o;
+        }
+        planned.plan->from_run = from;
+        o.reason += why + "it goes on from " +
+                    (lastCheckpoint ? "the checkpoint at step " + std::to_string(*lastCheckpoint)
+                                    : "the newest checkpoint of run " + std::to_string(from)) +
+                    ", " + planned.plan->said;
+        continuation = planned.plan;
+        return o;
+    }
+
     // The ranks stopped by themselves in a job with a time limit: Slurm's USR1, sent
     // launch.signal_margin_s before the limit (--signal), made them checkpoint and stop.
     bool stoppedByTimeLimit() const {
@@ -1330,6 +1381,8 @@ Supervisor::~Supervisor() = default;
 
 int64_t Supervisor::runId() const { return m_state->runId; }
 
+std::optional<ContinuationPlan> Supervisor::continuation() const { return m_state->continuation; }
+
 void Supervisor::requestStop() {
     const unsigned char byte = SIGTERM;
     [[maybe_unused]] const ssize_t n = ::write(m_state->stopPipe[1], &byte, 1);
@@ -1461,7 +1514,7 @@ RunRecord Supervisor::run() {
         if (s.killedLeftovers > 0)
             s.notice("warn", "killed " + std::to_string(s.killedLeftovers) +
                                  " process(es) of the launch that outlived the launcher");
-        return s.finish(s.decide());
+        return s.finish(s.planContinuation(s.decide()));
     } catch (const StoreError&) {
         throw;
     } catch (const std::exception& e) {

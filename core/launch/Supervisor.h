@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/launch/Continuation.h"
 #include "core/launch/LaunchPlan.h"
 #include "core/store/RunStore.h"
 
@@ -40,6 +41,9 @@ struct SupervisorOptions {
     std::string runs_root;                  // empty: <store file>.runs (RunFolders)
     std::string hostname;                   // empty: this host's name
     std::vector<std::string> tags;
+    // Continuations already made in this lineage (launch.on_host_failure = "resume"): none is
+    // planned once launch.max_restarts are used.
+    int64_t restarts_done = 0;
 
     std::chrono::milliseconds stop_grace{std::chrono::seconds(120)}; // SIGUSR1 -> SIGTERM
     std::chrono::milliseconds slurm_poll{std::chrono::seconds(2)};    // a batch job's state, this often
@@ -87,6 +91,10 @@ public:
     void requestStop();
 
     int64_t runId() const;
+
+    // After run(): how the run goes on when it failed by a lost host or a dead rank and
+    // launch.on_host_failure = "resume" (the caller resumes from_run with the plan's sets).
+    std::optional<ContinuationPlan> continuation() const;
 
 private:
     struct State;

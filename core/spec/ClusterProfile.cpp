@@ -6,6 +6,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace parallax {
@@ -222,12 +223,26 @@ ClusterProfile findClusterProfile(const std::string& nameOrPath) {
 }
 
 ClusterProfile resolveHosts(const RunSpec& spec) {
-    if (!spec.launch.cluster.empty()) return findClusterProfile(spec.launch.cluster);
-    ClusterProfile inline_;
-    inline_.name = "launch.hosts";
-    inline_.source = "the spec";
-    inline_.hosts = spec.launch.hosts;
-    return inline_;
+    ClusterProfile hosts;
+    if (!spec.launch.cluster.empty()) {
+        hosts = findClusterProfile(spec.launch.cluster);
+    } else {
+        hosts.name = "launch.hosts";
+        hosts.source = "the spec";
+        hosts.hosts = spec.launch.hosts;
+    }
+    for (const std::string& excluded : spec.launch.exclude_hosts) {
+        const auto named = std::find_if(hosts.hosts.begin(), hosts.hosts.end(), [&](const std::string& entry) {
+            const std::optional<HostSlots> h = parseHostSlots(entry);
+            return (h ? h->name : entry) == excluded;
+        });
+        if (named == hosts.hosts.end())
+            throw SpecError("launch.exclude_hosts names \"" + excluded + "\", which is not among the hosts of " +
+                            (spec.launch.cluster.empty() ? std::string("launch.hosts")
+                                                         : "the cluster profile " + hosts.source));
+        hosts.hosts.erase(named);
+    }
+    return hosts;
 }
 
 } // namespace parallax

@@ -70,7 +70,8 @@ std::vector<std::string> clusterProfileFiles();
 ClusterProfile findClusterProfile(const std::string& nameOrPath);
 
 // The hosts a run targets and how to reach them: the profile launch.cluster names, or
-// launch.hosts with ssh's own settings. Throws SpecError as findClusterProfile does.
+// launch.hosts with ssh's own settings, less launch.exclude_hosts. Throws SpecError as
+// findClusterProfile does, and for an excluded host that is not among them.
 ClusterProfile resolveHosts(const RunSpec& spec);
 
 } // namespace parallax

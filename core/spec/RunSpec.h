@@ -75,6 +75,13 @@ struct LaunchSpec {
     std::vector<std::string> hosts;   // "node:slots" for target = hosts
     std::string cluster;              // target = hosts: a cluster profile's name or file (ClusterProfile.h)
     int64_t host_timeout_s = 30;      // target = hosts: a host silent this long fails the run
+    std::vector<std::string> exclude_hosts; // target = hosts: hosts of launch.hosts or the profile left out
+    // target = hosts: when a host is lost or a rank dies, fail, or resume from the newest checkpoint
+    // as a new run on the hosts that answer (dp made to fit, the global batch kept), at least
+    // min_hosts of them, at most max_restarts times.
+    std::string on_host_failure = "fail"; // fail | resume
+    int64_t min_hosts = 1;
+    int64_t max_restarts = 3;
     std::string bind = "none";        // none | core | socket
     std::vector<std::string> mpirun_args; // extra launcher arguments, passed verbatim as argv entries
     std::map<std::string, std::string> env; // extra environment for every rank (kept in the spec)

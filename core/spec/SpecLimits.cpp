@@ -31,6 +31,8 @@ const std::vector<FieldLimit>& fieldLimits() {
         {"launch.processes", kMaxProcesses, "the largest training runs use about a hundred thousand processes"},
         {"launch.threads_per_rank", pow2(12), "no node has that many cores for one rank"},
         {"launch.host_timeout_s", 86400, "a host silent for a day is gone"},
+        {"launch.min_hosts", pow2(20), "the largest machines have about a hundred thousand nodes"},
+        {"launch.max_restarts", 1000, "a run lost a thousand times needs its hosts mended, not restarts"},
         {"launch.nodes", pow2(20), "the largest machines have about a hundred thousand nodes"},
         {"launch.tasks_per_node", pow2(12), "no node has that many cores for one rank each"},
         {"launch.signal_margin_s", 86400, "a checkpoint does not take a day"},

@@ -33,6 +33,7 @@ const std::vector<std::string> kDevices = {"cpu", "cuda"};
 const std::vector<std::string> kBinds = {"none", "core", "socket"};
 const std::vector<std::string> kSlurmModes = {"srun", "batch"};
 const std::vector<std::string> kOnHang = {"wait", "fail"};
+const std::vector<std::string> kOnHostFailure = {"fail", "resume"};
 
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(double v) { return tomlDouble(v); }
@@ -662,6 +663,7 @@ private:
                 warn("launch.cluster", "launch.cluster is used only with launch.target = \"hosts\"; it is ignored here",
                      {"launch.target"});
         }
+        checkHostFailure();
         if (l.host_timeout_s < 5)
             error("launch.host_timeout_s", "launch.host_timeout_s = " + num(l.host_timeout_s) +
                                                " must be at least 5 (seconds a host may stay silent)");
@@ -758,6 +760,33 @@ private:
         }
     }
 
+    // launch.on_host_failure and what goes with it.
+    void checkHostFailure() {
+        const LaunchSpec& l = s.launch;
+        checkCount("launch.min_hosts", l.min_hosts, 1);
+        checkCount("launch.max_restarts", l.max_restarts, 0);
+        if (!checkChoice("launch.on_host_failure", l.on_host_failure, kOnHostFailure)) return;
+        const bool hosts = l.target == "hosts";
+        if (!hosts && !l.exclude_hosts.empty())
+            warn("launch.exclude_hosts", "launch.exclude_hosts is used only with launch.target = \"hosts\"; it is "
+                                         "ignored here", {"launch.target"});
+        if (l.on_host_failure != "resume") return;
+        if (!hosts) {
+            warn("launch.on_host_failure", "launch.on_host_failure = \"resume\" is used only with launch.target = "
+                                           "\"hosts\"; here a lost host or rank fails the run", {"launch.target"});
+            return;
+        }
+        if (s.train.checkpoint_every <= 0)
+            warn("launch.on_host_failure", "launch.on_host_failure = \"resume\" continues from the newest checkpoint, "
+                                           "but train.checkpoint_every = 0 writes none until the run ends: a lost "
+                                           "host fails the run; set train.checkpoint_every (e.g. 100)",
+                 {"train.checkpoint_every"});
+        if (l.cluster.empty() && l.min_hosts > static_cast<int64_t>(l.hosts.size()))
+            error("launch.min_hosts", "launch.min_hosts = " + num(l.min_hosts) + " but launch.hosts names " +
+                                          num(int64_t(l.hosts.size())) + " host(s); lower it or add hosts",
+                  {"launch.hosts"});
+    }
+
     void checkHosts() {
         const LaunchSpec& l = s.launch;
         if (l.hosts.empty()) {
@@ -780,13 +809,28 @@ private:
                                           (nameOk ? name : std::string("node1")) + ":8\"");
                 continue;
             }
-            slots = saturatingAdd(slots, host->slot_count);
+            if (std::find(l.exclude_hosts.begin(), l.exclude_hosts.end(), host->name) == l.exclude_hosts.end())
+                slots = saturatingAdd(slots, host->slot_count);
+        }
+        for (const std::string& excluded : l.exclude_hosts) {
+            bool named = false;
+            for (const std::string& entry : l.hosts) {
+                const std::optional<HostSlots> host = parseHostSlots(entry);
+                named = named || (host && host->name == excluded);
+            }
+            if (!named)
+                error("launch.exclude_hosts", "launch.exclude_hosts names " + inQuotes(excluded) +
+                                                  ", which is not in launch.hosts", {"launch.hosts"});
         }
         const int64_t needed = s.processCount();
         if (allOk && layoutUsable() && slots < needed)
-            error("launch.hosts", "launch.hosts offer " + num(slots) + " slots but the run needs " + num(needed) +
+            error("launch.hosts", "launch.hosts offer " + num(slots) + " slots" +
+                                      (l.exclude_hosts.empty() ? std::string() : " besides launch.exclude_hosts") +
+                                      " but the run needs " + num(needed) +
                                       " processes (parallel.dp * tp * pp); add hosts or slots",
-                  layoutFields());
+                  l.exclude_hosts.empty() ? layoutFields()
+                                           : std::vector<std::string>{"parallel.dp", "parallel.tp", "parallel.pp",
+                                                                      "launch.exclude_hosts"});
     }
 
     // ---- telemetry -----------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // launch, a host cut off mid-run (its link set down), a stop across hosts. Each is named within
 // seconds, and afterwards no process of the run is left on any host.
 
+#include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
 #include "tests/cluster/ClusterSupport.h"
 #include "tests/support/Process.h"
@@ -10,7 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 
 using namespace parallax;
@@ -154,6 +158,88 @@ TEST(HostFaults, AStopAcrossHostsLeavesNothingOnAnyHost) {
     EXPECT_EQ(stop.exitCode, 3) << stop.output;
     EXPECT_EQ(run.wait(), 3) << run.output();
     EXPECT_EQ(RunStore(f.store).run(started->id)->state, RunState::Stopped);
+    f.expectNothingLeftAnywhere(std::chrono::seconds(30));
+}
+
+// launch.on_host_failure = "resume": a dp=2 run across both hosts loses the second (its link cut) at
+// a step past its first checkpoint. Within a minute it goes on as a new run, resumed from the
+// checkpoint on the host that answers as dp=1 with the same global batch, and from there it trains
+// the numbers of one process that was never interrupted.
+std::string elasticSpec(const std::string& name, const std::string& launch) {
+    return "name = " + tomlString(name) +
+           "\n[model]\nkind = \"gpt\"\npreset = \"tiny\"\n[data]\nkind = \"synthetic\"\n"
+           "[train]\nsteps = 400\nglobal_batch = 4\nmicro_batch = 2\nlr = 1e-3\nwarmup = 2\nseed = 77\n"
+           "checkpoint_every = 5\n[parallel]\n" + launch + "[telemetry]\ndevice_sample_ms = 1000\nspan_every = 0\n";
+}
+
+TEST(HostFaults, ALostHostCostsTheRunNothingItGoesOnWithTheSameNumbers) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    const CliRun one = runThroughCli(f.tmp.path(), "uninterrupted", elasticSpec("uninterrupted", "dp = 1\n"));
+    ASSERT_EQ(one.result.exitCode, 0) << one.result.output;
+    ASSERT_EQ(one.losses.size(), 400u) << one.result.output;
+
+    const std::string spec = f.tmp.path() + "/elastic.toml";
+    std::ofstream(spec) << elasticSpec("elastic", "dp = 2\n[launch]\ntarget = \"hosts\"\ncluster = " +
+                                                      tomlString(f.profile) +
+                                                      "\nhost_timeout_s = 5\non_host_failure = \"resume\"\n");
+    BackgroundProcess run = startProcess({cli(), "--store", f.store, "run", spec}, f.tmp.path() + "/elastic.out");
+    const std::optional<RunRecord> started = waitForSteps(f.store, "elastic", 12);
+    ASSERT_TRUE(started.has_value()) << run.output();
+    ASSERT_FALSE(onlySshdLeft(f.hosts, 1)) << "no rank runs on " << f.hosts.name(1);
+
+    f.hosts.linkDown(1);
+    const Clock::time_point cut = Clock::now();
+    std::optional<RunRecord> next;
+    const bool continued = waitUntil(
+        [&] {
+            try {
+                RunStore db(f.store);
+                for (const RunRecord& r : db.listRuns())
+                    if (r.parent_run == started->id && r.state == RunState::Running && !db.metrics(r.id).empty())
+                        next = r;
+            } catch (const StoreError&) {
+            }
+            return next.has_value();
+        },
+        std::chrono::seconds(120), std::chrono::milliseconds(250));
+    const double took = std::chrono::duration<double>(Clock::now() - cut).count();
+    ASSERT_TRUE(continued) << run.output();
+    EXPECT_LT(took, 60.0) << "it trains again " << took << " s after the host was cut off";
+    std::printf("the continuation trains %.1f s after the host was cut off\n", took);
+    EXPECT_EQ(run.wait(), 0) << run.output();
+
+    RunStore db(f.store);
+    const RunRecord first = *db.run(started->id);
+    EXPECT_EQ(first.state, RunState::Failed);
+    EXPECT_NE(first.exit_reason.find(f.hosts.name(1) + " has not answered for"), std::string::npos)
+        << first.exit_reason;
+    EXPECT_NE(first.exit_reason.find("launch.on_host_failure = \"resume\": it goes on from the checkpoint at step "),
+              std::string::npos)
+        << first.exit_reason;
+    EXPECT_NE(first.exit_reason.find("on " + f.hosts.name(0) + " as dp=1"), std::string::npos) << first.exit_reason;
+    const RunRecord second = *db.run(next->id);
+    EXPECT_EQ(second.state, RunState::Succeeded) << second.exit_reason;
+    EXPECT_EQ(second.world_size, 1);
+    EXPECT_EQ(second.hosts, std::vector<std::string>{f.hosts.name(0)});
+    const RunSpec continuedSpec = readSpecFile(second.run_dir + "/spec.toml");
+    EXPECT_EQ(continuedSpec.parallel.dp, 1);
+    EXPECT_EQ(continuedSpec.train.global_batch, 4);
+    EXPECT_EQ(continuedSpec.launch.exclude_hosts, std::vector<std::string>{f.hosts.name(1)});
+
+    // From the checkpoint on, its losses are those of the uninterrupted process.
+    const std::vector<StepEvent> steps = db.metrics(second.id);
+    ASSERT_FALSE(steps.empty());
+    EXPECT_EQ(steps.back().step, 399);
+    EXPECT_GE(steps.front().step, 10) << "it starts from a checkpoint of the first run";
+    double worst = 0;
+    for (const StepEvent& s : steps) {
+        const double want = one.losses.at(static_cast<size_t>(s.step));
+        worst = std::max(worst, std::abs(s.loss - want) / std::max(1e-12, std::abs(want)));
+    }
+    EXPECT_LT(worst, 1e-5) << "from step " << steps.front().step;
+
+    f.hosts.linkUp(1);
     f.expectNothingLeftAnywhere(std::chrono::seconds(30));
 }
 

@@ -323,6 +323,8 @@ void LivePage::showRun(qint64 run) {
     if (run == m_run) return;
     if (m_watcher && m_run > 0) m_watcher->unwatch(m_run);
     m_run = run;
+    const std::optional<RunRecord> shown = m_runs && run > 0 ? m_runs->run(run) : std::nullopt;
+    m_sawRunning = shown && shown->state == RunState::Running;
     m_snapshot.clear();
     m_devices->clear();
     m_shownStraggler.reset();
@@ -389,7 +391,25 @@ void LivePage::refreshPicker() {
 }
 
 void LivePage::followNewestRun() {
-    if (!m_runs || !m_follow->isChecked()) return;
+    if (!m_runs) return;
+    // The run shown ended while it was watched and goes on as another (launch.on_host_failure =
+    // "resume", or a resume started elsewhere): that one is followed, new runs followed or not.
+    if (const std::optional<RunRecord> shown = m_run > 0 ? m_runs->run(m_run) : std::nullopt) {
+        if (shown->state == RunState::Running) m_sawRunning = true;
+        for (int row = 0; m_sawRunning && RunState::isTerminal(shown->state) && row < m_runs->rowCount(); ++row) {
+            const RunRecord& r = m_runs->record(row);
+            if (r.parent_run != m_run || r.state != RunState::Running) continue;
+            const qint64 before = m_run;
+            showRun(r.id);
+            emit runFollowed(r.id, tr("Live follows run #%1, which continues #%2 (%3: %4)")
+                                       .arg(r.id)
+                                       .arg(before)
+                                       .arg(QString::fromStdString(shown->state),
+                                            QString::fromStdString(shown->exit_reason)));
+            return;
+        }
+    }
+    if (!m_follow->isChecked()) return;
     qint64 newest = 0;
     for (int row = 0; row < m_runs->rowCount() && newest == 0; ++row) {
         const RunRecord& r = m_runs->record(row);

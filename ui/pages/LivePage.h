@@ -120,6 +120,7 @@ private:
 
     QPointer<StoreWatcher> m_watcher;
     qint64 m_run = 0;
+    bool m_sawRunning = false; // the run shown was running while shown: its continuation is followed
     RunSnapshot m_snapshot;
     QString m_cli;
     QPointer<QProcess> m_process;

@@ -105,6 +105,10 @@ RunSpec fullSpec() {
     l.hosts = {"node1:8", "node2:16"};
     l.cluster = "lab";
     l.host_timeout_s = 45;
+    l.exclude_hosts = {"node2"};
+    l.on_host_failure = "resume";
+    l.min_hosts = 2;
+    l.max_restarts = 5;
     l.bind = "socket";
     l.mpirun_args = {"--mca", "btl ^openib", "quote\" back\\slash\nnewline\ttab"};
     l.env = {{"NCCL_DEBUG", "INFO"}, {"OMP_NUM_THREADS", "4"}, {"weird.key name", "value = \"x\""}};

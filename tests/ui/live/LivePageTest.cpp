@@ -407,6 +407,48 @@ TEST(LivePageTest, PicksARunAndFollowsOneThatStartsUntilAPersonPicks) {
     EXPECT_EQ(page.run(), fourth);
 }
 
+// launch.on_host_failure = "resume": the run watched fails and goes on as another; Live follows that
+// one even when it does not follow new runs, but not a continuation of a run opened after it ended.
+TEST(LivePageTest, FollowsTheContinuationOfTheRunItWatched) {
+    TempStore ts;
+    const int64_t watched = ts.newRun("elastic", 100, 2);
+    ts.store.markRunning(watched, 1, "here");
+    const int64_t other = ts.newRun("other", 100, 1);
+    ts.store.markRunning(other, 2, "here");
+    RunListModel runs;
+    runs.setRuns(ts.store.listRuns());
+    StoreWatcher watcher(ts.qpath());
+    watcher.setInterval(20);
+    LivePage page(&watcher);
+    page.setRunList(&runs);
+    page.pickRun(watched);
+    EXPECT_FALSE(page.followsNewRuns());
+    QSignalSpy followed(&page, &LivePage::runFollowed);
+    ts.store.finishRun(watched, RunState::Failed, 1, "node2 has not answered for 5 s");
+    runs.setRuns(ts.store.listRuns());
+    EXPECT_EQ(page.run(), watched);
+    NewRun n;
+    n.name = "elastic";
+    n.steps_total = 100;
+    n.world_size = 1;
+    n.parent_run = watched;
+    const int64_t continued = ts.store.createRun(n);
+    ts.store.markRunning(continued, 3, "here");
+    runs.setRuns(ts.store.listRuns());
+    EXPECT_EQ(page.run(), continued);
+    ASSERT_EQ(followed.count(), 1);
+    EXPECT_EQ(followed.last().at(1).toString(),
+              QStringLiteral("Live follows run #%1, which continues #%2 (failed: node2 has not answered for 5 s)")
+                  .arg(continued)
+                  .arg(watched));
+
+    // Opened once it had ended: it stays, its continuation running or not.
+    page.pickRun(watched);
+    runs.setRuns(ts.store.listRuns());
+    EXPECT_EQ(page.run(), watched);
+    EXPECT_EQ(followed.count(), 1);
+}
+
 TEST(LivePageTest, AResumedRunNamesTheRunItContinuesAndOpensIt) {
     TempStore ts;
     const int64_t parent = ts.newRun("base", 100, 1);
