@@ -278,6 +278,7 @@ void MainWindow::createStorePages() {
         showPage(Logs);
     });
     connect(m_live, &LivePage::fixAndRelaunch, this, &MainWindow::editRunSpec);
+    connect(m_live, &LivePage::resumeWithChanges, this, &MainWindow::resumeWithChanges);
     connect(m_live, &LivePage::runStarted, this, &MainWindow::openRun);
     connect(m_live, &LivePage::commandFinished, this, [this](const QStringList& arguments, bool ok, const QString& output) {
         statusBar()->showMessage(ok ? tr("parallax-cli %1: done").arg(arguments.join(QChar(' ')))
@@ -358,19 +359,30 @@ void MainWindow::openRun(qint64 id) {
     showPage(Live);
 }
 
-void MainWindow::editRunSpec(qint64 id) {
+std::optional<RunSpec> MainWindow::storedSpec(qint64 id) {
     const std::optional<RunRecord> r = m_runs->run(id);
     if (!r || r->spec_toml.empty()) {
         statusBar()->showMessage(tr("Run #%1 has no stored spec to edit").arg(id), 8000);
-        return;
+        return std::nullopt;
     }
-    RunSpec spec;
     try {
-        spec = parseSpec(r->spec_toml, "run " + std::to_string(id));
+        return parseSpec(r->spec_toml, "run " + std::to_string(id));
     } catch (const std::exception& e) {
         statusBar()->showMessage(tr("The spec of run #%1 cannot be read: %2").arg(id).arg(QString::fromUtf8(e.what())), 8000);
-        return;
+        return std::nullopt;
     }
+}
+
+void MainWindow::resumeWithChanges(qint64 id) {
+    const std::optional<RunSpec> spec = storedSpec(id);
+    if (spec && m_newRun->resumeRunSpec(*spec, id)) showPage(NewRun);
+}
+
+void MainWindow::editRunSpec(qint64 id) {
+    const std::optional<RunSpec> stored = storedSpec(id);
+    if (!stored) return;
+    const RunSpec& spec = *stored;
+    const std::optional<RunRecord> r = m_runs->run(id);
     QString why = QString::fromStdString(r->state);
     if (!r->exit_reason.empty()) why += QStringLiteral(": ") + QString::fromStdString(r->exit_reason);
     if (m_newRun->editRunSpec(spec, id, why)) showPage(NewRun);

@@ -1,9 +1,13 @@
 #pragma once
 
+#include "core/spec/RunSpec.h"
+
 #include <QMainWindow>
 #include <QSet>
 #include <QPointer>
 #include <QString>
+
+#include <optional>
 
 class QLabel;
 class QListWidget;
@@ -52,6 +56,8 @@ public:
     void openRun(qint64 id);
     // Opens the stored spec of a run in the New run form, to change and launch again.
     void editRunSpec(qint64 id);
+    // Opens it to continue from its checkpoint with the spec changed (Resume with changes).
+    void resumeWithChanges(qint64 id);
     int runningCount() const;
 
     NewRunPage* newRunPage() const { return m_newRun; }
@@ -79,6 +85,8 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    // The stored spec of run `id`, or nullopt with the reason in the status bar.
+    std::optional<RunSpec> storedSpec(qint64 id);
     void buildMenus();
     void buildNavigation();
     void createStorePages();

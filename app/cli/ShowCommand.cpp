@@ -125,6 +125,20 @@ int showCommand(const std::string& storePath, const std::string& run) {
         field("supervisor", "pid " + std::to_string(r.supervisor_pid) + " on " + r.supervisor_host);
     if (r.parent_run)
         field("resumed from", "run " + std::to_string(*r.parent_run));
+    // A run resumed, or gone on after a lost host: its segments as one run.
+    if (const std::vector<int64_t> lineage = store.lineage(r.id); lineage.size() > 1) {
+        std::string text;
+        for (int64_t id : lineage) {
+            const std::optional<RunRecord> seg = store.run(id);
+            if (!seg) continue;
+            const std::optional<RunStartEvent> start = store.runStart(id);
+            const int64_t first = start ? start->start_step : 0;
+            text += (text.empty() ? "" : " -> ") + std::string(id == r.id ? "*" : "") + "run " + std::to_string(id) +
+                    " (steps " + std::to_string(first) + "-" + (seg->last_step >= 0 ? std::to_string(seg->last_step) : "") +
+                    ", " + seg->state + ")";
+        }
+        field("lineage", text);
+    }
     std::string tags;
     for (const std::string& t : r.tags)
         tags += (tags.empty() ? "" : ", ") + t;

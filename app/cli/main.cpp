@@ -53,6 +53,12 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     run->add_option("--tag", runOptions.tags, "A tag for the run (repeatable)")->allow_extra_args(false);
     run->add_option("--notify-fd", runOptions.notify_fd)->group("");
+    std::string runFrom;
+    run->add_option("--from", runFrom,
+                    "Continue RUN from its latest complete checkpoint with this spec (another layout, hosts or "
+                    "devices; the same model): resume RUN --spec SPEC");
+    run->add_option("--set", runOptions.sets, "FIELD=VALUE: with --from, change the spec further (repeatable)")
+        ->allow_extra_args(false);
 
     RunCommandOptions resumeOptions;
     CLI::App* resume =
@@ -154,8 +160,17 @@ int main(int argc, char** argv) {
             // launcher and the ranks create is readable by this user only.
             ::umask(077);
         }
-        if (*run)
+        if (*run) {
+            if (!runFrom.empty()) {
+                runOptions.run = runFrom;
+                runOptions.resume_spec = runOptions.spec;
+                runOptions.spec.clear();
+            } else if (!runOptions.sets.empty()) {
+                throw CliError("run: --set changes the spec of a continued run; give --from RUN, or write the "
+                               "change into " + runOptions.spec, ExitCode::Usage);
+            }
             return runCommand(store, runOptions);
+        }
         if (*resume)
             return runCommand(store, resumeOptions);
         if (*attach)

@@ -986,6 +986,30 @@ void RunStore::deleteRunRows(int64_t id) {
     tx.commit();
 }
 
+std::vector<int64_t> RunStore::lineage(int64_t id) const {
+    std::vector<int64_t> up{id};
+    for (std::optional<RunRecord> r = run(id); r && r->parent_run;) {
+        const int64_t parent = *r->parent_run;
+        if (std::find(up.begin(), up.end(), parent) != up.end()) break; // never, but not forever
+        up.push_back(parent);
+        r = run(parent);
+    }
+    std::vector<int64_t> out(up.rbegin(), up.rend());
+    SqlStatement& s = m_stmts->get("SELECT id FROM runs WHERE parent_run = ?1 ORDER BY id DESC LIMIT 1");
+    for (int64_t at = id;;) {
+        std::optional<int64_t> child;
+        {
+            SqlStatement::Use use(s);
+            s.bind(1, at);
+            if (s.step()) child = s.int64(0);
+        }
+        if (!child || std::find(out.begin(), out.end(), *child) != out.end()) break;
+        out.push_back(*child);
+        at = *child;
+    }
+    return out;
+}
+
 std::optional<RunRecord> RunStore::run(int64_t id) const {
     SqlStatement& s = m_stmts->get("SELECT " + runColumns() + " FROM runs WHERE id = ?1");
     SqlStatement::Use use(s);

@@ -73,6 +73,9 @@ public:
     void deleteRun(int64_t id); // and all its rows
 
     std::optional<RunRecord> run(int64_t id) const;
+    // The lineage through run `id`: its parents up to the first, then its newest continuation, that
+    // one's newest, and so on (one run: just it). In order, oldest first.
+    std::vector<int64_t> lineage(int64_t id) const;
     std::optional<RunRecord> latestRunNamed(const std::string& name) const;
     // RUN given as an id or a name (the latest run of that name). A number that is no run's id
     // is tried as a name.

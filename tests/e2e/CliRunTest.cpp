@@ -229,8 +229,14 @@ TEST(CliRun, ResumeOnAnotherLayoutTrainsTheSameNumbers) {
     const int64_t stoppedAt = RunStore(store).checkpoints(runId).back().step;
 
     // Each continuation trains a few steps and is stopped; its first losses are compared.
-    auto continueWith = [&](const std::vector<std::string>& extra, const std::string& out) {
-        std::vector<std::string> args = {cli(), "--store", store, "resume", std::to_string(runId)};
+    auto continueWith = [&](const std::vector<std::string>& extra, const std::string& out,
+                            const std::string& layout = "dp2", bool fromSpec = false) {
+        std::vector<std::string> args = {cli(), "--store", store};
+        if (fromSpec) { // run SPEC --from RUN
+            args.insert(args.end(), {"run", spec, "--from", std::to_string(runId)});
+        } else {
+            args.insert(args.end(), {"resume", std::to_string(runId)});
+        }
         args.insert(args.end(), extra.begin(), extra.end());
         BackgroundProcess resumed = startProcess(args, tmp.path() + "/" + out);
         int64_t child = 0;
@@ -239,7 +245,7 @@ TEST(CliRun, ResumeOnAnotherLayoutTrainsTheSameNumbers) {
                 RunStore s(store);
                 for (const RunRecord& r : s.listRuns())
                     if (r.parent_run && *r.parent_run == runId && r.id > child && s.metrics(r.id).size() >= 4 &&
-                        r.layout.find(extra.empty() ? "dp2" : "dp1") == 0)
+                        r.layout.find(layout + " ") == 0)
                         child = r.id;
                 return child != 0;
             },
@@ -254,10 +260,16 @@ TEST(CliRun, ResumeOnAnotherLayoutTrainsTheSameNumbers) {
         return losses;
     };
     const std::vector<double> same = continueWith({}, "same.out");
-    const std::vector<double> other = continueWith({"--set", "parallel.dp=1"}, "dp1.out");
+    const std::vector<double> other = continueWith({"--set", "parallel.dp=1"}, "dp1.out", "dp1 tp1");
+    const std::vector<double> tensor =
+        continueWith({"--set", "parallel.dp=1", "--set", "parallel.tp=2"}, "tp2.out", "dp1 tp2", true);
     ASSERT_EQ(same.size(), 4u);
     ASSERT_EQ(other.size(), 4u);
-    for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(same[i], other[i], 1e-5 * std::abs(same[i])) << "step " << i;
+    ASSERT_EQ(tensor.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+        EXPECT_NEAR(same[i], other[i], 1e-5 * std::abs(same[i])) << "step " << i;
+        EXPECT_NEAR(same[i], tensor[i], 1e-5 * std::abs(same[i])) << "step " << i << " on dp=1 x tp=2";
+    }
 
     // A checkpoint holds one model.
     const ProcessResult refused =

@@ -4,11 +4,19 @@
 #include "core/store/RunStore.h"
 
 #include <QCoreApplication>
+#include <QStringList>
+
+#include <algorithm>
+#include <limits>
 
 namespace parallax {
 
 QString CompareRun::title() const {
-    return QStringLiteral("#%1 %2").arg(record.id).arg(QString::fromStdString(record.name));
+    QString t = QStringLiteral("#%1 %2").arg(record.id).arg(QString::fromStdString(record.name));
+    if (continues.empty()) return t;
+    QStringList ids;
+    for (int64_t id : continues) ids << QStringLiteral("#%1").arg(id);
+    return QCoreApplication::translate("CompareRun", "%1 (continues %2)").arg(t, ids.join(QStringLiteral(", ")));
 }
 
 QString CompareRun::metricName(CompareMetric metric) {
@@ -24,7 +32,7 @@ QString CompareRun::metricName(CompareMetric metric) {
     return {};
 }
 
-CompareRun CompareRun::fromRows(RunRecord record, std::vector<StepEvent> metrics) {
+CompareRun CompareRun::fromRows(RunRecord record, std::vector<StepEvent> metrics, const std::vector<StepEvent>& earlier) {
     CompareRun out;
     out.record = std::move(record);
     try {
@@ -37,16 +45,20 @@ CompareRun CompareRun::fromRows(RunRecord record, std::vector<StepEvent> metrics
     // first step when the start time is missing or later, as for a run whose clock was off).
     double origin = out.record.started_at;
     if (!out.metrics.empty() && (origin <= 0 || origin > out.metrics.front().t)) origin = out.metrics.front().t;
+    if (!earlier.empty() && (origin <= 0 || origin > earlier.front().t)) origin = earlier.front().t;
     for (auto& s : out.series) {
         s = std::make_shared<MetricSeries>();
-        s->reserve(out.metrics.size());
+        s->reserve(earlier.size() + out.metrics.size());
         if (origin > 0) s->setTimeOrigin(origin);
     }
-    for (const StepEvent& e : out.metrics) {
-        const double step = double(e.step);
-        const double tokens = double(e.tokens);
-        const double values[] = {e.loss, e.tokens_per_s, e.mfu * 100.0, e.lr, e.grad_norm, e.step_ms};
-        for (size_t m = 0; m < out.series.size(); ++m) out.series[m]->append(step, e.t, tokens, values[m]);
+    const std::vector<StepEvent>& own = out.metrics;
+    for (const std::vector<StepEvent>* rows : {&earlier, &own}) {
+        for (const StepEvent& e : *rows) {
+            const double step = double(e.step);
+            const double tokens = double(e.tokens);
+            const double values[] = {e.loss, e.tokens_per_s, e.mfu * 100.0, e.lr, e.grad_norm, e.step_ms};
+            for (size_t m = 0; m < out.series.size(); ++m) out.series[m]->append(step, e.t, tokens, values[m]);
+        }
     }
     return out;
 }
@@ -58,8 +70,24 @@ std::optional<CompareRun> CompareRun::load(const RunStore& store, int64_t id) {
     // The first step pays for allocation and warm-up (as SummaryModel leaves it out of medians).
     const int64_t from = metrics.size() > 1 ? metrics.front().step + 1 : 0;
     RunReport report = buildRunReport(store, *record, metrics, from);
-    CompareRun run = fromRows(std::move(*record), std::move(metrics));
+    // The runs it continues, nearest first: each one's steps before the next took over.
+    std::vector<int64_t> line = store.lineage(id);
+    line.erase(std::find(line.begin(), line.end(), id), line.end());
+    std::vector<int64_t> continues;
+    std::vector<StepEvent> earlierSteps;
+    int64_t before = metrics.empty() ? std::numeric_limits<int64_t>::max() : metrics.front().step;
+    for (auto it = line.rbegin(); it != line.rend(); ++it) {
+        std::vector<StepEvent> earlier = store.metrics(*it);
+        earlier.erase(std::remove_if(earlier.begin(), earlier.end(), [&](const StepEvent& e) { return e.step >= before; }),
+                      earlier.end());
+        if (earlier.empty()) continue;
+        before = earlier.front().step;
+        earlierSteps.insert(earlierSteps.begin(), earlier.begin(), earlier.end());
+        continues.insert(continues.begin(), *it);
+    }
+    CompareRun run = fromRows(std::move(*record), std::move(metrics), earlierSteps);
     run.report = std::move(report);
+    run.continues = std::move(continues);
     return run;
 }
 

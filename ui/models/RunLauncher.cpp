@@ -59,6 +59,16 @@ void RunLauncher::launch(const QString& specPath) {
     start(launchArguments(specPath), tr("parallax-cli run %1").arg(QFileInfo(specPath).fileName()));
 }
 
+QStringList RunLauncher::continueArguments(const QString& specPath, qint64 runId) const {
+    return {QStringLiteral("--store"), m_storePath, QStringLiteral("run"), specPath, QStringLiteral("--from"),
+            QString::number(runId), QStringLiteral("--detach")};
+}
+
+void RunLauncher::continueFrom(const QString& specPath, qint64 runId) {
+    start(continueArguments(specPath, runId),
+          tr("parallax-cli run %1 --from %2").arg(QFileInfo(specPath).fileName()).arg(runId));
+}
+
 void RunLauncher::resume(qint64 runId) {
     start(resumeArguments(runId), tr("parallax-cli resume %1").arg(runId));
 }

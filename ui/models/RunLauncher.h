@@ -33,9 +33,13 @@ public:
     QStringList launchArguments(const QString& specPath) const;
     QStringList resumeArguments(qint64 runId) const;
     QStringList attachArguments(qint64 runId) const;
+    QStringList continueArguments(const QString& specPath, qint64 runId) const;
 
     void launch(const QString& specPath);
     void resume(qint64 runId);
+    // `run <spec> --from <id> --detach`: a new run continuing run `runId` from its checkpoint with
+    // the spec at `specPath` (another layout, hosts or devices; the same model).
+    void continueFrom(const QString& specPath, qint64 runId);
     // A run in a Slurm batch job whose supervisor is gone: `attach <id> --detach` follows it again.
     void attach(qint64 runId);
     bool isBusy() const { return m_process != nullptr; }

@@ -150,6 +150,13 @@ void LivePage::buildUi() {
     m_resume->setToolTip(tr("Start a new run from this run's last checkpoint (parallax-cli resume --detach)"));
     connect(m_stop, &QPushButton::clicked, this, &LivePage::stopRun);
     connect(m_resume, &QPushButton::clicked, this, &LivePage::resumeRun);
+    m_resumeChanged = new QPushButton(tr("Resume with changes…"), this);
+    m_resumeChanged->setObjectName(QStringLiteral("resumeWithChanges"));
+    m_resumeChanged->setToolTip(tr("Continue from this run's last checkpoint with its spec edited in the New run "
+                                   "form: another layout, hosts or devices (parallax-cli run SPEC --from RUN)"));
+    connect(m_resumeChanged, &QPushButton::clicked, this, [this] {
+        if (m_run > 0) emit resumeWithChanges(m_run);
+    });
     header->addWidget(m_title);
     header->addWidget(m_state);
     header->addWidget(m_progress, 1);
@@ -159,6 +166,7 @@ void LivePage::buildUi() {
     header->addWidget(m_mfu);
     header->addWidget(m_stop);
     header->addWidget(m_resume);
+    header->addWidget(m_resumeChanged);
     root->addLayout(header);
 
     m_straggler = new QLabel(this);
@@ -672,6 +680,7 @@ void LivePage::refreshLabels() {
     m_stop->setEnabled(!busy && (state == RunState::Running || state == RunState::Queued));
     m_resume->setEnabled(!busy && (state == RunState::Stopped || state == RunState::Failed ||
                                    state == RunState::Lost));
+    m_resumeChanged->setEnabled(m_resume->isEnabled());
 }
 
 void LivePage::stopRun() {

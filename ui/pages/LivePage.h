@@ -87,6 +87,9 @@ signals:
     void showRankLogs(qint64 run, int rank);
     // "Fix and relaunch" of a run that ended badly: edit its spec in the New run form.
     void fixAndRelaunch(qint64 run);
+    // "Resume with changes": continue this run from its checkpoint with its spec edited in the New
+    // run form (another layout, hosts or devices).
+    void resumeWithChanges(qint64 run);
     // Resume started a new run continuing this one.
     void runStarted(qint64 run);
     // "Open" beside "Resumed from #N": show the run this one continues.
@@ -149,6 +152,7 @@ private:
     QLabel* m_commandStatus = nullptr;
     QPushButton* m_stop = nullptr;
     QPushButton* m_resume = nullptr;
+    QPushButton* m_resumeChanged = nullptr;
     QComboBox* m_axis = nullptr;
     QCheckBox* m_logLoss = nullptr;
     QSpinBox* m_smoothing = nullptr;

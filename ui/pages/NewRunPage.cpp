@@ -3,6 +3,8 @@
 
 #include "core/launch/LaunchPlan.h"
 #include "core/spec/ModelDims.h"
+#include "core/spec/SpecFields.h"
+#include "core/spec/SpecOverrides.h"
 #include "core/spec/SpecIO.h"
 #include "core/store/StoreTypes.h"
 #include "ui/models/RunLauncher.h"
@@ -229,6 +231,8 @@ NewRunPage::NewRunPage(QWidget* parent)
         // no longer describes the form.
         if (m_messageKind == MessageKind::Note || (m_messageKind == MessageKind::Launch && !m_launcher->isBusy()))
             clearMessage();
+        showResumeDifferences();
+        updateLaunchButton();
     });
     connect(m_model, &SpecFormModel::validated, this, [this] {
         showIssues();
@@ -236,12 +240,15 @@ NewRunPage::NewRunPage(QWidget* parent)
         if (m_messageKind == MessageKind::SpecErrors && !m_model->hasErrors()) clearMessage();
     });
     connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
-        showMessage(m_editedRun > 0 ? tr("Run #%1 started with the changed spec of run #%2; its supervisor keeps it "
-                                         "going when the console closes.").arg(id).arg(m_editedRun)
-                                    : tr("Run #%1 started; its supervisor keeps it going when the console closes.").arg(id),
+        showMessage(m_resumedRun > 0 ? tr("Run #%1 continues run #%2 from its checkpoint with the changed spec; its "
+                                          "supervisor keeps it going when the console closes.").arg(id).arg(m_resumedRun)
+                    : m_editedRun > 0 ? tr("Run #%1 started with the changed spec of run #%2; its supervisor keeps it "
+                                           "going when the console closes.").arg(id).arg(m_editedRun)
+                                      : tr("Run #%1 started; its supervisor keeps it going when the console closes.").arg(id),
                     false, MessageKind::Launch);
         m_messageRun = id;
         m_editedRun = 0;
+        m_resumedRun = 0;
         // The run keeps the spec it started with: the form's edits are not lost by replacing it.
         m_model->markSaved();
         updateLaunchButton();
@@ -924,7 +931,20 @@ void NewRunPage::updateLaunchButton() {
     else if (m_launcher->isBusy()) why = tr("Starting…");
     m_launch->setEnabled(why.isEmpty());
     m_launch->setToolTip(why.isEmpty() ? tr("Start the run with parallax-cli (detached)") : why);
-    m_launch->setText(m_launcher->isBusy() ? tr("Launching…") : tr("Launch"));
+    if (m_resumedRun > 0 && why.isEmpty()) {
+        for (const SpecIssue& issue : resumeIssues(m_resumedSpec, m_model->spec(), m_resumedRun))
+            if (!issue.warning) why = tr("The checkpoint of run #%1 cannot be loaded into this spec: %2")
+                                          .arg(m_resumedRun).arg(q(issue.message));
+        m_launch->setEnabled(why.isEmpty());
+    }
+    m_launch->setToolTip(why.isEmpty() ? (m_resumedRun > 0 ? tr("Continue run #%1 from its last checkpoint with this "
+                                                                "spec (parallax-cli run SPEC --from %1, detached)")
+                                                                 .arg(m_resumedRun)
+                                                           : tr("Start the run with parallax-cli (detached)"))
+                                       : why);
+    m_launch->setText(m_launcher->isBusy() ? tr("Launching…")
+                      : m_resumedRun > 0   ? tr("Resume #%1").arg(m_resumedRun)
+                                           : tr("Launch"));
 }
 
 void NewRunPage::showMessage(const QString& text, bool error, MessageKind kind) {
@@ -1003,8 +1023,47 @@ bool NewRunPage::editRunSpec(const RunSpec& spec, qint64 fromRun, const QString&
     return true;
 }
 
+bool NewRunPage::resumeRunSpec(const RunSpec& spec, qint64 fromRun) {
+    if (!confirmDiscard(tr("Resume with changes"), tr("The spec of run #%1 replaces the form.").arg(fromRun)))
+        return false;
+    setSpec(spec);
+    m_resumedRun = fromRun;
+    m_resumedSpec = spec;
+    showResumeDifferences();
+    updateLaunchButton();
+    return true;
+}
+
+QString NewRunPage::resumeDifferences() const {
+    if (m_resumedRun <= 0) return {};
+    RunSpec was = m_resumedSpec, now = m_model->spec();
+    QStringList changed;
+    const std::vector<SpecField> before = specFields(was), after = specFields(now);
+    for (size_t i = 0; i < before.size() && i < after.size(); ++i) {
+        const std::string was = fieldValueText(before[i].ref), is = fieldValueText(after[i].ref);
+        if (was != is)
+            changed << tr("%1: %2 → %3").arg(q(before[i].path()), q(was), q(is));
+    }
+    QString text = changed.isEmpty()
+                       ? tr("Resuming run #%1 from its last checkpoint with its own spec; change the layout, hosts or "
+                            "devices, then Resume.").arg(m_resumedRun)
+                       : tr("Resuming run #%1 from its last checkpoint with: %2").arg(m_resumedRun).arg(changed.join(QStringLiteral("; ")));
+    for (const SpecIssue& issue : resumeIssues(m_resumedSpec, now, m_resumedRun))
+        text += QLatin1Char('\n') + (issue.warning ? tr("Warning: ") : tr("Error: ")) + q(issue.message);
+    return text;
+}
+
+void NewRunPage::showResumeDifferences() {
+    if (m_resumedRun <= 0) return;
+    bool refused = false;
+    for (const SpecIssue& issue : resumeIssues(m_resumedSpec, m_model->spec(), m_resumedRun))
+        refused = refused || !issue.warning;
+    showMessage(resumeDifferences(), refused, MessageKind::Context);
+}
+
 void NewRunPage::setSpec(const RunSpec& spec, const QString& sourcePath) {
     m_editedRun = 0;
+    m_resumedRun = 0;
     // What was said about the spec before does not hold for this one.
     clearMessage();
     m_sourcePath = sourcePath;
@@ -1215,7 +1274,10 @@ void NewRunPage::launch() {
         return;
     }
     showMessage(tr("Starting %1…").arg(QDir::toNativeSeparators(spec)), false, MessageKind::Launch);
-    m_launcher->launch(spec);
+    if (m_resumedRun > 0)
+        m_launcher->continueFrom(spec, m_resumedRun);
+    else
+        m_launcher->launch(spec);
     updateLaunchButton();
 }
 

@@ -65,6 +65,13 @@ public:
     // Returns false, changing nothing, when the form has edits and the person keeps them.
     bool editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why);
     qint64 editedRun() const { return m_editedRun; }
+    // The spec of run `fromRun`, to change (another layout, hosts or devices) and continue that run
+    // from its checkpoint with: Launch becomes "Resume #N" (parallax-cli run SPEC --from N), and
+    // what differs from the run's spec is listed above the form as it is edited, with what the
+    // checkpoint refuses (another model) as errors. False, changing nothing, as editRunSpec.
+    bool resumeRunSpec(const RunSpec& spec, qint64 fromRun);
+    qint64 resumedRun() const { return m_resumedRun; }
+    QString resumeDifferences() const;
     // SpecError text in `error` when the file cannot be read; unknown keys are kept and reported.
     bool loadSpecFile(const QString& path, QString* error = nullptr);
     bool saveSpecFile(const QString& path, QString* error = nullptr);
@@ -157,7 +164,11 @@ private:
     void browseDataPath();
     void refreshClusterChoice();
 
+    void showResumeDifferences();
+
     SpecFormModel* m_model;
+    qint64 m_resumedRun = 0;         // Launch continues this run (resumeRunSpec)
+    RunSpec m_resumedSpec;           // its spec, to say what differs
     RunLauncher* m_launcher;
     QString m_storePath;
     QString m_sourcePath;

@@ -394,6 +394,28 @@ TEST_F(RunStoreTest, MarkLostRunsOnlyTouchesDeadSupervisorsOfThisHost) {
     EXPECT_EQ(store.run(alive)->state, RunState::Running);
 }
 
+// A lineage: from any of its runs, the parents up to the first and the newest continuation down;
+// a sibling resumed earlier from the same parent is not on the way.
+TEST_F(RunStoreTest, ALineageRunsFromTheFirstRunToTheNewestContinuation) {
+    const int64_t first = newRun("elastic");
+    auto resumeOf = [&](int64_t parent) {
+        NewRun r;
+        r.name = "elastic";
+        r.parent_run = parent;
+        return store.createRun(r);
+    };
+    const int64_t tried = resumeOf(first);
+    const int64_t second = resumeOf(first);
+    const int64_t third = resumeOf(second);
+    const int64_t alone = newRun("alone");
+    const std::vector<int64_t> line{first, second, third};
+    EXPECT_EQ(store.lineage(first), line);
+    EXPECT_EQ(store.lineage(second), line);
+    EXPECT_EQ(store.lineage(third), line);
+    EXPECT_EQ(store.lineage(tried), (std::vector<int64_t>{first, tried}));
+    EXPECT_EQ(store.lineage(alone), std::vector<int64_t>{alone});
+}
+
 // A run in a Slurm batch job goes on without its supervisor: never lost with it, but listed as
 // unfollowed for a new supervisor to follow its job.
 TEST_F(RunStoreTest, ABatchJobIsNotLostWithItsSupervisor) {

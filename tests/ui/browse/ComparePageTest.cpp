@@ -88,6 +88,38 @@ TEST(ComparePage, TwoRunsShowExactlyTheFieldsThatDiffer) {
     EXPECT_EQ(page.plot()->curveCount(), 1);
 }
 
+// A run that continues another (resumed, or gone on after a lost host) is one curve: the parent's
+// steps up to where it took over, then its own; its figures stay its own.
+TEST(ComparePage, AContinuedRunIsDrawnAsItsLineage) {
+    CraftedStore store;
+    const int64_t parent = store.addRun(tinySpec("elastic"), RunState::Failed, 50, 4.0);
+    NewRun n;
+    n.name = "elastic";
+    n.parent_run = parent;
+    const int64_t child = store.store.createRun(n);
+    for (int64_t s = 40; s < 100; ++s) { // from the parent's checkpoint at step 40
+        StepEvent e;
+        e.step = s;
+        e.loss = 2.0;
+        e.tokens = (s + 1) * 512;
+        e.t = 1.7e9 + 100 + double(s);
+        store.store.insertMetric(child, e);
+    }
+    const CompareRun run = *CompareRun::load(store.store, child);
+    EXPECT_EQ(run.continues, std::vector<int64_t>{parent});
+    EXPECT_EQ(run.title(), QStringLiteral("#%1 elastic (continues #%2)").arg(child).arg(parent));
+    EXPECT_EQ(run.metrics.size(), 60u);
+    const auto loss = run.seriesOf(CompareMetric::Loss);
+    ASSERT_EQ(loss->size(), 100u);
+    EXPECT_EQ(loss->x(MetricAxis::Step, 0), 0.0);
+    EXPECT_EQ(loss->x(MetricAxis::Step, 39), 39.0);
+    EXPECT_NE(loss->value(39), 2.0); // the parent's
+    EXPECT_EQ(loss->x(MetricAxis::Step, 40), 40.0);
+    EXPECT_EQ(loss->value(40), 2.0); // its own from where it took over
+    // The parent alone is itself.
+    EXPECT_TRUE(CompareRun::load(store.store, parent)->continues.empty());
+}
+
 TEST(ComparePage, IdenticalSpecsHaveNoDifferences) {
     CraftedStore store;
     const int64_t a = store.addRun(tinySpec("same"), RunState::Succeeded, 3);

@@ -559,6 +559,51 @@ TEST(NewRunPage, FixAndRelaunchAsksBeforeDiscardingEdits) {
     EXPECT_EQ(p.page.editedRun(), 4);
 }
 
+// Resume with changes: the spec of a run, edited, continues that run from its checkpoint. The form
+// says what differs from the run's spec as it is edited, refuses another model, and Launch becomes
+// Resume (parallax-cli run SPEC --from RUN).
+TEST(NewRunPage, ResumeWithChangesSaysWhatDiffersAndContinuesTheRun) {
+    Page p;
+    NewRunPage& page = p.page;
+    QLabel* message = page.messageLabel();
+    ASSERT_TRUE(page.resumeRunSpec(tinySpec("elastic"), 5));
+    EXPECT_EQ(page.resumedRun(), 5);
+    settle(page);
+    EXPECT_EQ(page.launchButton()->text(), QStringLiteral("Resume #5"));
+    EXPECT_TRUE(page.launchButton()->isEnabled()) << page.launchButton()->toolTip().toStdString();
+    EXPECT_TRUE(message->text().startsWith(QStringLiteral("Resuming run #5 from its last checkpoint with its own spec")))
+        << message->text().toStdString();
+
+    typeInto(page.fieldEditor(QStringLiteral("parallel.dp")), QStringLiteral("1"));
+    settle(page);
+    EXPECT_EQ(message->text(), QStringLiteral("Resuming run #5 from its last checkpoint with: parallel.dp: 2 → 1"));
+    EXPECT_TRUE(page.launchButton()->isEnabled());
+
+    // Another global batch trains other numbers: said, not refused. Another model is refused.
+    typeInto(page.fieldEditor(QStringLiteral("train.global_batch")), QStringLiteral("16"));
+    settle(page);
+    EXPECT_TRUE(message->text().contains(QStringLiteral("Warning: train.global_batch = 16 where run 5 had 8")))
+        << message->text().toStdString();
+    EXPECT_TRUE(page.launchButton()->isEnabled());
+    typeInto(page.fieldEditor(QStringLiteral("model.layers")), QStringLiteral("6"));
+    settle(page);
+    EXPECT_TRUE(message->text().contains(QStringLiteral("Error: model.layers = 6, but the checkpoint of run 5")))
+        << message->text().toStdString();
+    EXPECT_FALSE(page.launchButton()->isEnabled());
+    EXPECT_TRUE(page.launchButton()->toolTip().contains(QStringLiteral("cannot be loaded into this spec")));
+
+    // What Launch runs.
+    EXPECT_EQ(page.launcher()->continueArguments(QStringLiteral("/s/e.toml"), 5),
+              (QStringList{QStringLiteral("--store"), p.dir.filePath(QStringLiteral("parallax.db")), QStringLiteral("run"),
+                           QStringLiteral("/s/e.toml"), QStringLiteral("--from"), QStringLiteral("5"),
+                           QStringLiteral("--detach")}));
+    // Once the continuation started, the form launches new runs again.
+    emit page.launcher()->started(9);
+    EXPECT_TRUE(message->text().startsWith(QStringLiteral("Run #9 continues run #5"))) << message->text().toStdString();
+    EXPECT_EQ(page.resumedRun(), 0);
+    EXPECT_EQ(page.launchButton()->text(), QStringLiteral("Launch"));
+}
+
 TEST(NewRunPage, AModelPresetAsksBeforeDroppingDimensionsSetByHand) {
     Page p;
     NewRunPage& page = p.page;
