@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -249,6 +250,58 @@ TEST(HostFaults, ALostHostCostsTheRunNothingItGoesOnWithTheSameNumbers) {
 
     // Nothing of either run is left on either host (the lost host's cleanup was due once it answered).
     f.expectNothingLeftAnywhere(std::chrono::seconds(60));
+}
+
+// A rank that dies (SIGKILL) on a host that still answers: the run goes on from its checkpoint on
+// the same hosts and layout; a second death once launch.max_restarts = 1 is used up fails it, saying so.
+TEST(HostFaults, ARankThatDiesGoesOnOnTheSameHostsUntilTheRestartsAreUsed) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    const std::string spec = f.tmp.path() + "/killed.toml";
+    std::string text = elasticSpec("killed", "dp = 2\n[launch]\ntarget = \"hosts\"\ncluster = " + tomlString(f.profile) +
+                                                 "\non_host_failure = \"resume\"\nmax_restarts = 1\n");
+    text.replace(text.find("steps = 200"), 11, "steps = 100000");
+    std::ofstream(spec) << text;
+    BackgroundProcess run = startProcess({cli(), "--store", f.store, "run", spec}, f.tmp.path() + "/killed.out");
+    const std::optional<RunRecord> started = waitForSteps(f.store, "killed", 12);
+    ASSERT_TRUE(started.has_value()) << run.output();
+    auto killWorkerOn = [&](int host) {
+        for (const HostProcess& p : f.hosts.processes(host))
+            if (p.command.find("parallax-worker") != std::string::npos) return ::kill(p.pid, SIGKILL) == 0;
+        return false;
+    };
+    ASSERT_TRUE(killWorkerOn(1)) << "no rank runs on " << f.hosts.name(1) << ":\n" << commands(f.hosts.processes(1));
+    std::optional<RunRecord> next;
+    ASSERT_TRUE(waitUntil(
+        [&] {
+            try {
+                RunStore db(f.store);
+                for (const RunRecord& r : db.listRuns())
+                    if (r.parent_run == started->id && db.metrics(r.id).size() >= 3) next = r;
+            } catch (const StoreError&) {
+            }
+            return next.has_value();
+        },
+        std::chrono::seconds(90), std::chrono::milliseconds(250)))
+        << run.output();
+    RunStore db(f.store);
+    const RunRecord first = *db.run(started->id);
+    EXPECT_EQ(first.state, RunState::Failed);
+    EXPECT_NE(first.exit_reason.find("it goes on from the checkpoint at step "), std::string::npos) << first.exit_reason;
+    EXPECT_NE(first.exit_reason.find("as dp=2"), std::string::npos) << first.exit_reason;
+    EXPECT_EQ(db.run(next->id)->world_size, 2);
+    EXPECT_EQ(readSpecFile(next->run_dir + "/spec.toml").launch.exclude_hosts, std::vector<std::string>{});
+
+    // The second death: the one restart is used.
+    ASSERT_TRUE(waitUntil([&] { return killWorkerOn(1); }, std::chrono::seconds(30)));
+    EXPECT_EQ(run.wait(), 1) << run.output();
+    const RunRecord second = *RunStore(f.store).run(next->id);
+    EXPECT_EQ(second.state, RunState::Failed);
+    EXPECT_NE(second.exit_reason.find("launch.max_restarts = 1 restart(s) are used up, so it does not go on"),
+              std::string::npos)
+        << second.exit_reason;
+    EXPECT_EQ(RunStore(f.store).listRuns().size(), 2u) << "no third run";
+    f.expectNothingLeftAnywhere(std::chrono::seconds(30));
 }
 
 } // namespace
