@@ -41,6 +41,17 @@ struct ShownPage {
     }
 };
 
+// The page with the store's runs listed as they are now (setRunList left to the test), not shown.
+struct PageOverRuns {
+    RunListModel runs;
+    StoreWatcher watcher;
+    LivePage page{&watcher};
+    explicit PageOverRuns(const TempStore& ts) : watcher(ts.qpath()) {
+        runs.setRuns(ts.store.listRuns());
+        watcher.setInterval(20);
+    }
+};
+
 // A run half way through 200 steps whose rank 5 is the slowest in most steps by 60%.
 int64_t craftStragglerRun(TempStore& ts) {
     const int64_t run = ts.newRun("straggling", 200, 8);
@@ -369,11 +380,9 @@ TEST(LivePageTest, PicksARunAndFollowsOneThatStartsUntilAPersonPicks) {
     ts.store.finishRun(first, RunState::Succeeded, 0, "");
     const int64_t second = ts.newRun("second", 10, 1);
     ts.store.markRunning(second, 2, "here");
-    RunListModel runs;
-    runs.setRuns(ts.store.listRuns());
-    StoreWatcher watcher(ts.qpath());
-    watcher.setInterval(20);
-    LivePage page(&watcher);
+    PageOverRuns over(ts);
+    RunListModel& runs = over.runs;
+    LivePage& page = over.page;
     QSignalSpy followed(&page, &LivePage::runFollowed);
     page.setRunList(&runs);
     EXPECT_TRUE(page.followsNewRuns());
@@ -415,11 +424,9 @@ TEST(LivePageTest, FollowsTheContinuationOfTheRunItWatched) {
     ts.store.markRunning(watched, 1, "here");
     const int64_t other = ts.newRun("other", 100, 1);
     ts.store.markRunning(other, 2, "here");
-    RunListModel runs;
-    runs.setRuns(ts.store.listRuns());
-    StoreWatcher watcher(ts.qpath());
-    watcher.setInterval(20);
-    LivePage page(&watcher);
+    PageOverRuns over(ts);
+    RunListModel& runs = over.runs;
+    LivePage& page = over.page;
     page.setRunList(&runs);
     page.pickRun(watched);
     EXPECT_FALSE(page.followsNewRuns());
@@ -465,11 +472,9 @@ TEST(LivePageTest, AResumedRunNamesTheRunItContinuesAndOpensIt) {
     start.start_step = 40;
     ts.store.setRunStart(child, start);
     const int64_t fresh = ts.newRun("fresh", 10, 1);
-    RunListModel runs;
-    runs.setRuns(ts.store.listRuns());
-    StoreWatcher watcher(ts.qpath());
-    watcher.setInterval(20);
-    LivePage page(&watcher);
+    PageOverRuns over(ts);
+    RunListModel& runs = over.runs;
+    LivePage& page = over.page;
     page.setRunList(&runs);
     page.setRun(child);
     ASSERT_TRUE(waitFor([&] { return page.resumedText() == QStringLiteral("Resumed from #%1 (base) at step 40").arg(parent); }))
