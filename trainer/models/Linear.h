@@ -1,6 +1,6 @@
 #pragma once
 
-#include "trainer/models/AccumulatingLinear.h"
+#include "trainer/ops/AccumulatingLinear.h"
 
 #include <torch/torch.h>
 
@@ -37,14 +37,20 @@ public:
     torch::Tensor forwardGelu(const torch::Tensor& x) {
         if (output_transform) return torch::gelu(forward(x), "tanh");
         const torch::Tensor input = input_transform ? input_transform(x) : x;
-        if (accumulates(bias)) return accumulatingLinearGelu(input, weight, bias);
+        if (accumulates(bias)) return accumulatingLinearGelu(input, weight, bias, product_weight);
         return torch::gelu(product(input, bias), "tanh");
     }
 
     // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
-        if (accumulates(b)) return accumulatingLinear(input, {weight}, biasList(b)).front();
-        return torch::linear(input, productWeight(weight), b);
+        if (accumulates(b)) return accumulatingLinear(input, {weight}, biasList(b), productList()).front();
+        return torch::linear(input, productWeight(), b);
+    }
+
+    // What the products multiply by: the weight's copy where one is set, else the weight.
+    const torch::Tensor& productWeight() const { return product_weight.defined() ? product_weight : weight; }
+    std::vector<torch::Tensor> productList() const {
+        return product_weight.defined() ? std::vector<torch::Tensor>{product_weight} : std::vector<torch::Tensor>{};
     }
 
     static std::vector<torch::Tensor> biasList(const torch::Tensor& b) {
@@ -57,6 +63,11 @@ public:
     double init_std;
     torch::Tensor weight; // (out, in)
     torch::Tensor bias;   // (out), undefined without bias
+    // A copy of the weight for the products, set by whoever keeps the weight's values elsewhere:
+    // ZeRO-3 gathers the weights it shards straight in bf16 for forward (Zero3::useProductCopies), so
+    // their fp32 whole never exists on a rank. While it is set, products read it instead of the weight
+    // (and instead of autocast's cast of it); gradients still go to the weight. Undefined: none.
+    torch::Tensor product_weight;
     // Applied to the input before the product (column parallel: identity forward, all-reduce of
     // the input gradient backward).
     Transform input_transform;
@@ -78,17 +89,20 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
         for (Linear* l : layers) out.push_back(l->forward(x));
         return out;
     }
-    std::vector<torch::Tensor> weights, biases;
+    std::vector<torch::Tensor> weights, biases, products;
     std::vector<int64_t> widths;
+    bool copies = false;
     for (const Linear* l : layers) {
         weights.push_back(l->weight);
+        products.push_back(l->productWeight());
+        copies = copies || l->product_weight.defined();
         if (l->bias.defined()) biases.push_back(l->bias);
         widths.push_back(l->weight.size(0));
     }
-    if (accumulatingLinearApplies(weights, biases)) return accumulatingLinear(x, weights, biases);
-    for (torch::Tensor& w : weights) w = productWeight(w);
+    if (accumulatingLinearApplies(weights, biases))
+        return accumulatingLinear(x, weights, biases, copies ? products : std::vector<torch::Tensor>{});
     const torch::Tensor y =
-        torch::linear(x, torch::cat(weights), biases.empty() ? torch::Tensor() : torch::cat(biases));
+        torch::linear(x, torch::cat(products), biases.empty() ? torch::Tensor() : torch::cat(biases));
     int64_t start = 0;
     for (int64_t w : widths) {
         out.push_back(y.narrow(-1, start, w));

@@ -1,7 +1,7 @@
 #include "trainer/models/LmHead.h"
 
-#include "trainer/models/CrossEntropy.h"
-#include "trainer/models/LayerNorm.h"
+#include "trainer/ops/CrossEntropy.h"
+#include "trainer/ops/LayerNorm.h"
 #include "trainer/models/Layers.h"
 
 namespace parallax {

@@ -1,6 +1,6 @@
 #include "trainer/models/TransformerBlock.h"
 
-#include "trainer/models/LayerNorm.h"
+#include "trainer/ops/LayerNorm.h"
 #include "trainer/models/Layers.h"
 
 #include <cmath>

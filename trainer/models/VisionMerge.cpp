@@ -1,6 +1,6 @@
 #include "trainer/models/VisionMerge.h"
 
-#include "trainer/models/LayerNorm.h"
+#include "trainer/ops/LayerNorm.h"
 #include "trainer/models/Layers.h"
 
 namespace parallax {

@@ -54,7 +54,12 @@ torch::Tensor DataParallel::gradNormSquared(bool includeReplicated) const {
     return sumOfSquares(held);
 }
 
+void DataParallel::loadParameterValues(const ParamSlot& s, const torch::Tensor& flat) {
+    m_buckets.buckets()[static_cast<size_t>(s.bucket)].params.narrow(0, s.offset, s.numel).copy_(flat);
+}
+
 void DataParallel::beginStep(int arrivalsPerParam) {
+    m_buckets.zeroGrads();
     m_active = m_dp && m_dp->size() > 1;
     std::fill(m_arrived.begin(), m_arrived.end(), 0);
     for (size_t b = 0; b < m_expected.size(); ++b)

@@ -28,8 +28,8 @@ public:
     DataParallel(GradBuckets& buckets, std::shared_ptr<Communicator> dp, int zeroStage = 0,
                  torch::ScalarType reduceType = torch::kFloat);
 
-    // Call before a step's first backward; each parameter will receive `arrivalsPerParam` gradients
-    // (the micro-batches of the step).
+    // Call before a step's first backward: zeroes the buckets' gradients; each parameter will
+    // receive `arrivalsPerParam` gradients (the micro-batches of the step).
     void beginStep(int arrivalsPerParam) override;
     // Call after the last backward of a step: starts buckets whose gradients never arrived (unused
     // parameters keep zero gradients) and waits for every reduction.
@@ -49,6 +49,8 @@ public:
     torch::Tensor gradNormSquared(bool includeReplicated) const override;
     bool gradientsSliced() const override { return m_stage == 2 && dpSize() > 1; }
     bool optimizerSliced() const override { return m_stage >= 1 && dpSize() > 1; }
+    // Every rank keeps the whole parameters in the buckets.
+    void loadParameterValues(const ParamSlot& slot, const torch::Tensor& flat) override;
 
     int64_t bucketsLaunchedDuringBackward() const { return m_launchedEarly; }
 

@@ -4,8 +4,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace parallax {
+
+struct ParamSlot;
 
 // How gradients of the data-parallel replicas meet and which slice of every bucket this rank's
 // optimizer updates: DataParallel (plain, ZeRO-1, ZeRO-2) and Zero3 implement it.
@@ -34,6 +39,35 @@ public:
     virtual bool gradientsSliced() const = 0;
     // Whether every data-parallel rank holds only its slice of the optimizer state.
     virtual bool optimizerSliced() const = 0;
+
+    // How the optimizer goes over the slices (paramShard/gradShard, one group per bucket).
+    struct OptimizerPlan {
+        std::vector<size_t> order;                       // the groups' update order; empty: their own
+        std::function<void(size_t bucket)> afterGroup;   // after each group's update is queued
+        bool ownStream = false; // the update on a stream of its own where the device has one (setStreamHooks)
+    };
+    virtual OptimizerPlan optimizerPlan() { return {}; }
+    // Where the optimizer runs on a stream of its own (trainer/train/OptimizerStream.h):
+    // `afterUnitUpdated(unit)` when the optimizer has queued the update of all of a unit's slices;
+    // `beforeGather(unit)` before the unit's parameters are gathered from its slices (the current
+    // stream must not read them before their update); `beforeGradWrite()` before the first write of a
+    // step into the gradient slices (the update reads them).
+    struct StreamHooks {
+        std::function<void(int unit)> afterUnitUpdated;
+        std::function<void(int unit)> beforeGather;
+        std::function<void()> beforeGradWrite;
+    };
+    virtual void setStreamHooks(StreamHooks) {}
+    // Right before the optimizer step; `anotherFollows`: a next step will run.
+    virtual void beforeOptimizerStep(bool /*anotherFollows*/) {}
+
+    // Writes a parameter's values (flat, its whole local tensor) wherever this reducer keeps them:
+    // the whole buckets, or this rank's slices.
+    virtual void loadParameterValues(const ParamSlot& slot, const torch::Tensor& flat) = 0;
+    // After parameter values were written otherwise than by the optimizer (a checkpoint loaded).
+    virtual void parametersLoaded() {}
+    // A line for the log on what this rank holds between steps; empty: nothing to say.
+    virtual std::string residencyNote() const { return {}; }
 };
 
 } // namespace parallax

@@ -1,7 +1,6 @@
 #include "trainer/parallel/Zero3.h"
 
 #include "trainer/compat/TorchCompat.h"
-#include "trainer/models/AccumulatingLinear.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -116,12 +115,29 @@ std::vector<size_t> Zero3::forwardBucketOrder() const {
     return order;
 }
 
-void Zero3::useProductCopies(torch::ScalarType type, const std::set<std::string>& names) {
+void Zero3::useProductCopies(torch::ScalarType type, const std::map<std::string, Linear*>& layers) {
+    std::set<std::string> names;
+    for (const auto& [name, layer] : layers) names.insert(name);
+    const auto& slots = m_buckets.slots();
+    m_productLayers.assign(slots.size(), nullptr);
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const auto it = layers.find(slots[i].name);
+        if (it == layers.end()) continue;
+        if (it->second->weight.unsafeGetTensorImpl() != slots[i].param.unsafeGetTensorImpl())
+            throw std::logic_error("ZeRO-3 product copies: " + slots[i].name + " is not that layer's weight");
+        m_productLayers[i] = it->second;
+    }
     for (size_t b = 0; b < m_productShards.size(); ++b)
         m_productShards[b] = m_forwardOnly[b] && allNamed(b, names)
                                  ? torch::empty_like(m_paramShards[b], m_paramShards[b].options().dtype(type))
                                  : torch::Tensor();
     refreshProductCopies();
+}
+
+size_t Zero3::productCopiesSet() const {
+    size_t set = 0;
+    for (const Linear* layer : m_productLayers) set += layer && layer->product_weight.defined() ? 1 : 0;
+    return set;
 }
 
 void Zero3::castProductShard(size_t b) {
@@ -162,6 +178,30 @@ void Zero3::accumulateGradShard(size_t b, const torch::Tensor& part) {
     }
     m_gradShards[b].copy_(part); // in fp32 whatever the part's dtype
     m_gradWritten[b] = 1;
+}
+
+GradientReducer::OptimizerPlan Zero3::optimizerPlan() {
+    OptimizerPlan plan;
+    plan.order = forwardBucketOrder();
+    plan.afterGroup = [this](size_t b) { shardUpdated(b); };
+    plan.ownStream = true;
+    return plan;
+}
+
+void Zero3::loadParameterValues(const ParamSlot& s, const torch::Tensor& flat) {
+    const size_t b = static_cast<size_t>(s.bucket);
+    const int64_t shardBegin = shardOffset(b);
+    const int64_t lo = std::max(shardBegin, s.offset);
+    const int64_t hi = std::min(shardBegin + shardLength(b), s.offset + s.numel);
+    if (hi > lo) m_paramShards[b].narrow(0, lo - shardBegin, hi - lo).copy_(flat.narrow(0, lo - s.offset, hi - lo));
+}
+
+std::string Zero3::residencyNote() const {
+    const int64_t held = residentParameterValues(), total = totalParameterValues();
+    return "ZeRO-3: this rank holds " + std::to_string(held) + " of " + std::to_string(total) +
+           " parameter values between steps (" +
+           std::to_string(100.0 * double(held) / double(std::max<int64_t>(1, total))) + "%), plus " +
+           std::to_string(prefetchedParameterValues()) + " of the next step's first units gathered ahead";
 }
 
 void Zero3::wrapUnits(std::vector<StageChunk>& chunks) {
@@ -236,7 +276,7 @@ void Zero3::gatherProductCopies(UnitState& u, size_t i) {
     torch::Tensor whole = torch::empty({bucket.numel()}, slice.options());
     for (int index : bucket.slots) {
         const ParamSlot& s = m_buckets.slots()[static_cast<size_t>(index)];
-        setProductCopy(s.param, whole.narrow(0, s.offset, s.numel).view(s.shape));
+        m_productLayers.at(static_cast<size_t>(index))->product_weight = whole.narrow(0, s.offset, s.numel).view(s.shape);
     }
     m_productWholes[b] = whole;
     u.present[i] = 1;
@@ -265,7 +305,7 @@ void Zero3::releaseParams(UnitState& u, bool keepVectors) {
         if (compat::storageAllocated(bucket.params)) compat::releaseStorage(bucket.params);
         if (m_productWholes[b].defined()) {
             // Products that ran keep their copies for backward (autograd holds them), not this list.
-            for (int index : bucket.slots) setProductCopy(m_buckets.slots()[static_cast<size_t>(index)].param, {});
+            for (int index : bucket.slots) m_productLayers.at(static_cast<size_t>(index))->product_weight = torch::Tensor();
             m_productWholes[b] = torch::Tensor();
         }
         u.present[i] = 0;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "trainer/comm/Communicator.h"
+#include "trainer/models/Linear.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/GradientReducer.h"
 #include "trainer/parallel/PipelineEngine.h"
@@ -42,9 +43,12 @@ public:
     // Forward-only buckets of `names` alone (Linear weights) are then gathered for forward in `type`
     // (bf16 under bf16 autocast), half the traffic of their fp32 whole, which is never rebuilt: each rank keeps a `type` copy of its
     // slice, cast when the optimizer has updated the slice (shardUpdated), and the gathered values
-    // reach the products as their weights' copies (setProductCopy) until the unit's forward ends. Only
-    // for parameters read through the products alone (Linear weights).
-    void useProductCopies(torch::ScalarType type, const std::set<std::string>& names);
+    // reach the products as their layers' copies (Linear::product_weight) until the unit's forward
+    // ends. Only for parameters read through the products alone: `layers` maps a weight's name
+    // ("units.3.q.weight") to the Linear that multiplies by it.
+    void useProductCopies(torch::ScalarType type, const std::map<std::string, Linear*>& layers);
+    // How many layers hold a product copy now (only while their unit's forward runs).
+    size_t productCopiesSet() const;
     // Casts every product slice again from the fp32 slices (after these were written otherwise than
     // by the optimizer, e.g. loaded from a checkpoint).
     void refreshProductCopies();
@@ -71,19 +75,17 @@ public:
     void prefetchNextForward(bool on) { m_prefetchNext = on; }
     void shardUpdated(size_t bucket);
 
-    // Where the optimizer runs on a stream of its own (trainer/train/OptimizerStream.h):
-    // `afterUnitUpdated(unit)` when the optimizer has queued the update of all of a unit's slices;
-    // `beforeGather(unit)` before the unit's parameters are gathered from its slices (the current
-    // stream must not read them before their update); `beforeGradWrite()` before the first write of a
-    // step into the gradient slices (the update reads them). Gradient slices are then written, not
+    // With the optimizer on a stream of its own (StreamHooks), gradient slices are written, not
     // zeroed and added to: the first reduced part of a step is copied in, and slices no gradient
     // reached are zeroed at finishStep().
-    struct StreamHooks {
-        std::function<void(int unit)> afterUnitUpdated;
-        std::function<void(int unit)> beforeGather;
-        std::function<void()> beforeGradWrite;
-    };
-    void setStreamHooks(StreamHooks hooks) { m_hooks = std::move(hooks); }
+    void setStreamHooks(StreamHooks hooks) override { m_hooks = std::move(hooks); }
+    // Slices updated in forward order, the first units gathered for the next step right after their
+    // update (shardUpdated), on a stream of its own.
+    OptimizerPlan optimizerPlan() override;
+    void beforeOptimizerStep(bool anotherFollows) override { prefetchNextForward(anotherFollows); }
+    void loadParameterValues(const ParamSlot& slot, const torch::Tensor& flat) override;
+    void parametersLoaded() override { refreshProductCopies(); }
+    std::string residencyNote() const override;
 
     // Parameter values this rank has in memory now: its slices plus any unit gathered whole (in fp32
     // or as product copies), except units gathered ahead for the next step
@@ -143,6 +145,7 @@ private:
     std::vector<char> m_forwardOnly; // per bucket: not gathered for backward
     std::vector<torch::Tensor> m_productShards; // per bucket: this rank's slice cast for the products
     std::vector<torch::Tensor> m_productWholes; // per bucket: the gathered product copy, while present
+    std::vector<Linear*> m_productLayers;       // per slot: the layer its product copy goes to, or none
     std::map<int, UnitState> m_units;
     std::vector<int> m_order; // local units in forward order
     bool m_prefetchNext = false;

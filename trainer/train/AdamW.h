@@ -54,6 +54,7 @@ public:
     int64_t stepCount() const { return m_step; }
     void setStepCount(int64_t step) { m_step = step; }
     std::vector<Group>& groups() { return m_groups; }
+    const std::vector<Group>& groups() const { return m_groups; }
 
 private:
     void update(double lr, double hostScale, const torch::Tensor& gradScale, const torch::Tensor& skip);

@@ -1,5 +1,6 @@
 #include "trainer/train/CudaSpanTimer.h"
 
+#include "trainer/train/CudaSupport.h"
 
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -32,6 +33,7 @@ void CudaSpanTimer::end(size_t span) {
 std::vector<std::pair<double, double>> CudaSpanTimer::resolve() {
     std::vector<std::pair<double, double>> out;
     if (m_used == 0) return out;
+    synchronize(m_device);
     c10::cuda::CUDAGuard guard(m_device.index());
     // The anchor runs on a device with nothing left to do, so it completes as soon as it is
     // recorded; the clock read right after its completion is its time to within microseconds.

@@ -4,12 +4,12 @@
 #include "core/spec/RunSpec.h"
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/models/Model.h"
+#include "trainer/parallel/Parallelize.h"
 #include "trainer/parallel/PipelineEngine.h"
-#include "trainer/parallel/TensorParallel.h"
+#include "trainer/train/AgreedFailure.h"
 #include "trainer/train/Checkpoint.h"
 #include "trainer/train/TelemetryEmitter.h"
 
-#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -19,11 +19,10 @@ namespace parallax {
 
 class Dataset;
 class DistributedSampler;
-class GradBuckets;
-class GradientReducer;
-class Zero3;
 class PipelineEngine;
 class AdamW;
+class CheckpointMapping;
+class StepReporter;
 class OptimizerStream;
 class StepClock;
 class FlightRecorder;
@@ -42,18 +41,6 @@ struct WorkerOptions {
 };
 
 // What one rank reports at the end.
-// A failure every rank reached together, with the same message (the ranks agreed on it through a
-// collective, as saveCheckpoint does): the run can end in order, every rank leaving MPI cleanly,
-// instead of one rank aborting the others. `step`: the steps done when it happened.
-class AgreedFailure : public std::runtime_error {
-public:
-    AgreedFailure(const std::string& what, int64_t step) : std::runtime_error(what), m_step(step) {}
-    int64_t step() const { return m_step; }
-
-private:
-    int64_t m_step;
-};
-
 struct TrainResult {
     std::string status;         // succeeded | stopped
     int64_t steps_done = 0;     // the next step that would run
@@ -75,9 +62,8 @@ public:
     static int64_t lossElements(const ModelDims& dims, const Batch& batch);
 
 private:
+    // The model, its parallelism (parallelize), the optimizer and the data.
     void setup();
-    // Keeps this rank's pipeline chunks in the model (the other units become placeholders).
-    std::vector<StageChunk> placeStages();
     void resume();
     // A step whose work is queued on the device; finishStep() reads and reports it.
     struct QueuedStep {
@@ -92,30 +78,15 @@ private:
     // decided on the device (a non-finite norm skips this and every later update there).
     QueuedStep queueStep(int64_t step);
     // Waits for the oldest queued step, checks its gradient norm (stopOnNonFiniteGradient) and
-    // reports it; returns its global mean loss.
+    // reports it (StepReporter); returns its global mean loss.
     double finishStep(const QueuedStep& queued, TrainResult& result);
-    double peakMemoryBytes();       // since the last call: device allocator peak on GPU, RSS on CPU
     std::string saveCheckpoint(int64_t nextStep);
     // Keeps the weights of the last finite step in a checkpoint and throws, naming the step and the fix.
     [[noreturn]] void stopOnNonFiniteGradient(int64_t step);
-    // Logs where the steady steps' time went: forward and backward, the wait for gradient
-    // reductions after backward, the gradient norm and its sum over the stages and shards, the
-    // optimizer, loss reduction (medians of each).
-    void reportStepBreakdown();
-    void startProfile();
-    void writeProfile();
     void emitRunStart();
-    std::vector<CheckpointPiece> checkpointPieces() const;
-    // A checkpoint piece of parameter `name` holding this rank's values `local` (its shard or the
-    // whole tensor).
-    CheckpointPiece pieceOf(const std::string& name, const std::string& role, const torch::Tensor& local,
-                            const std::vector<int64_t>& localShape) const;
-    // This rank's part of a full tensor read from a checkpoint.
-    torch::Tensor localPart(const std::string& name, const torch::Tensor& full) const;
 
     RunSpec m_spec;
     WorkerOptions m_options;
-    bool m_profiling = false;
     ProcessGroups& m_groups;
     TelemetryEmitter& m_out;
     ModelDims m_dims;
@@ -123,30 +94,19 @@ private:
     std::shared_ptr<Model> m_model;
     std::unique_ptr<Dataset> m_dataset;
     std::unique_ptr<DistributedSampler> m_sampler;
-    std::unique_ptr<GradBuckets> m_buckets;
-    std::unique_ptr<GradientReducer> m_reducer;
-    Zero3* m_zero3 = nullptr; // m_reducer when parallel.zero = 3
+    ParallelModel m_parallel;
     std::unique_ptr<PipelineEngine> m_engine;
-    TensorParallelPlan m_tpPlan;
     std::unique_ptr<SpanTimer> m_spanTimer;
     std::unique_ptr<AdamW> m_optimizer;
-    // ZeRO-3 on a GPU: the optimizer's own stream (null elsewhere).
+    std::unique_ptr<CheckpointMapping> m_checkpoints;
+    std::unique_ptr<StepReporter> m_reporter;
+    // Where the reducer asks for it (ZeRO-3) on a GPU: the optimizer's own stream (null elsewhere).
     std::unique_ptr<OptimizerStream> m_optimizerStream;
     int64_t m_startStep = 0;
-    int64_t m_tokensSeen = 0;
     double m_flopsPerToken = 0;
     double m_peakFlops = 0;
     double m_lastGradNorm = 0;
     std::unique_ptr<StepClock> m_stepClock;
-    // The last steps after the warm-up (at most kSteadyStepsKept), for the breakdown logged at the
-    // end of the run.
-    static constexpr size_t kSteadyStepsKept = 10000;
-    struct SteadyStep {
-        int64_t step = 0;
-        double ms = 0;
-        std::vector<double> lapMs;
-    };
-    std::deque<SteadyStep> m_steadySteps;
     torch::Tensor m_nonFinite; // on the device: whether any queued step's gradient norm was not finite
     double m_clockOffset = 0; // this rank's clock - rank 0's clock, seconds
 };

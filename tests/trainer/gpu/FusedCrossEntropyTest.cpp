@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trainer/models/CrossEntropy.h"
+#include "trainer/ops/CrossEntropy.h"
 
 #include <tuple>
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "trainer/compat/TorchCompat.h"
-#include "trainer/models/LayerNorm.h"
+#include "trainer/ops/LayerNorm.h"
 
 #include <tuple>
 

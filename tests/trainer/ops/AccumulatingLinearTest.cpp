@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "trainer/compat/TorchCompat.h"
-#include "trainer/models/AccumulatingLinear.h"
+#include "trainer/ops/AccumulatingLinear.h"
 #include "trainer/models/Linear.h"
 
 #include <map>

@@ -1,4 +1,4 @@
-#include "trainer/models/CrossEntropy.h"
+#include "trainer/ops/CrossEntropy.h"
 
 #include <stdexcept>
 #include <string>

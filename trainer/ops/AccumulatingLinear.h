@@ -19,24 +19,18 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
 // (.., in) -> one (.., out_i) per weight: column slices of one product over the stacked weights;
 // biases empty or one per weight. Backward takes each slice's gradient by itself (none for an
 // unused slice), with no gradient of the whole product built from them.
+// `products`: the tensors the products multiply by, one per weight (a weight's copy kept elsewhere, as
+// ZeRO-3's bf16 gather, or the weight itself); empty: the weights. Gradients go to the weights.
 std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
-                                              const std::vector<torch::Tensor>& biases);
+                                              const std::vector<torch::Tensor>& biases,
+                                              const std::vector<torch::Tensor>& products = {});
 
 // gelu(x W^T + b, "tanh") for one weight and an optional bias, accumulating like accumulatingLinear.
 // Backward computes GELU's input gradient and the bias gradient together (on a GPU for bf16, one
 // pass: trainer/kernels/ColumnSum) instead of writing the one and reading it again for the other.
-torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
-
-// Copies of weights for the products, set by whoever keeps the weights' values elsewhere: ZeRO-3
-// gathers the Linear weights it shards straight in bf16 for forward (Zero3::useProductCopies), so
-// their fp32 whole never exists on a rank. While a weight has a copy, every product reads the copy
-// instead of the weight (and instead of autocast's cast of it). An undefined copy removes the entry.
-// Keyed by the weight's tensor; set and read on the thread that runs forward.
-void setProductCopy(const torch::Tensor& weight, const torch::Tensor& copy);
-// The weight's copy where one is set, else the weight itself.
-torch::Tensor productWeight(const torch::Tensor& weight);
-// How many weights have a copy now.
-size_t productCopyCount();
+// `product`: what the product multiplies by (undefined: the weight).
+torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                     const torch::Tensor& product = {});
 
 // out += x.sum(0), accumulated in out's type: a bias gradient from the (rows, out) output gradient.
 // On a GPU, for a bf16 x whose rows are contiguous (a column slice of wider rows too) and a float32

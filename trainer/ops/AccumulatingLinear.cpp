@@ -1,6 +1,8 @@
-#include "trainer/models/AccumulatingLinear.h"
+#include "trainer/ops/AccumulatingLinear.h"
 
 #include "trainer/compat/TorchCompat.h"
+
+#include <stdexcept>
 
 #if PARALLAX_CUDA_KERNELS
 #include "trainer/kernels/ColumnSum.h"
@@ -10,22 +12,9 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
-#include <mutex>
-#include <unordered_map>
-
 namespace parallax {
 
 namespace {
-
-struct ProductCopies {
-    std::mutex mutex;
-    std::unordered_map<const c10::TensorImpl*, torch::Tensor> copies;
-};
-
-ProductCopies& productCopies() {
-    static ProductCopies registry;
-    return registry;
-}
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
@@ -62,11 +51,13 @@ torch::Tensor geluBackward(const torch::Tensor& g, const torch::Tensor& u, const
 struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinearFn> {
     // TensorLists so that autograd tracks the weights and biases as inputs.
     // With gelu (one weight): gelu(x W^T + b, "tanh"), the product kept for backward.
+    // `products`: what each weight's product multiplies by (empty: the weights); never differentiated.
     static variable_list forward(AutogradContext* ctx, const torch::Tensor& x, at::TensorList weights,
-                                 at::TensorList biases, bool gelu) {
+                                 at::TensorList biases, at::TensorList products, bool gelu) {
         const torch::Tensor input = compat::autocastForProduct(x);
         std::vector<torch::Tensor> w, b;
-        for (const torch::Tensor& t : weights) w.push_back(compat::autocastForProduct(productWeight(t)));
+        for (size_t i = 0; i < weights.size(); ++i)
+            w.push_back(compat::autocastForProduct(products.empty() ? weights[i] : products[i]));
         for (const torch::Tensor& t : biases) b.push_back(compat::autocastForProduct(t));
         const torch::Tensor weight = stacked(w);
         const torch::Tensor y = torch::linear(input, weight, b.empty() ? torch::Tensor() : stacked(b));
@@ -78,6 +69,7 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         ctx->saved_data["weights"] = static_cast<int64_t>(weights.size());
         ctx->saved_data["biases"] = static_cast<int64_t>(biases.size());
         ctx->saved_data["gelu"] = gelu;
+        ctx->saved_data["products"] = static_cast<int64_t>(products.size());
         ctx->set_materialize_grads(false); // an unused slice's gradient stays undefined, not zeros
         if (gelu) return {torch::gelu(y, "tanh")};
         if (weights.size() == 1) return {y};
@@ -121,7 +113,7 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         // No gradient for the parameters: they are already in .grad(). Autograd still runs each
         // parameter's accumulator next, with nothing to add, and with it the reducers' hooks.
         variable_list out = {dx.defined() ? dx.view(input.sizes()) : dx};
-        out.resize(1 + nw + nb + 1); // and none for the gelu flag
+        out.resize(1 + nw + nb + ctx->saved_data["products"].toInt() + 1); // none for the products and the gelu flag
         return out;
     }
 };
@@ -146,27 +138,6 @@ void addColumnSums(const torch::Tensor& out, const torch::Tensor& x) {
     out.add_(torch::sum(x, at::IntArrayRef{0}, /*keepdim=*/false, out.scalar_type()).view_as(out));
 }
 
-void setProductCopy(const torch::Tensor& weight, const torch::Tensor& copy) {
-    ProductCopies& r = productCopies();
-    const std::lock_guard<std::mutex> lock(r.mutex);
-    if (copy.defined()) r.copies[weight.unsafeGetTensorImpl()] = copy;
-    else r.copies.erase(weight.unsafeGetTensorImpl());
-}
-
-torch::Tensor productWeight(const torch::Tensor& weight) {
-    ProductCopies& r = productCopies();
-    const std::lock_guard<std::mutex> lock(r.mutex);
-    if (r.copies.empty()) return weight;
-    const auto it = r.copies.find(weight.unsafeGetTensorImpl());
-    return it == r.copies.end() ? weight : it->second;
-}
-
-size_t productCopyCount() {
-    ProductCopies& r = productCopies();
-    const std::lock_guard<std::mutex> lock(r.mutex);
-    return r.copies.size();
-}
-
 bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const std::vector<torch::Tensor>& biases) {
     if (!torch::GradMode::is_enabled() || weights.empty()) return false;
     if (!biases.empty() && biases.size() != weights.size()) return false;
@@ -177,15 +148,22 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
 }
 
 std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
-                                              const std::vector<torch::Tensor>& biases) {
-    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), false);
+                                              const std::vector<torch::Tensor>& biases,
+                                              const std::vector<torch::Tensor>& products) {
+    if (!products.empty() && products.size() != weights.size())
+        throw std::invalid_argument("accumulatingLinear: one product tensor per weight, or none");
+    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), at::TensorList(products),
+                                       false);
 }
 
-torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-    std::vector<torch::Tensor> biases;
+torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                     const torch::Tensor& product) {
+    std::vector<torch::Tensor> biases, products;
     if (bias.defined()) biases.push_back(bias);
+    if (product.defined()) products.push_back(product);
     const std::vector<torch::Tensor> weights{weight};
-    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), true)[0];
+    return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), at::TensorList(products),
+                                       true)[0];
 }
 
 } // namespace parallax

@@ -1,4 +1,4 @@
-#include "trainer/models/LayerNorm.h"
+#include "trainer/ops/LayerNorm.h"
 
 #include "trainer/compat/TorchCompat.h"
 

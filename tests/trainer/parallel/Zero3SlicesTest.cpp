@@ -1,5 +1,5 @@
 #include "trainer/compat/TorchCompat.h"
-#include "trainer/models/AccumulatingLinear.h"
+#include "trainer/ops/AccumulatingLinear.h"
 #include "trainer/models/Linear.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/Zero3.h"
@@ -126,12 +126,13 @@ struct LinearUnit : Unit {
     }
     Activation forward(const Activation& in, const Batch&) override {
         weightValuesPresent = compat::storageAllocated(lin->weight);
-        copiesSet = productCopyCount();
+        copiesSet = zero ? zero->productCopiesSet() : 0;
         return {LinearBackwardProbe::apply(lin->forward(in.at(0)), this)};
     }
     double forwardFlopsPerSample() const override { return 0; }
     std::string kindName() const override { return "block"; }
     std::shared_ptr<Linear> lin;
+    const Zero3* zero = nullptr; // the ZeRO-3 wrapping it, whose layers' copies forward counts
     bool weightValuesPresent = false;
     size_t copiesSet = 0;
     bool biasAtBackward = false, weightAtBackward = false;
@@ -169,7 +170,10 @@ struct TwoLinearUnits {
         chunks[0].indices = {0, 1};
         zero->wrapUnits(chunks);
         zero->setForwardOnlyParameters({"units.0.lin.weight", "units.1.lin.weight"});
-        if (copies) zero->useProductCopies(torch::kBFloat16, {"units.0.lin.weight", "units.1.lin.weight"});
+        for (const auto& unit : units) unit->zero = zero.get();
+        if (copies)
+            zero->useProductCopies(torch::kBFloat16,
+                                   {{"units.0.lin.weight", units[0]->lin.get()}, {"units.1.lin.weight", units[1]->lin.get()}});
         Zero3::StreamHooks hooks;
         hooks.beforeGather = [this](int) { ++gathers; };
         zero->setStreamHooks(std::move(hooks));
@@ -228,7 +232,8 @@ TEST(Zero3Slices, ProductCopiesGatheredInBf16TrainLikeCastsOfTheFp32Whole) {
             }
         }
         // Copies live only while their unit's forward runs.
-        EXPECT_EQ(productCopyCount(), 0u);
+        EXPECT_EQ(cast.zero->productCopiesSet(), 0u);
+        EXPECT_EQ(copies.zero->productCopiesSet(), 0u);
         cast.update();
         copies.update(); // the copies of the slices are cast again as each is marked updated
     }

@@ -1,0 +1,104 @@
+#include "trainer/parallel/Parallelize.h"
+
+#include "core/spec/Estimates.h"
+#include "trainer/models/Embedding.h"
+#include "trainer/models/Linear.h"
+#include "trainer/models/TransformerBlock.h"
+#include "trainer/parallel/AbsentUnit.h"
+#include "trainer/parallel/ActivationCheckpoint.h"
+#include "trainer/parallel/DataParallel.h"
+#include "trainer/parallel/Zero3.h"
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace parallax {
+
+namespace {
+
+// This rank's pipeline chunks; the model's other units become placeholders.
+std::vector<StageChunk> placeStages(Model& model, const RunSpec& spec, const ModelDims& dims,
+                                    const ProcessGroups& groups) {
+    const int pp = groups.ppSize;
+    const int chunks = spec.parallel.schedule == "interleaved" ? static_cast<int>(spec.parallel.virtual_stages) : 1;
+    const std::vector<int> bounds = pipelineUnitBounds(spec, dims);
+    if (bounds.back() != static_cast<int>(model.unitCount()))
+        throw std::logic_error("the estimates count " + std::to_string(bounds.back()) + " units, the model has " +
+                               std::to_string(model.unitCount()));
+    std::vector<bool> local(static_cast<size_t>(model.unitCount()), false);
+    std::vector<StageChunk> mine;
+    for (int c = 0; c < chunks; ++c) {
+        const int piece = c * pp + groups.coord.pp;
+        StageChunk chunk;
+        chunk.virtualStage = piece;
+        for (int u = bounds[static_cast<size_t>(piece)]; u < bounds[static_cast<size_t>(piece) + 1]; ++u) {
+            chunk.units.push_back(model.unit(u));
+            chunk.indices.push_back(u);
+            local[static_cast<size_t>(u)] = true;
+        }
+        deferResidualsWithin(chunk.units);
+        mine.push_back(std::move(chunk));
+    }
+    for (size_t u = 0; u < local.size(); ++u) {
+        if (local[u]) continue;
+        auto unit = model.unit(static_cast<int64_t>(u));
+        model.replaceUnit(static_cast<int64_t>(u),
+                          std::make_shared<AbsentUnit>(unit->kindName(), unit->forwardFlopsPerSample()));
+    }
+    return mine;
+}
+
+std::unique_ptr<GradientReducer> zero3(Model& model, const RunSpec& spec, GradBuckets& buckets,
+                                       std::vector<StageChunk>& chunks, const ProcessGroups& groups,
+                                       torch::Device device, torch::ScalarType reduceType) {
+    auto z = std::make_unique<Zero3>(buckets, groups.dp, reduceType);
+    z->wrapUnits(chunks);
+    // Parameters backward does not read are gathered for forward only: lookup tables always, and
+    // under bf16 autocast Linear weights, which reach their products as bf16 copies (gathered as such).
+    // Not with activation checkpointing, whose recomputation reads them.
+    if (spec.train.activation_checkpointing) return z;
+    const bool bf16Products = device.is_cuda() && spec.train.precision == "bf16";
+    std::set<std::string> forwardOnly;
+    std::map<std::string, Linear*> products;
+    for (const auto& item : model.named_modules()) {
+        if (dynamic_cast<const Embedding*>(item.value().get())) forwardOnly.insert(item.key() + ".weight");
+        auto* linear = dynamic_cast<Linear*>(item.value().get());
+        if (bf16Products && linear) {
+            forwardOnly.insert(item.key() + ".weight");
+            products[item.key() + ".weight"] = linear;
+        }
+    }
+    z->setForwardOnlyParameters(forwardOnly);
+    if (!products.empty()) z->useProductCopies(torch::kBFloat16, products);
+    return z;
+}
+
+} // namespace
+
+ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& dims, ProcessGroups& groups,
+                          torch::Device device) {
+    ParallelModel out;
+    out.chunks = placeStages(model, spec, dims, groups);
+    out.tpPlan = applyTensorParallel(model, groups.tp);
+    model.to(device);
+    if (spec.train.activation_checkpointing) checkpointBlocks(out.chunks);
+
+    std::vector<std::pair<std::string, torch::Tensor>> named;
+    for (const auto& item : model.named_parameters()) named.emplace_back(item.key(), item.value());
+    const int zero = static_cast<int>(spec.parallel.zero);
+    BucketOptions options;
+    options.bucketBytes = spec.parallel.bucket_mb * 1024.0 * 1024.0;
+    for (const auto& [name, shard] : out.tpPlan) options.sharded.insert(name);
+    options.padMultiple = zero > 0 ? groups.dpSize : 1;
+    options.perUnit = zero == 3;
+    out.buckets = std::make_unique<GradBuckets>(named, options);
+    // Gradients cross the wire in parallel.reduce_dtype (the validator allows bf16 only with NCCL).
+    const torch::ScalarType reduceType = spec.parallel.reduce_dtype == "bf16" ? torch::kBFloat16 : torch::kFloat;
+    out.reducer = zero == 3 ? zero3(model, spec, *out.buckets, out.chunks, groups, device, reduceType)
+                            : std::make_unique<DataParallel>(*out.buckets, groups.dp, zero, reduceType);
+    return out;
+}
+
+} // namespace parallax

@@ -1,0 +1,22 @@
+#pragma once
+
+#include "trainer/comm/Communicator.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// What the ranks tell each other at the start of a run (collectives over `world`; every rank gets
+// every rank's value).
+
+// Every rank's host name.
+std::vector<std::string> gatherHosts(Communicator& world);
+// Every rank's process id, so that the supervisor can end each one on its host.
+std::vector<int64_t> gatherPids(Communicator& world);
+// Offsets of every rank's clock from rank 0's (rank clock - rank 0 clock, seconds), from ping-pong
+// exchanges with rank 0 (the one of least delay wins).
+std::vector<double> alignClocks(Communicator& world);
+
+} // namespace parallax
