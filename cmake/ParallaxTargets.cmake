@@ -34,11 +34,9 @@ function(parallax_add_test name)
     DISCOVERY_TIMEOUT 60)
 endfunction()
 
-# Adds each listed sub-folder that has a CMakeLists.txt.
+# Adds each listed sub-folder (each must have a CMakeLists.txt: a missing one fails the configure).
 macro(parallax_add_subdirectories)
   foreach(_sub ${ARGN})
-    if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${_sub}/CMakeLists.txt")
-      add_subdirectory(${_sub})
-    endif()
+    add_subdirectory(${_sub})
   endforeach()
 endmacro()

@@ -9,22 +9,6 @@
 
 namespace parallax {
 
-std::string formatDuration(double seconds) {
-    if (!std::isfinite(seconds) || seconds < 0)
-        return "-";
-    const long s = static_cast<long>(seconds + 0.5);
-    char buf[32];
-    if (s < 60)
-        std::snprintf(buf, sizeof buf, "%lds", s);
-    else if (s < 3600)
-        std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-    else if (s < 86400)
-        std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
-    else
-        std::snprintf(buf, sizeof buf, "%ldd%02ldh", s / 86400, (s % 86400) / 3600);
-    return buf;
-}
-
 std::string formatDateTime(double epoch) {
     if (!(epoch > 0))
         return "-";

@@ -1,11 +1,12 @@
 #pragma once
 
+#include "core/util/Duration.h" // formatDuration: "42s", "3m05s", "1h02m", "2d03h"
+
 #include <string>
 
 namespace parallax {
 
 // Text for tables and progress lines. Missing values (NaN, or 0 timestamps) read "-".
-std::string formatDuration(double seconds);   // "42s", "3m05s", "1h02m", "2d03h"
 std::string formatDateTime(double epoch);     // local "2024-05-01 12:03"
 std::string formatClock(double epoch);        // local "12:03:04.123"
 std::string formatLoss(double loss);          // "2.3142", "nan"

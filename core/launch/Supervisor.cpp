@@ -1,5 +1,7 @@
 #include "core/launch/Supervisor.h"
 
+#include "core/spec/LayoutLabel.h"
+
 #include "core/launch/CommandRun.h"
 #include "core/launch/HangDetector.h"
 #include "core/launch/HostCleanup.h"
@@ -65,11 +67,6 @@ double wallNow() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-
-std::string layoutText(const RunSpec& spec) {
-    return "dp" + std::to_string(spec.parallel.dp) + " tp" + std::to_string(spec.parallel.tp) + " pp" +
-           std::to_string(spec.parallel.pp) + " zero" + std::to_string(spec.parallel.zero);
-}
 
 std::string seconds(std::chrono::milliseconds d) {
     std::ostringstream s;
@@ -414,7 +411,7 @@ struct Supervisor::State {
         nr.name = spec.name;
         nr.spec_toml = specText;
         nr.model_kind = spec.model.kind;
-        nr.layout = layoutText(spec);
+        nr.layout = layoutLabel(spec.parallel);
         nr.steps_total = spec.train.steps;
         nr.world_size = static_cast<int>(spec.processCount());
         nr.parent_run = parentRun;

@@ -109,7 +109,7 @@ struct CheckpointEvent {
     std::string path;
     int64_t bytes = 0;
     double ms = 0;
-    std::string layout;      // e.g. "dp2.tp1.pp1.z0"
+    std::string layout;      // layoutLabel: "dp2 tp1 pp1 zero0"
     double t = 0;
 };
 

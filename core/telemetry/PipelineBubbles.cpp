@@ -1,5 +1,7 @@
 #include "core/telemetry/PipelineBubbles.h"
 
+#include "core/spec/Estimates.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -164,11 +166,7 @@ double PipelineBubbles::theoretical(int64_t stages, int64_t microbatches, const 
     if (interleaved && virtualStages < 1)
         throw std::invalid_argument("parallel.virtual_stages = " + std::to_string(virtualStages) +
                                     " must be at least 1");
-    if (stages <= 1) return 0.0;
-    const double p = static_cast<double>(stages);
-    const double m = static_cast<double>(microbatches);
-    const double v = interleaved ? static_cast<double>(virtualStages) : 1.0;
-    return (p - 1) / (v * m + p - 1);
+    return pipelineBubble(stages, microbatches, schedule, virtualStages); // the estimates' formula
 }
 
 std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent>& spans, int microbatches,

@@ -1,5 +1,8 @@
 #include "ui/models/RunListModel.h"
 
+#include "core/util/Duration.h"
+#include "ui/plots/RunColors.h"
+
 #include "ui/models/RunStoreThread.h"
 
 #include <QDateTime>
@@ -191,22 +194,12 @@ double RunListModel::durationOf(const RunRecord& r) const {
 }
 
 QColor RunListModel::stateColor(const QString& state) {
-    if (state == QLatin1String(RunState::Running)) return QColor(0x1f, 0x77, 0xd0);
-    if (state == QLatin1String(RunState::Queued)) return QColor(0x80, 0x80, 0x80);
-    if (state == QLatin1String(RunState::Succeeded)) return QColor(0x2e, 0x8b, 0x3a);
-    if (state == QLatin1String(RunState::Failed)) return QColor(0xc6, 0x28, 0x28);
-    if (state == QLatin1String(RunState::Stopped)) return QColor(0xb8, 0x86, 0x0b);
-    if (state == QLatin1String(RunState::Lost)) return QColor(0x8e, 0x44, 0xad);
-    return {};
+    return RunColors::stateColor(state.toStdString());
 }
 
 QString RunListModel::formatDuration(double seconds) {
     if (seconds < 0) return {};
-    const qint64 s = qint64(std::llround(seconds));
-    if (s < 60) return QStringLiteral("%1s").arg(s);
-    if (s < 3600) return QStringLiteral("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
-    if (s < 86400) return QStringLiteral("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QChar('0'));
-    return QStringLiteral("%1d %2h").arg(s / 86400).arg((s % 86400) / 3600, 2, 10, QChar('0'));
+    return QString::fromStdString(parallax::formatDuration(seconds, " "));
 }
 
 QStringList RunListModel::parseTags(const QString& text) {

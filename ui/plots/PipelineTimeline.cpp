@@ -58,7 +58,8 @@ QString formatTime(double seconds, double step) {
     return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', decimals);
 }
 
-QString formatDuration(double seconds) {
+// A span's length or offset to the microsecond (the run-length formatter, formatDuration, stops at seconds).
+QString formatSpanLength(double seconds) {
     if (seconds >= 1.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 3);
     if (seconds >= 1e-3) return QStringLiteral("%1 ms").arg(seconds * 1e3, 0, 'f', 3);
     return QStringLiteral("%1 µs").arg(seconds * 1e6, 0, 'f', 1);
@@ -291,7 +292,7 @@ QString PipelineTimeline::toolTipFor(int span) const {
     return QStringLiteral("%1<br>%2<br>%3")
         .arg(what, tr("stage %1 · rank %2").arg(s.stage).arg(s.rank),
              tr("%1, from %2 to %3 after the step's start")
-                 .arg(formatDuration(s.end - s.start), formatDuration(s.start - t0), formatDuration(s.end - t0)));
+                 .arg(formatSpanLength(s.end - s.start), formatSpanLength(s.start - t0), formatSpanLength(s.end - t0)));
 }
 
 // --- geometry
@@ -471,7 +472,7 @@ void PipelineTimeline::paintLegend(QPainter& p) {
     p.drawText(QPoint(x, y + fm.ascent()), tr("idle"));
     x += fm.horizontalAdvance(tr("idle")) + 14;
     if (m_duration > 0) {
-        const QString span = tr("step window %1").arg(formatDuration(m_duration));
+        const QString span = tr("step window %1").arg(formatSpanLength(m_duration));
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(QRect(x, y, width() - x - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter, span);
     }

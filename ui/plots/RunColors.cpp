@@ -1,8 +1,20 @@
 #include "ui/plots/RunColors.h"
 
+#include "core/store/StoreTypes.h"
+
 #include <iterator>
 
 namespace parallax {
+
+QColor RunColors::stateColor(const std::string& state) {
+    if (state == RunState::Running) return QColor(0x1f, 0x77, 0xd0);
+    if (state == RunState::Queued) return QColor(0x80, 0x80, 0x80);
+    if (state == RunState::Succeeded) return QColor(0x2e, 0x8b, 0x3a);
+    if (state == RunState::Failed) return QColor(0xc6, 0x28, 0x28);
+    if (state == RunState::Stopped) return QColor(0xb8, 0x86, 0x0b);
+    if (state == RunState::Lost) return QColor(0x8e, 0x44, 0xad);
+    return {};
+}
 
 QColor RunColors::paletteColor(int slot) {
     static const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),

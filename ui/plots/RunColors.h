@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace parallax {
@@ -22,6 +23,8 @@ public:
 
     // Distinct colours (matplotlib's tab10); a slot beyond them wraps around.
     static QColor paletteColor(int slot);
+    // The colour of a run state (RunState), the same on every page; invalid for an unknown state.
+    static QColor stateColor(const std::string& state);
 
 private:
     std::map<int64_t, int> m_slots;

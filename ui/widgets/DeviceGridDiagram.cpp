@@ -1,5 +1,7 @@
 #include "ui/widgets/DeviceGridDiagram.h"
 
+#include "core/spec/MeshCoord.h"
+
 #include <QEvent>
 #include <QHelpEvent>
 #include <QPainter>
@@ -35,16 +37,14 @@ void DeviceGridDiagram::setLayout(int64_t dp, int64_t tp, int64_t pp) {
     update();
 }
 
+// Both through core/spec/MeshCoord.h, the one numbering rule of the worker's groups.
 int64_t DeviceGridDiagram::rankOf(const Coordinates& c, int64_t dp, int64_t tp) {
-    return c.tp + tp * (c.dp + dp * c.pp);
+    return meshRank(MeshCoord{int(c.dp), int(c.tp), int(c.pp)}, int(dp), int(tp), 0);
 }
 
 DeviceGridDiagram::Coordinates DeviceGridDiagram::coordinatesOf(int64_t rank, int64_t dp, int64_t tp) {
-    Coordinates c;
-    c.tp = rank % tp;
-    c.dp = (rank / tp) % dp;
-    c.pp = rank / (tp * dp);
-    return c;
+    const MeshCoord m = meshCoord(int(rank), int(dp), int(tp), 0);
+    return Coordinates{m.dp, m.tp, m.pp};
 }
 
 QColor DeviceGridDiagram::stageColor(int64_t stage) {
