@@ -7,7 +7,7 @@ export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all deps configure build run test bench screenshots clean
+.PHONY: all deps configure build run test bench screenshots package clean
 
 all: build
 
@@ -39,6 +39,10 @@ bench: build
 
 screenshots: build
 	cmake --build $(BUILD) --target screenshots
+
+# build/dev/parallax_<version>_<arch>.deb: install it with `apt install ./build/dev/parallax_*.deb`.
+package: build
+	cmake --build $(BUILD) --target package
 
 clean:
 	rm -rf build

@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
-  zlib1g-dev dataset-fashion-mnist xvfb xauth procps python3
+  zlib1g-dev dataset-fashion-mnist xvfb xauth procps python3 desktop-file-utils
   openssh-server openssh-client iproute2
   slurmctld slurmd slurm-client
 )

@@ -21,6 +21,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
@@ -38,6 +39,8 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 
 namespace parallax {
 
@@ -52,6 +55,33 @@ const char* kCompareMain = "compare/splitter";
 const char* kCompareRight = "compare/plotSplitter";
 const char* kRunsHeader = "runs/header";
 const char* kClusterSplitter = "cluster/splitter";
+
+// The console's pages in navigation order: the one list the navigation, the View menu (Ctrl+1...)
+// and the page stack follow. A new page is a row here, a value of MainWindow::Page at the same
+// place, and its construction: in the constructor, or in createStorePages() for a page that reads
+// the store (made again for each store).
+struct PageEntry {
+    MainWindow::Page id;
+    const char* title; // translated in MainWindow's context
+    PageIcon icon;
+    bool perStore;
+};
+constexpr PageEntry kPages[] = {
+    {MainWindow::NewRun, QT_TRANSLATE_NOOP("MainWindow", "New run"), PageIcon::NewRun, false},
+    {MainWindow::Live, QT_TRANSLATE_NOOP("MainWindow", "Live"), PageIcon::Live, true},
+    {MainWindow::Logs, QT_TRANSLATE_NOOP("MainWindow", "Logs"), PageIcon::Logs, true},
+    {MainWindow::Pipeline, QT_TRANSLATE_NOOP("MainWindow", "Pipeline"), PageIcon::Pipeline, true},
+    {MainWindow::Runs, QT_TRANSLATE_NOOP("MainWindow", "Runs"), PageIcon::Runs, true},
+    {MainWindow::Compare, QT_TRANSLATE_NOOP("MainWindow", "Compare"), PageIcon::Compare, true},
+    {MainWindow::Cluster, QT_TRANSLATE_NOOP("MainWindow", "Cluster"), PageIcon::Cluster, false},
+};
+static_assert(std::size(kPages) == MainWindow::PageCount, "one row of kPages per page");
+constexpr bool inOrder() {
+    for (size_t i = 0; i < std::size(kPages); ++i)
+        if (int(kPages[i].id) != int(i)) return false;
+    return true;
+}
+static_assert(inOrder(), "kPages follows MainWindow::Page");
 } // namespace
 
 MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(parent) {
@@ -91,6 +121,8 @@ MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(
     connect(m_newRun, &NewRunPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
     connect(m_newRun, &NewRunPage::specFileChanged, this, [this](const QString& path) {
         setWindowFilePath(path);
+        // The form opens on it next time on this store.
+        if (!path.isEmpty()) QSettings().setValue(storeSettingsKey("lastSpec"), QFileInfo(path).absoluteFilePath());
     });
     connect(m_cluster, &ClusterPage::profilesChanged, m_newRun, &NewRunPage::reloadClusterProfiles);
     connect(m_cluster, &ClusterPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -109,6 +141,7 @@ MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(
     resize(1440, 900);
     openStore(storePath);
     restoreSettings();
+    openLastSpec();
 }
 
 MainWindow::~MainWindow() {
@@ -123,12 +156,8 @@ void MainWindow::buildNavigation() {
     m_nav->setFrameShape(QFrame::NoFrame);
     m_nav->setUniformItemSizes(true);
     const QColor ink = palette().color(QPalette::WindowText);
-    const std::pair<PageIcon, QString> items[] = {{PageIcon::NewRun, tr("New run")}, {PageIcon::Live, tr("Live")},
-                                                  {PageIcon::Logs, tr("Logs")},      {PageIcon::Pipeline, tr("Pipeline")},
-                                                  {PageIcon::Runs, tr("Runs")},      {PageIcon::Compare, tr("Compare")},
-                                                  {PageIcon::Cluster, tr("Cluster")}};
-    for (const auto& [icon, text] : items) {
-        auto* item = new QListWidgetItem(pageIcon(icon, ink), text, m_nav);
+    for (const PageEntry& p : kPages) {
+        auto* item = new QListWidgetItem(pageIcon(p.icon, ink), tr(p.title), m_nav);
         item->setSizeHint(QSize(0, 36));
     }
     m_nav->setMinimumWidth(m_nav->fontMetrics().horizontalAdvance(QStringLiteral("New runMMMM")) + 30);
@@ -159,10 +188,9 @@ void MainWindow::buildMenus() {
     quit->setToolTip(tr("Runs keep going: their supervisors do not depend on the console"));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (int p = 0; p < PageCount; ++p) {
-        QAction* a = view->addAction(m_nav->item(p)->icon(), m_nav->item(p)->text(), this,
-                                     [this, p] { showPage(Page(p)); });
-        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + p)));
+    for (const PageEntry& p : kPages) {
+        QAction* a = view->addAction(m_nav->item(p.id)->icon(), tr(p.title), this, [this, id = p.id] { showPage(id); });
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + int(p.id))));
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -235,11 +263,10 @@ void MainWindow::createStorePages() {
     m_runsPage = new RunsPage(m_runs, m_watcher, m_writer, m_stack);
     m_runsPage->setStorePath(m_storePath);
     m_compare = new ComparePage(m_runs, m_watcher, m_stack);
-    m_stack->insertWidget(Live, m_live);
-    m_stack->insertWidget(Logs, m_logs);
-    m_stack->insertWidget(Pipeline, m_pipeline);
-    m_stack->insertWidget(Runs, m_runsPage);
-    m_stack->insertWidget(Compare, m_compare);
+    const std::map<Page, QWidget*> made = {
+        {Live, m_live}, {Logs, m_logs}, {Pipeline, m_pipeline}, {Runs, m_runsPage}, {Compare, m_compare}};
+    for (const PageEntry& p : kPages)
+        if (p.perStore) m_stack->insertWidget(p.id, made.at(p.id));
 
     connect(m_watcher, &StoreWatcher::runsChanged, this, [this](const std::vector<RunRecord>& runs) {
         m_runs->setNow(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0);
@@ -397,6 +424,12 @@ void MainWindow::updateStatus() {
     m_runningLabel->setText(running == 0 ? tr("No run going") : tr("%n running", nullptr, running));
 }
 
+QString MainWindow::storeSettingsKey(const char* key) const {
+    // A group per store, named by a digest of its path (a path's slashes would nest groups).
+    const QByteArray id = QCryptographicHash::hash(m_storePath.toUtf8(), QCryptographicHash::Sha1).toHex().left(16);
+    return QStringLiteral("stores/%1/%2").arg(QString::fromLatin1(id), QLatin1String(key));
+}
+
 void MainWindow::saveSettings() const {
     QSettings settings;
     settings.setValue(QLatin1String(kGeometry), saveGeometry());
@@ -405,11 +438,13 @@ void MainWindow::saveSettings() const {
     settings.setValue(QLatin1String(kNavSplitter), m_splitter->saveState());
     settings.setValue(QLatin1String(kNewRunSplitter), m_newRun->splitter()->saveState());
     settings.setValue(QLatin1String(kClusterSplitter), m_cluster->splitter()->saveState());
+    // The store's own pages: kept apart per store (their columns and splits follow its runs).
+    settings.setValue(storeSettingsKey("path"), m_storePath);
     if (m_compare) {
-        settings.setValue(QLatin1String(kCompareMain), m_compare->mainSplitter()->saveState());
-        settings.setValue(QLatin1String(kCompareRight), m_compare->rightSplitter()->saveState());
+        settings.setValue(storeSettingsKey(kCompareMain), m_compare->mainSplitter()->saveState());
+        settings.setValue(storeSettingsKey(kCompareRight), m_compare->rightSplitter()->saveState());
     }
-    if (m_runsPage) settings.setValue(QLatin1String(kRunsHeader), m_runsPage->view()->horizontalHeader()->saveState());
+    if (m_runsPage) settings.setValue(storeSettingsKey(kRunsHeader), m_runsPage->view()->horizontalHeader()->saveState());
 }
 
 void MainWindow::restoreSettings() {
@@ -429,12 +464,33 @@ void MainWindow::restoreSettings() {
 
 void MainWindow::restoreStorePageSettings() {
     const QSettings settings;
-    if (m_compare && settings.contains(QLatin1String(kCompareMain)))
-        m_compare->mainSplitter()->restoreState(settings.value(QLatin1String(kCompareMain)).toByteArray());
-    if (m_compare && settings.contains(QLatin1String(kCompareRight)))
-        m_compare->rightSplitter()->restoreState(settings.value(QLatin1String(kCompareRight)).toByteArray());
-    if (m_runsPage && settings.contains(QLatin1String(kRunsHeader)))
-        m_runsPage->view()->horizontalHeader()->restoreState(settings.value(QLatin1String(kRunsHeader)).toByteArray());
+    auto restore = [&](const char* key, auto apply) {
+        const QString own = storeSettingsKey(key);
+        if (settings.contains(own)) apply(settings.value(own).toByteArray());
+    };
+    if (m_compare) {
+        restore(kCompareMain, [this](const QByteArray& s) { m_compare->mainSplitter()->restoreState(s); });
+        restore(kCompareRight, [this](const QByteArray& s) { m_compare->rightSplitter()->restoreState(s); });
+    }
+    if (m_runsPage) restore(kRunsHeader, [this](const QByteArray& s) { m_runsPage->view()->horizontalHeader()->restoreState(s); });
+}
+
+QString MainWindow::lastSpecOfStore() const {
+    return QSettings().value(storeSettingsKey("lastSpec")).toString();
+}
+
+void MainWindow::openLastSpec() {
+    const QString path = lastSpecOfStore();
+    if (path.isEmpty()) return;
+    if (!QFileInfo(path).isFile()) {
+        statusBar()->showMessage(tr("The last spec of this store, %1, is gone; the form shows the quick-start run").arg(path), 10000);
+        return;
+    }
+    QString error;
+    if (m_newRun->loadSpecFile(path, &error))
+        statusBar()->showMessage(tr("Opened %1, the last spec of this store").arg(QDir::toNativeSeparators(path)), 8000);
+    else
+        statusBar()->showMessage(tr("The last spec of this store could not be opened: %1").arg(error), 15000);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

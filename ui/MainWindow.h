@@ -77,9 +77,12 @@ public:
     // What Help > About says: the console's version and build id, Qt's version, the store.
     QString aboutText() const;
 
-    // The window's state (geometry, toolbars, splitters, page) in QSettings.
+    // The window's state in QSettings: geometry, toolbars, splitters and page for every store; the
+    // store's own pages (Compare's splitters, Runs' columns) and its last spec apart per store.
     void saveSettings() const;
     void restoreSettings();
+    // The spec last opened or saved in the New run form on this store (empty: none).
+    QString lastSpecOfStore() const;
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -94,6 +97,10 @@ private:
     void updateStatus();
     void openStoreDialog();
     void restoreStorePageSettings();
+    // The key of a setting kept apart per store: "stores/<digest of the store's path>/<key>".
+    QString storeSettingsKey(const char* key) const;
+    // Loads lastSpecOfStore() into the New run form (at start; a --spec given to the console wins).
+    void openLastSpec();
 
     QString m_storePath;
     QPointer<StoreWatcher> m_watcher;

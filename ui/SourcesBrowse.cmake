@@ -2,8 +2,10 @@
 # the main window and the widgets they draw with.
 target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/MainWindow.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/AtomicFile.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/CompareRun.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunCheckModel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/RunExporter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunFilterModel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunLauncher.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunListModel.cpp
@@ -23,6 +25,7 @@ target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/widgets/FileDialogs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/MemoryBar.cpp
   ${CMAKE_CURRENT_LIST_DIR}/widgets/PageIcons.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/widgets/TableExport.cpp
 )
 
 # The example runs compiled in, for a console installed without resources/runs beside it.

@@ -49,6 +49,9 @@ int metricsCommand(const std::string& storePath, const std::string& run, bool cs
 // each step with spans next to the schedule's theory (core/store/RunReport.h).
 int reportCommand(const std::string& storePath, const std::string& run, int64_t fromStep);
 
+// RUN as a Chrome/Perfetto trace (core/store/TraceExport.h) written to `outPath` ("-": stdout).
+int traceCommand(const std::string& storePath, const std::string& run, const std::string& outPath);
+
 int stopCommand(const std::string& storePath, const std::string& run, bool wait);
 
 int checkCommand(const std::string& storePath, const std::string& spec);

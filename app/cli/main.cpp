@@ -123,6 +123,13 @@ int main(int argc, char** argv) {
     report->add_option("--from-step", reportFrom, "First step counted (leave warm-up steps out)")
         ->check(CLI::NonNegativeNumber);
 
+    std::string traceRun, traceOut;
+    CLI::App* trace = app.add_subcommand(
+        "trace", "Write RUN as a trace for Perfetto or chrome://tracing: spans per rank and stage, steps, "
+                 "checkpoints, flight-recorder waits and log lines, one track per rank grouped by host");
+    trace->add_option("run", traceRun, "RUN")->required();
+    trace->add_option("-o,--output", traceOut, "The JSON file to write (- for standard output)")->required();
+
     std::string stopRun;
     bool stopWait = false;
     CLI::App* stop = app.add_subcommand("stop", "Ask RUN to checkpoint and stop (SIGTERM to its supervisor)");
@@ -188,6 +195,8 @@ int main(int argc, char** argv) {
             return metricsCommand(store, metricsRun, csv);
         if (*report)
             return reportCommand(store, reportRun, reportFrom);
+        if (*trace)
+            return traceCommand(store, traceRun, traceOut);
         if (*stop)
             return stopCommand(store, stopRun, stopWait);
         if (*cleanup)

@@ -2,6 +2,7 @@
 // from the file, ready to launch. Runs belong to their detached supervisors: closing the console
 // stops none of them.
 #include "core/store/RunStore.h"
+#include "core/util/BuildId.h"
 #include "ui/MainWindow.h"
 #include "ui/pages/NewRunPage.h"
 
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (parser.isSet(versionOption)) {
-        std::printf("parallax 0.1.0\n");
+        std::printf("%s\n", parallax::versionLine("parallax").c_str());
         return 0;
     }
     QString specFile = parser.value(specOption);

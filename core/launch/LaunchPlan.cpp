@@ -53,8 +53,9 @@ void appendWorker(std::vector<std::string>& argv, const LaunchContext& context) 
     argv.insert(argv.end(), context.worker_args.begin(), context.worker_args.end());
 }
 
-// libparallax-loopback.so in the folder of this executable (the three executables and the library
-// are built into one folder); empty when it is not there.
+// libparallax-loopback.so in the folder of this executable (the build tree: the three executables
+// and the library are built into one folder), else in ../lib/parallax beside it (installed:
+// /usr/bin and /usr/lib/parallax); empty when neither has it.
 std::string loopbackLibraryBesideThisExecutable() {
     char self[4096];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
@@ -64,8 +65,12 @@ std::string loopbackLibraryBesideThisExecutable() {
     const size_t slash = path.rfind('/');
     if (slash == std::string::npos)
         return {};
-    path = path.substr(0, slash + 1) + "libparallax-loopback.so";
-    return ::access(path.c_str(), R_OK) == 0 ? path : std::string();
+    const std::string folder = path.substr(0, slash + 1);
+    for (const std::string& candidate :
+         {folder + "libparallax-loopback.so", folder + "../lib/parallax/libparallax-loopback.so"})
+        if (::access(candidate.c_str(), R_OK) == 0)
+            return candidate;
+    return {};
 }
 
 // Open MPI's defaults for a run on this machine alone, so that no process of it listens on an
@@ -90,7 +95,7 @@ void setLocalNetworkDefaults(LaunchPlan& plan, const RunSpec& spec, const Launch
     const std::string library =
         context.loopback_library.empty() ? loopbackLibraryBesideThisExecutable() : context.loopback_library;
     if (library.empty()) {
-        plan.warnings.push_back("libparallax-loopback.so is not beside this executable, so mpirun's listeners "
+        plan.warnings.push_back("libparallax-loopback.so is neither beside this executable nor in ../lib/parallax, so mpirun's listeners "
                                 "bind every address of this host, not loopback only; reinstall Parallax");
         return;
     }

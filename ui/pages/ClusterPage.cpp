@@ -1,4 +1,5 @@
 #include "ui/pages/ClusterPage.h"
+#include "ui/widgets/TableExport.h"
 
 #include "ui/models/SlurmPartitionsModel.h"
 
@@ -88,6 +89,7 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_profileView = new QTableView(left);
     m_profileView->setObjectName(QStringLiteral("clusterProfiles"));
     m_profileView->setModel(m_profiles);
+    TableExport::install(m_profileView, QStringLiteral("cluster-profiles"));
     m_profileView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_profileView->setSelectionMode(QAbstractItemView::SingleSelection);
     m_profileView->verticalHeader()->hide();
@@ -144,6 +146,7 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_hostView = new QTableView(right);
     m_hostView->setObjectName(QStringLiteral("clusterHosts"));
     m_hostView->setModel(m_hosts);
+    TableExport::install(m_hostView, QStringLiteral("cluster-hosts"));
     m_hostView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_hostView->verticalHeader()->hide();
     m_hostView->horizontalHeader()->setStretchLastSection(true);
@@ -176,6 +179,7 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_slurmView = new QTableView(slurmBox);
     m_slurmView->setObjectName(QStringLiteral("slurmPartitions"));
     m_slurmView->setModel(m_slurm);
+    TableExport::install(m_slurmView, QStringLiteral("slurm-partitions"));
     m_slurmView->verticalHeader()->hide();
     m_slurmView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_slurmView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);

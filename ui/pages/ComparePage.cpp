@@ -1,4 +1,5 @@
 #include "ui/pages/ComparePage.h"
+#include "ui/widgets/TableExport.h"
 
 #include "ui/models/RunCheckModel.h"
 #include "ui/models/RunFilterModel.h"
@@ -28,6 +29,7 @@ namespace {
 QTableView* makeTable(QWidget* parent) {
     auto* view = new QTableView(parent);
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    TableExport::install(view, QStringLiteral("comparison"));
     view->setSelectionMode(QAbstractItemView::ContiguousSelection);
     view->setWordWrap(false);
     // A handful of rows and one column per run, sharing the width: a run's column must not end
@@ -60,6 +62,7 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     leftLayout->addWidget(m_filterEdit);
     m_pick = new QTableView(left);
     m_pick->setModel(m_check);
+    TableExport::install(m_pick, QStringLiteral("runs"));
     m_pick->setSortingEnabled(true);
     m_pick->sortByColumn(RunListModel::IdColumn, Qt::DescendingOrder);
     m_pick->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -1,4 +1,7 @@
 #include "ui/pages/LivePage.h"
+#include "ui/widgets/TableExport.h"
+
+#include "core/util/Duration.h"
 
 #include "ui/models/DeviceGridModel.h"
 #include "ui/models/RunLauncher.h"
@@ -6,6 +9,7 @@
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/HeatMapPlot.h"
+#include "ui/plots/RunColors.h"
 #include "ui/widgets/HostAlarmDelegate.h"
 
 #include <QCheckBox>
@@ -35,12 +39,8 @@ namespace parallax {
 
 namespace {
 
-QString formatDuration(double seconds) {
-    const qint64 s = static_cast<qint64>(std::llround(std::max(0.0, seconds)));
-    if (s >= 86400) return QObject::tr("%1d %2h").arg(s / 86400).arg((s % 86400) / 3600);
-    if (s >= 3600) return QObject::tr("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
-    if (s >= 60) return QObject::tr("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-    return QObject::tr("%1s").arg(s);
+QString durationText(double seconds) {
+    return QString::fromStdString(parallax::formatDuration(std::max(0.0, seconds), " "));
 }
 
 QString formatRate(double v) {
@@ -49,14 +49,6 @@ QString formatRate(double v) {
     if (v >= 1e6) return QString::number(v / 1e6, 'f', 2) + QLatin1Char('M');
     if (v >= 1e3) return QString::number(v / 1e3, 'f', 1) + QLatin1Char('k');
     return QString::number(v, 'f', 0);
-}
-
-QColor stateColor(const std::string& state) {
-    if (state == RunState::Running) return QColor(0x1e, 0x88, 0xe5);
-    if (state == RunState::Succeeded) return QColor(0x2e, 0x7d, 0x32);
-    if (state == RunState::Failed || state == RunState::Lost) return QColor(0xc6, 0x28, 0x28);
-    if (state == RunState::Stopped) return QColor(0x6d, 0x4c, 0x41);
-    return QColor(0x75, 0x75, 0x75);
 }
 
 } // namespace
@@ -299,6 +291,7 @@ void LivePage::buildUi() {
     auto* devices = new QSplitter(Qt::Horizontal, splitter);
     m_deviceView = new QTableView(devices);
     m_deviceView->setModel(m_devices);
+    TableExport::install(m_deviceView, QStringLiteral("devices"));
     m_deviceView->setItemDelegate(new HostAlarmDelegate(m_deviceView));
     m_deviceView->setSelectionMode(QAbstractItemView::NoSelection);
     m_deviceView->setWordWrap(true);
@@ -482,7 +475,7 @@ void LivePage::refreshSlurmJob() {
     if (j.time_left_s >= 0 && !ended) {
         // As Slurm said it then, less the time since.
         const double left = std::max(0.0, double(j.time_left_s) - (QDateTime::currentSecsSinceEpoch() - j.t));
-        text += tr(" · %1 left").arg(formatDuration(left));
+        text += tr(" · %1 left").arg(durationText(left));
     }
     m_slurm->setText(text);
     m_slurm->setToolTip(tr("%1 job%2; Slurm's state as of %3")
@@ -593,7 +586,9 @@ void LivePage::refreshLabels() {
         m_title->setText(tr("%1 #%2").arg(QString::fromStdString(record->name)).arg(record->id));
         m_state->setText(QString::fromStdString(record->state));
         m_state->setStyleSheet(QStringLiteral("QLabel { color: white; background: %1; border-radius: 3px; padding: 2px 6px; }")
-                                   .arg(stateColor(record->state).name()));
+                                   .arg(RunColors::stateColor(record->state).isValid()
+                                            ? RunColors::stateColor(record->state).name()
+                                            : QStringLiteral("#757575")));
         m_state->setToolTip(QString::fromStdString(record->exit_reason));
     }
     const bool failed = record && (record->state == RunState::Failed || record->state == RunState::Lost);
@@ -620,7 +615,7 @@ void LivePage::refreshLabels() {
 
     const auto eta = m_snapshot.etaSeconds();
     const auto sps = m_snapshot.stepsPerSecond();
-    m_eta->setText(eta ? tr("ETA %1").arg(formatDuration(*eta)) : QString());
+    m_eta->setText(eta ? tr("ETA %1").arg(durationText(*eta)) : QString());
     m_eta->setToolTip(sps ? tr("%1 steps/s over the last %2 steps").arg(*sps, 0, 'g', 3).arg(RunSnapshot::kWindowSteps)
                           : QString());
     const auto& last = m_snapshot.lastStep();

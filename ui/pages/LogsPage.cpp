@@ -1,4 +1,5 @@
 #include "ui/pages/LogsPage.h"
+#include "ui/widgets/TableExport.h"
 
 #include "core/store/StoreTypes.h"
 #include "ui/models/LogTableModel.h"
@@ -108,6 +109,7 @@ void LogsPage::buildUi() {
     });
     m_view = new QTableView(splitter);
     m_view->setModel(m_model);
+    TableExport::install(m_view, QStringLiteral("logs"));
     m_view->setWordWrap(false);
     m_view->setShowGrid(false);
     m_view->setAlternatingRowColors(true);

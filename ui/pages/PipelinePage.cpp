@@ -1,4 +1,5 @@
 #include "ui/pages/PipelinePage.h"
+#include "ui/widgets/TableExport.h"
 
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
@@ -140,6 +141,7 @@ void PipelinePage::buildUi() {
     lowerLayout->addWidget(m_summary);
     m_table = new QTableView(lower);
     m_table->setModel(m_model);
+    TableExport::install(m_table, QStringLiteral("pipeline-bubbles"));
     m_table->verticalHeader()->hide();
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);

@@ -1,11 +1,13 @@
 #include "ui/pages/RunsPage.h"
+#include "ui/widgets/TableExport.h"
 #include "ui/widgets/FileDialogs.h"
 
 #include "core/store/RunStore.h"
 #include "ui/models/RunFilterModel.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
-#include "ui/models/RunMetricsCsv.h"
+#include "ui/models/AtomicFile.h"
+#include "ui/models/RunExporter.h"
 #include "ui/models/RunStoreThread.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/widgets/EditHoldDelegate.h"
@@ -34,15 +36,6 @@ namespace parallax {
 
 namespace {
 
-bool writeFileAtomically(const QString& path, const QByteArray& bytes, QString* error) {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
-        if (error) *error = QObject::tr("Could not write %1: %2").arg(path, file.errorString());
-        return false;
-    }
-    return true;
-}
-
 bool resumable(const RunRecord& r) {
     return r.state == RunState::Stopped || r.state == RunState::Failed || r.state == RunState::Lost;
 }
@@ -51,7 +44,12 @@ bool resumable(const RunRecord& r) {
 
 RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* writer, QWidget* parent)
     : QWidget(parent), m_runs(runs), m_watcher(watcher), m_writer(writer), m_filter(new RunFilterModel(this)),
-      m_launcher(new RunLauncher(this)) {
+      m_launcher(new RunLauncher(this)), m_exporter(new RunExporter(watcher, this)) {
+    connect(m_exporter, &RunExporter::finished, this, [this](const QString& path, const QString& message) {
+        emit statusMessage(message);
+        emit exportFinished(path);
+    });
+    connect(m_exporter, &RunExporter::failed, this, &RunsPage::exportFailed);
     m_filter->setSourceModel(m_runs);
 
     auto* layout = new QVBoxLayout(this);
@@ -90,6 +88,7 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_tableExport = TableExport::install(m_view, QStringLiteral("runs"));
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
     m_view->horizontalHeader()->setStretchLastSection(true);
@@ -115,9 +114,13 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     m_compare = new QPushButton(tr("Compare"), this);
     m_compare->setToolTip(tr("Compare the selected runs"));
     m_exportMetrics = new QPushButton(tr("Export metrics…"), this);
+    m_exportTrace = new QPushButton(tr("Export trace…"), this);
+    m_exportTrace->setToolTip(tr("The run as a trace for ui.perfetto.dev or chrome://tracing: pipeline spans per "
+                                 "rank and stage, steps, checkpoints, flight-recorder waits and log lines"));
     m_exportSpec = new QPushButton(tr("Export spec…"), this);
     m_delete = new QPushButton(tr("Delete…"), this);
-    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportSpec}) actions->addWidget(b);
+    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportTrace, m_exportSpec})
+        actions->addWidget(b);
     actions->addStretch(1);
     actions->addWidget(m_delete);
     layout->addLayout(actions);
@@ -141,6 +144,7 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     connect(m_resume, &QPushButton::clicked, this, &RunsPage::resumeCurrent);
     connect(m_compare, &QPushButton::clicked, this, &RunsPage::compareSelected);
     connect(m_exportMetrics, &QPushButton::clicked, this, &RunsPage::exportMetricsDialog);
+    connect(m_exportTrace, &QPushButton::clicked, this, &RunsPage::exportTraceDialog);
     connect(m_exportSpec, &QPushButton::clicked, this, &RunsPage::exportSpecDialog);
     connect(m_delete, &QPushButton::clicked, this, &RunsPage::deleteCurrentDialog);
     connect(m_runs, &RunListModel::writeFailed, this,
@@ -261,6 +265,7 @@ void RunsPage::updateActions() {
     m_resume->setEnabled(r && resumable(*r) && !m_launcher->isBusy());
     m_compare->setEnabled(selectedRuns().size() >= 1);
     m_exportMetrics->setEnabled(r.has_value() && m_watcher);
+    m_exportTrace->setEnabled(r.has_value() && m_watcher);
     m_exportSpec->setEnabled(r && !r->spec_toml.empty());
     m_delete->setEnabled(r && RunState::isTerminal(r->state) && m_writer);
 }
@@ -268,11 +273,13 @@ void RunsPage::updateActions() {
 void RunsPage::showContextMenu(const QPoint& pos) {
     if (!m_view->indexAt(pos).isValid()) return;
     QMenu menu(this);
-    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportSpec, m_delete}) {
+    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportTrace, m_exportSpec, m_delete}) {
         QAction* a = menu.addAction(b->text(), b, &QPushButton::click);
         a->setEnabled(b->isEnabled());
         if (b == m_exportSpec) menu.addSeparator();
     }
+    menu.addSeparator();
+    menu.addActions(m_tableExport->actions());
     menu.exec(m_view->viewport()->mapToGlobal(pos));
 }
 
@@ -293,22 +300,11 @@ void RunsPage::compareSelected() {
 }
 
 void RunsPage::exportMetrics(qint64 id, const QString& path) {
-    if (!m_watcher) {
-        emit exportFailed(tr("No store is open"));
-        return;
-    }
-    m_watcher->read<std::vector<StepEvent>>(
-        this, [id](const RunStore& store) { return store.metrics(id); },
-        [this, path, id](std::vector<StepEvent> rows) {
-            QString error;
-            if (!writeFileAtomically(path, QByteArray::fromStdString(runMetricsCsv(rows)), &error)) {
-                emit exportFailed(error);
-                return;
-            }
-            emit statusMessage(tr("Wrote %n step(s) of run #%1 to %2", nullptr, int(rows.size())).arg(id).arg(path));
-            emit exportFinished(path);
-        },
-        [this](const QString& message) { emit exportFailed(message); });
+    m_exporter->exportMetrics(id, path);
+}
+
+void RunsPage::exportTrace(qint64 id, const QString& path) {
+    m_exporter->exportTrace(id, path);
 }
 
 bool RunsPage::exportSpec(qint64 id, const QString& path, QString* error) {
@@ -357,6 +353,15 @@ void RunsPage::exportMetricsDialog() {
     const QString suggested = QDir::home().filePath(QStringLiteral("%1-%2-metrics.csv").arg(id).arg(QString::fromStdString(r->name)));
     const QString path = FileDialogs::saveFile(this, tr("Export metrics"), suggested, tr("CSV (*.csv)"));
     if (!path.isEmpty()) exportMetrics(id, path);
+}
+
+void RunsPage::exportTraceDialog() {
+    const qint64 id = currentRun();
+    const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
+    if (!r) return;
+    const QString suggested = QDir::home().filePath(QStringLiteral("%1-%2-trace.json").arg(id).arg(QString::fromStdString(r->name)));
+    const QString path = FileDialogs::saveFile(this, tr("Export trace"), suggested, tr("Trace (*.json)"));
+    if (!path.isEmpty()) exportTrace(id, path);
 }
 
 void RunsPage::exportSpecDialog() {

@@ -14,6 +14,8 @@ class QTableView;
 namespace parallax {
 
 class RunFilterModel;
+class TableExport;
+class RunExporter;
 class RunLauncher;
 class RunListModel;
 class RunStoreThread;
@@ -46,6 +48,8 @@ public:
     // Writes the run's metrics as CSV; finished() or failed() tell when it is done. The metrics
     // are read on the watcher's thread.
     void exportMetrics(qint64 id, const QString& path);
+    // Writes run `id` as a Chrome/Perfetto trace (parallax-cli trace); exportFinished or exportFailed.
+    void exportTrace(qint64 id, const QString& path);
     // Writes the spec the run was started with, as stored.
     bool exportSpec(qint64 id, const QString& path, QString* error = nullptr);
     // Deletes the run's rows (and, when asked, its folder). Runs still going are refused.
@@ -56,6 +60,7 @@ public slots:
     void resumeCurrent();
     void compareSelected();
     void exportMetricsDialog();
+    void exportTraceDialog();
     void exportSpecDialog();
     void deleteCurrentDialog();
 
@@ -86,6 +91,9 @@ private:
     QPushButton* m_resume = nullptr;
     QPushButton* m_compare = nullptr;
     QPushButton* m_exportMetrics = nullptr;
+    QPushButton* m_exportTrace = nullptr;
+    TableExport* m_tableExport = nullptr;
+    RunExporter* m_exporter = nullptr;
     QPushButton* m_exportSpec = nullptr;
     QPushButton* m_delete = nullptr;
     bool m_readingResumeSteps = false;

@@ -139,7 +139,7 @@ TEST(LaunchPlan, LocalRunsListenOnLoopbackOnly) {
     EXPECT_EQ(p2.env.count("LD_PRELOAD"), 0u);
     EXPECT_EQ(p2.env.at("OMPI_MCA_btl"), "self,vader");
     ASSERT_EQ(p2.warnings.size(), 1u); // said, for the run's log
-    EXPECT_NE(p2.warnings[0].find("libparallax-loopback.so is not beside"), std::string::npos) << p2.warnings[0];
+    EXPECT_NE(p2.warnings[0].find("libparallax-loopback.so is neither beside"), std::string::npos) << p2.warnings[0];
     EXPECT_TRUE(p.warnings.empty());
 
     // Hosts need the network: none of it there.

@@ -1,5 +1,6 @@
 #include "BrowseTestSupport.h"
 
+#include "core/spec/SpecIO.h"
 #include "ui/MainWindow.h"
 #include "ui/models/RunListModel.h"
 #include "ui/pages/ComparePage.h"
@@ -13,7 +14,9 @@
 #include <QMenuBar>
 #include <QTextBrowser>
 #include <QPushButton>
+#include <QFile>
 #include <QSettings>
+#include <QTemporaryDir>
 #include <QSplitter>
 #include <QStatusBar>
 
@@ -91,6 +94,53 @@ TEST(MainWindow, RemembersGeometryPageAndSplitters) {
     EXPECT_EQ(again.currentPage(), MainWindow::Compare);
     EXPECT_EQ(again.size(), QSize(1000, 700));
     EXPECT_EQ(again.comparePage()->mainSplitter()->sizes(), sizes);
+}
+
+// What belongs to a store is kept apart per store: the spec last opened in the New run form (opened
+// again at the next start on that store) and the Compare page's splitter.
+TEST(MainWindow, RemembersTheLastSpecAndTheStorePagesApartPerStore) {
+    IsolatedSettings settings;
+    CraftedStore first, second;
+    QTemporaryDir specs;
+    const QString alpha = specs.filePath(QStringLiteral("alpha.toml"));
+    writeSpecFile(tinySpec("alpha"), alpha.toStdString());
+    QList<int> firstSizes, secondSizes;
+    {
+        MainWindow w(first.qpath());
+        w.resize(1000, 700);
+        w.show();
+        ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+        QString error;
+        ASSERT_TRUE(w.newRunPage()->loadSpecFile(alpha, &error)) << error.toStdString();
+        EXPECT_EQ(w.lastSpecOfStore(), alpha);
+        w.showPage(MainWindow::Compare);
+        w.comparePage()->mainSplitter()->setSizes({250, 750});
+        firstSizes = w.comparePage()->mainSplitter()->sizes();
+        w.openStore(second.qpath()); // saves the first store's pages on the way
+        EXPECT_TRUE(w.lastSpecOfStore().isEmpty());
+        w.comparePage()->mainSplitter()->setSizes({650, 350});
+        secondSizes = w.comparePage()->mainSplitter()->sizes();
+        ASSERT_NE(firstSizes, secondSizes);
+        w.saveSettings();
+    }
+    {
+        MainWindow again(first.qpath());
+        again.show();
+        ASSERT_TRUE(QTest::qWaitForWindowExposed(&again));
+        EXPECT_EQ(again.newRunPage()->formModel()->spec().name, "alpha");
+        EXPECT_EQ(again.comparePage()->mainSplitter()->sizes(), firstSizes);
+    }
+    MainWindow other(second.qpath());
+    other.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&other));
+    EXPECT_NE(other.newRunPage()->formModel()->spec().name, "alpha");
+    EXPECT_EQ(other.comparePage()->mainSplitter()->sizes(), secondSizes);
+
+    // A last spec that is gone leaves the form as it is and says so.
+    QFile::remove(alpha);
+    MainWindow gone(first.qpath());
+    EXPECT_NE(gone.newRunPage()->formModel()->spec().name, "alpha");
+    EXPECT_TRUE(gone.statusBar()->currentMessage().contains(QStringLiteral("is gone"))) << gone.statusBar()->currentMessage().toStdString();
 }
 
 TEST(MainWindow, OpensAnotherStore) {

@@ -9,6 +9,9 @@
 
 #include <QComboBox>
 #include <QFile>
+#include <QJsonObject>
+#include <QJsonDocument>
+#include <QJsonArray>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
@@ -196,6 +199,26 @@ TEST(RunsPage, ExportsMetricsAsCsvAndTheSpec) {
     QString error;
     ASSERT_TRUE(f.page->exportSpec(f.failed, spec, &error)) << error.toStdString();
     EXPECT_DOUBLE_EQ(readSpecFile(spec.toStdString()).train.lr, 3e-3);
+}
+
+// The Export trace button writes what parallax-cli trace writes: every step of the run as a complete
+// event on the run's steps track (the format itself is checked by CliTrace in tests/e2e).
+TEST(RunsPage, ExportsTheRunAsATrace) {
+    Fixture f;
+    const QString path = f.store.dir.filePath(QStringLiteral("t.json"));
+    QSignalSpy done(f.page.get(), &RunsPage::exportFinished);
+    QSignalSpy status(f.page.get(), &RunsPage::statusMessage);
+    f.page->exportTrace(f.failed, path);
+    ASSERT_TRUE(waitFor([&] { return done.count() == 1; }));
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QJsonObject trace = QJsonDocument::fromJson(file.readAll()).object();
+    int steps = 0;
+    for (const QJsonValue& e : trace.value(QStringLiteral("traceEvents")).toArray())
+        if (e.toObject().value(QStringLiteral("cat")).toString() == QStringLiteral("step")) ++steps;
+    EXPECT_EQ(steps, 12);
+    ASSERT_FALSE(status.isEmpty());
+    EXPECT_TRUE(status.last().at(0).toString().contains(QStringLiteral("12 steps"))) << status.last().at(0).toString().toStdString();
 }
 
 TEST(RunsPage, DeletesFinishedRunsAndRefusesRunningOnes) {

@@ -1,8 +1,15 @@
 #include "ui/widgets/DeviceGridDiagram.h"
 #include "ui/widgets/MemoryBar.h"
+#include "ui/widgets/TableExport.h"
 
+#include <QAction>
+#include <QFile>
 #include <QImage>
 #include <QPainter>
+#include <QSortFilterProxyModel>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QTemporaryDir>
 
 #include <gtest/gtest.h>
 
@@ -55,4 +62,41 @@ TEST(MemoryBar, SumsItsPartsAgainstTheCapacity) {
     bar.setCapacity(10e9, QStringLiteral("per GPU"));
     EXPECT_TRUE(bar.overCapacity());
     EXPECT_TRUE(bar.toolTip().contains(QStringLiteral("weights")));
+}
+
+// Every table's Copy and Export CSV: the selected cells tab-separated; the rows the view shows (its
+// sort order, without hidden columns) as CSV with the header, cells with commas and quotes quoted.
+TEST(TableExport, CopiesTheSelectionAndExportsTheRowsShownAsCsv) {
+    QStandardItemModel model(3, 3);
+    model.setHorizontalHeaderLabels({QStringLiteral("run"), QStringLiteral("note"), QStringLiteral("hidden")});
+    const char* notes[] = {"plain", "with, comma", "say \"hi\""};
+    for (int r = 0; r < 3; ++r) {
+        model.setItem(r, 0, new QStandardItem(QString::number(3 - r)));
+        model.setItem(r, 1, new QStandardItem(QString::fromUtf8(notes[r])));
+        model.setItem(r, 2, new QStandardItem(QStringLiteral("x")));
+    }
+    QSortFilterProxyModel sorted;
+    sorted.setSourceModel(&model);
+    sorted.sort(0); // runs 1, 2, 3: the last source row first
+    QTableView view;
+    view.setModel(&sorted);
+    view.setColumnHidden(2, true);
+    TableExport* exporter = TableExport::install(&view, QStringLiteral("runs"));
+    EXPECT_EQ(view.contextMenuPolicy(), Qt::ActionsContextMenu);
+    EXPECT_TRUE(view.actions().contains(exporter->copyAction()));
+    EXPECT_EQ(exporter->copyAction()->shortcut(), QKeySequence(QKeySequence::Copy));
+
+    view.selectionModel()->select(QItemSelection(sorted.index(0, 0), sorted.index(1, 1)), QItemSelectionModel::Select);
+    EXPECT_EQ(exporter->selectionText(), QStringLiteral("1\tsay \"hi\"\n2\twith, comma\n"));
+
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("t.csv"));
+    QString error;
+    ASSERT_TRUE(exporter->saveCsv(path, &error)) << error.toStdString();
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    EXPECT_EQ(QString::fromUtf8(file.readAll()),
+              QStringLiteral("run,note\n1,\"say \"\"hi\"\"\"\n2,\"with, comma\"\n3,plain\n"));
+    EXPECT_FALSE(exporter->saveCsv(dir.filePath(QStringLiteral("no/such/folder/t.csv")), &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("no/such/folder"))) << error.toStdString();
 }
