@@ -35,12 +35,7 @@ public:
         meta(kRunPid, kCheckpointsTid, "thread_name", "checkpoints");
         meta(kRunPid, kSupervisorTid, "thread_name", "supervisor and launcher");
         for (size_t r = 0; r < rankHosts.size(); ++r) {
-            const int pid = hostPid(int(r));
-            if (!m_named.count(pid)) {
-                meta(pid, -1, "process_name", rankHosts[r]);
-                meta(pid, -1, "process_sort_index", pid);
-                m_named[pid] = true;
-            }
+            const int pid = hostPid(int(r)); // names the host's process the first time
             meta(pid, int(r), "thread_name", "rank " + std::to_string(r));
             meta(pid, int(r), "thread_sort_index", int(r));
         }
@@ -53,10 +48,8 @@ public:
         if (it != m_hostPids.end()) return it->second;
         const int pid = kRunPid + 1 + int(m_hostPids.size());
         m_hostPids[host] = pid;
-        if (!m_named.count(pid)) {
-            meta(pid, -1, "process_name", host);
-            m_named[pid] = true;
-        }
+        meta(pid, -1, "process_name", host);
+        meta(pid, -1, "process_sort_index", pid);
         return pid;
     }
 
@@ -113,7 +106,6 @@ private:
 
     std::vector<std::string> m_hosts;
     std::map<std::string, int> m_hostPids;
-    std::map<int, bool> m_named;
     std::vector<json> m_meta;
     std::vector<Timed> m_timed;
 };
