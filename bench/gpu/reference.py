@@ -1,21 +1,36 @@
 #!/usr/bin/env python3
-"""PyTorch reference of Parallax's GPT for side-by-side throughput on the same GPUs.
+"""PyTorch reference of Parallax's models for side-by-side throughput on the same GPUs.
 
-The model is docs/models.md's gpt: pre-norm blocks with separate q/k/v/proj Linear layers (with
-bias), GELU (tanh), learned positions, LayerNorm with bias, an untied head without bias; weights
-N(0, 0.02), proj and fc2 N(0, 0.02 / sqrt(2 L)), biases 0. The step is the worker's: bf16 autocast
-over fp32 parameters (FSDP2: bf16 parameters, fp32 reduction, as torchtitan does), causal
-scaled_dot_product_attention, AdamW (betas 0.9/0.95, weight decay 0.1 on matrices and embeddings,
-eps 1e-8), gradient clipping at 1.0, linear warm-up then cosine decay, random tokens.
+--model 124m and 1.3b are docs/models.md's gpt: pre-norm blocks with separate q/k/v/proj Linear
+layers (with bias), GELU (tanh), learned positions, LayerNorm with bias, an untied head without
+bias; weights N(0, 0.02), proj and fc2 N(0, 0.02 / sqrt(2 L)), biases 0. The step is the worker's:
+bf16 autocast over fp32 parameters (FSDP2: bf16 parameters, fp32 reduction, as torchtitan does),
+causal scaled_dot_product_attention, AdamW (betas 0.9/0.95, weight decay 0.1 on matrices and
+embeddings, eps 1e-8), gradient clipping at 1.0, linear warm-up then cosine decay, random tokens.
+
+--model mmdit-base and vlm-base are docs/models.md's mmdit and vlm with the dimensions of the
+`base` presets (core/spec/ModelDims.cpp), trained the same way on data drawn on the GPU:
+- mmdit: two-stream joint blocks (adaLN modulation from the timestep embedding, joint attention over
+  [text; image], the last block's text stream giving keys and values only), the adaLN head, and
+  the rectified-flow loss (t = sigmoid(n), x_t = (1 - t) x0 + t e, target e - x0, mean squared
+  error) on random images, noise and caption tokens. Tokens counted: T + P per sample.
+- vlm: patch embedding and full-attention vision blocks, the merge (LayerNorm, Linear, GELU,
+  Linear), [image; text] through causal blocks, the head on the positions that predict text, and
+  cross-entropy on the text tokens (random tokens, every label valid). tokens/s counts text tokens
+  (T per sample, as Parallax does); text_tokens_per_s and image_tokens_per_s are given apart.
+  --freeze-vision freezes the patch embedding and vision blocks and runs them under no_grad.
+The script asserts that the model holds docs/models.md's parameter count, and prints it.
 
 One process per GPU. With more than one, start it under mpirun (the process group is set up from
 OpenMPI's environment, the rendezvous port agreed over mpi4py when present):
 
     python3 bench/gpu/reference.py --model 124m --mode eager
+    python3 bench/gpu/reference.py --model vlm-base --mode compile --freeze-vision
     mpirun -np 2 -x NCCL_NVLS_ENABLE=0 python3 bench/gpu/reference.py --model 1.3b --mode fsdp2
 
 Prints one JSON line (rank 0): tokens/s is the median over the timed steps, counted once per
-data-parallel replica; MFU uses docs/models.md's FLOPs (3 x forward, attention 4 S^2 C per block)
+data-parallel replica; MFU uses docs/models.md's FLOPs (3 x forward, attention 4 S^2 C per block;
+vlm: the vision tower and the language model over all P + T positions, also with a frozen tower)
 over 989 TFLOP/s bf16 dense per GPU (H100/H200; --peak-tflops to change).
 """
 
@@ -37,13 +52,22 @@ PRESETS = {
     "124m": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=50304, seq=1024),
     "1.3b": dict(layers=24, dim=2048, heads=16, ffn=8192, vocab=50304, seq=1024),
 }
+# The `base` presets of core/spec/ModelDims.cpp (P = (image / patch)^2 image tokens).
+MMDIT_PRESETS = {
+    "mmdit-base": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=256, text=64, image=64, channels=4, patch=2),
+}
+VLM_PRESETS = {
+    "vlm-base": dict(vision_layers=12, vision_dim=768, vision_heads=12, layers=12, dim=768, heads=12, ffn=3072,
+                     vocab=50304, text=256, image=224, channels=3, patch=14),
+}
 MODES = ("eager", "compile", "ddp", "ddp-compile", "fsdp2")
 
 
 class Block(nn.Module):
-    def __init__(self, dim, heads, ffn):
+    def __init__(self, dim, heads, ffn, causal=True):
         super().__init__()
         self.heads = heads
+        self.causal = causal
         self.ln1 = nn.LayerNorm(dim)
         self.q = nn.Linear(dim, dim)
         self.k = nn.Linear(dim, dim)
@@ -58,7 +82,7 @@ class Block(nn.Module):
         h = self.ln1(x)
         # (B, T, C) -> (B, H, T, C / H)
         q, k, v = (m(h).view(b, t, self.heads, c // self.heads).transpose(1, 2) for m in (self.q, self.k, self.v))
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
         x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
 
@@ -89,6 +113,234 @@ class Gpt(nn.Module):
             x = block(x)
         logits = self.head(self.ln_f(x))
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.reshape(-1))
+
+
+def patchify(images, patch):
+    """(B, ch, S, S) -> (B, P, ch * patch * patch), patches in row order, values (ch, py, px)."""
+    b, c, s, _ = images.shape
+    g = s // patch
+    return images.reshape(b, c, g, patch, g, patch).permute(0, 2, 4, 1, 3, 5).reshape(b, g * g, c * patch * patch)
+
+
+def unpatchify(patches, patch, channels, size):
+    b, g = patches.shape[0], size // patch
+    return patches.reshape(b, g, g, channels, patch, patch).permute(0, 3, 1, 4, 2, 5).reshape(b, channels, size, size)
+
+
+def timestep_features(t):
+    """256 sinusoidal features of 1000 t: 128 cos then 128 sin, frequencies exp(-ln(10000) i / 128)."""
+    half = 128
+    freqs = torch.exp(torch.arange(half, device=t.device, dtype=torch.float32) * (-math.log(10000.0) / half))
+    args = (t.float() * 1000.0)[:, None] * freqs[None, :]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=1)
+
+
+def init_weights(model, layers, zero=()):
+    """docs/models.md: Linear and Embedding weights (and learned positions) N(0, 0.02), biases 0,
+    LayerNorm 1 and 0, proj and fc2 N(0, 0.02 / sqrt(2 L)), the modules in `zero` all zero."""
+    out_std = 0.02 / math.sqrt(2 * layers)
+    zeroed = {id(p) for m in zero for p in m.parameters()}
+    for name, module in model.named_modules():
+        for pname, p in module.named_parameters(recurse=False):
+            if id(p) in zeroed or pname == "bias":
+                nn.init.zeros_(p)
+            elif isinstance(module, nn.LayerNorm):
+                nn.init.ones_(p)
+            elif isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] in ("proj", "fc2"):
+                nn.init.normal_(p, 0.0, out_std)
+            else:
+                nn.init.normal_(p, 0.0, 0.02)
+
+
+def split_heads(x, heads):
+    b, s, c = x.shape
+    return x.view(b, s, heads, c // heads).transpose(1, 2)  # (B, H, S, C / H)
+
+
+def merge_heads(x):
+    b, h, s, d = x.shape
+    return x.transpose(1, 2).reshape(b, s, h * d)
+
+
+class JointStream(nn.Module):
+    """One stream (text or image) of a joint block; `context_only`: keys and values alone."""
+
+    def __init__(self, dim, ffn, context_only=False):
+        super().__init__()
+        self.context_only = context_only
+        self.mod = nn.Linear(dim, (2 if context_only else 6) * dim)
+        if not context_only:
+            self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, dim)
+        if not context_only:
+            self.proj = nn.Linear(dim, dim)
+            self.fc1 = nn.Linear(dim, ffn)
+            self.fc2 = nn.Linear(ffn, dim)
+
+    def modulation(self, sc):
+        return self.mod(sc).unsqueeze(1).chunk(2 if self.context_only else 6, dim=-1)  # (B, 1, C) each
+
+    def mlp(self, x, shift, scale, gate):
+        h = F.layer_norm(x, x.shape[-1:]) * (1 + scale) + shift
+        return x + gate * self.fc2(F.gelu(self.fc1(h), approximate="tanh"))
+
+
+class JointBlock(nn.Module):
+    def __init__(self, dim, heads, ffn, last):
+        super().__init__()
+        self.heads = heads
+        self.last = last
+        self.text = JointStream(dim, ffn, context_only=last)
+        self.image = JointStream(dim, ffn)
+
+    def forward(self, xt, xi, c):
+        sc = F.silu(c)
+        mt = self.text.modulation(sc)
+        mi = self.image.modulation(sc)
+        ht = F.layer_norm(xt, xt.shape[-1:]) * (1 + mt[1]) + mt[0]  # (B, T, C)
+        hi = F.layer_norm(xi, xi.shape[-1:]) * (1 + mi[1]) + mi[0]  # (B, P, C)
+        k = split_heads(torch.cat([self.text.k(ht), self.image.k(hi)], dim=1), self.heads)  # (B, H, T+P, C/H)
+        v = split_heads(torch.cat([self.text.v(ht), self.image.v(hi)], dim=1), self.heads)
+        if self.last:
+            # Only the image tokens query [text; image]; the text stream ends here.
+            a = merge_heads(F.scaled_dot_product_attention(split_heads(self.image.q(hi), self.heads), k, v))
+            xi = xi + mi[2] * self.image.proj(a)
+            return xt, self.image.mlp(xi, mi[3], mi[4], mi[5])
+        q = split_heads(torch.cat([self.text.q(ht), self.image.q(hi)], dim=1), self.heads)
+        a = merge_heads(F.scaled_dot_product_attention(q, k, v))  # (B, T+P, C)
+        at, ai = a.split([xt.shape[1], xi.shape[1]], dim=1)
+        xt = xt + mt[2] * self.text.proj(at)
+        xi = xi + mi[2] * self.image.proj(ai)
+        return self.text.mlp(xt, mt[3], mt[4], mt[5]), self.image.mlp(xi, mi[3], mi[4], mi[5])
+
+
+class Mmdit(nn.Module):
+    def __init__(self, layers, dim, heads, ffn, vocab, text, image, channels, patch):
+        super().__init__()
+        self.patch, self.channels, self.image_size = patch, channels, image
+        tokens = (image // patch) ** 2
+        self.patch_in = nn.Linear(channels * patch * patch, dim)
+        self.image_pos = nn.Parameter(torch.empty(tokens, dim))
+        self.text_tok = nn.Embedding(vocab, dim)
+        self.text_pos = nn.Parameter(torch.empty(text, dim))
+        self.time_in = nn.Linear(256, dim)
+        self.time_out = nn.Linear(dim, dim)
+        self.blocks = nn.ModuleList(JointBlock(dim, heads, ffn, last=i + 1 == layers) for i in range(layers))
+        self.head_mod = nn.Linear(dim, 2 * dim)
+        self.head_out = nn.Linear(dim, channels * patch * patch)
+        init_weights(self, layers, zero=[b.text.mod for b in self.blocks] + [b.image.mod for b in self.blocks]
+                     + [self.head_mod, self.head_out])
+
+    def forward(self, tokens, x0, t, noise):
+        x0, noise, t = x0.float(), noise.float(), t.float()
+        dtype = self.patch_in.weight.dtype
+        tb = t.view(-1, 1, 1, 1)
+        xt = (1 - tb) * x0 + tb * noise
+        xi = self.patch_in(patchify(xt.to(dtype), self.patch)) + self.image_pos  # (B, P, C)
+        xs = self.text_tok(tokens) + self.text_pos[: tokens.shape[1]]            # (B, T, C)
+        c = self.time_out(F.silu(self.time_in(timestep_features(t).to(dtype))))  # (B, C)
+        for block in self.blocks:
+            xs, xi = block(xs, xi, c)
+        shift, scale = self.head_mod(F.silu(c)).unsqueeze(1).chunk(2, dim=-1)
+        h = F.layer_norm(xi, xi.shape[-1:]) * (1 + scale) + shift
+        v = unpatchify(self.head_out(h), self.patch, self.channels, self.image_size)
+        return F.mse_loss(v.float(), noise - x0)
+
+
+class Vlm(nn.Module):
+    def __init__(self, vision_layers, vision_dim, vision_heads, layers, dim, heads, ffn, vocab, text, image,
+                 channels, patch, freeze_vision=False):
+        super().__init__()
+        self.patch, self.freeze_vision = patch, freeze_vision
+        self.image_tokens = (image // patch) ** 2
+        self.patch_in = nn.Linear(channels * patch * patch, vision_dim)
+        self.vision_pos = nn.Parameter(torch.empty(self.image_tokens, vision_dim))
+        self.vision = nn.ModuleList(Block(vision_dim, vision_heads, 4 * vision_dim, causal=False)
+                                    for _ in range(vision_layers))
+        self.merge_ln = nn.LayerNorm(vision_dim)
+        self.mlp1 = nn.Linear(vision_dim, dim)
+        self.mlp2 = nn.Linear(dim, dim)
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.empty(self.image_tokens + text, dim))
+        self.blocks = nn.ModuleList(Block(dim, heads, ffn) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        init_weights(self, layers)  # as the worker: proj and fc2 scaled by the language model's L everywhere
+        if freeze_vision:
+            for p in self.vision_parameters():
+                p.requires_grad_(False)
+
+    def vision_parameters(self):
+        return [self.patch_in.weight, self.patch_in.bias, self.vision_pos] + list(self.vision.parameters())
+
+    def vision_tower(self, images):
+        x = self.patch_in(patchify(images.to(self.patch_in.weight.dtype), self.patch)) + self.vision_pos
+        for block in self.vision:
+            x = block(x)
+        return x  # (B, P, Cv)
+
+    def forward(self, images, tokens):
+        if self.freeze_vision:
+            with torch.no_grad():
+                v = self.vision_tower(images)
+        else:
+            v = self.vision_tower(images)
+        image = self.mlp2(F.gelu(self.mlp1(self.merge_ln(v)), approximate="tanh"))  # (B, P, C)
+        text = self.tok(tokens)                                                      # (B, T, C)
+        x = torch.cat([image.to(text.dtype), text], dim=1)  # (B, P+T, C), fp32 residual under autocast
+        x = x + self.pos[: x.shape[1]]
+        for block in self.blocks:
+            x = block(x)
+        # The position before each text token predicts it: the last image position the first one.
+        t, p = tokens.shape[1], self.image_tokens
+        logits = self.head(self.ln_f(x[:, p - 1: p - 1 + t]))  # (B, T, V)
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tokens.reshape(-1), ignore_index=-1)
+
+
+def block_params(c, f):
+    """docs/models.md: 4 C^2 + 4 C + 2 C F + F + C + 4 C."""
+    return 4 * c * c + 4 * c + 2 * c * f + f + c + 4 * c
+
+
+def mmdit_params(layers, dim, heads, ffn, vocab, text, image, channels, patch):
+    c, f, p, q = dim, ffn, (image // patch) ** 2, channels * patch * patch
+    embed = (q * c + c) + p * c + vocab * c + text * c + (256 * c + c) + (c * c + c)
+    stream = 6 * c * c + 6 * c + 4 * c * c + 4 * c + 2 * c * f + f + c
+    last = stream + (2 * c * c + 2 * c + 2 * c * c + 2 * c)
+    head = (2 * c * c + 2 * c) + (c * q + q)
+    return embed + (layers - 1) * 2 * stream + last + head
+
+
+def vlm_params(vision_layers, vision_dim, vision_heads, layers, dim, heads, ffn, vocab, text, image, channels,
+               patch):
+    c, cv, p, q = dim, vision_dim, (image // patch) ** 2, channels * patch * patch
+    vision = (q * cv + cv) + p * cv + vision_layers * block_params(cv, 4 * cv)
+    merge = 2 * cv + (cv * c + c) + (c * c + c) + vocab * c + (p + text) * c
+    return vision + merge + layers * block_params(c, ffn) + 2 * c + c * vocab
+
+
+def mmdit_forward_flops(layers, dim, heads, ffn, vocab, text, image, channels, patch):
+    """docs/models.md, per sample: 2 x every Linear's multiply-adds + attention 4 S^2 C per block."""
+    C, F_, L, T, P, Q = dim, ffn, layers, text, (image // patch) ** 2, channels * patch * patch
+    S = T + P
+    macs = (P * Q * C + 256 * C + C * C
+            + (L - 1) * (2 * 6 * C * C + S * (4 * C * C + 2 * C * F_))
+            + (8 * C * C + 2 * T * C * C + P * (4 * C * C + 2 * C * F_))
+            + 2 * C * C + P * C * Q)
+    attention = (L - 1) * 4 * S * S * C + 4 * P * S * C
+    return 2.0 * macs + attention
+
+
+def vlm_forward_flops(vision_layers, vision_dim, vision_heads, layers, dim, heads, ffn, vocab, text, image,
+                      channels, patch):
+    C, Cv, L, Lv, T = dim, vision_dim, layers, vision_layers, text
+    P, Q, Fv = (image // patch) ** 2, channels * patch * patch, 4 * vision_dim
+    S = P + T
+    macs = (P * Q * Cv + Lv * P * (4 * Cv * Cv + 2 * Cv * Fv) + P * (Cv * C + C * C)
+            + L * S * (4 * C * C + 2 * C * ffn) + T * C * vocab)
+    attention = Lv * 4 * P * P * Cv + L * 4 * S * S * C
+    return 2.0 * macs + attention
 
 
 def flops_per_token(layers, dim, heads, ffn, vocab, seq):
@@ -134,10 +386,30 @@ def setup_distributed(group):
     return rank, world, local
 
 
+MODELS = sorted(PRESETS) + sorted(MMDIT_PRESETS) + sorted(VLM_PRESETS)
+
+
+def kind_of(name):
+    return "mmdit" if name in MMDIT_PRESETS else "vlm" if name in VLM_PRESETS else "gpt"
+
+
 def build(args, world, local):
-    dims = PRESETS[args.model]
+    kind = kind_of(args.model)
     torch.manual_seed(args.seed)
-    model = Gpt(**dims).cuda()
+    params = expected = None
+    if kind == "gpt":
+        dims = PRESETS[args.model]
+        model = Gpt(**dims)
+    else:
+        dims = MMDIT_PRESETS[args.model] if kind == "mmdit" else VLM_PRESETS[args.model]
+        model = Mmdit(**dims) if kind == "mmdit" else Vlm(**dims, freeze_vision=args.freeze_vision)
+        params = sum(p.numel() for p in model.parameters())
+        expected = mmdit_params(**dims) if kind == "mmdit" else vlm_params(**dims)
+        assert params == expected, f"{args.model}: {params} parameters, docs/models.md gives {expected}"
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model = model.cuda()
+    # FSDP2 shards per transformer block, as the worker's ZeRO-3 gathers per unit.
+    units = list(model.blocks) + (list(model.vision) if kind == "vlm" else [])
     mode = args.mode
     if mode in ("ddp", "ddp-compile"):
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -152,17 +424,31 @@ def build(args, world, local):
 
         mesh = init_device_mesh("cuda", (world,))
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-        for block in model.blocks:
+        for block in units:
             fully_shard(block, mesh=mesh, mp_policy=policy)
         fully_shard(model, mesh=mesh, mp_policy=policy)
     if mode in ("compile", "ddp-compile"):
         model = torch.compile(model)
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    other = [p for p in model.parameters() if p.dim() < 2]
+    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
+    other = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
     groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": other, "weight_decay": 0.0}]
     optimizer = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95), eps=1e-8,
                                   **({"fused": True} if args.optimizer == "fused" else {"foreach": True}))
-    return model, optimizer, dims
+    return model, optimizer, dims, {"params": params, "trainable_params": trainable}
+
+
+def make_batch(kind, dims, micro_batch, generator):
+    """One step's synthetic inputs, drawn on the GPU: the model's positional arguments."""
+    cuda = dict(device="cuda", generator=generator)
+    if kind == "gpt":
+        batch = torch.randint(0, dims["vocab"], (micro_batch, dims["seq"] + 1), **cuda)
+        return batch[:, :-1], batch[:, 1:]
+    tokens = torch.randint(0, dims["vocab"], (micro_batch, dims["text"]), **cuda)
+    images = torch.randn(micro_batch, dims["channels"], dims["image"], dims["image"], **cuda)
+    if kind == "vlm":
+        return images, tokens
+    t = torch.sigmoid(torch.randn(micro_batch, **cuda))  # rectified flow: t = sigmoid(n), n ~ N(0, 1)
+    return tokens, images, t, torch.randn(images.shape, **cuda)
 
 
 def clip_gradients(model, max_norm):
@@ -176,14 +462,62 @@ def clip_gradients(model, max_norm):
     return torch.nn.utils.clip_grad_norm_(params, max_norm)
 
 
+def gpt_result_line(args, kind, dims, counts, world, local, step_s, times, losses, peak):
+    seq = dims["seq"]
+    tokens_per_step = world * args.micro_batch * seq
+    tokens_per_s = tokens_per_step / step_s
+    fpt = flops_per_token(**dims)
+    return {
+        "impl": "pytorch", "model": "gpt-" + args.model, "mode": args.mode, "gpus": world,
+        "micro_batch": args.micro_batch, "global_batch": world * args.micro_batch, "seq": seq,
+        "steps": args.steps, "warmup": args.warmup,
+        "tokens_per_s": round(tokens_per_s, 1), "step_ms": round(step_s * 1e3, 3),
+        "step_ms_min": round(min(times) * 1e3, 3),
+        "mfu": round(fpt * tokens_per_s / (args.peak_tflops * 1e12 * world), 4),
+        "peak_mem_gib": round(peak / 2**30, 2),
+        "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
+        "flops_per_token": fpt, "torch": torch.__version__, "device": torch.cuda.get_device_name(local),
+        "tag": args.tag,
+    }
+
+
+def result_line(args, kind, dims, counts, world, local, step_s, times, losses, peak):
+    """mmdit and vlm: tokens/s as Parallax counts them (mmdit T + P, vlm T per sample), text and image
+    tokens/s apart, MFU from 3 x docs/models.md's forward FLOPs per sample."""
+    text, image = dims["text"], (dims["image"] // dims["patch"]) ** 2
+    samples_per_s = world * args.micro_batch / step_s
+    counted = text + image if kind == "mmdit" else text
+    fps = 3.0 * (mmdit_forward_flops(**dims) if kind == "mmdit" else vlm_forward_flops(**dims))
+    line = {
+        "impl": "pytorch", "model": args.model, "mode": args.mode, "gpus": world,
+        "micro_batch": args.micro_batch, "global_batch": world * args.micro_batch, "seq": text + image,
+        "text_tokens": text, "image_tokens": image, "steps": args.steps, "warmup": args.warmup,
+        "tokens_per_s": round(samples_per_s * counted, 1),
+        "text_tokens_per_s": round(samples_per_s * text, 1), "image_tokens_per_s": round(samples_per_s * image, 1),
+        "samples_per_s": round(samples_per_s, 2),
+        "step_ms": round(step_s * 1e3, 3), "step_ms_min": round(min(times) * 1e3, 3),
+        "mfu": round(fps * samples_per_s / (args.peak_tflops * 1e12 * world), 4),
+        "peak_mem_gib": round(peak / 2**30, 2),
+        "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
+        "params": counts["params"], "trainable_params": counts["trainable_params"],
+        "flops_per_sample": fps, "flops_per_token": fps / counted,
+    }
+    if kind == "vlm":
+        line["freeze_vision"] = args.freeze_vision
+    line.update({"torch": torch.__version__, "device": torch.cuda.get_device_name(local), "tag": args.tag})
+    return line
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=sorted(PRESETS), default="124m")
+    parser.add_argument("--model", choices=MODELS, default="124m")
     parser.add_argument("--mode", choices=MODES, default="eager")
     parser.add_argument("--steps", type=int, default=30, help="timed steps")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps first (compilation, allocator)")
-    parser.add_argument("--micro-batch", type=int, default=None, help="sequences per GPU per step "
-                        "(default 16 for 124m, 8 for 1.3b)")
+    parser.add_argument("--micro-batch", type=int, default=None, help="sequences (samples) per GPU per step "
+                        "(default 8 for 1.3b, 16 for the others)")
+    parser.add_argument("--freeze-vision", action="store_true", help="vlm: freeze the patch embedding and the "
+                        "vision blocks and run them under no_grad (model.freeze_vision)")
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--lr-warmup", type=int, default=10, help="steps of linear warm-up before the cosine")
     parser.add_argument("--weight-decay", type=float, default=0.1)
@@ -195,8 +529,11 @@ def main():
     parser.add_argument("--profile-out", default="", help="Chrome trace of 5 steps after the warm-up "
                         "(torch.profiler: operators and CUDA kernels), as the worker's --profile-steps writes")
     args = parser.parse_args()
+    kind = kind_of(args.model)
     if args.micro_batch is None:
-        args.micro_batch = 16 if args.model == "124m" else 8
+        args.micro_batch = 8 if args.model == "1.3b" else 16
+    if args.freeze_vision and kind != "vlm":
+        parser.error("--freeze-vision applies to the vlm models only")
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
 
@@ -206,8 +543,10 @@ def main():
     rank, world, local = setup_distributed(distributed)
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
-    model, optimizer, dims = build(args, world, local)
-    seq, vocab = dims["seq"], dims["vocab"]
+    model, optimizer, dims, counts = build(args, world, local)
+    if rank == 0 and counts["params"] is not None:
+        print(f"{args.model}: {counts['params']:,} parameters ({counts['trainable_params']:,} trainable), "
+              "as docs/models.md counts them", file=sys.stderr, flush=True)
     total = args.warmup + args.steps
     generator = torch.Generator(device="cuda").manual_seed(args.seed + rank)
     autocast = args.mode != "fsdp2"  # FSDP2 computes in its bf16 parameters
@@ -224,13 +563,13 @@ def main():
             profiler.__exit__(None, None, None)
             profiler.export_chrome_trace(args.profile_out)
             profiler = None
-        batch = torch.randint(0, vocab, (args.micro_batch, seq + 1), device="cuda", generator=generator)
+        batch = make_batch(kind, dims, args.micro_batch, generator)
         torch.cuda.synchronize()
         start = time.perf_counter()
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, total, args.lr_warmup, args.lr, 0.0)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(batch[:, :-1], batch[:, 1:])
+            loss = model(*batch)
         loss.backward()
         clip_gradients(model, 1.0)
         optimizer.step()
@@ -247,22 +586,10 @@ def main():
         torch.distributed.all_reduce(peak, op=torch.distributed.ReduceOp.MAX)
         torch.distributed.all_reduce(slowest, op=torch.distributed.ReduceOp.MAX)
     step_s = slowest.item()
-    tokens_per_step = world * args.micro_batch * seq
-    tokens_per_s = tokens_per_step / step_s
-    fpt = flops_per_token(**dims)
     if rank == 0:
-        print(json.dumps({
-            "impl": "pytorch", "model": "gpt-" + args.model, "mode": args.mode, "gpus": world,
-            "micro_batch": args.micro_batch, "global_batch": world * args.micro_batch, "seq": seq,
-            "steps": args.steps, "warmup": args.warmup,
-            "tokens_per_s": round(tokens_per_s, 1), "step_ms": round(step_s * 1e3, 3),
-            "step_ms_min": round(min(times) * 1e3, 3),
-            "mfu": round(fpt * tokens_per_s / (args.peak_tflops * 1e12 * world), 4),
-            "peak_mem_gib": round(peak.item() / 2**30, 2),
-            "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
-            "flops_per_token": fpt, "torch": torch.__version__, "device": torch.cuda.get_device_name(local),
-            "tag": args.tag,
-        }), flush=True)
+        line = (gpt_result_line if kind == "gpt" else result_line)(args, kind, dims, counts, world, local, step_s,
+                                                                  times, losses, peak.item())
+        print(json.dumps(line), flush=True)
     if distributed:
         torch.distributed.destroy_process_group()
 

@@ -18,7 +18,10 @@
 #   parallax:NAME          one spec, bench/gpu/specs/NAME.toml
 #   report:NAME            one spec run through parallax-cli into a store, then `parallax-cli report
 #                          --from-step 10` (throughput, per-GPU utilization, bubbles) -> results/report-NAME.txt
-#   reference:MODEL:MODE:GPUS   one reference run, e.g. reference:1.3b:fsdp2:2
+#   reference:MODEL:MODE:GPUS[:FLAG,...]   one reference run (bench/gpu/reference.py), e.g.
+#                          reference:1.3b:fsdp2:2, reference:mmdit-base:compile:1, reference:vlm-base:eager:1;
+#                          MODEL is 124m, 1.3b, mmdit-base or vlm-base, MODE eager, compile, ddp, ddp-compile or
+#                          fsdp2; each FLAG is passed as --FLAG: reference:vlm-base:compile:1:freeze-vision
 #   profile:NAME           one spec with the worker's --profile-steps 20:24 (Chrome trace in $PROF)
 #   profile-reference:MODEL:MODE   a one-GPU reference run (eager or compile) under torch.profiler
 #   kernels                bench/gpu/kernels.py over the profiles so far -> results/kernels.md
@@ -193,26 +196,33 @@ run_parallax() { # spec name
   fi
 }
 
-run_reference() { # model mode gpus
-  local model=$1 mode=$2 np=$3
-  need_gpus "$np" "reference:$model:$mode:$np" || return
+run_reference() { # model mode gpus [flags: comma-separated, each passed as --FLAG]
+  local model=$1 mode=$2 np=$3 flags=${4:-}
+  local name="$model:$mode${flags:+:$flags}" item="reference:$model:$mode:$np${flags:+:$flags}"
+  local file="$model-$mode-$np${flags:+-${flags//,/-}}"
+  need_gpus "$np" "$item" || return
   local budget
-  budget=$(item_budget) || { log "skip reference:$model:$mode:$np: out of time budget"; return; }
-  local logfile="$OUT/logs/reference-$model-$mode-$np.log"
+  budget=$(item_budget) || { log "skip $item: out of time budget"; return; }
+  local logfile="$OUT/logs/reference-$file.log"
   local cmd=("$PYTHON" bench/gpu/reference.py --model "$model" --mode "$mode" --steps 30 --warmup 10)
+  local flag extra=()
+  [ -n "$flags" ] && IFS=, read -ra extra <<< "$flags"
+  for flag in "${extra[@]}"; do cmd+=("--$flag"); done
   [ "$np" -gt 1 ] && cmd=(mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 "${cmd[@]}")
-  log "reference:$model:$mode on $np GPU(s) (limit ${budget}s)"
+  log "reference:$name on $np GPU(s) (limit ${budget}s)"
   local t0=$SECONDS rc=0
   timeout -k 15 "$budget" "${cmd[@]}" > "$logfile.out" 2> "$logfile" || rc=$?
   grep '^{' "$logfile.out" >> "$OUT/results/reference.jsonl"
   cat "$logfile.out" >> "$logfile"
   rm -f "$logfile.out"
-  manifest reference "$model:$mode" "$np" "$rc" $((SECONDS - t0)) "logs/reference-$model-$mode-$np.log" "${cmd[@]}"
+  manifest reference "$name" "$np" "$rc" $((SECONDS - t0)) "logs/reference-$file.log" "${cmd[@]}"
   if [ "$rc" -ne 0 ]; then
     tail -15 "$logfile"
-    fail "reference:$model:$mode:$np exited $rc (logs/reference-$model-$mode-$np.log)"
+    fail "$item exited $rc (logs/reference-$file.log)"
   else
-    log "reference:$model:$mode done in $((SECONDS - t0)) s: $(tail -1 "$OUT/results/reference.jsonl" | cut -c1-160)"
+    # The parameter count the script checked against docs/models.md (mmdit, vlm).
+    grep -h 'as docs/models.md counts them' "$logfile" | while IFS= read -r line; do log "  $line"; done
+    log "reference:$name done in $((SECONDS - t0)) s: $(tail -1 "$OUT/results/reference.jsonl" | cut -c1-160)"
   fi
 }
 
@@ -349,8 +359,8 @@ for item in "${items[@]}"; do
       profile_reference "$model" "$mode" ;;
     kernels) kernels_table ;;
     reference:*:*:*)
-      IFS=: read -r _ model mode np <<< "$item"
-      run_reference "$model" "$mode" "$np"
+      IFS=: read -r _ model mode np flags <<< "$item"
+      run_reference "$model" "$mode" "$np" "$flags"
       benched=1 ;;
     summary) benched=1 ;;
     *) fail "unknown item '$item' (see the top of packaging/device/run.sh)" ;;
