@@ -4,7 +4,10 @@ target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/MainWindow.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/AtomicFile.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/CompareRun.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/CompareRunsModel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/ResumeStepReader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunCheckModel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/RunDeleter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunExporter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunFilterModel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/RunLauncher.cpp

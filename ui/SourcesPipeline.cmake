@@ -2,6 +2,8 @@
 target_sources(parallax_ui PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/models/BubbleHistory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/BubbleHistory.h
+  ${CMAKE_CURRENT_LIST_DIR}/models/PipelineRunModel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/models/PipelineRunModel.h
   ${CMAKE_CURRENT_LIST_DIR}/models/SpanModel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/models/SpanModel.h
   ${CMAKE_CURRENT_LIST_DIR}/pages/PipelinePage.cpp

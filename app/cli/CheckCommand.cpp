@@ -66,7 +66,7 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
     const MachineInfo machine = thisMachine();
     const std::vector<SpecIssue> issues = validateSpec(spec, machine);
     const bool errors = hasErrors(issues);
-    if (spec.launch.target == "local")
+    if (spec.launch.target == Target::Local)
         std::cout << "checked against this machine: " << machine.cores << " cores, "
                   << formatBytes(static_cast<double>(machine.ram_bytes)) << " of memory" << std::endl;
     if (issues.empty())
@@ -79,7 +79,7 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
         std::cout << specPath << ": " << (errors ? "errors" : "warnings") << "\n" << text << std::endl;
     }
 
-    std::cout << "\nestimates for " << spec.name << " (" << spec.model.kind << " " << spec.model.preset << ", dp"
+    std::cout << "\nestimates for " << spec.name << " (" << spec.model.kind.name() << " " << spec.model.preset << ", dp"
               << spec.parallel.dp << " tp" << spec.parallel.tp << " pp" << spec.parallel.pp << " zero"
               << spec.parallel.zero << ")\n";
     try {
@@ -98,7 +98,7 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
                 row("  stage " + std::to_string(i), formatBytes(e.memory_per_stage[i].total()));
         }
         if (spec.parallel.pp > 1)
-            row("pipeline bubble", formatPercent(e.bubble) + " theoretical (" + spec.parallel.schedule + ", " +
+            row("pipeline bubble", formatPercent(e.bubble) + " theoretical (" + spec.parallel.schedule.name() + ", " +
                                        std::to_string(spec.parallel.pp) + " stages, " +
                                        std::to_string(spec.accumulation()) + " micro-batches)");
         else
@@ -113,7 +113,7 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
         c.spec_path = fs::absolute(specPath).string();
         c.run_dir = (fs::path(RunFolders::rootFor(fs::absolute(storePath).string())) / "<id>").string();
         try {
-            if (spec.launch.target == "hosts") {
+            if (spec.launch.target == Target::Hosts) {
                 c.cluster = resolveHosts(spec);
                 if (checkHostsOverSsh(*c.cluster, c.worker, fs::path(c.run_dir).parent_path().string(), spec) != 0)
                     return ExitCode::Error;

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
         const int dp = static_cast<int>(spec.parallel.dp), tp = static_cast<int>(spec.parallel.tp),
                   pp = static_cast<int>(spec.parallel.pp);
         ProcessGroups groups;
-        if (spec.launch.device == "cuda") {
+        if (spec.launch.device == Device::Cuda) {
 #if PARALLAX_WITH_CUDA
             // One process per GPU: the rank's place on its host picks the device.
             const torch::Device device = selectCudaDevice(localRank());

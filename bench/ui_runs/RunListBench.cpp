@@ -48,12 +48,12 @@ void fillStore(RunStore& store) {
     store.beginTransaction();
     for (int i = 0; i < kRuns; ++i) {
         NewRun n;
-        spec.model.kind = kinds[i % 3];
+        spec.model.kind = Choice<ModelKind>::named(kinds[i % 3]);
         spec.name = std::string(kinds[i % 3]) + "-sweep-lr" + std::to_string(i % 17) + "-" + std::to_string(i);
         spec.train.lr = 1e-4 * double(1 + i % 17);
         n.name = spec.name;
         n.spec_toml = toToml(spec);
-        n.model_kind = spec.model.kind;
+        n.model_kind = spec.model.kind.name();
         n.layout = layouts[i % 4];
         n.steps_total = 1000;
         n.world_size = 8;

@@ -90,7 +90,7 @@ void setLocalNetworkDefaults(LaunchPlan& plan, const RunSpec& spec, const Launch
     plan.env["OMPI_MCA_pml"] = "ob1";
     plan.env["OMPI_MCA_btl"] = "self,vader";
     plan.env["OMPI_MCA_oob_tcp_if_include"] = "lo";
-    if (spec.launch.device == "cuda")
+    if (spec.launch.device == Device::Cuda)
         plan.env["NCCL_SOCKET_IFNAME"] = "lo";
     const std::string library =
         context.loopback_library.empty() ? loopbackLibraryBesideThisExecutable() : context.loopback_library;
@@ -216,16 +216,16 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
                                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     const bool root = context.root.value_or(geteuid() == 0);
     const int64_t n = spec.processCount();
-    const std::string& target = spec.launch.target;
+    const Choice<Target>& target = spec.launch.target;
     LaunchPlan plan;
     std::vector<std::string>& a = plan.argv;
 
-    if (target == "local" || target == "hosts") {
+    if (target == Target::Local || target == Target::Hosts) {
         plan.format = LauncherFormat::OpenMpi;
         a.push_back(context.launcher.empty() ? std::string("mpirun") : context.launcher);
         a.insert(a.end(), {"-np", std::to_string(n)});
         int64_t ranksPerHost = n;
-        if (target == "hosts") {
+        if (target == Target::Hosts) {
             if (!spec.launch.cluster.empty() && !context.cluster)
                 throw std::invalid_argument("launch.cluster = \"" + spec.launch.cluster +
                                             "\": the cluster profile was not read (resolveHosts)");
@@ -244,7 +244,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
             ranksPerHost = (n + count - 1) / count;
         }
         a.push_back("--tag-output");
-        if (target == "local" && n > cores)
+        if (target == Target::Local && n > cores)
             a.push_back("--oversubscribe");
         a.insert(a.end(), {"--bind-to", spec.launch.bind.empty() ? std::string("none") : spec.launch.bind});
         if (!spec.launch.env.count("OMP_NUM_THREADS"))
@@ -257,7 +257,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
             a.insert(a.end(), {"-x", name});
         a.insert(a.end(), spec.launch.mpirun_args.begin(), spec.launch.mpirun_args.end());
         appendWorker(a, context);
-        if (target == "local")
+        if (target == Target::Local)
             setLocalNetworkDefaults(plan, spec, context);
         else
             setClusterSettings(plan, context);
@@ -269,7 +269,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         return plan;
     }
 
-    if (target == "slurm") {
+    if (target == Target::Slurm) {
         plan.format = LauncherFormat::Slurm;
         a.push_back(context.launcher.empty() ? std::string("srun") : context.launcher);
         a.insert(a.end(), {"--label", "-n", std::to_string(n)});
@@ -331,7 +331,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         return plan;
     }
 
-    throw std::invalid_argument("launch.target = \"" + target + "\" is not one of local, hosts, slurm");
+    throw std::invalid_argument("launch.target = \"" + target.name() + "\" is not one of local, hosts, slurm");
 }
 
 } // namespace parallax

@@ -24,8 +24,8 @@ LauncherFormat formatOf(const RunRecord& run, bool* localTarget) {
     *localTarget = true;
     try {
         const RunSpec spec = parseSpec(run.spec_toml, "run " + std::to_string(run.id));
-        *localTarget = spec.launch.target == "local";
-        return spec.launch.target == "slurm" ? LauncherFormat::Slurm : LauncherFormat::OpenMpi;
+        *localTarget = spec.launch.target == Target::Local;
+        return spec.launch.target == Target::Slurm ? LauncherFormat::Slurm : LauncherFormat::OpenMpi;
     } catch (const std::exception&) {
         return LauncherFormat::OpenMpi; // the spec ran, so it parsed then; the lines still import
     }

@@ -277,14 +277,14 @@ struct Supervisor::State {
         warnings = std::move(issues);
         warnings.insert(warnings.end(), resumeChanges.begin(), resumeChanges.end());
         // A launch that cannot be planned fails here, before a run exists.
-        if (spec.launch.target == "hosts")
+        if (spec.launch.target == Target::Hosts)
             checkHosts();
-        if (spec.launch.target == "slurm") {
+        if (spec.launch.target == Target::Slurm) {
             std::vector<std::string> problems = slurmPreflight(spec);
             if (!problems.empty())
                 throw PreflightFailed(std::move(problems));
         }
-        if (spec.launch.target == "slurm" && opt.launch.slurm_mpi.empty() && !namesMpiPlugin(spec.launch.mpirun_args)) {
+        if (spec.launch.target == Target::Slurm && opt.launch.slurm_mpi.empty() && !namesMpiPlugin(spec.launch.mpirun_args)) {
             // Which PMI plugin this Slurm offers Open MPI's ranks (pmix on Debian's).
             const std::vector<CommandResult> listed = runCommands({{"srun", "--mpi=list"}}, std::chrono::seconds(10));
             opt.launch.slurm_mpi = slurmMpiPlugin(listed[0].out + listed[0].err);
@@ -410,7 +410,7 @@ struct Supervisor::State {
         NewRun nr;
         nr.name = spec.name;
         nr.spec_toml = specText;
-        nr.model_kind = spec.model.kind;
+        nr.model_kind = spec.model.kind.name();
         nr.layout = layoutLabel(spec.parallel);
         nr.steps_total = spec.train.steps;
         nr.world_size = static_cast<int>(spec.processCount());
@@ -540,7 +540,7 @@ struct Supervisor::State {
             hangs->setWorld(start->world);
             hangs->setLayout(start->dp, start->tp, start->pp);
             // srun mode: the ranks name the job they run in; its state and time left are followed.
-            if (!batch && spec.launch.target == "slurm" && jobId.empty() && !start->slurm_job.empty()) {
+            if (!batch && spec.launch.target == Target::Slurm && jobId.empty() && !start->slurm_job.empty()) {
                 jobId = start->slurm_job;
                 jobRunningMarked = true; // the supervisor marked the run running when srun started
                 lastJobQuery = Clock::now() - 5 * opt.slurm_poll;
@@ -637,7 +637,7 @@ struct Supervisor::State {
     // Ends what is left of the run on every host; a host that does not answer is kept in the
     // store, to be cleaned once it answers (parallax-cli cleanup, started in the background).
     void cleanUpOnHosts() {
-        if (!opt.launch.cluster || spec.launch.target != "hosts")
+        if (!opt.launch.cluster || spec.launch.target != Target::Hosts)
             return;
         std::vector<std::string> hosts;
         for (const std::string& entry : opt.launch.cluster->hosts) {
@@ -736,7 +736,7 @@ struct Supervisor::State {
     std::string hostOfRank(int rank) const {
         if (router)
             return router->hostOfRank(rank);
-        return rank < 0 || spec.launch.target == "local" ? host : std::string();
+        return rank < 0 || spec.launch.target == Target::Local ? host : std::string();
     }
 
     // Reads what is there (bounded, so that one busy pipe cannot starve the rest of the loop).
@@ -1174,7 +1174,7 @@ struct Supervisor::State {
     // stop, a hang ended by on_hang = "fail", or its own error) goes on from the newest checkpoint
     // on the hosts that answer; its reason says how, or why it cannot.
     Outcome planContinuation(Outcome o) {
-        if (o.state != RunState::Failed || spec.launch.target != "hosts" || spec.launch.on_host_failure != "resume" ||
+        if (o.state != RunState::Failed || spec.launch.target != Target::Hosts || spec.launch.on_host_failure != "resume" ||
             !opt.launch.cluster || !hangFailReason.empty() || (phase != StopPhase::None && hostLostReason.empty()))
             return o;
         const std::optional<RunEndEvent>& runEnd = router->runEnd();
@@ -1224,7 +1224,7 @@ struct Supervisor::State {
     // launch.signal_margin_s before the limit (--signal), made them checkpoint and stop.
     bool stoppedByTimeLimit() const {
         const std::optional<RunEndEvent>& runEnd = router->runEnd();
-        return phase == StopPhase::None && spec.launch.target == "slurm" && !spec.launch.time_limit.empty() &&
+        return phase == StopPhase::None && spec.launch.target == Target::Slurm && !spec.launch.time_limit.empty() &&
                spec.launch.signal_margin_s > 0 && runEnd && runEnd->status == RunState::Stopped;
     }
     std::string checkpointSaid() const {
@@ -1421,7 +1421,7 @@ RunRecord Supervisor::run() {
             s.batch = !s.plan.submit.empty();
         }
         const LauncherFormat format = s.attaching ? LauncherFormat::Slurm : s.plan.format;
-        s.router = std::make_unique<OutputRouter>(*s.writer, format, s.host, s.spec.launch.target == "local");
+        s.router = std::make_unique<OutputRouter>(*s.writer, format, s.host, s.spec.launch.target == Target::Local);
         if (s.batch) {
             // Slurm writes output.log itself; the store's offset is how far into it the rows are.
             if (s.outputLog) {
@@ -1500,7 +1500,7 @@ RunRecord Supervisor::run() {
         s.notice("info", "supervisor " + std::to_string(getpid()) + " on " + s.host + " started " +
                              s.plan.argv.front() + " (pid " + std::to_string(s.launcher.pid()) +
                              "): " + s.plan.commandLine());
-        if (s.opt.launch.cluster && s.spec.launch.target == "hosts")
+        if (s.opt.launch.cluster && s.spec.launch.target == Target::Hosts)
             s.hostWatch = std::make_unique<HostWatch>(*s.opt.launch.cluster,
                                                       "/tmp/parallax-ssh-" + std::to_string(getpid()));
         s.store.setBusyTimeout(kLiveBusyTimeoutMs);

@@ -114,7 +114,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
     const double Cd = double(C), Fd = double(F), Vd = double(d.vocab), Td = double(T), Pd = double(P),
                  Qd = double(d.patchValues());
     std::vector<Unit> units;
-    if (d.kind == "gpt") {
+    if (d.kind == ModelKind::Gpt) {
         Unit embedding;
         embedding.split = (v * c).get();      // token embedding
         embedding.replicated = (t * c).get(); // learned positions
@@ -128,7 +128,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         head.input = Td * Cd;
         head.flops = 2.0 * Td * Cd * Vd;
         units.push_back(head);
-    } else if (d.kind == "mmdit") {
+    } else if (d.kind == ModelKind::Mmdit) {
         const Count f = F;
         const double Sd = Td + Pd;
         Unit embedding;
@@ -169,7 +169,7 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
         head.input = Sd * Cd + Cd;
         head.flops = 2.0 * (2.0 * Cd * Cd + Pd * Cd * Qd);
         units.push_back(head);
-    } else if (d.kind == "vlm") {
+    } else if (d.kind == ModelKind::Vlm) {
         const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads;
         const Count cv = Cv, s = p + t;
         const double Cvd = double(Cv), Sd = Pd + Td;
@@ -250,17 +250,17 @@ double forwardFlopsPerSample(const ModelDims& d) {
     const double L = double(d.layers), P = double(d.imageTokens()), Q = double(d.patchValues());
     double macs = 0;
     double attention = 0;
-    if (d.kind == "gpt") {
+    if (d.kind == ModelKind::Gpt) {
         macs = L * T * (4 * C * C + 2 * C * F) + T * C * V;
         attention = L * 4 * T * T * C;
-    } else if (d.kind == "mmdit") {
+    } else if (d.kind == ModelKind::Mmdit) {
         const double S = T + P;
         macs = P * Q * C + 256 * C + C * C                 // patch embedding, timestep MLP (once per sample)
                + (L - 1) * (2 * 6 * C * C + S * (4 * C * C + 2 * C * F)) // per block: two mod Linears, both streams
                + (8 * C * C + 2 * T * C * C + P * (4 * C * C + 2 * C * F)) // last block: text gives k, v only
                + 2 * C * C + P * C * Q;                     // head modulation, head Linear
         attention = (L - 1) * 4 * S * S * C + 4 * P * S * C;
-    } else if (d.kind == "vlm") {
+    } else if (d.kind == ModelKind::Vlm) {
         const double Cv = double(d.vision_dim), Fv = double(d.vision_ffn), Lv = double(d.vision_layers);
         const double S = P + T;
         macs = P * Q * Cv + Lv * P * (4 * Cv * Cv + 2 * Cv * Fv) // vision tower
@@ -272,21 +272,21 @@ double forwardFlopsPerSample(const ModelDims& d) {
     return 2 * macs + attention;
 }
 
-double pipelineBubble(int64_t stages, int64_t microbatches, const std::string& schedule, int64_t virtualStages) {
+double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, int64_t virtualStages) {
     if (stages <= 1) return 0.0;
     const double p = double(stages);
     const double m = double(std::max<int64_t>(1, microbatches));
-    const double v = schedule == "interleaved" ? double(std::max<int64_t>(1, virtualStages)) : 1.0;
+    const double v = schedule == Schedule::Interleaved ? double(std::max<int64_t>(1, virtualStages)) : 1.0;
     return (p - 1) / (v * m + p - 1);
 }
 
 int64_t pipelineBlocks(const ModelDims& dims) {
-    return saturatingAdd(dims.layers, dims.kind == "vlm" ? dims.vision_layers : 0);
+    return saturatingAdd(dims.layers, dims.kind == ModelKind::Vlm ? dims.vision_layers : 0);
 }
 
 std::vector<int> pipelineUnitBounds(const RunSpec& spec, const ModelDims& dims) {
     const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
-    const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
+    const bool interleaved = spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1;
     const int64_t pieces = interleaved ? saturatingMul(pp, spec.parallel.virtual_stages) : pp;
     std::vector<UnitInfo> info;
     for (const Unit& u : buildUnits(dims)) info.push_back({u.block, u.flops});
@@ -333,10 +333,10 @@ Estimates estimate(const RunSpec& spec) {
     const int64_t tp = std::max<int64_t>(1, spec.parallel.tp);
     const int64_t dp = std::max<int64_t>(1, spec.parallel.dp);
     const int64_t zero = std::clamp<int64_t>(spec.parallel.zero, 0, 3);
-    const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
+    const bool interleaved = spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1;
     const int64_t v = interleaved ? spec.parallel.virtual_stages : 1;
     const int64_t m = microBatchesPerStep(spec);
-    e.bubble = pipelineBubble(pp, m, spec.parallel.schedule, v);
+    e.bubble = pipelineBubble(pp, m, interleaved ? Schedule::Interleaved : Schedule::OneFOneB, v);
 
     // Units to pipeline stages exactly as the trainer places them (pipelineUnitBounds); a layout the
     // validator refuses falls back to everything on stage 0, the only stage estimated then.
@@ -368,7 +368,7 @@ Estimates estimate(const RunSpec& spec) {
         s.boundary = std::max(s.boundary, u.input);
     }
 
-    const bool bf16 = spec.train.precision == "bf16";
+    const bool bf16 = spec.train.precision == Precision::Bf16;
     const double weightBytes = bf16 ? 6.0 : 4.0;  // fp32 master (+ bf16 copy)
     const double computeBytes = bf16 ? 2.0 : 4.0; // activations, gathered weights
     const double microBatch = double(std::max<int64_t>(1, spec.train.micro_batch));
@@ -388,7 +388,7 @@ Estimates estimate(const RunSpec& spec) {
         double inFlight = 1;
         if (pp > 1) {
             const double later = ppd - double(stage); // this stage and the ones after it
-            if (spec.parallel.schedule == "gpipe") {
+            if (spec.parallel.schedule == Schedule::GPipe) {
                 inFlight = md;
             } else if (interleaved) {
                 const double chunks = std::min(md * vd, 2 * (later - 1) + (vd - 1) * ppd + 1);

@@ -34,7 +34,7 @@ struct Estimates {
 int64_t parameterCount(const ModelDims& dims);
 double forwardFlopsPerSample(const ModelDims& dims);
 // (p - 1) / (m + p - 1) for gpipe and 1f1b; (p - 1) / (v m + p - 1) for interleaved with v chunks.
-double pipelineBubble(int64_t stages, int64_t microbatches, const std::string& schedule, int64_t virtualStages = 1);
+double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, int64_t virtualStages = 1);
 
 // Transformer blocks a pipeline divides among its stages: model.layers, plus model.vision_layers
 // for vlm (vision blocks first, then the language model's). Every other unit rides along: the

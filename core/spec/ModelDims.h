@@ -14,7 +14,7 @@ namespace parallax {
 // The architecture each kind builds from these numbers is described in docs/models.md; the
 // parameter and FLOP estimates (Estimates.h) and the trainer's models follow that page exactly.
 struct ModelDims {
-    std::string kind;          // gpt | mmdit | vlm
+    ModelKind kind = ModelKind::Gpt;
     int64_t layers = 0;        // transformer blocks (the language model's for vlm)
     int64_t dim = 0;
     int64_t heads = 0;
@@ -43,7 +43,7 @@ struct ModelDims {
 };
 
 // The names of the presets of a kind, smallest first.
-std::vector<std::string> modelPresets(const std::string& kind);
+std::vector<std::string> modelPresets(ModelKind kind);
 
 // Throws std::invalid_argument naming the field ("model.kind", "model.preset") when unknown.
 ModelDims resolveModel(const ModelSpec& spec);

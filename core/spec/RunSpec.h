@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/spec/CheckedMath.h"
+#include "core/spec/Choice.h"
 
 #include <cstdint>
 #include <map>
@@ -13,7 +14,7 @@ namespace parallax {
 // Model section. `preset` gives every dimension; any explicit field overrides it.
 // Resolve to concrete numbers with resolveModel() (ModelDims.h).
 struct ModelSpec {
-    std::string kind = "gpt";    // gpt | mmdit | vlm
+    Choice<ModelKind> kind = ModelKind::Gpt;
     std::string preset = "tiny"; // tiny | small | base | 1b | custom
     std::optional<int64_t> layers;
     std::optional<int64_t> dim;
@@ -49,7 +50,7 @@ struct TrainSpec {
     double beta1 = 0.9;
     double beta2 = 0.95;
     double eps = 1e-8;
-    std::string precision = "fp32"; // fp32 | bf16
+    Choice<Precision> precision = Precision::Fp32;
     double grad_clip = 1.0;         // 0 disables clipping
     uint64_t seed = 42;
     int64_t checkpoint_every = 0;   // 0: only at stop and at the end
@@ -61,16 +62,16 @@ struct ParallelSpec {
     int64_t tp = 1;
     int64_t pp = 1;
     int64_t zero = 0;                // 0 | 1 | 2 | 3
-    std::string schedule = "1f1b";   // gpipe | 1f1b | interleaved
+    Choice<Schedule> schedule = Schedule::OneFOneB;
     int64_t virtual_stages = 1;      // model chunks per pipeline rank (interleaved only)
     std::vector<int64_t> stage_layers; // explicit layers per stage; empty = balanced by cost
     double bucket_mb = 25.0;
-    std::string reduce_dtype = "fp32"; // fp32 | bf16 (gradient reduction)
+    Choice<Precision> reduce_dtype = Precision::Fp32; // of the gradient reduction
 };
 
 struct LaunchSpec {
-    std::string target = "local"; // local | hosts | slurm
-    std::string device = "cpu";    // cpu | cuda
+    Choice<Target> target = Target::Local;
+    Choice<Device> device = Device::Cpu;
     std::optional<int64_t> processes; // default dp*tp*pp
     std::vector<std::string> hosts;   // "node:slots" for target = hosts
     std::string cluster;              // target = hosts: a cluster profile's name or file (ClusterProfile.h)

@@ -132,6 +132,7 @@ std::string fieldValueText(const SpecFieldRef& ref) {
     return std::visit(
         Overloaded{
             [](std::string* v) { return tomlString(*v); },
+            [](ChoiceField* v) { return tomlString(v->name()); },
             [](bool* v) { return std::string(*v ? "true" : "false"); },
             [](int64_t* v) { return std::to_string(*v); },
             [](uint64_t* v) {

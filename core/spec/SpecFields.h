@@ -14,7 +14,7 @@ namespace parallax {
 // One field of a RunSpec as it appears in TOML: `section.key` (section empty for the top-level
 // `name`), pointing into a spec. Reading, writing and comparing specs all walk this one table, so a
 // field added to RunSpec.h and listed in specFields() is read, written and compared everywhere.
-using SpecFieldRef = std::variant<std::string*, bool*, int64_t*, uint64_t*, double*, std::optional<int64_t>*,
+using SpecFieldRef = std::variant<std::string*, ChoiceField*, bool*, int64_t*, uint64_t*, double*, std::optional<int64_t>*,
                                   std::vector<int64_t>*, std::vector<std::string>*,
                                   std::map<std::string, std::string>*>;
 

@@ -162,6 +162,10 @@ private:
                     if (!node.is_string()) wrong("a string");
                     *v = node.as_string()->get();
                 },
+                [&](ChoiceField* v) {
+                    if (!node.is_string()) wrong("a string");
+                    v->setName(node.as_string()->get());
+                },
                 [&](bool* v) {
                     if (!node.is_boolean()) wrong("a boolean (true or false)");
                     *v = node.as_boolean()->get();

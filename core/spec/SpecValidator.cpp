@@ -24,12 +24,7 @@ namespace parallax {
 
 namespace {
 
-const std::vector<std::string> kModelKinds = {"gpt", "mmdit", "vlm"};
 const std::vector<std::string> kDataKinds = {"synthetic", "fashion-mnist", "text", "image-folder"};
-const std::vector<std::string> kPrecisions = {"fp32", "bf16"};
-const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
-const std::vector<std::string> kTargets = {"local", "hosts", "slurm"};
-const std::vector<std::string> kDevices = {"cpu", "cuda"};
 const std::vector<std::string> kBinds = {"none", "core", "socket"};
 const std::vector<std::string> kSlurmModes = {"srun", "batch"};
 const std::vector<std::string> kOnHang = {"wait", "fail"};
@@ -38,6 +33,8 @@ const std::vector<std::string> kOnHostFailure = {"fail", "resume"};
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(double v) { return tomlDouble(v); }
 std::string inQuotes(const std::string& s) { return tomlString(s); }
+std::string inQuotes(const ChoiceField& c) { return tomlString(c.name()); }
+std::string inQuotes(ModelKind k) { return tomlString(choiceName(k)); }
 
 bool contains(const std::vector<std::string>& list, const std::string& v) {
     for (const std::string& s : list)
@@ -161,7 +158,7 @@ public:
         checkParallel();
         checkLaunch();
         checkTelemetry();
-        if (m_machine && s.launch.target == "local") checkMachine();
+        if (m_machine && s.launch.target == Target::Local) checkMachine();
         checkUnknownKeys();
         return m_issues;
     }
@@ -192,14 +189,22 @@ private:
     std::vector<std::string> layoutFields() const { return {"parallel.dp", "parallel.tp", "parallel.pp"}; }
     // The fields whose values decide the pipeline's blocks.
     std::vector<std::string> blockFields() const {
-        return withModel(d.kind == "vlm" ? std::vector<std::string>{"model.layers", "model.vision_layers"}
+        return withModel(d.kind == ModelKind::Vlm ? std::vector<std::string>{"model.layers", "model.vision_layers"}
                                          : std::vector<std::string>{"model.layers"});
     }
 
-    bool cuda() const { return s.launch.device == "cuda"; }
-    bool remote() const { return s.launch.target == "hosts" || s.launch.target == "slurm"; }
+    bool cuda() const { return s.launch.device == Device::Cuda; }
+    bool remote() const { return s.launch.target == Target::Hosts || s.launch.target == Target::Slurm; }
 
-    // An enum field; returns whether the value is one of `allowed`.
+    // A closed choice held as a name; returns whether it is one of the choice's.
+    bool checkChoice(const std::string& field, const ChoiceField& choice) {
+        if (choice.known()) return true;
+        error(field, field + " = " + inQuotes(choice.name()) + " is unknown; use one of " + joinList(choice.names()) +
+                         didYouMean(choice.name(), choice.names()));
+        return false;
+    }
+
+    // A choice held as text; returns whether the value is one of `allowed`.
     bool checkChoice(const std::string& field, const std::string& value, const std::vector<std::string>& allowed) {
         if (contains(allowed, value)) return true;
         error(field, field + " = " + inQuotes(value) + " is unknown; use one of " + joinList(allowed) +
@@ -244,9 +249,9 @@ private:
         } catch (const std::invalid_argument& e) {
             const std::string message = e.what();
             if (message.rfind("model.kind", 0) == 0) {
-                error("model.kind", message + didYouMean(s.model.kind, kModelKinds));
+                error("model.kind", message + didYouMean(s.model.kind.name(), s.model.kind.names()));
             } else {
-                std::vector<std::string> presets = modelPresets(s.model.kind);
+                std::vector<std::string> presets = modelPresets(s.model.kind.value());
                 presets.push_back("custom");
                 error("model.preset", message + didYouMean(s.model.preset, presets), {"model.kind"});
             }
@@ -254,8 +259,8 @@ private:
         }
 
         const ModelSpec& m = s.model;
-        const bool image = d.kind != "gpt";
-        const bool vlm = d.kind == "vlm";
+        const bool image = d.kind != ModelKind::Gpt;
+        const bool vlm = d.kind == ModelKind::Vlm;
         bool usable = true;
         for (const auto& [field, value] : modelDimensionFields(d)) usable &= checkCount(field, value, 1);
         m_dimsUsable = usable;
@@ -336,12 +341,12 @@ private:
 
         if (m_haveDims) {
             const bool images = data.kind == "fashion-mnist" || data.kind == "image-folder";
-            if (data.kind == "text" && d.kind != "gpt")
+            if (data.kind == "text" && d.kind != ModelKind::Gpt)
                 error("data.kind", "data.kind = \"text\" is plain text for model.kind = \"gpt\"; model.kind = " +
                                        inQuotes(d.kind) + " trains on images with captions: use data.kind = "
                                                         "\"fashion-mnist\", \"image-folder\" or \"synthetic\"",
                   {"model.kind"});
-            if (images && d.kind == "gpt")
+            if (images && d.kind == ModelKind::Gpt)
                 error("data.kind", "data.kind = " + inQuotes(data.kind) +
                                        " holds images, which model.kind = \"gpt\" cannot read; use data.kind = \"text\" "
                                        "or \"synthetic\", or model.kind = \"mmdit\" or \"vlm\"",
@@ -454,7 +459,7 @@ private:
             error("train.beta2", "train.beta2 = " + num(t.beta2) + " must be in [0, 1), e.g. 0.95");
         if (!(t.eps > 0) || !std::isfinite(t.eps))
             error("train.eps", "train.eps = " + num(t.eps) + " must be greater than 0, e.g. 1e-8");
-        if (checkChoice("train.precision", t.precision, kPrecisions) && t.precision == "bf16" && !cuda())
+        if (checkChoice("train.precision", t.precision) && t.precision == Precision::Bf16 && !cuda())
             error("train.precision", "train.precision = bf16 needs launch.device = cuda; use train.precision = fp32 on "
                                      "cpu",
                   {"launch.device"});
@@ -474,7 +479,7 @@ private:
     // ---- parallel ------------------------------------------------------------------------------
 
     std::string blocksText() const {
-        if (d.kind == "vlm")
+        if (d.kind == ModelKind::Vlm)
             return "model.vision_layers + model.layers = " + num(d.vision_layers) + " + " + num(d.layers) + " = " +
                    num(pipelineBlocks(d));
         return "model.layers = " + num(d.layers);
@@ -500,8 +505,8 @@ private:
                                       "or parallel.dp > 1",
                  {"parallel.dp"});
         }
-        const bool scheduleOk = checkChoice("parallel.schedule", p.schedule, kSchedules);
-        const bool interleaved = p.schedule == "interleaved";
+        const bool scheduleOk = checkChoice("parallel.schedule", p.schedule);
+        const bool interleaved = p.schedule == Schedule::Interleaved;
         const bool vsOk = checkCount("parallel.virtual_stages", p.virtual_stages, 1);
         if (vsOk && scheduleOk && !interleaved && p.virtual_stages > 1)
             warn("parallel.virtual_stages", "parallel.virtual_stages = " + num(p.virtual_stages) +
@@ -517,7 +522,7 @@ private:
             error("parallel.bucket_mb", "parallel.bucket_mb = " + num(p.bucket_mb) + " is more than " +
                                             num(kMaxBucketMb) + " MiB, the most Parallax accepts (buckets of a few "
                                                                 "dozen MiB keep the reduction overlapped; e.g. 25)");
-        if (checkChoice("parallel.reduce_dtype", p.reduce_dtype, kPrecisions) && p.reduce_dtype == "bf16" && !cuda())
+        if (checkChoice("parallel.reduce_dtype", p.reduce_dtype) && p.reduce_dtype == Precision::Bf16 && !cuda())
             error("parallel.reduce_dtype", "parallel.reduce_dtype = bf16 needs launch.device = cuda (NCCL); MPI "
                                            "reduces on cpu in fp32: use parallel.reduce_dtype = fp32",
                   {"launch.device"});
@@ -586,7 +591,7 @@ private:
             // The batch of one micro-batch round over the pipeline; may not fit in 64 bits.
             const std::optional<int64_t> round = checkedMul(pp, s.parallel.dp, s.train.micro_batch);
             if (m < pp) {
-                const double bubble = pipelineBubble(pp, m, p.schedule, interleaved ? v : 1);
+                const double bubble = pipelineBubble(pp, m, p.schedule.value(), interleaved ? v : 1);
                 warn("train.global_batch",
                      "parallel.pp = " + num(pp) + " runs only " + num(m) +
                          " micro-batches per step (train.global_batch / (parallel.dp * train.micro_batch)): the pipeline "
@@ -634,8 +639,8 @@ private:
 
     void checkLaunch() {
         const LaunchSpec& l = s.launch;
-        const bool targetOk = checkChoice("launch.target", l.target, kTargets);
-        checkChoice("launch.device", l.device, kDevices);
+        const bool targetOk = checkChoice("launch.target", l.target);
+        checkChoice("launch.device", l.device);
 
         if (l.processes) {
             if (*l.processes < 1)
@@ -650,7 +655,7 @@ private:
                       layoutFields());
         }
 
-        if (targetOk && l.target == "hosts") {
+        if (targetOk && l.target == Target::Hosts) {
             if (l.cluster.empty()) checkHosts();
             else if (!l.hosts.empty())
                 error("launch.hosts", "launch.hosts and launch.cluster both name the hosts; keep one of them",
@@ -680,7 +685,7 @@ private:
             else
                 checkCount(field, value, 0);
         }
-        if (targetOk && l.target == "slurm") {
+        if (targetOk && l.target == Target::Slurm) {
             checkChoice("launch.slurm_mode", l.slurm_mode, kSlurmModes);
             if (!l.time_limit.empty() && !isSlurmTime(l.time_limit))
                 error("launch.time_limit", "launch.time_limit = " + inQuotes(l.time_limit) +
@@ -755,7 +760,7 @@ private:
         }
         if (targetOk && argsOk) {
             for (SpecIssue& issue :
-                 checkLauncherArgs(l.mpirun_args, l.target == "slurm" ? Launcher::Srun : Launcher::OpenMpi))
+                 checkLauncherArgs(l.mpirun_args, l.target == Target::Slurm ? Launcher::Srun : Launcher::OpenMpi))
                 m_issues.push_back(std::move(issue));
         }
     }
@@ -766,7 +771,7 @@ private:
         checkCount("launch.min_hosts", l.min_hosts, 1);
         checkCount("launch.max_restarts", l.max_restarts, 0);
         if (!checkChoice("launch.on_host_failure", l.on_host_failure, kOnHostFailure)) return;
-        const bool hosts = l.target == "hosts";
+        const bool hosts = l.target == Target::Hosts;
         if (!hosts && !l.exclude_hosts.empty())
             warn("launch.exclude_hosts", "launch.exclude_hosts is used only with launch.target = \"hosts\"; it is "
                                          "ignored here", {"launch.target"});

@@ -131,8 +131,8 @@ RunReport buildRunReport(const RunStore& store, const RunRecord& record, const s
                 report.bubbleTheory = PipelineBubbles::theoretical(spec.parallel.pp, spec.accumulation(),
                                                                    spec.parallel.schedule, spec.parallel.virtual_stages);
                 report.theoryBasis = "p = " + std::to_string(spec.parallel.pp) + ", m = " +
-                                     std::to_string(spec.accumulation()) + ", " + spec.parallel.schedule;
-                if (spec.parallel.schedule == "interleaved")
+                                     std::to_string(spec.accumulation()) + ", " + spec.parallel.schedule.name();
+                if (spec.parallel.schedule == Schedule::Interleaved)
                     report.theoryBasis += ", v = " + std::to_string(spec.parallel.virtual_stages);
             } else {
                 report.theoryBasis = "one pipeline stage";

@@ -153,12 +153,12 @@ PipelineBubbles PipelineBubbles::measure(const std::vector<SpanEvent>& spans) {
     return result;
 }
 
-double PipelineBubbles::theoretical(int64_t stages, int64_t microbatches, const std::string& schedule,
+double PipelineBubbles::theoretical(int64_t stages, int64_t microbatches, const Choice<Schedule>& schedule,
                                     int64_t virtualStages) {
-    const bool interleaved = schedule == "interleaved";
-    if (!interleaved && schedule != "1f1b" && schedule != "gpipe")
-        throw std::invalid_argument("parallel.schedule = \"" + schedule +
+    if (!schedule.known())
+        throw std::invalid_argument("parallel.schedule = \"" + schedule.name() +
                                     "\" is not a known schedule; use gpipe, 1f1b or interleaved");
+    const bool interleaved = schedule == Schedule::Interleaved;
     if (microbatches < 1)
         throw std::invalid_argument("the pipeline needs at least one micro-batch per step, got " +
                                     std::to_string(microbatches) +
@@ -166,7 +166,7 @@ double PipelineBubbles::theoretical(int64_t stages, int64_t microbatches, const 
     if (interleaved && virtualStages < 1)
         throw std::invalid_argument("parallel.virtual_stages = " + std::to_string(virtualStages) +
                                     " must be at least 1");
-    return pipelineBubble(stages, microbatches, schedule, virtualStages); // the estimates' formula
+    return pipelineBubble(stages, microbatches, schedule.value(), virtualStages); // the estimates' formula
 }
 
 std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent>& spans, int microbatches,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/spec/Choice.h"
+
 #include "core/telemetry/Events.h"
 
 #include <cstdint>
@@ -58,7 +60,7 @@ struct PipelineBubbles {
     // communication: (p - 1) / (m + p - 1) for gpipe and 1f1b, (p - 1) / (v m + p - 1) for
     // interleaved with v model chunks per stage. 0 for a single stage. An unknown schedule, m < 1
     // or v < 1 throw std::invalid_argument naming the spec field.
-    static double theoretical(int64_t stages, int64_t microbatches, const std::string& schedule,
+    static double theoretical(int64_t stages, int64_t microbatches, const Choice<Schedule>& schedule,
                               int64_t virtualStages = 1);
 
     // Checks the order the schedule promises, per step, rank, stage and micro-batch: as many

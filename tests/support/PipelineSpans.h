@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/spec/Choice.h"
 #include "core/telemetry/Events.h"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ namespace parallax::test {
 // trainer records them (with a send-drain span per rank when there are several stages). Ranks
 // are stage * replicas + replica.
 struct PipelineSpans {
-    std::string schedule = "1f1b"; // gpipe | 1f1b | interleaved
+    Schedule schedule = Schedule::OneFOneB;
     int stages = 4;
     int microbatches = 8;
     int chunks = 1;                // interleaved: model chunks per stage
@@ -34,13 +35,13 @@ struct PipelineSpans {
     std::vector<Action> order(int s) const {
         const int p = stages, m = microbatches, v = chunks;
         std::vector<Action> out;
-        if (schedule == "gpipe") {
+        if (schedule == Schedule::GPipe) {
             for (int i = 0; i < m; ++i) out.push_back({true, 0, i});
             for (int i = 0; i < m; ++i) out.push_back({false, 0, i});
             return out;
         }
         const int total = m * v;
-        const int warmup = schedule == "1f1b" ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+        const int warmup = schedule == Schedule::OneFOneB ? std::min(p - s - 1, m) : std::min((p - s - 1) * 2 + (v - 1) * p, total);
         auto fwd = [&](int k) { return Action{true, (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
         auto bwd = [&](int k) { return Action{false, v - 1 - (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
         for (int k = 0; k < warmup; ++k) out.push_back(fwd(k));

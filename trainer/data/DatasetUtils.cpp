@@ -100,8 +100,8 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
     for (int64_t i = 0; i < b; ++i)
         encodeCaption(samples[static_cast<size_t>(i)].caption, t, batch.tokens[i].data_ptr<int64_t>(),
                       labels[i].data_ptr<int64_t>());
-    if (dims.kind == "vlm") batch.labels = labels;
-    if (dims.kind == "mmdit") {
+    if (dims.kind == ModelKind::Vlm) batch.labels = labels;
+    if (dims.kind == ModelKind::Mmdit) {
         batch.timesteps = torch::empty({b}, torch::kFloat32);
         batch.noise = torch::empty(batch.images.sizes(), torch::kFloat32);
         for (int64_t i = 0; i < b; ++i) {
@@ -117,9 +117,9 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
 }
 
 void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
-    if (dims.kind != "mmdit" && dims.kind != "vlm")
+    if (dims.kind != ModelKind::Mmdit && dims.kind != ModelKind::Vlm)
         throw DataError("data.kind = \"" + dataKind + "\" gives images with captions, which model.kind = \"" +
-                        dims.kind + "\" cannot train on; use model.kind mmdit or vlm, or data.kind synthetic or text");
+                        choiceName(dims.kind) + "\" cannot train on; use model.kind mmdit or vlm, or data.kind synthetic or text");
 }
 
 void requireByteVocab(const ModelDims& dims, const std::string& dataKind) {

@@ -9,7 +9,7 @@
 namespace parallax {
 
 TextDataset::TextDataset(const std::string& path, const ModelDims& dims) : m_path(path), m_dims(dims) {
-    if (dims.kind != "gpt")
+    if (dims.kind != ModelKind::Gpt)
         throw DataError("data.kind = \"text\" trains a language model; use model.kind = \"gpt\" or another data.kind");
     requireByteVocab(dims, "text");
     if (path.empty()) throw DataError("data.path is empty; data.kind = \"text\" needs a text file");

@@ -40,12 +40,12 @@ void validate(const ModelDims& d) {
     requirePositive(d.vocab, "model.vocab");
     requirePositive(d.seq_len, "model.seq_len");
     requireDivisible(d.dim, "model.dim", d.heads, "model.heads");
-    if (d.kind == "gpt") return;
+    if (d.kind == ModelKind::Gpt) return;
     requirePositive(d.image_size, "model.image_size");
     requirePositive(d.channels, "model.channels");
     requirePositive(d.patch, "model.patch");
     requireDivisible(d.image_size, "model.image_size", d.patch, "model.patch");
-    if (d.kind == "mmdit") return;
+    if (d.kind == ModelKind::Mmdit) return;
     requirePositive(d.vision_layers, "model.vision_layers");
     requirePositive(d.vision_dim, "model.vision_dim");
     requirePositive(d.vision_heads, "model.vision_heads");
@@ -107,12 +107,16 @@ void initializeModel(Model& model, uint64_t seed) {
 }
 
 std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed) {
+    validate(dims);
     std::shared_ptr<Model> model;
-    if (dims.kind == "gpt" || dims.kind == "mmdit" || dims.kind == "vlm") validate(dims);
-    if (dims.kind == "gpt") model = std::make_shared<GptModel>(dims);
-    else if (dims.kind == "mmdit") model = std::make_shared<MmditModel>(dims);
-    else if (dims.kind == "vlm") model = std::make_shared<VlmModel>(dims);
-    else throw std::invalid_argument("model.kind = \"" + dims.kind + "\" is unknown; use one of gpt, mmdit, vlm");
+    switch (dims.kind) {
+    case ModelKind::Gpt: model = std::make_shared<GptModel>(dims); break;
+    case ModelKind::Mmdit: model = std::make_shared<MmditModel>(dims); break;
+    case ModelKind::Vlm: model = std::make_shared<VlmModel>(dims); break;
+    }
+    if (!model)
+        throw std::invalid_argument("model kind " + std::to_string(static_cast<int>(dims.kind)) +
+                                    " is none this build knows");
     initializeModel(*model, seed);
     return model;
 }

@@ -22,7 +22,7 @@ namespace {
 std::vector<StageChunk> placeStages(Model& model, const RunSpec& spec, const ModelDims& dims,
                                     const ProcessGroups& groups) {
     const int pp = groups.ppSize;
-    const int chunks = spec.parallel.schedule == "interleaved" ? static_cast<int>(spec.parallel.virtual_stages) : 1;
+    const int chunks = spec.parallel.schedule == Schedule::Interleaved ? static_cast<int>(spec.parallel.virtual_stages) : 1;
     const std::vector<int> bounds = pipelineUnitBounds(spec, dims);
     if (bounds.back() != static_cast<int>(model.unitCount()))
         throw std::logic_error("the estimates count " + std::to_string(bounds.back()) + " units, the model has " +
@@ -59,7 +59,7 @@ std::unique_ptr<GradientReducer> zero3(Model& model, const RunSpec& spec, GradBu
     // under bf16 autocast Linear weights, which reach their products as bf16 copies (gathered as such).
     // Not with activation checkpointing, whose recomputation reads them.
     if (spec.train.activation_checkpointing) return z;
-    const bool bf16Products = device.is_cuda() && spec.train.precision == "bf16";
+    const bool bf16Products = device.is_cuda() && spec.train.precision == Precision::Bf16;
     std::set<std::string> forwardOnly;
     std::map<std::string, Linear*> products;
     for (const auto& item : model.named_modules()) {
@@ -95,7 +95,7 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     options.perUnit = zero == 3;
     out.buckets = std::make_unique<GradBuckets>(named, options);
     // Gradients cross the wire in parallel.reduce_dtype (the validator allows bf16 only with NCCL).
-    const torch::ScalarType reduceType = spec.parallel.reduce_dtype == "bf16" ? torch::kBFloat16 : torch::kFloat;
+    const torch::ScalarType reduceType = spec.parallel.reduce_dtype == Precision::Bf16 ? torch::kBFloat16 : torch::kFloat;
     out.reducer = zero == 3 ? zero3(model, spec, *out.buckets, out.chunks, groups, device, reduceType)
                             : std::make_unique<DataParallel>(*out.buckets, groups.dp, zero, reduceType);
     return out;

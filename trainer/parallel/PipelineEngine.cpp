@@ -12,13 +12,13 @@ constexpr int64_t kHeaderLength = 64;
 
 } // namespace
 
-PipelineEngine::PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, std::string schedule,
+PipelineEngine::PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, Schedule schedule,
                                int microbatches)
-    : m_chunks(std::move(chunks)), m_groups(groups), m_scheduleName(std::move(schedule)),
+    : m_chunks(std::move(chunks)), m_groups(groups),
       m_microbatches(microbatches) {
     if (m_chunks.empty()) throw std::invalid_argument("pipeline rank without model chunks");
     m_virtualStages = static_cast<int>(m_chunks.size()) * m_groups.ppSize;
-    m_schedule = pipelineSchedule(m_scheduleName, m_groups.ppSize, m_groups.coord.pp, m_microbatches,
+    m_schedule = pipelineSchedule(schedule, m_groups.ppSize, m_groups.coord.pp, m_microbatches,
                                   static_cast<int>(m_chunks.size()));
 }
 

@@ -27,7 +27,7 @@ struct StageChunk {
 // reducers' hooks take them from there).
 class PipelineEngine {
 public:
-    PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, std::string schedule, int microbatches);
+    PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, Schedule schedule, int microbatches);
 
     struct Result {
         torch::Tensor lossSum;        // summed loss of this rank's micro-batches, on the device (last
@@ -59,7 +59,6 @@ private:
 
     std::vector<StageChunk> m_chunks;
     ProcessGroups& m_groups;
-    std::string m_scheduleName;
     int m_microbatches;
     int m_virtualStages;
     std::vector<PipelineAction> m_schedule;

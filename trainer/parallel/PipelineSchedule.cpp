@@ -55,12 +55,12 @@ std::vector<PipelineAction> interleaved(int stages, int stage, int microbatches,
 
 } // namespace
 
-std::vector<PipelineAction> pipelineSchedule(const std::string& schedule, int stages, int stage, int microbatches,
+std::vector<PipelineAction> pipelineSchedule(Schedule schedule, int stages, int stage, int microbatches,
                                              int chunks) {
     if (stages < 1 || stage < 0 || stage >= stages)
         throw std::invalid_argument("pipeline stage " + std::to_string(stage) + " of " + std::to_string(stages));
     if (microbatches < 1) throw std::invalid_argument("train.global_batch: a step needs at least one micro-batch");
-    if (schedule == "interleaved" && chunks > 1) {
+    if (schedule == Schedule::Interleaved && chunks > 1) {
         if (microbatches % stages != 0)
             throw std::invalid_argument("parallel.schedule = \"interleaved\" needs micro-batches per step (" +
                                         std::to_string(microbatches) + ") to be a multiple of parallel.pp = " +
@@ -69,9 +69,8 @@ std::vector<PipelineAction> pipelineSchedule(const std::string& schedule, int st
     }
     if (chunks != 1)
         throw std::invalid_argument("parallel.virtual_stages > 1 needs parallel.schedule = \"interleaved\"");
-    if (schedule == "gpipe") return gpipe(microbatches);
-    if (schedule == "1f1b" || schedule == "interleaved") return oneFOneB(stages, stage, microbatches);
-    throw std::invalid_argument("parallel.schedule = \"" + schedule + "\" is unknown; use gpipe, 1f1b or interleaved");
+    if (schedule == Schedule::GPipe) return gpipe(microbatches);
+    return oneFOneB(stages, stage, microbatches); // 1f1b, and interleaved over one chunk
 }
 
 } // namespace parallax

@@ -1,6 +1,7 @@
 #pragma once
 
-#include <string>
+#include "core/spec/Choice.h"
+
 #include <vector>
 
 namespace parallax {
@@ -26,7 +27,7 @@ struct PipelineAction {
 //    in Megatron-LM's interleaved schedule; needs microbatches % stages == 0. Virtual stage of chunk c
 //    on stage s is c * stages + s.
 // Throws std::invalid_argument naming the parallel.* field when the combination is impossible.
-std::vector<PipelineAction> pipelineSchedule(const std::string& schedule, int stages, int stage, int microbatches,
+std::vector<PipelineAction> pipelineSchedule(Schedule schedule, int stages, int stage, int microbatches,
                                              int chunks);
 
 } // namespace parallax

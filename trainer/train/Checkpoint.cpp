@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 using nlohmann::json;
@@ -64,7 +65,7 @@ uint32_t fileCrc(const std::string& path, int64_t* bytes) {
 }
 
 json dimsToJson(const ModelDims& d) {
-    return json{{"kind", d.kind},           {"layers", d.layers},
+    return json{{"kind", choiceName(d.kind)},           {"layers", d.layers},
                 {"dim", d.dim},             {"heads", d.heads},
                 {"ffn", d.ffn},             {"vocab", d.vocab},
                 {"seq_len", d.seq_len},     {"image_size", d.image_size},
@@ -75,7 +76,10 @@ json dimsToJson(const ModelDims& d) {
 
 ModelDims dimsFromJson(const json& j) {
     ModelDims d;
-    d.kind = j.at("kind").get<std::string>();
+    const std::string kind = j.at("kind").get<std::string>();
+    const std::optional<ModelKind> parsed = parseChoice<ModelKind>(kind);
+    if (!parsed) throw CheckpointError("the manifest names model kind \"" + kind + "\", which this build does not know");
+    d.kind = *parsed;
     d.layers = j.at("layers");
     d.dim = j.at("dim");
     d.heads = j.at("heads");
@@ -422,7 +426,8 @@ void CheckpointReader::requireCompatible(const ModelDims& d) const {
                                   "; resume with the same model or start a new run");
     };
     if (c.kind != d.kind)
-        throw CheckpointError("checkpoint " + m_dir + " holds a " + c.kind + " model, the spec asks for " + d.kind);
+        throw CheckpointError("checkpoint " + m_dir + " holds a " + choiceName(c.kind) + " model, the spec asks for " +
+                              choiceName(d.kind));
     check("model.layers", c.layers, d.layers);
     check("model.dim", c.dim, d.dim);
     check("model.heads", c.heads, d.heads);

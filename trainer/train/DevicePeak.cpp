@@ -49,14 +49,14 @@ double cpuFlopsPerCycle(std::string* isa) {
 
 } // namespace
 
-PeakFlops devicePeakFlops(bool cuda, const std::string& deviceName, const std::string& precision, int cpuThreads) {
+PeakFlops devicePeakFlops(bool cuda, const std::string& deviceName, Precision precision, int cpuThreads) {
     PeakFlops p;
     if (const char* env = std::getenv("PARALLAX_PEAK_TFLOPS")) {
         p.flops = std::atof(env) * 1e12;
         p.basis = "PARALLAX_PEAK_TFLOPS";
         return p;
     }
-    const bool bf16 = precision == "bf16";
+    const bool bf16 = precision == Precision::Bf16;
     if (cuda) {
         struct Known {
             const char* name;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/spec/Choice.h"
+
 #include <string>
 
 namespace parallax {
@@ -12,6 +14,6 @@ struct PeakFlops {
 // Dense peak for MFU. GPUs: the vendor's dense figure for the precision (H100/H200: 989 TFLOP/s
 // bf16, 67 TFLOP/s fp32); CPUs: cores x clock x FMA width of the vector unit. PARALLAX_PEAK_TFLOPS
 // overrides both.
-PeakFlops devicePeakFlops(bool cuda, const std::string& deviceName, const std::string& precision, int cpuThreads);
+PeakFlops devicePeakFlops(bool cuda, const std::string& deviceName, Precision precision, int cpuThreads);
 
 } // namespace parallax

@@ -43,14 +43,14 @@ double monotonicSeconds() {
 } // namespace
 
 int64_t Trainer::lossElements(const ModelDims& dims, const Batch& batch) {
-    if (dims.kind == "gpt") return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
-    if (dims.kind == "mmdit") return batch.images.numel();
+    if (dims.kind == ModelKind::Gpt) return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
+    if (dims.kind == ModelKind::Mmdit) return batch.images.numel();
     return batch.labels.ge(0).sum().item<int64_t>();
 }
 
 Trainer::Trainer(RunSpec spec, WorkerOptions options, ProcessGroups& groups, TelemetryEmitter& out)
     : m_spec(std::move(spec)), m_options(std::move(options)), m_groups(groups), m_out(out) {
-    if (m_spec.launch.device == "cuda") {
+    if (m_spec.launch.device == Device::Cuda) {
         if (m_options.cudaDevice < 0)
             throw std::invalid_argument("launch.device = \"cuda\" but no GPU was selected for this rank");
         m_device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(m_options.cudaDevice));
@@ -78,7 +78,7 @@ void Trainer::setup() {
     m_flopsPerToken = 3.0 * forward / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
 
     m_parallel = parallelize(*m_model, m_spec, m_dims, m_groups, m_device);
-    m_engine = std::make_unique<PipelineEngine>(std::move(m_parallel.chunks), m_groups, m_spec.parallel.schedule,
+    m_engine = std::make_unique<PipelineEngine>(std::move(m_parallel.chunks), m_groups, m_spec.parallel.schedule.value(),
                                                 static_cast<int>(m_spec.accumulation()));
 
     AdamWOptions o;
@@ -114,7 +114,7 @@ void Trainer::setup() {
 #if PARALLAX_WITH_CUDA
     if (m_device.is_cuda()) deviceName = cudaDeviceName(m_device.index());
 #endif
-    const PeakFlops peak = devicePeakFlops(m_device.is_cuda(), deviceName, m_spec.train.precision, torch::get_num_threads());
+    const PeakFlops peak = devicePeakFlops(m_device.is_cuda(), deviceName, m_spec.train.precision.value(), torch::get_num_threads());
     m_peakFlops = peak.flops;
     if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
 }
@@ -147,13 +147,13 @@ void Trainer::emitRunStart() {
     e.tp = m_groups.tpSize;
     e.pp = m_groups.ppSize;
     e.zero = static_cast<int>(m_spec.parallel.zero);
-    e.schedule = m_spec.parallel.schedule;
+    e.schedule = m_spec.parallel.schedule.name();
     int64_t params = 0;
     for (const auto& p : m_model->parameters()) params += p.numel();
     e.params = params;
     e.flops_per_token = m_flopsPerToken;
     e.peak_flops = m_peakFlops;
-    e.device = m_device.is_cuda() ? "cuda" : "cpu";
+    e.device = choiceName(m_device.is_cuda() ? Device::Cuda : Device::Cpu);
     e.hosts = hosts;
     e.devices.assign(hosts.size(), e.device);
     e.clock_offsets = offsets;
@@ -188,7 +188,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     {
         // bf16 compute with fp32 parameters, gradients and optimizer state.
         compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16,
-                                       m_device.is_cuda() && m_spec.train.precision == "bf16");
+                                       m_device.is_cuda() && m_spec.train.precision == Precision::Bf16);
         r = m_engine->runStep(micro, globalCount, step, recordSpans ? m_spanTimer.get() : nullptr,
                               [&reducer] { reducer.afterMicroBatch(); });
     }

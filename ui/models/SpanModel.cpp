@@ -42,7 +42,7 @@ void SpanModel::setSchedule(const std::optional<Schedule>& schedule, const QStri
         m_theoreticalNote = why.isEmpty() ? tr("the run's schedule is not known") : why;
     } else {
         try {
-            m_theoretical = PipelineBubbles::theoretical(schedule->stages, schedule->microbatches, schedule->name,
+            m_theoretical = PipelineBubbles::theoretical(schedule->stages, schedule->microbatches, schedule->kind,
                                                          schedule->virtualStages);
         } catch (const std::invalid_argument& e) {
             m_theoreticalNote = QString::fromStdString(e.what());
@@ -77,7 +77,7 @@ void SpanModel::recompute() {
     int micro = 0, chunks = 0;
     if (m_schedule && m_schedule->microbatches > 0) {
         micro = int(m_schedule->microbatches);
-        chunks = m_schedule->name == "interleaved" ? int(std::max<int64_t>(1, m_schedule->virtualStages)) : 1;
+        chunks = m_schedule->kind == parallax::Schedule::Interleaved ? int(std::max<int64_t>(1, m_schedule->virtualStages)) : 1;
     }
     m_problems = PipelineBubbles::checkOrder(m_spans, micro, chunks);
 }
@@ -169,7 +169,7 @@ QVariant SpanModel::data(const QModelIndex& index, int role) const {
         case TheoreticalColumn:
         case ExcessColumn:
             if (!m_theoretical) return m_theoreticalNote;
-            if (m_schedule->name == "interleaved")
+            if (m_schedule->kind == parallax::Schedule::Interleaved)
                 return tr("(p - 1) / (v m + p - 1) with p = %1, m = %2, v = %3")
                     .arg(m_schedule->stages)
                     .arg(m_schedule->microbatches)

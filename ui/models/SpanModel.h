@@ -38,7 +38,7 @@ public:
         int64_t stages = 0;        // parallel.pp
         int64_t microbatches = 0;  // RunSpec::accumulation()
         int64_t virtualStages = 1; // parallel.virtual_stages
-        std::string name;          // parallel.schedule
+        Choice<parallax::Schedule> kind{parallax::Schedule::OneFOneB}; // parallel.schedule
     };
 
     explicit SpanModel(QObject* parent = nullptr);

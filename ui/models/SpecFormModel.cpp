@@ -2,7 +2,10 @@
 
 #include "core/spec/SpecCompare.h"
 #include "core/spec/SpecFields.h"
+#include "core/spec/SpecIO.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QStringList>
 
 #include <unistd.h>
@@ -48,11 +51,11 @@ QString unusableDimension(const RunSpec& spec) {
     std::vector<std::pair<const char*, int64_t>> dims = {{"model.layers", d.layers}, {"model.dim", d.dim},
                                                          {"model.heads", d.heads},   {"model.ffn", d.ffn},
                                                          {"model.vocab", d.vocab},   {"model.seq_len", d.seq_len}};
-    if (d.kind != "gpt") {
+    if (d.kind != ModelKind::Gpt) {
         dims.insert(dims.end(), {{"model.image_size", d.image_size}, {"model.channels", d.channels},
                                  {"model.patch", d.patch}});
     }
-    if (d.kind == "vlm") {
+    if (d.kind == ModelKind::Vlm) {
         dims.insert(dims.end(), {{"model.vision_layers", d.vision_layers}, {"model.vision_dim", d.vision_dim},
                                  {"model.vision_heads", d.vision_heads}});
     }
@@ -76,6 +79,24 @@ SpecFormModel::SpecFormModel(QObject* parent) : QObject(parent), m_machine(thisM
     m_debounce.setInterval(kDebounceMs);
     connect(&m_debounce, &QTimer::timeout, this, &SpecFormModel::validateNow);
     validateNow();
+}
+
+SpecFormModel::SpecFile SpecFormModel::readFile(const QString& path) {
+    SpecFile out;
+    // Through QFile, so that the presets compiled into the console (":/runs/...") read too.
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        out.error = tr("%1: cannot be read (%2); check the path").arg(path, file.errorString());
+        return out;
+    }
+    try {
+        out.spec = parseSpec(file.readAll().toStdString(), QFileInfo(path).fileName().toStdString(), out.unknown);
+    } catch (const SpecError& e) {
+        out.spec.reset();
+        out.unknown.clear();
+        out.error = QString::fromStdString(e.what());
+    }
+    return out;
 }
 
 void SpecFormModel::setSpec(const RunSpec& spec) {
@@ -113,6 +134,7 @@ QVariant SpecFormModel::field(const QString& path) const {
         [](auto* p) -> QVariant {
             using T = std::decay_t<decltype(*p)>;
             if constexpr (std::is_same_v<T, std::string>) return QString::fromStdString(*p);
+            else if constexpr (std::is_same_v<T, ChoiceField>) return QString::fromStdString(p->name());
             else if constexpr (std::is_same_v<T, bool>) return *p;
             else if constexpr (std::is_same_v<T, int64_t>) return qlonglong(*p);
             else if constexpr (std::is_same_v<T, uint64_t>) return qulonglong(*p);
@@ -142,6 +164,10 @@ bool SpecFormModel::setField(const QString& path, const QVariant& value) {
             if constexpr (std::is_same_v<T, std::string>) {
                 if (!value.canConvert<QString>()) return false;
                 *p = value.toString().toStdString();
+                return true;
+            } else if constexpr (std::is_same_v<T, ChoiceField>) {
+                if (!value.canConvert<QString>()) return false;
+                p->setName(value.toString().toStdString());
                 return true;
             } else if constexpr (std::is_same_v<T, bool>) {
                 *p = value.toBool();
@@ -252,7 +278,7 @@ int64_t SpecFormModel::ranksPerNode() const {
     // The layout's ranks: a launch.processes that differs from dp*tp*pp is an error the validator
     // names, and no run starts with it, so it must not divide the memory either.
     const int64_t world = std::max<int64_t>(1, m_spec.worldSize());
-    if (m_spec.launch.target == "hosts") {
+    if (m_spec.launch.target == Target::Hosts) {
         // The busiest host decides whether the layout fits.
         int64_t most = 0;
         for (const std::string& entry : m_spec.launch.hosts) {
@@ -266,13 +292,13 @@ int64_t SpecFormModel::ranksPerNode() const {
         }
         return most > 0 ? std::min(most, world) : world;
     }
-    if (m_spec.launch.target == "slurm" && m_spec.launch.gpus_per_node > 0)
+    if (m_spec.launch.target == Target::Slurm && m_spec.launch.gpus_per_node > 0)
         return std::min(m_spec.launch.gpus_per_node, world);
     return world;
 }
 
 double SpecFormModel::deviceCapacityBytes() const {
-    if (m_spec.launch.device == "cuda") return m_cudaMemoryGiB * 1024.0 * 1024.0 * 1024.0;
+    if (m_spec.launch.device == Device::Cuda) return m_cudaMemoryGiB * 1024.0 * 1024.0 * 1024.0;
     return physicalMemoryBytes() / double(ranksPerNode());
 }
 

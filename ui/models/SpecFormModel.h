@@ -29,6 +29,18 @@ public:
 
     explicit SpecFormModel(QObject* parent = nullptr);
 
+    // A spec file as read from disk (or from the presets compiled in, ":/runs/...").
+    struct SpecFile {
+        std::optional<RunSpec> spec; // none: it could not be read (error says why)
+        // "bad.toml:2: train.steps must be an integer, got \"ten\"": the file, and the line where
+        // known; or the path and why it cannot be opened.
+        QString error;
+        // Keys this version does not know, kept in the spec all the same, one warning each.
+        std::vector<SpecIssue> unknown;
+    };
+    // Reads and parses `path`; the form is not changed (setSpec does that).
+    static SpecFile readFile(const QString& path);
+
     const RunSpec& spec() const { return m_spec; }
     // Replaces the whole spec (a loaded file, a preset); clears input errors. The spec becomes the
     // one edits are measured against (isModified).

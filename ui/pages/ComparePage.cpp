@@ -1,11 +1,11 @@
 #include "ui/pages/ComparePage.h"
 #include "ui/widgets/TableExport.h"
 
+#include "ui/models/CompareRunsModel.h"
 #include "ui/models/RunCheckModel.h"
 #include "ui/models/RunFilterModel.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecDiffModel.h"
-#include "ui/models/StoreWatcher.h"
 #include "ui/models/SummaryModel.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/SmoothingBox.h"
@@ -42,12 +42,16 @@ QTableView* makeTable(QWidget* parent) {
 } // namespace
 
 ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* parent)
-    : QWidget(parent), m_runs(runs), m_watcher(watcher), m_filter(new RunFilterModel(this)),
-      m_check(new RunCheckModel(this)), m_diff(new SpecDiffModel(this)), m_summary(new SummaryModel(this)) {
+    : QWidget(parent), m_runs(runs), m_compareRuns(new CompareRunsModel(watcher, this)),
+      m_filter(new RunFilterModel(this)), m_check(new RunCheckModel(this)), m_diff(new SpecDiffModel(this)),
+      m_summary(new SummaryModel(this)) {
     m_filter->setSourceModel(m_runs);
     m_check->setSourceModel(m_filter);
     m_reload.setSingleShot(true);
     connect(&m_reload, &QTimer::timeout, this, &ComparePage::reload);
+    connect(m_compareRuns, &CompareRunsModel::loaded, this, &ComparePage::apply);
+    connect(m_compareRuns, &CompareRunsModel::failed, this,
+            [this](const QString& message) { m_status->setText(tr("Could not read the runs: %1").arg(message)); });
 
     auto* layout = new QVBoxLayout(this);
     m_mainSplitter = new QSplitter(Qt::Horizontal, this);
@@ -155,7 +159,7 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     connect(m_runs, &QAbstractItemModel::modelReset, this, &ComparePage::onRunsChanged);
     connect(m_runs, &QAbstractItemModel::rowsRemoved, this, &ComparePage::onRunsChanged);
 
-    apply({});
+    apply();
 }
 
 void ComparePage::setCheckedRuns(const QList<qint64>& ids) {
@@ -194,47 +198,32 @@ void ComparePage::onRunsChanged() {
     if (stale) scheduleReload(kRefreshMs);
 }
 
+const std::vector<CompareRun>& ComparePage::loadedRuns() const { return m_compareRuns->runs(); }
+
 void ComparePage::reload() {
     const QList<qint64> ids = checkedRuns();
-    const int generation = ++m_generation;
-    if (ids.isEmpty() || !m_watcher) {
-        apply({});
-        return;
-    }
-    m_status->setText(tr("Reading %n run(s)…", nullptr, int(ids.size())));
-    const std::vector<qint64> wanted(ids.begin(), ids.end());
-    m_watcher->read<std::vector<CompareRun>>(
-        this,
-        [wanted](const RunStore& store) {
-            std::vector<CompareRun> out;
-            for (qint64 id : wanted)
-                if (std::optional<CompareRun> run = CompareRun::load(store, id)) out.push_back(std::move(*run));
-            return out;
-        },
-        [this, generation](std::vector<CompareRun> runs) {
-            if (generation == m_generation) apply(std::move(runs));
-        },
-        [this](const QString& message) { m_status->setText(tr("Could not read the runs: %1").arg(message)); });
+    if (!ids.isEmpty() && m_compareRuns->hasStore()) m_status->setText(tr("Reading %n run(s)…", nullptr, int(ids.size())));
+    m_compareRuns->load(ids);
 }
 
-void ComparePage::apply(std::vector<CompareRun> runs) {
-    m_loaded = std::move(runs);
+void ComparePage::apply() {
+    const std::vector<CompareRun>& shown = m_compareRuns->runs();
     m_loadedSteps.clear();
-    for (const CompareRun& r : m_loaded) m_loadedSteps[r.record.id] = r.record.last_step;
+    for (const CompareRun& r : shown) m_loadedSteps[r.record.id] = r.record.last_step;
     const double now = double(QDateTime::currentMSecsSinceEpoch()) / 1000.0;
-    m_diff->setRuns(m_loaded);
-    m_summary->setRuns(m_loaded, now);
+    m_diff->setRuns(shown);
+    m_summary->setRuns(shown, now);
 
-    if (m_loaded.empty()) {
+    if (shown.empty()) {
         m_status->setText(tr("Check runs in the list to compare them."));
         m_diffTitle->clear();
     } else {
-        m_status->setText(tr("%n run(s) compared.", nullptr, int(m_loaded.size())));
+        m_status->setText(tr("%n run(s) compared.", nullptr, int(shown.size())));
         QStringList unreadable;
-        for (const CompareRun& r : m_loaded)
+        for (const CompareRun& r : shown)
             if (!r.spec) unreadable << tr("%1: %2").arg(r.title(), r.specError);
         QString title;
-        if (m_loaded.size() < 2) title = tr("Check a second run to see how the configurations differ.");
+        if (shown.size() < 2) title = tr("Check a second run to see how the configurations differ.");
         else if (m_diff->rowCount() == 0) title = tr("The runs have the same configuration.");
         else title = tr("%n field(s) differ.", nullptr, m_diff->rowCount());
         if (!unreadable.isEmpty()) title += QChar('\n') + unreadable.join(QChar('\n'));
@@ -251,22 +240,23 @@ void ComparePage::rebuildCurves() {
     m_plot->setValueLabel(CompareRun::metricName(metric));
     m_plot->exporter()->setBaseName(CompareRun::metricName(metric));
     std::vector<int64_t> ids;
-    for (const CompareRun& r : m_loaded) ids.push_back(r.record.id);
+    const std::vector<CompareRun>& shown = m_compareRuns->runs();
+    for (const CompareRun& r : shown) ids.push_back(r.record.id);
     // By run, not by place in the list: checking another run must not repaint the others.
     const std::vector<QColor> colors = m_colors.assign(ids);
     const MetricSmoothing smoothing = m_smoothing->smoothing();
-    for (size_t i = 0; i < m_loaded.size(); ++i) {
-        const std::shared_ptr<MetricSeries>& series = m_loaded[i].series[size_t(metric)];
+    for (size_t i = 0; i < shown.size(); ++i) {
+        const std::shared_ptr<MetricSeries>& series = shown[i].series[size_t(metric)];
         if (series->smoothing() != smoothing) series->setSmoothing(smoothing);
         if (smoothing.kind == MetricSmoothing::Kind::None) {
-            m_plot->addCurve(m_loaded[i].title(), series, MetricChannel::Raw, colors[i]);
+            m_plot->addCurve(shown[i].title(), series, MetricChannel::Raw, colors[i]);
             continue;
         }
         // The raw curve faint under the smoothed one, as on the Live page.
         QColor faint = colors[i];
         faint.setAlpha(70);
-        m_plot->addCurve(tr("%1 (raw)").arg(m_loaded[i].title()), series, MetricChannel::Raw, faint, 1.0, false);
-        m_plot->addCurve(m_loaded[i].title(), series, MetricChannel::Smoothed, colors[i], 2.0);
+        m_plot->addCurve(tr("%1 (raw)").arg(shown[i].title()), series, MetricChannel::Raw, faint, 1.0, false);
+        m_plot->addCurve(shown[i].title(), series, MetricChannel::Smoothed, colors[i], 2.0);
     }
     m_plot->resetView();
     m_plot->dataChanged();

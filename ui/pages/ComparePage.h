@@ -5,7 +5,6 @@
 #include "ui/plots/RunColors.h"
 
 #include <QList>
-#include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
@@ -21,6 +20,7 @@ class QTableView;
 
 namespace parallax {
 
+class CompareRunsModel;
 class CurvePlot;
 class SmoothingBox;
 class RunCheckModel;
@@ -44,7 +44,7 @@ public:
     void setCheckedRuns(const QList<qint64>& ids);
     QList<qint64> checkedRuns() const;
     // The runs as last loaded, in the order of checkedRuns().
-    const std::vector<CompareRun>& loadedRuns() const { return m_loaded; }
+    const std::vector<CompareRun>& loadedRuns() const;
 
     void setMetric(CompareMetric metric);
     void setAxis(MetricAxis axis);
@@ -70,22 +70,21 @@ signals:
 
 private:
     void scheduleReload(int delayMs);
-    void apply(std::vector<CompareRun> runs);
+    // Shows the runs CompareRunsModel read last.
+    void apply();
     void rebuildCurves();
     void onRunsChanged();
 
     RunListModel* m_runs;
-    QPointer<StoreWatcher> m_watcher;
+    CompareRunsModel* m_compareRuns;
     RunFilterModel* m_filter;
     RunCheckModel* m_check;
     SpecDiffModel* m_diff;
     SummaryModel* m_summary;
-    std::vector<CompareRun> m_loaded;
     RunColors m_colors;
     // Last step of each loaded run when it was read, to notice that it moved on.
     std::map<qint64, int64_t> m_loadedSteps;
     QTimer m_reload;
-    int m_generation = 0; // answers to older loads are dropped
 
     QSplitter* m_mainSplitter = nullptr;
     QSplitter* m_rightSplitter = nullptr;

@@ -77,7 +77,7 @@ EstimatePanel::EstimatePanel(SpecFormModel* model, QWidget* parent) : QWidget(pa
 std::vector<int64_t> EstimatePanel::heldParameters(const RunSpec& spec, const Estimates& estimates) {
     // What a stage's weights estimate stores, at the bytes per parameter core/spec/Estimates.cpp
     // counts (fp32, or fp32 master + bf16 copy), before ZeRO-3 shards them.
-    const double bytesPerParameter = spec.train.precision == "bf16" ? 6.0 : 4.0;
+    const double bytesPerParameter = spec.train.precision == Precision::Bf16 ? 6.0 : 4.0;
     const double shards = spec.parallel.zero >= 3 ? double(std::max<int64_t>(1, spec.parallel.dp)) : 1.0;
     std::vector<int64_t> out;
     for (const MemoryEstimate& stage : estimates.memory_per_stage)
@@ -137,7 +137,7 @@ void EstimatePanel::refresh() {
         m_bubble->setText(tr("none (no pipeline)"));
     } else {
         const int64_t m = spec.accumulation();
-        const bool interleaved = spec.parallel.schedule == "interleaved" && spec.parallel.virtual_stages > 1;
+        const bool interleaved = spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1;
         const QString formula = interleaved ? tr("(p-1)/(v·m+p-1), p=%1, m=%2, v=%3").arg(pp).arg(m).arg(spec.parallel.virtual_stages)
                                             : tr("(p-1)/(m+p-1), p=%1, m=%2").arg(pp).arg(m);
         m_bubble->setText(tr("%1% of each step idle, theoretical: %2").arg(e->bubble * 100.0, 0, 'f', 1).arg(formula));
@@ -154,7 +154,7 @@ void EstimatePanel::refresh() {
                            {tr("optimizer"), mem.optimizer, colors[2]},
                            {tr("activations"), mem.activations, colors[3]},
                            {tr("buffers"), mem.buffers, colors[4]}});
-    const bool cuda = spec.launch.device == "cuda";
+    const bool cuda = spec.launch.device == Device::Cuda;
     const int64_t perNode = m_model->ranksPerNode();
     m_memory->setCapacity(m_model->deviceCapacityBytes(),
                           cuda ? tr("per GPU") : tr("RAM ÷ %n rank(s)", nullptr, int(perNode)));

@@ -111,11 +111,11 @@ void clearDimensions(ModelSpec& m) {
 }
 
 // Whether a kind reads the dimension: gpt has no image side, only vlm a vision tower.
-bool dimensionUsed(const std::string& kind, const QString& path) {
-    if (path.startsWith(QLatin1String("model.vision_"))) return kind == "vlm";
+bool dimensionUsed(const Choice<ModelKind>& kind, const QString& path) {
+    if (path.startsWith(QLatin1String("model.vision_"))) return kind == ModelKind::Vlm;
     if (path == QLatin1String("model.image_size") || path == QLatin1String("model.channels") ||
         path == QLatin1String("model.patch"))
-        return kind != "gpt";
+        return kind != ModelKind::Gpt;
     return true;
 }
 
@@ -540,7 +540,8 @@ QWidget* NewRunPage::buildModelGroup() {
         const RunSpec& s = m_model->spec();
         const QSignalBlocker block(m_modelPreset);
         m_modelPreset->clear();
-        for (const std::string& p : modelPresets(s.model.kind)) m_modelPreset->addItem(q(p), q(p));
+        if (s.model.kind.known())
+            for (const std::string& p : modelPresets(s.model.kind.value())) m_modelPreset->addItem(q(p), q(p));
         m_modelPreset->addItem(tr("custom"), QStringLiteral("custom"));
         int index = m_modelPreset->findData(q(s.model.preset));
         if (index < 0) {
@@ -824,8 +825,8 @@ void NewRunPage::refreshFields() {
 
 void NewRunPage::refreshVisibility() {
     const RunSpec& s = m_model->spec();
-    const bool image = s.model.kind != "gpt";
-    const bool vlm = s.model.kind == "vlm";
+    const bool image = s.model.kind != ModelKind::Gpt;
+    const bool vlm = s.model.kind == ModelKind::Vlm;
     // Fields another kind uses stay visible while they are set, so that their warning can be read.
     const auto show = [this](const char* path, bool relevant) {
         setRowVisible(QLatin1String(path), relevant || m_model->field(QLatin1String(path)).isValid());
@@ -834,16 +835,16 @@ void NewRunPage::refreshVisibility() {
     for (const char* path : {"model.vision_layers", "model.vision_dim", "model.vision_heads"}) show(path, vlm);
     setRowVisible(QStringLiteral("model.freeze_vision"), vlm || s.model.freeze_vision);
     setRowVisible(QStringLiteral("parallel.virtual_stages"),
-                  s.parallel.schedule == "interleaved" || s.parallel.virtual_stages != 1);
-    setRowVisible(QStringLiteral("launch.cluster"), s.launch.target == "hosts" || !s.launch.cluster.empty());
+                  s.parallel.schedule == Schedule::Interleaved || s.parallel.virtual_stages != 1);
+    setRowVisible(QStringLiteral("launch.cluster"), s.launch.target == Target::Hosts || !s.launch.cluster.empty());
     setRowVisible(QStringLiteral("launch.hosts"),
-                  (s.launch.target == "hosts" && s.launch.cluster.empty()) || !s.launch.hosts.empty());
-    const bool slurm = s.launch.target == "slurm";
+                  (s.launch.target == Target::Hosts && s.launch.cluster.empty()) || !s.launch.hosts.empty());
+    const bool slurm = s.launch.target == Target::Slurm;
     setRowVisible(QStringLiteral("launch.partition"), slurm || !s.launch.partition.empty());
     setRowVisible(QStringLiteral("launch.account"), slurm || !s.launch.account.empty());
     setRowVisible(QStringLiteral("launch.time_limit"), slurm || !s.launch.time_limit.empty());
     setRowVisible(QStringLiteral("launch.gpus_per_node"), slurm || s.launch.gpus_per_node != 0);
-    setRowVisible(kDeviceMemoryKey, s.launch.device == "cuda");
+    setRowVisible(kDeviceMemoryKey, s.launch.device == Device::Cuda);
 }
 
 QString NewRunPage::microBatchesText() const {
@@ -1072,20 +1073,14 @@ void NewRunPage::setSpec(const RunSpec& spec, const QString& sourcePath) {
 }
 
 bool NewRunPage::loadSpecFile(const QString& path, QString* error) {
-    std::vector<SpecIssue> unknown;
-    RunSpec spec;
-    try {
-        // Through QFile, so that the presets compiled into the console (":/runs/...") read too.
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly))
-            throw SpecError(tr("%1: cannot be read (%2); check the path").arg(path, file.errorString()).toStdString());
-        spec = parseSpec(file.readAll().toStdString(), QFileInfo(path).fileName().toStdString(), unknown);
-    } catch (const SpecError& e) {
-        if (error) *error = q(e.what());
-        showMessage(q(e.what()), true);
+    const SpecFormModel::SpecFile read = SpecFormModel::readFile(path);
+    if (!read.spec) {
+        if (error) *error = read.error;
+        showMessage(read.error, true);
         return false;
     }
-    setSpec(spec, path);
+    const std::vector<SpecIssue>& unknown = read.unknown;
+    setSpec(*read.spec, path);
     if (unknown.empty()) {
         showMessage(tr("Loaded %1").arg(QDir::toNativeSeparators(path)), false);
     } else {

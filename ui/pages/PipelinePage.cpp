@@ -1,11 +1,9 @@
 #include "ui/pages/PipelinePage.h"
 #include "ui/widgets/TableExport.h"
 
-#include "core/spec/SpecIO.h"
-#include "core/store/RunStore.h"
 #include "core/store/StoreTypes.h"
+#include "ui/models/PipelineRunModel.h"
 #include "ui/models/SpanModel.h"
-#include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/PipelineTimeline.h"
 
@@ -20,34 +18,9 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <exception>
 #include <utility>
 
 namespace parallax {
-
-struct PipelinePage::RunSteps {
-    qint64 run = 0;
-    uint64_t generation = 0;
-    std::optional<RunRecord> record;
-    std::vector<int64_t> steps;
-    std::optional<SpanModel::Schedule> schedule;
-    QString scheduleWhy;
-    int64_t spanEvery = -1; // -1: not known
-    int64_t dp = 0, tp = 0;
-};
-
-struct PipelinePage::StepSpans {
-    qint64 run = 0;
-    uint64_t generation = 0;
-    int64_t step = -1;
-    std::vector<SpanEvent> spans;
-};
-
-struct PipelinePage::BubbleSteps {
-    qint64 run = 0;
-    uint64_t generation = 0;
-    std::vector<BubbleHistory::Step> steps;
-};
 
 namespace {
 
@@ -55,18 +28,24 @@ bool sameSchedule(const std::optional<SpanModel::Schedule>& a, const std::option
     if (a.has_value() != b.has_value()) return false;
     if (!a) return true;
     return a->stages == b->stages && a->microbatches == b->microbatches && a->virtualStages == b->virtualStages &&
-           a->name == b->name;
+           a->kind == b->kind;
 }
 
 } // namespace
 
-PipelinePage::PipelinePage(StoreWatcher* watcher, QWidget* parent) : QWidget(parent), m_watcher(watcher) {
+PipelinePage::PipelinePage(StoreWatcher* watcher, QWidget* parent)
+    : QWidget(parent), m_runModel(new PipelineRunModel(watcher, this)) {
     m_model = new SpanModel(this);
     buildUi();
-    m_refreshTimer.setSingleShot(true);
-    m_refreshTimer.setInterval(kStepsRefreshMs);
-    connect(&m_refreshTimer, &QTimer::timeout, this, &PipelinePage::refreshSteps);
-    if (m_watcher) connect(m_watcher, &StoreWatcher::polled, this, &PipelinePage::onPolled);
+    connect(m_runModel, &PipelineRunModel::stepsRead, this, &PipelinePage::applySteps);
+    connect(m_runModel, &PipelineRunModel::spansRead, this, &PipelinePage::applySpans);
+    connect(m_runModel, &PipelineRunModel::bubblesRead, m_bubblePlot, &CurvePlot::dataChanged);
+    connect(m_runModel, &PipelineRunModel::stepsFailed, this, [this](const QString& message) {
+        m_summary->setText(tr("Could not read the run's sampled steps: %1").arg(message));
+    });
+    connect(m_runModel, &PipelineRunModel::spansFailed, this, [this](const QString& message) {
+        m_summary->setText(tr("Could not read the step's spans: %1").arg(message));
+    });
     updateNavigation();
     updateSummary();
 }
@@ -154,8 +133,8 @@ void PipelinePage::buildUi() {
     m_bubblePlot->setValueLabel(tr("bubble (%)"));
     m_bubblePlot->setLegendVisible(true);
     m_bubblePlot->exporter()->setBaseName(QStringLiteral("pipeline-bubble"));
-    m_bubblePlot->addCurve(tr("measured bubble"), m_bubbleHistory.measured(), MetricChannel::Raw, QColor(0xc6, 0x28, 0x28), 1.8);
-    m_theoryCurve = m_bubblePlot->addCurve(tr("theoretical"), m_bubbleHistory.theory(), MetricChannel::Raw,
+    m_bubblePlot->addCurve(tr("measured bubble"), m_runModel->bubbleHistory().measured(), MetricChannel::Raw, QColor(0xc6, 0x28, 0x28), 1.8);
+    m_theoryCurve = m_bubblePlot->addCurve(tr("theoretical"), m_runModel->bubbleHistory().theory(), MetricChannel::Raw,
                                            QColor(0x42, 0x42, 0x42), 1.5);
     m_bubblePlot->setCurvePenStyle(m_theoryCurve, Qt::DashLine);
     m_bubblePlot->setCurveVisible(m_theoryCurve, false);
@@ -194,21 +173,18 @@ void PipelinePage::buildUi() {
 }
 
 void PipelinePage::setRun(qint64 run) {
-    if (run == m_run) return;
-    m_run = run;
-    ++m_generation;
+    if (run == m_runModel->run()) return;
+    // Reading starts here; its answers come back queued, after the reset below.
+    m_runModel->setRun(run);
     m_steps.clear();
     m_wantedStep.reset();
     m_shownStep.reset();
-    m_runEnded = false;
     m_runTitle.clear();
     m_layoutText.clear();
     m_stepBox->clear();
     m_model->setSchedule(std::nullopt);
     m_model->clear();
     m_timeline->clear();
-    m_bubbleHistory.clear();
-    m_bubbleHistory.setTheoretical(std::nullopt);
     m_bubblePlot->setCurveVisible(m_theoryCurve, false);
     m_bubblePlot->resetView();
     m_timeline->setPlaceholderText(run > 0 ? tr("Reading the run's pipeline spans…")
@@ -216,86 +192,36 @@ void PipelinePage::setRun(qint64 run) {
     updateNavigation();
     updateSummary();
     emit stepsChanged();
-    if (run > 0) refreshSteps();
 }
 
-void PipelinePage::refreshSteps() {
-    if (!m_watcher || m_run <= 0) return;
-    if (m_stepsInFlight) {
-        m_stepsAgain = true;
-        return;
-    }
-    m_stepsInFlight = true;
-    m_stepsAgain = false;
-    const qint64 run = m_run;
-    const uint64_t generation = m_generation;
-    m_watcher->read<RunSteps>(
-        this,
-        [run, generation](const RunStore& store) {
-            RunSteps r;
-            r.run = run;
-            r.generation = generation;
-            // The record first: a run seen ended has written all its spans before.
-            r.record = store.run(run);
-            if (!r.record) return r;
-            r.steps = store.spanSteps(run);
-            if (r.record->spec_toml.empty()) {
-                r.scheduleWhy = PipelinePage::tr("the run has no spec stored, so its schedule is not known");
-            } else {
-                try {
-                    const RunSpec spec = parseSpec(r.record->spec_toml, "run " + std::to_string(run) + " spec");
-                    SpanModel::Schedule s;
-                    s.stages = spec.parallel.pp;
-                    s.microbatches = spec.accumulation();
-                    s.virtualStages = spec.parallel.virtual_stages;
-                    s.name = spec.parallel.schedule;
-                    r.schedule = s;
-                    r.spanEvery = spec.telemetry.span_every;
-                    r.dp = spec.parallel.dp;
-                    r.tp = spec.parallel.tp;
-                } catch (const std::exception& e) {
-                    r.scheduleWhy = QString::fromStdString(e.what());
-                }
-            }
-            return r;
-        },
-        [this](RunSteps r) { applySteps(std::move(r)); },
-        [this, generation](const QString& message) {
-            m_stepsInFlight = false;
-            if (generation != m_generation) return;
-            m_summary->setText(tr("Could not read the run's sampled steps: %1").arg(message));
-        });
-}
+qint64 PipelinePage::run() const { return m_runModel->run(); }
 
-void PipelinePage::applySteps(RunSteps r) {
-    m_stepsInFlight = false;
-    if (r.generation != m_generation || r.run != m_run) {
-        if (m_run > 0) refreshSteps();
-        return;
-    }
-    if (m_stepsAgain) {
-        // The store changed while this was read; read again, but show what came.
-        QTimer::singleShot(0, this, &PipelinePage::refreshSteps);
-    }
+bool PipelinePage::isLoading() const { return m_runModel->isLoading(); }
+
+const BubbleHistory& PipelinePage::bubbleHistory() const { return m_runModel->bubbleHistory(); }
+
+void PipelinePage::refreshSteps() { m_runModel->refreshSteps(); }
+
+void PipelinePage::applySteps() {
+    const PipelineRunModel::RunSteps& r = m_runModel->runSteps();
     if (!r.record) {
-        m_runTitle = tr("Run %1 is not in this store").arg(m_run);
+        m_runTitle = tr("Run %1 is not in this store").arg(m_runModel->run());
         m_timeline->setPlaceholderText(m_runTitle);
         updateSummary();
         return;
     }
     const RunRecord& record = *r.record;
-    m_runEnded = RunState::isTerminal(record.state);
     m_runTitle = tr("Run #%1 %2").arg(record.id).arg(QString::fromStdString(record.name));
 
     if (!sameSchedule(r.schedule, m_model->schedule()) || !m_model->schedule()) m_model->setSchedule(r.schedule, r.scheduleWhy);
-    m_bubbleHistory.setTheoretical(m_model->theoretical());
+    m_runModel->setTheoreticalBubble(m_model->theoretical());
     m_bubblePlot->setCurveVisible(m_theoryCurve, m_model->theoretical().has_value());
     m_bubblePlot->dataChanged();
     QStringList layout;
     layout << QString::fromStdString(record.state);
     if (r.schedule) {
-        layout << tr("pp %1").arg(r.schedule->stages) << QString::fromStdString(r.schedule->name);
-        if (r.schedule->name == "interleaved") layout << tr("v %1").arg(r.schedule->virtualStages);
+        layout << tr("pp %1").arg(r.schedule->stages) << QString::fromStdString(r.schedule->kind.name());
+        if (r.schedule->kind == Schedule::Interleaved) layout << tr("v %1").arg(r.schedule->virtualStages);
         layout << (r.schedule->microbatches == 1   ? tr("1 micro-batch per step")
                    : r.schedule->microbatches > 1  ? tr("%1 micro-batches per step").arg(r.schedule->microbatches)
                                                    : tr("micro-batches per step not integral"));
@@ -305,23 +231,21 @@ void PipelinePage::applySteps(RunSteps r) {
     }
     m_layoutText = layout.join(QStringLiteral(" · "));
 
-    std::vector<int64_t> steps = std::move(r.steps);
-    // The newest step of a running run may still be missing some ranks' spans.
-    if (!m_runEnded && !steps.empty()) steps.pop_back();
+    const std::vector<int64_t>& steps = r.steps;
     const bool changed = steps != m_steps;
     if (changed) {
         const bool extends = steps.size() >= m_steps.size() && std::equal(m_steps.begin(), m_steps.end(), steps.begin());
         if (!extends) m_stepBox->clear();
         for (size_t i = extends ? m_steps.size() : 0; i < steps.size(); ++i)
             m_stepBox->addItem(tr("step %1").arg(steps[i]), QVariant::fromValue<qlonglong>(steps[i]));
-        m_steps = std::move(steps);
+        m_steps = steps;
     }
 
     if (m_steps.empty()) {
         QString why;
         if (r.spanEvery == 0)
             why = tr("This run records no pipeline spans (telemetry.span_every = 0).");
-        else if (!m_runEnded)
+        else if (!r.ended)
             why = r.spanEvery > 1    ? tr("No sampled step yet: spans are recorded every %1 steps.").arg(r.spanEvery)
                   : r.spanEvery == 1 ? tr("No sampled step yet: spans are recorded every step.")
                                      : tr("No sampled step yet.");
@@ -338,39 +262,12 @@ void PipelinePage::applySteps(RunSteps r) {
         else if (!std::binary_search(m_steps.begin(), m_steps.end(), *want)) want = m_steps.back();
         if (want != m_wantedStep) {
             m_wantedStep = want;
-            requestSpans();
+            m_runModel->requestSpans(*want);
         }
     }
     updateNavigation();
     updateSummary();
-    requestBubbles();
     if (changed) emit stepsChanged();
-}
-
-void PipelinePage::requestBubbles() {
-    if (!m_watcher || m_run <= 0 || m_bubblesInFlight) return;
-    const std::vector<int64_t> wanted = m_bubbleHistory.missing(m_steps, kBubbleStepsPerRead);
-    if (wanted.empty()) return;
-    m_bubblesInFlight = true;
-    const qint64 run = m_run;
-    const uint64_t generation = m_generation;
-    m_watcher->read<BubbleSteps>(
-        this,
-        [run, generation, wanted](const RunStore& store) {
-            return BubbleSteps{run, generation, BubbleHistory::read(store, run, wanted)};
-        },
-        [this](BubbleSteps b) { applyBubbles(std::move(b)); },
-        [this](const QString&) { m_bubblesInFlight = false; });
-}
-
-void PipelinePage::applyBubbles(BubbleSteps b) {
-    m_bubblesInFlight = false;
-    if (b.generation == m_generation && b.run == m_run) {
-        m_bubbleHistory.append(b.steps);
-        m_bubblePlot->dataChanged();
-    }
-    // The next batch, or the first of another run chosen meanwhile.
-    requestBubbles();
 }
 
 void PipelinePage::setStep(int64_t step) {
@@ -380,7 +277,7 @@ void PipelinePage::setStep(int64_t step) {
     if (m_wantedStep == chosen) return;
     m_wantedStep = chosen;
     updateNavigation();
-    requestSpans();
+    m_runModel->requestSpans(chosen);
 }
 
 void PipelinePage::showPreviousStep() {
@@ -410,52 +307,18 @@ void PipelinePage::setFollowNewest(bool on) {
     if (on) showNewestStep();
 }
 
-void PipelinePage::requestSpans() {
-    if (!m_watcher || m_run <= 0 || !m_wantedStep || m_spansInFlight) return;
-    m_spansInFlight = true;
-    const qint64 run = m_run;
-    const uint64_t generation = m_generation;
-    const int64_t step = *m_wantedStep;
-    m_watcher->read<StepSpans>(
-        this,
-        [run, generation, step](const RunStore& store) {
-            StepSpans s;
-            s.run = run;
-            s.generation = generation;
-            s.step = step;
-            s.spans = store.spans(run, step);
-            return s;
-        },
-        [this](StepSpans s) { applySpans(std::move(s)); },
-        [this, generation](const QString& message) {
-            m_spansInFlight = false;
-            if (generation != m_generation) return;
-            m_summary->setText(tr("Could not read the step's spans: %1").arg(message));
-        });
-}
-
-void PipelinePage::applySpans(StepSpans s) {
-    m_spansInFlight = false;
-    // Only one read is in flight at a time; the newest wish is read once this one is in.
-    if (s.generation != m_generation || s.run != m_run || !m_wantedStep || s.step != *m_wantedStep) {
-        requestSpans();
-        return;
-    }
+void PipelinePage::applySpans(qint64 step) {
+    // A step no longer wished for (the run's steps went away meanwhile).
+    if (!m_wantedStep || step != *m_wantedStep) return;
     const bool keepView = m_shownStep.has_value();
-    m_timeline->setPlaceholderText(tr("Step %1 has no forward, backward or communication spans").arg(s.step));
-    m_timeline->setSpans(s.spans, keepView);
-    m_model->setSpans(s.step, std::move(s.spans));
-    m_shownStep = s.step;
+    m_timeline->setPlaceholderText(tr("Step %1 has no forward, backward or communication spans").arg(step));
+    m_timeline->setSpans(m_runModel->spans(), keepView);
+    m_model->setSpans(step, m_runModel->spans());
+    m_shownStep = step;
     m_allRanks->setVisible(m_timeline->stageCount() > 0 && m_model->bubbles().rankCount() > m_timeline->stageCount());
     updateNavigation();
     updateSummary();
-    emit stepShown(s.step);
-}
-
-void PipelinePage::onPolled() {
-    // An ended run's steps are final once they were read after its end.
-    if (m_run <= 0 || m_runEnded || m_refreshTimer.isActive()) return;
-    m_refreshTimer.start();
+    emit stepShown(step);
 }
 
 void PipelinePage::updateNavigation() {
@@ -479,17 +342,18 @@ QString PipelinePage::summaryText() const { return m_summary->text(); }
 QString PipelinePage::problemsText() const { return m_problems->isHidden() ? QString() : m_problems->text(); }
 
 void PipelinePage::updateSummary() {
-    if (m_run <= 0) {
+    const qint64 run = m_runModel->run();
+    if (run <= 0) {
         m_header->setText(tr("<b>Pipeline</b> · no run chosen"));
     } else {
-        const QString title = m_runTitle.isEmpty() ? tr("Run #%1").arg(m_run) : m_runTitle;
+        const QString title = m_runTitle.isEmpty() ? tr("Run #%1").arg(run) : m_runTitle;
         m_header->setText(QStringLiteral("<b>%1</b>%2").arg(
             title.toHtmlEscaped(), m_layoutText.isEmpty() ? QString() : QStringLiteral(" · ") + m_layoutText.toHtmlEscaped()));
     }
 
     const PipelineBubbles& b = m_model->bubbles();
     if (!m_shownStep || b.empty()) {
-        m_summary->setText(m_run > 0 && m_steps.empty() && !isLoading() ? m_timeline->placeholderText() : QString());
+        m_summary->setText(run > 0 && m_steps.empty() && !isLoading() ? m_timeline->placeholderText() : QString());
     } else {
         QString text = tr("Step %1 · window %2 ms · measured bubble %3")
                            .arg(*m_shownStep)

@@ -1,10 +1,9 @@
 #pragma once
 
 #include "ui/models/BubbleHistory.h"
+#include "ui/models/PipelineRunModel.h"
 
-#include <QPointer>
 #include <QString>
-#include <QTimer>
 #include <QWidget>
 
 #include <cstdint>
@@ -21,6 +20,7 @@ class QTableView;
 namespace parallax {
 
 class CurvePlot;
+class PipelineRunModel;
 class PipelineTimeline;
 class SpanModel;
 class StoreWatcher;
@@ -29,7 +29,8 @@ class StoreWatcher;
 // telemetry.span_every steps): the step's timeline, and per stage the measured bubble next to the
 // theoretical one for the run's schedule (p, m, v from its spec). Steps are chosen from a list or
 // with Previous/Next; while the run trains, newly sampled steps appear, and with "Follow newest"
-// on the newest is shown as it arrives. Everything is read through the store watcher's thread.
+// on the newest is shown as it arrives. Everything is read by a PipelineRunModel, through the store
+// watcher's thread.
 //
 // A running run's newest sampled step is held back until a later one (or the run's end) shows
 // that every rank has written its spans, as StoreWatcher does: a half-written step would show
@@ -42,16 +43,16 @@ class PipelinePage : public QWidget {
     Q_OBJECT
 public:
     // While the store changes, the sampled steps are read again at most this often.
-    static constexpr int kStepsRefreshMs = 1000;
+    static constexpr int kStepsRefreshMs = PipelineRunModel::kStepsRefreshMs;
 
     explicit PipelinePage(StoreWatcher* watcher, QWidget* parent = nullptr);
     ~PipelinePage() override;
 
     void setRun(qint64 run); // 0: none
-    qint64 run() const { return m_run; }
+    qint64 run() const;
 
     // At most this many steps' spans are measured per read, so that the store's thread stays free.
-    static constexpr size_t kBubbleStepsPerRead = 200;
+    static constexpr size_t kBubbleStepsPerRead = PipelineRunModel::kBubbleStepsPerRead;
 
     // Sampled steps whose spans are complete, ascending.
     const std::vector<int64_t>& steps() const { return m_steps; }
@@ -66,13 +67,14 @@ public:
     bool followNewest() const { return m_follow; }
     void setFollowNewest(bool on);
     // True while steps or spans are being read.
-    bool isLoading() const { return m_stepsInFlight || m_spansInFlight; }
+    bool isLoading() const;
 
     SpanModel* model() const { return m_model; }
+    PipelineRunModel* runModel() const { return m_runModel; }
     PipelineTimeline* timeline() const { return m_timeline; }
     QTableView* table() const { return m_table; }
     QSplitter* splitter() const { return m_splitter; }
-    const BubbleHistory& bubbleHistory() const { return m_bubbleHistory; }
+    const BubbleHistory& bubbleHistory() const;
     CurvePlot* bubblePlot() const { return m_bubblePlot; }
     // Shown texts, for tests and screenshots.
     QString headerText() const;
@@ -88,37 +90,21 @@ signals:
     void stepShown(qint64 step);
 
 private:
-    struct RunSteps;
-    struct StepSpans;
-    struct BubbleSteps;
-
     void buildUi();
-    void applySteps(RunSteps result);
-    void requestSpans();
-    void applySpans(StepSpans result);
-    void requestBubbles();
-    void applyBubbles(BubbleSteps result);
+    void applySteps();
+    void applySpans(qint64 step);
     void updateNavigation();
     void updateSummary();
-    void onPolled();
 
-    QPointer<StoreWatcher> m_watcher;
-    qint64 m_run = 0;
-    uint64_t m_generation = 0; // bumped on every run change; older reads are dropped
+    PipelineRunModel* m_runModel;
+    // The steps listed in the step box (as last read), ascending.
     std::vector<int64_t> m_steps;
     std::optional<int64_t> m_wantedStep;
     std::optional<int64_t> m_shownStep;
     bool m_follow = true;
-    bool m_runEnded = false;
-    bool m_stepsInFlight = false;
-    bool m_stepsAgain = false;
-    bool m_spansInFlight = false;
-    bool m_bubblesInFlight = false;
-    BubbleHistory m_bubbleHistory;
     int m_theoryCurve = 0;
     QString m_runTitle;
     QString m_layoutText;
-    QTimer m_refreshTimer;
 
     SpanModel* m_model = nullptr;
     PipelineTimeline* m_timeline = nullptr;

@@ -2,13 +2,15 @@
 #include "ui/widgets/TableExport.h"
 #include "ui/widgets/FileDialogs.h"
 
-#include "core/store/RunStore.h"
+#include "core/store/StoreTypes.h"
+#include "ui/models/ResumeStepReader.h"
+#include "ui/models/RunDeleter.h"
 #include "ui/models/RunFilterModel.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
+#include "ui/models/RunStoreThread.h"
 #include "ui/models/AtomicFile.h"
 #include "ui/models/RunExporter.h"
-#include "ui/models/RunStoreThread.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/widgets/EditHoldDelegate.h"
 
@@ -44,7 +46,8 @@ bool resumable(const RunRecord& r) {
 
 RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* writer, QWidget* parent)
     : QWidget(parent), m_runs(runs), m_watcher(watcher), m_writer(writer), m_filter(new RunFilterModel(this)),
-      m_launcher(new RunLauncher(this)), m_exporter(new RunExporter(watcher, this)) {
+      m_launcher(new RunLauncher(this)), m_exporter(new RunExporter(watcher, this)),
+      m_deleter(new RunDeleter(writer, this)) {
     connect(m_exporter, &RunExporter::finished, this, [this](const QString& path, const QString& message) {
         emit statusMessage(message);
         emit exportFinished(path);
@@ -159,58 +162,18 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
         QMessageBox::warning(this, tr("Resume"), message);
     });
 
-    // Resumed runs show the step they resumed at, from their run_start.
-    connect(m_runs, &QAbstractItemModel::modelReset, this, [this] { readResumeSteps(0, m_runs->rowCount() - 1); });
-    connect(m_runs, &QAbstractItemModel::rowsInserted, this,
-            [this](const QModelIndex&, int first, int last) { readResumeSteps(first, last); });
-    connect(m_runs, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex& from, const QModelIndex& to) {
-        if (from.column() <= RunListModel::StepsColumn && to.column() >= RunListModel::StateColumn)
-            readResumeSteps(from.row(), to.row());
+    connect(m_deleter, &RunDeleter::deleted, this, [this](qint64 id) {
+        emit statusMessage(tr("Deleted run #%1").arg(id));
+        if (m_watcher) m_watcher->pollNow();
     });
+    connect(m_deleter, &RunDeleter::failed, this,
+            [this](qint64, const QString& message) { emit statusMessage(tr("Could not delete: %1").arg(message)); });
+
+    // Resumed runs show the step they resumed at, from their run_start.
+    new ResumeStepReader(m_runs, watcher, this);
 
     updateCount();
     updateActions();
-    readResumeSteps(0, m_runs->rowCount() - 1);
-}
-
-void RunsPage::readResumeSteps(int first, int last) {
-    if (!m_watcher) return;
-    if (m_readingResumeSteps) {
-        m_readResumeStepsAgain = true;
-        return;
-    }
-    std::vector<int64_t> ids;
-    first = std::max(first, 0);
-    last = std::min(last, m_runs->rowCount() - 1);
-    for (int row = first; row <= last; ++row) {
-        const RunRecord& r = m_runs->record(row);
-        // Once a step is recorded (or the run ended) its run_start is in: each run is read once.
-        if (r.parent_run && !m_runs->hasResumeStep(r.id) && (r.last_step >= 0 || r.ended_at > 0)) ids.push_back(r.id);
-    }
-    if (ids.empty()) return;
-    m_readingResumeSteps = true;
-    const auto done = [this] {
-        m_readingResumeSteps = false;
-        if (m_readResumeStepsAgain) {
-            m_readResumeStepsAgain = false;
-            readResumeSteps(0, m_runs->rowCount() - 1);
-        }
-    };
-    m_watcher->read<std::map<int64_t, int64_t>>(
-        this,
-        [ids](const RunStore& store) {
-            std::map<int64_t, int64_t> steps;
-            for (int64_t id : ids) {
-                const std::optional<RunStartEvent> start = store.runStart(id);
-                steps[id] = start ? start->start_step : 0; // 0: not known (it ended before run_start)
-            }
-            return steps;
-        },
-        [this, done](std::map<int64_t, int64_t> steps) {
-            m_runs->setResumeSteps(steps);
-            done();
-        },
-        [done](const QString&) { done(); });
 }
 
 void RunsPage::setStorePath(const QString& path) {
@@ -322,28 +285,7 @@ bool RunsPage::deleteRun(qint64 id, bool removeFolder, QString* error) {
         if (error) *error = tr("Run #%1 is not in the store").arg(id);
         return false;
     }
-    if (!RunState::isTerminal(r->state)) {
-        // Its supervisor is still writing its rows.
-        if (error) *error = tr("Run #%1 is %2; stop it on the Live page before deleting it").arg(id).arg(QString::fromStdString(r->state));
-        return false;
-    }
-    if (!m_writer) {
-        if (error) *error = tr("No store is open");
-        return false;
-    }
-    const QString folder = QString::fromStdString(r->run_dir);
-    m_writer->write(
-        [id](RunStore& store) { store.deleteRun(id); }, this,
-        [this, id, folder, removeFolder] {
-            // Only a folder that is this run's own (<runs root>/<id>) is removed.
-            if (removeFolder && !folder.isEmpty() && QFileInfo(folder).fileName() == QString::number(id) &&
-                QFileInfo(folder).isDir())
-                QDir(folder).removeRecursively();
-            emit statusMessage(tr("Deleted run #%1").arg(id));
-            if (m_watcher) m_watcher->pollNow();
-        },
-        [this](const QString& message) { emit statusMessage(tr("Could not delete: %1").arg(message)); });
-    return true;
+    return m_deleter->deleteRun(*r, removeFolder, error);
 }
 
 void RunsPage::exportMetricsDialog() {

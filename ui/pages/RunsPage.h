@@ -13,6 +13,7 @@ class QTableView;
 
 namespace parallax {
 
+class RunDeleter;
 class RunFilterModel;
 class TableExport;
 class RunExporter;
@@ -74,8 +75,6 @@ signals:
 private:
     void updateActions();
     void updateCount();
-    // Reads the start step of resumed runs whose step the runs model does not know yet.
-    void readResumeSteps(int firstRow, int lastRow);
     void showContextMenu(const QPoint& pos);
 
     RunListModel* m_runs;
@@ -94,10 +93,9 @@ private:
     QPushButton* m_exportTrace = nullptr;
     TableExport* m_tableExport = nullptr;
     RunExporter* m_exporter = nullptr;
+    RunDeleter* m_deleter = nullptr;
     QPushButton* m_exportSpec = nullptr;
     QPushButton* m_delete = nullptr;
-    bool m_readingResumeSteps = false;
-    bool m_readResumeStepsAgain = false;
 };
 
 } // namespace parallax

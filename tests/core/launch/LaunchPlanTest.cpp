@@ -124,7 +124,7 @@ TEST(LaunchPlan, ForwardedVariablesComeFromThisEnvironmentByName) {
 
 TEST(LaunchPlan, LocalRunsListenOnLoopbackOnly) {
     RunSpec s = spec(2);
-    s.launch.device = "cuda";
+    s.launch.device = Device::Cuda;
     LaunchContext c = context(8, false);
     c.preload = "/usr/lib/libjemalloc.so.2";
     const LaunchPlan p = makeLaunchPlan(s, c);
@@ -143,7 +143,7 @@ TEST(LaunchPlan, LocalRunsListenOnLoopbackOnly) {
     EXPECT_TRUE(p.warnings.empty());
 
     // Hosts need the network: none of it there.
-    s.launch.target = "hosts";
+    s.launch.target = Target::Hosts;
     s.launch.hosts = {"node1:8"};
     EXPECT_TRUE(makeLaunchPlan(s, c).env.empty());
 }
@@ -162,7 +162,7 @@ TEST(LaunchPlan, ExplicitProcessCountThreadsAndLauncher) {
 
 TEST(LaunchPlan, Hosts) {
     RunSpec s = spec(4, 4);
-    s.launch.target = "hosts";
+    s.launch.target = Target::Hosts;
     s.launch.hosts = {"node1:8", "node2:8"};
     s.launch.bind = "socket";
     const LaunchPlan p = makeLaunchPlan(s, context(4, true));
@@ -177,7 +177,7 @@ TEST(LaunchPlan, Hosts) {
 
 TEST(LaunchPlan, Slurm) {
     RunSpec s = spec(8, 1, 2);
-    s.launch.target = "slurm";
+    s.launch.target = Target::Slurm;
     s.launch.partition = "gpu";
     s.launch.account = "ml-team";
     s.launch.time_limit = "04:00:00";
@@ -205,7 +205,7 @@ TEST(LaunchPlan, Slurm) {
 
 TEST(LaunchPlan, SlurmMinimal) {
     RunSpec s = spec(2);
-    s.launch.target = "slurm";
+    s.launch.target = Target::Slurm;
     const LaunchPlan p = makeLaunchPlan(s, context(2, false));
     EXPECT_EQ(p.argv, (Argv{"srun", "--label", "-n", "2", "/opt/parallax/bin/parallax-worker", "--spec",
                             "/data/runs/7/spec.toml", "--run-dir", "/data/runs/7"}));
@@ -216,7 +216,7 @@ TEST(LaunchPlan, SlurmMinimal) {
 TEST(LaunchPlan, SlurmBatch) {
     RunSpec s = spec(2, 1, 2);
     s.name = "my run/1";
-    s.launch.target = "slurm";
+    s.launch.target = Target::Slurm;
     s.launch.slurm_mode = "batch";
     s.launch.partition = "gpu";
     s.launch.time_limit = "01:00:00";
@@ -250,14 +250,14 @@ TEST(LaunchPlan, SlurmBatch) {
 
 TEST(LaunchPlan, RejectsWhatItCannotLaunch) {
     RunSpec s = spec(1);
-    s.launch.target = "kubernetes";
+    s.launch.target.setName("kubernetes");
     try {
         makeLaunchPlan(s, context(2, false));
         FAIL() << "expected invalid_argument";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("launch.target"), std::string::npos);
     }
-    s.launch.target = "local";
+    s.launch.target = Target::Local;
     s.launch.env = {{"BAD NAME", "x"}};
     EXPECT_THROW(makeLaunchPlan(s, context(2, false)), std::invalid_argument);
 }
@@ -277,7 +277,7 @@ TEST(LaunchPlan, ShellQuoting) {
 
 TEST(LaunchPlan, HostsOfAClusterProfile) {
     RunSpec s = spec(4);
-    s.launch.target = "hosts";
+    s.launch.target = Target::Hosts;
     s.launch.cluster = "lab";
     LaunchContext c = context(8, false);
     EXPECT_THROW(makeLaunchPlan(s, c), std::invalid_argument); // the profile must be read first

@@ -91,7 +91,7 @@ TEST(ClusterProfile, FoundByNameInTheProfileFoldersOrByPath) {
             << e.what();
     }
     RunSpec spec;
-    spec.launch.target = "hosts";
+    spec.launch.target = Target::Hosts;
     spec.launch.cluster = "lab";
     EXPECT_EQ(resolveHosts(spec).source, (dir / "lab.toml").string());
     spec.launch.cluster.clear();

@@ -12,7 +12,7 @@ namespace {
 
 ModelDims dimsOf(const char* kind, const char* preset) {
     ModelSpec m;
-    m.kind = kind;
+    m.kind = Choice<ModelKind>::named(kind);
     m.preset = preset;
     return resolveModel(m);
 }
@@ -66,7 +66,7 @@ TEST(Estimates, VlmTinyCountsTowerMergeAndFrozenParts) {
     EXPECT_EQ(parameterCount(dimsOf("vlm", "tiny")), 250688);
 
     RunSpec spec;
-    spec.model.kind = "vlm";
+    spec.model.kind = ModelKind::Vlm;
     spec.model.freeze_vision = true;
     const Estimates e = estimate(spec);
     EXPECT_EQ(e.params, 250688);
@@ -96,7 +96,7 @@ TEST(Estimates, FlopsFollowTheDocument) {
     const ModelDims m = dimsOf("mmdit", "tiny");
     EXPECT_DOUBLE_EQ(forwardFlopsPerSample(m), 13787648.0);
     RunSpec mmdit;
-    mmdit.model.kind = "mmdit";
+    mmdit.model.kind = ModelKind::Mmdit;
     const Estimates e = estimate(mmdit);
     EXPECT_DOUBLE_EQ(e.flops_per_sample, 3 * 13787648.0);
     EXPECT_DOUBLE_EQ(e.flops_per_token, 3 * 13787648.0 / 65);
@@ -177,11 +177,11 @@ TEST(Estimates, InFlightMicroBatchesFollowTheSchedule) {
     const Estimates f = estimate(s);
     // Stages 1 and 2 hold two blocks each; 1f1b keeps p - s micro-batches: 3 and 2.
     EXPECT_DOUBLE_EQ(f.memory_per_stage[1].activations / f.memory_per_stage[2].activations, 3.0 / 2.0);
-    s.parallel.schedule = "gpipe";
+    s.parallel.schedule = Schedule::GPipe;
     const Estimates g = estimate(s);
     EXPECT_DOUBLE_EQ(g.memory_per_stage[1].activations / f.memory_per_stage[1].activations, 8.0 / 3.0);
     EXPECT_DOUBLE_EQ(g.memory_per_stage[1].activations, g.memory_per_stage[2].activations);
-    s.parallel.schedule = "interleaved";
+    s.parallel.schedule = Schedule::Interleaved;
     s.parallel.virtual_stages = 2;
     const Estimates i = estimate(s);
     // Chunks of one block; stage s keeps 2 (p - s - 1) + (v - 1) p + 1 chunks: 9 on stage 1, 7 on stage 2.
@@ -191,7 +191,7 @@ TEST(Estimates, InFlightMicroBatchesFollowTheSchedule) {
 TEST(Estimates, PrecisionAndCheckpointing) {
     RunSpec s = layout("small", 2, 1, 1, 0);
     const Estimates fp32 = estimate(s);
-    s.train.precision = "bf16";
+    s.train.precision = Precision::Bf16;
     const Estimates bf16 = estimate(s);
     EXPECT_DOUBLE_EQ(bf16.memory.weights, 1.5 * fp32.memory.weights); // fp32 master + bf16 copy
     EXPECT_DOUBLE_EQ(bf16.memory.optimizer, fp32.memory.optimizer);
@@ -203,13 +203,13 @@ TEST(Estimates, PrecisionAndCheckpointing) {
 }
 
 TEST(Estimates, BubbleValues) {
-    EXPECT_DOUBLE_EQ(pipelineBubble(1, 8, "1f1b"), 0.0);
-    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "1f1b"), 3.0 / 11.0);
-    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "gpipe"), 3.0 / 11.0);
-    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "interleaved", 2), 3.0 / 19.0);
-    EXPECT_DOUBLE_EQ(pipelineBubble(2, 1, "1f1b"), 0.5);
-    EXPECT_DOUBLE_EQ(pipelineBubble(8, 32, "interleaved", 4), 7.0 / 135.0);
-    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, "1f1b", 2), 3.0 / 11.0); // chunks count only when interleaved
+    EXPECT_DOUBLE_EQ(pipelineBubble(1, 8, Schedule::OneFOneB), 0.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, Schedule::OneFOneB), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, Schedule::GPipe), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, Schedule::Interleaved, 2), 3.0 / 19.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(2, 1, Schedule::OneFOneB), 0.5);
+    EXPECT_DOUBLE_EQ(pipelineBubble(8, 32, Schedule::Interleaved, 4), 7.0 / 135.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, Schedule::OneFOneB, 2), 3.0 / 11.0); // chunks count only when interleaved
 
     RunSpec s = layout("small", 1, 1, 2, 0);
     s.train.global_batch = 24; // 6 micro-batches
@@ -238,7 +238,7 @@ TEST(Estimates, PipelinePieces) {
     const auto pieces = pipelinePieces(big, resolveModel(big.model));
     EXPECT_LT(pieces.back(), pieces.front());
     s.parallel.pp = 3;
-    s.parallel.schedule = "interleaved";
+    s.parallel.schedule = Schedule::Interleaved;
     s.parallel.virtual_stages = 2;
     EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{1, 1, 1, 1, 1, 1}));
     EXPECT_EQ(pipelineBlocks(dimsOf("vlm", "base")), 24);
@@ -247,7 +247,7 @@ TEST(Estimates, PipelinePieces) {
 
 TEST(Estimates, UnknownModelThrows) {
     RunSpec s;
-    s.model.kind = "resnet";
+    s.model.kind.setName("resnet");
     EXPECT_THROW(estimate(s), std::invalid_argument);
 }
 

@@ -64,13 +64,13 @@ TEST(ExampleSpecs, EveryExampleValidatesAndRoundTrips) {
 TEST(ExampleSpecs, QuickstartIsTheDocumentedFirstRun) {
     const RunSpec s = readSpecFile((runsDir() / "quickstart.toml").string());
     EXPECT_EQ(s.name, "quickstart");
-    EXPECT_EQ(s.model.kind, "mmdit");
+    EXPECT_EQ(s.model.kind, ModelKind::Mmdit);
     EXPECT_EQ(s.model.preset, "tiny");
     EXPECT_EQ(s.data.kind, "fashion-mnist");
     EXPECT_EQ(s.parallel.dp, 2);
     EXPECT_EQ(s.worldSize(), 2);
-    EXPECT_EQ(s.launch.device, "cpu");
-    EXPECT_EQ(s.launch.target, "local");
+    EXPECT_EQ(s.launch.device, Device::Cpu);
+    EXPECT_EQ(s.launch.target, Target::Local);
     EXPECT_EQ(s.train.steps, 60);
     EXPECT_EQ(s.train.global_batch, 16);
     EXPECT_EQ(s.train.micro_batch, 4);

@@ -98,10 +98,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(LauncherOptions, TheTableOfTheTargetIsUsed) {
     RunSpec s = parseSpec("[launch]\nmpirun_args = [\"--mca\", \"btl\", \"tcp\"]\n");
     EXPECT_TRUE(validateSpec(s).empty()) << describe(validateSpec(s));
-    s.launch.target = "hosts";
+    s.launch.target = Target::Hosts;
     s.launch.hosts = {"a:1"};
     EXPECT_TRUE(validateSpec(s).empty()) << describe(validateSpec(s));
-    s.launch.target = "slurm";
+    s.launch.target = Target::Slurm;
     s.launch.hosts.clear();
     const auto issues = validateSpec(s);
     ASSERT_EQ(issues.size(), 1u) << describe(issues);

@@ -54,7 +54,7 @@ RunSpec fullSpec() {
     RunSpec s = parseSpec(kUnknownKeys, "full.toml");
     s.name = "full-spec.v2";
     ModelSpec& m = s.model;
-    m.kind = "vlm";
+    m.kind = ModelKind::Vlm;
     m.preset = "custom";
     m.layers = 6;
     m.dim = 384;
@@ -83,7 +83,7 @@ RunSpec fullSpec() {
     t.beta1 = 0.85;
     t.beta2 = 0.999;
     t.eps = 1e-10;
-    t.precision = "bf16";
+    t.precision = Precision::Bf16;
     t.grad_clip = 0.5;
     t.seed = std::numeric_limits<uint64_t>::max(); // above TOML's int64: travels as a string
     t.checkpoint_every = 500;
@@ -93,14 +93,14 @@ RunSpec fullSpec() {
     p.tp = 2;
     p.pp = 3;
     p.zero = 2;
-    p.schedule = "gpipe";
+    p.schedule = Schedule::GPipe;
     p.virtual_stages = 2;
     p.stage_layers = {3, 4, 3};
     p.bucket_mb = 12.5;
-    p.reduce_dtype = "bf16";
+    p.reduce_dtype = Precision::Bf16;
     LaunchSpec& l = s.launch;
-    l.target = "slurm";
-    l.device = "cuda";
+    l.target = Target::Slurm;
+    l.device = Device::Cuda;
     l.processes = 24;
     l.hosts = {"node1:8", "node2:16"};
     l.cluster = "lab";
@@ -307,7 +307,7 @@ span_every = 10
                                 "design.toml", unknown);
     EXPECT_TRUE(unknown.empty());
     EXPECT_EQ(s.name, "mmdit-fashion-dp2");
-    EXPECT_EQ(s.model.kind, "mmdit");
+    EXPECT_EQ(s.model.kind, ModelKind::Mmdit);
     EXPECT_EQ(s.data.kind, "fashion-mnist");
     EXPECT_EQ(s.train.steps, 500);
     EXPECT_EQ(s.train.global_batch, 64);

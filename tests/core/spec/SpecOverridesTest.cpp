@@ -18,7 +18,7 @@ TEST(SpecOverrides, SetsFieldsByPathWithTomlOrPlainValues) {
                                                   "launch.hosts=[\"x:8\", \"y:8\"]", "name=next", "train.lr=3e-4"});
     EXPECT_EQ(s.parallel.dp, 4);
     EXPECT_EQ(s.parallel.tp, 2);
-    EXPECT_EQ(s.launch.target, "slurm"); // a plain word is a string
+    EXPECT_EQ(s.launch.target, Target::Slurm); // a plain word is a string
     EXPECT_EQ(s.launch.hosts, (std::vector<std::string>{"x:8", "y:8"}));
     EXPECT_EQ(s.name, "next");
     EXPECT_DOUBLE_EQ(s.train.lr, 3e-4);

@@ -308,7 +308,7 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
     for (const char* kind : {"gpt", "mmdit", "vlm"}) {
         for (const char* preset : {"tiny", "small", "base", "1b", "custom"}) {
             RunSpec s;
-            s.model.kind = kind;
+            s.model.kind = Choice<ModelKind>::named(kind);
             s.model.preset = preset;
             specs.push_back(s);
         }
@@ -319,12 +319,12 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
     specs.push_back(text);
     for (const char* kind : {"mmdit", "vlm"}) {
         RunSpec fashion;
-        fashion.model.kind = kind;
+        fashion.model.kind = Choice<ModelKind>::named(kind);
         fashion.data.kind = "fashion-mnist";
         fashion.data.path = fmnist;
         specs.push_back(fashion);
         RunSpec folder;
-        folder.model.kind = kind;
+        folder.model.kind = Choice<ModelKind>::named(kind);
         folder.data.kind = "image-folder";
         folder.data.path = images;
         specs.push_back(folder);

@@ -21,7 +21,7 @@ constexpr double kT0 = 1.7e9;
 constexpr double kUnit = 1.0 / 1024.0;
 
 // A schedule run with every pass taking one kUnit and free communication (tests/support).
-std::vector<SpanEvent> simulate(const std::string& schedule, int p, int m, int v = 1, int replicas = 1,
+std::vector<SpanEvent> simulate(Schedule schedule, int p, int m, int v = 1, int replicas = 1,
                                 int64_t step = 10) {
     test::PipelineSpans run;
     run.schedule = schedule;
@@ -60,7 +60,7 @@ std::string joined(const std::vector<std::string>& problems) {
 } // namespace
 
 TEST(PipelineBubbles, PerfectOneFOneBMatchesTheFormulaExactly) {
-    const std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    const std::vector<SpanEvent> spans = simulate(Schedule::OneFOneB, 4, 8);
     const PipelineBubbles b = PipelineBubbles::measure(spans);
     const double expected = 3.0 / 11.0;
     ASSERT_EQ(b.stages.size(), 4u);
@@ -73,22 +73,22 @@ TEST(PipelineBubbles, PerfectOneFOneBMatchesTheFormulaExactly) {
         EXPECT_DOUBLE_EQ(s.fraction, expected) << "stage " << s.stage;
     }
     EXPECT_DOUBLE_EQ(b.overall, expected);
-    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "1f1b"), expected);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, Schedule::OneFOneB), expected);
 }
 
 TEST(PipelineBubbles, PerfectGPipeAndInterleavedMatchTheirFormulas) {
-    const PipelineBubbles gpipe = PipelineBubbles::measure(simulate("gpipe", 4, 8));
-    EXPECT_DOUBLE_EQ(gpipe.overall, PipelineBubbles::theoretical(4, 8, "gpipe"));
+    const PipelineBubbles gpipe = PipelineBubbles::measure(simulate(Schedule::GPipe, 4, 8));
+    EXPECT_DOUBLE_EQ(gpipe.overall, PipelineBubbles::theoretical(4, 8, Schedule::GPipe));
     for (int v : {2, 4}) {
-        const PipelineBubbles inter = PipelineBubbles::measure(simulate("interleaved", 4, 8, v));
-        EXPECT_NEAR(inter.overall, PipelineBubbles::theoretical(4, 8, "interleaved", v), 1e-12) << "v = " << v;
+        const PipelineBubbles inter = PipelineBubbles::measure(simulate(Schedule::Interleaved, 4, 8, v));
+        EXPECT_NEAR(inter.overall, PipelineBubbles::theoretical(4, 8, Schedule::Interleaved, v), 1e-12) << "v = " << v;
         for (const PipelineBubbles::Stage& s : inter.stages)
             EXPECT_NEAR(s.fraction, 3.0 / (8.0 * v + 3.0), 1e-12) << "v = " << v << " stage " << s.stage;
     }
 }
 
 TEST(PipelineBubbles, BlockingReceivesAreIdleAndReportedApart) {
-    std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    std::vector<SpanEvent> spans = simulate(Schedule::OneFOneB, 4, 8);
     const PipelineBubbles withRecv = PipelineBubbles::measure(spans);
     spans.erase(std::remove_if(spans.begin(), spans.end(), [](const SpanEvent& e) { return e.kind == "recv"; }),
                 spans.end());
@@ -103,7 +103,7 @@ TEST(PipelineBubbles, BlockingReceivesAreIdleAndReportedApart) {
 }
 
 TEST(PipelineBubbles, GapsAddIdleTime) {
-    std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    std::vector<SpanEvent> spans = simulate(Schedule::OneFOneB, 4, 8);
     const PipelineBubbles perfect = PipelineBubbles::measure(spans);
     // A 5-unit stall of the whole pipeline in the middle of the step.
     const double cut = kT0 + 11 * kUnit;
@@ -180,7 +180,7 @@ TEST(PipelineBubbles, ReplicasOfAStageAreAveragedAndTheirSpreadKept) {
 }
 
 TEST(PipelineBubbles, ReplicatedPerfectScheduleKeepsTheFormula) {
-    const PipelineBubbles b = PipelineBubbles::measure(simulate("1f1b", 4, 8, 1, 2));
+    const PipelineBubbles b = PipelineBubbles::measure(simulate(Schedule::OneFOneB, 4, 8, 1, 2));
     EXPECT_EQ(b.rankCount(), 8);
     EXPECT_DOUBLE_EQ(b.overall, 3.0 / 11.0);
     for (const PipelineBubbles::Stage& s : b.stages) EXPECT_DOUBLE_EQ(s.minFraction, s.maxFraction);
@@ -206,45 +206,45 @@ TEST(PipelineBubbles, EmptyAndMixedSteps) {
 }
 
 TEST(PipelineBubbles, TheoreticalValues) {
-    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "gpipe"), 3.0 / 11.0);
-    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "interleaved", 2), 3.0 / 19.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, Schedule::GPipe), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, Schedule::Interleaved, 2), 3.0 / 19.0);
     // The chunk count only matters to the interleaved schedule.
-    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, "1f1b", 2), 3.0 / 11.0);
-    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(1, 8, "1f1b"), 0.0);
-    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(64, 64, "1f1b"), 63.0 / 127.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, Schedule::OneFOneB, 2), 3.0 / 11.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(1, 8, Schedule::OneFOneB), 0.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(64, 64, Schedule::OneFOneB), 63.0 / 127.0);
     // The spec's estimate and the measurement's reference are the same formula.
-    for (const char* schedule : {"gpipe", "1f1b", "interleaved"})
+    for (const Schedule schedule : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved})
         for (int p : {1, 2, 3, 8})
             for (int m : {1, 4, 16})
                 for (int v : {1, 2, 3})
                     EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(p, m, schedule, v), pipelineBubble(p, m, schedule, v))
-                        << schedule << " p " << p << " m " << m << " v " << v;
+                        << choiceName(schedule) << " p " << p << " m " << m << " v " << v;
 }
 
 TEST(PipelineBubbles, TheoreticalRejectsWhatItCannotJudge) {
     try {
-        PipelineBubbles::theoretical(4, 8, "zigzag");
+        PipelineBubbles::theoretical(4, 8, Choice<Schedule>::named("zigzag"));
         FAIL();
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("parallel.schedule"), std::string::npos) << e.what();
     }
     try {
-        PipelineBubbles::theoretical(4, 0, "1f1b");
+        PipelineBubbles::theoretical(4, 0, Schedule::OneFOneB);
         FAIL();
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("train.global_batch"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(PipelineBubbles::theoretical(4, 8, "interleaved", 0), std::invalid_argument);
+    EXPECT_THROW(PipelineBubbles::theoretical(4, 8, Schedule::Interleaved, 0), std::invalid_argument);
 }
 
 TEST(PipelineBubblesOrder, ScheduledTimelinesHaveNoProblems) {
-    EXPECT_TRUE(PipelineBubbles::checkOrder(simulate("gpipe", 4, 8), 8, 1).empty());
-    EXPECT_TRUE(PipelineBubbles::checkOrder(simulate("1f1b", 4, 8, 1, 2), 8, 1).empty());
-    const std::vector<std::string> inter = PipelineBubbles::checkOrder(simulate("interleaved", 4, 8, 2), 8, 2);
+    EXPECT_TRUE(PipelineBubbles::checkOrder(simulate(Schedule::GPipe, 4, 8), 8, 1).empty());
+    EXPECT_TRUE(PipelineBubbles::checkOrder(simulate(Schedule::OneFOneB, 4, 8, 1, 2), 8, 1).empty());
+    const std::vector<std::string> inter = PipelineBubbles::checkOrder(simulate(Schedule::Interleaved, 4, 8, 2), 8, 2);
     EXPECT_TRUE(inter.empty()) << joined(inter);
     // Several steps at once.
-    std::vector<SpanEvent> two = simulate("1f1b", 2, 4, 1, 1, 10);
-    const std::vector<SpanEvent> later = simulate("1f1b", 2, 4, 1, 1, 20);
+    std::vector<SpanEvent> two = simulate(Schedule::OneFOneB, 2, 4, 1, 1, 10);
+    const std::vector<SpanEvent> later = simulate(Schedule::OneFOneB, 2, 4, 1, 1, 20);
     two.insert(two.end(), later.begin(), later.end());
     EXPECT_TRUE(PipelineBubbles::checkOrder(two, 4).empty());
 }
@@ -264,7 +264,7 @@ TEST(PipelineBubblesOrder, ABackwardBetweenTwoChunksForwardsIsOutOfOrder) {
 }
 
 TEST(PipelineBubblesOrder, CountsMustMatch) {
-    std::vector<SpanEvent> spans = simulate("1f1b", 4, 8);
+    std::vector<SpanEvent> spans = simulate(Schedule::OneFOneB, 4, 8);
     // Drop one backward of stage 2, micro-batch 3.
     spans.erase(std::find_if(spans.begin(), spans.end(), [](const SpanEvent& e) {
         return e.stage == 2 && e.microbatch == 3 && e.kind == "B";
@@ -276,7 +276,7 @@ TEST(PipelineBubblesOrder, CountsMustMatch) {
 }
 
 TEST(PipelineBubblesOrder, MissingMicroBatchesAndChunks) {
-    std::vector<SpanEvent> spans = simulate("1f1b", 2, 4);
+    std::vector<SpanEvent> spans = simulate(Schedule::OneFOneB, 2, 4);
     spans.erase(std::remove_if(spans.begin(), spans.end(),
                                [](const SpanEvent& e) { return e.stage == 1 && e.microbatch == 2; }),
                 spans.end());
@@ -285,7 +285,7 @@ TEST(PipelineBubblesOrder, MissingMicroBatchesAndChunks) {
     ASSERT_EQ(problems.size(), 1u) << joined(problems);
     EXPECT_NE(problems[0].find("stage 1: no forward or backward of micro-batch 2"), std::string::npos) << problems[0];
     // One chunk recorded where the interleaved schedule runs two.
-    EXPECT_TRUE(mentions(PipelineBubbles::checkOrder(simulate("1f1b", 2, 4), 4, 2), "expected 2 (one per model chunk)"));
+    EXPECT_TRUE(mentions(PipelineBubbles::checkOrder(simulate(Schedule::OneFOneB, 2, 4), 4, 2), "expected 2 (one per model chunk)"));
     EXPECT_TRUE(mentions(PipelineBubbles::checkOrder({span(0, 0, 9, "F", 0, 1), span(0, 0, 9, "B", 1, 2)}, 4),
                          "outside 0..3"));
 }

@@ -20,7 +20,7 @@ const std::string kFolder = FashionMnistDataset::kDefaultFolder;
 
 ModelDims dimsOf(const std::string& kind, const std::string& preset = "tiny") {
     ModelSpec spec;
-    spec.kind = kind;
+    spec.kind = Choice<ModelKind>::named(kind);
     spec.preset = preset;
     return resolveModel(spec);
 }

@@ -13,7 +13,7 @@ using test::TempDir;
 
 ModelDims dimsOf(const std::string& kind, int64_t channels) {
     ModelSpec spec;
-    spec.kind = kind;
+    spec.kind = Choice<ModelKind>::named(kind);
     spec.channels = channels;
     return resolveModel(spec);
 }

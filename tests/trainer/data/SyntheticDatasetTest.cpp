@@ -13,7 +13,7 @@ namespace {
 
 ModelDims dimsOf(const std::string& kind) {
     ModelSpec spec;
-    spec.kind = kind;
+    spec.kind = Choice<ModelKind>::named(kind);
     return resolveModel(spec);
 }
 
@@ -52,10 +52,10 @@ TEST(SyntheticDataset, ASampleIsTheSameWhateverBatchItIsIn) {
         const Batch a = data.makeBatch({10, 11, 12}, 4);
         const Batch b = data.makeBatch({99, 12}, 4);
         EXPECT_TRUE(torch::equal(a.tokens[2], b.tokens[1])) << kind;
-        if (dims.kind != "gpt") {
+        if (dims.kind != ModelKind::Gpt) {
             EXPECT_TRUE(torch::equal(a.images[2], b.images[1])) << kind;
         }
-        if (dims.kind == "vlm") {
+        if (dims.kind == ModelKind::Vlm) {
             EXPECT_TRUE(torch::equal(a.labels[2], b.labels[1])) << kind;
         }
     }

@@ -12,7 +12,7 @@ using test::TempDir;
 
 ModelDims gptWithContext(int64_t t) {
     ModelSpec spec;
-    spec.kind = "gpt";
+    spec.kind = ModelKind::Gpt;
     spec.seq_len = t;
     return resolveModel(spec);
 }
@@ -63,7 +63,7 @@ TEST(TextDataset, ErrorsNameTheFileAndTheSizes) {
               std::string::npos);
     EXPECT_NE(errorOf("", gptWithContext(8)).find("data.path is empty"), std::string::npos);
     ModelSpec mmdit;
-    mmdit.kind = "mmdit";
+    mmdit.kind = ModelKind::Mmdit;
     EXPECT_NE(errorOf(dir.file("short.txt"), resolveModel(mmdit)).find("use model.kind = \"gpt\""), std::string::npos);
     ModelDims small = gptWithContext(4);
     small.vocab = 100;

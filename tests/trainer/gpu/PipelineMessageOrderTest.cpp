@@ -46,7 +46,7 @@ struct Op {
 };
 
 // The operations PipelineEngine::runStep issues on pipeline rank `stage`.
-std::vector<Op> engineProgram(const std::string& schedule, int stages, int stage, int microbatches, int chunks) {
+std::vector<Op> engineProgram(Schedule schedule, int stages, int stage, int microbatches, int chunks) {
     const int virtualStages = stages * chunks;
     auto rankOf = [&](int vs) { return vs % stages; };
     std::vector<Op> ops;
@@ -65,7 +65,7 @@ std::vector<Op> engineProgram(const std::string& schedule, int stages, int stage
 
 using Programs = std::vector<std::vector<Op>>;
 
-Programs schedulePrograms(const std::string& schedule, int stages, int microbatches, int chunks) {
+Programs schedulePrograms(Schedule schedule, int stages, int microbatches, int chunks) {
     Programs programs;
     for (int s = 0; s < stages; ++s) programs.push_back(engineProgram(schedule, stages, s, microbatches, chunks));
     return programs;
@@ -120,16 +120,16 @@ std::string replay(const Programs& programs) {
     return "";
 }
 
-std::string replay(const std::string& schedule, int stages, int microbatches, int chunks) {
+std::string replay(Schedule schedule, int stages, int microbatches, int chunks) {
     return replay(schedulePrograms(schedule, stages, microbatches, chunks));
 }
 
 TEST(PipelineMessageOrder, EverySchedulesMessagesMeetInOrderPerChannel) {
     int checked = 0;
-    for (const std::string schedule : {"gpipe", "1f1b"}) {
+    for (const Schedule schedule : {Schedule::GPipe, Schedule::OneFOneB}) {
         for (int stages = 2; stages <= 8; ++stages) {
             for (int m = 1; m <= 16; ++m) {
-                EXPECT_EQ(replay(schedule, stages, m, 1), "") << schedule << " pp=" << stages << " m=" << m;
+                EXPECT_EQ(replay(schedule, stages, m, 1), "") << choiceName(schedule) << " pp=" << stages << " m=" << m;
                 ++checked;
             }
         }
@@ -137,7 +137,7 @@ TEST(PipelineMessageOrder, EverySchedulesMessagesMeetInOrderPerChannel) {
     for (int stages = 2; stages <= 8; ++stages) {
         for (int chunks = 2; chunks <= 4; ++chunks) {
             for (int m = stages; m <= 4 * stages; m += stages) {
-                EXPECT_EQ(replay("interleaved", stages, m, chunks), "")
+                EXPECT_EQ(replay(Schedule::Interleaved, stages, m, chunks), "")
                     << "interleaved pp=" << stages << " chunks=" << chunks << " m=" << m;
                 ++checked;
             }
@@ -149,7 +149,7 @@ TEST(PipelineMessageOrder, EverySchedulesMessagesMeetInOrderPerChannel) {
 TEST(PipelineMessageOrder, ReplayDetectsReordering) {
     // The check must be able to fail: the first stage taking its gradients in reverse micro-batch
     // order meets another micro-batch's gradient first.
-    Programs programs = schedulePrograms("gpipe", 2, 3, 1);
+    Programs programs = schedulePrograms(Schedule::GPipe, 2, 3, 1);
     auto& first = programs[0];
     std::vector<size_t> recvs;
     for (size_t i = 0; i < first.size(); ++i)
@@ -174,7 +174,7 @@ TEST(PipelineMessageOrder, ProgramsMatchTheEnginesMessageCount) {
     const int stages = 4, m = 8;
     for (int s = 0; s < stages; ++s) {
         int sends = 0, recvs = 0;
-        for (const Op& op : engineProgram("1f1b", stages, s, m, 1))
+        for (const Op& op : engineProgram(Schedule::OneFOneB, stages, s, m, 1))
             (op.kind == Op::Kind::Send ? sends : recvs)++;
         const int expected = (s == 0 || s == stages - 1) ? m : 2 * m;
         EXPECT_EQ(sends, expected) << "stage " << s;

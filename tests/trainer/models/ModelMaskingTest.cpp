@@ -22,7 +22,7 @@ Activation runUntil(Model& model, const Batch& batch, int64_t stop) {
 torch::Tensor headLogits(Model& model, const Batch& batch) {
     const int64_t last = model.unitCount() - 1;
     auto head = std::dynamic_pointer_cast<LmHead>(model.unit(last));
-    const int64_t t = batch.tokens.size(1) - (model.dims().kind == "gpt" ? 1 : 0);
+    const int64_t t = batch.tokens.size(1) - (model.dims().kind == ModelKind::Gpt ? 1 : 0);
     return head->logits(runUntil(model, batch, last).at(0), t);
 }
 

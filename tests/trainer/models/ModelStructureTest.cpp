@@ -28,7 +28,7 @@ class ModelStructure : public testing::TestWithParam<KindPreset> {};
 // trainer builds agree on every preset: parameters, and forward FLOPs unit by unit added up (MFU
 // and the pipeline split use the latter).
 TEST(ModelStructure, EveryPresetHoldsTheParametersAndFlopsTheEstimatesCount) {
-    for (const std::string kind : {"gpt", "mmdit", "vlm"}) {
+    for (const ModelKind kind : {ModelKind::Gpt, ModelKind::Mmdit, ModelKind::Vlm}) {
         for (const std::string& preset : modelPresets(kind)) {
             const ModelDims dims = dimsOf(kind, preset);
             auto model = buildModel(dims, 1);
@@ -36,8 +36,8 @@ TEST(ModelStructure, EveryPresetHoldsTheParametersAndFlopsTheEstimatesCount) {
             for (const auto& p : model->parameters()) held += p.numel();
             double flops = 0;
             for (const auto& unit : model->units()) flops += unit->forwardFlopsPerSample();
-            EXPECT_EQ(held, parameterCount(dims)) << kind << " " << preset;
-            EXPECT_DOUBLE_EQ(flops, forwardFlopsPerSample(dims)) << kind << " " << preset;
+            EXPECT_EQ(held, parameterCount(dims)) << choiceName(kind) << " " << preset;
+            EXPECT_DOUBLE_EQ(flops, forwardFlopsPerSample(dims)) << choiceName(kind) << " " << preset;
         }
     }
 }
@@ -79,10 +79,10 @@ TEST_P(ModelStructure, EveryUnitProducesTheDocumentedShapes) {
             EXPECT_EQ(a[1].dim(), 0);
             EXPECT_EQ(a[0].scalar_type(), torch::kFloat32);
             EXPECT_EQ(a[1].scalar_type(), torch::kFloat32);
-        } else if (dims.kind == "gpt") {
+        } else if (dims.kind == ModelKind::Gpt) {
             ASSERT_EQ(a.size(), 1u);
             EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, t, c}));
-        } else if (dims.kind == "mmdit") {
+        } else if (dims.kind == ModelKind::Mmdit) {
             ASSERT_EQ(a.size(), 3u);
             EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, t, c}));
             EXPECT_EQ(a[1].sizes(), torch::IntArrayRef({b, p, c}));
@@ -105,10 +105,10 @@ TEST_P(ModelStructure, InitialLossIsTheUntrainedValue) {
     torch::NoGradGuard noGrad;
     const Activation out = model->forwardAll(batch);
     ASSERT_TRUE(std::isfinite(out[0].item<double>()));
-    if (dims.kind == "gpt") {
+    if (dims.kind == ModelKind::Gpt) {
         EXPECT_EQ(out[1].item<double>(), static_cast<double>(b * dims.seq_len));
         EXPECT_NEAR(test::meanLoss(out), std::log(static_cast<double>(dims.vocab)), 0.1);
-    } else if (dims.kind == "vlm") {
+    } else if (dims.kind == ModelKind::Vlm) {
         EXPECT_EQ(out[1].item<double>(), batch.labels.ge(0).sum().item<double>());
         EXPECT_LT(out[1].item<double>(), static_cast<double>(b * dims.seq_len)); // captions are padded
         EXPECT_NEAR(test::meanLoss(out), std::log(static_cast<double>(dims.vocab)), 0.1);
@@ -226,7 +226,7 @@ TEST(ModelStructure, UnknownKindsAndIndivisibleHeadsAreRejected) {
         EXPECT_NE(std::string(e.what()).find("model.dim = 64 is not divisible by model.heads = 5"), std::string::npos);
     }
     dims = dimsOf("gpt", "tiny");
-    dims.kind = "rnn";
+    dims.kind = static_cast<ModelKind>(99); // a value outside the enum
     EXPECT_THROW(buildModel(dims, 1), std::invalid_argument);
 }
 
@@ -261,7 +261,7 @@ TEST(ModelStructure, HandingTheResidualOnChangesNothing) {
             handed += block->handsOnResidual() ? 1 : 0;
         }
         // gpt tiny: every block but the last; vlm: the same in each tower (vision blocks, then the merge).
-        EXPECT_EQ(handed, kind == "gpt" ? dims.layers - 1 : dims.layers - 1 + dims.vision_layers - 1);
+        EXPECT_EQ(handed, dims.kind == ModelKind::Gpt ? dims.layers - 1 : dims.layers - 1 + dims.vision_layers - 1);
         EXPECT_GT(blocks, handed);
 
         // A chunk boundary inside the tower: the block before it returns its sum.

@@ -9,11 +9,15 @@
 
 namespace parallax::test {
 
-inline ModelDims dimsOf(const std::string& kind, const std::string& preset) {
+inline ModelDims dimsOf(ModelKind kind, const std::string& preset) {
     ModelSpec spec;
     spec.kind = kind;
     spec.preset = preset;
     return resolveModel(spec);
+}
+
+inline ModelDims dimsOf(const std::string& kind, const std::string& preset) {
+    return dimsOf(Choice<ModelKind>::named(kind).value(), preset);
 }
 
 // A synthetic batch of samples first, first+1, ... at step 0.

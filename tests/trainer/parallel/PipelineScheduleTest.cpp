@@ -35,7 +35,7 @@ void expectWellFormed(const std::vector<PipelineAction>& actions, int chunks, in
 } // namespace
 
 TEST(PipelineSchedule, GPipeRunsAllForwardsFirst) {
-    const auto a = pipelineSchedule("gpipe", 4, 1, 8, 1);
+    const auto a = pipelineSchedule(Schedule::GPipe, 4, 1, 8, 1);
     ASSERT_EQ(a.size(), 16u);
     for (int i = 0; i < 8; ++i) EXPECT_EQ(a[static_cast<size_t>(i)].kind, Kind::Forward);
     expectWellFormed(a, 1, 8, 8);
@@ -43,13 +43,13 @@ TEST(PipelineSchedule, GPipeRunsAllForwardsFirst) {
 
 TEST(PipelineSchedule, OneFOneBKeepsAtMostStagesMinusStageInFlight) {
     for (int stage = 0; stage < 4; ++stage) {
-        const auto a = pipelineSchedule("1f1b", 4, stage, 8, 1);
+        const auto a = pipelineSchedule(Schedule::OneFOneB, 4, stage, 8, 1);
         expectWellFormed(a, 1, 8, 4 - stage);
         // Warm-up forwards, then alternation.
         for (int i = 0; i < 4 - stage - 1; ++i) EXPECT_EQ(a[static_cast<size_t>(i)].kind, Kind::Forward);
     }
     // The last stage alternates from the start: F0 B0 F1 B1 ...
-    const auto last = pipelineSchedule("1f1b", 4, 3, 3, 1);
+    const auto last = pipelineSchedule(Schedule::OneFOneB, 4, 3, 3, 1);
     const std::vector<PipelineAction> expected = {{Kind::Forward, 0, 0}, {Kind::Backward, 0, 0}, {Kind::Forward, 0, 1},
                                                   {Kind::Backward, 0, 1}, {Kind::Forward, 0, 2}, {Kind::Backward, 0, 2}};
     EXPECT_EQ(last, expected);
@@ -57,14 +57,13 @@ TEST(PipelineSchedule, OneFOneBKeepsAtMostStagesMinusStageInFlight) {
 
 TEST(PipelineSchedule, InterleavedCoversEveryChunkAndNeedsMultipleOfStages) {
     for (int stage = 0; stage < 2; ++stage) {
-        const auto a = pipelineSchedule("interleaved", 2, stage, 4, 2);
+        const auto a = pipelineSchedule(Schedule::Interleaved, 2, stage, 4, 2);
         expectWellFormed(a, 2, 4, 8);
         // Forwards go through chunk 0 before chunk 1 for the first group of micro-batches.
         EXPECT_EQ(a.front().chunk, 0);
     }
-    EXPECT_THROW(pipelineSchedule("interleaved", 2, 0, 3, 2), std::invalid_argument);
-    EXPECT_THROW(pipelineSchedule("gpipe", 2, 0, 4, 2), std::invalid_argument);
-    EXPECT_THROW(pipelineSchedule("zigzag", 2, 0, 4, 1), std::invalid_argument);
+    EXPECT_THROW(pipelineSchedule(Schedule::Interleaved, 2, 0, 3, 2), std::invalid_argument);
+    EXPECT_THROW(pipelineSchedule(Schedule::GPipe, 2, 0, 4, 2), std::invalid_argument);
 }
 
 TEST(StagePartition, BalancesCostAndKeepsEmbeddingAndHeadWithBlocks) {

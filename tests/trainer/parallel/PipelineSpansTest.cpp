@@ -56,7 +56,7 @@ TEST(PipelineSpans, OneFOneBOnFourStagesMatchesTheTheoreticalBubble) {
     }
     std::sort(measured.begin(), measured.end());
     const double median = measured[measured.size() / 2];
-    const double theory = PipelineBubbles::theoretical(4, 8, "1f1b");
+    const double theory = PipelineBubbles::theoretical(4, 8, Schedule::OneFOneB);
     EXPECT_NEAR(theory, 3.0 / 11.0, 1e-12);
     EXPECT_NEAR(median, theory, 0.10) << "measured bubble " << median << " vs theory " << theory;
 }

@@ -91,7 +91,7 @@ CheckpointMeta metaAt(int64_t step) {
     meta.optimizer_steps = step;
     meta.layout = "dp" + std::to_string(world()->size()) + ".tp1.pp1.z0.1f1b";
     meta.seed = 7;
-    meta.dims.kind = "gpt";
+    meta.dims.kind = ModelKind::Gpt;
     meta.dims.layers = 1;
     return meta;
 }

@@ -32,7 +32,7 @@ struct CraftedStore {
         NewRun n;
         n.name = spec.name;
         n.spec_toml = toToml(spec);
-        n.model_kind = spec.model.kind;
+        n.model_kind = spec.model.kind.name();
         n.layout = "dp" + std::to_string(spec.parallel.dp) + " tp" + std::to_string(spec.parallel.tp) + " pp" +
                    std::to_string(spec.parallel.pp) + " zero" + std::to_string(spec.parallel.zero);
         n.steps_total = spec.train.steps;
@@ -77,7 +77,7 @@ struct CraftedStore {
 inline RunSpec tinySpec(const std::string& name) {
     RunSpec s;
     s.name = name;
-    s.model.kind = "gpt";
+    s.model.kind = ModelKind::Gpt;
     s.model.preset = "tiny";
     s.data.kind = "synthetic";
     s.train.steps = 20;

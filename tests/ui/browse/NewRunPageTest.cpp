@@ -404,7 +404,7 @@ TEST(NewRunPage, TargetHostsPicksAClusterProfileAndRoundTrips) {
     page.show();
     EXPECT_GE(combo->findData(QStringLiteral("later")), 0);
     RunSpec gone = tinySpec("gone");
-    gone.launch.target = "hosts";
+    gone.launch.target = Target::Hosts;
     gone.launch.cluster = "gone";
     page.setSpec(gone);
     EXPECT_EQ(combo->currentText(), QStringLiteral("gone (no such profile)"));

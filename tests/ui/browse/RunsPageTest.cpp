@@ -35,7 +35,7 @@ struct Fixture {
 
     Fixture() {
         RunSpec a = tinySpec("mmdit-fashion-dp2");
-        a.model.kind = "mmdit";
+        a.model.kind = ModelKind::Mmdit;
         succeeded = store.addRun(a, RunState::Succeeded, 30, 4.0, 1.7e9, {"baseline"});
         RunSpec b = tinySpec("gpt-text-lr3e3");
         b.train.lr = 3e-3;

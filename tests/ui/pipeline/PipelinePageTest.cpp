@@ -150,9 +150,9 @@ TEST(PipelinePage, NewSampledStepsOfARunningRunAppear) {
 
 TEST(PipelinePage, InterleavedRunsAreComparedWithTheirOwnFormula) {
     Fixture f;
-    const int64_t run = f.store.addRun(pipelineSpec("inter", 4, 8, "interleaved", 2));
+    const int64_t run = f.store.addRun(pipelineSpec("inter", 4, 8, Schedule::Interleaved, 2));
     PipelineSpans crafted;
-    crafted.schedule = "interleaved";
+    crafted.schedule = Schedule::Interleaved;
     crafted.chunks = 2;
     f.store.writeSpans(run, crafted.make(0));
     f.store.finish(run);
@@ -167,7 +167,7 @@ TEST(PipelinePage, InterleavedRunsAreComparedWithTheirOwnFormula) {
 
 TEST(PipelinePage, ReplicatedStagesAndRecordedProblemsAreShown) {
     Fixture f;
-    const int64_t run = f.store.addRun(pipelineSpec("tp2", 4, 8, "1f1b", 1, 1, 2));
+    const int64_t run = f.store.addRun(pipelineSpec("tp2", 4, 8, Schedule::OneFOneB, 1, 1, 2));
     PipelineSpans crafted;
     crafted.replicas = 2;
     std::vector<SpanEvent> spans = crafted.make(0);

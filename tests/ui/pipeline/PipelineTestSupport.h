@@ -29,7 +29,7 @@ struct PipelineStore {
         NewRun n;
         n.name = spec.name;
         n.spec_toml = toToml(spec);
-        n.model_kind = spec.model.kind;
+        n.model_kind = spec.model.kind.name();
         n.layout = "dp" + std::to_string(spec.parallel.dp) + " tp" + std::to_string(spec.parallel.tp) + " pp" +
                    std::to_string(spec.parallel.pp) + " zero0";
         n.steps_total = spec.train.steps;
@@ -49,11 +49,11 @@ struct PipelineStore {
 };
 
 // pp stages, m micro-batches per step (global_batch = dp * micro_batch * m).
-inline RunSpec pipelineSpec(const std::string& name, int pp, int m, const std::string& schedule = "1f1b",
+inline RunSpec pipelineSpec(const std::string& name, int pp, int m, Schedule schedule = Schedule::OneFOneB,
                             int chunks = 1, int dp = 1, int tp = 1) {
     RunSpec s;
     s.name = name;
-    s.model.kind = "gpt";
+    s.model.kind = ModelKind::Gpt;
     s.model.preset = "tiny";
     s.parallel.pp = pp;
     s.parallel.dp = dp;

@@ -211,7 +211,7 @@ TEST(PipelineTimeline, RanksOfAStageGetSubRows) {
 
 TEST(PipelineTimeline, InterleavedPassesKnowTheirChunk) {
     PipelineSpans crafted;
-    crafted.schedule = "interleaved";
+    crafted.schedule = Schedule::Interleaved;
     crafted.chunks = 2;
     PipelineTimeline w;
     w.resize(1000, 400);
@@ -277,7 +277,7 @@ TEST(PipelineTimeline, EmptyShowsThePlaceholder) {
 
 TEST(PipelineTimeline, OddChunksOfAnInterleavedScheduleAreLighter) {
     PipelineSpans crafted;
-    crafted.schedule = "interleaved";
+    crafted.schedule = Schedule::Interleaved;
     crafted.chunks = 2;
     PipelineTimeline w;
     w.resize(1200, 400);

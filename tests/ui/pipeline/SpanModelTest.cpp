@@ -17,7 +17,7 @@ SpanModel::Schedule schedule(int p, int m, const std::string& name = "1f1b", int
     s.stages = p;
     s.microbatches = m;
     s.virtualStages = v;
-    s.name = name;
+    s.kind = Choice<Schedule>::named(name);
     return s;
 }
 

@@ -1,0 +1,51 @@
+#include "core/spec/Choice.h"
+
+#include <stdexcept>
+
+namespace parallax {
+
+template <>
+const std::vector<std::string>& choiceNames<ModelKind>() {
+    static const std::vector<std::string> names = {"gpt", "mmdit", "vlm"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<Schedule>() {
+    static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<Precision>() {
+    static const std::vector<std::string> names = {"fp32", "bf16"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<Device>() {
+    static const std::vector<std::string> names = {"cpu", "cuda"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<Target>() {
+    static const std::vector<std::string> names = {"local", "hosts", "slurm"};
+    return names;
+}
+
+void ChoiceField::setName(const std::string& name) {
+    m_index = -1;
+    m_unknown.clear();
+    for (size_t i = 0; i < m_names->size(); ++i)
+        if ((*m_names)[i] == name) m_index = static_cast<int>(i);
+    if (m_index < 0) m_unknown = name;
+}
+
+void throwUnknownChoice(const std::string& name, const std::vector<std::string>& names) {
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
+    throw std::invalid_argument("\"" + name + "\" is none of " + list);
+}
+
+} // namespace parallax

@@ -1,0 +1,162 @@
+#include "ui/models/PipelineRunModel.h"
+
+#include "core/spec/SpecIO.h"
+#include "core/store/RunStore.h"
+#include "ui/models/StoreWatcher.h"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace parallax {
+
+PipelineRunModel::PipelineRunModel(StoreWatcher* watcher, QObject* parent) : QObject(parent), m_watcher(watcher) {
+    m_refreshTimer.setSingleShot(true);
+    m_refreshTimer.setInterval(kStepsRefreshMs);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &PipelineRunModel::refreshSteps);
+    if (m_watcher) connect(m_watcher, &StoreWatcher::polled, this, &PipelineRunModel::onPolled);
+}
+
+PipelineRunModel::RunSteps PipelineRunModel::read(const RunStore& store, qint64 run) {
+    RunSteps r;
+    // The record first: a run seen ended has written all its spans before.
+    r.record = store.run(run);
+    if (!r.record) return r;
+    r.ended = RunState::isTerminal(r.record->state);
+    r.steps = store.spanSteps(run);
+    if (!r.ended && !r.steps.empty()) r.steps.pop_back();
+    if (r.record->spec_toml.empty()) {
+        r.scheduleWhy = tr("the run has no spec stored, so its schedule is not known");
+        return r;
+    }
+    try {
+        const RunSpec spec = parseSpec(r.record->spec_toml, "run " + std::to_string(run) + " spec");
+        SpanModel::Schedule s;
+        s.stages = spec.parallel.pp;
+        s.microbatches = spec.accumulation();
+        s.virtualStages = spec.parallel.virtual_stages;
+        s.kind = spec.parallel.schedule;
+        r.schedule = s;
+        r.spanEvery = spec.telemetry.span_every;
+        r.dp = spec.parallel.dp;
+        r.tp = spec.parallel.tp;
+    } catch (const std::exception& e) {
+        r.scheduleWhy = QString::fromStdString(e.what());
+    }
+    return r;
+}
+
+void PipelineRunModel::setRun(qint64 run) {
+    if (run == m_run) return;
+    m_run = run;
+    ++m_generation;
+    m_steps = RunSteps{};
+    m_wantedSpans.reset();
+    m_spansStep.reset();
+    m_spans.clear();
+    m_bubbles.clear();
+    m_bubbles.setTheoretical(std::nullopt);
+    m_refreshTimer.stop();
+    if (run > 0) refreshSteps();
+}
+
+void PipelineRunModel::refreshSteps() {
+    if (!m_watcher || m_run <= 0) return;
+    if (m_stepsInFlight) {
+        m_stepsAgain = true;
+        return;
+    }
+    m_stepsInFlight = true;
+    m_stepsAgain = false;
+    const qint64 run = m_run;
+    const uint64_t generation = m_generation;
+    m_watcher->read<RunSteps>(
+        this, [run](const RunStore& store) { return read(store, run); },
+        [this, generation](RunSteps r) { applySteps(generation, std::move(r)); },
+        [this, generation](const QString& message) {
+            m_stepsInFlight = false;
+            if (generation != m_generation) {
+                // The run chosen meanwhile has not been read yet.
+                if (m_run > 0) refreshSteps();
+                return;
+            }
+            emit stepsFailed(message);
+        });
+}
+
+void PipelineRunModel::applySteps(uint64_t generation, RunSteps r) {
+    m_stepsInFlight = false;
+    if (generation != m_generation) {
+        if (m_run > 0) refreshSteps();
+        return;
+    }
+    if (m_stepsAgain) {
+        // The store changed while this was read; read again, but announce what came.
+        QTimer::singleShot(0, this, &PipelineRunModel::refreshSteps);
+    }
+    m_steps = std::move(r);
+    emit stepsRead();
+    readBubbles();
+}
+
+void PipelineRunModel::requestSpans(int64_t step) {
+    m_wantedSpans = step;
+    readSpans();
+}
+
+void PipelineRunModel::readSpans() {
+    if (!m_watcher || m_run <= 0 || !m_wantedSpans || m_spansInFlight) return;
+    m_spansInFlight = true;
+    const qint64 run = m_run;
+    const uint64_t generation = m_generation;
+    const int64_t step = *m_wantedSpans;
+    m_watcher->read<std::vector<SpanEvent>>(
+        this, [run, step](const RunStore& store) { return store.spans(run, step); },
+        [this, generation, step](std::vector<SpanEvent> spans) {
+            m_spansInFlight = false;
+            // Only the newest wish counts; it is read now if it is another.
+            if (generation != m_generation || !m_wantedSpans || step != *m_wantedSpans) {
+                readSpans();
+                return;
+            }
+            m_spans = std::move(spans);
+            m_spansStep = step;
+            emit spansRead(step);
+        },
+        [this, generation, step](const QString& message) {
+            m_spansInFlight = false;
+            if (generation != m_generation || !m_wantedSpans || step != *m_wantedSpans) {
+                readSpans();
+                return;
+            }
+            emit spansFailed(message);
+        });
+}
+
+void PipelineRunModel::readBubbles() {
+    if (!m_watcher || m_run <= 0 || m_bubblesInFlight) return;
+    const std::vector<int64_t> wanted = m_bubbles.missing(m_steps.steps, kBubbleStepsPerRead);
+    if (wanted.empty()) return;
+    m_bubblesInFlight = true;
+    const qint64 run = m_run;
+    const uint64_t generation = m_generation;
+    m_watcher->read<std::vector<BubbleHistory::Step>>(
+        this, [run, wanted](const RunStore& store) { return BubbleHistory::read(store, run, wanted); },
+        [this, generation](std::vector<BubbleHistory::Step> steps) {
+            m_bubblesInFlight = false;
+            if (generation == m_generation) {
+                m_bubbles.append(steps);
+                emit bubblesRead();
+            }
+            // The next batch, or the first of another run chosen meanwhile.
+            readBubbles();
+        },
+        [this](const QString&) { m_bubblesInFlight = false; });
+}
+
+void PipelineRunModel::onPolled() {
+    if (m_run <= 0 || m_steps.ended || m_refreshTimer.isActive()) return;
+    m_refreshTimer.start();
+}
+
+} // namespace parallax
