@@ -116,6 +116,12 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
     return batch;
 }
 
+int64_t lossElements(const ModelDims& dims, const Batch& batch) {
+    if (dims.kind == ModelKind::Gpt) return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
+    if (dims.kind == ModelKind::Mmdit) return batch.images.numel();
+    return batch.labels.ge(0).sum().item<int64_t>();
+}
+
 void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
     if (dims.kind != ModelKind::Mmdit && dims.kind != ModelKind::Vlm)
         throw DataError("data.kind = \"" + dataKind + "\" gives images with captions, which model.kind = \"" +

@@ -42,6 +42,10 @@ struct ImageSample {
 Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
                  uint64_t seed, const ModelDims& dims);
 
+// Elements the loss of this batch is averaged over (tokens with a label, or image values);
+// summed over the global batch it normalizes the loss identically under every layout.
+int64_t lossElements(const ModelDims& dims, const Batch& batch);
+
 // Throws DataError unless the model takes images (mmdit, vlm).
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError unless the vocabulary covers the 256 byte tokens.

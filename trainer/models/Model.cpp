@@ -17,7 +17,7 @@ namespace {
 // host wait until the device has finished the work queued before it.
 torch::Tensor moved(const torch::Tensor& t, const torch::Device& device) {
     if (!t.defined()) return t;
-    if (device.is_cuda() && t.is_cpu()) return t.pin_memory().to(device, /*non_blocking=*/true);
+    if (device.is_cuda() && t.is_cpu()) return (t.is_pinned() ? t : t.pin_memory()).to(device, /*non_blocking=*/true);
     return t.to(device);
 }
 

@@ -1,5 +1,9 @@
 #include "trainer/train/DevicePeak.h"
 
+#if PARALLAX_WITH_CUDA
+#include "trainer/train/CudaSupport.h"
+#endif
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -84,6 +88,14 @@ PeakFlops devicePeakFlops(bool cuda, const std::string& deviceName, Precision pr
           << isa << ")";
     p.basis = basis.str();
     return p;
+}
+
+PeakFlops devicePeakFlops(int cudaDevice, Precision precision, int cpuThreads) {
+    std::string name;
+#if PARALLAX_WITH_CUDA
+    if (cudaDevice >= 0) name = cudaDeviceName(cudaDevice);
+#endif
+    return devicePeakFlops(cudaDevice >= 0, name, precision, cpuThreads);
 }
 
 } // namespace parallax

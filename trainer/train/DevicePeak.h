@@ -15,5 +15,7 @@ struct PeakFlops {
 // bf16, 67 TFLOP/s fp32); CPUs: cores x clock x FMA width of the vector unit. PARALLAX_PEAK_TFLOPS
 // overrides both.
 PeakFlops devicePeakFlops(bool cuda, const std::string& deviceName, Precision precision, int cpuThreads);
+// The same for CUDA device `cudaDevice` (its name asked of the driver), or the CPU where it is -1.
+PeakFlops devicePeakFlops(int cudaDevice, Precision precision, int cpuThreads);
 
 } // namespace parallax

@@ -7,14 +7,16 @@
 #include "core/util/HostName.h"
 
 #include "trainer/compat/TorchCompat.h"
+#include "trainer/data/BatchPrefetcher.h"
 #include "trainer/data/Dataset.h"
+#include "trainer/data/DatasetUtils.h"
 #include "trainer/data/DistributedSampler.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/CheckpointMapping.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
-#include "trainer/train/OptimizerStream.h"
-#include "trainer/train/RankExchange.h"
+#include "trainer/train/OptimizerSetup.h"
+#include "trainer/train/RunStartReport.h"
 #include "trainer/train/StepClock.h"
 #include "trainer/train/StepProfiler.h"
 #include "trainer/train/StepReporter.h"
@@ -22,7 +24,6 @@
 #if PARALLAX_WITH_CUDA
 #include "trainer/train/CudaSpanTimer.h"
 #include "trainer/train/CudaStepClock.h"
-#include "trainer/train/CudaSupport.h"
 #endif
 
 #include <algorithm>
@@ -32,21 +33,6 @@
 #include <sstream>
 
 namespace parallax {
-
-namespace {
-
-double monotonicSeconds() {
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
-} // namespace
-
-int64_t Trainer::lossElements(const ModelDims& dims, const Batch& batch) {
-    if (dims.kind == ModelKind::Gpt) return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
-    if (dims.kind == ModelKind::Mmdit) return batch.images.numel();
-    return batch.labels.ge(0).sum().item<int64_t>();
-}
 
 Trainer::Trainer(RunSpec spec, WorkerOptions options, ProcessGroups& groups, TelemetryEmitter& out)
     : m_spec(std::move(spec)), m_options(std::move(options)), m_groups(groups), m_out(out) {
@@ -81,40 +67,19 @@ void Trainer::setup() {
     m_engine = std::make_unique<PipelineEngine>(std::move(m_parallel.chunks), m_groups, m_spec.parallel.schedule.value(),
                                                 static_cast<int>(m_spec.accumulation()));
 
-    AdamWOptions o;
-    o.beta1 = m_spec.train.beta1;
-    o.beta2 = m_spec.train.beta2;
-    o.eps = m_spec.train.eps;
-    o.weight_decay = m_spec.train.weight_decay;
-    m_optimizer = std::make_unique<AdamW>(o);
-    GradientReducer& reducer = *m_parallel.reducer;
-    const GradBuckets& buckets = *m_parallel.buckets;
-    for (size_t b = 0; b < buckets.buckets().size(); ++b)
-        m_optimizer->addGroup(reducer.paramShard(b), reducer.gradShard(b), buckets.buckets()[b].decay);
-    GradientReducer::OptimizerPlan plan = reducer.optimizerPlan();
-    if (!plan.order.empty()) m_optimizer->setUpdateOrder(std::move(plan.order), std::move(plan.afterGroup));
-    if (plan.ownStream) m_optimizerStream = OptimizerStream::forDevice(m_device);
-    if (m_optimizerStream) {
-        OptimizerStream* stream = m_optimizerStream.get();
-        GradientReducer::StreamHooks hooks;
-        hooks.afterUnitUpdated = [stream](int unit) { stream->unitUpdated(unit); };
-        hooks.beforeGather = [stream](int unit) { stream->waitUnit(unit); };
-        hooks.beforeGradWrite = [stream] { stream->waitAll(); };
-        reducer.setStreamHooks(std::move(hooks));
-    }
-    m_checkpoints = std::make_unique<CheckpointMapping>(*m_model, buckets, reducer, *m_optimizer, m_parallel.tpPlan,
-                                                        m_groups);
+    OptimizerSetup optimizer = setUpOptimizer(m_spec.train, m_parallel, m_device);
+    m_optimizer = std::move(optimizer.optimizer);
+    m_optimizerStream = std::move(optimizer.stream);
+    m_checkpoints = std::make_unique<CheckpointMapping>(*m_model, *m_parallel.buckets, *m_parallel.reducer, *m_optimizer,
+                                                        m_parallel.tpPlan, m_groups);
 
     m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
                                                      m_groups.coord.dp, m_spec.train.micro_batch,
                                                      m_spec.train.seed, m_spec.data.shuffle);
 
-    std::string deviceName;
-#if PARALLAX_WITH_CUDA
-    if (m_device.is_cuda()) deviceName = cudaDeviceName(m_device.index());
-#endif
-    const PeakFlops peak = devicePeakFlops(m_device.is_cuda(), deviceName, m_spec.train.precision.value(), torch::get_num_threads());
+    const PeakFlops peak = devicePeakFlops(m_device.is_cuda() ? m_device.index() : -1, m_spec.train.precision.value(),
+                                           torch::get_num_threads());
     m_peakFlops = peak.flops;
     if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
 }
@@ -135,36 +100,6 @@ void Trainer::resume() {
         m_startStep = m_checkpoints->resume(m_options.resumeFrom, m_dims, m_device, m_out).step;
 }
 
-void Trainer::emitRunStart() {
-    const auto hosts = gatherHosts(*m_groups.world);
-    const auto pids = gatherPids(*m_groups.world);
-    const auto offsets = alignClocks(*m_groups.world);
-    m_clockOffset = offsets.at(static_cast<size_t>(m_groups.worldRank()));
-    if (m_groups.worldRank() != 0) return;
-    RunStartEvent e;
-    e.world = m_groups.world->size();
-    e.dp = m_groups.dpSize;
-    e.tp = m_groups.tpSize;
-    e.pp = m_groups.ppSize;
-    e.zero = static_cast<int>(m_spec.parallel.zero);
-    e.schedule = m_spec.parallel.schedule.name();
-    int64_t params = 0;
-    for (const auto& p : m_model->parameters()) params += p.numel();
-    e.params = params;
-    e.flops_per_token = m_flopsPerToken;
-    e.peak_flops = m_peakFlops;
-    e.device = choiceName(m_device.is_cuda() ? Device::Cuda : Device::Cpu);
-    e.hosts = hosts;
-    e.devices.assign(hosts.size(), e.device);
-    e.clock_offsets = offsets;
-    e.pids = pids;
-    if (const char* job = std::getenv("SLURM_JOB_ID")) e.slurm_job = job;
-    if (const char* nodes = std::getenv("SLURM_JOB_NODELIST")) e.slurm_nodes = nodes;
-    e.start_step = m_startStep;
-    e.t = TelemetryEmitter::now();
-    m_out.emit(e);
-}
-
 Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     QueuedStep queued;
     queued.step = step;
@@ -174,8 +109,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     std::vector<Batch> micro;
     micro.reserve(static_cast<size_t>(accumulation));
     int64_t localCount = 0;
-    for (int64_t k = 0; k < accumulation; ++k) {
-        const Batch batch = m_dataset->makeBatch(m_sampler->microBatch(step, k), step);
+    for (const Batch& batch : m_prefetcher->take(step)) {
         localCount += lossElements(m_dims, batch); // on the host copy: no wait for the device
         micro.push_back(batch.to(m_device));
     }
@@ -286,7 +220,14 @@ void Trainer::stopOnNonFiniteGradient(int64_t step) {
 TrainResult Trainer::run() {
     setup();
     resume();
-    emitRunStart();
+    RunFigures figures;
+    for (const auto& p : m_model->parameters()) figures.params += p.numel();
+    figures.flopsPerToken = m_flopsPerToken;
+    figures.peakFlops = m_peakFlops;
+    figures.device = m_device;
+    figures.startStep = m_startStep;
+    figures.dataset = m_dataset->describe();
+    m_clockOffset = reportRunStart(m_spec, m_groups, figures, m_out);
     StepReporter::Options reporting;
     reporting.steps = m_spec.train.steps;
     reporting.startStep = m_startStep;
@@ -298,12 +239,9 @@ TrainResult Trainer::run() {
     reporting.rankSteps = m_options.recorder != nullptr;
     reporting.clockOffset = m_clockOffset;
     m_reporter = std::make_unique<StepReporter>(m_out, m_groups, m_device, reporting);
-    m_out.info("rank " + std::to_string(m_groups.worldRank()) + " on " + hostName() + ": " +
-               (m_device.is_cuda() ? "cuda:" + std::to_string(m_device.index()) : std::string("cpu")) + ", " +
-               std::to_string(torch::get_num_threads()) + " thread(s), dp " + std::to_string(m_groups.coord.dp) +
-               " tp " + std::to_string(m_groups.coord.tp) + " pp " + std::to_string(m_groups.coord.pp) + ", " +
-               m_dataset->describe());
 
+    m_prefetcher = std::make_unique<BatchPrefetcher>(*m_dataset, *m_sampler, m_startStep, m_spec.train.steps,
+                                                     m_spec.accumulation(), m_device);
     const int gpu = m_device.is_cuda() ? m_device.index() : -1;
     DeviceSampler sampler(m_out, hostName(), gpu, static_cast<int>(m_spec.telemetry.device_sample_ms));
     m_out.emit(sampler.sample());
@@ -321,9 +259,9 @@ TrainResult Trainer::run() {
     for (; step < m_spec.train.steps; ++step) {
         profiler.beforeStep(step);
         if (m_options.recorder) m_options.recorder->takeWaitSeconds(); // waits before this step are not its own
-        const double queueStart = monotonicSeconds();
+        const auto queueStart = std::chrono::steady_clock::now();
         QueuedStep queued = queueStep(step);
-        queued.hostMs = (monotonicSeconds() - queueStart) * 1e3;
+        queued.hostMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - queueStart).count();
         if (m_options.recorder) queued.waitMs = m_options.recorder->takeWaitSeconds() * 1e3;
         if (inFlight) finishStep(*inFlight, result);
         inFlight = std::move(queued);
@@ -347,6 +285,7 @@ TrainResult Trainer::run() {
         if (checkpoint) result.checkpoint = saveCheckpoint(step + 1);
     }
     sampler.stop();
+    m_prefetcher.reset(); // the steps it made ahead of a stop are not trained
     m_reporter->logBreakdown();
     result.steps_done = step;
     result.checkpoint = saveCheckpoint(step);

@@ -17,6 +17,7 @@
 
 namespace parallax {
 
+class BatchPrefetcher;
 class Dataset;
 class DistributedSampler;
 class PipelineEngine;
@@ -57,10 +58,6 @@ public:
 
     TrainResult run();
 
-    // Elements the loss of this batch is averaged over (tokens with a label, or image values);
-    // summed over the global batch it normalizes the loss identically under every layout.
-    static int64_t lossElements(const ModelDims& dims, const Batch& batch);
-
 private:
     // The model, its parallelism (parallelize), the optimizer and the data.
     void setup();
@@ -83,7 +80,6 @@ private:
     std::string saveCheckpoint(int64_t nextStep);
     // Keeps the weights of the last finite step in a checkpoint and throws, naming the step and the fix.
     [[noreturn]] void stopOnNonFiniteGradient(int64_t step);
-    void emitRunStart();
 
     RunSpec m_spec;
     WorkerOptions m_options;
@@ -94,6 +90,7 @@ private:
     std::shared_ptr<Model> m_model;
     std::unique_ptr<Dataset> m_dataset;
     std::unique_ptr<DistributedSampler> m_sampler;
+    std::unique_ptr<BatchPrefetcher> m_prefetcher; // reads m_dataset and m_sampler: declared after them
     ParallelModel m_parallel;
     std::unique_ptr<PipelineEngine> m_engine;
     std::unique_ptr<SpanTimer> m_spanTimer;
