@@ -43,10 +43,11 @@ __device__ __forceinline__ float2 blockSum(float2 v) {
 template <int kPer>
 __global__ void forwardKernel(const float* __restrict__ x, const __nv_bfloat16* __restrict__ branch,
                               float* __restrict__ added, const float* __restrict__ weight,
-                              const float* __restrict__ bias, int64_t columns, float eps,
+                              const float* __restrict__ bias, int64_t columns, int64_t rowsPerGroup, float eps,
                               __nv_bfloat16* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd) {
     const int64_t row = blockIdx.x;
     const float* xr = x + row * columns;
+    const int64_t affine = (row / rowsPerGroup) * columns; // this row's group's weight and bias
     float v[kPer];
     float sum = 0.f;
 #pragma unroll
@@ -72,7 +73,7 @@ __global__ void forwardKernel(const float* __restrict__ x, const __nv_bfloat16* 
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
         const int64_t c = threadIdx.x + static_cast<int64_t>(i) * kThreads;
-        if (c < columns) yr[c] = __float2bfloat16((v[i] - mu) * r * weight[c] + bias[c]);
+        if (c < columns) yr[c] = __float2bfloat16((v[i] - mu) * r * weight[affine + c] + bias[affine + c]);
     }
     if (threadIdx.x == 0) {
         mean[row] = mu;
@@ -80,26 +81,30 @@ __global__ void forwardKernel(const float* __restrict__ x, const __nv_bfloat16* 
     }
 }
 
-// Rows blockIdx.x, blockIdx.x + gridDim.x, ...: dx per row; this block's sums of dy * xhat and dy
-// per column go to partial[blockIdx.x] (weight) and partial[gridDim.x + blockIdx.x] (bias).
+// Block b takes group g = b / blocksPerGroup and that group's rows l, l + blocksPerGroup, ... (l = b
+// % blocksPerGroup): dx per row; this block's sums of dy * xhat and dy per column go to partial[b]
+// (weight) and partial[gridDim.x + b] (bias).
 // With a residual gradient, dx is it plus the LayerNorm's; with dxBf16, dx is written there in bf16
 // too.
 template <int kPer>
 __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float* __restrict__ x,
                                const float* __restrict__ weight, const float* __restrict__ mean,
-                               const float* __restrict__ rstd, int64_t rows, int64_t columns,
-                               const float* __restrict__ residual, float* __restrict__ dx,
+                               const float* __restrict__ rstd, int64_t rowsPerGroup, int blocksPerGroup,
+                               int64_t columns, const float* __restrict__ residual, float* __restrict__ dx,
                                __nv_bfloat16* __restrict__ dxBf16, float* __restrict__ partial) {
+    const int64_t group = blockIdx.x / blocksPerGroup;
+    const int64_t first = group * rowsPerGroup, end = first + rowsPerGroup;
+    const float* wg = weight + group * columns;
     float w[kPer], dw[kPer], db[kPer];
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
         const int64_t c = threadIdx.x + static_cast<int64_t>(i) * kThreads;
-        w[i] = c < columns ? weight[c] : 0.f;
+        w[i] = c < columns ? wg[c] : 0.f;
         dw[i] = 0.f;
         db[i] = 0.f;
     }
     const float invColumns = 1.f / static_cast<float>(columns);
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (int64_t row = first + blockIdx.x % blocksPerGroup; row < end; row += blocksPerGroup) {
         const float mu = mean[row], r = rstd[row];
         const float* xr = x + row * columns;
         const __nv_bfloat16* gr = dy + row * columns;
@@ -143,17 +148,18 @@ __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float
     }
 }
 
-// dweight[c] = sum over blocks of partial[b][c] (blockIdx.y 0), dbias likewise from the second half
-// (blockIdx.y 1). A block of kSumColumns x kSumLanes threads takes kSumColumns adjacent columns (one
+// dweight[g][c] = sum over group g's blocks of partial[b][c] (blockIdx.y = g), dbias likewise from the
+// second half (blockIdx.y = groups + g). A block of kSumColumns x kSumLanes threads takes kSumColumns adjacent columns (one
 // coalesced read per lane and block row); lane l adds block rows l, l + kSumLanes, ... in order, and
 // the lanes' sums are added in lane order: the same bits every time.
 constexpr int kSumColumns = 32;
 constexpr int kSumLanes = 16;
-__global__ void sumPartialsKernel(const float* __restrict__ partial, int blocks, int64_t columns,
+__global__ void sumPartialsKernel(const float* __restrict__ partial, int blocks, int groups, int64_t columns,
                                   float* __restrict__ dweight, float* __restrict__ dbias) {
     __shared__ float lanes[kSumLanes][kSumColumns + 1];
     const int64_t c = blockIdx.x * static_cast<int64_t>(kSumColumns) + threadIdx.x;
-    const float* half = partial + static_cast<int64_t>(blockIdx.y) * blocks * columns;
+    const int second = static_cast<int>(blockIdx.y) / groups, group = static_cast<int>(blockIdx.y) % groups;
+    const float* half = partial + (static_cast<int64_t>(second) * groups + group) * blocks * columns;
     float s = 0.f;
     if (c < columns)
         for (int b = threadIdx.y; b < blocks; b += kSumLanes) s += half[static_cast<int64_t>(b) * columns + c];
@@ -162,11 +168,12 @@ __global__ void sumPartialsKernel(const float* __restrict__ partial, int blocks,
     if (threadIdx.y != 0 || c >= columns) return;
     float total = 0.f;
     for (int l = 0; l < kSumLanes; ++l) total += lanes[l][threadIdx.x];
-    (blockIdx.y == 0 ? dweight : dbias)[c] = total;
+    (second == 0 ? dweight : dbias)[static_cast<int64_t>(group) * columns + c] = total;
 }
 
-int backwardBlocks(int64_t rows) {
-    return static_cast<int>(std::min<int64_t>(rows, kBackwardBlocks));
+// Blocks of each group's backward: about kBackwardBlocks in all, at most one per row.
+int blocksPerGroup(int64_t rows, int64_t groups) {
+    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(rows / groups, kBackwardBlocks / groups)));
 }
 
 template <template <int> class Launch, typename... Args>
@@ -183,20 +190,21 @@ cudaError_t dispatch(int64_t columns, Args... args) {
 
 template <int kPer> struct LaunchForward {
     static cudaError_t run(const float* x, const __nv_bfloat16* branch, float* added, const float* weight,
-                           const float* bias, int64_t rows, int64_t columns, float eps, __nv_bfloat16* y, float* mean,
-                           float* rstd, cudaStream_t stream) {
-        forwardKernel<kPer><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, branch, added, weight, bias,
-                                                                                 columns, eps, y, mean, rstd);
+                           const float* bias, int64_t rows, int64_t columns, int64_t groups, float eps,
+                           __nv_bfloat16* y, float* mean, float* rstd, cudaStream_t stream) {
+        forwardKernel<kPer><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+            x, branch, added, weight, bias, columns, rows / groups, eps, y, mean, rstd);
         return cudaGetLastError();
     }
 };
 
 template <int kPer> struct LaunchBackward {
     static cudaError_t run(const __nv_bfloat16* dy, const float* x, const float* weight, const float* mean,
-                           const float* rstd, int64_t rows, int64_t columns, const float* residual, float* dx,
-                           __nv_bfloat16* dxBf16, float* partial, cudaStream_t stream) {
-        backwardKernel<kPer><<<backwardBlocks(rows), kThreads, 0, stream>>>(dy, x, weight, mean, rstd, rows, columns,
-                                                                            residual, dx, dxBf16, partial);
+                           const float* rstd, int64_t rows, int64_t columns, int64_t groups, const float* residual,
+                           float* dx, __nv_bfloat16* dxBf16, float* partial, cudaStream_t stream) {
+        const int perGroup = blocksPerGroup(rows, groups);
+        backwardKernel<kPer><<<static_cast<unsigned>(perGroup * groups), kThreads, 0, stream>>>(
+            dy, x, weight, mean, rstd, rows / groups, perGroup, columns, residual, dx, dxBf16, partial);
         return cudaGetLastError();
     }
 };
@@ -204,35 +212,39 @@ template <int kPer> struct LaunchBackward {
 } // namespace
 
 cudaError_t layerNormForward(const float* x, const void* branchBf16, float* added, const float* weight,
-                             const float* bias, int64_t rows, int64_t columns, double eps, void* yBf16, float* mean,
-                             float* rstd, cudaStream_t stream) {
+                             const float* bias, int64_t rows, int64_t columns, int64_t groups, double eps, void* yBf16,
+                             float* mean, float* rstd, cudaStream_t stream) {
     if (rows <= 0 || columns <= 0) return rows == 0 ? cudaSuccess : cudaErrorInvalidValue;
     if (columns > kLayerNormMaxColumns || rows > 0x7fffffff) return cudaErrorInvalidValue;
+    if (groups <= 0 || rows % groups != 0) return cudaErrorInvalidValue;
     if ((branchBf16 == nullptr) != (added == nullptr)) return cudaErrorInvalidValue;
     return dispatch<LaunchForward>(columns, x, static_cast<const __nv_bfloat16*>(branchBf16), added, weight, bias, rows,
-                                   columns, static_cast<float>(eps), static_cast<__nv_bfloat16*>(yBf16), mean, rstd,
-                                   stream);
+                                   columns, groups, static_cast<float>(eps), static_cast<__nv_bfloat16*>(yBf16), mean,
+                                   rstd, stream);
 }
 
-int64_t layerNormBackwardScratch(int64_t rows, int64_t columns) {
-    return 2 * static_cast<int64_t>(backwardBlocks(std::max<int64_t>(rows, 1))) * columns;
+int64_t layerNormBackwardScratch(int64_t rows, int64_t columns, int64_t groups) {
+    groups = std::max<int64_t>(groups, 1);
+    return 2 * groups * static_cast<int64_t>(blocksPerGroup(std::max<int64_t>(rows, groups), groups)) * columns;
 }
 
 cudaError_t layerNormBackward(const void* dyBf16, const float* x, const float* weight, const float* mean,
-                              const float* rstd, int64_t rows, int64_t columns, const float* residualGrad, float* dx,
-                              void* dxBf16, float* dweight, float* dbias, float* partial, cudaStream_t stream) {
+                              const float* rstd, int64_t rows, int64_t columns, int64_t groups,
+                              const float* residualGrad, float* dx, void* dxBf16, float* dweight, float* dbias,
+                              float* partial, cudaStream_t stream) {
     if (columns <= 0 || columns > kLayerNormMaxColumns || rows < 0) return cudaErrorInvalidValue;
+    if (groups <= 0 || groups > kLayerNormMaxGroups || rows % groups != 0) return cudaErrorInvalidValue;
     if (rows == 0) {
-        cudaError_t e = cudaMemsetAsync(dweight, 0, sizeof(float) * columns, stream);
-        return e != cudaSuccess ? e : cudaMemsetAsync(dbias, 0, sizeof(float) * columns, stream);
+        cudaError_t e = cudaMemsetAsync(dweight, 0, sizeof(float) * columns * groups, stream);
+        return e != cudaSuccess ? e : cudaMemsetAsync(dbias, 0, sizeof(float) * columns * groups, stream);
     }
     cudaError_t e = dispatch<LaunchBackward>(columns, static_cast<const __nv_bfloat16*>(dyBf16), x, weight, mean,
-                                             rstd, rows, columns, residualGrad, dx,
+                                             rstd, rows, columns, groups, residualGrad, dx,
                                              static_cast<__nv_bfloat16*>(dxBf16), partial, stream);
     if (e != cudaSuccess) return e;
-    const dim3 grid(static_cast<unsigned>((columns + kSumColumns - 1) / kSumColumns), 2);
-    sumPartialsKernel<<<grid, dim3(kSumColumns, kSumLanes), 0, stream>>>(partial, backwardBlocks(rows), columns,
-                                                                         dweight, dbias);
+    const dim3 grid(static_cast<unsigned>((columns + kSumColumns - 1) / kSumColumns), static_cast<unsigned>(2 * groups));
+    sumPartialsKernel<<<grid, dim3(kSumColumns, kSumLanes), 0, stream>>>(
+        partial, blocksPerGroup(rows, groups), static_cast<int>(groups), columns, dweight, dbias);
     return cudaGetLastError();
 }
 

@@ -15,23 +15,29 @@ namespace parallax::kernels {
 
 // The widest row the kernels take (columns held in registers, 256 threads per row).
 constexpr int64_t kLayerNormMaxColumns = 8192;
+// The most groups (rows with their own weight and bias) the backward pass takes.
+constexpr int64_t kLayerNormMaxGroups = 1024;
 
-// y[r, :] = (x[r, :] - mean[r]) * rstd[r] * weight + bias (bf16); mean and rstd (float32, one per row)
-// are kept for backward. x and y are contiguous (rows, columns); columns <= kLayerNormMaxColumns.
+// y[r, :] = (x[r, :] - mean[r]) * rstd[r] * weight[g] + bias[g] (bf16), g = r / (rows / groups): the
+// rows form `groups` equal runs, each with its own weight and bias (`columns` floats each, one
+// after the other): one group is a LayerNorm's affine parameters, a batch's groups an adaLN
+// modulation (scale and shift per sample). mean and rstd (float32, one per row) are kept for
+// backward. x and y are contiguous (rows, columns); columns <= kLayerNormMaxColumns.
 // With a bf16 branch (contiguous like x; `added` then float32 like x, else both null) the row
 // normalized is x + branch — a residual add — and that sum is written to `added` in the same pass.
 cudaError_t layerNormForward(const float* x, const void* branchBf16, float* added, const float* weight,
-                             const float* bias, int64_t rows, int64_t columns, double eps, void* yBf16, float* mean,
-                             float* rstd, cudaStream_t stream);
+                             const float* bias, int64_t rows, int64_t columns, int64_t groups, double eps, void* yBf16,
+                             float* mean, float* rstd, cudaStream_t stream);
 
 // From the bf16 gradient of y: dx (float32, contiguous like x), and the weight and bias gradients
-// (float32, `columns` each, overwritten). `partial` is scratch of layerNormBackwardScratch(...)
+// (float32, `columns` for each of the groups, overwritten; groups <= 1024). `partial` is scratch of layerNormBackwardScratch(...)
 // floats. With residualGrad (float32 like x, or null) dx is that plus the LayerNorm's gradient —
 // the gradient of a residual sum that also goes on unnormalized; with dxBf16 (or null) dx is also
 // written there in bf16, for a branch that was added in bf16.
-int64_t layerNormBackwardScratch(int64_t rows, int64_t columns);
+int64_t layerNormBackwardScratch(int64_t rows, int64_t columns, int64_t groups);
 cudaError_t layerNormBackward(const void* dyBf16, const float* x, const float* weight, const float* mean,
-                              const float* rstd, int64_t rows, int64_t columns, const float* residualGrad, float* dx,
-                              void* dxBf16, float* dweight, float* dbias, float* partial, cudaStream_t stream);
+                              const float* rstd, int64_t rows, int64_t columns, int64_t groups,
+                              const float* residualGrad, float* dx, void* dxBf16, float* dweight, float* dbias,
+                              float* partial, cudaStream_t stream);
 
 } // namespace parallax::kernels

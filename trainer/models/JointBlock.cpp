@@ -1,5 +1,8 @@
 #include "trainer/models/JointBlock.h"
 
+#include "trainer/ops/GatedResidual.h"
+#include "trainer/ops/LayerNorm.h"
+
 namespace parallax {
 
 namespace {
@@ -32,8 +35,8 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
     const Modulation mt = modulation(*text, sc);
     const Modulation mi = modulation(*image, sc);
 
-    torch::Tensor ht = layerNorm(xt) * (1 + mt.scale1) + mt.shift1; // (B, T, C)
-    torch::Tensor hi = layerNorm(xi) * (1 + mi.scale1) + mi.shift1; // (B, P, C)
+    torch::Tensor ht = modulate(xt, mt.scale1, mt.shift1); // (B, T, C)
+    torch::Tensor hi = modulate(xi, mi.scale1, mi.shift1); // (B, P, C)
     // The last block's text stream has no queries; every other stream projects q, k, v at once.
     const std::vector<torch::Tensor> pt = m_last ? linearStack(ht, {text->k.get(), text->v.get()})
                                                  : linearStack(ht, {text->q.get(), text->k.get(), text->v.get()});
@@ -42,14 +45,14 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
     torch::Tensor k = torch::cat({pt[kt], pi[1]}, 1); // (B, T+P, C)
     torch::Tensor v = torch::cat({pt[kt + 1], pi[2]}, 1);
     auto mlp = [](JointStream& s, const torch::Tensor& x, const Modulation& m) {
-        return m.gate2 * s.fc2->forward(s.fc1->forwardGelu(layerNorm(x) * (1 + m.scale2) + m.shift2));
+        return gatedResidual(x, m.gate2, s.fc2->forward(s.fc1->forwardGelu(modulate(x, m.scale2, m.shift2))));
     };
     const int64_t t = xt.size(1);
     if (m_last) {
         // Only the image tokens query; the text stream ends here.
         torch::Tensor attn = multiHeadAttention(pi[0], k, v, m_dims.headDim(), false); // (B, P, C)
-        xi = xi + mi.gate1 * image->proj->forward(attn);
-        xi = xi + mlp(*image, xi, mi);
+        xi = gatedResidual(xi, mi.gate1, image->proj->forward(attn));
+        xi = mlp(*image, xi, mi);
         return {xt, xi, c};
     }
     torch::Tensor q = torch::cat({pt[0], pi[0]}, 1); // (B, T+P, C)
@@ -57,10 +60,10 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
     // One split, not two slices: backward then joins the two gradients in one pass instead of
     // building a zero-filled gradient of the whole attention output per slice and adding them.
     const std::vector<torch::Tensor> streams = torch::split_with_sizes(attn, {t, xi.size(1)}, 1);
-    xt = xt + mt.gate1 * text->proj->forward(streams[0]);
-    xi = xi + mi.gate1 * image->proj->forward(streams[1]);
-    xt = xt + mlp(*text, xt, mt);
-    xi = xi + mlp(*image, xi, mi);
+    xt = gatedResidual(xt, mt.gate1, text->proj->forward(streams[0]));
+    xi = gatedResidual(xi, mi.gate1, image->proj->forward(streams[1]));
+    xt = mlp(*text, xt, mt);
+    xi = mlp(*image, xi, mi);
     return {xt, xi, c};
 }
 

@@ -17,10 +17,6 @@ torch::Tensor multiHeadAttention(const torch::Tensor& q, const torch::Tensor& k,
     return out.transpose(1, 2).reshape({batch, q.size(1), heads * headDim});   // (B, S, C')
 }
 
-torch::Tensor layerNorm(const torch::Tensor& x) {
-    return torch::layer_norm(x, {x.size(-1)});
-}
-
 torch::Tensor patchify(const torch::Tensor& images, int64_t patch) {
     const int64_t b = images.size(0), c = images.size(1), side = images.size(2) / patch;
     return images.reshape({b, c, side, patch, side, patch}) // (B, c, gy, p, gx, p)

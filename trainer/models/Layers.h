@@ -16,8 +16,6 @@ constexpr double kInitStd = 0.02;
 torch::Tensor multiHeadAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  int64_t headDim, bool causal);
 
-// LayerNorm without affine parameters over the last dimension.
-torch::Tensor layerNorm(const torch::Tensor& x);
 
 // (B, channels, S, S) -> (B, (S/patch)^2, channels*patch*patch), patches in row-major order, each
 // patch flattened channel first.

@@ -1,6 +1,7 @@
 #include "trainer/models/MmditHead.h"
 
 #include "trainer/models/Layers.h"
+#include "trainer/ops/LayerNorm.h"
 
 namespace parallax {
 
@@ -12,7 +13,7 @@ MmditHead::MmditHead(const ModelDims& dims) : m_dims(dims) {
 
 torch::Tensor MmditHead::predict(const torch::Tensor& image, const torch::Tensor& c) {
     std::vector<torch::Tensor> m = mod->forward(torch::silu(c)).unsqueeze(1).chunk(2, -1); // 2 x (B, 1, C)
-    torch::Tensor h = layerNorm(image) * (1 + m[1]) + m[0];                                 // (B, P, C)
+    torch::Tensor h = modulate(image, m[1], m[0]);                                          // (B, P, C)
     return unpatchify(out->forward(h), m_dims.patch, m_dims.channels, m_dims.image_size);   // (B, ch, S, S)
 }
 

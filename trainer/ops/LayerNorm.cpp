@@ -35,7 +35,7 @@ torch::autograd::variable_list fusedForward(torch::autograd::AutogradContext* ct
     const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
     check(kernels::layerNormForward(x.data_ptr<float>(), br.defined() ? br.data_ptr() : nullptr,
                                     added.defined() ? added.data_ptr<float>() : nullptr, w.data_ptr<float>(),
-                                    b.data_ptr<float>(), rows, columns, eps, y.data_ptr(), mean.data_ptr<float>(),
+                                    b.data_ptr<float>(), rows, columns, 1, eps, y.data_ptr(), mean.data_ptr<float>(),
                                     rstd.data_ptr<float>(), c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
           "forward");
     ctx->save_for_backward({added.defined() ? added : x, w, mean, rstd});
@@ -65,9 +65,9 @@ torch::autograd::variable_list fusedBackward(torch::autograd::AutogradContext* c
     torch::Tensor dxBf16 = withBranch ? torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16)) : torch::Tensor();
     torch::Tensor dw = torch::empty({columns}, x.options());
     torch::Tensor db = torch::empty({columns}, x.options());
-    torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns)}, x.options());
+    torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns, 1)}, x.options());
     check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr<float>(), w.data_ptr<float>(),
-                                     saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns,
+                                     saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns, 1,
                                      residual.defined() ? residual.data_ptr<float>() : nullptr, dx.data_ptr<float>(),
                                      dxBf16.defined() ? dxBf16.data_ptr() : nullptr, dw.data_ptr<float>(),
                                      db.data_ptr<float>(), scratch.data_ptr<float>(),
@@ -104,8 +104,81 @@ struct FusedAddLayerNorm : public torch::autograd::Function<FusedAddLayerNorm> {
     }
 };
 
+// adaLN: y = LayerNorm(x) * weight[b] + bias[b] for the rows of sample b; x (B, S, C) float32,
+// weight and bias (B, C) float32 (1 + scale and shift, made by the caller so that autograd takes
+// their gradients on to scale and shift).
+struct FusedModulate : public torch::autograd::Function<FusedModulate> {
+    static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
+                                                  const torch::Tensor& weight, const torch::Tensor& bias) {
+        const c10::cuda::CUDAGuard guard(input.device());
+        const torch::Tensor x = input.contiguous();
+        const int64_t groups = x.size(0), columns = x.size(-1), rows = x.numel() / columns;
+        torch::Tensor y = torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16));
+        torch::Tensor mean = torch::empty({rows}, x.options());
+        torch::Tensor rstd = torch::empty({rows}, x.options());
+        const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
+        check(kernels::layerNormForward(x.data_ptr<float>(), nullptr, nullptr, w.data_ptr<float>(), b.data_ptr<float>(),
+                                        rows, columns, groups, kModulateEps, y.data_ptr(), mean.data_ptr<float>(),
+                                        rstd.data_ptr<float>(),
+                                        c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
+              "modulate forward");
+        ctx->save_for_backward({x, w, mean, rstd});
+        ctx->set_materialize_grads(false);
+        return {y};
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const torch::Tensor& gy = grads.at(0);
+        if (!gy.defined()) return {torch::Tensor(), torch::Tensor(), torch::Tensor()};
+        const auto saved = ctx->get_saved_variables();
+        const torch::Tensor& x = saved[0];
+        const c10::cuda::CUDAGuard guard(x.device());
+        const torch::Tensor dy = gy.to(torch::kBFloat16).contiguous();
+        const int64_t groups = x.size(0), columns = x.size(-1), rows = x.numel() / columns;
+        torch::Tensor dx = torch::empty_like(x);
+        torch::Tensor dw = torch::empty({groups, columns}, x.options());
+        torch::Tensor db = torch::empty({groups, columns}, x.options());
+        torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns, groups)}, x.options());
+        check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr<float>(), saved[1].data_ptr<float>(),
+                                         saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns, groups,
+                                         nullptr, dx.data_ptr<float>(), nullptr, dw.data_ptr<float>(),
+                                         db.data_ptr<float>(), scratch.data_ptr<float>(),
+                                         c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
+              "modulate backward");
+        return {dx, dw, db};
+    }
+};
+
 } // namespace
 #endif
+
+bool fusedModulateApplies(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift) {
+#if PARALLAX_CUDA_KERNELS
+    const auto perSample = [&](const torch::Tensor& t) {
+        return t.dim() == 3 && t.size(0) == x.size(0) && t.size(1) == 1 && t.size(2) == x.size(2) &&
+               t.device() == x.device() && t.is_floating_point();
+    };
+    return x.is_cuda() && x.scalar_type() == torch::kFloat32 && x.dim() == 3 && x.size(0) > 0 &&
+           x.size(0) <= kernels::kLayerNormMaxGroups && x.size(2) <= kernels::kLayerNormMaxColumns && perSample(scale) &&
+           perSample(shift) && compat::autocastsTo(c10::DeviceType::CUDA, torch::kBFloat16);
+#else
+    (void)x, (void)scale, (void)shift;
+    return false;
+#endif
+}
+
+torch::Tensor modulate(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift) {
+#if PARALLAX_CUDA_KERNELS
+    if (fusedModulateApplies(x, scale, shift)) {
+        // The factors the composed form multiplies and adds in float32: (1 + scale) as scale's
+        // type gives it, then widened.
+        const torch::Tensor w = (1 + scale).to(torch::kFloat32).squeeze(1);
+        const torch::Tensor b = shift.to(torch::kFloat32).squeeze(1);
+        return FusedModulate::apply(x, w, b)[0];
+    }
+#endif
+    return torch::layer_norm(x, {x.size(-1)}, {}, {}, kModulateEps) * (1 + scale) + shift;
+}
 
 bool fusedLayerNormApplies(const torch::nn::LayerNormImpl& ln, const torch::Tensor& x) {
 #if PARALLAX_CUDA_KERNELS

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/trainer/gpu/FusedOpTestSupport.h"
+
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/ops/LayerNorm.h"
 
@@ -42,10 +44,7 @@ Result run(const torch::Tensor& start, const torch::Tensor& upstream, const torc
     return {y.detach(), x.grad(), ln->weight.grad(), ln->bias.grad()};
 }
 
-double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
-    const double scale = std::max(1e-12, b.abs().max().item<double>());
-    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>() / scale;
-}
+using test::relativeError;
 
 class FusedLayerNorm : public ::testing::TestWithParam<std::tuple<int64_t, int64_t>> {};
 
@@ -170,6 +169,73 @@ TEST(FusedLayerNormCpu, TheComposedPathRunsOnTheCpu) {
     const torch::Tensor x = torch::randn({3, 8});
     EXPECT_FALSE(fusedLayerNormApplies(*ln, x));
     EXPECT_TRUE(torch::equal(layerNorm(*ln, x), ln->forward(x)));
+}
+
+// modulate (adaLN): LayerNorm without affine parameters, then * (1 + scale) + shift per sample,
+// against the composed operations under autocast and the cast the next product makes; scale and
+// shift are bf16 slices of one product's output, as the models' modulation Linears give them.
+struct ModulateResult {
+    torch::Tensor y, dx, dscale, dshift;
+};
+
+ModulateResult runModulate(const torch::Tensor& start, const torch::Tensor& mod0, const torch::Tensor& upstream,
+                           bool fused) {
+    torch::Tensor x = start.clone().requires_grad_(true);
+    torch::Tensor mod = mod0.clone().requires_grad_(true); // (B, 1, 2C) bf16
+    torch::Tensor y;
+    {
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+        const std::vector<torch::Tensor> parts = mod.chunk(2, -1);
+        if (fused) {
+            EXPECT_TRUE(fusedModulateApplies(x, parts[1], parts[0]));
+            y = modulate(x, parts[1], parts[0]);
+        } else {
+            y = (torch::layer_norm(x, {x.size(-1)}) * (1 + parts[1]) + parts[0]).to(torch::kBFloat16);
+        }
+    }
+    EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+    y.backward(upstream);
+    const std::vector<torch::Tensor> g = mod.grad().chunk(2, -1);
+    return {y.detach(), x.grad(), g[1], g[0]};
+}
+
+class FusedModulate : public ::testing::TestWithParam<test::AdaLnShape> {};
+
+TEST_P(FusedModulate, MatchesTheComposedLayerNormScaleAndShift) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    const auto [batch, tokens, columns] = GetParam();
+    const auto cuda = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
+    torch::manual_seed(11);
+    const torch::Tensor start = torch::randn({batch, tokens, columns}, cuda) * 2 + 0.5;
+    const torch::Tensor mod = (0.2 * torch::randn({batch, 1, 2 * columns}, cuda)).to(torch::kBFloat16);
+    const torch::Tensor upstream = torch::randn({batch, tokens, columns}, cuda).to(torch::kBFloat16);
+    {
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+        const auto parts = mod.chunk(2, -1);
+        if (!fusedModulateApplies(start, parts[1], parts[0])) GTEST_SKIP() << "this build has no fused CUDA kernels";
+    }
+    const ModulateResult fused = runModulate(start, mod, upstream, true);
+    const ModulateResult composed = runModulate(start, mod, upstream, false);
+    const torch::Tensor yDiff = (fused.y.to(torch::kFloat32) - composed.y.to(torch::kFloat32)).abs();
+    const torch::Tensor yTol = composed.y.to(torch::kFloat32).abs() * (1.0 / 128) + 1e-6;
+    EXPECT_TRUE(yDiff.le(yTol).all().item<bool>()) << "largest output difference " << yDiff.max().item<double>();
+    EXPECT_LT(relativeError(fused.dx, composed.dx), 1e-4);
+    // The scale and shift gradients are per-sample sums over the tokens, rounded to bf16 (mod's type).
+    ASSERT_EQ(fused.dscale.scalar_type(), torch::kBFloat16);
+    EXPECT_LT(relativeError(fused.dscale.to(torch::kFloat32), composed.dscale.to(torch::kFloat32)), 1e-2);
+    EXPECT_LT(relativeError(fused.dshift.to(torch::kFloat32), composed.dshift.to(torch::kFloat32)), 1e-2);
+    // Each sample's shift gradient is the sum of its own rows' upstream gradient.
+    const torch::Tensor rowSums = upstream.to(torch::kFloat32).sum(1, /*keepdim=*/true);
+    EXPECT_LT(relativeError(fused.dshift.to(torch::kFloat32), rowSums), 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FusedModulate, test::adaLnShapes(), test::adaLnShapeName);
+
+TEST(FusedModulateCpu, TheComposedPathRunsOnTheCpu) {
+    torch::manual_seed(12);
+    const torch::Tensor x = torch::randn({2, 5, 8}), scale = torch::randn({2, 1, 8}), shift = torch::randn({2, 1, 8});
+    EXPECT_FALSE(fusedModulateApplies(x, scale, shift));
+    EXPECT_TRUE(torch::equal(modulate(x, scale, shift), torch::layer_norm(x, {8}) * (1 + scale) + shift));
 }
 
 } // namespace
