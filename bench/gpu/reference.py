@@ -45,6 +45,7 @@ import sys
 import time
 
 import torch
+import torch.utils.checkpoint
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -52,14 +53,21 @@ PRESETS = {
     "124m": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=50304, seq=1024),
     "1.3b": dict(layers=24, dim=2048, heads=16, ffn=8192, vocab=50304, seq=1024),
 }
-# The `base` presets of core/spec/ModelDims.cpp (P = (image / patch)^2 image tokens).
+# The `base` presets of core/spec/ModelDims.cpp and their long-sequence forms (P = (image / patch)^2
+# image tokens).
 MMDIT_PRESETS = {
     "mmdit-base": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=256, text=64, image=64, channels=4, patch=2),
+    "mmdit-base-1024px": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=256, text=64, image=128, channels=16,
+                              patch=2),
 }
 VLM_PRESETS = {
     "vlm-base": dict(vision_layers=12, vision_dim=768, vision_heads=12, layers=12, dim=768, heads=12, ffn=3072,
                      vocab=50304, text=256, image=224, channels=3, patch=14),
+    "vlm-base-448px": dict(vision_layers=12, vision_dim=768, vision_heads=12, layers=12, dim=768, heads=12, ffn=3072,
+                           vocab=50304, text=256, image=448, channels=3, patch=14),
 }
+# Samples per GPU per step unless --micro-batch says otherwise.
+LONG_SEQUENCE = ("mmdit-base-1024px", "vlm-base-448px")
 MODES = ("eager", "compile", "ddp", "ddp-compile", "fsdp2")
 
 
@@ -241,11 +249,18 @@ class Mmdit(nn.Module):
         xs = self.text_tok(tokens) + self.text_pos[: tokens.shape[1]]            # (B, T, C)
         c = self.time_out(F.silu(self.time_in(timestep_features(t).to(dtype))))  # (B, C)
         for block in self.blocks:
-            xs, xi = block(xs, xi, c)
+            xs, xi = run_block(self, block, xs, xi, c)
         shift, scale = self.head_mod(F.silu(c)).unsqueeze(1).chunk(2, dim=-1)
         h = F.layer_norm(xi, xi.shape[-1:]) * (1 + scale) + shift
         v = unpatchify(self.head_out(h), self.patch, self.channels, self.image_size)
         return F.mse_loss(v.float(), noise - x0)
+
+
+def run_block(model, block, *inputs):
+    """One block, recomputed in backward where the model's `checkpoint` is set (and autograd records)."""
+    if getattr(model, "checkpoint", False) and torch.is_grad_enabled():
+        return torch.utils.checkpoint.checkpoint(block, *inputs, use_reentrant=False)
+    return block(*inputs)
 
 
 class Vlm(nn.Module):
@@ -277,7 +292,7 @@ class Vlm(nn.Module):
     def vision_tower(self, images):
         x = self.patch_in(patchify(images.to(self.patch_in.weight.dtype), self.patch)) + self.vision_pos
         for block in self.vision:
-            x = block(x)
+            x = run_block(self, block, x)
         return x  # (B, P, Cv)
 
     def forward(self, images, tokens):
@@ -291,7 +306,7 @@ class Vlm(nn.Module):
         x = torch.cat([image.to(text.dtype), text], dim=1)  # (B, P+T, C), fp32 residual under autocast
         x = x + self.pos[: x.shape[1]]
         for block in self.blocks:
-            x = block(x)
+            x = run_block(self, block, x)
         # The position before each text token predicts it: the last image position the first one.
         t, p = tokens.shape[1], self.image_tokens
         logits = self.head(self.ln_f(x[:, p - 1: p - 1 + t]))  # (B, T, V)
@@ -407,6 +422,7 @@ def build(args, world, local):
         expected = mmdit_params(**dims) if kind == "mmdit" else vlm_params(**dims)
         assert params == expected, f"{args.model}: {params} parameters, docs/models.md gives {expected}"
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.checkpoint = args.activation_checkpointing
     model = model.cuda()
     # FSDP2 shards per transformer block, as the worker's ZeRO-3 gathers per unit.
     units = list(model.blocks) + (list(model.vision) if kind == "vlm" else [])
@@ -504,6 +520,8 @@ def result_line(args, kind, dims, counts, world, local, step_s, times, losses, p
     }
     if kind == "vlm":
         line["freeze_vision"] = args.freeze_vision
+    if kind != "gpt":
+        line["activation_checkpointing"] = args.activation_checkpointing
     line.update({"torch": torch.__version__, "device": torch.cuda.get_device_name(local), "tag": args.tag})
     return line
 
@@ -515,9 +533,12 @@ def main():
     parser.add_argument("--steps", type=int, default=30, help="timed steps")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps first (compilation, allocator)")
     parser.add_argument("--micro-batch", type=int, default=None, help="sequences (samples) per GPU per step "
-                        "(default 8 for 1.3b, 16 for the others)")
+                        "(default 8 for 1.3b and the long-sequence presets, 16 for the others)")
     parser.add_argument("--freeze-vision", action="store_true", help="vlm: freeze the patch embedding and the "
                         "vision blocks and run them under no_grad (model.freeze_vision)")
+    parser.add_argument("--activation-checkpointing", action="store_true", help="mmdit, vlm: recompute each "
+                        "block in backward (torch.utils.checkpoint, non-reentrant), as "
+                        "train.activation_checkpointing does per unit")
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--lr-warmup", type=int, default=10, help="steps of linear warm-up before the cosine")
     parser.add_argument("--weight-decay", type=float, default=0.1)
@@ -531,9 +552,11 @@ def main():
     args = parser.parse_args()
     kind = kind_of(args.model)
     if args.micro_batch is None:
-        args.micro_batch = 8 if args.model == "1.3b" else 16
+        args.micro_batch = 8 if args.model == "1.3b" or args.model in LONG_SEQUENCE else 16
     if args.freeze_vision and kind != "vlm":
         parser.error("--freeze-vision applies to the vlm models only")
+    if args.activation_checkpointing and kind == "gpt":
+        parser.error("--activation-checkpointing applies to the mmdit and vlm models only")
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
 

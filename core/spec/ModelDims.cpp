@@ -47,10 +47,14 @@ const Preset kPresets[] = {
     {ModelKind::Mmdit, "small", mmdit(6, 256, 8, 1024, 32, 28, 1, 2)},
     {ModelKind::Mmdit, "base", mmdit(12, 768, 12, 3072, 64, 64, 4, 2)},
     {ModelKind::Mmdit, "1b", mmdit(24, 2048, 16, 8192, 128, 64, 16, 2)},
+    // base at a 1024 x 1024 image's latent (16 channels at 1/8 the size): 4096 image tokens.
+    {ModelKind::Mmdit, "base-1024px", mmdit(12, 768, 12, 3072, 64, 128, 16, 2)},
     {ModelKind::Vlm, "tiny", vlm(2, 64, 4, 2, 64, 4, 256, 256, 32, 28, 1, 4)},
     {ModelKind::Vlm, "small", vlm(4, 192, 6, 6, 256, 8, 1024, 256, 48, 28, 1, 4)},
     {ModelKind::Vlm, "base", vlm(12, 768, 12, 12, 768, 12, 3072, 50304, 256, 224, 3, 14)},
     {ModelKind::Vlm, "1b", vlm(24, 1024, 16, 24, 2048, 16, 8192, 50304, 256, 224, 3, 14)},
+    // base at 448 x 448: 1024 image tokens.
+    {ModelKind::Vlm, "base-448px", vlm(12, 768, 12, 12, 768, 12, 3072, 50304, 256, 448, 3, 14)},
 };
 
 } // namespace
