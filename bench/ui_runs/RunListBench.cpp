@@ -44,7 +44,7 @@ void fillStore(RunStore& store) {
     const char* layouts[] = {"dp8 tp1 pp1 zero0", "dp4 tp2 pp1 zero1", "dp2 tp2 pp2 zero0", "dp16 tp1 pp1 zero3"};
     const char* states[] = {"succeeded", "succeeded", "succeeded", "failed", "stopped", "lost"};
     RunSpec spec;
-    spec.data.kind = "synthetic";
+    spec.data.kind = DataKind::Synthetic;
     store.beginTransaction();
     for (int i = 0; i < kRuns; ++i) {
         NewRun n;

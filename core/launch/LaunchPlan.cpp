@@ -246,7 +246,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         a.push_back("--tag-output");
         if (target == Target::Local && n > cores)
             a.push_back("--oversubscribe");
-        a.insert(a.end(), {"--bind-to", spec.launch.bind.empty() ? std::string("none") : spec.launch.bind});
+        a.insert(a.end(), {"--bind-to", spec.launch.bind.name()});
         if (!spec.launch.env.count("OMP_NUM_THREADS"))
             a.insert(a.end(),
                      {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});
@@ -278,7 +278,7 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
         // (pmix): without one every rank fails in MPI_Init.
         if (!context.slurm_mpi.empty())
             a.push_back("--mpi=" + context.slurm_mpi);
-        const bool batch = l.slurm_mode == "batch";
+        const bool batch = l.slurm_mode == SlurmMode::Batch;
         // The allocation's options: on srun, or on sbatch for a batch job (srun inside takes the
         // allocation it runs in).
         std::vector<std::string> sbatch;

@@ -597,7 +597,7 @@ struct Supervisor::State {
             hangMessage = hang->message;
             hangFinding = *hang;
             const auto lasted = now - *hangSince;
-            if (spec.telemetry.on_hang == "fail" && lasted >= std::chrono::seconds(spec.telemetry.hang_timeout_s)) {
+            if (spec.telemetry.on_hang == OnHang::Fail && lasted >= std::chrono::seconds(spec.telemetry.hang_timeout_s)) {
                 hangFailReason = "hang: " + hang->message + "; the run was ended after " +
                                  std::to_string(spec.telemetry.hang_timeout_s) +
                                  " s (telemetry.on_hang = \"fail\"); each rank's flight recorder is in " +
@@ -1174,7 +1174,7 @@ struct Supervisor::State {
     // stop, a hang ended by on_hang = "fail", or its own error) goes on from the newest checkpoint
     // on the hosts that answer; its reason says how, or why it cannot.
     Outcome planContinuation(Outcome o) {
-        if (o.state != RunState::Failed || spec.launch.target != Target::Hosts || spec.launch.on_host_failure != "resume" ||
+        if (o.state != RunState::Failed || spec.launch.target != Target::Hosts || spec.launch.on_host_failure != OnHostFailure::Resume ||
             !opt.launch.cluster || !hangFailReason.empty() || (phase != StopPhase::None && hostLostReason.empty()))
             return o;
         const std::optional<RunEndEvent>& runEnd = router->runEnd();

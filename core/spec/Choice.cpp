@@ -34,6 +34,36 @@ const std::vector<std::string>& choiceNames<Target>() {
     return names;
 }
 
+template <>
+const std::vector<std::string>& choiceNames<DataKind>() {
+    static const std::vector<std::string> names = {"synthetic", "fashion-mnist", "text", "image-folder"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<Bind>() {
+    static const std::vector<std::string> names = {"none", "core", "socket"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<SlurmMode>() {
+    static const std::vector<std::string> names = {"srun", "batch"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<OnHang>() {
+    static const std::vector<std::string> names = {"wait", "fail"};
+    return names;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<OnHostFailure>() {
+    static const std::vector<std::string> names = {"fail", "resume"};
+    return names;
+}
+
 void ChoiceField::setName(const std::string& name) {
     m_index = -1;
     m_unknown.clear();

@@ -14,6 +14,11 @@ enum class Schedule { GPipe, OneFOneB, Interleaved };
 enum class Precision { Fp32, Bf16 };
 enum class Device { Cpu, Cuda };
 enum class Target { Local, Hosts, Slurm };
+enum class DataKind { Synthetic, FashionMnist, Text, ImageFolder };
+enum class Bind { None, Core, Socket };
+enum class SlurmMode { Srun, Batch };
+enum class OnHang { Wait, Fail };
+enum class OnHostFailure { Fail, Resume };
 
 template <class E>
 const std::vector<std::string>& choiceNames();
@@ -27,6 +32,16 @@ template <>
 const std::vector<std::string>& choiceNames<Device>();
 template <>
 const std::vector<std::string>& choiceNames<Target>();
+template <>
+const std::vector<std::string>& choiceNames<DataKind>();
+template <>
+const std::vector<std::string>& choiceNames<Bind>();
+template <>
+const std::vector<std::string>& choiceNames<SlurmMode>();
+template <>
+const std::vector<std::string>& choiceNames<OnHang>();
+template <>
+const std::vector<std::string>& choiceNames<OnHostFailure>();
 
 template <class E>
 const std::string& choiceName(E value) {

@@ -34,7 +34,7 @@ struct ModelSpec {
 };
 
 struct DataSpec {
-    std::string kind = "synthetic"; // synthetic | fashion-mnist | text | image-folder
+    Choice<DataKind> kind = DataKind::Synthetic;
     std::string path;               // dataset folder or file; empty = the kind's default
     bool shuffle = true;
 };
@@ -80,10 +80,10 @@ struct LaunchSpec {
     // target = hosts: when a host is lost or a rank dies, fail, or resume from the newest checkpoint
     // as a new run on the hosts that answer (dp made to fit, the global batch kept), at least
     // min_hosts of them, at most max_restarts times.
-    std::string on_host_failure = "fail"; // fail | resume
+    Choice<OnHostFailure> on_host_failure = OnHostFailure::Fail;
     int64_t min_hosts = 1;
     int64_t max_restarts = 3;
-    std::string bind = "none";        // none | core | socket
+    Choice<Bind> bind = Bind::None;
     std::vector<std::string> mpirun_args; // extra launcher arguments, passed verbatim as argv entries
     std::map<std::string, std::string> env; // extra environment for every rank (kept in the spec)
     // Variables passed to every rank from the environment of the supervisor (parallax-cli, or the
@@ -92,7 +92,7 @@ struct LaunchSpec {
     // slurm
     // srun: the supervisor runs srun and the job ends with it; batch: it submits the job with
     // sbatch and follows it, so the job outlives the supervisor and another one re-attaches.
-    std::string slurm_mode = "srun";
+    Choice<SlurmMode> slurm_mode = SlurmMode::Srun;
     std::string partition;
     std::string account;
     std::string qos;
@@ -111,7 +111,7 @@ struct TelemetrySpec {
     int64_t step_every = 1;    // emit a step event every N steps
     bool flight_recorder = true; // record every collective, heartbeats and per-rank step times (hangs, stragglers)
     int64_t hang_after_s = 30; // no step for max(this, 5 x the median step): the hang is named
-    std::string on_hang = "wait"; // wait | fail (after hang_timeout_s, ending every rank)
+    Choice<OnHang> on_hang = OnHang::Wait; // fail: after hang_timeout_s, ending every rank
     int64_t hang_timeout_s = 300;
 };
 

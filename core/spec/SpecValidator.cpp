@@ -24,23 +24,12 @@ namespace parallax {
 
 namespace {
 
-const std::vector<std::string> kDataKinds = {"synthetic", "fashion-mnist", "text", "image-folder"};
-const std::vector<std::string> kBinds = {"none", "core", "socket"};
-const std::vector<std::string> kSlurmModes = {"srun", "batch"};
-const std::vector<std::string> kOnHang = {"wait", "fail"};
-const std::vector<std::string> kOnHostFailure = {"fail", "resume"};
 
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(double v) { return tomlDouble(v); }
 std::string inQuotes(const std::string& s) { return tomlString(s); }
 std::string inQuotes(const ChoiceField& c) { return tomlString(c.name()); }
 std::string inQuotes(ModelKind k) { return tomlString(choiceName(k)); }
-
-bool contains(const std::vector<std::string>& list, const std::string& v) {
-    for (const std::string& s : list)
-        if (s == v) return true;
-    return false;
-}
 
 // A local run may put this many ranks (and threads) on each core before it is an error: beyond it
 // every rank mostly waits for a core, and a typo of an extra digit is far past it.
@@ -204,14 +193,6 @@ private:
         return false;
     }
 
-    // A choice held as text; returns whether the value is one of `allowed`.
-    bool checkChoice(const std::string& field, const std::string& value, const std::vector<std::string>& allowed) {
-        if (contains(allowed, value)) return true;
-        error(field, field + " = " + inQuotes(value) + " is unknown; use one of " + joinList(allowed) +
-                         didYouMean(value, allowed));
-        return false;
-    }
-
     // A count: at least `minimum` and within its limit (SpecLimits.h). Returns whether it is, so
     // that what depends on it is only computed from usable numbers.
     bool checkCount(const std::string& field, int64_t value, int64_t minimum) {
@@ -337,11 +318,11 @@ private:
 
     void checkData() {
         const DataSpec& data = s.data;
-        if (!checkChoice("data.kind", data.kind, kDataKinds)) return;
+        if (!checkChoice("data.kind", data.kind)) return;
 
         if (m_haveDims) {
-            const bool images = data.kind == "fashion-mnist" || data.kind == "image-folder";
-            if (data.kind == "text" && d.kind != ModelKind::Gpt)
+            const bool images = data.kind == DataKind::FashionMnist || data.kind == DataKind::ImageFolder;
+            if (data.kind == DataKind::Text && d.kind != ModelKind::Gpt)
                 error("data.kind", "data.kind = \"text\" is plain text for model.kind = \"gpt\"; model.kind = " +
                                        inQuotes(d.kind) + " trains on images with captions: use data.kind = "
                                                         "\"fashion-mnist\", \"image-folder\" or \"synthetic\"",
@@ -353,10 +334,10 @@ private:
                   {"model.kind"});
             // Text and captions are read as bytes: every byte value needs a token. (Images of any
             // size are resized to model.image_size and model.channels by the loaders.)
-            if (data.kind != "synthetic" && d.vocab < 256)
+            if (data.kind != DataKind::Synthetic && d.vocab < 256)
                 error("model.vocab", "model.vocab = " + num(d.vocab) + " is too small for data.kind = " +
                                          inQuotes(data.kind) + ", which reads " +
-                                         (data.kind == "text" ? "text" : "captions") +
+                                         (data.kind == DataKind::Text ? "text" : "captions") +
                                          " as bytes; set model.vocab to 256 or more",
                   withModel({"data.kind"}));
         }
@@ -365,7 +346,7 @@ private:
 
     void checkDataPath() {
         const DataSpec& data = s.data;
-        if (data.kind == "synthetic") {
+        if (data.kind == DataKind::Synthetic) {
             if (!data.path.empty())
                 warn("data.path", "data.path is ignored for data.kind = \"synthetic\" (generated data)",
                   {"data.kind"});
@@ -381,7 +362,7 @@ private:
             else
                 error("data.path", message, {"data.kind"});
         };
-        if (data.kind == "fashion-mnist") {
+        if (data.kind == DataKind::FashionMnist) {
             const std::string path = data.path.empty() ? defaultDataPath(data.kind) : data.path;
             const bool complete = isDirectory(path) && pathExists(path + "/train-images-idx3-ubyte.gz") &&
                                   pathExists(path + "/train-labels-idx1-ubyte.gz");
@@ -395,7 +376,7 @@ private:
                         "data.path to their folder, or leave it empty to use " + defaultDataPath(data.kind));
             return;
         }
-        const bool text = data.kind == "text";
+        const bool text = data.kind == DataKind::Text;
         const std::string what = text ? "a text file" : "a folder of class subfolders holding .pgm/.ppm images";
         if (data.path.empty()) {
             error("data.path", "data.path is empty; data.kind = " + inQuotes(data.kind) + " reads " + what +
@@ -674,7 +655,7 @@ private:
                                                " must be at least 5 (seconds a host may stay silent)");
         else
             checkCount("launch.host_timeout_s", l.host_timeout_s, 5);
-        checkChoice("launch.bind", l.bind, kBinds);
+        checkChoice("launch.bind", l.bind);
 
         // Out-of-range counts are errors whatever the target, so that a spec switched to Slurm later is not
         // the first to hear of them.
@@ -686,7 +667,7 @@ private:
                 checkCount(field, value, 0);
         }
         if (targetOk && l.target == Target::Slurm) {
-            checkChoice("launch.slurm_mode", l.slurm_mode, kSlurmModes);
+            checkChoice("launch.slurm_mode", l.slurm_mode);
             if (!l.time_limit.empty() && !isSlurmTime(l.time_limit))
                 error("launch.time_limit", "launch.time_limit = " + inQuotes(l.time_limit) +
                                                " is not a Slurm time; write HH:MM:SS (e.g. \"02:00:00\"), MM, MM:SS, "
@@ -714,7 +695,7 @@ private:
                 if (!value->empty())
                     warn(field, std::string(field) + " is used only with launch.target = \"slurm\"; it is ignored here",
                          {"launch.target"});
-            if (l.slurm_mode != "srun")
+            if (l.slurm_mode != SlurmMode::Srun)
                 warn("launch.slurm_mode", "launch.slurm_mode is used only with launch.target = \"slurm\"; it is "
                                           "ignored here");
         }
@@ -770,12 +751,12 @@ private:
         const LaunchSpec& l = s.launch;
         checkCount("launch.min_hosts", l.min_hosts, 1);
         checkCount("launch.max_restarts", l.max_restarts, 0);
-        if (!checkChoice("launch.on_host_failure", l.on_host_failure, kOnHostFailure)) return;
+        if (!checkChoice("launch.on_host_failure", l.on_host_failure)) return;
         const bool hosts = l.target == Target::Hosts;
         if (!hosts && !l.exclude_hosts.empty())
             warn("launch.exclude_hosts", "launch.exclude_hosts is used only with launch.target = \"hosts\"; it is "
                                          "ignored here", {"launch.target"});
-        if (l.on_host_failure != "resume") return;
+        if (l.on_host_failure != OnHostFailure::Resume) return;
         if (!hosts) {
             warn("launch.on_host_failure", "launch.on_host_failure = \"resume\" is used only with launch.target = "
                                            "\"hosts\"; here a lost host or rank fails the run", {"launch.target"});
@@ -859,7 +840,7 @@ private:
                                                 " must be at least 5 (seconds without a step before a hang is named)");
         else
             checkCount("telemetry.hang_after_s", t.hang_after_s, 5);
-        checkChoice("telemetry.on_hang", t.on_hang, kOnHang);
+        checkChoice("telemetry.on_hang", t.on_hang);
         if (t.hang_timeout_s < 1)
             error("telemetry.hang_timeout_s", "telemetry.hang_timeout_s = " + num(t.hang_timeout_s) +
                                                   " must be at least 1 (seconds a named hang lasts before on_hang = "
@@ -1016,8 +997,8 @@ std::string formatIssues(const std::vector<SpecIssue>& issues) {
     return out;
 }
 
-std::string defaultDataPath(const std::string& dataKind) {
-    if (dataKind == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";
+std::string defaultDataPath(const Choice<DataKind>& dataKind) {
+    if (dataKind == DataKind::FashionMnist) return "/usr/share/datasets/fashion-mnist";
     return "";
 }
 

@@ -37,6 +37,6 @@ bool hasErrors(const std::vector<SpecIssue>& issues);
 std::string formatIssues(const std::vector<SpecIssue>& issues);
 
 // Where a data kind is read from when data.path is empty ("" when it needs a path or none).
-std::string defaultDataPath(const std::string& dataKind);
+std::string defaultDataPath(const Choice<DataKind>& dataKind);
 
 } // namespace parallax

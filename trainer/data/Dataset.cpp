@@ -9,11 +9,18 @@
 namespace parallax {
 
 std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed) {
-    if (data.kind == "synthetic") return std::make_unique<SyntheticDataset>(dims, seed);
-    if (data.kind == "fashion-mnist") return std::make_unique<FashionMnistDataset>(data.path, "train", dims, seed);
-    if (data.kind == "text") return std::make_unique<TextDataset>(data.path, dims);
-    if (data.kind == "image-folder") return std::make_unique<ImageFolderDataset>(data.path, dims, seed);
-    throw DataError("data.kind = \"" + data.kind + "\" is unknown; use one of synthetic, fashion-mnist, text, image-folder");
+    if (!data.kind.known()) {
+        std::string names;
+        for (const std::string& n : data.kind.names()) names += (names.empty() ? "" : ", ") + n;
+        throw DataError("data.kind = \"" + data.kind.name() + "\" is unknown; use one of " + names);
+    }
+    switch (data.kind.value()) {
+    case DataKind::Synthetic: return std::make_unique<SyntheticDataset>(dims, seed);
+    case DataKind::FashionMnist: return std::make_unique<FashionMnistDataset>(data.path, "train", dims, seed);
+    case DataKind::Text: return std::make_unique<TextDataset>(data.path, dims);
+    case DataKind::ImageFolder: return std::make_unique<ImageFolderDataset>(data.path, dims, seed);
+    }
+    throw DataError("data.kind = \"" + data.kind.name() + "\" has no dataset");
 }
 
 } // namespace parallax

@@ -599,10 +599,10 @@ QWidget* NewRunPage::buildDataGroup() {
         const QString value = q(s.data.path);
         if (path->text() != value) path->setText(value);
         const QString fallback = q(defaultDataPath(s.data.kind));
-        path->setPlaceholderText(s.data.kind == "synthetic" ? tr("not used by synthetic data")
+        path->setPlaceholderText(s.data.kind == DataKind::Synthetic ? tr("not used by synthetic data")
                                  : fallback.isEmpty()       ? tr("required")
                                                             : tr("default: %1").arg(fallback));
-        const bool used = s.data.kind != "synthetic" || !s.data.path.empty();
+        const bool used = s.data.kind != DataKind::Synthetic || !s.data.path.empty();
         path->setEnabled(used);
         browse->setEnabled(used);
     });
@@ -650,7 +650,7 @@ void NewRunPage::browseDataPath() {
     const RunSpec& s = m_model->spec();
     const QString start = s.data.path.empty() ? q(defaultDataPath(s.data.kind)) : q(s.data.path);
     QString chosen;
-    if (s.data.kind == "text") {
+    if (s.data.kind == DataKind::Text) {
         chosen = FileDialogs::openFile(this, tr("Text file"), start, tr("Text (*.txt);;All files (*)"));
         if (chosen.isEmpty()) chosen = QString();
     } else {

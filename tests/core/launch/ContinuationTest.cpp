@@ -15,7 +15,7 @@ RunSpec hostsSpec(int64_t dp, int64_t tp, int64_t globalBatch, int64_t microBatc
     s.train.micro_batch = microBatch;
     s.launch.target = Target::Hosts;
     s.launch.hosts = {"node1:2", "node2:2", "node3:2"};
-    s.launch.on_host_failure = "resume";
+    s.launch.on_host_failure = OnHostFailure::Resume;
     return s;
 }
 

@@ -62,7 +62,7 @@ TEST(LaunchPlan, LocalWithinTheCores) {
 
 TEST(LaunchPlan, LocalOversubscribedAsRootWithEnvAndResume) {
     RunSpec s = spec(2);
-    s.launch.bind = "core";
+    s.launch.bind = Bind::Core;
     s.launch.env = {{"NCCL_DEBUG", "INFO"}, {"MY_FLAGS", "a b"}};
     s.launch.mpirun_args = {"--mca", "btl", "self,vader"};
     LaunchContext c = context(1, true);
@@ -164,7 +164,7 @@ TEST(LaunchPlan, Hosts) {
     RunSpec s = spec(4, 4);
     s.launch.target = Target::Hosts;
     s.launch.hosts = {"node1:8", "node2:8"};
-    s.launch.bind = "socket";
+    s.launch.bind = Bind::Socket;
     const LaunchPlan p = makeLaunchPlan(s, context(4, true));
     EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "16", "--host", "node1:8,node2:8", "--tag-output", "--bind-to", "socket",
                             "-x", "OMP_NUM_THREADS=1", "/opt/parallax/bin/parallax-worker", "--spec",
@@ -217,7 +217,7 @@ TEST(LaunchPlan, SlurmBatch) {
     RunSpec s = spec(2, 1, 2);
     s.name = "my run/1";
     s.launch.target = Target::Slurm;
-    s.launch.slurm_mode = "batch";
+    s.launch.slurm_mode = SlurmMode::Batch;
     s.launch.partition = "gpu";
     s.launch.time_limit = "01:00:00";
     s.launch.signal_margin_s = 90;
@@ -244,7 +244,7 @@ TEST(LaunchPlan, SlurmBatch) {
     EXPECT_EQ(p.script.find("/data/hf"), std::string::npos);
     EXPECT_EQ(p.commandLine().find("HF_HOME=\"$HF_HOME\" OMP_NUM_THREADS=3 sbatch --parsable"), 0u) << p.commandLine();
     // srun mode keeps everything on srun and submits nothing.
-    s.launch.slurm_mode = "srun";
+    s.launch.slurm_mode = SlurmMode::Srun;
     EXPECT_TRUE(makeLaunchPlan(s, c).submit.empty());
 }
 

@@ -66,7 +66,7 @@ TEST(ExampleSpecs, QuickstartIsTheDocumentedFirstRun) {
     EXPECT_EQ(s.name, "quickstart");
     EXPECT_EQ(s.model.kind, ModelKind::Mmdit);
     EXPECT_EQ(s.model.preset, "tiny");
-    EXPECT_EQ(s.data.kind, "fashion-mnist");
+    EXPECT_EQ(s.data.kind, DataKind::FashionMnist);
     EXPECT_EQ(s.parallel.dp, 2);
     EXPECT_EQ(s.worldSize(), 2);
     EXPECT_EQ(s.launch.device, Device::Cpu);

@@ -69,7 +69,7 @@ RunSpec fullSpec() {
     m.vision_dim = 192;
     m.vision_heads = 3;
     m.freeze_vision = true;
-    s.data.kind = "image-folder";
+    s.data.kind = DataKind::ImageFolder;
     s.data.path = "/data/captions \"v2\"";
     s.data.shuffle = false;
     TrainSpec& t = s.train;
@@ -106,10 +106,10 @@ RunSpec fullSpec() {
     l.cluster = "lab";
     l.host_timeout_s = 45;
     l.exclude_hosts = {"node2"};
-    l.on_host_failure = "resume";
+    l.on_host_failure = OnHostFailure::Resume;
     l.min_hosts = 2;
     l.max_restarts = 5;
-    l.bind = "socket";
+    l.bind = Bind::Socket;
     l.mpirun_args = {"--mca", "btl ^openib", "quote\" back\\slash\nnewline\ttab"};
     l.env = {{"NCCL_DEBUG", "INFO"}, {"OMP_NUM_THREADS", "4"}, {"weird.key name", "value = \"x\""}};
     l.forward_env = {"HF_TOKEN", "WANDB_API_KEY"};
@@ -118,7 +118,7 @@ RunSpec fullSpec() {
     l.nodes = 2;
     l.tasks_per_node = 8;
     l.signal_margin_s = 120;
-    l.slurm_mode = "batch";
+    l.slurm_mode = SlurmMode::Batch;
     l.partition = "gpu";
     l.account = "proj-42";
     l.time_limit = "1-12:00:00";
@@ -129,7 +129,7 @@ RunSpec fullSpec() {
     s.telemetry.step_every = 5;
     s.telemetry.flight_recorder = false;
     s.telemetry.hang_after_s = 60;
-    s.telemetry.on_hang = "fail";
+    s.telemetry.on_hang = OnHang::Fail;
     s.telemetry.hang_timeout_s = 120;
     return s;
 }
@@ -308,7 +308,7 @@ span_every = 10
     EXPECT_TRUE(unknown.empty());
     EXPECT_EQ(s.name, "mmdit-fashion-dp2");
     EXPECT_EQ(s.model.kind, ModelKind::Mmdit);
-    EXPECT_EQ(s.data.kind, "fashion-mnist");
+    EXPECT_EQ(s.data.kind, DataKind::FashionMnist);
     EXPECT_EQ(s.train.steps, 500);
     EXPECT_EQ(s.train.global_batch, 64);
     EXPECT_EQ(s.train.lr, 3e-4);

@@ -314,18 +314,18 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
         }
     }
     RunSpec text;
-    text.data.kind = "text";
+    text.data.kind = DataKind::Text;
     text.data.path = corpus;
     specs.push_back(text);
     for (const char* kind : {"mmdit", "vlm"}) {
         RunSpec fashion;
         fashion.model.kind = Choice<ModelKind>::named(kind);
-        fashion.data.kind = "fashion-mnist";
+        fashion.data.kind = DataKind::FashionMnist;
         fashion.data.path = fmnist;
         specs.push_back(fashion);
         RunSpec folder;
         folder.model.kind = Choice<ModelKind>::named(kind);
-        folder.data.kind = "image-folder";
+        folder.data.kind = DataKind::ImageFolder;
         folder.data.path = images;
         specs.push_back(folder);
     }
@@ -355,7 +355,7 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
 TEST(SpecValidator, TextMustHoldOneSample) {
     TempData data;
     RunSpec s;
-    s.data.kind = "text";
+    s.data.kind = DataKind::Text;
     s.data.path = (data.root / "short.txt").string();
     const auto issues = validateSpec(s);
     ASSERT_EQ(issues.size(), 1u) << describe(issues);
@@ -394,9 +394,9 @@ TEST(SpecValidator, DefaultSpecIsClean) {
 }
 
 TEST(SpecValidator, DefaultDataPaths) {
-    EXPECT_EQ(defaultDataPath("fashion-mnist"), "/usr/share/datasets/fashion-mnist");
-    EXPECT_EQ(defaultDataPath("text"), "");
-    EXPECT_EQ(defaultDataPath("synthetic"), "");
+    EXPECT_EQ(defaultDataPath(DataKind::FashionMnist), "/usr/share/datasets/fashion-mnist");
+    EXPECT_EQ(defaultDataPath(DataKind::Text), "");
+    EXPECT_EQ(defaultDataPath(DataKind::Synthetic), "");
 }
 
 } // namespace

@@ -177,7 +177,7 @@ TEST(SyntheticDataset, FactoryMakesEachKindAndNamesWhatIsWrong) {
     EXPECT_EQ(makeDataset(DataSpec{}, dimsOf("gpt"), 1)->size(), SyntheticDataset::kSamples);
     EXPECT_NE(makeDataset(DataSpec{}, dimsOf("mmdit"), 1)->describe().find("shapes"), std::string::npos);
     DataSpec unknown;
-    unknown.kind = "webdataset";
+    unknown.kind = Choice<DataKind>::named("webdataset");
     try {
         makeDataset(unknown, dimsOf("gpt"), 1);
         FAIL();
@@ -185,7 +185,7 @@ TEST(SyntheticDataset, FactoryMakesEachKindAndNamesWhatIsWrong) {
         EXPECT_NE(std::string(e.what()).find("data.kind = \"webdataset\" is unknown"), std::string::npos);
     }
     DataSpec images;
-    images.kind = "fashion-mnist";
+    images.kind = DataKind::FashionMnist;
     try {
         makeDataset(images, dimsOf("gpt"), 1);
         FAIL();

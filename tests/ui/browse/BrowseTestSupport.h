@@ -79,7 +79,7 @@ inline RunSpec tinySpec(const std::string& name) {
     s.name = name;
     s.model.kind = ModelKind::Gpt;
     s.model.preset = "tiny";
-    s.data.kind = "synthetic";
+    s.data.kind = DataKind::Synthetic;
     s.train.steps = 20;
     s.train.global_batch = 8;
     s.train.micro_batch = 4;
