@@ -43,7 +43,7 @@ void BatchPrefetcher::run() {
         {
             std::unique_lock<std::mutex> lock(m_mutex);
             m_changed.wait(lock, [this] { return m_stop || m_ready.size() < m_depth; });
-            if (m_stop) return;
+            if (m_stop) break;
         }
         Ready ready;
         ready.step = step;
@@ -70,8 +70,13 @@ void BatchPrefetcher::run() {
             m_ready.push_back(std::move(ready));
         }
         m_changed.notify_all();
-        if (failed) return; // the loop stops at that step
+        if (failed) break; // nothing is made past a failed step
     }
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_finished = true;
+    }
+    m_changed.notify_all();
 }
 
 std::vector<Batch> BatchPrefetcher::take(int64_t step) {
@@ -81,7 +86,10 @@ std::vector<Batch> BatchPrefetcher::take(int64_t step) {
     Ready ready;
     {
         std::unique_lock<std::mutex> lock(m_mutex);
-        m_changed.wait(lock, [this] { return !m_ready.empty(); });
+        m_changed.wait(lock, [this] { return !m_ready.empty() || m_finished; });
+        if (m_ready.empty())
+            throw std::logic_error("BatchPrefetcher: step " + std::to_string(step) +
+                                   " asked for after the step whose batches failed");
         ready = std::move(m_ready.front());
         m_ready.pop_front();
     }

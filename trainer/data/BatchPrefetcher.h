@@ -35,7 +35,7 @@ public:
     BatchPrefetcher& operator=(const BatchPrefetcher&) = delete;
 
     // The micro-batches of `step`, the next step in order; waits until they are made. Throws
-    // std::logic_error for a step out of order or past the end.
+    // std::logic_error for a step out of order, past the end or after a step that failed.
     std::vector<Batch> take(int64_t step);
 
 private:
@@ -58,6 +58,7 @@ private:
     std::condition_variable m_changed;
     std::deque<Ready> m_ready;
     bool m_stop = false;
+    bool m_finished = false; // the thread makes no more steps (the last one made, or one failed)
     std::thread m_thread;
 };
 

@@ -92,6 +92,7 @@ TEST(BatchPrefetcher, ThrowsAStepsDataErrorAtThatStep) {
     } catch (const DataError& e) {
         EXPECT_STREQ(e.what(), "sample 8 is unreadable");
     }
+    EXPECT_THROW(prefetcher.take(3), std::logic_error) << "nothing is made past the failed step, and nothing waits";
 }
 
 // A dataset that counts the batches made, to see how far ahead the thread runs.
