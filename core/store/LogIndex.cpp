@@ -5,8 +5,6 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 namespace parallax {
@@ -75,7 +73,7 @@ public:
         // leaves, and fewer, larger pages make indexing about a tenth faster where measured.
         if (fresh) exec("PRAGMA page_size = 16384");
         // WAL: searches read the index while a supervisor's indexer writes it.
-        if (journalModeWal() != "wal") {
+        if (selectWal(m_db, m_busyTimeoutMs, "log index " + m_path + ": cannot configure it") != "wal") {
             throw StoreError("log index " + m_path +
                              ": cannot use WAL mode; network file systems do not support it; put "
                              "the store on a local disk with --store PATH");
@@ -130,27 +128,6 @@ private:
         sqlite3_finalize(st);
         if (rc != SQLITE_ROW) fail("cannot read it");
         return value;
-    }
-
-    // Switching a file to WAL takes its exclusive lock. When two connections configure a new file at
-    // once, SQLite answers SQLITE_BUSY at once instead of waiting (it skips the busy handler where
-    // waiting could deadlock), so the switch is tried again until the busy timeout has passed.
-    std::string journalModeWal() {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_busyTimeoutMs);
-        for (int attempt = 0;; ++attempt) {
-            sqlite3_stmt* st = nullptr;
-            std::string value;
-            int rc = sqlite3_prepare_v2(m_db, "PRAGMA journal_mode = WAL", -1, &st, nullptr);
-            if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                if (const auto* p = sqlite3_column_text(st, 0)) value = reinterpret_cast<const char*>(p);
-            }
-            sqlite3_finalize(st);
-            if (rc == SQLITE_ROW) return value;
-            const int code = rc & 0xff;
-            if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline)
-                fail("cannot configure it");
-            std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 + attempt, 20)));
-        }
     }
 
     sqlite3* m_db = nullptr;

@@ -484,19 +484,6 @@ int64_t queryInt(sqlite3* db, const std::string& path, const char* sql, const st
     return value;
 }
 
-std::string journalMode(sqlite3* db, const std::string& path, const char* sql) {
-    sqlite3_stmt* st = nullptr;
-    std::string mode;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &st, nullptr);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        mode = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    }
-    const std::string msg = sqlite3_errmsg(db);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW) throw StoreError("store " + path + ": cannot select WAL mode: " + msg);
-    return mode;
-}
-
 } // namespace
 
 void RunStore::migrate() {
@@ -544,7 +531,7 @@ void RunStore::migrate() {
     }
     // WAL lets the console read while a supervisor writes. It needs shared memory between the
     // processes, which network file systems do not give.
-    const std::string mode = journalMode(m_db, m_path, "PRAGMA journal_mode = WAL");
+    const std::string mode = selectWal(m_db, m_busyTimeoutMs, "store " + m_path + ": cannot select WAL mode");
     if (mode != "wal" && mode != "memory") {
         throw StoreError("store " + m_path + ": cannot use WAL mode (journal mode stays '" + mode +
                          "'); network file systems do not support it; put the store on a local "

@@ -7,7 +7,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 namespace parallax {
 
@@ -30,6 +33,25 @@ void persistWal(sqlite3* db, const char* schema) {
     int persist = 1;
     // SQLITE_NOTFOUND for a database in memory, which has no WAL file to keep.
     sqlite3_file_control(db, schema, SQLITE_FCNTL_PERSIST_WAL, &persist);
+}
+
+std::string selectWal(sqlite3* db, int busyTimeoutMs, const std::string& what) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busyTimeoutMs);
+    for (int attempt = 0;; ++attempt) {
+        sqlite3_stmt* st = nullptr;
+        std::string mode;
+        int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &st, nullptr);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (const auto* text = sqlite3_column_text(st, 0)) mode = reinterpret_cast<const char*>(text);
+        }
+        const std::string message = sqlite3_errmsg(db);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_ROW) return mode;
+        const int code = rc & 0xff;
+        if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline)
+            throw StoreError(what + ": " + message);
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 + attempt, 20)));
+    }
 }
 
 sqlite3* openSqlite(const std::string& path, int flags, int busyTimeoutMs, const std::string& what,

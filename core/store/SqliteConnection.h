@@ -21,6 +21,14 @@ namespace parallax {
 sqlite3* openSqlite(const std::string& path, int flags, int busyTimeoutMs, const std::string& what,
                     const std::string& hint);
 
+// Runs `PRAGMA journal_mode = WAL` on `db` and returns the journal mode in effect afterwards
+// ("wal", or the mode that stays where WAL is impossible, e.g. on a network file system).
+// Switching a file to WAL takes its exclusive lock. When two processes open a new file at once
+// (a console watching a store a supervisor is creating), SQLite answers SQLITE_BUSY at once instead
+// of waiting: it skips the busy handler where waiting could deadlock. The switch is therefore tried
+// again until `busyTimeoutMs` has passed. Throws StoreError("<what>: <SQLite's message>").
+std::string selectWal(sqlite3* db, int busyTimeoutMs, const std::string& what);
+
 // Applies the same persistence to an attached database (schema `schema` of `db`), e.g. after ATTACH.
 void persistWal(sqlite3* db, const char* schema);
 

@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <thread>
 
 namespace parallax {
@@ -534,6 +537,52 @@ private:
     bool m_mounted = false;
     bool m_readOnly = false;
 };
+
+// A console watching a store that a supervisor is creating opens the new file at the same moment.
+// Both must open it: the switch to WAL, which SQLite refuses at once while another connection
+// holds the lock, waits as every other statement does.
+TEST(NewStore, ProcessesThatOpenItAtOnceAllSucceed) {
+    constexpr int kRounds = 12;
+    constexpr int kProcesses = 6;
+    for (int round = 0; round < kRounds; ++round) {
+        TempDir dir;
+        const std::string path = dir.file("parallax.db");
+        int gate[2];
+        ASSERT_EQ(pipe(gate), 0);
+        std::vector<pid_t> children;
+        for (int i = 0; i < kProcesses; ++i) {
+            const pid_t pid = fork();
+            ASSERT_GE(pid, 0);
+            if (pid == 0) {
+                close(gate[1]);
+                char go = 0;
+                (void)!read(gate[0], &go, 1); // returns when the parent closes its end
+                int status = 0;
+                try {
+                    RunStore store(path);
+                    NewRun r;
+                    r.name = "opener" + std::to_string(i);
+                    store.createRun(r);
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "process %d: %s\n", i, e.what());
+                    status = 3;
+                }
+                _exit(status);
+            }
+            children.push_back(pid);
+        }
+        close(gate[0]);
+        close(gate[1]); // every child starts now
+        for (pid_t pid : children) {
+            int status = 0;
+            ASSERT_EQ(waitpid(pid, &status, 0), pid);
+            ASSERT_TRUE(WIFEXITED(status));
+            EXPECT_EQ(WEXITSTATUS(status), 0) << "round " << round << ": a process could not open the new store";
+        }
+        RunStore store(path);
+        EXPECT_EQ(store.listRuns({}).size(), static_cast<size_t>(kProcesses)) << "round " << round;
+    }
+}
 
 TEST(ReadOnlyStore, IsListedAndReadWithOrWithoutItsWalFiles) {
     TempDir dir;
