@@ -15,6 +15,69 @@ const std::vector<std::string>& specSections() {
     return sections;
 }
 
+FieldInfo FieldInfo::withRange(int64_t lo, int64_t hi) const {
+    FieldInfo f = *this;
+    f.minimum = lo;
+    f.maximum = hi;
+    return f;
+}
+
+FieldInfo FieldInfo::withExample(const char* text) const {
+    FieldInfo f = *this;
+    f.example = text;
+    return f;
+}
+
+FieldInfo FieldInfo::withUnsetText(const char* text) const {
+    FieldInfo f = *this;
+    f.unsetText = text;
+    return f;
+}
+
+FieldInfo FieldInfo::withOptions(std::vector<FieldOption> list) const {
+    FieldInfo f = *this;
+    f.options = std::move(list);
+    return f;
+}
+
+FieldInfo FieldInfo::when(bool (*predicate)(const RunSpec&)) const {
+    FieldInfo f = *this;
+    f.relevant = predicate;
+    return f;
+}
+
+FieldInfo offered(const char* label, const char* help) {
+    FieldInfo f;
+    f.label = label;
+    f.help = help;
+    return f;
+}
+
+bool fieldRelevant(const FieldInfo& info, const RunSpec& spec) {
+    return info.relevant == nullptr || info.relevant(spec);
+}
+
+namespace {
+
+// Which fields matter for a spec; the validator warns about the others when they are set.
+bool imageModel(const RunSpec& s) { return s.model.kind != ModelKind::Gpt; }
+bool visionTower(const RunSpec& s) { return s.model.kind == ModelKind::Vlm; }
+bool interleaved(const RunSpec& s) { return s.parallel.schedule == Schedule::Interleaved; }
+bool dataParallel(const RunSpec& s) { return s.parallel.dp > 1; }
+bool onHosts(const RunSpec& s) { return s.launch.target == Target::Hosts; }
+bool hostsListed(const RunSpec& s) { return onHosts(s) && s.launch.cluster.empty(); }
+bool elastic(const RunSpec& s) { return onHosts(s) && s.launch.on_host_failure == OnHostFailure::Resume; }
+bool onSlurm(const RunSpec& s) { return s.launch.target == Target::Slurm; }
+bool hangFails(const RunSpec& s) { return s.telemetry.on_hang == OnHang::Fail; }
+
+FieldInfo dimension(const char* label, const char* help) {
+    return offered(label, help).withRange(1);
+}
+
+const FieldInfo kNotOffered;
+
+} // namespace
+
 std::vector<SpecField> specFields(RunSpec& s) {
     ModelSpec& m = s.model;
     DataSpec& d = s.data;
@@ -22,89 +85,157 @@ std::vector<SpecField> specFields(RunSpec& s) {
     ParallelSpec& p = s.parallel;
     LaunchSpec& l = s.launch;
     TelemetrySpec& y = s.telemetry;
+    const FieldInfo& no = kNotOffered;
     return {
-        {"", "name", &s.name},
+        {"", "name", &s.name, offered("Run name", "Names the run in the store; runs of one name form a series").withExample("e.g. gpt-dp2")},
 
-        {"model", "kind", &m.kind},
-        {"model", "preset", &m.preset},
-        {"model", "layers", &m.layers},
-        {"model", "dim", &m.dim},
-        {"model", "heads", &m.heads},
-        {"model", "ffn", &m.ffn},
-        {"model", "vocab", &m.vocab},
-        {"model", "seq_len", &m.seq_len},
-        {"model", "image_size", &m.image_size},
-        {"model", "channels", &m.channels},
-        {"model", "patch", &m.patch},
-        {"model", "vision_layers", &m.vision_layers},
-        {"model", "vision_dim", &m.vision_dim},
-        {"model", "vision_heads", &m.vision_heads},
-        {"model", "freeze_vision", &m.freeze_vision},
+        {"model", "kind", &m.kind,
+         offered("Kind").withOptions({{"gpt", "gpt: decoder language model"},
+                                      {"mmdit", "mmdit: diffusion transformer (image + caption)"},
+                                      {"vlm", "vlm: vision-language model"}})},
+        {"model", "preset", &m.preset, offered("Preset", "Gives every dimension; a dimension set here overrides it")},
+        {"model", "layers", &m.layers, dimension("Layers", "Transformer blocks (mmdit: joint blocks)")},
+        {"model", "dim", &m.dim, dimension("Width (dim)", "Hidden width of every block")},
+        {"model", "heads", &m.heads, dimension("Heads", "Attention heads; the width must divide by them")},
+        {"model", "ffn", &m.ffn, dimension("FFN width", "Hidden width of each feed-forward block")},
+        {"model", "vocab", &m.vocab, dimension("Vocabulary", "Tokens the embedding and the output know")},
+        {"model", "seq_len", &m.seq_len, dimension("Sequence length", "gpt: context; mmdit and vlm: caption tokens")},
+        {"model", "image_size", &m.image_size, dimension("Image size", "Side of the (latent) image in pixels").when(imageModel)},
+        {"model", "channels", &m.channels, dimension("Channels", "Channels of the (latent) image").when(imageModel)},
+        {"model", "patch", &m.patch, dimension("Patch", "Side of one image token in pixels").when(imageModel)},
+        {"model", "vision_layers", &m.vision_layers, dimension("Vision layers", "Blocks of the vision tower").when(visionTower)},
+        {"model", "vision_dim", &m.vision_dim, dimension("Vision width", "Hidden width of the vision tower").when(visionTower)},
+        {"model", "vision_heads", &m.vision_heads, dimension("Vision heads", "Attention heads of the vision tower").when(visionTower)},
+        {"model", "freeze_vision", &m.freeze_vision,
+         offered("Freeze vision tower", "Train only the projector and the language model").when(visionTower)},
 
-        {"data", "kind", &d.kind},
-        {"data", "path", &d.path},
-        {"data", "shuffle", &d.shuffle},
+        {"data", "kind", &d.kind,
+         offered("Kind").withOptions({{"synthetic", "synthetic (generated)"},
+                                      {"fashion-mnist", "fashion-mnist (IDX files)"},
+                                      {"text", "text (file or folder of .txt)"},
+                                      {"image-folder", "image-folder (images + captions)"}})},
+        {"data", "path", &d.path, offered("Path", "Dataset folder or file; empty: the kind's default")},
+        {"data", "shuffle", &d.shuffle, offered("Shuffle", "A new order of the samples every epoch")},
 
-        {"train", "steps", &t.steps},
-        {"train", "global_batch", &t.global_batch},
-        {"train", "micro_batch", &t.micro_batch},
-        {"train", "lr", &t.lr},
-        {"train", "min_lr", &t.min_lr},
-        {"train", "warmup", &t.warmup},
-        {"train", "weight_decay", &t.weight_decay},
-        {"train", "beta1", &t.beta1},
-        {"train", "beta2", &t.beta2},
-        {"train", "eps", &t.eps},
-        {"train", "precision", &t.precision},
-        {"train", "grad_clip", &t.grad_clip},
-        {"train", "seed", &t.seed},
-        {"train", "checkpoint_every", &t.checkpoint_every},
-        {"train", "activation_checkpointing", &t.activation_checkpointing},
+        {"train", "steps", &t.steps, offered("Steps", "Optimizer steps of the run").withRange(1)},
+        {"train", "global_batch", &t.global_batch,
+         offered("Global batch", "Samples per optimizer step over all replicas: dp × micro-batch × accumulation").withRange(1)},
+        {"train", "micro_batch", &t.micro_batch, offered("Micro-batch", "Samples per forward/backward on one replica").withRange(1)},
+        {"train", "lr", &t.lr, offered("Learning rate", "Peak of the cosine schedule").withExample("3e-4")},
+        {"train", "min_lr", &t.min_lr, offered("Minimum LR", "Floor of the cosine decay").withExample("0")},
+        {"train", "warmup", &t.warmup, offered("Warm-up steps", "Steps of linear warm-up to the learning rate")},
+        {"train", "weight_decay", &t.weight_decay, offered("Weight decay", "AdamW's decoupled weight decay").withExample("0.1")},
+        {"train", "beta1", &t.beta1, no},
+        {"train", "beta2", &t.beta2, no},
+        {"train", "eps", &t.eps, no},
+        {"train", "precision", &t.precision,
+         offered("Precision", "Of the weights' copies the layers compute with; the master weights stay fp32")
+             .withOptions({{"fp32", "fp32"}, {"bf16", "bf16 (cuda)"}})},
+        {"train", "grad_clip", &t.grad_clip,
+         offered("Gradient clip", "Maximum global gradient norm; 0 disables clipping").withExample("1.0")},
+        {"train", "seed", &t.seed, offered("Seed", "Of the weights and the data order").withExample("42")},
+        {"train", "checkpoint_every", &t.checkpoint_every,
+         offered("Checkpoint every", "Steps between checkpoints; at stop and at the end only when none")
+             .withUnsetText("at the end only")},
+        {"train", "activation_checkpointing", &t.activation_checkpointing,
+         offered("Activation checkpointing", "Recompute activations in backward: less memory, about a third more compute")},
 
-        {"parallel", "dp", &p.dp},
-        {"parallel", "tp", &p.tp},
-        {"parallel", "pp", &p.pp},
-        {"parallel", "zero", &p.zero},
-        {"parallel", "schedule", &p.schedule},
-        {"parallel", "virtual_stages", &p.virtual_stages},
-        {"parallel", "stage_layers", &p.stage_layers},
-        {"parallel", "bucket_mb", &p.bucket_mb},
-        {"parallel", "reduce_dtype", &p.reduce_dtype},
+        {"parallel", "dp", &p.dp,
+         offered("Data parallel (dp)", "Replicas of the model, each on its share of the batch").withRange(1, 65536)},
+        {"parallel", "tp", &p.tp,
+         offered("Tensor parallel (tp)", "Ranks that split each layer's heads and FFN width").withRange(1, 1024)},
+        {"parallel", "pp", &p.pp, offered("Pipeline parallel (pp)", "Stages the layers are divided among").withRange(1, 1024)},
+        {"parallel", "zero", &p.zero,
+         offered("ZeRO stage", "What the data-parallel replicas shard among themselves")
+             .withOptions({{"0", "0: off"},
+                           {"1", "1: shard optimizer states"},
+                           {"2", "2: + gradients"},
+                           {"3", "3: + weights (FSDP)"}})},
+        {"parallel", "schedule", &p.schedule,
+         offered("Pipeline schedule", "Order of the micro-batches' forward and backward passes on the stages")
+             .withOptions({{"gpipe", "GPipe"}, {"1f1b", "1F1B"}, {"interleaved", "interleaved 1F1B"}})},
+        {"parallel", "virtual_stages", &p.virtual_stages,
+         offered("Virtual stages", "Model chunks per pipeline rank (interleaved schedule)").withRange(1, 1024).when(interleaved)},
+        {"parallel", "stage_layers", &p.stage_layers, no},
+        {"parallel", "bucket_mb", &p.bucket_mb,
+         offered("Gradient bucket (MiB)", "Gradients reduced together while backward goes on").withExample("25")},
+        {"parallel", "reduce_dtype", &p.reduce_dtype,
+         offered("Reduce in", "Type of the gradient reduction: bf16 halves its traffic (cuda)")
+             .withOptions({{"fp32", "fp32"}, {"bf16", "bf16 (cuda)"}})
+             .when(dataParallel)},
 
-        {"launch", "target", &l.target},
-        {"launch", "device", &l.device},
-        {"launch", "processes", &l.processes},
-        {"launch", "hosts", &l.hosts},
-        {"launch", "cluster", &l.cluster},
-        {"launch", "host_timeout_s", &l.host_timeout_s},
-        {"launch", "exclude_hosts", &l.exclude_hosts},
-        {"launch", "on_host_failure", &l.on_host_failure},
-        {"launch", "min_hosts", &l.min_hosts},
-        {"launch", "max_restarts", &l.max_restarts},
-        {"launch", "bind", &l.bind},
-        {"launch", "mpirun_args", &l.mpirun_args},
-        {"launch", "slurm_mode", &l.slurm_mode},
-        {"launch", "partition", &l.partition},
-        {"launch", "account", &l.account},
-        {"launch", "qos", &l.qos},
-        {"launch", "constraint", &l.constraint},
-        {"launch", "time_limit", &l.time_limit},
-        {"launch", "nodes", &l.nodes},
-        {"launch", "tasks_per_node", &l.tasks_per_node},
-        {"launch", "gpus_per_node", &l.gpus_per_node},
-        {"launch", "signal_margin_s", &l.signal_margin_s},
-        {"launch", "threads_per_rank", &l.threads_per_rank},
-        {"launch", "env", &l.env},
-        {"launch", "forward_env", &l.forward_env},
+        {"launch", "target", &l.target,
+         offered("Where").withOptions({{"local", "this machine"}, {"hosts", "hosts (mpirun --host)"}, {"slurm", "Slurm (srun)"}})},
+        {"launch", "device", &l.device, offered("Device").withOptions({{"cpu", "CPU"}, {"cuda", "CUDA GPU"}})},
+        {"launch", "processes", &l.processes,
+         offered("Processes", "Leave at dp × tp × pp unless the launcher needs the count spelled out")
+             .withRange(0, 1 << 20)
+             .withUnsetText("dp × tp × pp")},
+        {"launch", "cluster", &l.cluster,
+         offered("Cluster", "A cluster profile names the hosts and how ssh reaches them (see the Cluster page)").when(onHosts)},
+        {"launch", "hosts", &l.hosts, offered("Hosts", "One \"name:slots\" per line").withExample("node1:8\nnode2:8").when(hostsListed)},
+        {"launch", "host_timeout_s", &l.host_timeout_s,
+         offered("Host timeout (s)", "A host silent this long fails the run (or is left out, on resume)").withRange(5).when(onHosts)},
+        {"launch", "exclude_hosts", &l.exclude_hosts,
+         offered("Leave out hosts", "Hosts of the list or the profile this run does not use, one per line").when(onHosts)},
+        {"launch", "on_host_failure", &l.on_host_failure,
+         offered("When a host fails", "Fail the run, or resume from the newest checkpoint on the hosts that answer")
+             .withOptions({{"fail", "fail the run"}, {"resume", "resume on the hosts left"}})
+             .when(onHosts)},
+        {"launch", "min_hosts", &l.min_hosts,
+         offered("Resume on at least", "Hosts a resumed run needs").withRange(1).when(elastic)},
+        {"launch", "max_restarts", &l.max_restarts,
+         offered("Restarts at most", "Resumes after failures before the run fails").withRange(0).when(elastic)},
+        {"launch", "bind", &l.bind,
+         offered("Bind ranks to").withOptions({{"none", "nothing"}, {"core", "cores"}, {"socket", "sockets"}})},
+        {"launch", "mpirun_args", &l.mpirun_args, no},
+        {"launch", "slurm_mode", &l.slurm_mode,
+         offered("Slurm job", "srun: the job ends with the console's supervisor; batch: sbatch, the job outlives it")
+             .withOptions({{"srun", "srun (ends with the supervisor)"}, {"batch", "sbatch (outlives the supervisor)"}})
+             .when(onSlurm)},
+        {"launch", "partition", &l.partition, offered("Partition").withExample("the cluster's default").when(onSlurm)},
+        {"launch", "account", &l.account, offered("Account").withExample("your default account").when(onSlurm)},
+        {"launch", "qos", &l.qos, offered("QOS").withExample("the account's default").when(onSlurm)},
+        {"launch", "constraint", &l.constraint, offered("Constraint", "Node features, as sbatch --constraint").when(onSlurm)},
+        {"launch", "time_limit", &l.time_limit, offered("Time limit").withExample("HH:MM:SS, empty: the partition's").when(onSlurm)},
+        {"launch", "nodes", &l.nodes, offered("Nodes").withUnsetText("as Slurm places the tasks").when(onSlurm)},
+        {"launch", "tasks_per_node", &l.tasks_per_node,
+         offered("Tasks per node").withUnsetText("as Slurm places them").when(onSlurm)},
+        {"launch", "gpus_per_node", &l.gpus_per_node, offered("GPUs per node").withRange(0, 1024).when(onSlurm)},
+        {"launch", "signal_margin_s", &l.signal_margin_s,
+         offered("Checkpoint before the limit (s)", "USR1 this long before the time limit: the ranks checkpoint")
+             .when(onSlurm)},
+        {"launch", "threads_per_rank", &l.threads_per_rank,
+         offered("Threads per rank", "auto: the node's cores divided among its ranks").withRange(0, 4096).withUnsetText("auto")},
+        {"launch", "env", &l.env, no},
+        {"launch", "forward_env", &l.forward_env, no},
 
-        {"telemetry", "device_sample_ms", &y.device_sample_ms},
-        {"telemetry", "span_every", &y.span_every},
-        {"telemetry", "step_every", &y.step_every},
-        {"telemetry", "flight_recorder", &y.flight_recorder},
-        {"telemetry", "hang_after_s", &y.hang_after_s},
-        {"telemetry", "on_hang", &y.on_hang},
-        {"telemetry", "hang_timeout_s", &y.hang_timeout_s},
+        {"telemetry", "device_sample_ms", &y.device_sample_ms,
+         offered("Device sample (ms)", "Interval of the GPU and process samples").withRange(50)},
+        {"telemetry", "span_every", &y.span_every,
+         offered("Pipeline spans every", "Record forward/backward spans every N steps (0: never)")},
+        {"telemetry", "step_every", &y.step_every, offered("Step event every", "Emit a step's metrics every N steps").withRange(1)},
+        {"telemetry", "flight_recorder", &y.flight_recorder,
+         offered("Flight recorder", "Record every collective, heartbeats and step times: names hangs and stragglers")},
+        {"telemetry", "hang_after_s", &y.hang_after_s,
+         offered("Hang after (s)", "No step for this long (or 5 × the median step): the hang is named").withRange(1)},
+        {"telemetry", "on_hang", &y.on_hang,
+         offered("On a hang").withOptions({{"wait", "name it and wait"}, {"fail", "fail the run after the timeout"}})},
+        {"telemetry", "hang_timeout_s", &y.hang_timeout_s,
+         offered("Hang timeout (s)", "A hang this long ends every rank").withRange(1).when(hangFails)},
     };
+}
+
+const FieldInfo* specFieldInfo(const std::string& path) {
+    static const std::vector<std::pair<std::string, FieldInfo>> infos = [] {
+        RunSpec spec;
+        std::vector<std::pair<std::string, FieldInfo>> out;
+        for (const SpecField& f : specFields(spec)) out.emplace_back(f.path(), f.info);
+        return out;
+    }();
+    for (const auto& [p, info] : infos)
+        if (p == path) return &info;
+    return nullptr;
 }
 
 const std::vector<std::string>& specFieldPaths() {

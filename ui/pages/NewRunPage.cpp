@@ -42,7 +42,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <variant>
 
 namespace parallax {
 
@@ -110,14 +113,23 @@ void clearDimensions(ModelSpec& m) {
         if (std::optional<int64_t>* slot = dimensionSlot(m, QLatin1String(field))) slot->reset();
 }
 
-// Whether a kind reads the dimension: gpt has no image side, only vlm a vision tower.
-bool dimensionUsed(const Choice<ModelKind>& kind, const QString& path) {
-    if (path.startsWith(QLatin1String("model.vision_"))) return kind == ModelKind::Vlm;
-    if (path == QLatin1String("model.image_size") || path == QLatin1String("model.channels") ||
-        path == QLatin1String("model.patch"))
-        return kind != ModelKind::Gpt;
-    return true;
+// Whether the spec's model reads the dimension (gpt has no image side, only vlm a vision tower).
+bool dimensionUsed(const RunSpec& spec, const QString& path) {
+    const FieldInfo* info = specFieldInfo(path.toStdString());
+    return info && fieldRelevant(*info, spec);
 }
+
+// The field table's texts in the console's language.
+QString fieldText(const char* text) {
+    return QCoreApplication::translate("SpecField", text);
+}
+
+template <class... F>
+struct Overloaded : F... {
+    using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 } // namespace
 
@@ -129,7 +141,11 @@ NewRunPage::NewRunPage(QWidget* parent)
     auto* top = new QHBoxLayout;
     auto* nameForm = new QFormLayout;
     nameForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    addText(nameForm, tr("Run name"), QStringLiteral("name"), tr("e.g. gpt-dp2"));
+    {
+        RunSpec probe;
+        for (const SpecField& f : specFields(probe))
+            if (f.section[0] == '\0' && f.info.offered()) addField(nameForm, f);
+    }
     top->addLayout(nameForm, 2);
     m_presets = new QComboBox(this);
     m_presets->setPlaceholderText(tr("Start from a preset…"));
@@ -273,14 +289,14 @@ QWidget* NewRunPage::buildForm() {
     auto* grid = new QGridLayout(form);
     grid->setContentsMargins(0, 0, 6, 0);
     auto* left = new QVBoxLayout;
-    left->addWidget(buildModelGroup());
-    left->addWidget(buildDataGroup());
-    left->addWidget(buildTargetGroup());
+    left->addWidget(buildSection("model", tr("Model")));
+    left->addWidget(buildSection("data", tr("Data")));
+    left->addWidget(buildSection("launch", tr("Target")));
     left->addStretch(1);
     auto* right = new QVBoxLayout;
-    right->addWidget(buildTrainGroup());
-    right->addWidget(buildParallelGroup());
-    right->addWidget(buildTelemetryGroup());
+    right->addWidget(buildSection("train", tr("Training")));
+    right->addWidget(buildSection("parallel", tr("Parallel layout")));
+    right->addWidget(buildSection("telemetry", tr("Telemetry")));
     right->addStretch(1);
     grid->addLayout(left, 0, 0);
     grid->addLayout(right, 0, 1);
@@ -289,6 +305,66 @@ QWidget* NewRunPage::buildForm() {
     m_formGrid = grid;
     m_formColumns = {left, right};
     return form;
+}
+
+QWidget* NewRunPage::buildSection(const char* section, const QString& title) {
+    auto* box = new QGroupBox(title);
+    auto* form = new QFormLayout(box);
+    // Every field the table offers, in file order; the rows only the console has go beside theirs.
+    RunSpec probe;
+    for (const SpecField& f : specFields(probe)) {
+        if (std::strcmp(f.section, section) != 0 || !f.info.offered()) continue;
+        addField(form, f);
+        if (f.path() == "launch.device") addDeviceMemoryRow(form);
+    }
+    if (std::strcmp(section, "parallel") == 0) addDerivedRows(form);
+    return box;
+}
+
+void NewRunPage::addField(QFormLayout* form, const SpecField& f) {
+    const QString path = q(f.path());
+    const FieldInfo& info = f.info;
+    const QString label = fieldText(info.label);
+    // Fields whose editor does more than show the value: the model's presets, a data path with its
+    // file dialog, the cluster profiles found on this machine.
+    if (path == QLatin1String("model.preset")) return addModelPreset(form, label, path, info);
+    if (path == QLatin1String("data.path")) return addDataPath(form, label, path, info);
+    if (path == QLatin1String("launch.cluster")) return addClusterChoice(form, label, path, info);
+    const auto options = [&info](bool integer) {
+        QList<QPair<QVariant, QString>> items;
+        for (const FieldOption& o : info.options)
+            items.append({integer ? QVariant(QString::fromLatin1(o.value).toLongLong()) : QVariant(QString::fromUtf8(o.value)),
+                          fieldText(o.label)});
+        return items;
+    };
+    std::visit(Overloaded{
+                   [&](std::string*) { addText(form, label, path, info); },
+                   [&](ChoiceField* choice) {
+                       QList<QPair<QVariant, QString>> items = options(false);
+                       if (items.isEmpty())
+                           for (const std::string& name : choice->names()) items.append({q(name), q(name)});
+                       addChoice(form, label, path, items, fieldText(info.help));
+                   },
+                   [&](bool*) { addBool(form, label, path, info); },
+                   [&](int64_t*) {
+                       if (info.options.empty()) addInt(form, label, path, info);
+                       else addChoice(form, label, path, options(true), fieldText(info.help));
+                   },
+                   [&](uint64_t*) { addNumber(form, label, path, info); },
+                   [&](double*) { addNumber(form, label, path, info); },
+                   [&](std::optional<int64_t>*) {
+                       // A model dimension left unset takes the preset's value; another integer
+                       // left unset is derived (launch.processes: dp × tp × pp).
+                       if (std::strcmp(f.section, "model") == 0) addDimension(form, label, path, info);
+                       else addOptionalInt(form, label, path, info);
+                   },
+                   [&](std::vector<std::string>*) { addLines(form, label, path, info); },
+                   [&](auto*) {
+                       throw std::logic_error("the New run form has no editor for the type of " + f.path() +
+                                              "; offer it in specFields() only with one");
+                   },
+               },
+               f.ref);
 }
 
 void NewRunPage::reflowForm() {
@@ -344,10 +420,12 @@ void NewRunPage::addRow(QFormLayout* form, const QString& label, const QString& 
     m_rowForms[path] = form;
 }
 
-void NewRunPage::addInt(QFormLayout* form, const QString& label, const QString& path, int minimum, int maximum,
-                        const QString& tip) {
+void NewRunPage::addInt(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
     auto* spin = new QSpinBox;
-    spin->setRange(minimum, maximum);
+    spin->setRange(int(std::clamp<int64_t>(info.minimum, std::numeric_limits<int>::min(), kMaxInt)),
+                   int(std::clamp<int64_t>(info.maximum, std::numeric_limits<int>::min(), kMaxInt)));
+    // Shown at the minimum: what it means there ("auto", "at the end only").
+    if (info.unsetText[0] != '\0') spin->setSpecialValueText(fieldText(info.unsetText));
     spin->setKeyboardTracking(true);
     connect(spin, &QSpinBox::valueChanged, this, [this, path](int v) { m_model->setField(path, qlonglong(v)); });
     addRow(form, label, path, spin,
@@ -362,15 +440,39 @@ void NewRunPage::addInt(QFormLayout* form, const QString& label, const QString& 
                if (shown > spin->maximum()) spin->setMaximum(shown);
                spin->setValue(shown);
            },
-           tip);
+           fieldText(info.help));
 }
 
-void NewRunPage::addDimension(QFormLayout* form, const QString& label, const QString& path) {
+void NewRunPage::addOptionalInt(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
+    // Its minimum stands for no value: the text says what is used then ("dp × tp × pp").
     auto* spin = new QSpinBox;
-    spin->setRange(1, kMaxInt);
+    const int minimum = int(std::clamp<int64_t>(info.minimum, std::numeric_limits<int>::min(), kMaxInt));
+    spin->setRange(minimum, int(std::clamp<int64_t>(info.maximum, minimum, kMaxInt)));
+    spin->setSpecialValueText(fieldText(info.unsetText));
+    connect(spin, &QSpinBox::valueChanged, this, [this, spin, path](int v) {
+        m_model->setField(path, v == spin->minimum() ? QVariant() : QVariant(qlonglong(v)));
+    });
+    addRow(form, label, path, spin,
+           [this, spin, path, minimum] {
+               const QVariant v = m_model->field(path);
+               const QSignalBlocker block(spin);
+               const int n = v.isValid() ? int(std::clamp<qlonglong>(v.toLongLong(), std::numeric_limits<int>::min() + 1,
+                                                                     kMaxInt))
+                                         : minimum;
+               // A value below the range (from a file) is shown as it is; the validator names it.
+               if (v.isValid() && n <= spin->minimum()) spin->setMinimum(n - 1);
+               spin->setValue(n);
+           },
+           fieldText(info.help));
+}
+
+void NewRunPage::addDimension(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
+    auto* spin = new QSpinBox;
+    spin->setRange(int(std::clamp<int64_t>(info.minimum, 1, kMaxInt)), kMaxInt);
+    const QString help = fieldText(info.help);
     connect(spin, &QSpinBox::valueChanged, this, [this, path](int v) { m_model->setField(path, qlonglong(v)); });
     addRow(form, label, path, spin,
-           [this, spin, path] {
+           [this, spin, path, help] {
                const QVariant explicitValue = m_model->field(path);
                const std::optional<int64_t> resolved =
                    explicitValue.isValid() ? std::optional<int64_t>(explicitValue.toLongLong())
@@ -385,8 +487,9 @@ void NewRunPage::addDimension(QFormLayout* form, const QString& label, const QSt
                QFont f = spin->font();
                f.setBold(explicitValue.isValid());
                spin->setFont(f);
-               spin->setToolTip(explicitValue.isValid() ? tr("Set in this spec (overrides the preset)")
-                                                        : tr("From the preset"));
+               spin->setToolTip(help + QChar('\n') +
+                                (explicitValue.isValid() ? tr("Set in this spec (overrides the preset)")
+                                                         : tr("From the preset")));
            });
 }
 
@@ -417,8 +520,8 @@ void NewRunPage::addChoice(QFormLayout* form, const QString& label, const QStrin
            tip);
 }
 
-void NewRunPage::addNumber(QFormLayout* form, const QString& label, const QString& path, const QString& example,
-                           const QString& tip) {
+void NewRunPage::addNumber(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
+    const QString example = QString::fromUtf8(info.example);
     auto* edit = new QLineEdit;
     edit->setPlaceholderText(example);
     const bool unsignedInteger = m_model->field(path).typeId() == QMetaType::ULongLong;
@@ -450,10 +553,10 @@ void NewRunPage::addNumber(QFormLayout* form, const QString& label, const QStrin
                if (!ok && !m_model->inputError(path).isEmpty()) return;
                edit->setText(value.typeId() == QMetaType::Double ? shortest(value.toDouble()) : value.toString());
            },
-           tip);
+           fieldText(info.help));
 }
 
-void NewRunPage::addBool(QFormLayout* form, const QString& label, const QString& path, const QString& tip) {
+void NewRunPage::addBool(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
     auto* box = new QCheckBox;
     connect(box, &QCheckBox::toggled, this, [this, path](bool on) { m_model->setField(path, on); });
     addRow(form, label, path, box,
@@ -461,27 +564,42 @@ void NewRunPage::addBool(QFormLayout* form, const QString& label, const QString&
                const QSignalBlocker block(box);
                box->setChecked(m_model->field(path).toBool());
            },
-           tip);
+           fieldText(info.help));
 }
 
-void NewRunPage::addText(QFormLayout* form, const QString& label, const QString& path, const QString& placeholder) {
+void NewRunPage::addText(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
     auto* edit = new QLineEdit;
-    edit->setPlaceholderText(placeholder);
+    edit->setPlaceholderText(fieldText(info.example));
     connect(edit, &QLineEdit::textEdited, this, [this, path](const QString& text) { m_model->setField(path, text); });
-    addRow(form, label, path, edit, [this, edit, path] {
-        const QString value = m_model->field(path).toString();
-        if (edit->text() != value) edit->setText(value);
-    });
+    addRow(form, label, path, edit,
+           [this, edit, path] {
+               const QString value = m_model->field(path).toString();
+               if (edit->text() != value) edit->setText(value);
+           },
+           fieldText(info.help));
 }
 
-QWidget* NewRunPage::buildModelGroup() {
-    auto* box = new QGroupBox(tr("Model"));
-    auto* form = new QFormLayout(box);
-    addChoice(form, tr("Kind"), QStringLiteral("model.kind"),
-              {{QStringLiteral("gpt"), tr("gpt: decoder language model")},
-               {QStringLiteral("mmdit"), tr("mmdit: diffusion transformer (image + caption)")},
-               {QStringLiteral("vlm"), tr("vlm: vision-language model")}});
+void NewRunPage::addLines(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
+    // One entry per line (commas and spaces separate entries too).
+    auto* lines = new QPlainTextEdit;
+    lines->setPlaceholderText(fieldText(info.example));
+    lines->setMaximumHeight(80);
+    lines->setTabChangesFocus(true);
+    connect(lines, &QPlainTextEdit::textChanged, this, [this, lines, path] {
+        const QStringList entries = splitHosts(lines->toPlainText());
+        if (entries != m_model->field(path).toStringList()) m_model->setField(path, entries);
+    });
+    addRow(form, label, path, lines,
+           [this, lines, path] {
+               const QStringList entries = m_model->field(path).toStringList();
+               if (splitHosts(lines->toPlainText()) == entries) return;
+               const QSignalBlocker block(lines);
+               lines->setPlainText(entries.join(QChar('\n')));
+           },
+           fieldText(info.help));
+}
 
+void NewRunPage::addModelPreset(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
     // Preset: the kind's presets and "custom"; choosing a preset drops the dimensions set by hand,
     // choosing custom keeps every dimension as it is shown.
     auto* presetRow = new QWidget;
@@ -522,7 +640,7 @@ QWidget* NewRunPage::buildModelGroup() {
                     const QString path = QLatin1String(field);
                     const std::optional<int64_t> value = resolvedDimension(resolved, path);
                     std::optional<int64_t>* slot = dimensionSlot(s.model, path);
-                    if (slot && value && dimensionUsed(s.model.kind, path)) *slot = *value;
+                    if (slot && value && dimensionUsed(resolved, path)) *slot = *value;
                 }
             } else {
                 clearDimensions(s.model);
@@ -536,7 +654,7 @@ QWidget* NewRunPage::buildModelGroup() {
             if (s.model.preset == "custom") s.model.preset = "tiny";
         });
     });
-    addRow(form, tr("Preset"), QStringLiteral("model.preset"), presetRow, [this] {
+    addRow(form, label, path, presetRow, [this] {
         const RunSpec& s = m_model->spec();
         const QSignalBlocker block(m_modelPreset);
         m_modelPreset->clear();
@@ -554,34 +672,10 @@ QWidget* NewRunPage::buildModelGroup() {
         for (const char* field : kDimensionFields)
             if (std::optional<int64_t>* slot = dimensionSlot(m, QLatin1String(field))) anyExplicit |= slot->has_value();
         m_resetDims->setEnabled(anyExplicit);
-    });
-
-    addDimension(form, tr("Layers"), QStringLiteral("model.layers"));
-    addDimension(form, tr("Width (dim)"), QStringLiteral("model.dim"));
-    addDimension(form, tr("Heads"), QStringLiteral("model.heads"));
-    addDimension(form, tr("FFN width"), QStringLiteral("model.ffn"));
-    addDimension(form, tr("Vocabulary"), QStringLiteral("model.vocab"));
-    addDimension(form, tr("Sequence length"), QStringLiteral("model.seq_len"));
-    addDimension(form, tr("Image size"), QStringLiteral("model.image_size"));
-    addDimension(form, tr("Patch"), QStringLiteral("model.patch"));
-    addDimension(form, tr("Channels"), QStringLiteral("model.channels"));
-    addDimension(form, tr("Vision layers"), QStringLiteral("model.vision_layers"));
-    addDimension(form, tr("Vision width"), QStringLiteral("model.vision_dim"));
-    addDimension(form, tr("Vision heads"), QStringLiteral("model.vision_heads"));
-    addBool(form, tr("Freeze vision tower"), QStringLiteral("model.freeze_vision"),
-            tr("Train only the projector and the language model"));
-    return box;
+    }, fieldText(info.help));
 }
 
-QWidget* NewRunPage::buildDataGroup() {
-    auto* box = new QGroupBox(tr("Data"));
-    auto* form = new QFormLayout(box);
-    addChoice(form, tr("Kind"), QStringLiteral("data.kind"),
-              {{QStringLiteral("synthetic"), tr("synthetic (generated)")},
-               {QStringLiteral("fashion-mnist"), tr("fashion-mnist (IDX files)")},
-               {QStringLiteral("text"), tr("text (file or folder of .txt)")},
-               {QStringLiteral("image-folder"), tr("image-folder (images + captions)")}});
-
+void NewRunPage::addDataPath(QFormLayout* form, const QString& label, const QString& fieldPath, const FieldInfo& info) {
     auto* pathRow = new QWidget;
     auto* pathLayout = new QHBoxLayout(pathRow);
     pathLayout->setContentsMargins(0, 0, 0, 0);
@@ -592,9 +686,9 @@ QWidget* NewRunPage::buildDataGroup() {
     pathLayout->addWidget(path, 1);
     pathLayout->addWidget(browse);
     connect(path, &QLineEdit::textEdited, this,
-            [this](const QString& text) { m_model->setField(QStringLiteral("data.path"), text); });
+            [this, fieldPath](const QString& text) { m_model->setField(fieldPath, text); });
     connect(browse, &QToolButton::clicked, this, &NewRunPage::browseDataPath);
-    addRow(form, tr("Path"), QStringLiteral("data.path"), pathRow, [this, path, browse] {
+    addRow(form, label, fieldPath, pathRow, [this, path, browse] {
         const RunSpec& s = m_model->spec();
         const QString value = q(s.data.path);
         if (path->text() != value) path->setText(value);
@@ -605,9 +699,43 @@ QWidget* NewRunPage::buildDataGroup() {
         const bool used = s.data.kind != DataKind::Synthetic || !s.data.path.empty();
         path->setEnabled(used);
         browse->setEnabled(used);
+    }, fieldText(info.help));
+}
+
+void NewRunPage::addClusterChoice(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info) {
+    // Which hosts: a cluster profile (the Cluster page lists and checks them) or the list below.
+    m_cluster = new QComboBox;
+    connect(m_cluster, &QComboBox::activated, this, [this, path](int index) {
+        const QString value = m_cluster->itemData(index).toString();
+        m_model->edit(path, [value](RunSpec& s) {
+            s.launch.cluster = value.toStdString();
+            // The profile names the hosts; a list beside it would be a second answer.
+            if (!value.isEmpty()) s.launch.hosts.clear();
+        });
     });
-    addBool(form, tr("Shuffle"), QStringLiteral("data.shuffle"));
-    return box;
+    addRow(form, label, path, m_cluster, [this] { refreshClusterChoice(); }, fieldText(info.help));
+}
+
+void NewRunPage::addDeviceMemoryRow(QFormLayout* form) {
+    // Not a spec field: the memory of one GPU, which the estimates compare against.
+    auto* memory = new QDoubleSpinBox;
+    memory->setRange(1, 4096);
+    memory->setDecimals(0);
+    memory->setSuffix(tr(" GiB"));
+    memory->setValue(SpecFormModel::kDefaultCudaMemoryGiB);
+    connect(memory, &QDoubleSpinBox::valueChanged, m_model, &SpecFormModel::setCudaMemoryGiB);
+    addRow(form, tr("Device memory"), kDeviceMemoryKey, memory, [] {},
+           tr("Memory of one GPU, for the estimates (an H200 has 141 GiB)"));
+}
+
+void NewRunPage::addDerivedRows(QFormLayout* form) {
+    m_microBatches = new QLabel;
+    m_microBatches->setWordWrap(true);
+    m_microBatches->setObjectName(QStringLiteral("derived.micro_batches"));
+    form->addRow(tr("Micro-batches / step"), m_microBatches);
+    m_world = new QLabel;
+    m_world->setObjectName(QStringLiteral("derived.world"));
+    form->addRow(tr("Processes"), m_world);
 }
 
 void NewRunPage::reloadClusterProfiles() {
@@ -659,154 +787,6 @@ void NewRunPage::browseDataPath() {
     if (!chosen.isEmpty()) m_model->setField(QStringLiteral("data.path"), chosen);
 }
 
-QWidget* NewRunPage::buildTrainGroup() {
-    auto* box = new QGroupBox(tr("Training"));
-    auto* form = new QFormLayout(box);
-    addInt(form, tr("Steps"), QStringLiteral("train.steps"), 1, kMaxInt);
-    addInt(form, tr("Global batch"), QStringLiteral("train.global_batch"), 1, kMaxInt,
-           tr("Samples per optimizer step over all replicas: dp × micro-batch × accumulation"));
-    addInt(form, tr("Micro-batch"), QStringLiteral("train.micro_batch"), 1, kMaxInt,
-           tr("Samples per forward/backward on one replica"));
-    addNumber(form, tr("Learning rate"), QStringLiteral("train.lr"), QStringLiteral("3e-4"));
-    addNumber(form, tr("Minimum LR"), QStringLiteral("train.min_lr"), QStringLiteral("0"),
-              tr("Floor of the cosine decay"));
-    addInt(form, tr("Warm-up steps"), QStringLiteral("train.warmup"), 0, kMaxInt);
-    addNumber(form, tr("Weight decay"), QStringLiteral("train.weight_decay"), QStringLiteral("0.1"));
-    addChoice(form, tr("Precision"), QStringLiteral("train.precision"),
-              {{QStringLiteral("fp32"), QStringLiteral("fp32")}, {QStringLiteral("bf16"), tr("bf16 (cuda)")}});
-    addNumber(form, tr("Gradient clip"), QStringLiteral("train.grad_clip"), QStringLiteral("1.0"),
-              tr("Maximum global gradient norm; 0 disables clipping"));
-    addNumber(form, tr("Seed"), QStringLiteral("train.seed"), QStringLiteral("42"));
-    addInt(form, tr("Checkpoint every"), QStringLiteral("train.checkpoint_every"), 0, kMaxInt,
-           tr("Steps between checkpoints; at stop and at the end only when none"));
-    if (auto* every = qobject_cast<QSpinBox*>(fieldEditor(QStringLiteral("train.checkpoint_every"))))
-        every->setSpecialValueText(tr("at the end only"));
-    addBool(form, tr("Activation checkpointing"), QStringLiteral("train.activation_checkpointing"),
-            tr("Recompute activations in backward: less memory, about a third more compute"));
-    return box;
-}
-
-QWidget* NewRunPage::buildParallelGroup() {
-    auto* box = new QGroupBox(tr("Parallel layout"));
-    auto* form = new QFormLayout(box);
-    addInt(form, tr("Data parallel (dp)"), QStringLiteral("parallel.dp"), 1, 65536,
-           tr("Replicas of the model, each on its share of the batch"));
-    addInt(form, tr("Tensor parallel (tp)"), QStringLiteral("parallel.tp"), 1, 1024,
-           tr("Ranks that split each layer's heads and FFN width"));
-    addInt(form, tr("Pipeline parallel (pp)"), QStringLiteral("parallel.pp"), 1, 1024,
-           tr("Stages the layers are divided among"));
-    addChoice(form, tr("ZeRO stage"), QStringLiteral("parallel.zero"),
-              {{qlonglong(0), tr("0: off")},
-               {qlonglong(1), tr("1: shard optimizer states")},
-               {qlonglong(2), tr("2: + gradients")},
-               {qlonglong(3), tr("3: + weights (FSDP)")}});
-    addChoice(form, tr("Pipeline schedule"), QStringLiteral("parallel.schedule"),
-              {{QStringLiteral("1f1b"), QStringLiteral("1F1B")},
-               {QStringLiteral("gpipe"), QStringLiteral("GPipe")},
-               {QStringLiteral("interleaved"), tr("interleaved 1F1B")}});
-    addInt(form, tr("Virtual stages"), QStringLiteral("parallel.virtual_stages"), 1, 1024,
-           tr("Model chunks per pipeline rank (interleaved schedule)"));
-    addNumber(form, tr("Gradient bucket (MiB)"), QStringLiteral("parallel.bucket_mb"), QStringLiteral("25"));
-    m_microBatches = new QLabel(box);
-    m_microBatches->setWordWrap(true);
-    m_microBatches->setObjectName(QStringLiteral("derived.micro_batches"));
-    form->addRow(tr("Micro-batches / step"), m_microBatches);
-    m_world = new QLabel(box);
-    m_world->setObjectName(QStringLiteral("derived.world"));
-    form->addRow(tr("Processes"), m_world);
-    return box;
-}
-
-QWidget* NewRunPage::buildTargetGroup() {
-    auto* box = new QGroupBox(tr("Target"));
-    auto* form = new QFormLayout(box);
-    addChoice(form, tr("Where"), QStringLiteral("launch.target"),
-              {{QStringLiteral("local"), tr("this machine")},
-               {QStringLiteral("hosts"), tr("hosts (mpirun --host)")},
-               {QStringLiteral("slurm"), tr("Slurm (srun)")}});
-
-    // Which hosts: a cluster profile (the Cluster page lists and checks them) or the list below.
-    m_cluster = new QComboBox;
-    connect(m_cluster, &QComboBox::activated, this, [this](int index) {
-        const QString value = m_cluster->itemData(index).toString();
-        m_model->edit(QStringLiteral("launch.cluster"), [value](RunSpec& s) {
-            s.launch.cluster = value.toStdString();
-            // The profile names the hosts; a list beside it would be a second answer.
-            if (!value.isEmpty()) s.launch.hosts.clear();
-        });
-    });
-    addRow(form, tr("Cluster"), QStringLiteral("launch.cluster"), m_cluster, [this] { refreshClusterChoice(); },
-           tr("A cluster profile names the hosts and how ssh reaches them (see the Cluster page)"));
-    addChoice(form, tr("Device"), QStringLiteral("launch.device"),
-              {{QStringLiteral("cpu"), tr("CPU")}, {QStringLiteral("cuda"), tr("CUDA GPU")}});
-
-    auto* memory = new QDoubleSpinBox;
-    memory->setRange(1, 4096);
-    memory->setDecimals(0);
-    memory->setSuffix(tr(" GiB"));
-    memory->setValue(SpecFormModel::kDefaultCudaMemoryGiB);
-    connect(memory, &QDoubleSpinBox::valueChanged, m_model, &SpecFormModel::setCudaMemoryGiB);
-    addRow(form, tr("Device memory"), kDeviceMemoryKey, memory, [] {},
-           tr("Memory of one GPU, for the estimates (an H200 has 141 GiB)"));
-
-    auto* processes = new QSpinBox;
-    processes->setRange(0, 1 << 20);
-    processes->setSpecialValueText(tr("dp × tp × pp"));
-    connect(processes, &QSpinBox::valueChanged, this, [this](int v) {
-        m_model->setField(QStringLiteral("launch.processes"), v == 0 ? QVariant() : QVariant(qlonglong(v)));
-    });
-    addRow(form, tr("Processes"), QStringLiteral("launch.processes"), processes,
-           [this, processes] {
-               const QVariant v = m_model->field(QStringLiteral("launch.processes"));
-               const QSignalBlocker block(processes);
-               const int n = v.isValid() ? int(std::clamp<qlonglong>(v.toLongLong(), -1, 1 << 20)) : 0;
-               if (n < processes->minimum()) processes->setMinimum(n);
-               processes->setValue(n);
-           },
-           tr("Leave at dp × tp × pp unless the launcher needs the count spelled out"));
-
-    auto* hosts = new QPlainTextEdit;
-    hosts->setPlaceholderText(tr("node1:8\nnode2:8"));
-    hosts->setMaximumHeight(80);
-    hosts->setTabChangesFocus(true);
-    connect(hosts, &QPlainTextEdit::textChanged, this, [this, hosts] {
-        const QStringList entries = splitHosts(hosts->toPlainText());
-        if (entries != m_model->field(QStringLiteral("launch.hosts")).toStringList())
-            m_model->setField(QStringLiteral("launch.hosts"), entries);
-    });
-    addRow(form, tr("Hosts"), QStringLiteral("launch.hosts"), hosts,
-           [this, hosts] {
-               const QStringList entries = m_model->field(QStringLiteral("launch.hosts")).toStringList();
-               if (splitHosts(hosts->toPlainText()) == entries) return;
-               const QSignalBlocker block(hosts);
-               hosts->setPlainText(entries.join(QChar('\n')));
-           },
-           tr("One \"name:slots\" per line"));
-    addText(form, tr("Partition"), QStringLiteral("launch.partition"), tr("the cluster's default"));
-    addText(form, tr("Account"), QStringLiteral("launch.account"), tr("your default account"));
-    addText(form, tr("Time limit"), QStringLiteral("launch.time_limit"), tr("HH:MM:SS, empty: the partition's"));
-    addInt(form, tr("GPUs per node"), QStringLiteral("launch.gpus_per_node"), 0, 1024);
-    addChoice(form, tr("Bind ranks to"), QStringLiteral("launch.bind"),
-              {{QStringLiteral("none"), tr("nothing")},
-               {QStringLiteral("core"), tr("cores")},
-               {QStringLiteral("socket"), tr("sockets")}});
-    addInt(form, tr("Threads per rank"), QStringLiteral("launch.threads_per_rank"), 0, 4096,
-           tr("auto: the node's cores divided among its ranks"));
-    if (auto* threads = qobject_cast<QSpinBox*>(fieldEditor(QStringLiteral("launch.threads_per_rank"))))
-        threads->setSpecialValueText(tr("auto"));
-    return box;
-}
-
-QWidget* NewRunPage::buildTelemetryGroup() {
-    auto* box = new QGroupBox(tr("Telemetry"));
-    auto* form = new QFormLayout(box);
-    addInt(form, tr("Device sample (ms)"), QStringLiteral("telemetry.device_sample_ms"), 50, kMaxInt);
-    addInt(form, tr("Pipeline spans every"), QStringLiteral("telemetry.span_every"), 0, kMaxInt,
-           tr("Record forward/backward spans every N steps (0: never)"));
-    addInt(form, tr("Step event every"), QStringLiteral("telemetry.step_every"), 1, kMaxInt);
-    return box;
-}
-
 // ---- state ----------------------------------------------------------------------------------
 
 void NewRunPage::setRowVisible(const QString& path, bool visible) {
@@ -824,27 +804,18 @@ void NewRunPage::refreshFields() {
 }
 
 void NewRunPage::refreshVisibility() {
-    const RunSpec& s = m_model->spec();
-    const bool image = s.model.kind != ModelKind::Gpt;
-    const bool vlm = s.model.kind == ModelKind::Vlm;
-    // Fields another kind uses stay visible while they are set, so that their warning can be read.
-    const auto show = [this](const char* path, bool relevant) {
-        setRowVisible(QLatin1String(path), relevant || m_model->field(QLatin1String(path)).isValid());
-    };
-    for (const char* path : {"model.image_size", "model.patch", "model.channels"}) show(path, image);
-    for (const char* path : {"model.vision_layers", "model.vision_dim", "model.vision_heads"}) show(path, vlm);
-    setRowVisible(QStringLiteral("model.freeze_vision"), vlm || s.model.freeze_vision);
-    setRowVisible(QStringLiteral("parallel.virtual_stages"),
-                  s.parallel.schedule == Schedule::Interleaved || s.parallel.virtual_stages != 1);
-    setRowVisible(QStringLiteral("launch.cluster"), s.launch.target == Target::Hosts || !s.launch.cluster.empty());
-    setRowVisible(QStringLiteral("launch.hosts"),
-                  (s.launch.target == Target::Hosts && s.launch.cluster.empty()) || !s.launch.hosts.empty());
-    const bool slurm = s.launch.target == Target::Slurm;
-    setRowVisible(QStringLiteral("launch.partition"), slurm || !s.launch.partition.empty());
-    setRowVisible(QStringLiteral("launch.account"), slurm || !s.launch.account.empty());
-    setRowVisible(QStringLiteral("launch.time_limit"), slurm || !s.launch.time_limit.empty());
-    setRowVisible(QStringLiteral("launch.gpus_per_node"), slurm || s.launch.gpus_per_node != 0);
-    setRowVisible(kDeviceMemoryKey, s.launch.device == Device::Cuda);
+    // A field that does not matter for this spec is hidden, unless it differs from the default:
+    // then it stays, so that the validator's warning about it can be read beside it.
+    RunSpec now = m_model->spec();
+    RunSpec defaults;
+    const std::vector<SpecField> fields = specFields(now), base = specFields(defaults);
+    for (size_t i = 0; i < fields.size(); ++i) {
+        const FieldInfo& info = fields[i].info;
+        if (!info.offered() || !info.relevant) continue;
+        setRowVisible(q(fields[i].path()),
+                      info.relevant(now) || fieldValueText(fields[i].ref) != fieldValueText(base[i].ref));
+    }
+    setRowVisible(kDeviceMemoryKey, now.launch.device == Device::Cuda);
 }
 
 QString NewRunPage::microBatchesText() const {

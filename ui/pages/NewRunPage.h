@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/spec/RunSpec.h"
+#include "core/spec/SpecFields.h"
 #include "ui/models/ClusterProfileListModel.h"
 
 #include <QMap>
@@ -125,26 +126,29 @@ private:
 
     QWidget* buildForm();
     void reflowForm();
-    QWidget* buildModelGroup();
-    QWidget* buildDataGroup();
-    QWidget* buildTrainGroup();
-    QWidget* buildParallelGroup();
-    QWidget* buildTargetGroup();
-    QWidget* buildTelemetryGroup();
+    // A group of the form: an editor for every field of `section` the field table offers
+    // (specFields(): label, help, range, options), chosen by the field's type.
+    QWidget* buildSection(const char* section, const QString& title);
+    void addField(QFormLayout* form, const SpecField& field);
+    void addModelPreset(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addDataPath(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addClusterChoice(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addDeviceMemoryRow(QFormLayout* form);
+    void addDerivedRows(QFormLayout* form);
 
     // Field editors bound to spec paths; each is added to `form` with its issue label.
     QWidget* wrap(const QString& path, QWidget* editor, const std::function<void()>& refresh);
     void addRow(QFormLayout* form, const QString& label, const QString& path, QWidget* editor,
                 const std::function<void()>& refresh, const QString& tip = {});
-    void addInt(QFormLayout* form, const QString& label, const QString& path, int minimum, int maximum,
-                const QString& tip = {});
-    void addDimension(QFormLayout* form, const QString& label, const QString& path);
+    void addInt(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addOptionalInt(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addDimension(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
     void addChoice(QFormLayout* form, const QString& label, const QString& path,
                    const QList<QPair<QVariant, QString>>& items, const QString& tip = {});
-    void addNumber(QFormLayout* form, const QString& label, const QString& path, const QString& example,
-                   const QString& tip = {});
-    void addBool(QFormLayout* form, const QString& label, const QString& path, const QString& tip = {});
-    void addText(QFormLayout* form, const QString& label, const QString& path, const QString& placeholder = {});
+    void addNumber(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addBool(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addText(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
+    void addLines(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
 
     void setRowVisible(const QString& path, bool visible);
     void refreshFields();

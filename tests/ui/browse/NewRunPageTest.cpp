@@ -1,5 +1,6 @@
 #include "BrowseTestSupport.h"
 
+#include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
@@ -14,6 +15,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QFile>
+#include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -112,6 +114,66 @@ RunRecord runRecord(qint64 id, const std::string& state, int64_t lastStep, const
 }
 
 } // namespace
+
+// The form is the field table: every field it offers has an editor under the table's label with
+// its help, and a field the table keeps to spec files has none.
+TEST(NewRunPage, HasAnEditorForEveryOfferedFieldWithItsLabelAndHelp) {
+    Page p;
+    RunSpec probe;
+    for (const SpecField& f : specFields(probe)) {
+        const QString path = QString::fromStdString(f.path());
+        QWidget* editor = p.page.fieldEditor(path);
+        if (!f.info.offered()) {
+            EXPECT_EQ(editor, nullptr) << f.path() << " is set in the spec file only";
+            continue;
+        }
+        ASSERT_NE(editor, nullptr) << f.path();
+        QWidget* row = editor->parentWidget();
+        QLabel* label = nullptr;
+        for (QFormLayout* form : p.page.findChildren<QFormLayout*>())
+            if (!label) label = qobject_cast<QLabel*>(form->labelForField(row));
+        ASSERT_NE(label, nullptr) << f.path();
+        EXPECT_EQ(label->text(), QString::fromUtf8(f.info.label)) << f.path();
+        EXPECT_TRUE(editor->toolTip().contains(QString::fromUtf8(f.info.help))) << f.path();
+    }
+    // The options of a choice are the table's, with its labels.
+    auto* zero = qobject_cast<QComboBox*>(p.page.fieldEditor(QStringLiteral("parallel.zero")));
+    ASSERT_NE(zero, nullptr);
+    ASSERT_EQ(zero->count(), 4);
+    EXPECT_EQ(zero->itemText(3), QStringLiteral("3: + weights (FSDP)"));
+    auto* onHang = qobject_cast<QComboBox*>(p.page.fieldEditor(QStringLiteral("telemetry.on_hang")));
+    ASSERT_NE(onHang, nullptr);
+    EXPECT_EQ(onHang->itemData(1).toString(), QStringLiteral("fail"));
+}
+
+// A field that does not matter for the spec is hidden, unless a value other than the default makes
+// the validator warn about it.
+TEST(NewRunPage, ShowsTheFieldsThatMatterForTheTargetAndTheOnesSetAnyway) {
+    Page p;
+    NewRunPage& page = p.page;
+    QWidget* slurmMode = page.fieldEditor(QStringLiteral("launch.slurm_mode"));
+    QWidget* nodes = page.fieldEditor(QStringLiteral("launch.nodes"));
+    QWidget* onHostFailure = page.fieldEditor(QStringLiteral("launch.on_host_failure"));
+    QWidget* minHosts = page.fieldEditor(QStringLiteral("launch.min_hosts"));
+    ASSERT_TRUE(slurmMode && nodes && onHostFailure && minHosts);
+    EXPECT_FALSE(slurmMode->isVisibleTo(&page));
+    EXPECT_FALSE(onHostFailure->isVisibleTo(&page));
+
+    choose(page.fieldEditor(QStringLiteral("launch.target")), QStringLiteral("slurm"));
+    EXPECT_TRUE(slurmMode->isVisibleTo(&page));
+    EXPECT_TRUE(nodes->isVisibleTo(&page));
+    typeInto(nodes, QStringLiteral("2"));
+    EXPECT_EQ(page.formModel()->spec().launch.nodes, 2);
+
+    choose(page.fieldEditor(QStringLiteral("launch.target")), QStringLiteral("hosts"));
+    EXPECT_FALSE(slurmMode->isVisibleTo(&page));
+    EXPECT_TRUE(nodes->isVisibleTo(&page)) << "set for Slurm, ignored here: shown with its warning";
+    EXPECT_TRUE(onHostFailure->isVisibleTo(&page));
+    EXPECT_FALSE(minHosts->isVisibleTo(&page)) << "only a run that resumes needs it";
+    choose(onHostFailure, QStringLiteral("resume"));
+    EXPECT_TRUE(minHosts->isVisibleTo(&page));
+    EXPECT_EQ(page.formModel()->spec().launch.on_host_failure, OnHostFailure::Resume);
+}
 
 TEST(NewRunPage, ShowsTheValidatorsMessageBesideTheFieldAndDisablesLaunch) {
     Page p;
