@@ -1,7 +1,7 @@
 #include "ui/models/RunListModel.h"
 
 #include "core/util/Duration.h"
-#include "ui/plots/RunColors.h"
+#include "ui/models/RunColors.h"
 
 #include "ui/models/RunStoreThread.h"
 

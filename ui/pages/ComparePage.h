@@ -2,7 +2,7 @@
 
 #include "ui/models/CompareRun.h"
 #include "ui/models/MetricSeriesTypes.h"
-#include "ui/plots/RunColors.h"
+#include "ui/models/RunColors.h"
 
 #include <QList>
 #include <QTimer>

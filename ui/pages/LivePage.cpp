@@ -9,7 +9,7 @@
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/HeatMapPlot.h"
-#include "ui/plots/RunColors.h"
+#include "ui/models/RunColors.h"
 #include "ui/widgets/HostAlarmDelegate.h"
 
 #include <QCheckBox>

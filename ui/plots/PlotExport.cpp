@@ -22,22 +22,6 @@ namespace parallax {
 
 namespace {
 
-QString csvCell(const QString& cell) {
-    if (!cell.contains(QChar(',')) && !cell.contains(QChar('"')) && !cell.contains(QChar('\n')) &&
-        !cell.contains(QChar('\r')))
-        return cell;
-    QString quoted = cell;
-    quoted.replace(QStringLiteral("\""), QStringLiteral("\"\""));
-    return QChar('"') + quoted + QChar('"');
-}
-
-QString csvLine(const QStringList& cells) {
-    QStringList out;
-    out.reserve(cells.size());
-    for (const QString& c : cells) out << csvCell(c);
-    return out.join(QChar(',')) + QChar('\n');
-}
-
 bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
@@ -48,12 +32,6 @@ bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
 }
 
 } // namespace
-
-QByteArray PlotTable::toCsv() const {
-    QString text = csvLine(header);
-    for (const QStringList& row : rows) text += csvLine(row);
-    return text.toUtf8();
-}
 
 PlotExport::PlotExport(QWidget* widget, Paint paint, Table table, const QString& baseName)
     : QObject(widget), m_widget(widget), m_paint(std::move(paint)), m_table(std::move(table)),

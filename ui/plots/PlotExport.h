@@ -1,5 +1,7 @@
 #pragma once
 
+#include "ui/models/PlotTable.h"
+
 #include <QImage>
 #include <QObject>
 #include <QSize>
@@ -15,16 +17,6 @@ class QPaintDevice;
 class QWidget;
 
 namespace parallax {
-
-// What a plot shows, as a table: a header naming the columns (x first, then one per curve) and
-// rows of cells; an empty cell is a curve without a point at that x.
-struct PlotTable {
-    QStringList header;
-    std::vector<QStringList> rows;
-
-    // RFC 4180: a cell with a comma, quote or line break is quoted, quotes doubled; CRLF-free.
-    QByteArray toCsv() const;
-};
 
 // A plot that can be exported: its picture at a size (drawn with vectors where the painter is an
 // SVG generator) and its data. Plots install a PlotExport on themselves; it adds the context menu

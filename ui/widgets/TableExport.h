@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ui/plots/PlotExport.h"
+#include "ui/models/PlotTable.h"
 
 #include <QModelIndexList>
 #include <QObject>

@@ -1,7 +1,7 @@
 #include "ui/models/MetricSeries.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/PlotExport.h"
-#include "ui/plots/RunColors.h"
+#include "ui/models/RunColors.h"
 
 #include <qcustomplot.h>
 

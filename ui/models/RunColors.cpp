@@ -1,4 +1,4 @@
-#include "ui/plots/RunColors.h"
+#include "ui/models/RunColors.h"
 
 #include "core/store/StoreTypes.h"
 
