@@ -56,6 +56,20 @@ int stopCommand(const std::string& storePath, const std::string& run, bool wait)
 
 int checkCommand(const std::string& storePath, const std::string& spec);
 
+struct FitCommandOptions {
+    std::string spec;
+    std::string memory_limit;      // "24GiB", "800MiB", bytes; empty: this machine's memory per rank (CPU)
+    int64_t max_micro_batch = 1024;
+    std::string checkpointing = "both"; // off | on | both
+    int64_t steps = 3;             // per probe; the peak is the most of them
+    double probe_timeout_s = 900;
+    bool csv = false;
+};
+// The largest micro-batch the spec's layout runs with on its target, with and without activation
+// checkpointing: short probe runs (doubling, then bisecting), each probe's measured peak beside
+// the estimate. The probes' store and folders are removed at the end.
+int fitCommand(const std::string& storePath, const FitCommandOptions& o);
+
 // Ends the processes of runs left on hosts that could not be reached when the runs ended
 // (RunStore::pendingCleanups), trying again every few seconds for `waitSeconds`.
 int cleanupCommand(const std::string& storePath, double waitSeconds);

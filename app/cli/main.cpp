@@ -152,6 +152,21 @@ int main(int argc, char** argv) {
         app.add_subcommand("check", "Validate a spec; print its problems, estimates and the launch command");
     check->add_option("spec", checkSpec, "The run spec (TOML)")->required();
 
+    FitCommandOptions fitOptions;
+    CLI::App* fit = app.add_subcommand(
+        "fit", "Find the largest micro-batch that fits, by short probe runs on the spec's target");
+    fit->add_option("spec", fitOptions.spec, "The run spec (TOML)")->required();
+    fit->add_option("--memory-limit", fitOptions.memory_limit,
+                    "Memory one rank may use (24GiB, 800MiB); on CPU the default is this machine's memory divided "
+                    "among the spec's ranks");
+    fit->add_option("--max-micro-batch", fitOptions.max_micro_batch, "The largest micro-batch to try")
+        ->capture_default_str();
+    fit->add_option("--activation-checkpointing", fitOptions.checkpointing, "off, on or both")->capture_default_str();
+    fit->add_option("--steps", fitOptions.steps, "Steps of each probe run")->capture_default_str();
+    fit->add_option("--probe-timeout", fitOptions.probe_timeout_s, "Seconds a probe run may take")
+        ->capture_default_str();
+    fit->add_flag("--csv", fitOptions.csv, "Every probe as a CSV row (progress on stderr)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -205,6 +220,8 @@ int main(int argc, char** argv) {
             return importCommand(store, importRun);
         if (*check)
             return checkCommand(store, checkSpec);
+        if (*fit)
+            return fitCommand(store, fitOptions);
     } catch (const SpecRejected& e) {
         std::cerr << "parallax-cli: the spec has errors; nothing was started:\n" << e.what() << std::endl;
         return ExitCode::Usage;

@@ -40,6 +40,27 @@ double DeviceSampler::residentBytes() {
     return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
+double DeviceSampler::peakResidentBytes() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmHWM:", 0) != 0) continue;
+        std::istringstream fields(line.substr(6));
+        double kib = 0;
+        fields >> kib;
+        return kib * 1024.0;
+    }
+    return residentBytes(); // a kernel without VmHWM: the resident size now
+}
+
+bool DeviceSampler::resetPeakResident() {
+    // "5" resets the resident high-water mark to the current resident size (Linux 4.0 on).
+    std::ofstream out("/proc/self/clear_refs");
+    out << "5";
+    out.flush();
+    return static_cast<bool>(out);
+}
+
 DeviceEvent DeviceSampler::sample() {
     DeviceEvent e;
     e.rank = m_out.rank();

@@ -28,6 +28,11 @@ public:
     // Process CPU time (user + system) and resident set size, from /proc/self.
     static double processCpuSeconds();
     static double residentBytes();
+    // The most this process has held resident since the last resetPeakResident() (VmHWM), or since
+    // it started where the kernel does not let the mark be reset; resetPeakResident() then returns
+    // false. A step's peak on the CPU: activations freed at its end are counted at their height.
+    static double peakResidentBytes();
+    static bool resetPeakResident();
 
 private:
     void loop();

@@ -23,7 +23,10 @@ double StepReporter::peakMemoryBytes() const {
         return peak;
     }
 #endif
-    return DeviceSampler::residentBytes();
+    // The step's peak: the high-water mark, set back to the resident size for the next step.
+    const double peak = DeviceSampler::peakResidentBytes();
+    DeviceSampler::resetPeakResident();
+    return peak;
 }
 
 void StepReporter::report(const FinishedStep& s) {

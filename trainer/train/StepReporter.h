@@ -49,7 +49,7 @@ public:
     void logBreakdown() const;
 
 private:
-    double peakMemoryBytes() const; // since the last call: the allocator's peak on a GPU, RSS on CPU
+    double peakMemoryBytes() const; // since the last call: the allocator's peak on a GPU, peak RSS on CPU
 
     TelemetryEmitter& m_out;
     ProcessGroups& m_groups;

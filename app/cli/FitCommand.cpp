@@ -1,0 +1,278 @@
+// parallax-cli fit: the largest micro-batch a spec's layout runs with, found by short probe runs on
+// the spec's own target, with and without activation checkpointing.
+#include "app/cli/CliError.h"
+#include "app/cli/Commands.h"
+#include "app/cli/Format.h"
+#include "app/cli/TextTable.h"
+#include "app/cli/WorkerLocator.h"
+#include "core/launch/CommandRun.h"
+#include "core/launch/RunFolders.h"
+#include "core/launch/SpecRejected.h"
+#include "core/spec/Estimates.h"
+#include "core/spec/MachineInfo.h"
+#include "core/spec/MicroBatchFit.h"
+#include "core/spec/SpecIO.h"
+#include "core/spec/SpecValidator.h"
+#include "core/store/RunStore.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace parallax {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A probe whose estimate, corrected by what the last probe measured, is this far past the limit is
+// not run: doubling must not take a machine into swap or the kernel's OOM killer to learn what the
+// estimate already says.
+constexpr double kSkipFactor = 2.0;
+
+// The probes' own store beside the run store, where the hosts see the runs' folders too; removed
+// with everything in it when the command ends.
+class ProbeStore {
+public:
+    explicit ProbeStore(const std::string& storePath) {
+        const fs::path store = fs::absolute(storePath);
+        m_path = (store.parent_path() / (store.filename().string() + ".fit-" + std::to_string(::getpid()) + ".db")).string();
+        m_specs = m_path + ".specs";
+        fs::create_directories(m_specs);
+    }
+    ~ProbeStore() {
+        std::error_code ec;
+        for (const std::string& p : {m_path, m_path + "-wal", m_path + "-shm", m_specs, RunFolders::rootFor(m_path),
+                                     m_path + ".logindex", m_path + ".logindex-wal", m_path + ".logindex-shm"})
+            fs::remove_all(p, ec);
+    }
+    ProbeStore(const ProbeStore&) = delete;
+    ProbeStore& operator=(const ProbeStore&) = delete;
+    const std::string& path() const { return m_path; }
+    const std::string& specs() const { return m_specs; }
+
+private:
+    std::string m_path;
+    std::string m_specs;
+};
+
+// The last non-empty line of a process's output, for a failure that the store does not explain.
+std::string lastLine(const std::string& text) {
+    std::istringstream in(text);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    return last;
+}
+
+struct Prober {
+    const RunSpec& spec;
+    const ProbeStore& store;
+    const FitCommandOptions& o;
+    double limit = 0;
+    std::vector<FitProbe> ran; // of this series, to correct the next estimate
+
+    FitProbe operator()(int64_t microBatch, bool checkpointing) {
+        FitProbe p;
+        p.micro_batch = microBatch;
+        const RunSpec probe = fitProbeSpec(spec, microBatch, checkpointing, o.steps);
+        try {
+            p.estimate_bytes = estimate(probe).memory.total();
+        } catch (const std::exception&) {
+            p.estimate_bytes = 0;
+        }
+        const MemoryCorrection correction = correctEstimate(ran);
+        if (correction.probes > 0 && p.estimate_bytes > 0 && correction.predict(p.estimate_bytes) > kSkipFactor * limit) {
+            p.failure = "not run: the estimate corrected by the probes, " +
+                        formatBytes(correction.predict(p.estimate_bytes)) + ", is far past the limit";
+            return p;
+        }
+        const std::string specPath = store.specs() + "/" + probe.name + ".toml";
+        writeSpecFile(probe, specPath);
+        std::cerr << "probing micro-batch " << microBatch << (checkpointing ? " with" : " without")
+                  << " activation checkpointing..." << std::endl;
+        const CommandResult r = runCommands({{selfExecutable(), "--store", store.path(), "run", specPath}},
+                                            std::chrono::milliseconds(static_cast<int64_t>(o.probe_timeout_s * 1000)))
+                                    .front();
+        p.seconds = r.seconds;
+        if (r.exit_code == ExitCode::Usage || r.exit_code == ExitCode::Error || !r.start_error.empty()) {
+            // Not an answer about memory: the probe could not start at all (a missing worker, hosts
+            // that are not ready). Every other probe would say the same.
+            throw CliError("fit: the probe of micro-batch " + std::to_string(microBatch) + " could not start: " +
+                           (r.start_error.empty() ? lastLine(r.err + "\n" + r.out) : r.start_error));
+        }
+        RunStore db(store.path());
+        std::optional<RunRecord> run;
+        for (const RunRecord& candidate : db.listRuns())
+            if (candidate.name == probe.name && (!run || candidate.id > run->id)) run = candidate;
+        double peak = 0;
+        if (run)
+            for (const StepEvent& e : db.metrics(run->id))
+                if (std::isfinite(e.peak_mem)) peak = std::max(peak, e.peak_mem);
+        p.peak_bytes = peak;
+        p.ran = r.exit_code == 0 && run && run->state == RunState::Succeeded && peak > 0;
+        if (!p.ran) {
+            p.failure = r.timed_out ? "did not finish within " + formatDuration(o.probe_timeout_s)
+                        : run && !run->exit_reason.empty() ? run->exit_reason
+                        : run && peak <= 0 ? std::string("ran without a memory reading")
+                                           : lastLine(r.err + "\n" + r.out);
+            return p;
+        }
+        ran.push_back(p);
+        p.fits = peak <= limit;
+        if (!p.fits) p.failure = "peak past the limit";
+        return p;
+    }
+};
+
+std::string correctedText(const MemoryCorrection& c, const FitProbe& p) {
+    return c.probes > 0 && p.estimate_bytes > 0 ? formatBytes(c.predict(p.estimate_bytes)) : "-";
+}
+
+std::vector<FitProbe> sortedProbes(const FitSearch& search) {
+    std::vector<FitProbe> sorted = search.probes;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const FitProbe& a, const FitProbe& b) { return a.micro_batch < b.micro_batch; });
+    return sorted;
+}
+
+} // namespace
+
+static double parseByteSize(const std::string& text) {
+    size_t used = 0;
+    double value = 0;
+    try {
+        value = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    std::string unit = text.substr(used);
+    unit.erase(0, unit.find_first_not_of(' '));
+    for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::pair<const char*, double> units[] = {
+        {"", 1},           {"b", 1},
+        {"k", 1024.0},     {"kib", 1024.0},
+        {"m", 1048576.0},  {"mib", 1048576.0},
+        {"g", 1073741824.0}, {"gib", 1073741824.0},
+        {"t", 1099511627776.0}, {"tib", 1099511627776.0}};
+    if (used > 0 && std::isfinite(value) && value > 0)
+        for (const auto& [name, scale] : units)
+            if (unit == name) return value * scale;
+    throw CliError("--memory-limit \"" + text + "\" is not a size; write e.g. 24GiB, 800MiB or a number of bytes",
+                   ExitCode::Usage);
+}
+
+int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
+    const RunSpec spec = readSpecFile(o.spec);
+    const MachineInfo machine = thisMachine();
+    const std::vector<SpecIssue> issues = validateSpec(spec, machine);
+    if (hasErrors(issues)) throw SpecRejected(issues);
+    if (o.max_micro_batch < 1) throw CliError("--max-micro-batch must be at least 1", ExitCode::Usage);
+    if (o.steps < 2) throw CliError("--steps must be at least 2: the first step warms up", ExitCode::Usage);
+    std::vector<bool> series;
+    if (o.checkpointing == "off" || o.checkpointing == "both") series.push_back(false);
+    if (o.checkpointing == "on" || o.checkpointing == "both") series.push_back(true);
+    if (series.empty())
+        throw CliError("--activation-checkpointing \"" + o.checkpointing + "\" is none of off, on, both", ExitCode::Usage);
+
+    double limit = 0;
+    std::string limitSource;
+    if (!o.memory_limit.empty()) {
+        limit = parseByteSize(o.memory_limit);
+        limitSource = "--memory-limit";
+    } else if (spec.launch.device == Device::Cuda) {
+        throw CliError("fit: give the memory of one GPU with --memory-limit (e.g. 80GiB); it is what each "
+                       "probe's allocator peak is held against", ExitCode::Usage);
+    } else if (spec.launch.target == Target::Local && machine.ram_bytes > 0) {
+        // The ranks of a local run share this machine's memory.
+        limit = static_cast<double>(machine.ram_bytes) / static_cast<double>(std::max<int64_t>(1, spec.processCount()));
+        limitSource = "this machine's memory divided among " + std::to_string(spec.processCount()) + " ranks";
+    } else {
+        throw CliError("fit: give the memory one rank may use on its host with --memory-limit (e.g. 16GiB)",
+                       ExitCode::Usage);
+    }
+
+    if (!o.csv)
+        std::cout << "fit " << spec.name << " (" << spec.model.kind.name() << " " << spec.model.preset << ", "
+                  << spec.parallel.dp << "x dp, " << spec.parallel.tp << "x tp, " << spec.parallel.pp << "x pp, zero "
+                  << spec.parallel.zero << ", " << spec.launch.device.name() << "): the most loaded rank's peak "
+                  << "against " << formatBytes(limit) << " (" << limitSource << "), " << o.steps
+                  << " steps per probe" << std::endl;
+
+    ProbeStore store(storePath);
+    Prober prober{spec, store, o, limit, {}};
+    std::vector<std::pair<bool, FitSearch>> results;
+    for (const bool checkpointing : series) {
+        prober.ran.clear();
+        FitSearch search = searchLargestMicroBatch(
+            [&](int64_t mb) { return prober(mb, checkpointing); }, o.max_micro_batch,
+            [&](const FitProbe& p) {
+                std::cerr << "  micro-batch " << p.micro_batch << ": "
+                          << (p.ran ? formatBytes(p.peak_bytes) + (p.fits ? ", fits" : ", past the limit")
+                                    : p.failure)
+                          << std::endl;
+            });
+        results.emplace_back(checkpointing, std::move(search));
+    }
+
+    if (o.csv) {
+        std::cout << "activation_checkpointing,micro_batch,ran,peak_bytes,estimate_bytes,fits,largest\n";
+        for (const auto& [checkpointing, search] : results) {
+            for (const FitProbe& p : sortedProbes(search))
+                std::cout << (checkpointing ? 1 : 0) << "," << p.micro_batch << "," << (p.ran ? 1 : 0) << ","
+                          << static_cast<int64_t>(p.peak_bytes) << "," << static_cast<int64_t>(p.estimate_bytes) << ","
+                          << (p.fits ? 1 : 0) << "," << (p.micro_batch == search.largest ? 1 : 0) << "\n";
+        }
+        std::cout.flush();
+    }
+
+    bool every = true;
+    for (const auto& [checkpointing, search] : results) {
+        const char* how = checkpointing ? "with activation checkpointing" : "without activation checkpointing";
+        if (!o.csv) {
+            TextTable t;
+            t.addColumn("micro-batch", TextTable::Align::Right);
+            t.addColumn("peak", TextTable::Align::Right);
+            t.addColumn("estimate", TextTable::Align::Right);
+            t.addColumn("corrected", TextTable::Align::Right);
+            t.addColumn("result");
+            const MemoryCorrection c = correctEstimate(search.probes);
+            for (const FitProbe& p : sortedProbes(search))
+                t.addRow({std::to_string(p.micro_batch), p.ran ? formatBytes(p.peak_bytes) : "-",
+                          p.estimate_bytes > 0 ? formatBytes(p.estimate_bytes) : "-", correctedText(c, p),
+                          p.fits ? "fits" : p.failure});
+            std::cout << "\n" << how << ":\n";
+            t.print(std::cout);
+        }
+        if (search.largest == 0) {
+            every = false;
+            std::cerr << "fit: not even micro-batch 1 fits " << how
+                      << "; shard more (parallel.zero = 3), split the model (parallel.tp, parallel.pp)"
+                      << (checkpointing ? "" : " or turn on train.activation_checkpointing") << std::endl;
+            continue;
+        }
+        if (o.csv) continue;
+        const FitProbe& best = *search.probeOf(search.largest);
+        std::cout << "largest micro-batch " << how << ": " << search.largest << " (peak " << formatBytes(best.peak_bytes)
+                  << " of " << formatBytes(limit) << ")" << (search.at_maximum ? ", the most asked for (--max-micro-batch)" : "")
+                  << std::endl;
+        const MemoryCorrection c = correctEstimate(search.probes);
+        if (c.probes > 0) {
+            char scale[32];
+            std::snprintf(scale, sizeof scale, "%.2f", c.scale);
+            std::cout << "  measured peak ~ " << formatBytes(c.base) << " + " << scale << " x the estimate (fitted to "
+                      << c.probes << " probes; the estimate of micro-batch " << search.largest << " alone is "
+                      << formatBytes(best.estimate_bytes) << ", corrected " << formatBytes(c.predict(best.estimate_bytes))
+                      << ")" << std::endl;
+        }
+    }
+    return every ? ExitCode::Ok : ExitCode::RunFailed;
+}
+
+} // namespace parallax

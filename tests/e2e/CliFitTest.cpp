@@ -1,0 +1,160 @@
+// parallax-cli fit through the product's own path: every probe is a real run (parallax-cli run,
+// mpirun, the workers) whose peak memory comes back through the store.
+
+#include "tests/support/Process.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace parallax::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string cli() {
+    return buildDir() + "/app/parallax-cli";
+}
+
+// A GPT whose activations outweigh its weights, on two CPU ranks: its peak grows by tens of MiB
+// per sample, far more than the resident size varies between runs.
+const char* kSpec = R"(name = "fit"
+[model]
+kind = "gpt"
+preset = "custom"
+layers = 4
+dim = 128
+heads = 4
+ffn = 512
+vocab = 4096
+seq_len = 256
+[train]
+steps = 20
+global_batch = 4
+micro_batch = 2
+[parallel]
+dp = 2
+[launch]
+threads_per_rank = 1
+)";
+
+struct Row {
+    bool ran = false;
+    double peak = 0;
+    double estimate = 0;
+    bool fits = false;
+    bool largest = false;
+};
+// (activation checkpointing, micro-batch) -> row, from --csv output (progress lines skipped).
+using Rows = std::map<std::pair<bool, int64_t>, Row>;
+
+Rows parseRows(const std::string& output) {
+    Rows rows;
+    std::istringstream in(output);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.size() < 2 || (line[0] != '0' && line[0] != '1') || line[1] != ',') continue;
+        std::istringstream fields(line);
+        std::string ac, mb, ran, peak, estimate, fits, largest;
+        std::getline(fields, ac, ',');
+        std::getline(fields, mb, ',');
+        std::getline(fields, ran, ',');
+        std::getline(fields, peak, ',');
+        std::getline(fields, estimate, ',');
+        std::getline(fields, fits, ',');
+        std::getline(fields, largest, ',');
+        rows[{ac == "1", std::stoll(mb)}] = Row{ran == "1", std::stod(peak), std::stod(estimate), fits == "1", largest == "1"};
+    }
+    return rows;
+}
+
+int64_t largestOf(const Rows& rows, bool checkpointing) {
+    for (const auto& [key, row] : rows)
+        if (key.first == checkpointing && row.largest) return key.second;
+    return 0;
+}
+
+// Nothing of the probes is left: no process and no file beside the store.
+void expectNothingLeft(const std::string& folder) {
+    EXPECT_TRUE(processesMatching(folder).empty()) << "a probe's process outlived fit";
+    for (const auto& entry : fs::directory_iterator(folder))
+        EXPECT_EQ(entry.path().filename().string().find(".fit-"), std::string::npos)
+            << entry.path() << " is left of the probes";
+}
+
+TEST(CliFit, FindsTheLargestMicroBatchUnderALimitByProbingAndBisecting) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/fit.toml";
+    std::ofstream(spec) << kSpec;
+
+    // Without a limit that binds: every size up to the most asked for fits, with and without
+    // activation checkpointing, and checkpointing lowers the measured peak.
+    const ProcessResult open = runProcess(
+        {cli(), "--store", store, "fit", spec, "--memory-limit", "100GiB", "--max-micro-batch", "4", "--csv"});
+    ASSERT_EQ(open.exitCode, 0) << open.output;
+    const Rows all = parseRows(open.output);
+    for (const bool ac : {false, true}) {
+        for (const int64_t mb : {1, 2, 4}) {
+            ASSERT_TRUE(all.count({ac, mb})) << "micro-batch " << mb << " was not probed\n" << open.output;
+            const Row& r = all.at({ac, mb});
+            EXPECT_TRUE(r.ran && r.fits) << mb;
+            EXPECT_GT(r.peak, r.estimate * 0.5) << "the measured peak is the ranks' memory";
+        }
+        EXPECT_EQ(largestOf(all, ac), 4);
+        EXPECT_GT(all.at({ac, 4}).peak, all.at({ac, 1}).peak) << "a larger micro-batch holds more";
+    }
+    EXPECT_LT(all.at({true, 4}).peak, all.at({false, 4}).peak) << "checkpointing keeps fewer activations";
+    expectNothingLeft(tmp.path());
+
+    // A limit a quarter of the way from micro-batch 2's peak to 4's: 2 fits, 3 does not, and the
+    // search ends on them (doubling to 4, then one step of bisection).
+    const double p2 = all.at({false, 2}).peak, p4 = all.at({false, 4}).peak;
+    const int64_t limit = static_cast<int64_t>(p2 + 0.25 * (p4 - p2));
+    const ProcessResult bound =
+        runProcess({cli(), "--store", store, "fit", spec, "--memory-limit", std::to_string(limit),
+                    "--max-micro-batch", "64", "--activation-checkpointing", "off", "--csv"});
+    EXPECT_EQ(bound.exitCode, 0) << bound.output;
+    const Rows rows = parseRows(bound.output);
+    for (const auto& [key, row] : rows) {
+        EXPECT_FALSE(key.first) << "only the series asked for";
+        if (row.ran) {
+            EXPECT_EQ(row.fits, row.peak <= static_cast<double>(limit)) << key.second;
+        }
+    }
+    EXPECT_EQ(largestOf(rows, false), 2) << bound.output;
+    ASSERT_TRUE(rows.count({false, 3})) << "the size above the answer was probed\n" << bound.output;
+    EXPECT_FALSE(rows.at({false, 3}).fits);
+    EXPECT_EQ(rows.size(), 4u) << "1, 2, 4, then 3: " << bound.output;
+    expectNothingLeft(tmp.path());
+
+    // A limit below what even one sample needs: the command fails and says what to change.
+    const ProcessResult none =
+        runProcess({cli(), "--store", store, "fit", spec, "--memory-limit", "1MiB", "--activation-checkpointing", "off"});
+    EXPECT_EQ(none.exitCode, 1) << none.output;
+    EXPECT_NE(none.output.find("not even micro-batch 1 fits"), std::string::npos) << none.output;
+    EXPECT_NE(none.output.find("parallel.zero = 3"), std::string::npos) << none.output;
+    expectNothingLeft(tmp.path());
+}
+
+TEST(CliFit, ABadLimitOrSpecIsAUsageErrorAndStartsNothing) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/fit.toml";
+    std::ofstream(spec) << kSpec;
+    const ProcessResult size = runProcess({cli(), "--store", store, "fit", spec, "--memory-limit", "lots"});
+    EXPECT_EQ(size.exitCode, 2) << size.output;
+    EXPECT_NE(size.output.find("--memory-limit \"lots\" is not a size"), std::string::npos) << size.output;
+    std::string badSpec = kSpec;
+    badSpec.replace(badSpec.find("dp = 2"), 6, "dp = 2\ntp = 3"); // 3 does not divide the 4 heads
+    std::ofstream(spec) << badSpec;
+    const ProcessResult bad = runProcess({cli(), "--store", store, "fit", spec});
+    EXPECT_EQ(bad.exitCode, 2) << bad.output;
+    EXPECT_NE(bad.output.find("parallel.tp"), std::string::npos) << bad.output;
+    EXPECT_FALSE(fs::exists(store)) << "nothing ran";
+}
+
+} // namespace
