@@ -8,6 +8,7 @@
 #include "core/launch/CommandRun.h"
 #include "core/launch/RunFolders.h"
 #include "core/launch/SpecRejected.h"
+#include "core/launch/StopSignalHandler.h"
 #include "core/spec/Estimates.h"
 #include "core/spec/MachineInfo.h"
 #include "core/spec/MicroBatchFit.h"
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 namespace parallax {
@@ -71,10 +73,36 @@ std::string lastLine(const std::string& text) {
     return last;
 }
 
+// SIGINT, SIGTERM and SIGHUP stop the probe under way (its supervisor stops its run) and end fit,
+// which removes what the probes left.
+class StopRequests {
+public:
+    StopRequests() {
+        if (::pipe(m_fds) != 0) throw CliError("fit: cannot create a pipe for stop requests");
+        m_handler = std::make_unique<StopSignalHandler>(m_fds[1]);
+    }
+    ~StopRequests() {
+        m_handler.reset();
+        ::close(m_fds[0]);
+        ::close(m_fds[1]);
+    }
+    StopRequests(const StopRequests&) = delete;
+    StopRequests& operator=(const StopRequests&) = delete;
+    int readFd() const { return m_fds[0]; }
+
+private:
+    int m_fds[2] = {-1, -1};
+    std::unique_ptr<StopSignalHandler> m_handler;
+};
+
+// Seconds a stopped probe's ranks get to end before SIGTERM: a probe has nothing worth a checkpoint.
+constexpr const char* kProbeGrace = "5";
+
 struct Prober {
     const RunSpec& spec;
     const ProbeStore& store;
     const FitCommandOptions& o;
+    const StopRequests& stops;
     double limit = 0;
     std::vector<FitProbe> ran; // of this series, to correct the next estimate
 
@@ -97,10 +125,15 @@ struct Prober {
         writeSpecFile(probe, specPath);
         std::cerr << "probing micro-batch " << microBatch << (checkpointing ? " with" : " without")
                   << " activation checkpointing..." << std::endl;
-        const CommandResult r = runCommands({{selfExecutable(), "--store", store.path(), "run", specPath}},
-                                            std::chrono::milliseconds(static_cast<int64_t>(o.probe_timeout_s * 1000)))
-                                    .front();
+        const CommandResult r =
+            runCommands({{selfExecutable(), "--store", store.path(), "run", specPath, "--grace", kProbeGrace}},
+                        std::chrono::milliseconds(static_cast<int64_t>(o.probe_timeout_s * 1000)), {}, stops.readFd())
+                .front();
         p.seconds = r.seconds;
+        if (r.stopped)
+            throw CliError("fit: stopped while probing micro-batch " + std::to_string(microBatch) +
+                               "; the probe was stopped and its files removed",
+                           ExitCode::RunStopped);
         if (r.exit_code == ExitCode::Usage || r.exit_code == ExitCode::Error || !r.start_error.empty()) {
             // Not an answer about memory: the probe could not start at all (a missing worker, hosts
             // that are not ready). Every other probe would say the same.
@@ -206,7 +239,8 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
                   << " steps per probe" << std::endl;
 
     ProbeStore store(storePath);
-    Prober prober{spec, store, o, limit, {}};
+    StopRequests stops;
+    Prober prober{spec, store, o, stops, limit, {}};
     std::vector<std::pair<bool, FitSearch>> results;
     for (const bool checkpointing : series) {
         prober.ran.clear();

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <memory>
 
@@ -34,7 +35,7 @@ bool drain(int fd, std::string& into) {
 
 std::vector<CommandResult> runCommands(const std::vector<std::vector<std::string>>& commands,
                                        std::chrono::milliseconds timeout,
-                                       const std::map<std::string, std::string>& env) {
+                                       const std::map<std::string, std::string>& env, int stopFd) {
     std::vector<CommandResult> results(commands.size());
     std::vector<std::unique_ptr<LauncherProcess>> running(commands.size());
     const Clock::time_point start = Clock::now();
@@ -48,10 +49,22 @@ std::vector<CommandResult> runCommands(const std::vector<std::vector<std::string
             running[i].reset();
         }
     }
+    bool stopSent = false;
     for (;;) {
         std::vector<pollfd> fds;
         std::vector<std::pair<size_t, bool>> owners; // command, stdout
         bool anyRunning = false;
+        if (stopFd >= 0 && !stopSent) {
+            pollfd stop{stopFd, POLLIN, 0};
+            if (::poll(&stop, 1, 0) > 0 && (stop.revents & (POLLIN | POLLHUP))) {
+                stopSent = true;
+                for (size_t i = 0; i < running.size(); ++i) {
+                    if (!running[i] || running[i]->tryWait()) continue;
+                    running[i]->signal(SIGTERM);
+                    results[i].stopped = true;
+                }
+            }
+        }
         for (size_t i = 0; i < running.size(); ++i) {
             LauncherProcess* p = running[i].get();
             if (!p) continue;

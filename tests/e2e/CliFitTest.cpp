@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace parallax::testing;
 namespace fs = std::filesystem;
@@ -137,6 +140,31 @@ TEST(CliFit, FindsTheLargestMicroBatchUnderALimitByProbingAndBisecting) {
     EXPECT_EQ(none.exitCode, 1) << none.output;
     EXPECT_NE(none.output.find("not even micro-batch 1 fits"), std::string::npos) << none.output;
     EXPECT_NE(none.output.find("parallel.zero = 3"), std::string::npos) << none.output;
+    expectNothingLeft(tmp.path());
+}
+
+// Stopping fit (SIGTERM, as the console's Stop does) stops the probe under way and removes it.
+TEST(CliFit, AStoppedFitStopsItsProbeAndLeavesNothing) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/fit.toml";
+    std::ofstream(spec) << kSpec;
+    BackgroundProcess fit = startProcess({cli(), "--store", store, "fit", spec, "--memory-limit", "100GiB",
+                                          "--steps", "200", "--activation-checkpointing", "off"},
+                                         tmp.path() + "/fit.out");
+    // A probe's ranks are running once its supervisor and both ranks name the probes' store.
+    bool probing = false;
+    for (int i = 0; i < 600 && !probing; ++i) {
+        size_t probes = 0;
+        for (pid_t pid : processesMatching(".fit-"))
+            probes += pid != fit.pid;
+        probing = probes >= 3;
+        if (!probing) usleep(100 * 1000);
+    }
+    ASSERT_TRUE(probing) << fit.output();
+    ASSERT_EQ(kill(fit.pid, SIGTERM), 0);
+    EXPECT_EQ(fit.wait(), 3) << fit.output();
+    EXPECT_NE(fit.output().find("fit: stopped while probing micro-batch 1"), std::string::npos) << fit.output();
     expectNothingLeft(tmp.path());
 }
 

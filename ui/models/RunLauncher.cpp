@@ -33,6 +33,13 @@ QString RunLauncher::defaultCliPath() {
     return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("parallax-cli"));
 }
 
+QString RunLauncher::missingCliProblem(const QString& program) {
+    if (QFileInfo(program).isExecutable()) return {};
+    return tr("%1 is missing or not executable; build it (cmake --build <build> --target parallax-cli), "
+              "it belongs beside the console")
+        .arg(program);
+}
+
 QString RunLauncher::cliPath() const {
     return m_cliPath.isEmpty() ? defaultCliPath() : m_cliPath;
 }
@@ -90,10 +97,8 @@ void RunLauncher::start(const QStringList& arguments, const QString& what) {
         return;
     }
     const QString program = cliPath();
-    if (!QFileInfo(program).isExecutable()) {
-        emit failed(tr("%1 is missing or not executable; build it (cmake --build <build> --target parallax-cli), "
-                       "it belongs beside the console")
-                        .arg(program));
+    if (const QString problem = missingCliProblem(program); !problem.isEmpty()) {
+        emit failed(problem);
         return;
     }
     m_what = what;

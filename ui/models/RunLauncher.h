@@ -29,6 +29,8 @@ public:
     void setCliPath(const QString& path) { m_cliPath = path; }
     QString cliPath() const;
     static QString defaultCliPath();
+    // Why `program` cannot be run as parallax-cli ("" when it can): what to build, and where.
+    static QString missingCliProblem(const QString& program);
 
     QStringList launchArguments(const QString& specPath) const;
     QStringList resumeArguments(qint64 runId) const;

@@ -2,11 +2,13 @@
 #include "ui/widgets/FileDialogs.h"
 
 #include "core/launch/LaunchPlan.h"
+#include "core/spec/Estimates.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecOverrides.h"
 #include "core/spec/SpecIO.h"
 #include "core/store/StoreTypes.h"
+#include "ui/models/FitRunner.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecFormModel.h"
@@ -117,6 +119,16 @@ void clearDimensions(ModelSpec& m) {
 bool dimensionUsed(const RunSpec& spec, const QString& path) {
     const FieldInfo* info = specFieldInfo(path.toStdString());
     return info && fieldRelevant(*info, spec);
+}
+
+// The largest micro-batch up to `fits` that divides a replica's share of the global batch (1 when
+// the share is not whole): the global batch stays, the rest becomes accumulation.
+int64_t usableMicroBatch(const RunSpec& s, int64_t fits) {
+    const int64_t dp = std::max<int64_t>(1, s.parallel.dp);
+    const int64_t share = s.train.global_batch % dp == 0 ? s.train.global_batch / dp : 1;
+    for (int64_t size = std::min(fits, share); size > 1; --size)
+        if (share % size == 0) return size;
+    return 1;
 }
 
 // The field table's texts in the console's language.
@@ -316,6 +328,7 @@ QWidget* NewRunPage::buildSection(const char* section, const QString& title) {
         if (std::strcmp(f.section, section) != 0 || !f.info.offered()) continue;
         addField(form, f);
         if (f.path() == "launch.device") addDeviceMemoryRow(form);
+        if (f.path() == "train.micro_batch") addFitRow(form);
     }
     if (std::strcmp(section, "parallel") == 0) addDerivedRows(form);
     return box;
@@ -726,6 +739,114 @@ void NewRunPage::addDeviceMemoryRow(QFormLayout* form) {
     connect(memory, &QDoubleSpinBox::valueChanged, m_model, &SpecFormModel::setCudaMemoryGiB);
     addRow(form, tr("Device memory"), kDeviceMemoryKey, memory, [] {},
            tr("Memory of one GPU, for the estimates (an H200 has 141 GiB)"));
+}
+
+void NewRunPage::addFitRow(QFormLayout* form) {
+    auto* row = new QWidget;
+    auto* layout = new QVBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* buttons = new QHBoxLayout;
+    m_fitButton = new QPushButton(tr("Find the largest micro-batch"), row);
+    m_fitButton->setToolTip(tr("Short probe runs of this spec on its target (parallax-cli fit): micro-batch 1, 2, 4, "
+                               "... then bisection, with and without activation checkpointing, each probe's peak "
+                               "memory measured"));
+    m_fitUse = new QPushButton(row);
+    m_fitUse->hide();
+    buttons->addWidget(m_fitButton);
+    buttons->addWidget(m_fitUse);
+    buttons->addStretch(1);
+    layout->addLayout(buttons);
+    m_fitStatus = new QLabel(row);
+    m_fitStatus->setWordWrap(true);
+    m_fitStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_fitStatus->setObjectName(QStringLiteral("fit.status"));
+    m_fitStatus->hide();
+    layout->addWidget(m_fitStatus);
+    form->addRow(QString(), row);
+
+    m_fit = new FitRunner(this);
+    connect(m_fitButton, &QPushButton::clicked, this, &NewRunPage::startOrStopFit);
+    connect(m_fit, &FitRunner::progress, this, [this](const QString& line) {
+        m_fitStatus->setText(line);
+        m_fitStatus->show();
+    });
+    connect(m_fit, &FitRunner::failed, this, [this](const QString& message) {
+        m_fitButton->setText(tr("Find the largest micro-batch"));
+        m_fitStatus->setText(message);
+        m_fitStatus->show();
+    });
+    connect(m_fit, &FitRunner::finished, this, [this](const FitRunner::Result& r) {
+        m_fitButton->setText(tr("Find the largest micro-batch"));
+        m_fitAnswer = FitAnswer{};
+        m_fitAnswer.known = true;
+        m_fitAnswer.largest = r.largest;
+        m_fitAnswer.largestWithCheckpointing = r.largestWithCheckpointing;
+        if (const FitRunner::Probe* p = r.probe(false, r.largest)) m_fitAnswer.peak = p->peakBytes;
+        if (const FitRunner::Probe* p = r.probe(true, r.largestWithCheckpointing))
+            m_fitAnswer.peakWithCheckpointing = p->peakBytes;
+        showFitResult();
+    });
+    connect(m_fitUse, &QPushButton::clicked, this, [this] {
+        const bool checkpointing = m_model->spec().train.activation_checkpointing;
+        const qint64 size = checkpointing ? m_fitAnswer.largestWithCheckpointing : m_fitAnswer.largest;
+        if (size <= 0) return;
+        m_model->edit(QStringLiteral("train.micro_batch"), [size](RunSpec& s) {
+            // The global batch is the optimizer's and stays: the largest micro-batch up to the one
+            // that fits that divides each replica's share, the rest as accumulation.
+            s.train.micro_batch = usableMicroBatch(s, size);
+        });
+    });
+    // The answer is about the spec it was found for; "Use" follows the form's checkpointing.
+    connect(m_model, &SpecFormModel::specEdited, this, [this] { showFitResult(); });
+}
+
+void NewRunPage::startOrStopFit() {
+    if (m_fit->isRunning()) {
+        m_fit->stop();
+        m_fitStatus->setText(tr("Stopping the probe under way…"));
+        return;
+    }
+    if (m_model->hasErrors()) {
+        m_fitStatus->setText(tr("Fix the spec's errors first: the probes run it as it is"));
+        m_fitStatus->show();
+        return;
+    }
+    QString error;
+    const QString specPath = writeLaunchSpec(&error);
+    if (specPath.isEmpty()) {
+        m_fitStatus->setText(error);
+        m_fitStatus->show();
+        return;
+    }
+    FitRunner::Options options;
+    // Larger than a replica's share of the global batch is of no use without another global batch.
+    const RunSpec& spec = m_model->spec();
+    options.maxMicroBatch = std::max<int64_t>(1, spec.train.global_batch / std::max<int64_t>(1, spec.parallel.dp));
+    // A GPU's memory is the one the estimates use; on a CPU fit divides this machine's among the ranks.
+    if (m_model->spec().launch.device == Device::Cuda) options.memoryLimitBytes = m_model->cudaMemoryGiB() * 1073741824.0;
+    m_fit->setStorePath(m_storePath);
+    m_fitAnswer = FitAnswer{};
+    m_fitUse->hide();
+    m_fitButton->setText(tr("Stop fit"));
+    m_fitStatus->setText(tr("Starting the probes…"));
+    m_fitStatus->show();
+    m_fit->start(specPath, options);
+}
+
+void NewRunPage::showFitResult() {
+    if (!m_fitAnswer.known) return;
+    const auto part = [](qint64 size, double peak) {
+        return size > 0 ? tr("%1 (peak %2)").arg(size).arg(q(formatBytes(peak))) : tr("none fits");
+    };
+    m_fitStatus->setText(tr("Largest micro-batch: %1 without activation checkpointing, %2 with it")
+                             .arg(part(m_fitAnswer.largest, m_fitAnswer.peak),
+                                  part(m_fitAnswer.largestWithCheckpointing, m_fitAnswer.peakWithCheckpointing)));
+    m_fitStatus->show();
+    const RunSpec& s = m_model->spec();
+    const qint64 fits = s.train.activation_checkpointing ? m_fitAnswer.largestWithCheckpointing : m_fitAnswer.largest;
+    const int64_t size = fits > 0 ? usableMicroBatch(s, fits) : 0;
+    m_fitUse->setText(tr("Use %1").arg(size));
+    m_fitUse->setVisible(size > 0 && size != s.train.micro_batch);
 }
 
 void NewRunPage::addDerivedRows(QFormLayout* form) {

@@ -30,6 +30,7 @@ class QToolButton;
 namespace parallax {
 
 class EstimatePanel;
+class FitRunner;
 class RunLauncher;
 class RunListModel;
 class SpecFormModel;
@@ -83,6 +84,12 @@ public:
     QWidget* fieldEditor(const QString& path) const;
     QLabel* fieldIssueLabel(const QString& path) const;
     QPushButton* launchButton() const { return m_launch; }
+    // "Find the largest micro-batch": parallax-cli fit on the spec as the form has it; its answer for
+    // the spec's activation checkpointing goes into the form with "Use".
+    FitRunner* fitRunner() const { return m_fit; }
+    QPushButton* fitButton() const { return m_fitButton; }
+    QPushButton* fitUseButton() const { return m_fitUse; }
+    QLabel* fitStatusLabel() const { return m_fitStatus; }
     QLabel* messageLabel() const { return m_message; }
     QString microBatchesText() const;
 
@@ -135,6 +142,9 @@ private:
     void addClusterChoice(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
     void addDeviceMemoryRow(QFormLayout* form);
     void addDerivedRows(QFormLayout* form);
+    void addFitRow(QFormLayout* form);
+    void startOrStopFit();
+    void showFitResult();
 
     // Field editors bound to spec paths; each is added to `form` with its issue label.
     QWidget* wrap(const QString& path, QWidget* editor, const std::function<void()>& refresh);
@@ -202,6 +212,17 @@ private:
     QLabel* m_message = nullptr;
     QToolButton* m_copy = nullptr;
     QPushButton* m_launch = nullptr;
+    FitRunner* m_fit = nullptr;
+    QPushButton* m_fitButton = nullptr;
+    QPushButton* m_fitUse = nullptr;
+    QLabel* m_fitStatus = nullptr;
+    struct FitAnswer {
+        qint64 largest = 0;
+        qint64 largestWithCheckpointing = 0;
+        double peak = 0;
+        double peakWithCheckpointing = 0;
+        bool known = false;
+    } m_fitAnswer;
 };
 
 } // namespace parallax

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <thread>
+#include <unistd.h>
+
 using namespace parallax;
 
 TEST(Ssh, EveryRemoteArgumentIsQuotedOnceForTheRemoteShell) {
@@ -28,6 +32,33 @@ TEST(Ssh, EveryRemoteArgumentIsQuotedOnceForTheRemoteShell) {
     EXPECT_EQ(master, (std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-o",
                                                 "ServerAliveInterval=2", "-o", "ServerAliveCountMax=2", "-S",
                                                 "/tmp/c/0", "-M", "-N", "-o", "ControlPersist=no", "node1"}));
+}
+
+// A stop request (a byte on the pipe, as a signal handler writes) gives every command SIGTERM once;
+// one that traps it finishes its own way and is waited for.
+TEST(CommandRun, AStopRequestTerminatesTheCommandsAndWaitsForThem) {
+    int stop[2];
+    ASSERT_EQ(pipe(stop), 0);
+    // Once the shell has set its trap.
+    std::thread request([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        (void)!write(stop[1], "s", 1);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<CommandResult> r = runCommands(
+        {{"sleep", "30"}, {"sh", "-c", "trap 'echo cleaned; exit 7' TERM; while :; do sleep 0.05; done"}},
+        std::chrono::seconds(20), {}, stop[0]);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    request.join();
+    close(stop[0]);
+    close(stop[1]);
+    EXPECT_LT(took, 10.0);
+    EXPECT_TRUE(r[0].stopped);
+    EXPECT_EQ(r[0].exit_code, 128 + SIGTERM);
+    EXPECT_FALSE(r[0].timed_out);
+    EXPECT_TRUE(r[1].stopped);
+    EXPECT_EQ(r[1].exit_code, 7);
+    EXPECT_EQ(r[1].out, "cleaned\n");
 }
 
 TEST(CommandRun, RunsAtOnceAndEndsWhatOutlivesTheTimeout) {

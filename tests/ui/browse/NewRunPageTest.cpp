@@ -2,6 +2,7 @@
 
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
+#include "ui/models/FitRunner.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecFormModel.h"
@@ -22,6 +23,9 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -173,6 +177,46 @@ TEST(NewRunPage, ShowsTheFieldsThatMatterForTheTargetAndTheOnesSetAnyway) {
     choose(onHostFailure, QStringLiteral("resume"));
     EXPECT_TRUE(minHosts->isVisibleTo(&page));
     EXPECT_EQ(page.formModel()->spec().launch.on_host_failure, OnHostFailure::Resume);
+}
+
+// "Find the largest micro-batch" runs parallax-cli fit on the form's spec (real probe runs): Stop
+// ends it and its probe, and its answer goes into the form keeping the global batch.
+TEST(NewRunPage, FindsTheLargestMicroBatchByProbesAndUsesIt) {
+    const char* build = std::getenv("PARALLAX_BUILD_DIR");
+    ASSERT_TRUE(build && *build) << "PARALLAX_BUILD_DIR names the build with parallax-cli";
+    Page p;
+    NewRunPage& page = p.page;
+    page.fitRunner()->setCliPath(QString::fromUtf8(build) + QStringLiteral("/app/parallax-cli"));
+    typeInto(page.fieldEditor(QStringLiteral("train.micro_batch")), QStringLiteral("1"));
+    typeInto(page.fieldEditor(QStringLiteral("train.global_batch")), QStringLiteral("4")); // 2 per replica
+    settle(page);
+    ASSERT_FALSE(page.formModel()->hasErrors());
+    QStringList lines;
+    QObject::connect(page.fitRunner(), &FitRunner::progress, [&](const QString& line) { lines << line; });
+
+    // Stopped while it probes: the probe ends and nothing of it is left beside the store.
+    page.fitButton()->click();
+    ASSERT_TRUE(waitFor([&] { return lines.join(QChar('\n')).contains(QStringLiteral("probing micro-batch 1")); }, 30000))
+        << lines.join(QChar('\n')).toStdString();
+    page.fitButton()->click();
+    ASSERT_TRUE(waitFor([&] { return !page.fitRunner()->isRunning(); }, 60000));
+    EXPECT_TRUE(page.fitStatusLabel()->text().contains(QStringLiteral("Stopped"))) << page.fitStatusLabel()->text().toStdString();
+    for (const auto& entry : std::filesystem::directory_iterator(p.dir.path().toStdString()))
+        EXPECT_EQ(entry.path().filename().string().find(".fit-"), std::string::npos) << entry.path();
+
+    // Run to the end: micro-batch 1 and 2 (a replica's share) fit this tiny model, with and without
+    // activation checkpointing; "Use 2" sets it and the global batch stays.
+    lines.clear();
+    page.fitButton()->click();
+    ASSERT_TRUE(waitFor([&] { return !page.fitRunner()->isRunning(); }, 180000)) << lines.join(QChar('\n')).toStdString();
+    EXPECT_TRUE(page.fitStatusLabel()->text().startsWith(QStringLiteral("Largest micro-batch: 2 (peak ")))
+        << page.fitStatusLabel()->text().toStdString() << "\n" << lines.join(QChar('\n')).toStdString();
+    ASSERT_TRUE(page.fitUseButton()->isVisibleTo(&page));
+    EXPECT_EQ(page.fitUseButton()->text(), QStringLiteral("Use 2"));
+    page.fitUseButton()->click();
+    EXPECT_EQ(page.formModel()->spec().train.micro_batch, 2);
+    EXPECT_EQ(page.formModel()->spec().train.global_batch, 4);
+    EXPECT_FALSE(page.fitUseButton()->isVisibleTo(&page)) << "the form has the answer now";
 }
 
 TEST(NewRunPage, ShowsTheValidatorsMessageBesideTheFieldAndDisablesLaunch) {
