@@ -3,33 +3,22 @@
 #include "app/cli/CliError.h"
 #include "app/cli/Commands.h"
 #include "app/cli/Format.h"
+#include "app/cli/ProbeRuns.h"
 #include "app/cli/TextTable.h"
-#include "app/cli/WorkerLocator.h"
-#include "core/launch/CommandRun.h"
-#include "core/launch/RunFolders.h"
 #include "core/launch/SpecRejected.h"
-#include "core/launch/StopSignalHandler.h"
 #include "core/spec/Estimates.h"
 #include "core/spec/MachineInfo.h"
 #include "core/spec/MicroBatchFit.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
-#include "core/store/RunStore.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
-#include <memory>
-#include <sstream>
 
 namespace parallax {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -38,71 +27,10 @@ namespace {
 // estimate already says.
 constexpr double kSkipFactor = 2.0;
 
-// The probes' own store beside the run store, where the hosts see the runs' folders too; removed
-// with everything in it when the command ends.
-class ProbeStore {
-public:
-    explicit ProbeStore(const std::string& storePath) {
-        const fs::path store = fs::absolute(storePath);
-        m_path = (store.parent_path() / (store.filename().string() + ".fit-" + std::to_string(::getpid()) + ".db")).string();
-        m_specs = m_path + ".specs";
-        fs::create_directories(m_specs);
-    }
-    ~ProbeStore() {
-        std::error_code ec;
-        for (const std::string& p : {m_path, m_path + "-wal", m_path + "-shm", m_specs, RunFolders::rootFor(m_path),
-                                     m_path + ".logindex", m_path + ".logindex-wal", m_path + ".logindex-shm"})
-            fs::remove_all(p, ec);
-    }
-    ProbeStore(const ProbeStore&) = delete;
-    ProbeStore& operator=(const ProbeStore&) = delete;
-    const std::string& path() const { return m_path; }
-    const std::string& specs() const { return m_specs; }
-
-private:
-    std::string m_path;
-    std::string m_specs;
-};
-
-// The last non-empty line of a process's output, for a failure that the store does not explain.
-std::string lastLine(const std::string& text) {
-    std::istringstream in(text);
-    std::string line, last;
-    while (std::getline(in, line))
-        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-    return last;
-}
-
-// SIGINT, SIGTERM and SIGHUP stop the probe under way (its supervisor stops its run) and end fit,
-// which removes what the probes left.
-class StopRequests {
-public:
-    StopRequests() {
-        if (::pipe(m_fds) != 0) throw CliError("fit: cannot create a pipe for stop requests");
-        m_handler = std::make_unique<StopSignalHandler>(m_fds[1]);
-    }
-    ~StopRequests() {
-        m_handler.reset();
-        ::close(m_fds[0]);
-        ::close(m_fds[1]);
-    }
-    StopRequests(const StopRequests&) = delete;
-    StopRequests& operator=(const StopRequests&) = delete;
-    int readFd() const { return m_fds[0]; }
-
-private:
-    int m_fds[2] = {-1, -1};
-    std::unique_ptr<StopSignalHandler> m_handler;
-};
-
-// Seconds a stopped probe's ranks get to end before SIGTERM: a probe has nothing worth a checkpoint.
-constexpr const char* kProbeGrace = "5";
-
 struct Prober {
     const RunSpec& spec;
-    const ProbeStore& store;
+    ProbeRuns& probes;
     const FitCommandOptions& o;
-    const StopRequests& stops;
     double limit = 0;
     std::vector<FitProbe> ran; // of this series, to correct the next estimate
 
@@ -121,40 +49,17 @@ struct Prober {
                         formatBytes(correction.predict(p.estimate_bytes)) + ", is far past the limit";
             return p;
         }
-        const std::string specPath = store.specs() + "/" + probe.name + ".toml";
-        writeSpecFile(probe, specPath);
         std::cerr << "probing micro-batch " << microBatch << (checkpointing ? " with" : " without")
                   << " activation checkpointing..." << std::endl;
-        const CommandResult r =
-            runCommands({{selfExecutable(), "--store", store.path(), "run", specPath, "--grace", kProbeGrace}},
-                        std::chrono::milliseconds(static_cast<int64_t>(o.probe_timeout_s * 1000)), {}, stops.readFd())
-                .front();
+        const ProbeRuns::Result r = probes.run(probe);
         p.seconds = r.seconds;
-        if (r.stopped)
-            throw CliError("fit: stopped while probing micro-batch " + std::to_string(microBatch) +
-                               "; the probe was stopped and its files removed",
-                           ExitCode::RunStopped);
-        if (r.exit_code == ExitCode::Usage || r.exit_code == ExitCode::Error || !r.start_error.empty()) {
-            // Not an answer about memory: the probe could not start at all (a missing worker, hosts
-            // that are not ready). Every other probe would say the same.
-            throw CliError("fit: the probe of micro-batch " + std::to_string(microBatch) + " could not start: " +
-                           (r.start_error.empty() ? lastLine(r.err + "\n" + r.out) : r.start_error));
-        }
-        RunStore db(store.path());
-        std::optional<RunRecord> run;
-        for (const RunRecord& candidate : db.listRuns())
-            if (candidate.name == probe.name && (!run || candidate.id > run->id)) run = candidate;
         double peak = 0;
-        if (run)
-            for (const StepEvent& e : db.metrics(run->id))
-                if (std::isfinite(e.peak_mem)) peak = std::max(peak, e.peak_mem);
+        for (const StepEvent& e : r.steps)
+            if (std::isfinite(e.peak_mem)) peak = std::max(peak, e.peak_mem);
         p.peak_bytes = peak;
-        p.ran = r.exit_code == 0 && run && run->state == RunState::Succeeded && peak > 0;
+        p.ran = r.succeeded() && peak > 0;
         if (!p.ran) {
-            p.failure = r.timed_out ? "did not finish within " + formatDuration(o.probe_timeout_s)
-                        : run && !run->exit_reason.empty() ? run->exit_reason
-                        : run && peak <= 0 ? std::string("ran without a memory reading")
-                                           : lastLine(r.err + "\n" + r.out);
+            p.failure = r.succeeded() ? "ran without a memory reading" : r.failure(o.probe_timeout_s);
             return p;
         }
         ran.push_back(p);
@@ -238,9 +143,8 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
                   << "against " << formatBytes(limit) << " (" << limitSource << "), " << o.steps
                   << " steps per probe" << std::endl;
 
-    ProbeStore store(storePath);
-    StopRequests stops;
-    Prober prober{spec, store, o, stops, limit, {}};
+    ProbeRuns probes(storePath, "fit", o.probe_timeout_s);
+    Prober prober{spec, probes, o, limit, {}};
     std::vector<std::pair<bool, FitSearch>> results;
     for (const bool checkpointing : series) {
         prober.ran.clear();

@@ -164,7 +164,7 @@ TEST(CliFit, AStoppedFitStopsItsProbeAndLeavesNothing) {
     ASSERT_TRUE(probing) << fit.output();
     ASSERT_EQ(kill(fit.pid, SIGTERM), 0);
     EXPECT_EQ(fit.wait(), 3) << fit.output();
-    EXPECT_NE(fit.output().find("fit: stopped while probing micro-batch 1"), std::string::npos) << fit.output();
+    EXPECT_NE(fit.output().find("fit: stopped while probing fit-fit-mb1;"), std::string::npos) << fit.output();
     expectNothingLeft(tmp.path());
 }
 

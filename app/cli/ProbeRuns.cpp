@@ -1,0 +1,96 @@
+#include "app/cli/ProbeRuns.h"
+
+#include "app/cli/CliError.h"
+#include "app/cli/Format.h"
+#include "app/cli/WorkerLocator.h"
+#include "core/launch/CommandRun.h"
+#include "core/launch/RunFolders.h"
+#include "core/launch/StopSignalHandler.h"
+#include "core/spec/SpecIO.h"
+#include "core/store/RunStore.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace parallax {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Seconds a stopped probe's ranks get to end before SIGTERM: a probe has nothing worth a checkpoint.
+constexpr const char* kProbeGrace = "5";
+
+// The last non-empty line of a process's output.
+std::string lastLine(const std::string& text) {
+    std::istringstream in(text);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    return last;
+}
+
+} // namespace
+
+bool ProbeRuns::Result::succeeded() const {
+    return exit_code == 0 && run && run->state == RunState::Succeeded && !steps.empty();
+}
+
+std::string ProbeRuns::Result::failure(double timeoutSeconds) const {
+    if (succeeded()) return {};
+    if (timed_out) return "did not finish within " + formatDuration(timeoutSeconds);
+    if (run && !run->exit_reason.empty()) return run->exit_reason;
+    if (run && steps.empty()) return "ran without a step";
+    return output_tail;
+}
+
+ProbeRuns::ProbeRuns(const std::string& storePath, std::string what, double timeoutSeconds)
+    : m_what(std::move(what)), m_timeoutSeconds(timeoutSeconds) {
+    const fs::path store = fs::absolute(storePath);
+    m_store = (store.parent_path() / (store.filename().string() + "." + m_what + "-" + std::to_string(::getpid()) + ".db"))
+                  .string();
+    m_specs = m_store + ".specs";
+    fs::create_directories(m_specs);
+    if (::pipe(m_stopFds) != 0) throw CliError(m_what + ": cannot create a pipe for stop requests");
+    m_stopHandler = std::make_unique<StopSignalHandler>(m_stopFds[1]);
+}
+
+ProbeRuns::~ProbeRuns() {
+    m_stopHandler.reset();
+    ::close(m_stopFds[0]);
+    ::close(m_stopFds[1]);
+    std::error_code ec;
+    for (const std::string& p : {m_store, m_store + "-wal", m_store + "-shm", m_specs, RunFolders::rootFor(m_store),
+                                 m_store + ".logindex", m_store + ".logindex-wal", m_store + ".logindex-shm"})
+        fs::remove_all(p, ec);
+}
+
+ProbeRuns::Result ProbeRuns::run(const RunSpec& spec) {
+    const std::string specPath = m_specs + "/" + spec.name + ".toml";
+    writeSpecFile(spec, specPath);
+    const CommandResult r =
+        runCommands({{selfExecutable(), "--store", m_store, "run", specPath, "--grace", kProbeGrace}},
+                    std::chrono::milliseconds(static_cast<int64_t>(m_timeoutSeconds * 1000)), {}, m_stopFds[0])
+            .front();
+    if (r.stopped)
+        throw CliError(m_what + ": stopped while probing " + spec.name + "; the probe was stopped and its files removed",
+                       ExitCode::RunStopped);
+    if (r.exit_code == ExitCode::Usage || r.exit_code == ExitCode::Error || !r.start_error.empty())
+        throw CliError(m_what + ": the probe " + spec.name + " could not start: " +
+                       (r.start_error.empty() ? lastLine(r.err + "\n" + r.out) : r.start_error));
+    Result out;
+    out.exit_code = r.exit_code;
+    out.timed_out = r.timed_out;
+    out.seconds = r.seconds;
+    out.output_tail = lastLine(r.err + "\n" + r.out);
+    RunStore db(m_store);
+    for (const RunRecord& candidate : db.listRuns())
+        if (candidate.name == spec.name && (!out.run || candidate.id > out.run->id)) out.run = candidate;
+    if (out.run) out.steps = db.metrics(out.run->id);
+    return out;
+}
+
+} // namespace parallax
