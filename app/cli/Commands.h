@@ -70,6 +70,20 @@ struct FitCommandOptions {
 // the estimate. The probes' store and folders are removed at the end.
 int fitCommand(const std::string& storePath, const FitCommandOptions& o);
 
+struct AdviseCommandOptions {
+    std::string spec;
+    int64_t devices = 0;           // 0: the spec's processes
+    int64_t try_count = 3;         // layouts tried side by side, best predicted first
+    int64_t steps = 6;             // per probe; the first warms up
+    std::string memory_limit;      // per device; on local CPU the default is this machine's memory per rank
+    double probe_timeout_s = 900;
+    bool csv = false;
+};
+// Every dp x tp x pp x zero of the spec's model on `devices` devices: which can run (validator,
+// memory), a step-time model calibrated by two probes on those devices, and the best predicted
+// tried side by side, ranked by measured tokens/s.
+int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o);
+
 // Ends the processes of runs left on hosts that could not be reached when the runs ended
 // (RunStore::pendingCleanups), trying again every few seconds for `waitSeconds`.
 int cleanupCommand(const std::string& storePath, double waitSeconds);

@@ -82,30 +82,6 @@ std::vector<FitProbe> sortedProbes(const FitSearch& search) {
 
 } // namespace
 
-static double parseByteSize(const std::string& text) {
-    size_t used = 0;
-    double value = 0;
-    try {
-        value = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    std::string unit = text.substr(used);
-    unit.erase(0, unit.find_first_not_of(' '));
-    for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const std::pair<const char*, double> units[] = {
-        {"", 1},           {"b", 1},
-        {"k", 1024.0},     {"kib", 1024.0},
-        {"m", 1048576.0},  {"mib", 1048576.0},
-        {"g", 1073741824.0}, {"gib", 1073741824.0},
-        {"t", 1099511627776.0}, {"tib", 1099511627776.0}};
-    if (used > 0 && std::isfinite(value) && value > 0)
-        for (const auto& [name, scale] : units)
-            if (unit == name) return value * scale;
-    throw CliError("--memory-limit \"" + text + "\" is not a size; write e.g. 24GiB, 800MiB or a number of bytes",
-                   ExitCode::Usage);
-}
-
 int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
     const RunSpec spec = readSpecFile(o.spec);
     const MachineInfo machine = thisMachine();
@@ -122,7 +98,7 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
     double limit = 0;
     std::string limitSource;
     if (!o.memory_limit.empty()) {
-        limit = parseByteSize(o.memory_limit);
+        limit = parseByteSize(o.memory_limit, "--memory-limit");
         limitSource = "--memory-limit";
     } else if (spec.launch.device == Device::Cuda) {
         throw CliError("fit: give the memory of one GPU with --memory-limit (e.g. 80GiB); it is what each "

@@ -1,7 +1,9 @@
 #include "app/cli/Format.h"
 
+#include "app/cli/CliError.h"
 #include "core/spec/Estimates.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -65,5 +67,30 @@ std::string formatExact(double value) {
     const auto r = std::to_chars(buf, buf + sizeof buf, value);
     return std::string(buf, r.ptr);
 }
+
+double parseByteSize(const std::string& text, const std::string& option) {
+    size_t used = 0;
+    double value = 0;
+    try {
+        value = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    std::string unit = text.substr(used);
+    unit.erase(0, unit.find_first_not_of(' '));
+    for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::pair<const char*, double> units[] = {
+        {"", 1},           {"b", 1},
+        {"k", 1024.0},     {"kib", 1024.0},
+        {"m", 1048576.0},  {"mib", 1048576.0},
+        {"g", 1073741824.0}, {"gib", 1073741824.0},
+        {"t", 1099511627776.0}, {"tib", 1099511627776.0}};
+    if (used > 0 && std::isfinite(value) && value > 0)
+        for (const auto& [name, scale] : units)
+            if (unit == name) return value * scale;
+    throw CliError(option + " \"" + text + "\" is not a size; write e.g. 24GiB, 800MiB or a number of bytes",
+                   ExitCode::Usage);
+}
+
 
 } // namespace parallax

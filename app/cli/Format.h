@@ -15,4 +15,8 @@ std::string formatPercent(double fraction);   // 0.314 -> "31.4%"
 // Shortest text that reads back to the same double ("0.1", "3e-05"); "nan", "inf", "-inf".
 std::string formatExact(double value);
 
+// A size as a person writes it ("24GiB", "800MiB", "1.5g", a number of bytes), in bytes. Throws
+// CliError (usage) naming `option` otherwise.
+double parseByteSize(const std::string& text, const std::string& option);
+
 } // namespace parallax

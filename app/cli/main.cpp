@@ -167,6 +167,19 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     fit->add_flag("--csv", fitOptions.csv, "Every probe as a CSV row (progress on stderr)");
 
+    AdviseCommandOptions adviseOptions;
+    CLI::App* advise = app.add_subcommand(
+        "advise", "Rank every layout of the spec's model on N devices, and try the best few side by side");
+    advise->add_option("spec", adviseOptions.spec, "The run spec (TOML)")->required();
+    advise->add_option("--devices", adviseOptions.devices, "Devices (ranks) to lay out; default: the spec's processes");
+    advise->add_option("--try", adviseOptions.try_count, "Layouts to try, best predicted first")->capture_default_str();
+    advise->add_option("--steps", adviseOptions.steps, "Steps of each probe run")->capture_default_str();
+    advise->add_option("--memory-limit", adviseOptions.memory_limit,
+                       "Memory of one device (80GiB); on CPU the default is this machine's memory per rank");
+    advise->add_option("--probe-timeout", adviseOptions.probe_timeout_s, "Seconds a probe run may take")
+        ->capture_default_str();
+    advise->add_flag("--csv", adviseOptions.csv, "Every layout as a CSV row (progress on stderr)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -222,6 +235,8 @@ int main(int argc, char** argv) {
             return checkCommand(store, checkSpec);
         if (*fit)
             return fitCommand(store, fitOptions);
+        if (*advise)
+            return adviseCommand(store, adviseOptions);
     } catch (const SpecRejected& e) {
         std::cerr << "parallax-cli: the spec has errors; nothing was started:\n" << e.what() << std::endl;
         return ExitCode::Usage;

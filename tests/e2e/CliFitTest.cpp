@@ -1,7 +1,7 @@
 // parallax-cli fit through the product's own path: every probe is a real run (parallax-cli run,
 // mpirun, the workers) whose peak memory comes back through the store.
 
-#include "tests/support/Process.h"
+#include "tests/e2e/SmallGpt.h"
 
 #include <gtest/gtest.h>
 
@@ -18,31 +18,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string cli() {
-    return buildDir() + "/app/parallax-cli";
-}
-
 // A GPT whose activations outweigh its weights, on two CPU ranks: its peak grows by tens of MiB
 // per sample, far more than the resident size varies between runs.
-const char* kSpec = R"(name = "fit"
-[model]
-kind = "gpt"
-preset = "custom"
-layers = 4
-dim = 128
-heads = 4
-ffn = 512
-vocab = 4096
-seq_len = 256
-[train]
-steps = 20
-global_batch = 4
-micro_batch = 2
-[parallel]
-dp = 2
-[launch]
-threads_per_rank = 1
-)";
+SmallGpt fitSpec() {
+    SmallGpt g;
+    g.name = "fit";
+    return g;
+}
 
 struct Row {
     bool ran = false;
@@ -92,12 +74,12 @@ TEST(CliFit, FindsTheLargestMicroBatchUnderALimitByProbingAndBisecting) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";
     const std::string spec = tmp.path() + "/fit.toml";
-    std::ofstream(spec) << kSpec;
+    std::ofstream(spec) << fitSpec().toml();
 
     // Without a limit that binds: every size up to the most asked for fits, with and without
     // activation checkpointing, and checkpointing lowers the measured peak.
     const ProcessResult open = runProcess(
-        {cli(), "--store", store, "fit", spec, "--memory-limit", "100GiB", "--max-micro-batch", "4", "--csv"});
+        {cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "100GiB", "--max-micro-batch", "4", "--csv"});
     ASSERT_EQ(open.exitCode, 0) << open.output;
     const Rows all = parseRows(open.output);
     for (const bool ac : {false, true}) {
@@ -118,7 +100,7 @@ TEST(CliFit, FindsTheLargestMicroBatchUnderALimitByProbingAndBisecting) {
     const double p2 = all.at({false, 2}).peak, p4 = all.at({false, 4}).peak;
     const int64_t limit = static_cast<int64_t>(p2 + 0.25 * (p4 - p2));
     const ProcessResult bound =
-        runProcess({cli(), "--store", store, "fit", spec, "--memory-limit", std::to_string(limit),
+        runProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", std::to_string(limit),
                     "--max-micro-batch", "64", "--activation-checkpointing", "off", "--csv"});
     EXPECT_EQ(bound.exitCode, 0) << bound.output;
     const Rows rows = parseRows(bound.output);
@@ -136,7 +118,7 @@ TEST(CliFit, FindsTheLargestMicroBatchUnderALimitByProbingAndBisecting) {
 
     // A limit below what even one sample needs: the command fails and says what to change.
     const ProcessResult none =
-        runProcess({cli(), "--store", store, "fit", spec, "--memory-limit", "1MiB", "--activation-checkpointing", "off"});
+        runProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "1MiB", "--activation-checkpointing", "off"});
     EXPECT_EQ(none.exitCode, 1) << none.output;
     EXPECT_NE(none.output.find("not even micro-batch 1 fits"), std::string::npos) << none.output;
     EXPECT_NE(none.output.find("parallel.zero = 3"), std::string::npos) << none.output;
@@ -148,8 +130,8 @@ TEST(CliFit, AStoppedFitStopsItsProbeAndLeavesNothing) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";
     const std::string spec = tmp.path() + "/fit.toml";
-    std::ofstream(spec) << kSpec;
-    BackgroundProcess fit = startProcess({cli(), "--store", store, "fit", spec, "--memory-limit", "100GiB",
+    std::ofstream(spec) << fitSpec().toml();
+    BackgroundProcess fit = startProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "100GiB",
                                           "--steps", "200", "--activation-checkpointing", "off"},
                                          tmp.path() + "/fit.out");
     // A probe's ranks are running once its supervisor and both ranks name the probes' store.
@@ -172,16 +154,16 @@ TEST(CliFit, ABadLimitOrSpecIsAUsageErrorAndStartsNothing) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";
     const std::string spec = tmp.path() + "/fit.toml";
-    std::ofstream(spec) << kSpec;
-    const ProcessResult size = runProcess({cli(), "--store", store, "fit", spec, "--memory-limit", "lots"});
+    std::ofstream(spec) << fitSpec().toml();
+    const ProcessResult size = runProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "lots"});
     EXPECT_EQ(size.exitCode, 2) << size.output;
     EXPECT_NE(size.output.find("--memory-limit \"lots\" is not a size"), std::string::npos) << size.output;
-    std::string badSpec = kSpec;
-    badSpec.replace(badSpec.find("dp = 2"), 6, "dp = 2\ntp = 3"); // 3 does not divide the 4 heads
-    std::ofstream(spec) << badSpec;
-    const ProcessResult bad = runProcess({cli(), "--store", store, "fit", spec});
+    SmallGpt badSpec = fitSpec();
+    badSpec.heads = 3; // does not divide dim 128
+    std::ofstream(spec) << badSpec.toml();
+    const ProcessResult bad = runProcess({cliExecutable(), "--store", store, "fit", spec});
     EXPECT_EQ(bad.exitCode, 2) << bad.output;
-    EXPECT_NE(bad.output.find("parallel.tp"), std::string::npos) << bad.output;
+    EXPECT_NE(bad.output.find("model.heads"), std::string::npos) << bad.output;
     EXPECT_FALSE(fs::exists(store)) << "nothing ran";
 }
 

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "core/spec/MachineInfo.h"
+#include "core/spec/RunSpec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// What one training step of a layout costs each rank, in the parts a step-time model weighs: its
+// FLOPs, the pipeline bubble that stretches them, and the bytes it moves over each kind of group.
+struct StepCost {
+    double flops = 0;     // training FLOPs of one rank per step
+    double bubble = 0;    // theoretical pipeline bubble fraction
+    double dp_bytes = 0;  // gradient reduction (and ZeRO-3's gathers) over the data-parallel group
+    double tp_bytes = 0;  // tensor parallel's all-reduces of activations, forward and backward
+    double pp_bytes = 0;  // activations and their gradients between stages
+    double bytes() const { return dp_bytes + tp_bytes + pp_bytes; }
+};
+// Throws std::invalid_argument (naming the field) when the model cannot be resolved.
+StepCost stepCost(const RunSpec& spec);
+
+// A step's time = compute + communication: flops / (flops_per_s (1 - bubble)) + bytes / bytes_per_s,
+// with no overlap assumed.
+struct StepTimeModel {
+    double flops_per_s = 0;
+    double bytes_per_s = 0;
+    double predictMs(const StepCost& cost) const;
+};
+
+// Calibrated by two measured steps (ms) of one layout at two global batches: the FLOPs differ and
+// the communication of the gradients does not, which separates the two rates. Noise that leaves no
+// time to the communication makes it free (bytes_per_s infinite) rather than negative.
+StepTimeModel calibrateStepTime(const StepCost& small, double smallMs, const StepCost& large, double largeMs);
+
+// One layout of the advisor: the spec with that layout, or why it is not one.
+struct LayoutOption {
+    RunSpec spec;           // parallel.dp/tp/pp/zero set, the global batch kept
+    std::string label;      // "dp2 tp1 pp2 zero1"
+    std::string excluded;   // "" for a layout that can run: else the validator's first error, or memory
+    double memory_bytes = 0;
+    double predicted_ms = 0;
+};
+
+// Every dp x tp x pp x zero with dp * tp * pp = `devices` (zero > 0 only with dp > 1) for the spec's
+// model, global batch and schedule: the micro-batch kept, or the largest smaller one that divides a
+// replica's share; an explicit stage split dropped. Each is checked by the validator and, where
+// `memoryLimit` > 0, its estimated memory against it. In a fixed order: dp descending, then tp,
+// then zero ascending.
+std::vector<LayoutOption> layoutOptions(const RunSpec& spec, int64_t devices, const MachineInfo& machine,
+                                        double memoryLimit);
+
+// The spec with its global batch multiplied by `factor` (as many more micro-batches per step), for
+// calibration.
+RunSpec withGlobalBatchTimes(const RunSpec& spec, int64_t factor);
+
+} // namespace parallax

@@ -1,0 +1,120 @@
+// parallax-cli advise through the product's own path: the calibration and every layout tried are
+// real runs on four CPU ranks, their step times read back through the store.
+
+#include "tests/e2e/SmallGpt.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+using namespace parallax::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+SmallGpt adviseSpec() {
+    SmallGpt g;
+    g.name = "adv";
+    g.dim = 64;
+    g.ffn = 256;
+    g.vocab = 1024;
+    g.seq_len = 64;
+    g.global_batch = 8;
+    g.dp = 4;
+    return g;
+}
+
+struct Row {
+    std::string excluded;
+    double predicted = 0;
+    double tokens = 0;
+    int rank = 0;
+};
+
+std::map<std::string, Row> parseRows(const std::string& output) {
+    std::map<std::string, Row> rows;
+    std::istringstream in(output);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("dp", 0) != 0) continue;
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
+        f.resize(7);
+        Row r;
+        r.excluded = f[1];
+        r.predicted = f[3].empty() ? 0 : std::stod(f[3]);
+        r.tokens = f[4].empty() ? 0 : std::stod(f[4]);
+        r.rank = f[6].empty() ? 0 : std::stoi(f[6]);
+        rows[f[0]] = r;
+    }
+    return rows;
+}
+
+TEST(CliAdvise, RanksEveryLayoutOfFourRanksAndTriesTheBestSideBySide) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/adv.toml";
+    std::ofstream(spec) << adviseSpec().toml();
+    const ProcessResult r =
+        runProcess({cliExecutable(), "--store", store, "advise", spec, "--devices", "4", "--try", "3", "--steps", "4", "--csv"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::map<std::string, Row> rows = parseRows(r.output);
+
+    // Every dp x tp x pp of 4, with every ZeRO stage where there is data parallelism: 15 layouts.
+    EXPECT_EQ(rows.size(), 15u) << r.output;
+    for (const char* label : {"dp4 tp1 pp1 zero3", "dp2 tp2 pp1 zero1", "dp2 tp1 pp2 zero0", "dp1 tp4 pp1 zero0",
+                              "dp1 tp2 pp2 zero0", "dp1 tp1 pp4 zero0"})
+        EXPECT_TRUE(rows.count(label)) << label << " is missing\n" << r.output;
+    EXPECT_FALSE(rows.count("dp1 tp4 pp1 zero1")) << "ZeRO shards over data parallelism only";
+
+    // Three of them tried, three different shapes, ranked by what they measured.
+    std::vector<std::pair<int, Row>> tried;
+    std::set<std::string> shapes;
+    for (const auto& [label, row] : rows) {
+        if (row.excluded.empty()) {
+            EXPECT_GT(row.predicted, 0) << label << " has no prediction";
+        }
+        if (row.rank == 0) continue;
+        EXPECT_GT(row.tokens, 0) << label;
+        tried.emplace_back(row.rank, row);
+        shapes.insert(label.substr(0, label.find(" zero")));
+    }
+    ASSERT_EQ(tried.size(), 3u) << r.output;
+    EXPECT_EQ(shapes.size(), 3u) << "one layout of each shape is tried";
+    std::sort(tried.begin(), tried.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    EXPECT_EQ(tried.front().first, 1);
+    for (const auto& [rank, row] : tried)
+        EXPECT_GE(tried.front().second.tokens, row.tokens) << "the top measured choice is at least as fast as layout #" << rank;
+
+    // Nothing of the probes is left.
+    EXPECT_TRUE(processesMatching(tmp.path()).empty());
+    for (const auto& entry : fs::directory_iterator(tmp.path()))
+        EXPECT_EQ(entry.path().filename().string().find(".advise-"), std::string::npos) << entry.path();
+}
+
+TEST(CliAdvise, SaysWhyNoLayoutCanRun) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/adv.toml";
+    // For 2 devices: 7 samples do not split over dp = 2, 3 heads not over tp = 2, 1 layer not over pp = 2.
+    SmallGpt g = adviseSpec();
+    g.heads = 3;
+    g.dim = 66;
+    g.layers = 1;
+    g.global_batch = 7;
+    g.dp = 1;
+    std::ofstream(spec) << g.toml();
+    const ProcessResult r = runProcess({cliExecutable(), "--store", store, "advise", spec, "--devices", "2"});
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("no layout of 2 devices can run this spec"), std::string::npos) << r.output;
+    for (const char* layout : {"dp2 tp1 pp1 zero0: ", "dp1 tp2 pp1 zero0: ", "dp1 tp1 pp2 zero0: "})
+        EXPECT_NE(r.output.find(layout), std::string::npos) << layout << " is not explained\n" << r.output;
+    EXPECT_FALSE(fs::exists(store)) << "nothing ran";
+}
+
+} // namespace
