@@ -1,8 +1,7 @@
 #pragma once
 
-#include <QObject>
-#include <QPointer>
-#include <QProcess>
+#include "ui/models/ProbeCommand.h"
+
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -10,10 +9,9 @@
 namespace parallax {
 
 // The New run form's "Find the largest micro-batch": runs `parallax-cli --store S fit SPEC --csv`
-// (probe runs on the spec's own target, docs/guide.md) and reports its progress line by line and
-// its answer. Stop, or destroying the runner (the console closing), sends SIGTERM: fit stops the
-// probe under way and removes what the probes left. One fit at a time.
-class FitRunner : public QObject {
+// (probe runs on the spec's own target, docs/guide.md): its progress line by line, its answer at
+// the end; stopped as every ProbeCommand.
+class FitRunner : public ProbeCommand {
     Q_OBJECT
 public:
     struct Probe {
@@ -36,33 +34,20 @@ public:
         QString checkpointing = QStringLiteral("both");
     };
 
-    explicit FitRunner(QObject* parent = nullptr);
-    ~FitRunner() override;
+    explicit FitRunner(QObject* parent = nullptr) : ProbeCommand(parent) {}
 
-    void setStorePath(const QString& path) { m_storePath = path; }
-    // parallax-cli beside this executable unless set.
-    void setCliPath(const QString& path) { m_cliPath = path; }
-    QString cliPath() const;
-
-    QStringList arguments(const QString& specPath, const Options& options) const;
+    // After --store STORE.
+    static QStringList arguments(const QString& specPath, const Options& options);
     // The rows of `fit --csv`; other lines (progress on stderr) are skipped.
     static Result parse(const QString& output);
 
     void start(const QString& specPath, const Options& options);
-    void stop();
-    bool isRunning() const { return m_process != nullptr; }
 
 signals:
-    void progress(const QString& line);
     void finished(const parallax::FitRunner::Result& result);
-    void failed(const QString& message);
 
-private:
-    QString m_storePath;
-    QString m_cliPath;
-    QPointer<QProcess> m_process;
-    QByteArray m_errBuffer;
-    QString m_errText;
+protected:
+    void answered(int exitCode, const QString& output) override;
 };
 
 } // namespace parallax

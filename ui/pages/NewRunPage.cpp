@@ -3,12 +3,14 @@
 
 #include "core/launch/LaunchPlan.h"
 #include "core/spec/Estimates.h"
+#include "core/spec/LayoutLabel.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecOverrides.h"
 #include "core/spec/SpecIO.h"
 #include "core/store/StoreTypes.h"
 #include "ui/models/FitRunner.h"
+#include "ui/models/LayoutAdvice.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecFormModel.h"
@@ -40,6 +42,8 @@
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QTableView>
+#include <QHeaderView>
 #include <QSplitter>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -330,7 +334,10 @@ QWidget* NewRunPage::buildSection(const char* section, const QString& title) {
         if (f.path() == "launch.device") addDeviceMemoryRow(form);
         if (f.path() == "train.micro_batch") addFitRow(form);
     }
-    if (std::strcmp(section, "parallel") == 0) addDerivedRows(form);
+    if (std::strcmp(section, "parallel") == 0) {
+        addDerivedRows(form);
+        addAdviceRow(form);
+    }
     return box;
 }
 
@@ -806,18 +813,8 @@ void NewRunPage::startOrStopFit() {
         m_fitStatus->setText(tr("Stopping the probe under way…"));
         return;
     }
-    if (m_model->hasErrors()) {
-        m_fitStatus->setText(tr("Fix the spec's errors first: the probes run it as it is"));
-        m_fitStatus->show();
-        return;
-    }
-    QString error;
-    const QString specPath = writeLaunchSpec(&error);
-    if (specPath.isEmpty()) {
-        m_fitStatus->setText(error);
-        m_fitStatus->show();
-        return;
-    }
+    const QString specPath = probeSpecFile(m_fitStatus);
+    if (specPath.isEmpty()) return;
     FitRunner::Options options;
     // Larger than a replica's share of the global batch is of no use without another global batch.
     const RunSpec& spec = m_model->spec();
@@ -831,6 +828,95 @@ void NewRunPage::startOrStopFit() {
     m_fitStatus->setText(tr("Starting the probes…"));
     m_fitStatus->show();
     m_fit->start(specPath, options);
+}
+
+QString NewRunPage::probeSpecFile(QLabel* status) {
+    QString error;
+    const QString path = m_model->hasErrors() ? QString() : writeLaunchSpec(&error);
+    if (path.isEmpty()) {
+        status->setText(m_model->hasErrors() ? tr("Fix the spec's errors first: the probes run it as it is") : error);
+        status->show();
+    }
+    return path;
+}
+
+void NewRunPage::addAdviceRow(QFormLayout* form) {
+    auto* row = new QWidget;
+    auto* layout = new QVBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* buttons = new QHBoxLayout;
+    m_adviceButton = new QPushButton(tr("Try the top 3 layouts"), row);
+    m_adviceButton->setToolTip(tr("Every dp × tp × pp × ZeRO of the spec's processes ranked by a step-time model "
+                                  "calibrated on them, and the three best of different shapes run side by side "
+                                  "(parallax-cli advise)"));
+    m_adviceUse = new QPushButton(row);
+    m_adviceUse->hide();
+    buttons->addWidget(m_adviceButton);
+    buttons->addWidget(m_adviceUse);
+    buttons->addStretch(1);
+    layout->addLayout(buttons);
+    m_adviceStatus = new QLabel(row);
+    m_adviceStatus->setWordWrap(true);
+    m_adviceStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_adviceStatus->hide();
+    layout->addWidget(m_adviceStatus);
+    m_adviceModel = new LayoutAdviceModel(this);
+    auto* view = new QTableView(row);
+    view->setModel(m_adviceModel);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setMinimumHeight(160);
+    view->hide();
+    m_adviceView = view;
+    layout->addWidget(view);
+    form->addRow(QString(), row);
+
+    m_advise = new AdviseRunner(this);
+    connect(m_adviceButton, &QPushButton::clicked, this, &NewRunPage::startOrStopAdvice);
+    connect(m_advise, &ProbeCommand::progress, this, [this](const QString& line) { m_adviceStatus->setText(line); });
+    connect(m_advise, &ProbeCommand::failed, this, [this](const QString& message) {
+        m_adviceButton->setText(tr("Try the top 3 layouts"));
+        m_adviceStatus->setText(message);
+    });
+    connect(m_advise, &AdviseRunner::finished, this, [this](const QVector<LayoutAdviceRow>& rows) {
+        m_adviceButton->setText(tr("Try the top 3 layouts"));
+        m_adviceModel->setRows(rows);
+        m_adviceView->show();
+        const std::optional<LayoutAdviceRow> best = m_adviceModel->best();
+        m_adviceStatus->setText(best ? tr("Fastest measured: %1 at %2 tokens/s")
+                                           .arg(best->label, QLocale().toString(best->tokensPerS, 'f', 0))
+                                     : tr("No layout could be measured; the table says why"));
+        m_adviceUse->setText(best ? tr("Use %1").arg(best->label) : QString());
+        m_adviceUse->setVisible(best && best->label != q(layoutLabel(m_model->spec().parallel)));
+    });
+    connect(m_adviceUse, &QPushButton::clicked, this, [this] {
+        const std::optional<LayoutAdviceRow> best = m_adviceModel->best();
+        if (!best) return;
+        const QString label = best->label;
+        m_model->edit(QStringLiteral("parallel.dp"), [label](RunSpec& s) {
+            if (applyLayoutLabel(label, s)) s.train.micro_batch = usableMicroBatch(s, s.train.micro_batch);
+        });
+        m_adviceUse->hide();
+    });
+}
+
+void NewRunPage::startOrStopAdvice() {
+    if (m_advise->isRunning()) {
+        m_advise->stop();
+        m_adviceStatus->setText(tr("Stopping the probe under way…"));
+        return;
+    }
+    m_adviceStatus->show();
+    const QString specPath = probeSpecFile(m_adviceStatus);
+    if (specPath.isEmpty()) return;
+    const RunSpec& spec = m_model->spec();
+    m_advise->setStorePath(m_storePath);
+    m_adviceUse->hide();
+    m_adviceButton->setText(tr("Stop"));
+    m_adviceStatus->setText(tr("Calibrating on the spec's %1 processes…").arg(spec.processCount()));
+    m_advise->start(specPath, spec.processCount(), 3,
+                    spec.launch.device == Device::Cuda ? m_model->cudaMemoryGiB() * 1073741824.0 : 0.0);
 }
 
 void NewRunPage::showFitResult() {

@@ -30,7 +30,9 @@ class QToolButton;
 namespace parallax {
 
 class EstimatePanel;
+class AdviseRunner;
 class FitRunner;
+class LayoutAdviceModel;
 class RunLauncher;
 class RunListModel;
 class SpecFormModel;
@@ -90,6 +92,13 @@ public:
     QPushButton* fitButton() const { return m_fitButton; }
     QPushButton* fitUseButton() const { return m_fitUse; }
     QLabel* fitStatusLabel() const { return m_fitStatus; }
+    // "Try the top 3 layouts": parallax-cli advise on the spec's devices; "Use" sets the fastest
+    // measured layout.
+    AdviseRunner* adviseRunner() const { return m_advise; }
+    LayoutAdviceModel* adviceModel() const { return m_adviceModel; }
+    QPushButton* adviceButton() const { return m_adviceButton; }
+    QPushButton* adviceUseButton() const { return m_adviceUse; }
+    QLabel* adviceStatusLabel() const { return m_adviceStatus; }
     QLabel* messageLabel() const { return m_message; }
     QString microBatchesText() const;
 
@@ -143,6 +152,11 @@ private:
     void addDeviceMemoryRow(QFormLayout* form);
     void addDerivedRows(QFormLayout* form);
     void addFitRow(QFormLayout* form);
+    void addAdviceRow(QFormLayout* form);
+    void startOrStopAdvice();
+    // A spec file of the form as it is, for a probe command; empty (the reason shown in `status`)
+    // when the spec has errors or cannot be written.
+    QString probeSpecFile(QLabel* status);
     void startOrStopFit();
     void showFitResult();
 
@@ -216,6 +230,12 @@ private:
     QPushButton* m_fitButton = nullptr;
     QPushButton* m_fitUse = nullptr;
     QLabel* m_fitStatus = nullptr;
+    AdviseRunner* m_advise = nullptr;
+    LayoutAdviceModel* m_adviceModel = nullptr;
+    QPushButton* m_adviceButton = nullptr;
+    QPushButton* m_adviceUse = nullptr;
+    QLabel* m_adviceStatus = nullptr;
+    QWidget* m_adviceView = nullptr;
     struct FitAnswer {
         qint64 largest = 0;
         qint64 largestWithCheckpointing = 0;

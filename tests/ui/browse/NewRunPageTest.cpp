@@ -3,6 +3,7 @@
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "ui/models/FitRunner.h"
+#include "ui/models/LayoutAdvice.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecFormModel.h"
@@ -217,6 +218,48 @@ TEST(NewRunPage, FindsTheLargestMicroBatchByProbesAndUsesIt) {
     EXPECT_EQ(page.formModel()->spec().train.micro_batch, 2);
     EXPECT_EQ(page.formModel()->spec().train.global_batch, 4);
     EXPECT_FALSE(page.fitUseButton()->isVisibleTo(&page)) << "the form has the answer now";
+}
+
+// "Try the top 3 layouts" runs parallax-cli advise on the spec's processes (real probe runs): every
+// layout of them listed, three tried, and "Use" sets the fastest measured.
+TEST(NewRunPage, TriesTheTopLayoutsOfItsProcessesAndUsesTheFastest) {
+    const char* build = std::getenv("PARALLAX_BUILD_DIR");
+    ASSERT_TRUE(build && *build) << "PARALLAX_BUILD_DIR names the build with parallax-cli";
+    Page p;
+    NewRunPage& page = p.page;
+    page.adviseRunner()->setCliPath(QString::fromUtf8(build) + QStringLiteral("/app/parallax-cli"));
+    settle(page);
+    ASSERT_FALSE(page.formModel()->hasErrors());
+    page.adviceButton()->click();
+    ASSERT_TRUE(waitFor([&] { return !page.adviseRunner()->isRunning(); }, 240000))
+        << page.adviceStatusLabel()->text().toStdString();
+    const QVector<LayoutAdviceRow>& rows = page.adviceModel()->rows();
+    // dp2 with ZeRO 0-3, tp2, pp2.
+    ASSERT_EQ(rows.size(), 6) << page.adviceStatusLabel()->text().toStdString();
+    int tried = 0;
+    for (const LayoutAdviceRow& r : rows) tried += r.rank > 0;
+    EXPECT_EQ(tried, 3);
+    const std::optional<LayoutAdviceRow> best = page.adviceModel()->best();
+    ASSERT_TRUE(best.has_value());
+    EXPECT_EQ(rows.front().label, best->label) << "the fastest comes first";
+    for (const LayoutAdviceRow& r : rows) {
+        if (r.rank > 0) {
+            EXPECT_GE(best->tokensPerS, r.tokensPerS) << r.label.toStdString();
+        }
+    }
+    EXPECT_TRUE(page.adviceStatusLabel()->text().startsWith(QStringLiteral("Fastest measured: ") + best->label));
+    if (best->label != QStringLiteral("dp2 tp1 pp1 zero0")) {
+        ASSERT_TRUE(page.adviceUseButton()->isVisibleTo(&page));
+        page.adviceUseButton()->click();
+    }
+    RunSpec expected = page.formModel()->spec();
+    ASSERT_TRUE(applyLayoutLabel(best->label, expected));
+    EXPECT_EQ(page.formModel()->spec().parallel.dp, expected.parallel.dp);
+    EXPECT_EQ(page.formModel()->spec().parallel.tp, expected.parallel.tp);
+    EXPECT_EQ(page.formModel()->spec().parallel.pp, expected.parallel.pp);
+    EXPECT_EQ(page.formModel()->spec().parallel.zero, expected.parallel.zero);
+    for (const auto& entry : std::filesystem::directory_iterator(p.dir.path().toStdString()))
+        EXPECT_EQ(entry.path().filename().string().find(".advise-"), std::string::npos) << entry.path();
 }
 
 TEST(NewRunPage, ShowsTheValidatorsMessageBesideTheFieldAndDisablesLaunch) {
