@@ -53,9 +53,10 @@ ProbeRuns::ProbeRuns(const std::string& storePath, std::string what, double time
     m_store = (store.parent_path() / (store.filename().string() + "." + m_what + "-" + std::to_string(::getpid()) + ".db"))
                   .string();
     m_specs = m_store + ".specs";
-    fs::create_directories(m_specs);
+    // Stop requests are caught before anything exists that a stop must remove.
     if (::pipe(m_stopFds) != 0) throw CliError(m_what + ": cannot create a pipe for stop requests");
     m_stopHandler = std::make_unique<StopSignalHandler>(m_stopFds[1]);
+    fs::create_directories(m_specs);
 }
 
 ProbeRuns::~ProbeRuns() {

@@ -134,11 +134,12 @@ TEST(CliFit, AStoppedFitStopsItsProbeAndLeavesNothing) {
     BackgroundProcess fit = startProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "100GiB",
                                           "--steps", "200", "--activation-checkpointing", "off"},
                                          tmp.path() + "/fit.out");
-    // A probe's ranks are running once its supervisor and both ranks name the probes' store.
+    // A probe's ranks are running once its supervisor and both ranks name this test's probe store
+    // (other tests' probes may run beside it).
     bool probing = false;
     for (int i = 0; i < 600 && !probing; ++i) {
         size_t probes = 0;
-        for (pid_t pid : processesMatching(".fit-"))
+        for (pid_t pid : processesMatching(store + ".fit-"))
             probes += pid != fit.pid;
         probing = probes >= 3;
         if (!probing) usleep(100 * 1000);
