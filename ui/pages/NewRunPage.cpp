@@ -998,9 +998,50 @@ void NewRunPage::browseDataPath() {
 
 void NewRunPage::setRowVisible(const QString& path, bool visible) {
     const auto field = m_fields.find(path);
-    const auto form = m_rowForms.find(path);
-    if (field == m_fields.end() || form == m_rowForms.end()) return;
-    form->second->setRowVisible(field->second.row, visible);
+    const auto formOf = m_rowForms.find(path);
+    if (field == m_fields.end() || formOf == m_rowForms.end()) return;
+    QFormLayout* form = formOf->second;
+    QWidget* row = field->second.row;
+    // A hidden row is taken out of its form and put back in its place when shown: Qt 6.4's
+    // QFormLayout writes past its row arrays laying out hidden rows (setRowVisible, or widgets
+    // hidden in place) beside word-wrapped labels.
+    std::vector<QWidget*>& order = m_formRowOrder[form];
+    if (order.empty()) {
+        for (int r = 0; r < form->rowCount(); ++r) {
+            QLayoutItem* item = form->itemAt(r, QFormLayout::FieldRole);
+            if (!item) item = form->itemAt(r, QFormLayout::SpanningRole);
+            order.push_back(item ? item->widget() : nullptr);
+        }
+    }
+    int at = -1;
+    QFormLayout::ItemRole role;
+    form->getWidgetPosition(row, &at, &role);
+    const bool present = at >= 0;
+    if (visible == present) return;
+    if (!visible) {
+        const QFormLayout::TakeRowResult taken = form->takeRow(at);
+        QWidget* label = taken.labelItem ? taken.labelItem->widget() : nullptr;
+        delete taken.labelItem; // the items, not their widgets
+        delete taken.fieldItem;
+        if (label) label->hide();
+        row->hide();
+        m_takenLabels[row] = label;
+        return;
+    }
+    // Back where it was: after the rows before it in the form's first order that are present.
+    int index = 0;
+    for (QWidget* w : order) {
+        if (w == row) break;
+        int r = -1;
+        if (w) form->getWidgetPosition(w, &r, &role);
+        if (r >= 0) ++index;
+    }
+    QWidget* label = m_takenLabels[row];
+    m_takenLabels.erase(row);
+    if (label) form->insertRow(index, label, row);
+    else form->insertRow(index, row);
+    if (label) label->show();
+    row->show();
 }
 
 void NewRunPage::refreshFields() {
@@ -1174,6 +1215,15 @@ bool NewRunPage::confirmDiscard(const QString& title, const QString& what) {
 QWidget* NewRunPage::fieldEditor(const QString& path) const {
     const auto it = m_fields.find(path);
     return it == m_fields.end() ? nullptr : it->second.editor;
+}
+
+QLabel* NewRunPage::fieldLabel(const QString& path) const {
+    const auto field = m_fields.find(path);
+    const auto form = m_rowForms.find(path);
+    if (field == m_fields.end() || form == m_rowForms.end()) return nullptr;
+    const auto taken = m_takenLabels.find(field->second.row);
+    QWidget* label = taken != m_takenLabels.end() ? taken->second : form->second->labelForField(field->second.row);
+    return qobject_cast<QLabel*>(label);
 }
 
 QLabel* NewRunPage::fieldIssueLabel(const QString& path) const {

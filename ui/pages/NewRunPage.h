@@ -85,6 +85,8 @@ public:
     // form has no editor for the field.
     QWidget* fieldEditor(const QString& path) const;
     QLabel* fieldIssueLabel(const QString& path) const;
+    // The label of the field's row, shown or not; null for a path the form has no row for.
+    QLabel* fieldLabel(const QString& path) const;
     QPushButton* launchButton() const { return m_launch; }
     // "Find the largest micro-batch": parallax-cli fit on the spec as the form has it; its answer for
     // the spec's activation checkpointing goes into the form with "Use".
@@ -207,6 +209,10 @@ private:
     ConfirmDiscard m_confirmDiscard;
     std::map<QString, Field> m_fields;
     std::map<QString, QFormLayout*> m_rowForms;
+    // Each form's rows in the order they were built (their field widgets), and the labels of rows
+    // taken out of their form while hidden (setRowVisible).
+    std::map<QFormLayout*, std::vector<QWidget*>> m_formRowOrder;
+    std::map<QWidget*, QWidget*> m_takenLabels;
 
     QScrollArea* m_scroll = nullptr;
     QGridLayout* m_formGrid = nullptr;

@@ -17,7 +17,6 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QFile>
-#include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -133,10 +132,7 @@ TEST(NewRunPage, HasAnEditorForEveryOfferedFieldWithItsLabelAndHelp) {
             continue;
         }
         ASSERT_NE(editor, nullptr) << f.path();
-        QWidget* row = editor->parentWidget();
-        QLabel* label = nullptr;
-        for (QFormLayout* form : p.page.findChildren<QFormLayout*>())
-            if (!label) label = qobject_cast<QLabel*>(form->labelForField(row));
+        QLabel* label = p.page.fieldLabel(path);
         ASSERT_NE(label, nullptr) << f.path();
         EXPECT_EQ(label->text(), QString::fromUtf8(f.info.label)) << f.path();
         EXPECT_TRUE(editor->toolTip().contains(QString::fromUtf8(f.info.help))) << f.path();
@@ -260,6 +256,41 @@ TEST(NewRunPage, TriesTheTopLayoutsOfItsProcessesAndUsesTheFastest) {
     EXPECT_EQ(page.formModel()->spec().parallel.zero, expected.parallel.zero);
     for (const auto& entry : std::filesystem::directory_iterator(p.dir.path().toStdString()))
         EXPECT_EQ(entry.path().filename().string().find(".advise-"), std::string::npos) << entry.path();
+}
+
+// Shown in a window, the form lays out every combination of hidden and shown rows and issue
+// messages: kinds, targets, an invalid layout, and back.
+TEST(NewRunPage, LaysOutEveryCombinationOfRowsInAWindow) {
+    Page p;
+    NewRunPage& page = p.page;
+    page.resize(1280, 720);
+    page.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+    RunSpec spec = tinySpec("shown");
+    std::vector<RunSpec> specs;
+    for (const ModelKind kind : {ModelKind::Gpt, ModelKind::Mmdit, ModelKind::Vlm}) {
+        for (const Target target : {Target::Local, Target::Hosts, Target::Slurm}) {
+            RunSpec s = spec;
+            s.model.kind = kind;
+            s.launch.target = target;
+            specs.push_back(s);
+            s.parallel.tp = 3; // an error beside tp and heads
+            s.launch.processes = 4;
+            s.launch.nodes = 2; // set, and shown with its warning off Slurm
+            specs.push_back(s);
+        }
+    }
+    specs.push_back(spec);
+    for (const RunSpec& s : specs) {
+        page.setSpec(s);
+        page.formModel()->validateNow();
+        QTest::qWait(20);
+        page.resize(page.width() == 1280 ? 1920 : 1280, page.width() == 1280 ? 1080 : 720);
+        QTest::qWait(20);
+    }
+    EXPECT_TRUE(page.fieldEditor(QStringLiteral("train.steps"))->isVisible());
+    EXPECT_FALSE(page.fieldEditor(QStringLiteral("launch.partition"))->isVisible());
+    EXPECT_TRUE(page.fieldIssueLabel(QStringLiteral("parallel.tp"))->text().isEmpty());
 }
 
 TEST(NewRunPage, ShowsTheValidatorsMessageBesideTheFieldAndDisablesLaunch) {
