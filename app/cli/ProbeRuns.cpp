@@ -4,7 +4,6 @@
 #include "app/cli/Format.h"
 #include "app/cli/WorkerLocator.h"
 #include "core/launch/CommandRun.h"
-#include "core/launch/RunFolders.h"
 #include "core/launch/StopSignalHandler.h"
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
@@ -63,10 +62,14 @@ ProbeRuns::~ProbeRuns() {
     m_stopHandler.reset();
     ::close(m_stopFds[0]);
     ::close(m_stopFds[1]);
+    // Everything named after the probes' store: the store with its -wal, -shm or -journal (a probe
+    // stopped while it created the store leaves a rollback journal), the runs' folders, the log
+    // index, the spec files.
     std::error_code ec;
-    for (const std::string& p : {m_store, m_store + "-wal", m_store + "-shm", m_specs, RunFolders::rootFor(m_store),
-                                 m_store + ".logindex", m_store + ".logindex-wal", m_store + ".logindex-shm"})
-        fs::remove_all(p, ec);
+    const fs::path store(m_store);
+    const std::string prefix = store.filename().string();
+    for (const auto& entry : fs::directory_iterator(store.parent_path(), ec))
+        if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(entry.path(), ec);
 }
 
 ProbeRuns::Result ProbeRuns::run(const RunSpec& spec) {
