@@ -748,28 +748,38 @@ void NewRunPage::addDeviceMemoryRow(QFormLayout* form) {
            tr("Memory of one GPU, for the estimates (an H200 has 141 GiB)"));
 }
 
-void NewRunPage::addFitRow(QFormLayout* form) {
-    auto* row = new QWidget;
-    auto* layout = new QVBoxLayout(row);
-    layout->setContentsMargins(0, 0, 0, 0);
+NewRunPage::ProbeRow NewRunPage::probeRow(const QString& action, const QString& tip) {
+    ProbeRow r;
+    r.widget = new QWidget;
+    r.layout = new QVBoxLayout(r.widget);
+    r.layout->setContentsMargins(0, 0, 0, 0);
     auto* buttons = new QHBoxLayout;
-    m_fitButton = new QPushButton(tr("Find the largest micro-batch"), row);
-    m_fitButton->setToolTip(tr("Short probe runs of this spec on its target (parallax-cli fit): micro-batch 1, 2, 4, "
-                               "... then bisection, with and without activation checkpointing, each probe's peak "
-                               "memory measured"));
-    m_fitUse = new QPushButton(row);
-    m_fitUse->hide();
-    buttons->addWidget(m_fitButton);
-    buttons->addWidget(m_fitUse);
+    r.button = new QPushButton(action, r.widget);
+    r.button->setToolTip(tip);
+    r.use = new QPushButton(r.widget);
+    r.use->hide();
+    buttons->addWidget(r.button);
+    buttons->addWidget(r.use);
     buttons->addStretch(1);
-    layout->addLayout(buttons);
-    m_fitStatus = new QLabel(row);
-    m_fitStatus->setWordWrap(true);
-    m_fitStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    r.layout->addLayout(buttons);
+    r.status = new QLabel(r.widget);
+    r.status->setWordWrap(true);
+    r.status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    r.status->hide();
+    r.layout->addWidget(r.status);
+    return r;
+}
+
+void NewRunPage::addFitRow(QFormLayout* form) {
+    const ProbeRow row = probeRow(tr("Find the largest micro-batch"),
+                                  tr("Short probe runs of this spec on its target (parallax-cli fit): micro-batch 1, 2, "
+                                     "4, ... then bisection, with and without activation checkpointing, each probe's "
+                                     "peak memory measured"));
+    m_fitButton = row.button;
+    m_fitUse = row.use;
+    m_fitStatus = row.status;
     m_fitStatus->setObjectName(QStringLiteral("fit.status"));
-    m_fitStatus->hide();
-    layout->addWidget(m_fitStatus);
-    form->addRow(QString(), row);
+    form->addRow(QString(), row.widget);
 
     m_fit = new FitRunner(this);
     connect(m_fitButton, &QPushButton::clicked, this, &NewRunPage::startOrStopFit);
@@ -841,25 +851,14 @@ QString NewRunPage::probeSpecFile(QLabel* status) {
 }
 
 void NewRunPage::addAdviceRow(QFormLayout* form) {
-    auto* row = new QWidget;
-    auto* layout = new QVBoxLayout(row);
-    layout->setContentsMargins(0, 0, 0, 0);
-    auto* buttons = new QHBoxLayout;
-    m_adviceButton = new QPushButton(tr("Try the top 3 layouts"), row);
-    m_adviceButton->setToolTip(tr("Every dp × tp × pp × ZeRO of the spec's processes ranked by a step-time model "
-                                  "calibrated on them, and the three best of different shapes run side by side "
-                                  "(parallax-cli advise)"));
-    m_adviceUse = new QPushButton(row);
-    m_adviceUse->hide();
-    buttons->addWidget(m_adviceButton);
-    buttons->addWidget(m_adviceUse);
-    buttons->addStretch(1);
-    layout->addLayout(buttons);
-    m_adviceStatus = new QLabel(row);
-    m_adviceStatus->setWordWrap(true);
-    m_adviceStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_adviceStatus->hide();
-    layout->addWidget(m_adviceStatus);
+    const ProbeRow probe = probeRow(tr("Try the top 3 layouts"),
+                                    tr("Every dp × tp × pp × ZeRO of the spec's processes ranked by a step-time model "
+                                       "calibrated on them, and the three best of different shapes run side by side "
+                                       "(parallax-cli advise)"));
+    QWidget* row = probe.widget;
+    m_adviceButton = probe.button;
+    m_adviceUse = probe.use;
+    m_adviceStatus = probe.status;
     m_adviceModel = new LayoutAdviceModel(this);
     auto* view = new QTableView(row);
     view->setModel(m_adviceModel);
@@ -869,7 +868,7 @@ void NewRunPage::addAdviceRow(QFormLayout* form) {
     view->setMinimumHeight(160);
     view->hide();
     m_adviceView = view;
-    layout->addWidget(view);
+    probe.layout->addWidget(view);
     form->addRow(QString(), row);
 
     m_advise = new AdviseRunner(this);

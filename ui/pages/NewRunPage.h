@@ -26,6 +26,7 @@ class QScrollArea;
 class QShowEvent;
 class QSplitter;
 class QToolButton;
+class QVBoxLayout;
 
 namespace parallax {
 
@@ -153,6 +154,15 @@ private:
     void addClusterChoice(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
     void addDeviceMemoryRow(QFormLayout* form);
     void addDerivedRows(QFormLayout* form);
+    // A probe command's row: its button, "Use" (hidden until there is an answer), a status line.
+    struct ProbeRow {
+        QWidget* widget = nullptr;
+        QVBoxLayout* layout = nullptr;
+        QPushButton* button = nullptr;
+        QPushButton* use = nullptr;
+        QLabel* status = nullptr;
+    };
+    ProbeRow probeRow(const QString& action, const QString& tip);
     void addFitRow(QFormLayout* form);
     void addAdviceRow(QFormLayout* form);
     void startOrStopAdvice();
