@@ -4,11 +4,7 @@
 
 namespace parallax {
 
-template <>
-const std::vector<std::string>& choiceNames<ModelKind>() {
-    static const std::vector<std::string> names = {"gpt", "mmdit", "vlm"};
-    return names;
-}
+// ModelKind's names are its table's (core/spec/ModelKinds.cpp).
 
 template <>
 const std::vector<std::string>& choiceNames<Schedule>() {

@@ -1,6 +1,7 @@
 #include "core/spec/Estimates.h"
 
 #include "core/spec/CheckedMath.h"
+#include "core/spec/ModelKinds.h"
 #include "core/spec/SpecLimits.h"
 #include "core/spec/StagePartition.h"
 
@@ -49,53 +50,7 @@ namespace parallax {
 
 namespace {
 
-// A parameter count whose sums and products throw instead of overflowing. Within the field
-// limits (SpecLimits.h, checked first by usableDims) every count fits in 64 bits; this is what
-// keeps it so should a limit or a formula change.
-class Count {
-public:
-    Count(int64_t value) : m_value(value) {} // NOLINT: implicit, so that formulas read as formulas
-    int64_t get() const { return m_value; }
-    friend Count operator+(Count a, Count b) { return checked(checkedAdd(a.m_value, b.m_value)); }
-    friend Count operator*(Count a, Count b) { return checked(checkedMul(a.m_value, b.m_value)); }
-
-private:
-    static Count checked(std::optional<int64_t> value) {
-        if (!value)
-            throw std::invalid_argument("model: the parameter count does not fit in 64 bits; use smaller model "
-                                        "dimensions");
-        return *value;
-    }
-    int64_t m_value;
-};
-
-struct Unit {
-    double flops = 0;       // forward FLOPs per sample
-    bool block = false;
-    bool frozen = false;
-    int64_t split = 0;      // parameters divided among tensor-parallel ranks
-    int64_t replicated = 0; // parameters every tensor-parallel rank holds
-    // Per sample, in elements.
-    double actReplicated = 0;
-    double actSplit = 0;
-    double input = 0;
-    int64_t params() const { return (Count(split) + replicated).get(); }
-};
-
-// Pre-norm block of docs/models.md over S tokens.
-Unit transformerBlock(int64_t C, int64_t F, int64_t H, int64_t S) {
-    const Count c = C, f = F;
-    const double Cd = double(C), Fd = double(F), Hd = double(H), Sd = double(S);
-    Unit u;
-    u.block = true;
-    u.split = (4 * c * c + 3 * c + 2 * c * f + f).get(); // q, k, v (weight + bias), proj weight, fc1, fc2 weight
-    u.replicated = (c + c + 4 * c).get();                // proj and fc2 biases, ln1, ln2
-    u.actReplicated = 4.0 * Sd * Cd;
-    u.actSplit = Sd * (4 * Cd + 2 * Fd) + Hd * Sd * Sd;
-    u.input = Sd * Cd;
-    u.flops = 2.0 * Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd) + 4.0 * Sd * Sd * Cd;
-    return u;
-}
+using Unit = UnitEstimate;
 
 // Every dimension of the kind at least 1 and within its limit, so that the units below can be
 // built (a block count of 10^18 would never finish) and counted in 64 bits.
@@ -108,102 +63,21 @@ void requireUsableDims(const ModelDims& d) {
 
 std::vector<Unit> buildUnits(const ModelDims& d) {
     requireUsableDims(d);
-    const int64_t C = d.dim, F = d.ffn, T = d.seq_len, H = d.heads;
-    const int64_t P = d.imageTokens();
-    const Count c = C, v = d.vocab, t = T, p = P, q = d.patchValues();
-    const double Cd = double(C), Fd = double(F), Vd = double(d.vocab), Td = double(T), Pd = double(P),
-                 Qd = double(d.patchValues());
-    std::vector<Unit> units;
-    if (d.kind == ModelKind::Gpt) {
-        Unit embedding;
-        embedding.split = (v * c).get();      // token embedding
-        embedding.replicated = (t * c).get(); // learned positions
-        units.push_back(embedding);
-        for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, T));
-        Unit head;
-        head.replicated = (2 * c).get(); // LayerNorm
-        head.split = (c * v).get();      // Linear(C, V), no bias
-        head.actReplicated = 2.0 * Td * Cd;
-        head.actSplit = Td * Vd;
-        head.input = Td * Cd;
-        head.flops = 2.0 * Td * Cd * Vd;
-        units.push_back(head);
-    } else if (d.kind == ModelKind::Mmdit) {
-        const Count f = F;
-        const double Sd = Td + Pd;
-        Unit embedding;
-        embedding.replicated = ((q * c + c) + p * c         // image patch Linear(Q, C), image positions
-                                + t * c                     // text positions
-                                + (256 * c + c) + (c * c + c)) // timestep MLP
-                                   .get();
-        embedding.split = (v * c).get();                    // text embedding
-        embedding.actReplicated = Pd * Qd + 256 + 2.0 * Cd;
-        embedding.input = Pd * Qd;
-        embedding.flops = 2.0 * (Pd * Qd * Cd + 256.0 * Cd + Cd * Cd);
-        units.push_back(embedding);
-        for (int64_t i = 0; i < d.layers; ++i) {
-            Unit b;
-            b.block = true;
-            if (i + 1 < d.layers) {
-                // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
-                b.flops = 2.0 * (12.0 * Cd * Cd + Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) + 4.0 * Sd * Sd * Cd;
-                b.split = (2 * (4 * c * c + 3 * c + 2 * c * f + f)).get();
-                b.replicated = (2 * ((6 * c * c + 6 * c) + c + c)).get();
-                b.actReplicated = 8.0 * Sd * Cd + 4.0 * Cd;
-                b.actSplit = Sd * (4 * Cd + 2 * Fd) + double(H) * Sd * Sd;
-            } else {
-                // The last block's text stream only gives keys and values: mod Linear(C, 2C), k, v.
-                b.flops = 2.0 * (8.0 * Cd * Cd + 2.0 * Td * Cd * Cd + Pd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) +
-                          4.0 * Pd * Sd * Cd;
-                b.split = ((4 * c * c + 3 * c + 2 * c * f + f) + (2 * c * c + 2 * c)).get();
-                b.replicated = ((6 * c * c + 6 * c) + c + c + (2 * c * c + 2 * c)).get();
-                b.actReplicated = 4.0 * Sd * Cd + 4.0 * Pd * Cd + 4.0 * Cd;
-                b.actSplit = Pd * (4 * Cd + 2 * Fd) + 2.0 * Td * Cd + double(H) * Pd * Sd;
-            }
-            b.input = Sd * Cd + Cd;
-            units.push_back(b);
-        }
-        Unit head;
-        head.replicated = ((2 * c * c + 2 * c) + (c * q + q)).get(); // modulation Linear(C, 2C), Linear(C, Q)
-        head.actReplicated = 3.0 * Pd * Cd + Cd + 2.0 * Pd * Qd;
-        head.input = Sd * Cd + Cd;
-        head.flops = 2.0 * (2.0 * Cd * Cd + Pd * Cd * Qd);
-        units.push_back(head);
-    } else if (d.kind == ModelKind::Vlm) {
-        const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads;
-        const Count cv = Cv, s = p + t;
-        const double Cvd = double(Cv), Sd = Pd + Td;
-        Unit visionEmbed;
-        visionEmbed.frozen = d.freeze_vision;
-        visionEmbed.replicated = ((q * cv + cv) + p * cv).get();
-        visionEmbed.actReplicated = Pd * Qd;
-        visionEmbed.input = Pd * Qd;
-        visionEmbed.flops = 2.0 * Pd * Qd * Cvd;
-        units.push_back(visionEmbed);
-        for (int64_t i = 0; i < d.vision_layers; ++i) {
-            Unit b = transformerBlock(Cv, Fv, Hv, P);
-            b.frozen = d.freeze_vision;
-            units.push_back(b);
-        }
-        Unit merge;
-        merge.replicated = (2 * cv + (cv * c + c) + (c * c + c) + s * c).get(); // LayerNorm, projector, positions
-        merge.split = (v * c).get();                                            // text embedding
-        merge.actReplicated = 2.0 * Pd * Cvd + 2.0 * Pd * Cd;
-        merge.input = Pd * Cvd;
-        merge.flops = 2.0 * Pd * (Cvd * Cd + Cd * Cd);
-        units.push_back(merge);
-        for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, F, H, s.get()));
-        Unit head;
-        head.replicated = (2 * c).get();
-        head.split = (c * v).get();
-        // The head reads the T positions that predict text tokens.
-        head.actReplicated = 2.0 * Td * Cd;
-        head.actSplit = Td * Vd;
-        head.input = Sd * Cd;
-        head.flops = 2.0 * Td * Cd * Vd;
-        units.push_back(head);
+    return modelKindInfo(d.kind).units(d);
+}
+
+// The parameters of the units (only the trainable ones: of the units not frozen), in 64 bits.
+int64_t unitParameters(const std::vector<Unit>& units, bool trainableOnly) {
+    int64_t total = 0;
+    for (const Unit& u : units) {
+        if (trainableOnly && u.frozen) continue;
+        const std::optional<int64_t> sum = checkedAdd(total, u.params());
+        if (!sum)
+            throw std::invalid_argument("model: the parameter count does not fit in 64 bits; use smaller model "
+                                        "dimensions");
+        total = *sum;
     }
-    return units;
+    return total;
 }
 
 struct StageLoad {
@@ -238,38 +112,12 @@ void requireUsableLayout(const RunSpec& spec) {
 
 } // namespace
 
-int64_t parameterCount(const ModelDims& dims) {
-    Count total = 0;
-    for (const Unit& u : buildUnits(dims)) total = total + u.params();
-    return total.get();
-}
+int64_t parameterCount(const ModelDims& dims) { return unitParameters(buildUnits(dims), false); }
 
 double forwardFlopsPerSample(const ModelDims& d) {
-    // 2 FLOPs per multiply-add of every Linear, plus attention's 2 x 2 x S^2 x C per block.
-    const double C = double(d.dim), F = double(d.ffn), V = double(d.vocab), T = double(d.seq_len);
-    const double L = double(d.layers), P = double(d.imageTokens()), Q = double(d.patchValues());
-    double macs = 0;
-    double attention = 0;
-    if (d.kind == ModelKind::Gpt) {
-        macs = L * T * (4 * C * C + 2 * C * F) + T * C * V;
-        attention = L * 4 * T * T * C;
-    } else if (d.kind == ModelKind::Mmdit) {
-        const double S = T + P;
-        macs = P * Q * C + 256 * C + C * C                 // patch embedding, timestep MLP (once per sample)
-               + (L - 1) * (2 * 6 * C * C + S * (4 * C * C + 2 * C * F)) // per block: two mod Linears, both streams
-               + (8 * C * C + 2 * T * C * C + P * (4 * C * C + 2 * C * F)) // last block: text gives k, v only
-               + 2 * C * C + P * C * Q;                     // head modulation, head Linear
-        attention = (L - 1) * 4 * S * S * C + 4 * P * S * C;
-    } else if (d.kind == ModelKind::Vlm) {
-        const double Cv = double(d.vision_dim), Fv = double(d.vision_ffn), Lv = double(d.vision_layers);
-        const double S = P + T;
-        macs = P * Q * Cv + Lv * P * (4 * Cv * Cv + 2 * Cv * Fv) // vision tower
-               + P * (Cv * C + C * C)                             // projector
-               + L * S * (4 * C * C + 2 * C * F)                  // language model
-               + T * C * V;                                       // head on the positions that predict text
-        attention = Lv * 4 * P * P * Cv + L * 4 * S * S * C;
-    }
-    return 2 * macs + attention;
+    double flops = 0;
+    for (const Unit& u : buildUnits(d)) flops += u.flops;
+    return flops;
 }
 
 double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, int64_t virtualStages) {
@@ -281,7 +129,7 @@ double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, i
 }
 
 int64_t pipelineBlocks(const ModelDims& dims) {
-    return saturatingAdd(dims.layers, dims.kind == ModelKind::Vlm ? dims.vision_layers : 0);
+    return saturatingAdd(dims.layers, modelKindInfo(dims.kind).vision_tower ? dims.vision_layers : 0);
 }
 
 std::vector<int> pipelineUnitBounds(const RunSpec& spec, const ModelDims& dims) {
@@ -317,13 +165,8 @@ Estimates estimate(const RunSpec& spec) {
     const std::vector<Unit> units = buildUnits(d);
 
     Estimates e;
-    Count params = 0, trainable = 0;
-    for (const Unit& u : units) {
-        params = params + u.params();
-        if (!u.frozen) trainable = trainable + u.params();
-    }
-    e.params = params.get();
-    e.trainable_params = trainable.get();
+    e.params = unitParameters(units, false);
+    e.trainable_params = unitParameters(units, true);
     const double tokens = double(d.tokensPerSample());
     e.flops_per_sample = 3 * forwardFlopsPerSample(d);
     e.flops_per_token = tokens > 0 ? e.flops_per_sample / tokens : 0;

@@ -1,5 +1,6 @@
 #include "core/spec/SpecFields.h"
 
+#include "core/spec/ModelKinds.h"
 #include "core/spec/TomlText.h"
 
 #include <limits>
@@ -60,8 +61,26 @@ bool fieldRelevant(const FieldInfo& info, const RunSpec& spec) {
 namespace {
 
 // Which fields matter for a spec; the validator warns about the others when they are set.
-bool imageModel(const RunSpec& s) { return s.model.kind != ModelKind::Gpt; }
-bool visionTower(const RunSpec& s) { return s.model.kind == ModelKind::Vlm; }
+bool imageModel(const RunSpec& s) {
+    const ModelKindInfo* kind = modelKindInfo(s.model.kind);
+    return kind == nullptr || kind->images;
+}
+bool visionTower(const RunSpec& s) {
+    const ModelKindInfo* kind = modelKindInfo(s.model.kind);
+    return kind != nullptr && kind->vision_tower;
+}
+
+// Every model kind, with what it is ("gpt: decoder language model").
+std::vector<FieldOption> modelKindOptions() {
+    static const std::vector<std::string> labels = [] {
+        std::vector<std::string> l;
+        for (const ModelKindInfo& k : modelKinds()) l.push_back(std::string(k.name) + ": " + k.description);
+        return l;
+    }();
+    std::vector<FieldOption> options;
+    for (size_t i = 0; i < labels.size(); ++i) options.push_back({modelKinds()[i].name, labels[i].c_str()});
+    return options;
+}
 bool interleaved(const RunSpec& s) { return s.parallel.schedule == Schedule::Interleaved; }
 bool dataParallel(const RunSpec& s) { return s.parallel.dp > 1; }
 bool onHosts(const RunSpec& s) { return s.launch.target == Target::Hosts; }
@@ -90,9 +109,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"", "name", &s.name, offered("Run name", "Names the run in the store; runs of one name form a series").withExample("e.g. gpt-dp2")},
 
         {"model", "kind", &m.kind,
-         offered("Kind").withOptions({{"gpt", "gpt: decoder language model"},
-                                      {"mmdit", "mmdit: diffusion transformer (image + caption)"},
-                                      {"vlm", "vlm: vision-language model"}})},
+         offered("Kind").withOptions(modelKindOptions())},
         {"model", "preset", &m.preset, offered("Preset", "Gives every dimension; a dimension set here overrides it")},
         {"model", "layers", &m.layers, dimension("Layers", "Transformer blocks (mmdit: joint blocks)")},
         {"model", "dim", &m.dim, dimension("Width (dim)", "Hidden width of every block")},

@@ -8,6 +8,7 @@
 #include "core/spec/Estimates.h"
 #include "core/spec/LauncherOptions.h"
 #include "core/spec/ModelDims.h"
+#include "core/spec/ModelKinds.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecLimits.h"
 #include "core/spec/Suggestions.h"
@@ -178,7 +179,7 @@ private:
     std::vector<std::string> layoutFields() const { return {"parallel.dp", "parallel.tp", "parallel.pp"}; }
     // The fields whose values decide the pipeline's blocks.
     std::vector<std::string> blockFields() const {
-        return withModel(d.kind == ModelKind::Vlm ? std::vector<std::string>{"model.layers", "model.vision_layers"}
+        return withModel(modelKindInfo(d.kind).vision_tower ? std::vector<std::string>{"model.layers", "model.vision_layers"}
                                          : std::vector<std::string>{"model.layers"});
     }
 
@@ -240,8 +241,9 @@ private:
         }
 
         const ModelSpec& m = s.model;
-        const bool image = d.kind != ModelKind::Gpt;
-        const bool vlm = d.kind == ModelKind::Vlm;
+        const ModelKindInfo& kind = modelKindInfo(d.kind);
+        const bool image = kind.images;
+        const bool vlm = kind.vision_tower;
         bool usable = true;
         for (const auto& [field, value] : modelDimensionFields(d)) usable &= checkCount(field, value, 1);
         m_dimsUsable = usable;
@@ -250,17 +252,21 @@ private:
             for (const auto& [field, value] : {std::pair{"model.image_size", m.image_size}, {"model.channels", m.channels},
                                                {"model.patch", m.patch}})
                 if (value)
-                    warn(field, std::string(field) + " is ignored for model.kind = \"gpt\" (a text model)", {"model.kind"});
+                    warn(field, std::string(field) + " is ignored for model.kind = " + inQuotes(d.kind) +
+                                    " (it reads no images)",
+                         {"model.kind"});
         }
         if (!vlm) {
             for (const auto& [field, value] :
                  {std::pair{"model.vision_layers", m.vision_layers}, {"model.vision_dim", m.vision_dim},
                   {"model.vision_heads", m.vision_heads}})
                 if (value)
-                    warn(field, std::string(field) + " is used only by model.kind = \"vlm\"; it is ignored here",
+                    warn(field, std::string(field) + " is used only by model.kind = " + modelKindNames(hasVisionTower) +
+                                    "; it is ignored here",
                          {"model.kind"});
             if (m.freeze_vision)
-                warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = \"vlm\"; it is ignored here",
+                warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = " +
+                                                modelKindNames(hasVisionTower) + "; it is ignored here",
                      {"model.kind"});
         }
         if (!usable) return;
@@ -322,15 +328,17 @@ private:
 
         if (m_haveDims) {
             const bool images = data.kind == DataKind::FashionMnist || data.kind == DataKind::ImageFolder;
-            if (data.kind == DataKind::Text && d.kind != ModelKind::Gpt)
-                error("data.kind", "data.kind = \"text\" is plain text for model.kind = \"gpt\"; model.kind = " +
+            const bool imageModel = modelKindInfo(d.kind).images;
+            if (data.kind == DataKind::Text && imageModel)
+                error("data.kind", "data.kind = \"text\" is plain text for model.kind = " + modelKindNames(readsText) +
+                                       "; model.kind = " +
                                        inQuotes(d.kind) + " trains on images with captions: use data.kind = "
                                                         "\"fashion-mnist\", \"image-folder\" or \"synthetic\"",
                   {"model.kind"});
-            if (images && d.kind == ModelKind::Gpt)
-                error("data.kind", "data.kind = " + inQuotes(data.kind) +
-                                       " holds images, which model.kind = \"gpt\" cannot read; use data.kind = \"text\" "
-                                       "or \"synthetic\", or model.kind = \"mmdit\" or \"vlm\"",
+            if (images && !imageModel)
+                error("data.kind", "data.kind = " + inQuotes(data.kind) + " holds images, which model.kind = " +
+                                       inQuotes(d.kind) + " cannot read; use data.kind = \"text\" or \"synthetic\", or " +
+                                       "model.kind = " + modelKindNames(readsImages),
                   {"model.kind"});
             // Text and captions are read as bytes: every byte value needs a token. (Images of any
             // size are resized to model.image_size and model.channels by the loaders.)
@@ -460,7 +468,7 @@ private:
     // ---- parallel ------------------------------------------------------------------------------
 
     std::string blocksText() const {
-        if (d.kind == ModelKind::Vlm)
+        if (modelKindInfo(d.kind).vision_tower)
             return "model.vision_layers + model.layers = " + num(d.vision_layers) + " + " + num(d.layers) + " = " +
                    num(pipelineBlocks(d));
         return "model.layers = " + num(d.layers);

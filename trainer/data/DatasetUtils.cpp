@@ -3,12 +3,15 @@
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/data/DataError.h"
 
+#include "core/spec/ModelKinds.h"
+
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 namespace parallax {
 
@@ -100,8 +103,9 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
     for (int64_t i = 0; i < b; ++i)
         encodeCaption(samples[static_cast<size_t>(i)].caption, t, batch.tokens[i].data_ptr<int64_t>(),
                       labels[i].data_ptr<int64_t>());
-    if (dims.kind == ModelKind::Vlm) batch.labels = labels;
-    if (dims.kind == ModelKind::Mmdit) {
+    const Objective objective = modelKindInfo(dims.kind).objective;
+    if (objective == Objective::CaptionNextToken) batch.labels = labels;
+    if (objective == Objective::Flow) {
         batch.timesteps = torch::empty({b}, torch::kFloat32);
         batch.noise = torch::empty(batch.images.sizes(), torch::kFloat32);
         for (int64_t i = 0; i < b; ++i) {
@@ -117,15 +121,19 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
 }
 
 int64_t lossElements(const ModelDims& dims, const Batch& batch) {
-    if (dims.kind == ModelKind::Gpt) return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
-    if (dims.kind == ModelKind::Mmdit) return batch.images.numel();
-    return batch.labels.ge(0).sum().item<int64_t>();
+    switch (modelKindInfo(dims.kind).objective) {
+    case Objective::NextToken: return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
+    case Objective::Flow: return batch.images.numel();
+    case Objective::CaptionNextToken: return batch.labels.ge(0).sum().item<int64_t>();
+    }
+    throw std::logic_error("lossElements: an objective without a count");
 }
 
 void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
-    if (dims.kind != ModelKind::Mmdit && dims.kind != ModelKind::Vlm)
+    if (!modelKindInfo(dims.kind).images)
         throw DataError("data.kind = \"" + dataKind + "\" gives images with captions, which model.kind = \"" +
-                        choiceName(dims.kind) + "\" cannot train on; use model.kind mmdit or vlm, or data.kind synthetic or text");
+                        choiceName(dims.kind) + "\" cannot train on; use model.kind = " + modelKindNames(readsImages) +
+                        ", or data.kind synthetic or text");
 }
 
 void requireByteVocab(const ModelDims& dims, const std::string& dataKind) {

@@ -3,6 +3,8 @@
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/data/DatasetUtils.h"
 
+#include "core/spec/ModelKinds.h"
+
 namespace parallax {
 
 namespace {
@@ -14,7 +16,7 @@ constexpr uint64_t kClassStream = 0x636c6173ULL;
 } // namespace
 
 SyntheticDataset::SyntheticDataset(const ModelDims& dims, uint64_t seed) : m_dims(dims), m_seed(seed) {
-    if (dims.kind != ModelKind::Gpt) requireByteVocab(dims, "synthetic");
+    if (modelKindInfo(dims.kind).images) requireByteVocab(dims, "synthetic");
 }
 
 const std::vector<std::string>& SyntheticDataset::classNames() {
@@ -80,7 +82,7 @@ torch::Tensor SyntheticDataset::image(int64_t index) const {
 
 Batch SyntheticDataset::makeBatch(const std::vector<int64_t>& indices, int64_t step) const {
     requireIndices(indices, size(), "synthetic dataset");
-    if (m_dims.kind == ModelKind::Gpt) {
+    if (!modelKindInfo(m_dims.kind).images) {
         std::vector<torch::Tensor> rows;
         rows.reserve(indices.size());
         for (int64_t i : indices) rows.push_back(sequence(i));
@@ -98,7 +100,7 @@ Batch SyntheticDataset::makeBatch(const std::vector<int64_t>& indices, int64_t s
 }
 
 std::string SyntheticDataset::describe() const {
-    if (m_dims.kind == ModelKind::Gpt)
+    if (!modelKindInfo(m_dims.kind).images)
         return "synthetic: " + std::to_string(kSamples) + " affine sequences of " + std::to_string(m_dims.seq_len + 1) +
                " tokens mod " + std::to_string(m_dims.vocab);
     return "synthetic: " + std::to_string(kSamples) + " captioned " + std::to_string(m_dims.image_size) + "x" +

@@ -3,14 +3,17 @@
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 
+#include "core/spec/ModelKinds.h"
+
 #include <fstream>
 #include <iterator>
 
 namespace parallax {
 
 TextDataset::TextDataset(const std::string& path, const ModelDims& dims) : m_path(path), m_dims(dims) {
-    if (dims.kind != ModelKind::Gpt)
-        throw DataError("data.kind = \"text\" trains a language model; use model.kind = \"gpt\" or another data.kind");
+    if (modelKindInfo(dims.kind).images)
+        throw DataError("data.kind = \"text\" trains a language model; use model.kind = " + modelKindNames(readsText) +
+                        " or another data.kind");
     requireByteVocab(dims, "text");
     if (path.empty()) throw DataError("data.path is empty; data.kind = \"text\" needs a text file");
     if (!isRegularFile(path))

@@ -67,16 +67,4 @@ Activation JointBlock::forward(const Activation& in, const Batch& /*batch*/) {
     return {xt, xi, c};
 }
 
-double JointBlock::forwardFlopsPerSample() const {
-    const int64_t c = m_dims.dim, f = m_dims.ffn, t = m_dims.seq_len, p = m_dims.imageTokens(), s = t + p;
-    // Per stream the modulation runs once per sample, the projections once per token of that stream.
-    if (m_last) {
-        // Text: modulation (2C), k, v. Image: everything. Attention: P queries over S keys.
-        return linearFlops(c, 2 * c, 1) + linearFlops(c, 6 * c, 1) + 2 * linearFlops(c, c, t) +
-               4 * linearFlops(c, c, p) + linearFlops(c, f, p) + linearFlops(f, c, p) + 4.0 * double(p) * s * c;
-    }
-    return 2 * linearFlops(c, 6 * c, 1) + 4 * linearFlops(c, c, s) + linearFlops(c, f, s) +
-           linearFlops(f, c, s) + attentionFlops(s, c);
-}
-
 } // namespace parallax

@@ -14,7 +14,6 @@ public:
     JointBlock(const ModelDims& dims, bool last);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override;
     std::string kindName() const override { return "joint_block"; }
 
     std::shared_ptr<JointStream> text;

@@ -28,13 +28,4 @@ torch::Tensor unpatchify(const torch::Tensor& patches, int64_t patch, int64_t ch
 torch::Tensor timestepFeatures(const torch::Tensor& t);
 constexpr int64_t kTimestepFeatures = 256;
 
-// Forward FLOPs of a Linear(in, out) applied to `rows` vectors.
-inline double linearFlops(int64_t in, int64_t out, int64_t rows) {
-    return 2.0 * static_cast<double>(in) * static_cast<double>(out) * static_cast<double>(rows);
-}
-// Scores and weighted sum of attention over a sequence of `s` positions of width `c`.
-inline double attentionFlops(int64_t s, int64_t c) {
-    return 4.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(c);
-}
-
 } // namespace parallax

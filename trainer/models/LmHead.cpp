@@ -32,8 +32,4 @@ Activation LmHead::forward(const Activation& in, const Batch& batch) {
     return {lossSum, count};
 }
 
-double LmHead::forwardFlopsPerSample() const {
-    return linearFlops(out->in_features, m_vocab, m_textTokens);
-}
-
 } // namespace parallax

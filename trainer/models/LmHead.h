@@ -15,7 +15,6 @@ public:
     LmHead(int64_t dim, int64_t vocab, int64_t textTokens, int64_t imageTokens, Labels labels);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override;
     std::string kindName() const override { return "head"; }
 
     // Logits of the positions that predict a label: (B, T, V). Tests read them to check masking.

@@ -26,10 +26,4 @@ Activation MmditEmbed::forward(const Activation& /*in*/, const Batch& batch) {
     return {txt, image, c};
 }
 
-double MmditEmbed::forwardFlopsPerSample() const {
-    const int64_t c = m_dims.dim;
-    return linearFlops(m_dims.patchValues(), c, m_dims.imageTokens()) + linearFlops(kTimestepFeatures, c, 1) +
-           linearFlops(c, c, 1);
-}
-
 } // namespace parallax

@@ -14,7 +14,6 @@ public:
     explicit MmditEmbed(const ModelDims& dims);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override;
     std::string kindName() const override { return "embed"; }
 
     std::shared_ptr<Linear> patch;      // Linear(Q, C)

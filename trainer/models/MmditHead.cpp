@@ -26,9 +26,4 @@ Activation MmditHead::forward(const Activation& in, const Batch& batch) {
     return {lossSum, count};
 }
 
-double MmditHead::forwardFlopsPerSample() const {
-    const int64_t c = m_dims.dim;
-    return linearFlops(c, 2 * c, 1) + linearFlops(c, m_dims.patchValues(), m_dims.imageTokens());
-}
-
 } // namespace parallax

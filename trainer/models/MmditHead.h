@@ -13,7 +13,6 @@ public:
     explicit MmditHead(const ModelDims& dims);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override;
     std::string kindName() const override { return "head"; }
 
     // The predicted velocity (B, channels, S, S) in the layers' dtype.

@@ -1,5 +1,6 @@
 #include "trainer/models/Model.h"
 
+#include "core/spec/ModelKinds.h"
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/models/GptModel.h"
 #include "trainer/models/Layers.h"
@@ -33,24 +34,28 @@ void requireDivisible(int64_t value, const char* field, int64_t by, const char* 
 }
 
 void validate(const ModelDims& d) {
-    requirePositive(d.layers, "model.layers");
-    requirePositive(d.dim, "model.dim");
-    requirePositive(d.heads, "model.heads");
-    requirePositive(d.ffn, "model.ffn");
-    requirePositive(d.vocab, "model.vocab");
-    requirePositive(d.seq_len, "model.seq_len");
+    for (const auto& [field, value] : modelDimensionFields(d)) requirePositive(value, field);
     requireDivisible(d.dim, "model.dim", d.heads, "model.heads");
-    if (d.kind == ModelKind::Gpt) return;
-    requirePositive(d.image_size, "model.image_size");
-    requirePositive(d.channels, "model.channels");
-    requirePositive(d.patch, "model.patch");
-    requireDivisible(d.image_size, "model.image_size", d.patch, "model.patch");
-    if (d.kind == ModelKind::Mmdit) return;
-    requirePositive(d.vision_layers, "model.vision_layers");
-    requirePositive(d.vision_dim, "model.vision_dim");
-    requirePositive(d.vision_heads, "model.vision_heads");
-    requireDivisible(d.vision_dim, "model.vision_dim", d.vision_heads, "model.vision_heads");
+    const ModelKindInfo& kind = modelKindInfo(d.kind);
+    if (kind.images) requireDivisible(d.image_size, "model.image_size", d.patch, "model.patch");
+    if (kind.vision_tower) requireDivisible(d.vision_dim, "model.vision_dim", d.vision_heads, "model.vision_heads");
 }
+
+template <class M>
+std::shared_ptr<Model> make(const ModelDims& dims) {
+    return std::make_shared<M>(dims);
+}
+
+// The model of each kind, in ModelKind's order (core/spec/ModelKinds.cpp holds the rest of a kind).
+struct Builder {
+    ModelKind kind;
+    std::shared_ptr<Model> (*build)(const ModelDims&);
+};
+const Builder kBuilders[] = {
+    {ModelKind::Gpt, make<GptModel>},
+    {ModelKind::Mmdit, make<MmditModel>},
+    {ModelKind::Vlm, make<VlmModel>},
+};
 
 } // namespace
 
@@ -109,14 +114,10 @@ void initializeModel(Model& model, uint64_t seed) {
 std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed) {
     validate(dims);
     std::shared_ptr<Model> model;
-    switch (dims.kind) {
-    case ModelKind::Gpt: model = std::make_shared<GptModel>(dims); break;
-    case ModelKind::Mmdit: model = std::make_shared<MmditModel>(dims); break;
-    case ModelKind::Vlm: model = std::make_shared<VlmModel>(dims); break;
-    }
+    for (const Builder& b : kBuilders)
+        if (b.kind == dims.kind) model = b.build(dims);
     if (!model)
-        throw std::invalid_argument("model kind " + std::to_string(static_cast<int>(dims.kind)) +
-                                    " is none this build knows");
+        throw std::invalid_argument("model.kind = \"" + choiceName(dims.kind) + "\" has no model in this build");
     initializeModel(*model, seed);
     return model;
 }

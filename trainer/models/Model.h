@@ -34,8 +34,6 @@ using Activation = std::vector<torch::Tensor>;
 class Unit : public torch::nn::Module {
 public:
     virtual Activation forward(const Activation& in, const Batch& batch) = 0;
-    // Forward FLOPs of this unit for one sample (docs/models.md); pipeline balancing uses them.
-    virtual double forwardFlopsPerSample() const = 0;
     virtual std::string kindName() const = 0; // "embed", "block", "vision_block", "merge", "head", ...
 };
 

@@ -12,7 +12,6 @@ public:
     TokenEmbedding(int64_t vocab, int64_t dim, int64_t seqLen);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override { return 0.0; } // a lookup, no multiply-adds
     std::string kindName() const override { return "embed"; }
 
     std::shared_ptr<Embedding> tok; // (V, C)

@@ -51,10 +51,4 @@ void deferResidualsWithin(const std::vector<std::shared_ptr<Unit>>& units) {
     }
 }
 
-double TransformerBlock::forwardFlopsPerSample() const {
-    const int64_t c = m_config.dim, s = m_config.sequence;
-    return 4 * linearFlops(c, c, s) + linearFlops(c, m_config.ffn, s) + linearFlops(m_config.ffn, c, s) +
-           attentionFlops(s, c);
-}
-
 } // namespace parallax

@@ -25,7 +25,6 @@ public:
     explicit TransformerBlock(const Config& config);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override;
     std::string kindName() const override { return m_config.kind; }
 
     // Whether forward returns {x, branch} for the next block to add (deferResidualsWithin sets it).

@@ -14,8 +14,4 @@ Activation VisionEmbed::forward(const Activation& /*in*/, const Batch& batch) {
     return {patch->forward(patchify(images, m_dims.patch)) + pos};       // (B, P, Cv)
 }
 
-double VisionEmbed::forwardFlopsPerSample() const {
-    return linearFlops(m_dims.patchValues(), m_dims.vision_dim, m_dims.imageTokens());
-}
-
 } // namespace parallax

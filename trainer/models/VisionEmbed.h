@@ -12,7 +12,6 @@ public:
     explicit VisionEmbed(const ModelDims& dims);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override;
     std::string kindName() const override { return "vision_embed"; }
 
     std::shared_ptr<Linear> patch; // Linear(Q, Cv)

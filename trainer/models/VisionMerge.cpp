@@ -22,9 +22,4 @@ Activation VisionMerge::forward(const Activation& in, const Batch& batch) {
     return {x + pos.narrow(0, 0, x.size(1))};
 }
 
-double VisionMerge::forwardFlopsPerSample() const {
-    const int64_t p = m_dims.imageTokens();
-    return linearFlops(m_dims.vision_dim, m_dims.dim, p) + linearFlops(m_dims.dim, m_dims.dim, p);
-}
-
 } // namespace parallax

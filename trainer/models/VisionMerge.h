@@ -14,7 +14,6 @@ public:
     explicit VisionMerge(const ModelDims& dims);
 
     Activation forward(const Activation& in, const Batch& batch) override;
-    double forwardFlopsPerSample() const override;
     std::string kindName() const override { return "merge"; }
 
     torch::nn::LayerNorm ln{nullptr};   // LayerNorm(Cv)

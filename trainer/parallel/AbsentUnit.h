@@ -11,16 +11,14 @@ namespace parallax {
 // units unchanged.
 class AbsentUnit : public Unit {
 public:
-    AbsentUnit(std::string kind, double flops) : m_kind(std::move(kind)), m_flops(flops) {}
+    explicit AbsentUnit(std::string kind) : m_kind(std::move(kind)) {}
     Activation forward(const Activation&, const Batch&) override {
         throw std::logic_error("unit '" + m_kind + "' belongs to another pipeline stage");
     }
-    double forwardFlopsPerSample() const override { return m_flops; }
     std::string kindName() const override { return m_kind; }
 
 private:
     std::string m_kind;
-    double m_flops;
 };
 
 } // namespace parallax

@@ -56,7 +56,6 @@ public:
         return Recompute::apply(at::TensorList(in), static_cast<int64_t>(reinterpret_cast<intptr_t>(m_inner.get())),
                                 static_cast<int64_t>(reinterpret_cast<intptr_t>(&batch)));
     }
-    double forwardFlopsPerSample() const override { return m_inner->forwardFlopsPerSample(); }
     std::string kindName() const override { return m_inner->kindName(); }
 
 private:

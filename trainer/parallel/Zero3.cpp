@@ -55,7 +55,6 @@ public:
         }
         return out;
     }
-    double forwardFlopsPerSample() const override { return m_inner->forwardFlopsPerSample(); }
     std::string kindName() const override { return m_inner->kindName(); }
 
 private:

@@ -2,6 +2,7 @@
 
 #include "trainer/comm/FlightRecorder.h"
 
+#include "core/spec/Estimates.h"
 #include "core/spec/LayoutLabel.h"
 #include "core/util/Files.h"
 #include "core/util/HostName.h"
@@ -59,9 +60,7 @@ Trainer::~Trainer() {
 void Trainer::setup() {
     m_dims = resolveModel(m_spec.model);
     m_model = buildModel(m_dims, m_spec.train.seed);
-    double forward = 0;
-    for (const auto& unit : m_model->units()) forward += unit->forwardFlopsPerSample();
-    m_flopsPerToken = 3.0 * forward / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
+    m_flopsPerToken = 3.0 * forwardFlopsPerSample(m_dims) / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
 
     m_parallel = parallelize(*m_model, m_spec, m_dims, m_groups, m_device);
     m_engine = std::make_unique<PipelineEngine>(std::move(m_parallel.chunks), m_groups, m_spec.parallel.schedule.value(),

@@ -48,17 +48,7 @@ std::optional<qlonglong> toInteger(const QVariant& value) {
 // layers or heads has no size to estimate.
 QString unusableDimension(const RunSpec& spec) {
     const ModelDims d = resolveModel(spec.model);
-    std::vector<std::pair<const char*, int64_t>> dims = {{"model.layers", d.layers}, {"model.dim", d.dim},
-                                                         {"model.heads", d.heads},   {"model.ffn", d.ffn},
-                                                         {"model.vocab", d.vocab},   {"model.seq_len", d.seq_len}};
-    if (d.kind != ModelKind::Gpt) {
-        dims.insert(dims.end(), {{"model.image_size", d.image_size}, {"model.channels", d.channels},
-                                 {"model.patch", d.patch}});
-    }
-    if (d.kind == ModelKind::Vlm) {
-        dims.insert(dims.end(), {{"model.vision_layers", d.vision_layers}, {"model.vision_dim", d.vision_dim},
-                                 {"model.vision_heads", d.vision_heads}});
-    }
+    const std::vector<std::pair<const char*, int64_t>> dims = modelDimensionFields(d);
     for (const auto& [name, value] : dims)
         if (value < 1) return QStringLiteral("%1 = %2 must be at least 1").arg(QLatin1String(name)).arg(value);
     return {};

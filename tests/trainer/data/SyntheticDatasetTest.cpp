@@ -190,7 +190,7 @@ TEST(SyntheticDataset, FactoryMakesEachKindAndNamesWhatIsWrong) {
         makeDataset(images, dimsOf("gpt"), 1);
         FAIL();
     } catch (const DataError& e) {
-        EXPECT_NE(std::string(e.what()).find("use model.kind mmdit or vlm"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("use model.kind = \"mmdit\" or \"vlm\""), std::string::npos);
     }
     EXPECT_THROW(SyntheticDataset(dimsOf("gpt"), 1).makeBatch({SyntheticDataset::kSamples}, 0), DataError);
 }

@@ -14,7 +14,6 @@ public:
         ++forwards;
         return {torch::tanh(torch::matmul(in.at(0), weight))};
     }
-    double forwardFlopsPerSample() const override { return 0; }
     std::string kindName() const override { return "block"; }
     torch::Tensor weight;
     int forwards = 0;

@@ -17,7 +17,6 @@ namespace {
 struct ScaleUnit : Unit {
     explicit ScaleUnit(int64_t width) { w = register_parameter("w", torch::full({width}, 2.0)); }
     Activation forward(const Activation& in, const Batch&) override { return {in.at(0) * w}; }
-    double forwardFlopsPerSample() const override { return 0; }
     std::string kindName() const override { return "block"; }
     torch::Tensor w;
 };
@@ -129,7 +128,6 @@ struct LinearUnit : Unit {
         copiesSet = zero ? zero->productCopiesSet() : 0;
         return {LinearBackwardProbe::apply(lin->forward(in.at(0)), this)};
     }
-    double forwardFlopsPerSample() const override { return 0; }
     std::string kindName() const override { return "block"; }
     std::shared_ptr<Linear> lin;
     const Zero3* zero = nullptr; // the ZeRO-3 wrapping it, whose layers' copies forward counts

@@ -1,0 +1,252 @@
+#include "core/spec/ModelKinds.h"
+
+#include "core/spec/CheckedMath.h"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace parallax {
+
+namespace {
+
+// A parameter count whose sums and products throw instead of overflowing. Within the field
+// limits (SpecLimits.h, checked before units are built) every count fits in 64 bits; this is what
+// keeps it so should a limit or a formula change.
+class Count {
+public:
+    Count(int64_t value) : m_value(value) {} // NOLINT: implicit, so that formulas read as formulas
+    int64_t get() const { return m_value; }
+    friend Count operator+(Count a, Count b) { return checked(checkedAdd(a.m_value, b.m_value)); }
+    friend Count operator*(Count a, Count b) { return checked(checkedMul(a.m_value, b.m_value)); }
+
+private:
+    static Count checked(std::optional<int64_t> value) {
+        if (!value)
+            throw std::invalid_argument("model: the parameter count does not fit in 64 bits; use smaller model "
+                                        "dimensions");
+        return *value;
+    }
+    int64_t m_value;
+};
+
+// ---- presets --------------------------------------------------------------------------------
+
+ModelDims gpt(int64_t layers, int64_t dim, int64_t heads, int64_t ffn, int64_t vocab, int64_t seq) {
+    ModelDims d;
+    d.kind = ModelKind::Gpt;
+    d.layers = layers; d.dim = dim; d.heads = heads; d.ffn = ffn; d.vocab = vocab; d.seq_len = seq;
+    return d;
+}
+
+ModelDims mmdit(int64_t layers, int64_t dim, int64_t heads, int64_t ffn, int64_t text, int64_t image,
+                int64_t channels, int64_t patch) {
+    ModelDims d = gpt(layers, dim, heads, ffn, 256, text);
+    d.kind = ModelKind::Mmdit;
+    d.image_size = image; d.channels = channels; d.patch = patch;
+    return d;
+}
+
+ModelDims vlm(int64_t vlayers, int64_t vdim, int64_t vheads, int64_t layers, int64_t dim, int64_t heads,
+              int64_t ffn, int64_t vocab, int64_t text, int64_t image, int64_t channels, int64_t patch) {
+    ModelDims d = mmdit(layers, dim, heads, ffn, text, image, channels, patch);
+    d.kind = ModelKind::Vlm;
+    d.vocab = vocab;
+    d.vision_layers = vlayers; d.vision_dim = vdim; d.vision_heads = vheads; d.vision_ffn = 4 * vdim;
+    return d;
+}
+
+// ---- units (docs/models.md) -----------------------------------------------------------------
+
+// Pre-norm block of docs/models.md over S tokens.
+UnitEstimate transformerBlock(int64_t C, int64_t F, int64_t H, int64_t S) {
+    const Count c = C, f = F;
+    const double Cd = double(C), Fd = double(F), Hd = double(H), Sd = double(S);
+    UnitEstimate u;
+    u.block = true;
+    u.split = (4 * c * c + 3 * c + 2 * c * f + f).get(); // q, k, v (weight + bias), proj weight, fc1, fc2 weight
+    u.replicated = (c + c + 4 * c).get();                // proj and fc2 biases, ln1, ln2
+    u.actReplicated = 4.0 * Sd * Cd;
+    u.actSplit = Sd * (4 * Cd + 2 * Fd) + Hd * Sd * Sd;
+    u.input = Sd * Cd;
+    u.flops = 2.0 * Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd) + 4.0 * Sd * Sd * Cd;
+    return u;
+}
+
+// The output head of a language model over the T positions that predict text: LayerNorm, then
+// Linear(C, V) without bias; it reads an input of `inputPositions` positions.
+UnitEstimate lmHead(const ModelDims& d, double inputPositions) {
+    const Count c = d.dim, v = d.vocab;
+    const double Cd = double(d.dim), Td = double(d.seq_len);
+    UnitEstimate head;
+    head.replicated = (2 * c).get();
+    head.split = (c * v).get();
+    head.actReplicated = 2.0 * Td * Cd;
+    head.actSplit = Td * double(d.vocab);
+    head.input = inputPositions * Cd;
+    head.flops = 2.0 * Td * Cd * double(d.vocab);
+    return head;
+}
+
+std::vector<UnitEstimate> gptUnits(const ModelDims& d) {
+    const Count c = d.dim, v = d.vocab, t = d.seq_len;
+    std::vector<UnitEstimate> units;
+    UnitEstimate embedding;
+    embedding.split = (v * c).get();      // token embedding
+    embedding.replicated = (t * c).get(); // learned positions
+    units.push_back(embedding);
+    for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(d.dim, d.ffn, d.heads, d.seq_len));
+    units.push_back(lmHead(d, double(d.seq_len)));
+    return units;
+}
+
+std::vector<UnitEstimate> mmditUnits(const ModelDims& d) {
+    const int64_t C = d.dim, F = d.ffn, T = d.seq_len, H = d.heads, P = d.imageTokens();
+    const Count c = C, f = F, v = d.vocab, t = T, p = P, q = d.patchValues();
+    const double Cd = double(C), Fd = double(F), Td = double(T), Pd = double(P), Qd = double(d.patchValues());
+    const double Sd = Td + Pd;
+    std::vector<UnitEstimate> units;
+    UnitEstimate embedding;
+    embedding.replicated = ((q * c + c) + p * c         // image patch Linear(Q, C), image positions
+                            + t * c                     // text positions
+                            + (256 * c + c) + (c * c + c)) // timestep MLP
+                               .get();
+    embedding.split = (v * c).get();                    // text embedding
+    embedding.actReplicated = Pd * Qd + 256 + 2.0 * Cd;
+    embedding.input = Pd * Qd;
+    embedding.flops = 2.0 * (Pd * Qd * Cd + 256.0 * Cd + Cd * Cd);
+    units.push_back(embedding);
+    for (int64_t i = 0; i < d.layers; ++i) {
+        UnitEstimate b;
+        b.block = true;
+        if (i + 1 < d.layers) {
+            // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
+            b.flops = 2.0 * (12.0 * Cd * Cd + Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) + 4.0 * Sd * Sd * Cd;
+            b.split = (2 * (4 * c * c + 3 * c + 2 * c * f + f)).get();
+            b.replicated = (2 * ((6 * c * c + 6 * c) + c + c)).get();
+            b.actReplicated = 8.0 * Sd * Cd + 4.0 * Cd;
+            b.actSplit = Sd * (4 * Cd + 2 * Fd) + double(H) * Sd * Sd;
+        } else {
+            // The last block's text stream only gives keys and values: mod Linear(C, 2C), k, v.
+            b.flops = 2.0 * (8.0 * Cd * Cd + 2.0 * Td * Cd * Cd + Pd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) +
+                      4.0 * Pd * Sd * Cd;
+            b.split = ((4 * c * c + 3 * c + 2 * c * f + f) + (2 * c * c + 2 * c)).get();
+            b.replicated = ((6 * c * c + 6 * c) + c + c + (2 * c * c + 2 * c)).get();
+            b.actReplicated = 4.0 * Sd * Cd + 4.0 * Pd * Cd + 4.0 * Cd;
+            b.actSplit = Pd * (4 * Cd + 2 * Fd) + 2.0 * Td * Cd + double(H) * Pd * Sd;
+        }
+        b.input = Sd * Cd + Cd;
+        units.push_back(b);
+    }
+    UnitEstimate head;
+    head.replicated = ((2 * c * c + 2 * c) + (c * q + q)).get(); // modulation Linear(C, 2C), Linear(C, Q)
+    head.actReplicated = 3.0 * Pd * Cd + Cd + 2.0 * Pd * Qd;
+    head.input = Sd * Cd + Cd;
+    head.flops = 2.0 * (2.0 * Cd * Cd + Pd * Cd * Qd);
+    units.push_back(head);
+    return units;
+}
+
+std::vector<UnitEstimate> vlmUnits(const ModelDims& d) {
+    const int64_t C = d.dim, T = d.seq_len, P = d.imageTokens();
+    const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads;
+    const Count c = C, v = d.vocab, t = T, p = P, q = d.patchValues(), cv = Cv, s = p + t;
+    const double Cd = double(C), Pd = double(P), Qd = double(d.patchValues()), Cvd = double(Cv);
+    std::vector<UnitEstimate> units;
+    UnitEstimate visionEmbed;
+    visionEmbed.frozen = d.freeze_vision;
+    visionEmbed.replicated = ((q * cv + cv) + p * cv).get();
+    visionEmbed.actReplicated = Pd * Qd;
+    visionEmbed.input = Pd * Qd;
+    visionEmbed.flops = 2.0 * Pd * Qd * Cvd;
+    units.push_back(visionEmbed);
+    for (int64_t i = 0; i < d.vision_layers; ++i) {
+        UnitEstimate b = transformerBlock(Cv, Fv, Hv, P);
+        b.frozen = d.freeze_vision;
+        units.push_back(b);
+    }
+    UnitEstimate merge;
+    merge.replicated = (2 * cv + (cv * c + c) + (c * c + c) + s * c).get(); // LayerNorm, projector, positions
+    merge.split = (v * c).get();                                            // text embedding
+    merge.actReplicated = 2.0 * Pd * Cvd + 2.0 * Pd * Cd;
+    merge.input = Pd * Cvd;
+    merge.flops = 2.0 * Pd * (Cvd * Cd + Cd * Cd);
+    units.push_back(merge);
+    for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, d.ffn, d.heads, s.get()));
+    // The head reads the whole sequence and predicts from its T text positions.
+    units.push_back(lmHead(d, Pd + double(T)));
+    return units;
+}
+
+// Byte-level text (vocab 256) for the small presets so that captions and text files need no
+// tokenizer; the large presets use a GPT-2 sized vocabulary padded to a multiple of 128. Built on
+// first use: specs held in static variables elsewhere read the kinds' names while they initialize.
+const std::vector<ModelKindInfo>& kinds() {
+    static const std::vector<ModelKindInfo> table = {
+    {ModelKind::Gpt, "gpt", "decoder language model", /*images=*/false, /*vision_tower=*/false,
+     /*counts_image_tokens=*/false, Objective::NextToken,
+     {{"tiny", gpt(2, 64, 4, 256, 256, 64)},
+      {"small", gpt(6, 256, 8, 1024, 256, 256)},
+      {"base", gpt(12, 768, 12, 3072, 50304, 1024)},
+      {"1b", gpt(24, 2048, 16, 8192, 50304, 1024)}},
+     gptUnits},
+    {ModelKind::Mmdit, "mmdit", "diffusion transformer (image + caption)", true, false, true, Objective::Flow,
+     {{"tiny", mmdit(2, 64, 4, 256, 16, 28, 1, 4)},
+      {"small", mmdit(6, 256, 8, 1024, 32, 28, 1, 2)},
+      {"base", mmdit(12, 768, 12, 3072, 64, 64, 4, 2)},
+      {"1b", mmdit(24, 2048, 16, 8192, 128, 64, 16, 2)},
+      // base at a 1024 x 1024 image's latent (16 channels at 1/8 the size): 4096 image tokens.
+      {"base-1024px", mmdit(12, 768, 12, 3072, 64, 128, 16, 2)}},
+     mmditUnits},
+    {ModelKind::Vlm, "vlm", "vision-language model", true, true, false, Objective::CaptionNextToken,
+     {{"tiny", vlm(2, 64, 4, 2, 64, 4, 256, 256, 32, 28, 1, 4)},
+      {"small", vlm(4, 192, 6, 6, 256, 8, 1024, 256, 48, 28, 1, 4)},
+      {"base", vlm(12, 768, 12, 12, 768, 12, 3072, 50304, 256, 224, 3, 14)},
+      {"1b", vlm(24, 1024, 16, 24, 2048, 16, 8192, 50304, 256, 224, 3, 14)},
+      // base at 448 x 448: 1024 image tokens.
+      {"base-448px", vlm(12, 768, 12, 12, 768, 12, 3072, 50304, 256, 448, 3, 14)}},
+     vlmUnits},
+    };
+    return table;
+}
+
+} // namespace
+
+int64_t UnitEstimate::params() const { return (Count(split) + replicated).get(); }
+
+const std::vector<ModelKindInfo>& modelKinds() { return kinds(); }
+
+const ModelKindInfo& modelKindInfo(ModelKind kind) {
+    const size_t i = static_cast<size_t>(kind);
+    const std::vector<ModelKindInfo>& table = kinds();
+    if (i >= table.size() || table[i].kind != kind)
+        throw std::invalid_argument("model.kind: kind " + std::to_string(i) +
+                                    " is none this build knows (no row in the table of model kinds)");
+    return table[i];
+}
+
+const ModelKindInfo* modelKindInfo(const Choice<ModelKind>& kind) {
+    return kind.known() ? &modelKindInfo(kind.value()) : nullptr;
+}
+
+std::string modelKindNames(bool (*has)(const ModelKindInfo&)) {
+    std::vector<std::string> names;
+    for (const ModelKindInfo& k : kinds())
+        if (has(k)) names.push_back(std::string("\"") + k.name + "\"");
+    std::string text;
+    for (size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return text;
+}
+
+template <>
+const std::vector<std::string>& choiceNames<ModelKind>() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const ModelKindInfo& k : kinds()) n.emplace_back(k.name);
+        return n;
+    }();
+    return names;
+}
+
+} // namespace parallax

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "core/spec/Choice.h"
+#include "core/spec/ModelDims.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+// What a sample of a kind holds and what its loss is, as the data pipeline makes batches for it.
+enum class Objective {
+    NextToken,         // a text sequence; the loss predicts each next token (gpt)
+    Flow,              // an image with its caption, noise and a timestep; rectified flow's velocity (mmdit)
+    CaptionNextToken,  // an image with its caption; the next caption token after the image (vlm)
+};
+
+// One unit of a model (embedding, block, head), as docs/models.md counts it: what the memory
+// estimate, the pipeline split and MFU read. The trainer's models hold exactly these parameters
+// and FLOPs (ModelStructure's test builds every preset and compares).
+struct UnitEstimate {
+    double flops = 0;        // forward FLOPs per sample
+    bool block = false;      // a transformer block (what a pipeline divides)
+    bool frozen = false;
+    int64_t split = 0;       // parameters divided among tensor-parallel ranks
+    int64_t replicated = 0;  // parameters every tensor-parallel rank holds
+    // Per sample, in elements.
+    double actReplicated = 0;
+    double actSplit = 0;
+    double input = 0;
+    int64_t params() const;
+};
+
+struct ModelPreset {
+    const char* name;
+    ModelDims dims;
+};
+
+// The one table of model kinds: a new kind is a row here (its name, what it reads, its presets and
+// its units), its ModelKind value, and its model in trainer/models (docs/architecture.md).
+struct ModelKindInfo {
+    ModelKind kind;
+    const char* name;         // as a spec writes it
+    const char* description;  // what it is, for the New run form's list
+    bool images;              // reads images with captions (model.image_size, channels, patch)
+    bool vision_tower;        // has a vision tower (model.vision_*, freeze_vision)
+    bool counts_image_tokens; // throughput counts image tokens besides text tokens
+    Objective objective;
+    std::vector<ModelPreset> presets; // smallest first
+    // Its units, in model order, for dimensions every one of which is at least 1.
+    std::vector<UnitEstimate> (*units)(const ModelDims&);
+};
+
+// Every kind, in ModelKind's order.
+const std::vector<ModelKindInfo>& modelKinds();
+// Throws std::invalid_argument for a value without a row.
+const ModelKindInfo& modelKindInfo(ModelKind kind);
+// The row of a spec's kind; nullptr when the spec names no known kind.
+const ModelKindInfo* modelKindInfo(const Choice<ModelKind>& kind);
+
+// What a kind reads, as predicates over the table's rows.
+inline bool readsImages(const ModelKindInfo& k) { return k.images; }
+inline bool readsText(const ModelKindInfo& k) { return !k.images; }
+inline bool hasVisionTower(const ModelKindInfo& k) { return k.vision_tower; }
+
+// The names of the kinds for which `has` holds, quoted and joined with "or": "\"mmdit\" or \"vlm\"".
+std::string modelKindNames(bool (*has)(const ModelKindInfo&));
+
+} // namespace parallax
