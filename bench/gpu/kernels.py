@@ -6,7 +6,8 @@
 
 Per trace: kernel time per step, the busy fraction of the traced window (union of kernel intervals
 over the window from the first to the last kernel), kernel launches per step; then one row per
-kernel group (the name up to its template arguments) with milliseconds per step in each trace.
+kernel group (the name up to its template arguments) with milliseconds per step in each trace, and
+the kernel time and launches per step of each launching operator.
 """
 
 import argparse
@@ -46,6 +47,15 @@ def time_by_operator(events, found):
     per = defaultdict(float)
     for k in found:
         per[owner.get(k.get("args", {}).get("correlation"), "(launch not traced)")] += float(k["dur"])
+    return per
+
+
+def launches_by_operator(events, found):
+    """Kernel launches counted by the operator that launched them."""
+    owner = launching_operators(events)
+    per = defaultdict(float)
+    for k in found:
+        per[owner.get(k.get("args", {}).get("correlation"), "(launch not traced)")] += 1.0
     return per
 
 
@@ -132,13 +142,14 @@ def main():
     parser.add_argument("--steps", type=int, default=5, help="steps in each trace")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    labels, tables, idles, by_op = [], [], [], []
+    labels, tables, idles, by_op, counts = [], [], [], [], []
     for item in args.traces:
         label, _, path = item.partition("=")
         everything = load(path)
         events = kernels(everything)
         idles.append(idle_causes(everything, events))
         by_op.append(time_by_operator(everything, events))
+        counts.append(launches_by_operator(everything, events))
         per = defaultdict(float)
         for e in events:
             per[group(e.get("name", "?"))] += float(e["dur"]) / 1e3 / args.steps
@@ -154,6 +165,12 @@ def main():
                   f"{exposed / 1e3 / args.steps:.2f} ms with no other kernel running (exposed communication)")
     print_table("kernel group", labels, tables, args.top, 1.0)
     print_table("launching operator", labels, by_op, args.top, 1e3 * args.steps)
+    print()
+    print("| launching operator | " + " | ".join(f"{l} launches/step" for l in labels) + " |")
+    print("|---|" + "---:|" * len(labels))
+    keys = sorted({n for t in counts for n in t}, key=lambda n: -max(t.get(n, 0.0) for t in counts))
+    for n in keys[:args.top]:
+        print(f"| {n[:90]} | " + " | ".join(f"{t.get(n, 0.0) / args.steps:.0f}" for t in counts) + " |")
     for label, causes in zip(labels, idles):
         print()
         print(f"{label}: GPU idle (gaps of 20 us or more) {sum(causes.values()) / 1e3 / args.steps:.2f} ms per step, "

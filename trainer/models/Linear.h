@@ -37,13 +37,14 @@ public:
     torch::Tensor forwardGelu(const torch::Tensor& x) {
         if (output_transform) return torch::gelu(forward(x), "tanh");
         const torch::Tensor input = input_transform ? input_transform(x) : x;
-        if (accumulates(bias)) return accumulatingLinearGelu(input, weight, bias, product_weight);
+        if (accumulates(bias)) return accumulatingLinearGelu(input, weight, bias, product_weight, product_bias);
         return torch::gelu(product(input, bias), "tanh");
     }
 
     // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
-        if (accumulates(b)) return accumulatingLinear(input, {weight}, biasList(b), productList()).front();
+        if (accumulates(b))
+            return accumulatingLinear(input, {weight}, biasList(b), productList(), biasProductList(b)).front();
         return torch::linear(input, productWeight(), b);
     }
 
@@ -51,6 +52,12 @@ public:
     const torch::Tensor& productWeight() const { return product_weight.defined() ? product_weight : weight; }
     std::vector<torch::Tensor> productList() const {
         return product_weight.defined() ? std::vector<torch::Tensor>{product_weight} : std::vector<torch::Tensor>{};
+    }
+
+    // The bias's copy for the products, where one is set and `b` is the bias.
+    std::vector<torch::Tensor> biasProductList(const torch::Tensor& b) const {
+        return product_bias.defined() && b.defined() ? std::vector<torch::Tensor>{product_bias}
+                                                     : std::vector<torch::Tensor>{};
     }
 
     static std::vector<torch::Tensor> biasList(const torch::Tensor& b) {
@@ -68,6 +75,9 @@ public:
     // their fp32 whole never exists on a rank. While it is set, products read it instead of the weight
     // (and instead of autocast's cast of it); gradients still go to the weight. Undefined: none.
     torch::Tensor product_weight;
+    // The same for the bias: a copy of it in the products' dtype (ProductCopies), read by the
+    // products that accumulate instead of autocast's cast of the bias. Undefined: none.
+    torch::Tensor product_bias;
     // Applied to the input before the product (column parallel: identity forward, all-reduce of
     // the input gradient backward).
     Transform input_transform;
@@ -89,18 +99,21 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
         for (Linear* l : layers) out.push_back(l->forward(x));
         return out;
     }
-    std::vector<torch::Tensor> weights, biases, products;
+    std::vector<torch::Tensor> weights, biases, products, biasProducts;
     std::vector<int64_t> widths;
-    bool copies = false;
+    bool copies = false, biasCopies = true;
     for (const Linear* l : layers) {
         weights.push_back(l->weight);
         products.push_back(l->productWeight());
         copies = copies || l->product_weight.defined();
         if (l->bias.defined()) biases.push_back(l->bias);
+        if (l->bias.defined()) biasProducts.push_back(l->product_bias);
+        biasCopies = biasCopies && (!l->bias.defined() || l->product_bias.defined());
         widths.push_back(l->weight.size(0));
     }
     if (accumulatingLinearApplies(weights, biases))
-        return accumulatingLinear(x, weights, biases, copies ? products : std::vector<torch::Tensor>{});
+        return accumulatingLinear(x, weights, biases, copies ? products : std::vector<torch::Tensor>{},
+                                  biasCopies ? biasProducts : std::vector<torch::Tensor>{});
     const torch::Tensor y =
         torch::linear(x, torch::cat(products), biases.empty() ? torch::Tensor() : torch::cat(biases));
     int64_t start = 0;

@@ -51,14 +51,17 @@ torch::Tensor geluBackward(const torch::Tensor& g, const torch::Tensor& u, const
 struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinearFn> {
     // TensorLists so that autograd tracks the weights and biases as inputs.
     // With gelu (one weight): gelu(x W^T + b, "tanh"), the product kept for backward.
-    // `products`: what each weight's product multiplies by (empty: the weights); never differentiated.
+    // `products`, `biasProducts`: what each weight's product multiplies by and each bias adds (empty:
+    // the weights, the biases); never differentiated.
     static variable_list forward(AutogradContext* ctx, const torch::Tensor& x, at::TensorList weights,
-                                 at::TensorList biases, at::TensorList products, bool gelu) {
+                                 at::TensorList biases, at::TensorList products, at::TensorList biasProducts,
+                                 bool gelu) {
         const torch::Tensor input = compat::autocastForProduct(x);
         std::vector<torch::Tensor> w, b;
         for (size_t i = 0; i < weights.size(); ++i)
             w.push_back(compat::autocastForProduct(products.empty() ? weights[i] : products[i]));
-        for (const torch::Tensor& t : biases) b.push_back(compat::autocastForProduct(t));
+        for (size_t i = 0; i < biases.size(); ++i)
+            b.push_back(compat::autocastForProduct(biasProducts.empty() ? biases[i] : biasProducts[i]));
         const torch::Tensor weight = stacked(w);
         const torch::Tensor y = torch::linear(input, weight, b.empty() ? torch::Tensor() : stacked(b));
         std::vector<torch::Tensor> saved = {input, weight};
@@ -69,7 +72,7 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         ctx->saved_data["weights"] = static_cast<int64_t>(weights.size());
         ctx->saved_data["biases"] = static_cast<int64_t>(biases.size());
         ctx->saved_data["gelu"] = gelu;
-        ctx->saved_data["products"] = static_cast<int64_t>(products.size());
+        ctx->saved_data["products"] = static_cast<int64_t>(products.size() + biasProducts.size());
         ctx->set_materialize_grads(false); // an unused slice's gradient stays undefined, not zeros
         if (gelu) return {torch::gelu(y, "tanh")};
         if (weights.size() == 1) return {y};
@@ -149,21 +152,25 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
 
 std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
                                               const std::vector<torch::Tensor>& biases,
-                                              const std::vector<torch::Tensor>& products) {
+                                              const std::vector<torch::Tensor>& products,
+                                              const std::vector<torch::Tensor>& biasProducts) {
     if (!products.empty() && products.size() != weights.size())
         throw std::invalid_argument("accumulatingLinear: one product tensor per weight, or none");
+    if (!biasProducts.empty() && biasProducts.size() != biases.size())
+        throw std::invalid_argument("accumulatingLinear: one product tensor per bias, or none");
     return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), at::TensorList(products),
-                                       false);
+                                       at::TensorList(biasProducts), false);
 }
 
 torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                                     const torch::Tensor& product) {
-    std::vector<torch::Tensor> biases, products;
+                                     const torch::Tensor& product, const torch::Tensor& biasProduct) {
+    std::vector<torch::Tensor> biases, products, biasProducts;
     if (bias.defined()) biases.push_back(bias);
     if (product.defined()) products.push_back(product);
+    if (bias.defined() && biasProduct.defined()) biasProducts.push_back(biasProduct);
     const std::vector<torch::Tensor> weights{weight};
     return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), at::TensorList(products),
-                                       true)[0];
+                                       at::TensorList(biasProducts), true)[0];
 }
 
 } // namespace parallax

@@ -112,14 +112,22 @@ void DataParallel::finishStep() {
 }
 
 void DataParallel::afterOptimizerStep() {
-    if (m_stage == 0 || dpSize() == 1) return;
-    std::vector<std::shared_ptr<Work>> works;
-    std::vector<torch::Tensor> slices;
-    for (size_t b = 0; b < m_buckets.buckets().size(); ++b) {
-        slices.push_back(paramShard(b).clone());
-        works.push_back(m_dp->allGatherAsync(m_buckets.buckets()[b].params, slices.back()));
+    if (m_stage > 0 && dpSize() > 1) {
+        std::vector<std::shared_ptr<Work>> works;
+        std::vector<torch::Tensor> slices;
+        for (size_t b = 0; b < m_buckets.buckets().size(); ++b) {
+            slices.push_back(paramShard(b).clone());
+            works.push_back(m_dp->allGatherAsync(m_buckets.buckets()[b].params, slices.back()));
+        }
+        for (auto& w : works) w->wait();
     }
-    for (auto& w : works) w->wait();
+    if (m_productCopies) m_productCopies->refresh();
 }
+
+void DataParallel::parametersLoaded() {
+    if (m_productCopies) m_productCopies->refresh();
+}
+
+void DataParallel::useProductCopies(std::unique_ptr<ProductCopies> copies) { m_productCopies = std::move(copies); }
 
 } // namespace parallax

@@ -3,6 +3,7 @@
 #include "trainer/comm/Communicator.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/GradientReducer.h"
+#include "trainer/parallel/ProductCopies.h"
 
 #include <torch/csrc/autograd/function.h>
 
@@ -34,8 +35,13 @@ public:
     // Call after the last backward of a step: starts buckets whose gradients never arrived (unused
     // parameters keep zero gradients) and waits for every reduction.
     void finishStep() override;
-    // ZeRO 1 and 2: brings every rank's updated slice to all ranks.
+    // ZeRO 1 and 2: brings every rank's updated slice to all ranks. Then the product copies follow.
     void afterOptimizerStep() override;
+    void parametersLoaded() override;
+    // The products read these copies of the parameters from now on; refreshed after every update
+    // and load (ProductCopies).
+    void useProductCopies(std::unique_ptr<ProductCopies> copies);
+    const ProductCopies* productCopies() const { return m_productCopies.get(); }
 
     int zeroStage() const { return m_stage; }
     // The slice of bucket `b` this rank's optimizer updates: all of it without ZeRO.
@@ -72,6 +78,7 @@ private:
     std::vector<torch::Tensor> m_wireIn, m_wireOut; // per bucket: cast copies while a reduction runs
     bool m_active = false;
     int64_t m_launchedEarly = 0;
+    std::unique_ptr<ProductCopies> m_productCopies;
 };
 
 } // namespace parallax

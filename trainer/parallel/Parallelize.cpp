@@ -95,8 +95,15 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     out.buckets = std::make_unique<GradBuckets>(named, options);
     // Gradients cross the wire in parallel.reduce_dtype (the validator allows bf16 only with NCCL).
     const torch::ScalarType reduceType = spec.parallel.reduce_dtype == Precision::Bf16 ? torch::kBFloat16 : torch::kFloat;
-    out.reducer = zero == 3 ? zero3(model, spec, *out.buckets, out.chunks, groups, device, reduceType)
-                            : std::make_unique<DataParallel>(*out.buckets, groups.dp, zero, reduceType);
+    if (zero == 3) {
+        out.reducer = zero3(model, spec, *out.buckets, out.chunks, groups, device, reduceType);
+        return out;
+    }
+    auto dp = std::make_unique<DataParallel>(*out.buckets, groups.dp, zero, reduceType);
+    // Under bf16 autocast the products read bf16 copies made once per update, not cast per layer.
+    if (device.is_cuda() && spec.train.precision == Precision::Bf16)
+        dp->useProductCopies(std::make_unique<ProductCopies>(*out.buckets, torch::kBFloat16, linearLayers(model)));
+    out.reducer = std::move(dp);
     return out;
 }
 

@@ -1,0 +1,70 @@
+#pragma once
+
+// Training with and without ProductCopies, for the CPU test (tests/trainer/parallel) and the GPU one.
+
+#include "tests/trainer/models/ModelTestSupport.h"
+#include "trainer/compat/TorchCompat.h"
+#include "trainer/parallel/DataParallel.h"
+#include "trainer/parallel/GradBuckets.h"
+#include "trainer/parallel/ProductCopies.h"
+#include "trainer/train/AdamW.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parallax::test {
+
+struct Trained {
+    std::vector<double> losses;
+    std::vector<torch::Tensor> params; // the buckets' values after the last update
+    size_t layersWithCopies = 0;
+    bool copiesMatched = true;         // each copy equal to its parameter rounded, after every update
+};
+
+// Trains a tiny model of `kind` for `steps` steps under bf16 autocast on `device`, its Linear layers
+// reading ProductCopies or (copies false) autocast's casts.
+inline Trained trainWithProductCopies(const std::string& kind, bool copies, int steps, torch::Device device) {
+    const ModelDims dims = dimsOf(kind, "tiny");
+    auto model = buildModel(dims, 11);
+    model->to(device);
+    std::vector<std::pair<std::string, torch::Tensor>> named;
+    for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
+    BucketOptions options;
+    options.bucketBytes = 16 * 1024; // several buckets
+    GradBuckets buckets(named, options);
+    DataParallel dp(buckets, nullptr);
+    const std::map<std::string, Linear*> layers = linearLayers(*model);
+    if (copies) dp.useProductCopies(std::make_unique<ProductCopies>(buckets, torch::kBFloat16, layers));
+    AdamW adam(AdamWOptions{});
+    for (Bucket& b : buckets.buckets()) adam.addGroup(b.params, b.grads, b.decay);
+
+    Trained out;
+    out.layersWithCopies = dp.productCopies() ? dp.productCopies()->layersSet() : 0;
+    for (int step = 0; step < steps; ++step) {
+        dp.beginStep(1);
+        const Batch batch = batchOf(dims, 4, 4 * step).to(device);
+        {
+            compat::AutocastScope autocast(device.type(), at::kBFloat16, true);
+            const Activation loss = model->forwardAll(batch);
+            out.losses.push_back(meanLoss(loss));
+            (loss.at(0) / loss.at(1)).backward();
+        }
+        dp.finishStep();
+        adam.step(1e-3);
+        dp.afterOptimizerStep();
+        for (const auto& [name, layer] : layers) {
+            if (!copies) continue;
+            out.copiesMatched &= layer->product_weight.defined() && layer->product_weight.scalar_type() == torch::kBFloat16 &&
+                                 torch::equal(layer->product_weight, layer->weight.detach().to(torch::kBFloat16));
+            if (layer->bias.defined())
+                out.copiesMatched &= layer->product_bias.defined() &&
+                                     torch::equal(layer->product_bias, layer->bias.detach().to(torch::kBFloat16));
+        }
+    }
+    for (const Bucket& b : buckets.buckets()) out.params.push_back(b.params.cpu());
+    return out;
+}
+
+} // namespace parallax::test
