@@ -45,7 +45,7 @@ public:
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
         if (accumulates(b))
             return accumulatingLinear(input, {weight}, biasList(b), productList(), biasProductList(b)).front();
-        return torch::linear(input, productWeight(), b);
+        return torch::linear(input, productWeight(), b.defined() && product_bias.defined() ? product_bias : b);
     }
 
     // What the products multiply by: the weight's copy where one is set, else the weight.
@@ -114,8 +114,8 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
     if (accumulatingLinearApplies(weights, biases))
         return accumulatingLinear(x, weights, biases, copies ? products : std::vector<torch::Tensor>{},
                                   biasCopies ? biasProducts : std::vector<torch::Tensor>{});
-    const torch::Tensor y =
-        torch::linear(x, torch::cat(products), biases.empty() ? torch::Tensor() : torch::cat(biases));
+    const torch::Tensor y = torch::linear(x, torch::cat(products),
+                                          biases.empty() ? torch::Tensor() : torch::cat(biasCopies ? biasProducts : biases));
     int64_t start = 0;
     for (int64_t w : widths) {
         out.push_back(y.narrow(-1, start, w));

@@ -125,7 +125,9 @@ void DataParallel::afterOptimizerStep() {
 }
 
 void DataParallel::parametersLoaded() {
-    if (m_productCopies) m_productCopies->refresh();
+    if (!m_productCopies) return;
+    m_productCopies->refresh();
+    m_productCopies->refreshFrozen();
 }
 
 void DataParallel::useProductCopies(std::unique_ptr<ProductCopies> copies) { m_productCopies = std::move(copies); }

@@ -23,6 +23,8 @@ ProductCopies::ProductCopies(GradBuckets& buckets, torch::ScalarType type, const
         }
         return copy.narrow(0, s.offset, s.numel).view(s.shape);
     };
+    // A frozen parameter is in no bucket and never updated: a copy of its own, made once.
+    auto frozen = [](const torch::Tensor& p) { return p.defined() && !p.requires_grad(); };
     std::set<Linear*> set;
     for (const auto& [name, layer] : layers) {
         const ParamSlot* weight = slotOf(name + ".weight", layer->weight);
@@ -30,9 +32,17 @@ ProductCopies::ProductCopies(GradBuckets& buckets, torch::ScalarType type, const
         if (weight) layer->product_weight = view(*weight);
         if (bias) layer->product_bias = view(*bias);
         if (weight || bias) set.insert(layer);
+        if (!weight && frozen(layer->weight) && (!layer->bias.defined() || frozen(layer->bias))) {
+            layer->product_weight = torch::empty_like(layer->weight, layer->weight.options().dtype(type));
+            if (layer->bias.defined())
+                layer->product_bias = torch::empty_like(layer->bias, layer->bias.options().dtype(type));
+            m_frozen.push_back(layer);
+            set.insert(layer);
+        }
     }
     m_layers.assign(set.begin(), set.end());
     refresh();
+    refreshFrozen();
 }
 
 ProductCopies::~ProductCopies() {
@@ -46,6 +56,14 @@ void ProductCopies::refresh() {
     torch::NoGradGuard noGrad;
     for (size_t b = 0; b < m_copies.size(); ++b)
         if (m_copies[b].defined()) m_copies[b].copy_(m_buckets.buckets()[b].params);
+}
+
+void ProductCopies::refreshFrozen() {
+    torch::NoGradGuard noGrad;
+    for (Linear* layer : m_frozen) {
+        layer->product_weight.copy_(layer->weight);
+        if (layer->bias.defined()) layer->product_bias.copy_(layer->bias);
+    }
 }
 
 std::map<std::string, Linear*> linearLayers(torch::nn::Module& model) {

@@ -21,7 +21,8 @@ namespace parallax {
 class ProductCopies {
 public:
     // `layers`: module name ("units.3.q") -> its Linear; those whose weight or bias a bucket holds
-    // get copies (a frozen layer, in no bucket, keeps autocast's cast).
+    // get views of the buckets' copies; a frozen layer (its parameters in no bucket, never updated,
+    // as a frozen vision tower's) gets copies of its own, made here.
     ProductCopies(GradBuckets& buckets, torch::ScalarType type, const std::map<std::string, Linear*>& layers);
     ProductCopies(const ProductCopies&) = delete;
     ProductCopies& operator=(const ProductCopies&) = delete;
@@ -30,6 +31,8 @@ public:
 
     // After the buckets' parameters changed (an update, a checkpoint loaded).
     void refresh();
+    // After the frozen layers' parameters were written (a checkpoint loaded).
+    void refreshFrozen();
     // Layers whose products read a copy here.
     size_t layersSet() const { return m_layers.size(); }
 
@@ -37,6 +40,7 @@ private:
     GradBuckets& m_buckets;
     std::vector<torch::Tensor> m_copies; // per bucket; undefined where it holds no layer's parameter
     std::vector<Linear*> m_layers;
+    std::vector<Linear*> m_frozen; // layers with copies of their own
 };
 
 // The Linear layers of a model by module name, for ProductCopies and Zero3's product copies.

@@ -33,6 +33,11 @@ TEST_P(ProductCopiesGpu, TrainToTheSameBitsAsAutocastsCasts) {
     EXPECT_NE(cast.losses.front(), cast.losses.back());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesGpu, testing::Values("gpt", "mmdit", "vlm"));
+INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesGpu, testing::Values("gpt", "mmdit", "vlm", "vlm-frozen"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                             std::string name = info.param;
+                             for (char& c : name) c = c == '-' ? '_' : c;
+                             return name;
+                         });
 
 } // namespace

@@ -23,10 +23,13 @@ struct Trained {
     bool copiesMatched = true;         // each copy equal to its parameter rounded, after every update
 };
 
-// Trains a tiny model of `kind` for `steps` steps under bf16 autocast on `device`, its Linear layers
-// reading ProductCopies or (copies false) autocast's casts.
+// Trains a tiny model of `kind` ("vlm-frozen": vlm with its vision tower frozen) for `steps` steps
+// under bf16 autocast on `device`, its Linear layers reading ProductCopies or (copies false)
+// autocast's casts.
 inline Trained trainWithProductCopies(const std::string& kind, bool copies, int steps, torch::Device device) {
-    const ModelDims dims = dimsOf(kind, "tiny");
+    const bool frozen = kind == "vlm-frozen";
+    ModelDims dims = dimsOf(frozen ? "vlm" : kind, "tiny");
+    dims.freeze_vision = frozen;
     auto model = buildModel(dims, 11);
     model->to(device);
     std::vector<std::pair<std::string, torch::Tensor>> named;

@@ -27,7 +27,21 @@ TEST_P(ProductCopiesTrain, TrainToTheSameBitsAsAutocastsCastsAndFollowEveryUpdat
     EXPECT_NE(cast.losses.front(), cast.losses.back());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesTrain, testing::Values("gpt", "mmdit", "vlm"));
+INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesTrain, testing::Values("gpt", "mmdit", "vlm", "vlm-frozen"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                             std::string name = info.param;
+                             for (char& c : name) c = c == '-' ? '_' : c;
+                             return name;
+                         });
+
+// A frozen layer (in no bucket, never updated) gets a copy of its own, equal to its parameters
+// rounded, and keeps it through the updates of the others.
+TEST(ProductCopies, AFrozenTowerReadsCopiesOfItsOwnThatTheUpdatesLeaveAlone) {
+    const Trained copied = trainWithProductCopies("vlm-frozen", true, 2, torch::kCPU);
+    const Trained unfrozen = trainWithProductCopies("vlm", true, 2, torch::kCPU);
+    EXPECT_EQ(copied.layersWithCopies, unfrozen.layersWithCopies);
+    EXPECT_TRUE(copied.copiesMatched);
+}
 
 TEST(ProductCopies, LeaveTheLayersAsTheyWereWhenDropped) {
     const ModelDims dims = dimsOf("gpt", "tiny");
