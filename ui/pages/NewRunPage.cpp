@@ -1,5 +1,6 @@
 #include "ui/pages/NewRunPage.h"
 #include "ui/widgets/FileDialogs.h"
+#include "ui/widgets/WrappingLabel.h"
 
 #include "core/launch/LaunchPlan.h"
 #include "core/spec/Estimates.h"
@@ -421,8 +422,7 @@ QWidget* NewRunPage::wrap(const QString& path, QWidget* editor, const std::funct
     v->setSpacing(2);
     editor->setParent(container);
     v->addWidget(editor);
-    auto* issue = new QLabel(container);
-    issue->setWordWrap(true);
+    auto* issue = new WrappingLabel(container);
     issue->setTextInteractionFlags(Qt::TextSelectableByMouse);
     issue->setObjectName(QStringLiteral("issue:") + path);
     issue->hide();
@@ -1116,7 +1116,7 @@ void NewRunPage::showIssues() {
                          .arg(q(issue.field), message);
             error |= !issue.warning;
         }
-        field.issue->setText(lines.join(QChar('\n')));
+        field.issue->setWrappedText(lines.join(QChar('\n')));
         field.issue->setStyleSheet(QStringLiteral("color: %1;").arg((error ? kErrorColor : kWarningColor).name()));
         field.issue->setVisible(!lines.isEmpty());
         field.issue->setProperty("severity", lines.isEmpty() ? QString() : error ? QStringLiteral("error")

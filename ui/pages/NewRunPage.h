@@ -25,6 +25,7 @@ class QPushButton;
 class QScrollArea;
 class QShowEvent;
 class QSplitter;
+class WrappingLabel;
 class QToolButton;
 class QVBoxLayout;
 
@@ -138,7 +139,7 @@ protected:
 private:
     struct Field {
         QWidget* editor = nullptr;
-        QLabel* issue = nullptr;
+        WrappingLabel* issue = nullptr;
         QWidget* row = nullptr; // the editor with its issue label, as placed in the form
         std::function<void()> refresh;
     };

@@ -293,6 +293,46 @@ TEST(NewRunPage, LaysOutEveryCombinationOfRowsInAWindow) {
     EXPECT_TRUE(page.fieldIssueLabel(QStringLiteral("parallel.tp"))->text().isEmpty());
 }
 
+// A field's message wraps onto as many lines as the form's width leaves it, and the form makes
+// room for all of them: at 1280 x 720 the long messages of tp = 3 (heads, FFN width, vocabulary)
+// take three lines in the narrow field column, and none is cut off, however the window is resized.
+TEST(NewRunPage, MakesRoomForEveryLineOfAWrappedFieldMessage) {
+    Page p;
+    NewRunPage& page = p.page;
+    page.resize(1280, 720);
+    page.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+    RunSpec spec = tinySpec("wrapped");
+    spec.model.kind = ModelKind::Mmdit;
+    spec.parallel.dp = 2;
+    spec.parallel.tp = 3;
+    page.setSpec(spec);
+    page.formModel()->validateNow();
+    for (const QSize size : {QSize(1280, 720), QSize(1000, 720), QSize(700, 720), QSize(1920, 1080), QSize(1110, 720)}) {
+        page.resize(size);
+        QTest::qWait(30);
+        int checked = 0, wrapped = 0;
+        for (const QString& path : {QStringLiteral("model.heads"), QStringLiteral("model.ffn"), QStringLiteral("model.vocab")}) {
+            QLabel* issue = page.fieldIssueLabel(path);
+            ASSERT_NE(issue, nullptr) << path.toStdString();
+            if (!issue->isVisible()) continue;
+            ++checked;
+            const int needed = issue->heightForWidth(issue->width());
+            wrapped += needed > issue->fontMetrics().lineSpacing() * 3 / 2 ? 1 : 0;
+            const int slack = issue->parentWidget()->height() - issue->parentWidget()->heightForWidth(issue->parentWidget()->width());
+            EXPECT_LE(slack, issue->fontMetrics().lineSpacing())
+                << path.toStdString() << " at " << size.width() << "x" << size.height() << ": the row is " << slack
+                << " pixels taller than its field and message";
+            EXPECT_GE(issue->height(), needed)
+                << path.toStdString() << " at " << size.width() << "x" << size.height() << ": \""
+                << issue->text().toStdString() << "\" is " << issue->width() << " wide"
+;
+        }
+        EXPECT_EQ(checked, 3) << size.width() << "x" << size.height();
+        if (size.width() <= 1000) EXPECT_GT(wrapped, 0) << "no message wraps at " << size.width() << "x" << size.height();
+    }
+}
+
 TEST(NewRunPage, ShowsTheValidatorsMessageBesideTheFieldAndDisablesLaunch) {
     Page p;
     NewRunPage& page = p.page;
