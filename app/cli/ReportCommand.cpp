@@ -40,7 +40,7 @@ double medianOf(std::vector<double> v) {
 // Each rank's compute and wait per step over the steps reported, and the straggler among them
 // by the supervisor's own rule (HangDetector), over all of those steps.
 void printRanks(const RunStore& store, const RunRecord& r, int64_t fromStep) {
-    const std::vector<RankStepEvent> rows = store.rankSteps(r.id, fromStep - 1);
+    const std::vector<RankStepEvent> rows = store.events<RankStepEvent>(r.id, fromStep - 1);
     std::printf("\nranks over those steps (compute and time waiting in collectives, medians per step)\n");
     if (rows.empty()) {
         std::printf("  no per-rank step times (telemetry.flight_recorder) at or after step %lld\n",

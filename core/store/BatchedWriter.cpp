@@ -67,11 +67,6 @@ void BatchedWriter::add(const RunStartEvent& e) {
     if (!m_oldest) m_oldest = Clock::now();
 }
 
-void BatchedWriter::add(const RankStepEvent& e) {
-    m_rankSteps.push_back(e);
-    rowAdded();
-}
-
 void BatchedWriter::add(const RunAlert& a) {
     m_alerts[a.kind] = a;
     if (!m_oldest) m_oldest = Clock::now();
@@ -179,7 +174,7 @@ void BatchedWriter::flush() {
         if (m_runStart) m_store.setRunStart(m_run, *m_runStart);
         for (const auto& [host, status] : m_hostStatus) m_store.setHostStatus(m_run, status);
         for (const auto& [kind, alert] : m_alerts) m_store.setAlert(m_run, alert);
-        m_store.insertRankSteps(m_run, m_rankSteps);
+        m_store.insertEvents(m_run, m_tableRows);
         m_store.insertMetrics(m_run, m_steps);
         m_store.insertDeviceSamples(m_run, m_devices);
         m_store.insertSpans(m_run, m_spans);
@@ -210,7 +205,7 @@ void BatchedWriter::flush() {
     m_runStart.reset();
     m_hostStatus.clear();
     m_alerts.clear();
-    m_rankSteps.clear();
+    m_tableRows.clear();
     m_summary.reset();
     m_pending = 0;
     m_oldest.reset();

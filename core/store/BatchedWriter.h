@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace parallax {
@@ -47,7 +48,12 @@ public:
     void add(const LogRow& row);
     void add(const RunStartEvent& e);   // RunStore::setRunStart, in the next flush
     void add(const HostStatus& h);      // RunStore::setHostStatus (the latest per host), in the next flush
-    void add(const RankStepEvent& e);
+    // An event kept in a table generated from its fields (RunStore::insertEvents).
+    template <class E, std::enable_if_t<hasEventTable<E>, int> = 0>
+    void add(const E& e) {
+        m_tableRows.emplace_back(e);
+        rowAdded();
+    }
     void add(const RunAlert& a);        // RunStore::setAlert (the latest per kind), in the next flush
     void add(const LogEvent& e);        // a log row of stream "telemetry" (host from run_start)
     // The row a `log` event becomes, host left empty.
@@ -104,7 +110,7 @@ private:
     std::vector<LogRow> m_logs;
     std::optional<RunStartEvent> m_runStart;
     std::map<std::string, HostStatus> m_hostStatus;
-    std::vector<RankStepEvent> m_rankSteps;
+    std::vector<TelemetryEvent> m_tableRows; // events with generated tables
     std::map<std::string, RunAlert> m_alerts;
     std::optional<StepEvent> m_summary;
     std::vector<std::string> m_rankHosts;

@@ -25,8 +25,11 @@
 #include <sstream>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
+#include <variant>
 
 namespace parallax {
 
@@ -547,6 +550,7 @@ void RunStore::migrate() {
                 "cannot configure the connection");
 
     applyMigrations(m_db, m_path, storeMigrations());
+    ensureEventTables(m_db, m_path);
 }
 
 int RunStore::schemaVersion() const {
@@ -646,40 +650,54 @@ void RunStore::relocateRunDir(int64_t id, const std::string& from, const std::st
     tx.commit();
 }
 
-void RunStore::insertRankSteps(int64_t run, const std::vector<RankStepEvent>& rows) {
-    if (rows.empty()) return;
+void RunStore::insertEventRows(const EventTableSpec& spec, size_t rows,
+                               const std::function<void(SqlStatement&, size_t)>& bindRow) {
+    if (rows == 0) return;
     ImplicitTransaction tx(*this);
-    SqlStatement& s = m_stmts->get(
-        "INSERT OR REPLACE INTO rank_steps (run, step, rank, compute_ms, wait_ms, t) VALUES (?1,?2,?3,?4,?5,?6)");
-    for (const RankStepEvent& e : rows) {
-        s.bind(1, run);
-        s.bind(2, e.step);
-        s.bind(3, static_cast<int64_t>(e.rank));
-        s.bind(4, e.compute_ms);
-        s.bind(5, e.wait_ms);
-        s.bind(6, e.t);
+    SqlStatement& s = m_stmts->get(spec.insertSql());
+    for (size_t i = 0; i < rows; ++i) {
+        bindRow(s, i);
         s.run();
     }
     tx.commit();
 }
 
-std::vector<RankStepEvent> RunStore::rankSteps(int64_t run, int64_t afterStep) const {
-    SqlStatement& s = m_stmts->get(
-        "SELECT step, rank, compute_ms, wait_ms, t FROM rank_steps WHERE run = ?1 AND step > ?2 ORDER BY step, rank");
+void RunStore::insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows) {
+    if (rows.empty()) return;
+    ImplicitTransaction tx(*this);
+    for (const TelemetryEvent& row : rows) {
+        std::visit(
+            [&](const auto& e) {
+                using E = std::decay_t<decltype(e)>;
+                if constexpr (hasEventTable<E>) {
+                    SqlStatement& s = m_stmts->get(eventTableSpec<E>().insertSql());
+                    bindEventRow(s, run, e);
+                    s.run();
+                } else {
+                    throw std::logic_error(std::string("insertEvents: ") + std::string(E::kName) +
+                                           " has a table of its own, not a generated one");
+                }
+            },
+            row);
+    }
+    tx.commit();
+}
+
+void RunStore::selectEventRows(const EventTableSpec& spec, int64_t run, int64_t after,
+                               const std::function<void(const SqlStatement&)>& onRow) const {
+    // A store opened for writing has every generated table (ensureEventTables); a read-only one
+    // may predate an event.
+    if (m_openFlags & SQLITE_OPEN_READONLY) {
+        SqlStatement& exists = m_stmts->get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+        SqlStatement::Use use(exists);
+        exists.bind(1, spec.table);
+        if (!exists.step()) return;
+    }
+    SqlStatement& s = m_stmts->get(spec.selectSql());
     SqlStatement::Use use(s);
     s.bind(1, run);
-    s.bind(2, afterStep);
-    std::vector<RankStepEvent> out;
-    while (s.step()) {
-        RankStepEvent e;
-        e.step = s.int64(0);
-        e.rank = static_cast<int>(s.int64(1));
-        e.compute_ms = s.realOrNaN(2);
-        e.wait_ms = s.realOrNaN(3);
-        e.t = s.realOrNaN(4);
-        out.push_back(e);
-    }
-    return out;
+    s.bind(2, after);
+    while (s.step()) onRow(s);
 }
 
 void RunStore::setAlert(int64_t run, const RunAlert& a) {
@@ -958,13 +976,18 @@ void RunStore::deleteRunRows(int64_t id) {
                             "DELETE FROM comms WHERE run = ?1",
                             "DELETE FROM checkpoints WHERE run = ?1",
                             "DELETE FROM host_status WHERE run = ?1",
-                            "DELETE FROM rank_steps WHERE run = ?1", "DELETE FROM alerts WHERE run = ?1",
+                            "DELETE FROM alerts WHERE run = ?1",
                             "DELETE FROM slurm_jobs WHERE run = ?1",
                             "DELETE FROM logs WHERE run = ?1",
                             "UPDATE runs SET parent_run = NULL WHERE parent_run = ?1"}) {
         SqlStatement& s = m_stmts->get(sql);
         s.bind(1, id);
         s.run();
+    }
+    for (const EventTableSpec* spec : eventTableSpecs()) {
+        SqlStatement& rows = m_stmts->get("DELETE FROM \"" + spec->table + "\" WHERE run = ?1");
+        rows.bind(1, id);
+        rows.run();
     }
     SqlStatement& s = m_stmts->get("DELETE FROM runs WHERE id = ?1");
     s.bind(1, id);

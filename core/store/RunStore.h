@@ -1,8 +1,10 @@
 #pragma once
 
+#include "core/store/EventTables.h"
 #include "core/store/StoreTypes.h"
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,9 +101,27 @@ public:
     void setSlurmJob(int64_t run, const SlurmJob& job);
     std::optional<SlurmJob> slurmJob(int64_t run) const;
 
-    // --- each rank's steps, and alerts
-    void insertRankSteps(int64_t run, const std::vector<RankStepEvent>& rows); // a row again replaces it
-    std::vector<RankStepEvent> rankSteps(int64_t run, int64_t afterStep = -1) const; // by step, rank
+    // --- events kept in a table generated from their fields (those with E::table(), Events.h:
+    // each rank's steps)
+    // A row with the key of an earlier row of the run replaces it. One transaction unless the caller
+    // holds one.
+    template <class E>
+    void insertEvents(int64_t run, const std::vector<E>& rows) {
+        insertEventRows(eventTableSpec<E>(), rows.size(),
+                        [&](SqlStatement& s, size_t i) { bindEventRow(s, run, rows[i]); });
+    }
+    // Rows of events of any kind that has a generated table (others throw std::logic_error).
+    void insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows);
+    // The run's rows whose first key field is above `after`, in key order (each rank's steps:
+    // steps > after, by step and rank). None from a read-only store that predates the event.
+    template <class E>
+    std::vector<E> events(int64_t run, int64_t after = std::numeric_limits<int64_t>::min()) const {
+        std::vector<E> out;
+        selectEventRows(eventTableSpec<E>(), run, after, [&](const SqlStatement& s) { out.push_back(readEventRow<E>(s)); });
+        return out;
+    }
+
+    // --- alerts
     // The alert of `kind` raised (or said again: `since` is kept) or, with active = false, ended.
     void setAlert(int64_t run, const RunAlert& alert);
     std::vector<RunAlert> alerts(int64_t run) const; // by kind
@@ -172,6 +192,10 @@ private:
     class ImplicitTransaction;
     void migrate();
     void deleteRunRows(int64_t id);
+    void insertEventRows(const EventTableSpec& spec, size_t rows,
+                         const std::function<void(SqlStatement&, size_t)>& bindRow);
+    void selectEventRows(const EventTableSpec& spec, int64_t run, int64_t after,
+                         const std::function<void(const SqlStatement&)>& onRow) const;
     LogIndex& logIndex() const; // opened on first use
     LogSelect buildLogSelect(int64_t run, const LogQuery& q, bool count) const;
     template <typename RowFn>

@@ -143,7 +143,7 @@ TraceCounts writeTrace(const RunStore& store, int64_t runId, std::ostream& out) 
                         {"tokens_per_s", s.tokens_per_s}, {"mfu", s.mfu}});
         ++counts.steps;
     }
-    for (const RankStepEvent& r : store.rankSteps(runId)) {
+    for (const RankStepEvent& r : store.events<RankStepEvent>(runId)) {
         const double ms = r.compute_ms + r.wait_ms;
         trace.complete(r.t - ms / 1e3, r.t, trace.hostPid(r.rank), r.rank, "step " + std::to_string(r.step),
                        "rank_step", {{"step", r.step}, {"compute_ms", r.compute_ms}, {"wait_ms", r.wait_ms}});

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/telemetry/EventFields.h"
+
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -9,7 +11,10 @@ namespace parallax {
 
 // Telemetry events, worker -> supervisor. One JSON object per line after kTelemetryPrefix
 // (TelemetryCodec.h). Times are seconds since the Unix epoch as doubles; span times are in rank 0's
-// clock (the worker aligns clocks at start). Field names in JSON are the member names below.
+// clock (the worker aligns clocks at start). Each event names itself (kName, the line's "ev") and
+// lists its members once (fields(): the JSON keys, in the order the encoder writes them). An event
+// with `table()` is kept by the store in a table generated from its fields (EventFields.h); the
+// others have tables shaped for their queries (core/store/Schema.cpp).
 inline constexpr int kTelemetryVersion = 1;
 
 struct RunStartEvent {
@@ -28,6 +33,21 @@ struct RunStartEvent {
     std::string slurm_nodes;               // and its nodes (SLURM_JOB_NODELIST)
     int64_t start_step = 0;                // > 0 when resumed
     double t = 0;
+
+    static constexpr std::string_view kName = "run_start";
+    static const std::vector<EventField<RunStartEvent>>& fields() {
+        using E = RunStartEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("world", &E::world, kRequired), eventField("dp", &E::dp), eventField("tp", &E::tp),
+            eventField("pp", &E::pp), eventField("zero", &E::zero), eventField("schedule", &E::schedule),
+            eventField("params", &E::params), eventField("flops_per_token", &E::flops_per_token),
+            eventField("peak_flops", &E::peak_flops), eventField("device", &E::device),
+            eventField("hosts", &E::hosts), eventField("devices", &E::devices),
+            eventField("clock_offsets", &E::clock_offsets), eventField("pids", &E::pids),
+            eventField("slurm_job", &E::slurm_job), eventField("slurm_nodes", &E::slurm_nodes),
+            eventField("start_step", &E::start_step), eventField("t", &E::t)};
+        return f;
+    }
 };
 
 // Steps count from 0: once the step event of step s has arrived, s + 1 steps are done. Every
@@ -49,6 +69,19 @@ struct StepEvent {
     int64_t tokens = 0;      // cumulative tokens seen (once per data-parallel replica)
     double peak_mem = 0;     // bytes, max over ranks (GPU) or RSS (CPU)
     double t = 0;
+
+    static constexpr std::string_view kName = "step";
+    static const std::vector<EventField<StepEvent>>& fields() {
+        using E = StepEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("step", &E::step, kRequired), eventField("loss", &E::loss), eventField("lr", &E::lr),
+            eventField("grad_norm", &E::grad_norm), eventField("tokens_per_s", &E::tokens_per_s),
+            eventField("samples_per_s", &E::samples_per_s), eventField("step_ms", &E::step_ms),
+            eventField("step_ms_min", &E::step_ms_min), eventField("step_ms_max", &E::step_ms_max),
+            eventField("slowest_rank", &E::slowest_rank), eventField("mfu", &E::mfu),
+            eventField("tokens", &E::tokens), eventField("peak_mem", &E::peak_mem), eventField("t", &E::t)};
+        return f;
+    }
 };
 
 struct DeviceEvent {
@@ -64,6 +97,18 @@ struct DeviceEvent {
     double cpu_pct = -1;     // process CPU %, 100 = one core
     double rss = -1;         // bytes
     double t = 0;
+
+    static constexpr std::string_view kName = "device";
+    static const std::vector<EventField<DeviceEvent>>& fields() {
+        using E = DeviceEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("rank", &E::rank, kRequired), eventField("host", &E::host), eventField("device", &E::device),
+            eventField("util", &E::util), eventField("mem_used", &E::mem_used),
+            eventField("mem_total", &E::mem_total), eventField("power_w", &E::power_w),
+            eventField("temp_c", &E::temp_c), eventField("sm_clock_mhz", &E::sm_clock_mhz),
+            eventField("cpu_pct", &E::cpu_pct), eventField("rss", &E::rss), eventField("t", &E::t)};
+        return f;
+    }
 };
 
 struct SpanEvent {
@@ -74,6 +119,17 @@ struct SpanEvent {
     std::string kind;        // F | B | W | send | recv | optimizer | allreduce | allgather | ...
     double start = 0;        // rank 0 clock
     double end = 0;
+
+    static constexpr std::string_view kName = "span";
+    static const std::vector<EventField<SpanEvent>>& fields() {
+        using E = SpanEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("rank", &E::rank, kRequired), eventField("stage", &E::stage),
+            eventField("step", &E::step, kRequired), eventField("microbatch", &E::microbatch),
+            eventField("kind", &E::kind, kRequired), eventField("start", &E::start, kRequired),
+            eventField("end", &E::end, kRequired)};
+        return f;
+    }
 };
 
 // A rank's flight recorder, from a thread of its own every few seconds, also while the rank is
@@ -92,6 +148,19 @@ struct CommEvent {
     int64_t pending_bytes = 0;
     double pending_s = 0;            // how long it has been pending
     double t = 0;
+
+    static constexpr std::string_view kName = "comm";
+    static const std::vector<EventField<CommEvent>>& fields() {
+        using E = CommEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("rank", &E::rank, kRequired), eventField("collectives", &E::collectives),
+            eventField("bytes", &E::bytes), eventField("last_seq", &E::last_seq), eventField("groups", &E::groups),
+            eventField("enqueued", &E::enqueued), eventField("completed", &E::completed),
+            eventField("pending_op", &E::pending_op), eventField("pending_group", &E::pending_group),
+            eventField("pending_seq", &E::pending_seq), eventField("pending_bytes", &E::pending_bytes),
+            eventField("pending_s", &E::pending_s), eventField("t", &E::t)};
+        return f;
+    }
 };
 
 // One rank's step: the time it computed and the time it spent blocked in collectives (the
@@ -102,6 +171,41 @@ struct RankStepEvent {
     double compute_ms = 0;
     double wait_ms = 0;
     double t = 0;
+
+    static constexpr std::string_view kName = "rank_step";
+    static const std::vector<EventField<RankStepEvent>>& fields() {
+        using E = RankStepEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("rank", &E::rank, kRequired), eventField("step", &E::step, kRequired),
+            eventField("compute_ms", &E::compute_ms), eventField("wait_ms", &E::wait_ms), eventField("t", &E::t)};
+        return f;
+    }
+    static EventTable table() { return {"rank_steps", {"step", "rank"}}; }
+};
+
+// How long one unit of the model takes on this rank, forward and backward, each timed alone on one
+// micro-batch's real input (the median of a few repetitions, after the run's steps): what
+// parallel.stage_split = "profile" balances pipeline stages by. Sent when telemetry.unit_times is on.
+struct UnitTimeEvent {
+    int rank = 0;
+    int stage = 0;           // pipeline stage of this rank
+    int unit = 0;            // index in the model (trainer/models: embedding, blocks, head)
+    std::string kind;        // the unit's kind: embed, block, vision_block, merge, head, ...
+    double forward_ms = 0;
+    double backward_ms = 0;
+    double t = 0;
+
+    static constexpr std::string_view kName = "unit_time";
+    static const std::vector<EventField<UnitTimeEvent>>& fields() {
+        using E = UnitTimeEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("rank", &E::rank, kRequired), eventField("stage", &E::stage),
+            eventField("unit", &E::unit, kRequired), eventField("kind", &E::kind),
+            eventField("forward_ms", &E::forward_ms), eventField("backward_ms", &E::backward_ms),
+            eventField("t", &E::t)};
+        return f;
+    }
+    static EventTable table() { return {"unit_times", {"unit", "rank"}}; }
 };
 
 struct CheckpointEvent {
@@ -111,6 +215,16 @@ struct CheckpointEvent {
     double ms = 0;
     std::string layout;      // layoutLabel: "dp2 tp1 pp1 zero0"
     double t = 0;
+
+    static constexpr std::string_view kName = "checkpoint";
+    static const std::vector<EventField<CheckpointEvent>>& fields() {
+        using E = CheckpointEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("step", &E::step, kRequired), eventField("path", &E::path, kRequired),
+            eventField("bytes", &E::bytes), eventField("ms", &E::ms), eventField("layout", &E::layout),
+            eventField("t", &E::t)};
+        return f;
+    }
 };
 
 struct LogEvent {
@@ -118,6 +232,15 @@ struct LogEvent {
     std::string level = "info"; // debug | info | warn | error
     std::string message;
     double t = 0;
+
+    static constexpr std::string_view kName = "log";
+    static const std::vector<EventField<LogEvent>>& fields() {
+        using E = LogEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("rank", &E::rank), eventField("level", &E::level),
+            eventField("message", &E::message, kRequired), eventField("t", &E::t)};
+        return f;
+    }
 };
 
 struct RunEndEvent {
@@ -125,9 +248,18 @@ struct RunEndEvent {
     std::string reason;
     int64_t step = 0;
     double t = 0;
+
+    static constexpr std::string_view kName = "run_end";
+    static const std::vector<EventField<RunEndEvent>>& fields() {
+        using E = RunEndEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("status", &E::status, kRequired), eventField("reason", &E::reason),
+            eventField("step", &E::step), eventField("t", &E::t)};
+        return f;
+    }
 };
 
 using TelemetryEvent = std::variant<RunStartEvent, StepEvent, DeviceEvent, SpanEvent, CommEvent,
-                                    CheckpointEvent, LogEvent, RunEndEvent, RankStepEvent>;
+                                    CheckpointEvent, LogEvent, RunEndEvent, RankStepEvent, UnitTimeEvent>;
 
 } // namespace parallax

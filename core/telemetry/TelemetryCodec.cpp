@@ -6,213 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace parallax {
 
 namespace {
-
-// One member of an event struct, as seen by the codec. Exactly one pointer is set. The same table
-// drives encoding and decoding, so JSON keys cannot drift from the member names.
-template <class E>
-struct Field {
-    std::string_view name;
-    bool required = false;
-    int E::*i32 = nullptr;
-    int64_t E::*i64 = nullptr;
-    double E::*f64 = nullptr;
-    std::string E::*str = nullptr;
-    std::vector<std::string> E::*strs = nullptr;
-    std::vector<double> E::*f64s = nullptr;
-    std::vector<int64_t> E::*i64s = nullptr;
-};
-
-template <class E>
-Field<E> field(std::string_view name, int E::*m, bool required = false) {
-    Field<E> f;
-    f.name = name;
-    f.required = required;
-    f.i32 = m;
-    return f;
-}
-template <class E>
-Field<E> field(std::string_view name, int64_t E::*m, bool required = false) {
-    Field<E> f;
-    f.name = name;
-    f.required = required;
-    f.i64 = m;
-    return f;
-}
-template <class E>
-Field<E> field(std::string_view name, double E::*m, bool required = false) {
-    Field<E> f;
-    f.name = name;
-    f.required = required;
-    f.f64 = m;
-    return f;
-}
-template <class E>
-Field<E> field(std::string_view name, std::string E::*m, bool required = false) {
-    Field<E> f;
-    f.name = name;
-    f.required = required;
-    f.str = m;
-    return f;
-}
-template <class E>
-Field<E> field(std::string_view name, std::vector<std::string> E::*m, bool required = false) {
-    Field<E> f;
-    f.name = name;
-    f.required = required;
-    f.strs = m;
-    return f;
-}
-template <class E>
-Field<E> field(std::string_view name, std::vector<double> E::*m, bool required = false) {
-    Field<E> f;
-    f.name = name;
-    f.required = required;
-    f.f64s = m;
-    return f;
-}
-
-template <class E>
-Field<E> field(std::string_view name, std::vector<int64_t> E::*m, bool required = false) {
-    Field<E> f;
-    f.name = name;
-    f.required = required;
-    f.i64s = m;
-    return f;
-}
-
-template <class E>
-struct EventTraits;
-
-template <>
-struct EventTraits<RunStartEvent> {
-    using E = RunStartEvent;
-    static constexpr std::string_view name = "run_start";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("world", &E::world, true), field("dp", &E::dp), field("tp", &E::tp),
-            field("pp", &E::pp), field("zero", &E::zero), field("schedule", &E::schedule),
-            field("params", &E::params), field("flops_per_token", &E::flops_per_token),
-            field("peak_flops", &E::peak_flops), field("device", &E::device),
-            field("hosts", &E::hosts), field("devices", &E::devices),
-            field("clock_offsets", &E::clock_offsets), field("pids", &E::pids),
-            field("slurm_job", &E::slurm_job), field("slurm_nodes", &E::slurm_nodes),
-            field("start_step", &E::start_step), field("t", &E::t)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<StepEvent> {
-    using E = StepEvent;
-    static constexpr std::string_view name = "step";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("step", &E::step, true), field("loss", &E::loss), field("lr", &E::lr),
-            field("grad_norm", &E::grad_norm), field("tokens_per_s", &E::tokens_per_s),
-            field("samples_per_s", &E::samples_per_s), field("step_ms", &E::step_ms),
-            field("step_ms_min", &E::step_ms_min), field("step_ms_max", &E::step_ms_max),
-            field("slowest_rank", &E::slowest_rank), field("mfu", &E::mfu),
-            field("tokens", &E::tokens), field("peak_mem", &E::peak_mem), field("t", &E::t)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<DeviceEvent> {
-    using E = DeviceEvent;
-    static constexpr std::string_view name = "device";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("rank", &E::rank, true), field("host", &E::host), field("device", &E::device),
-            field("util", &E::util), field("mem_used", &E::mem_used),
-            field("mem_total", &E::mem_total), field("power_w", &E::power_w),
-            field("temp_c", &E::temp_c), field("sm_clock_mhz", &E::sm_clock_mhz),
-            field("cpu_pct", &E::cpu_pct), field("rss", &E::rss), field("t", &E::t)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<SpanEvent> {
-    using E = SpanEvent;
-    static constexpr std::string_view name = "span";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("rank", &E::rank, true), field("stage", &E::stage), field("step", &E::step, true),
-            field("microbatch", &E::microbatch), field("kind", &E::kind, true),
-            field("start", &E::start, true), field("end", &E::end, true)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<CommEvent> {
-    using E = CommEvent;
-    static constexpr std::string_view name = "comm";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("rank", &E::rank, true), field("collectives", &E::collectives),
-            field("bytes", &E::bytes), field("last_seq", &E::last_seq), field("groups", &E::groups),
-            field("enqueued", &E::enqueued), field("completed", &E::completed),
-            field("pending_op", &E::pending_op), field("pending_group", &E::pending_group),
-            field("pending_seq", &E::pending_seq), field("pending_bytes", &E::pending_bytes),
-            field("pending_s", &E::pending_s), field("t", &E::t)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<RankStepEvent> {
-    using E = RankStepEvent;
-    static constexpr std::string_view name = "rank_step";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {field("rank", &E::rank, true), field("step", &E::step, true),
-                                                field("compute_ms", &E::compute_ms), field("wait_ms", &E::wait_ms),
-                                                field("t", &E::t)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<CheckpointEvent> {
-    using E = CheckpointEvent;
-    static constexpr std::string_view name = "checkpoint";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("step", &E::step, true), field("path", &E::path, true), field("bytes", &E::bytes),
-            field("ms", &E::ms), field("layout", &E::layout), field("t", &E::t)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<LogEvent> {
-    using E = LogEvent;
-    static constexpr std::string_view name = "log";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("rank", &E::rank), field("level", &E::level), field("message", &E::message, true),
-            field("t", &E::t)};
-        return f;
-    }
-};
-
-template <>
-struct EventTraits<RunEndEvent> {
-    using E = RunEndEvent;
-    static constexpr std::string_view name = "run_end";
-    static const std::vector<Field<E>>& fields() {
-        static const std::vector<Field<E>> f = {
-            field("status", &E::status, true), field("reason", &E::reason),
-            field("step", &E::step), field("t", &E::t)};
-        return f;
-    }
-};
 
 // ---------------------------------------------------------------- encoding
 
@@ -267,10 +67,10 @@ void appendDouble(std::string& out, double v) {
 template <class E>
 void appendFields(std::string& out, const E& e) {
     out += "{\"ev\":\"";
-    out += EventTraits<E>::name;
+    out += E::kName;
     out += "\",\"v\":";
     appendInt(out, kTelemetryVersion);
-    for (const Field<E>& f : EventTraits<E>::fields()) {
+    for (const EventField<E>& f : E::fields()) {
         out += ",\"";
         out += f.name;
         out += "\":";
@@ -388,7 +188,7 @@ bool readIntValue(JsonReader& r, int64_t& out, int64_t lo, int64_t hi, std::stri
 }
 
 template <class E>
-bool readField(JsonReader& r, const Field<E>& f, E& e, std::string& scratch, std::string& why) {
+bool readField(JsonReader& r, const EventField<E>& f, E& e, std::string& scratch, std::string& why) {
     if (f.i32) {
         int64_t v = 0;
         if (!readIntValue(r, v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), why))
@@ -479,7 +279,7 @@ void decodeMembers(JsonReader& r, bool afterFirst, DecodedLine& out) {
         out.event.template emplace<E>();
     E& e = std::get<E>(out.event);
     e = E{};
-    const std::vector<Field<E>>& fields = EventTraits<E>::fields();
+    const std::vector<EventField<E>>& fields = E::fields();
     uint64_t seen = 0;
     bool haveVersion = false;
     size_t hint = 0; // the encoder writes fields in table order: try the next one first
@@ -517,7 +317,7 @@ void decodeMembers(JsonReader& r, bool afterFirst, DecodedLine& out) {
             std::string_view name;
             if (type != JsonReader::Type::String || !r.readStringView(name, valueScratch))
                 return r.failed() ? badJson() : setMalformed(out, "\"ev\" must be a string");
-            if (name != EventTraits<E>::name)
+            if (name != E::kName)
                 return setMalformed(out, "\"ev\" appears twice with different events");
             continue;
         }
@@ -541,7 +341,7 @@ void decodeMembers(JsonReader& r, bool afterFirst, DecodedLine& out) {
         if (!readField(r, fields[index], e, valueScratch, why)) {
             if (r.failed())
                 return badJson();
-            return setMalformed(out, std::string(EventTraits<E>::name) + ": field \"" + std::string(key) + "\" " + why);
+            return setMalformed(out, std::string(E::kName) + ": field \"" + std::string(key) + "\" " + why);
         }
         seen |= uint64_t(1) << index;
     }
@@ -551,7 +351,7 @@ void decodeMembers(JsonReader& r, bool afterFirst, DecodedLine& out) {
         return setMalformed(out, "missing \"v\" (the protocol version)");
     for (size_t i = 0; i < fields.size(); ++i) {
         if (fields[i].required && !(seen & (uint64_t(1) << i))) {
-            return setMalformed(out, std::string(EventTraits<E>::name) + ": missing required field \"" +
+            return setMalformed(out, std::string(E::kName) + ": missing required field \"" +
                                          std::string(fields[i].name) + "\"");
         }
     }
@@ -570,28 +370,16 @@ void finishDecoded(DecodedLine& out) {
 }
 
 // Dispatches on the event name; false when no event has it.
+template <size_t I = 0>
 bool decodeNamed(std::string_view ev, JsonReader& r, bool afterFirst, DecodedLine& out) {
-    if (ev == EventTraits<DeviceEvent>::name)
-        decodeMembers<DeviceEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<SpanEvent>::name)
-        decodeMembers<SpanEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<StepEvent>::name)
-        decodeMembers<StepEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<CommEvent>::name)
-        decodeMembers<CommEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<LogEvent>::name)
-        decodeMembers<LogEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<CheckpointEvent>::name)
-        decodeMembers<CheckpointEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<RunStartEvent>::name)
-        decodeMembers<RunStartEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<RunEndEvent>::name)
-        decodeMembers<RunEndEvent>(r, afterFirst, out);
-    else if (ev == EventTraits<RankStepEvent>::name)
-        decodeMembers<RankStepEvent>(r, afterFirst, out);
-    else
+    if constexpr (I < std::variant_size_v<TelemetryEvent>) {
+        using E = std::variant_alternative_t<I, TelemetryEvent>;
+        if (ev != E::kName) return decodeNamed<I + 1>(ev, r, afterFirst, out);
+        decodeMembers<E>(r, afterFirst, out);
+        return true;
+    } else {
         return false;
-    return true;
+    }
 }
 
 } // namespace
@@ -609,7 +397,7 @@ std::string encodeEvent(const TelemetryEvent& event) {
 }
 
 std::string_view eventName(const TelemetryEvent& event) {
-    return std::visit([](const auto& e) { return EventTraits<std::decay_t<decltype(e)>>::name; }, event);
+    return std::visit([](const auto& e) { return std::decay_t<decltype(e)>::kName; }, event);
 }
 
 DecodedLine decodeLine(std::string_view line) {

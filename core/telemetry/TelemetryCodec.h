@@ -9,9 +9,9 @@ namespace parallax {
 
 // A telemetry line is kTelemetryPrefix followed by one JSON object on one line:
 //   @plx {"ev":"step","v":1,"step":12,"loss":2.31,...}
-// "ev" names the event (run_start, step, device, span, comm, checkpoint, log, run_end), "v" is the
-// protocol version (kTelemetryVersion), and every other key is a member name of the event's struct
-// in Events.h. Non-finite doubles are written as null (NaN) or the strings "Infinity"/"-Infinity";
+// "ev" names the event (its kName in Events.h: run_start, step, device, span, comm, rank_step,
+// checkpoint, log, run_end), "v" is the protocol version (kTelemetryVersion), and every other key is
+// one of the event's fields(). Non-finite doubles are written as null (NaN) or the strings "Infinity"/"-Infinity";
 // the reader also accepts Python's bare NaN/Infinity tokens.
 inline constexpr std::string_view kTelemetryPrefix = "@plx ";
 
@@ -37,9 +37,9 @@ struct DecodedLine {
 
 // Classifies one line. Unknown keys are ignored and a newer "v" decodes the known fields. Malformed:
 // bad or truncated JSON, a value of the wrong type, an unknown "ev", a missing or non-positive "v",
-// or a missing required field. Required fields: run_start world; step step; device rank; span rank,
-// step, kind, start, end; comm rank; checkpoint step, path; log message; run_end status (one of
-// succeeded, failed, stopped). Every other field keeps its default from Events.h when absent.
+// a missing required field (kRequired in the event's fields(), Events.h), or a run_end whose status
+// is not one of succeeded, failed, stopped. Every other field keeps its default from Events.h when
+// absent.
 DecodedLine decodeLine(std::string_view line);
 // The same into an existing object, to reuse its allocations on a hot path.
 void decodeLine(std::string_view line, DecodedLine& out);

@@ -156,7 +156,7 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
     ASSERT_GE(namedAt, 0) << "no straggler named";
     // The onset: the first step rank 1 ended after the slowing began.
     int64_t onset = -1;
-    for (const RankStepEvent& e : RunStore(s.store).rankSteps(s.run->id, before - 1))
+    for (const RankStepEvent& e : RunStore(s.store).events<RankStepEvent>(s.run->id, before - 1))
         if (e.rank == 1 && e.t >= slowedWall && (onset < 0 || e.step < onset)) onset = e.step;
     ASSERT_GE(onset, 0);
     const std::optional<RunAlert> a = s.alert("straggler");

@@ -240,7 +240,7 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
         }
 
         std::vector<RankStepEvent> rankSteps =
-            m_store->rankSteps(id, reset ? -1 : std::max<int64_t>(-1, w.lastRankStep - kRankStepLag));
+            m_store->events<RankStepEvent>(id, reset ? -1 : std::max<int64_t>(-1, w.lastRankStep - kRankStepLag));
         keepUnsent(rankSteps, w.lastStepOfRank, &stepOf, reset);
         for (const RankStepEvent& e : rankSteps) w.lastRankStep = std::max(w.lastRankStep, e.step);
         if (reset || !rankSteps.empty()) emit rankStepsAdded(id, rankSteps, reset);

@@ -619,6 +619,28 @@ TEST(ReadOnlyStore, IsListedAndReadWithOrWithoutItsWalFiles) {
 }
 
 
+// An archived store from before an event had its table reads none of those rows, and nothing else
+// fails: the generated tables cannot be added to a file nobody may write.
+TEST(ReadOnlyStore, ThatPredatesAnEventsTableReadsNoneOfItsRows) {
+    TempDir dir;
+    const std::string path = dir.file("parallax.db");
+    int64_t id = 0;
+    {
+        RunStore store(path);
+        NewRun r;
+        r.name = "archived";
+        id = store.createRun(r);
+        store.finishRun(id, RunState::Succeeded, 0, "");
+    }
+    RawDb(path).exec("DROP TABLE rank_steps");
+    ReadOnlyView view(dir.path());
+    if (!view.ok()) GTEST_SKIP() << "a read-only bind mount is not permitted here (needs root)";
+    RunStore store(view.file("parallax.db"));
+    EXPECT_TRUE(store.events<RankStepEvent>(id).empty());
+    ASSERT_TRUE(store.run(id).has_value());
+    EXPECT_EQ(store.run(id)->name, "archived");
+}
+
 TEST(HostRecords, StatusPerHostAndPendingCleanupsOutliveTheirRun) {
     TempDir dir;
     RunStore store(dir.file("parallax.db"));

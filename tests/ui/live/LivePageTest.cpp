@@ -319,7 +319,7 @@ TEST(LivePageTest, TheSupervisorsAlertIsABannerAndFramesItsRank) {
         steps.push_back(test::rankStep(0, s, 50, 50));
         steps.push_back(test::rankStep(1, s, 100, 0));
     }
-    ts.store.insertRankSteps(run, steps);
+    ts.store.insertEvents(run, steps);
     RunAlert hang;
     hang.kind = "hang";
     hang.message = "no step for 41 s: rank 1 on node0 is silent (no heartbeat for 12 s: stopped, or its host is gone); "

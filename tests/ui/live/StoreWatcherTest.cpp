@@ -422,7 +422,7 @@ TEST(StoreWatcherTest, DeliversEachRanksStepsOnceAndAlertsWhenTheyChange) {
     using test::waitFor;
     test::TempStore ts;
     const int64_t run = ts.newRun();
-    ts.store.insertRankSteps(run, {test::rankStep(0, 0, 50, 50), test::rankStep(1, 0, 100, 0)});
+    ts.store.insertEvents(run, std::vector<RankStepEvent>{test::rankStep(0, 0, 50, 50), test::rankStep(1, 0, 100, 0)});
     StoreWatcher watcher(ts.qpath());
     watcher.setInterval(20);
     std::vector<RankStepEvent> steps;
@@ -444,9 +444,9 @@ TEST(StoreWatcherTest, DeliversEachRanksStepsOnceAndAlertsWhenTheyChange) {
     EXPECT_EQ(resets, 1);
     EXPECT_TRUE(alerts.front().empty());
     // Rank 0 is a step ahead; rank 1's row of step 1 comes later, through its own pipe.
-    ts.store.insertRankSteps(run, {test::rankStep(0, 1, 50, 50), test::rankStep(0, 2, 50, 50)});
+    ts.store.insertEvents(run, std::vector<RankStepEvent>{test::rankStep(0, 1, 50, 50), test::rankStep(0, 2, 50, 50)});
     ASSERT_TRUE(waitFor([&] { return steps.size() == 4; }));
-    ts.store.insertRankSteps(run, {test::rankStep(1, 1, 100, 0)});
+    ts.store.insertEvents(run, std::vector<RankStepEvent>{test::rankStep(1, 1, 100, 0)});
     ASSERT_TRUE(waitFor([&] { return steps.size() == 5; }));
     EXPECT_EQ(steps.back().rank, 1);
     EXPECT_EQ(steps.back().step, 1);
@@ -463,7 +463,7 @@ TEST(StoreWatcherTest, DeliversEachRanksStepsOnceAndAlertsWhenTheyChange) {
     // Said again later (only its time changes): nothing new to show. Ended: sent.
     a.t += 5;
     ts.store.setAlert(run, a);
-    ts.store.insertRankSteps(run, {test::rankStep(0, 3, 50, 50)});
+    ts.store.insertEvents(run, std::vector<RankStepEvent>{test::rankStep(0, 3, 50, 50)});
     ASSERT_TRUE(waitFor([&] { return steps.size() == 6; }));
     QTest::qWait(60);
     EXPECT_EQ(alerts.size(), 2u);
