@@ -8,7 +8,7 @@ namespace parallax {
 
 template <>
 const std::vector<std::string>& choiceNames<Schedule>() {
-    static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved"};
+    static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb1"};
     return names;
 }
 

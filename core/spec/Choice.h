@@ -10,7 +10,7 @@ namespace parallax {
 // enum's value; code compares enums, and names appear only where a spec is read or written and in
 // messages.
 enum class ModelKind { Gpt, Mmdit, Vlm };
-enum class Schedule { GPipe, OneFOneB, Interleaved };
+enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubble };
 enum class Precision { Fp32, Bf16 };
 enum class Device { Cpu, Cuda };
 enum class Target { Local, Hosts, Slurm };

@@ -42,7 +42,9 @@ namespace parallax {
 //
 // Micro-batches in flight on stage s of p with m micro-batches per step: 1 without a pipeline,
 // m for gpipe, min(m, p - s) for 1f1b, and for interleaved (Megatron's schedule) up to
-// 2 (p - s - 1) + (v - 1) p + 1 model chunks of 1/v of the stage each.
+// 2 (p - s - 1) + (v - 1) p + 1 model chunks of 1/v of the stage each; for zb1 min(m, p) on every
+// stage (forwards in flight and micro-batches whose weight gradients wait, trainer/parallel/
+// PipelineSchedule.h), each counted with its whole activations even under checkpointing.
 //
 // Buffers: two gradient buckets of parallel.bucket_mb MiB with dp > 1 (at most the stage's
 // gradients); under ZeRO-3 the gathered weights of two units (current + prefetch) and one unit's
@@ -124,6 +126,11 @@ double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, i
     if (stages <= 1) return 0.0;
     const double p = double(stages);
     const double m = double(std::max<int64_t>(1, microbatches));
+    // With unit passes (T_F = T_B = T_W = 1) a stage computes 3m units; 1F1B's bubble is p - 1
+    // forward-plus-backward rounds, 3 (p - 1) units, and ZB-H1 fills two of its three with the
+    // weight-gradient passes, leaving p - 1 units. Both as the idle share of the step's window, as
+    // PipelineBubbles measures it.
+    if (schedule == Schedule::ZeroBubble) return (p - 1) / (3 * m + p - 1);
     const double v = schedule == Schedule::Interleaved ? double(std::max<int64_t>(1, virtualStages)) : 1.0;
     return (p - 1) / (v * m + p - 1);
 }
@@ -179,7 +186,12 @@ Estimates estimate(const RunSpec& spec) {
     const bool interleaved = spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1;
     const int64_t v = interleaved ? spec.parallel.virtual_stages : 1;
     const int64_t m = microBatchesPerStep(spec);
-    e.bubble = pipelineBubble(pp, m, interleaved ? Schedule::Interleaved : Schedule::OneFOneB, v);
+    const bool zeroBubble = spec.parallel.schedule == Schedule::ZeroBubble;
+    e.bubble = pipelineBubble(pp, m,
+                              interleaved  ? Schedule::Interleaved
+                              : zeroBubble ? Schedule::ZeroBubble
+                                           : Schedule::OneFOneB,
+                              v);
 
     // Units to pipeline stages exactly as the trainer places them (pipelineUnitBounds); a layout the
     // validator refuses falls back to everything on stage 0, the only stage estimated then.
@@ -236,11 +248,18 @@ Estimates estimate(const RunSpec& spec) {
             } else if (interleaved) {
                 const double chunks = std::min(md * vd, 2 * (later - 1) + (vd - 1) * ppd + 1);
                 inFlight = chunks / vd;
+            } else if (zeroBubble) {
+                // Forwards in flight as 1f1b, plus micro-batches whose weight gradients wait: zb1
+                // holds at most p of both together on every stage.
+                inFlight = std::min(md, ppd);
             } else {
                 inFlight = std::min(md, later);
             }
         }
-        const double perMicroBatch = (checkpointing ? s.inputs : s.activations) * microBatch * computeBytes;
+        // A micro-batch whose weight gradients wait (zb1) keeps its Linear layers' inputs and output
+        // gradients, about its whole activations, recomputed ones too: checkpointing saves nothing there.
+        const double kept = checkpointing && !(zeroBubble && pp > 1) ? s.inputs : s.activations;
+        const double perMicroBatch = kept * microBatch * computeBytes;
         mem.activations = perMicroBatch * inFlight;
         if (checkpointing) mem.activations += s.largestUnitActivations * microBatch * computeBytes;
 

@@ -33,7 +33,9 @@ struct Estimates {
 // Parameter count of a model of these dims (exactly what the trainer's model holds).
 int64_t parameterCount(const ModelDims& dims);
 double forwardFlopsPerSample(const ModelDims& dims);
-// (p - 1) / (m + p - 1) for gpipe and 1f1b; (p - 1) / (v m + p - 1) for interleaved with v chunks.
+// The idle share of a step's window with equal passes and free communication: (p - 1) / (m + p - 1)
+// for gpipe and 1f1b; (p - 1) / (v m + p - 1) for interleaved with v chunks; (p - 1) / (3 m + p - 1)
+// for zb1 (ZB-H1 with T_F = T_B = T_W: p - 1 idle units beside 3 m of compute).
 double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, int64_t virtualStages = 1);
 
 // Transformer blocks a pipeline divides among its stages: model.layers, plus model.vision_layers

@@ -170,7 +170,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
                            {"3", "3: + weights (FSDP)"}})},
         {"parallel", "schedule", &p.schedule,
          offered("Pipeline schedule", "Order of the micro-batches' forward and backward passes on the stages")
-             .withOptions({{"gpipe", "GPipe"}, {"1f1b", "1F1B"}, {"interleaved", "interleaved 1F1B"}})},
+             .withOptions({{"gpipe", "GPipe"}, {"1f1b", "1F1B"}, {"interleaved", "interleaved 1F1B"}, {"zb1", "zero bubble (ZB-H1)"}})},
         {"parallel", "virtual_stages", &p.virtual_stages,
          offered("Virtual stages", "Model chunks per pipeline rank (interleaved schedule)").withRange(1, 1024).when(interleaved)},
         {"parallel", "stage_layers", &p.stage_layers, no},

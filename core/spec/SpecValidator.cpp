@@ -496,11 +496,30 @@ private:
         }
         const bool scheduleOk = checkChoice("parallel.schedule", p.schedule);
         const bool interleaved = p.schedule == Schedule::Interleaved;
+        const bool zeroBubble = p.schedule == Schedule::ZeroBubble;
         const bool vsOk = checkCount("parallel.virtual_stages", p.virtual_stages, 1);
-        if (vsOk && scheduleOk && !interleaved && p.virtual_stages > 1)
+        if (vsOk && zeroBubble && p.virtual_stages > 1)
+            error("parallel.virtual_stages", "parallel.virtual_stages = " + num(p.virtual_stages) +
+                                                 " cannot be used with parallel.schedule = \"zb1\", which runs one "
+                                                 "model chunk per stage; set parallel.virtual_stages = 1, or use "
+                                                 "parallel.schedule = \"interleaved\" for model chunks",
+                  {"parallel.schedule"});
+        else if (vsOk && scheduleOk && !interleaved && p.virtual_stages > 1)
             warn("parallel.virtual_stages", "parallel.virtual_stages = " + num(p.virtual_stages) +
                                                 " is used only by parallel.schedule = \"interleaved\"; it is ignored here",
                   {"parallel.schedule"});
+        // ZeRO-3 reduces and frees each unit's gradients right after its backward, before zb1's
+        // deferred weight-gradient passes have added theirs.
+        if (zeroBubble && p.zero == 3)
+            error("parallel.zero", "parallel.zero = 3 cannot be used with parallel.schedule = \"zb1\": ZeRO-3 reduces "
+                                   "each unit's gradients after its backward, before zb1's weight-gradient passes; use "
+                                   "parallel.zero = 2 (or less) with zb1, or parallel.schedule = \"1f1b\" with ZeRO-3",
+                  {"parallel.schedule"});
+        if (ppOk && zeroBubble && p.pp == 1)
+            warn("parallel.schedule", "parallel.schedule = \"zb1\" fills pipeline bubbles with weight-gradient passes, "
+                                      "and parallel.pp = 1 has none: it runs as \"1f1b\"; set parallel.pp > 1 or "
+                                      "parallel.schedule = \"1f1b\"",
+                 {"parallel.pp"});
 
         if (ppOk && vsOk) checkPipeline(interleaved, scheduleOk);
 

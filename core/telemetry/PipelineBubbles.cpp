@@ -157,7 +157,7 @@ double PipelineBubbles::theoretical(int64_t stages, int64_t microbatches, const 
                                     int64_t virtualStages) {
     if (!schedule.known())
         throw std::invalid_argument("parallel.schedule = \"" + schedule.name() +
-                                    "\" is not a known schedule; use gpipe, 1f1b or interleaved");
+                                    "\" is not a known schedule; use gpipe, 1f1b, interleaved or zb1");
     const bool interleaved = schedule == Schedule::Interleaved;
     if (microbatches < 1)
         throw std::invalid_argument("the pipeline needs at least one micro-batch per step, got " +
@@ -176,10 +176,13 @@ std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent
         int backwards = 0;
         double lastForwardEnd = -std::numeric_limits<double>::infinity();
         double firstBackwardStart = std::numeric_limits<double>::infinity();
+        std::vector<double> backwardEnds; // paired in order with the weight-gradient passes
+        std::vector<double> weightStarts;
     };
     // (step, rank, stage, micro-batch)
     std::map<std::tuple<int64_t, int, int, int>, Passes> passes;
     std::set<std::tuple<int64_t, int, int>> rankStages;
+    std::set<std::tuple<int64_t, int, int>> splitBackward; // rank-stages that recorded W passes
     std::map<int64_t, double> stepStart;
     std::vector<std::string> problems;
 
@@ -199,8 +202,9 @@ std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent
             problems.push_back(where(s.step, s.rank, s.stage) + ": " + s.kind + " of micro-batch " +
                                std::to_string(s.microbatch) + " ends at +" + ms(s.end - t0) +
                                ", before it starts at +" + ms(s.start - t0));
-        if (s.kind != "F" && s.kind != "B") continue;
+        if (!compute) continue;
         rankStages.emplace(s.step, s.rank, s.stage);
+        if (s.kind == "W") splitBackward.emplace(s.step, s.rank, s.stage);
         if (s.microbatch < 0 || (microbatches > 0 && s.microbatch >= microbatches)) {
             problems.push_back(where(s.step, s.rank, s.stage) + ": " + s.kind + " of micro-batch " +
                                std::to_string(s.microbatch) + ", outside 0.." +
@@ -211,9 +215,12 @@ std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent
         if (s.kind == "F") {
             ++p.forwards;
             p.lastForwardEnd = std::max(p.lastForwardEnd, s.end);
-        } else {
+        } else if (s.kind == "B") {
             ++p.backwards;
             p.firstBackwardStart = std::min(p.firstBackwardStart, s.start);
+            p.backwardEnds.push_back(s.end);
+        } else {
+            p.weightStarts.push_back(s.start);
         }
     }
     for (const auto& [key, p] : passes) {
@@ -229,6 +236,25 @@ std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent
             const double t0 = stepStart[step];
             problems.push_back(at + ": a backward starts at +" + ms(p.firstBackwardStart - t0) +
                                ", before its forward ends at +" + ms(p.lastForwardEnd - t0));
+        }
+        // A schedule that splits the backward (zb1) runs one weight-gradient pass per backward, each
+        // after it; the others record none.
+        if (!splitBackward.count({step, rank, stage})) continue;
+        const auto weights = static_cast<int>(p.weightStarts.size());
+        if (weights != p.backwards) {
+            problems.push_back(at + ": " + std::to_string(p.backwards) + " backward(s) but " +
+                               std::to_string(weights) + " weight-gradient pass(es) (W)");
+            continue;
+        }
+        std::vector<double> ends = p.backwardEnds, starts = p.weightStarts;
+        std::sort(ends.begin(), ends.end());
+        std::sort(starts.begin(), starts.end());
+        for (size_t i = 0; i < starts.size(); ++i) {
+            if (starts[i] + kOrderToleranceSeconds >= ends[i]) continue;
+            const double t0 = stepStart[step];
+            problems.push_back(at + ": a weight-gradient pass (W) starts at +" + ms(starts[i] - t0) +
+                               ", before its backward ends at +" + ms(ends[i] - t0));
+            break;
         }
     }
     if (microbatches > 0) {

@@ -58,16 +58,19 @@ struct PipelineBubbles {
 
     // The idle fraction the schedule leaves with equal-length micro-batches and free
     // communication: (p - 1) / (m + p - 1) for gpipe and 1f1b, (p - 1) / (v m + p - 1) for
-    // interleaved with v model chunks per stage. 0 for a single stage. An unknown schedule, m < 1
-    // or v < 1 throw std::invalid_argument naming the spec field.
+    // interleaved with v model chunks per stage, (p - 1) / (3 m + p - 1) for zb1 (equal F, B and W
+    // passes). 0 for a single stage. An unknown schedule, m < 1 or v < 1 throw
+    // std::invalid_argument naming the spec field.
     static double theoretical(int64_t stages, int64_t microbatches, const Choice<Schedule>& schedule,
                               int64_t virtualStages = 1);
 
     // Checks the order the schedule promises, per step, rank, stage and micro-batch: as many
     // forwards as backwards (one each per model chunk), every forward ending before the first
-    // backward starts, no span ending before it starts. `microbatches` > 0 also asks for every
-    // micro-batch 0..m-1 on every rank; `chunks` > 0 for exactly that many forwards per
-    // micro-batch. Returns one sentence per problem; empty when all is well.
+    // backward starts, no span ending before it starts; where a rank-stage records weight-gradient
+    // passes (W, zb1), one per backward, each starting after a backward of its micro-batch ends.
+    // `microbatches` > 0 also asks for every micro-batch 0..m-1 on every rank; `chunks` > 0 for
+    // exactly that many forwards per micro-batch. Returns one sentence per problem; empty when all
+    // is well.
     static std::vector<std::string> checkOrder(const std::vector<SpanEvent>& spans, int microbatches = 0,
                                                int chunks = 0);
 

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace parallax {
@@ -37,14 +38,17 @@ public:
     torch::Tensor forwardGelu(const torch::Tensor& x) {
         if (output_transform) return torch::gelu(forward(x), "tanh");
         const torch::Tensor input = input_transform ? input_transform(x) : x;
-        if (accumulates(bias)) return accumulatingLinearGelu(input, weight, bias, product_weight, product_bias);
+        if (accumulates(bias))
+            return accumulatingLinearGelu(input, weight, bias, product_weight, product_bias, weight_grad_deferral);
         return torch::gelu(product(input, bias), "tanh");
     }
 
     // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
     torch::Tensor product(const torch::Tensor& input, const torch::Tensor& b) const {
         if (accumulates(b))
-            return accumulatingLinear(input, {weight}, biasList(b), productList(), biasProductList(b)).front();
+            return accumulatingLinear(input, {weight}, biasList(b), productList(), biasProductList(b),
+                                      weight_grad_deferral)
+                .front();
         return torch::linear(input, productWeight(), b.defined() && product_bias.defined() ? product_bias : b);
     }
 
@@ -78,6 +82,11 @@ public:
     // The same for the bias: a copy of it in the products' dtype (ProductCopies), read by the
     // products that accumulate instead of autocast's cast of the bias. Undefined: none.
     torch::Tensor product_bias;
+    // Where the product's backward hands the weight gradient over, set by a pipeline schedule that
+    // runs weight gradients in passes of their own (zb1: trainer/parallel/WeightGradQueue). Null:
+    // backward adds it. Only the products that accumulate in place (accumulates()) hand it over; the
+    // plain torch::linear path keeps the whole gradient in backward.
+    std::shared_ptr<WeightGradDeferral> weight_grad_deferral;
     // Applied to the input before the product (column parallel: identity forward, all-reduce of
     // the input gradient backward).
     Transform input_transform;
@@ -88,12 +97,14 @@ public:
 // The outputs of several layers that read the same input, e.g. attention's q, k and v. Where none of
 // them carries a tensor-parallel transform and all or none have a bias, one product over their
 // stacked weights: one wider matrix product and one input gradient instead of several (and, under
-// mixed precision, one cast of the input). Otherwise each layer's own forward.
+// mixed precision, one cast of the input), which hands its weight gradients to their deferral
+// where all share one. Otherwise each layer's own forward.
 inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std::vector<Linear*>& layers) {
     bool stack = layers.size() > 1;
     for (const Linear* l : layers)
         stack = stack && !l->input_transform && !l->output_transform &&
-                l->bias.defined() == layers.front()->bias.defined();
+                l->bias.defined() == layers.front()->bias.defined() &&
+                l->weight_grad_deferral == layers.front()->weight_grad_deferral;
     std::vector<torch::Tensor> out;
     if (!stack) {
         for (Linear* l : layers) out.push_back(l->forward(x));
@@ -113,7 +124,8 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
     }
     if (accumulatingLinearApplies(weights, biases))
         return accumulatingLinear(x, weights, biases, copies ? products : std::vector<torch::Tensor>{},
-                                  biasCopies ? biasProducts : std::vector<torch::Tensor>{});
+                                  biasCopies ? biasProducts : std::vector<torch::Tensor>{},
+                                  layers.front()->weight_grad_deferral);
     const torch::Tensor y = torch::linear(x, torch::cat(products),
                                           biases.empty() ? torch::Tensor() : torch::cat(biasCopies ? biasProducts : biases));
     int64_t start = 0;

@@ -48,14 +48,21 @@ torch::Tensor geluBackward(const torch::Tensor& g, const torch::Tensor& u, const
     return dx;
 }
 
+// A layer's WeightGradDeferral as autograd's saved data can hold it.
+struct DeferralCapsule : public torch::CustomClassHolder {
+    explicit DeferralCapsule(std::shared_ptr<WeightGradDeferral> d) : deferral(std::move(d)) {}
+    std::shared_ptr<WeightGradDeferral> deferral;
+};
+
 struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinearFn> {
     // TensorLists so that autograd tracks the weights and biases as inputs.
     // With gelu (one weight): gelu(x W^T + b, "tanh"), the product kept for backward.
     // `products`, `biasProducts`: what each weight's product multiplies by and each bias adds (empty:
     // the weights, the biases); never differentiated.
+    // `deferral`: where backward hands the weight gradients over; null: backward adds them itself.
     static variable_list forward(AutogradContext* ctx, const torch::Tensor& x, at::TensorList weights,
                                  at::TensorList biases, at::TensorList products, at::TensorList biasProducts,
-                                 bool gelu) {
+                                 bool gelu, const std::shared_ptr<WeightGradDeferral>& deferral) {
         const torch::Tensor input = compat::autocastForProduct(x);
         std::vector<torch::Tensor> w, b;
         for (size_t i = 0; i < weights.size(); ++i)
@@ -73,6 +80,8 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         ctx->saved_data["biases"] = static_cast<int64_t>(biases.size());
         ctx->saved_data["gelu"] = gelu;
         ctx->saved_data["products"] = static_cast<int64_t>(products.size() + biasProducts.size());
+        if (deferral)
+            ctx->saved_data["deferral"] = c10::IValue::make_capsule(c10::make_intrusive<DeferralCapsule>(deferral));
         ctx->set_materialize_grads(false); // an unused slice's gradient stays undefined, not zeros
         if (gelu) return {torch::gelu(y, "tanh")};
         if (weights.size() == 1) return {y};
@@ -95,6 +104,11 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
         const auto nw = static_cast<size_t>(ctx->saved_data["weights"].toInt());
         const auto nb = static_cast<size_t>(ctx->saved_data["biases"].toInt());
         const bool gelu = ctx->saved_data["gelu"].toBool();
+        const auto deferred = ctx->saved_data.find("deferral");
+        const std::shared_ptr<WeightGradDeferral> deferral =
+            deferred == ctx->saved_data.end()
+                ? nullptr
+                : c10::static_intrusive_pointer_cast<DeferralCapsule>(deferred->second.toCapsule())->deferral;
         const torch::Tensor x2 = input.reshape({-1, input.size(-1)}); // (N, in)
         torch::Tensor dx;                                                // (N, in)
         int64_t start = 0;
@@ -109,14 +123,18 @@ struct AccumulatingLinearFn : public torch::autograd::Function<AccumulatingLinea
                 else if (biasGrad.defined()) addColumnSums(biasGrad, part);
                 const torch::Tensor w = weight.narrow(0, start, width); // (width, in)
                 dx = dx.defined() ? dx.addmm_(part, w) : part.mm(w);
-                compat::accumulateProduct(param.grad(), part.t(), x2);
+                // The bias gradient above is a cheap column sum; the weight's is a product as large as
+                // the input gradient's, which a split backward runs later in a pass of its own.
+                if (deferral) deferral->defer(param.grad(), part, x2);
+                else compat::accumulateProduct(param.grad(), part.t(), x2);
             }
             start += width;
         }
         // No gradient for the parameters: they are already in .grad(). Autograd still runs each
         // parameter's accumulator next, with nothing to add, and with it the reducers' hooks.
         variable_list out = {dx.defined() ? dx.view(input.sizes()) : dx};
-        out.resize(1 + nw + nb + ctx->saved_data["products"].toInt() + 1); // none for the products and the gelu flag
+        // None for the products, the gelu flag and the deferral.
+        out.resize(1 + nw + nb + ctx->saved_data["products"].toInt() + 2);
         return out;
     }
 };
@@ -153,24 +171,26 @@ bool accumulatingLinearApplies(const std::vector<torch::Tensor>& weights, const 
 std::vector<torch::Tensor> accumulatingLinear(const torch::Tensor& x, const std::vector<torch::Tensor>& weights,
                                               const std::vector<torch::Tensor>& biases,
                                               const std::vector<torch::Tensor>& products,
-                                              const std::vector<torch::Tensor>& biasProducts) {
+                                              const std::vector<torch::Tensor>& biasProducts,
+                                              const std::shared_ptr<WeightGradDeferral>& deferral) {
     if (!products.empty() && products.size() != weights.size())
         throw std::invalid_argument("accumulatingLinear: one product tensor per weight, or none");
     if (!biasProducts.empty() && biasProducts.size() != biases.size())
         throw std::invalid_argument("accumulatingLinear: one product tensor per bias, or none");
     return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), at::TensorList(products),
-                                       at::TensorList(biasProducts), false);
+                                       at::TensorList(biasProducts), false, deferral);
 }
 
 torch::Tensor accumulatingLinearGelu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                                     const torch::Tensor& product, const torch::Tensor& biasProduct) {
+                                     const torch::Tensor& product, const torch::Tensor& biasProduct,
+                                     const std::shared_ptr<WeightGradDeferral>& deferral) {
     std::vector<torch::Tensor> biases, products, biasProducts;
     if (bias.defined()) biases.push_back(bias);
     if (product.defined()) products.push_back(product);
     if (bias.defined() && biasProduct.defined()) biasProducts.push_back(biasProduct);
     const std::vector<torch::Tensor> weights{weight};
     return AccumulatingLinearFn::apply(x, at::TensorList(weights), at::TensorList(biases), at::TensorList(products),
-                                       at::TensorList(biasProducts), true)[0];
+                                       at::TensorList(biasProducts), true, deferral)[0];
 }
 
 } // namespace parallax

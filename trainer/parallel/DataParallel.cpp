@@ -67,7 +67,7 @@ void DataParallel::beginStep(int arrivalsPerParam) {
 }
 
 void DataParallel::onGradReady(int bucket) {
-    if (!m_active) return;
+    if (!m_active || !m_launchDuringBackward) return;
     const size_t b = static_cast<size_t>(bucket);
     if (++m_arrived[b] == m_expected[b] && !m_work[b]) {
         launch(bucket);

@@ -59,6 +59,10 @@ public:
     void loadParameterValues(const ParamSlot& slot, const torch::Tensor& flat) override;
 
     int64_t bucketsLaunchedDuringBackward() const { return m_launchedEarly; }
+    // Every bucket starts reducing in finishStep(), none during backward: for gradients added after
+    // the parameters' accumulators ran, which the arrival count cannot see (the W passes of a
+    // schedule that splits the backward, PipelineEngine).
+    void reduceAtFinishOnly() { m_launchDuringBackward = false; }
 
 private:
     void onGradReady(int bucket);
@@ -77,6 +81,7 @@ private:
     torch::ScalarType m_reduceType;
     std::vector<torch::Tensor> m_wireIn, m_wireOut; // per bucket: cast copies while a reduction runs
     bool m_active = false;
+    bool m_launchDuringBackward = true;
     int64_t m_launchedEarly = 0;
     std::unique_ptr<ProductCopies> m_productCopies;
 };

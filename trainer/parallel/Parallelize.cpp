@@ -49,6 +49,17 @@ std::vector<StageChunk> placeStages(Model& model, const RunSpec& spec, const Mod
     return mine;
 }
 
+// Hands each chunk's Linear layers one queue for the weight gradients its backward leaves to the
+// W passes. Before any wrapper (checkpointing, ZeRO-3) hides the layers inside the units.
+void deferWeightGrads(std::vector<StageChunk>& chunks) {
+    for (StageChunk& chunk : chunks) {
+        chunk.weightGrads = std::make_shared<WeightGradQueue>();
+        for (const auto& unit : chunk.units)
+            for (const auto& module : unit->modules(/*include_self=*/false))
+                if (auto* linear = dynamic_cast<Linear*>(module.get())) linear->weight_grad_deferral = chunk.weightGrads;
+    }
+}
+
 std::unique_ptr<GradientReducer> zero3(Model& model, const RunSpec& spec, GradBuckets& buckets,
                                        std::vector<StageChunk>& chunks, const ProcessGroups& groups,
                                        torch::Device device, torch::ScalarType reduceType) {
@@ -80,6 +91,8 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
                           torch::Device device) {
     ParallelModel out;
     out.chunks = placeStages(model, spec, dims, groups);
+    const bool splitBackward = splitsBackward(spec.parallel.schedule.value(), groups.ppSize);
+    if (splitBackward) deferWeightGrads(out.chunks);
     out.tpPlan = applyTensorParallel(model, groups.tp);
     model.to(device);
     if (spec.train.activation_checkpointing) checkpointBlocks(out.chunks);
@@ -96,10 +109,17 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     // Gradients cross the wire in parallel.reduce_dtype (the validator allows bf16 only with NCCL).
     const torch::ScalarType reduceType = spec.parallel.reduce_dtype == Precision::Bf16 ? torch::kBFloat16 : torch::kFloat;
     if (zero == 3) {
+        // Its reductions follow each unit's backward, before the W passes (the validator refuses).
+        if (splitBackward)
+            throw std::invalid_argument("parallel.zero = 3 cannot be used with parallel.schedule = \"zb1\"; use "
+                                        "parallel.zero = 2 or less");
         out.reducer = zero3(model, spec, *out.buckets, out.chunks, groups, device, reduceType);
         return out;
     }
     auto dp = std::make_unique<DataParallel>(*out.buckets, groups.dp, zero, reduceType);
+    // The accumulators' hooks fire in the backward, before the W passes add the Linear weights'
+    // gradients: a bucket counted complete there is not.
+    if (splitBackward) dp->reduceAtFinishOnly();
     // Under bf16 autocast the products read bf16 copies made once per update, not cast per layer.
     if (device.is_cuda() && spec.train.precision == Precision::Bf16)
         dp->useProductCopies(std::make_unique<ProductCopies>(*out.buckets, torch::kBFloat16, linearLayers(model)));

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 namespace parallax {
 
@@ -20,6 +21,14 @@ PipelineEngine::PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& gr
     m_virtualStages = static_cast<int>(m_chunks.size()) * m_groups.ppSize;
     m_schedule = pipelineSchedule(schedule, m_groups.ppSize, m_groups.coord.pp, m_microbatches,
                                   static_cast<int>(m_chunks.size()));
+    // Weight gradients left in a queue that no W pass empties would be lost, and W passes without a
+    // queue would leave the backward whole: parallelize() sets the queues by the same rule.
+    const bool split = splitsBackward(schedule, m_groups.ppSize);
+    for (const StageChunk& chunk : m_chunks)
+        if (static_cast<bool>(chunk.weightGrads) != split)
+            throw std::logic_error(std::string("pipeline chunk ") + (split ? "without" : "with") +
+                                   " a weight-gradient queue for parallel.schedule = \"" + choiceName(schedule) +
+                                   "\" over " + std::to_string(m_groups.ppSize) + " stage(s)");
 }
 
 int PipelineEngine::rankOfVirtualStage(int virtualStage) const {
@@ -131,7 +140,14 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
     for (const PipelineAction& action : m_schedule) {
         const int vs = action.chunk * pp + stage;
         const Batch& batch = microbatches[static_cast<size_t>(action.microbatch)];
-        if (action.kind == PipelineAction::Kind::Forward) {
+        WeightGradQueue* weightGrads = m_chunks[static_cast<size_t>(action.chunk)].weightGrads.get();
+        if (action.kind == PipelineAction::Kind::WeightGrad) {
+            const size_t span = begin("W", action.microbatch);
+            weightGrads->run(action.microbatch);
+            end(span);
+            if (afterBackward) afterBackward();
+            m_groups.pp->progress();
+        } else if (action.kind == PipelineAction::Kind::Forward) {
             InFlight f;
             if (vs > 0) {
                 const size_t span = begin("recv", action.microbatch);
@@ -162,6 +178,7 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
                 end(span);
             }
             const size_t span = begin("B", action.microbatch);
+            if (weightGrads) weightGrads->beginBackward(action.microbatch);
             if (vs == m_virtualStages - 1) {
                 (f.outputs.at(0) / lossNormalizer).backward();
             } else {
@@ -174,8 +191,9 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
                 }
                 if (!outs.empty()) torch::autograd::backward(outs, gs);
             }
+            if (weightGrads) weightGrads->endBackward();
             end(span);
-            if (afterBackward) afterBackward();
+            if (!weightGrads && afterBackward) afterBackward();
             if (vs > 0) {
                 Activation inputGrads;
                 for (const auto& in : f.inputs)
@@ -185,6 +203,9 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
             m_groups.pp->progress();
         }
     }
+    for (const StageChunk& chunk : m_chunks)
+        if (chunk.weightGrads && chunk.weightGrads->pending() > 0)
+            throw std::logic_error("the pipeline schedule left weight gradients without their W pass");
     if (pp > 1) {
         const size_t span = begin("send", -1);
         waitSends();

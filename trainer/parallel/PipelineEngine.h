@@ -5,6 +5,7 @@
 #include "trainer/models/Model.h"
 #include "trainer/parallel/PipelineSchedule.h"
 #include "trainer/parallel/SpanTimer.h"
+#include "trainer/parallel/WeightGradQueue.h"
 
 #include <functional>
 #include <memory>
@@ -18,13 +19,18 @@ struct StageChunk {
     int virtualStage = 0;                      // chunk * pp + pipeline stage
     std::vector<std::shared_ptr<Unit>> units;  // possibly wrapped (checkpointing, ZeRO-3)
     std::vector<int> indices;                  // each unit's index in the model
+    // The Linear layers' weight gradients the backward leaves to the W passes, where the schedule
+    // splits the backward (splitsBackward); null otherwise. Its units' Linear layers hand them over.
+    std::shared_ptr<WeightGradQueue> weightGrads;
 };
 
 // Runs one training step's forwards and backwards on this rank, in the order of a pipeline
 // schedule, passing activations and their gradients to the neighbouring virtual stages over the
-// pipeline group. With one stage it is plain gradient accumulation. Records a span per forward,
-// backward and blocking receive when asked. Gradients land in the parameters' .grad() (the
-// reducers' hooks take them from there).
+// pipeline group. With one stage it is plain gradient accumulation. Where the schedule splits the
+// backward (zb1), a backward leaves the Linear layers' weight gradients in its chunk's
+// WeightGradQueue and the micro-batch's W pass adds them. Records a span per forward, backward,
+// W pass and blocking receive when asked. Gradients land in the parameters' .grad() (the
+// reducers' hooks take them from there; the W passes' after those hooks ran).
 class PipelineEngine {
 public:
     PipelineEngine(std::vector<StageChunk> chunks, ProcessGroups& groups, Schedule schedule, int microbatches);
@@ -36,7 +42,8 @@ public:
     };
     // `lossNormalizer`: the global batch's loss element count; each micro-batch's loss sum is divided
     // by it before backward so that gradients are those of the global mean.
-    // `afterBackward` runs after each micro-batch's backward on this rank (ZeRO-3 reduces there).
+    // `afterBackward` runs once each micro-batch's gradients are complete on this rank: after its
+    // backward, or after its W pass where the backward is split (ZeRO-3 reduces there).
     // Spans are recorded with `timer` when given (else none).
     Result runStep(const std::vector<Batch>& microbatches, double lossNormalizer, int64_t step, SpanTimer* timer,
                    const std::function<void()>& afterBackward = {});

@@ -214,6 +214,27 @@ TEST(Estimates, BubbleValues) {
     RunSpec s = layout("small", 1, 1, 2, 0);
     s.train.global_batch = 24; // 6 micro-batches
     EXPECT_DOUBLE_EQ(estimate(s).bubble, 1.0 / 7.0);
+    // zb1: ZB-H1 with equal F, B and W passes, p - 1 idle units beside 3m.
+    EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, Schedule::ZeroBubble), 3.0 / 27.0);
+    EXPECT_DOUBLE_EQ(pipelineBubble(1, 8, Schedule::ZeroBubble), 0.0);
+    s.parallel.schedule = Schedule::ZeroBubble;
+    EXPECT_DOUBLE_EQ(estimate(s).bubble, 1.0 / 19.0);
+}
+
+TEST(Estimates, ZeroBubbleHoldsAsManyMicroBatchesOnEveryStageAsOneFOneBOnTheFirst) {
+    RunSpec s = layout("small", 1, 1, 2, 0);
+    s.train.global_batch = 24; // 6 micro-batches
+    const Estimates oneFOneB = estimate(s);
+    s.parallel.schedule = Schedule::ZeroBubble;
+    const Estimates zb = estimate(s);
+    ASSERT_EQ(zb.memory_per_stage.size(), 2u);
+    // Stage 0 holds 2 micro-batches either way; the last stage 1 under 1f1b, 2 under zb1 (one
+    // waiting for its W pass).
+    EXPECT_DOUBLE_EQ(zb.memory_per_stage[0].activations, oneFOneB.memory_per_stage[0].activations);
+    EXPECT_DOUBLE_EQ(zb.memory_per_stage[1].activations, 2 * oneFOneB.memory_per_stage[1].activations);
+    // A waiting W keeps its Linear layers' inputs and output gradients even under checkpointing.
+    s.train.activation_checkpointing = true;
+    EXPECT_GT(estimate(s).memory_per_stage[0].activations, oneFOneB.memory_per_stage[0].activations);
 }
 
 TEST(Estimates, PipelinePieces) {

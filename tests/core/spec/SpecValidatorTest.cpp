@@ -126,6 +126,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[model]\nlayers = 8\n[parallel]\nschedule = \"interleaved\"\npp = 2\nvirtual_stages = 2\n"
              "stage_layers = [4, 4]",
              "parallel.stage_layers", "cannot be used with parallel.schedule = \"interleaved\""},
+        Case{"[parallel]\nschedule = \"zb1\"\npp = 2\nvirtual_stages = 2", "parallel.virtual_stages",
+             "parallel.virtual_stages = 2 cannot be used with parallel.schedule = \"zb1\", which runs one model chunk "
+             "per stage; set parallel.virtual_stages = 1"},
+        Case{"[train]\nglobal_batch = 16\n[parallel]\nschedule = \"zb1\"\npp = 2\ndp = 2\nzero = 3", "parallel.zero",
+             "parallel.zero = 3 cannot be used with parallel.schedule = \"zb1\""},
         Case{"[model]\npreset = \"small\"\n[parallel]\npp = 4", "parallel.pp",
              "model.layers = 6 blocks are not divisible by parallel.pp = 4; use parallel.pp among 1, 2, 3, 6"},
         Case{"[parallel]\npp = 4", "parallel.pp", "parallel.pp = 4 is more than the 2 blocks"},
@@ -190,6 +195,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[model]\nlayers = 4\n[parallel]\npp = 4", "train.global_batch",
              "the pipeline idles 60% of the time; use at least 4, e.g. train.global_batch = 16", true},
         Case{"[parallel]\nvirtual_stages = 2", "parallel.virtual_stages", "used only by parallel.schedule", true},
+        Case{"[parallel]\nschedule = \"zb1\"", "parallel.schedule",
+             "parallel.pp = 1 has none: it runs as \"1f1b\"", true},
         Case{"[data]\npath = \"/data\"", "data.path", "ignored for data.kind = \"synthetic\"", true},
         Case{"[launch]\nhosts = [\"a:2\"]", "launch.hosts", "used only with launch.target = \"hosts\"", true},
         Case{"[launch]\npartition = \"gpu\"", "launch.partition", "used only with launch.target = \"slurm\"", true},
@@ -336,6 +343,8 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
     specs.push_back(parseSpec("[model]\npreset = \"small\"\n[train]\nglobal_batch = 32\nmicro_batch = 2\n[parallel]\n"
                               "pp = 4\nschedule = \"gpipe\"\nstage_layers = [1, 2, 2, 1]\n"));
     specs.push_back(parseSpec("[model]\nkind = \"vlm\"\n[parallel]\npp = 2\nstage_layers = [3, 1]\n"));
+    specs.push_back(parseSpec("[model]\npreset = \"small\"\n[train]\nglobal_batch = 16\nmicro_batch = 2\n"
+                              "activation_checkpointing = true\n[parallel]\ndp = 2\npp = 2\nzero = 2\nschedule = \"zb1\"\n"));
     specs.push_back(parseSpec("[model]\nkind = \"mmdit\"\n[train]\nglobal_batch = 16\n[parallel]\ndp = 4\nzero = 3\n"));
     specs.push_back(parseSpec("[model]\npreset = \"1b\"\n[train]\nprecision = \"bf16\"\nglobal_batch = 64\n"
                               "activation_checkpointing = true\n[parallel]\ndp = 4\ntp = 4\nzero = 1\nreduce_dtype = \"bf16\"\n"

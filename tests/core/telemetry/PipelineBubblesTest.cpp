@@ -213,7 +213,11 @@ TEST(PipelineBubbles, TheoreticalValues) {
     EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(1, 8, Schedule::OneFOneB), 0.0);
     EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(64, 64, Schedule::OneFOneB), 63.0 / 127.0);
     // The spec's estimate and the measurement's reference are the same formula.
-    for (const Schedule schedule : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved})
+    // zb1: p - 1 idle units beside 3m units of F, B and W.
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(2, 8, Schedule::ZeroBubble), 1.0 / 25.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(4, 8, Schedule::ZeroBubble), 3.0 / 27.0);
+    EXPECT_DOUBLE_EQ(PipelineBubbles::theoretical(1, 8, Schedule::ZeroBubble), 0.0);
+    for (const Schedule schedule : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved, Schedule::ZeroBubble})
         for (int p : {1, 2, 3, 8})
             for (int m : {1, 4, 16})
                 for (int v : {1, 2, 3})
@@ -288,6 +292,42 @@ TEST(PipelineBubblesOrder, MissingMicroBatchesAndChunks) {
     EXPECT_TRUE(mentions(PipelineBubbles::checkOrder(simulate(Schedule::OneFOneB, 2, 4), 4, 2), "expected 2 (one per model chunk)"));
     EXPECT_TRUE(mentions(PipelineBubbles::checkOrder({span(0, 0, 9, "F", 0, 1), span(0, 0, 9, "B", 1, 2)}, 4),
                          "outside 0..3"));
+}
+
+TEST(PipelineBubblesOrder, WeightPassesFollowTheirBackward) {
+    // Stage 0 of two under zb1: F0 F1 B0 W0 F2 B1 W1 B2 W2 (trainer/parallel/PipelineSchedule).
+    std::vector<SpanEvent> spans = {span(0, 0, 0, "F", 0, 1), span(0, 0, 1, "F", 1, 2), span(0, 0, 0, "B", 3, 4),
+                                    span(0, 0, 0, "W", 4, 5), span(0, 0, 2, "F", 5, 6), span(0, 0, 1, "B", 6, 7),
+                                    span(0, 0, 1, "W", 7, 8), span(0, 0, 2, "B", 9, 10), span(0, 0, 2, "W", 10, 11)};
+    EXPECT_TRUE(PipelineBubbles::checkOrder(spans, 3, 1).empty()) << joined(PipelineBubbles::checkOrder(spans, 3, 1));
+    // W counts as compute: the stage idles only at 2-3 and 8-9.
+    EXPECT_DOUBLE_EQ(PipelineBubbles::measure(spans).overall, 2.0 / 11.0);
+
+    std::vector<SpanEvent> early = spans;
+    early[3] = span(0, 0, 0, "W", 2, 3); // W0 before B0
+    std::vector<std::string> problems = PipelineBubbles::checkOrder(early, 3, 1);
+    ASSERT_EQ(problems.size(), 1u) << joined(problems);
+    EXPECT_NE(problems[0].find("stage 0 micro-batch 0: a weight-gradient pass (W) starts at +1.953 ms, before its "
+                               "backward ends at +3.906 ms"),
+              std::string::npos)
+        << problems[0];
+
+    std::vector<SpanEvent> missing = spans;
+    missing.erase(missing.begin() + 6); // W1
+    problems = PipelineBubbles::checkOrder(missing, 3, 1);
+    ASSERT_EQ(problems.size(), 1u) << joined(problems);
+    EXPECT_NE(problems[0].find("micro-batch 1: 1 backward(s) but 0 weight-gradient pass(es) (W)"), std::string::npos)
+        << problems[0];
+
+    std::vector<SpanEvent> twice = spans;
+    twice.push_back(span(0, 0, 2, "W", 11, 12));
+    EXPECT_TRUE(mentions(PipelineBubbles::checkOrder(twice, 3, 1), "micro-batch 2: 1 backward(s) but 2 weight-gradient"));
+
+    // A W outside the micro-batches, and schedules without W passes ask for none.
+    std::vector<SpanEvent> outside = spans;
+    outside.push_back(span(0, 0, 7, "W", 11, 12));
+    EXPECT_TRUE(mentions(PipelineBubbles::checkOrder(outside, 3, 1), "W of micro-batch 7, outside 0..2"));
+    EXPECT_TRUE(PipelineBubbles::checkOrder(simulate(Schedule::OneFOneB, 2, 4), 4, 1).empty());
 }
 
 TEST(PipelineBubblesOrder, ASpanEndingBeforeItStarts) {

@@ -43,6 +43,9 @@ const Layout kLayouts[] = {
     {"dp2_recompute", 2, 1, 1, 0, "1f1b", 1, true},
     {"tp2_pp2_recompute", 1, 2, 2, 0, "1f1b", 1, true},
     {"dp2_zero3_recompute", 2, 1, 1, 3, "1f1b", 1, true},
+    {"pp2_zb1", 1, 1, 2, 0, "zb1", 1},
+    {"dp2_pp2_zb1", 2, 1, 2, 0, "zb1", 1},
+    {"pp2_zb1_recompute", 1, 1, 2, 0, "zb1", 1, true},
 };
 
 TinySpec baseSpec(const std::string& kind) {

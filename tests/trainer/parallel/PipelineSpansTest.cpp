@@ -4,11 +4,14 @@
 #include "core/telemetry/PipelineBubbles.h"
 #include "tests/trainer/support/SpecText.h"
 #include "tests/trainer/support/WorkerRun.h"
+#include "trainer/parallel/PipelineSchedule.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <string>
 
 using namespace parallax;
 using namespace parallax::testing;
@@ -59,6 +62,115 @@ TEST(PipelineSpans, OneFOneBOnFourStagesMatchesTheTheoreticalBubble) {
     const double theory = PipelineBubbles::theoretical(4, 8, Schedule::OneFOneB);
     EXPECT_NEAR(theory, 3.0 / 11.0, 1e-12);
     EXPECT_NEAR(median, theory, 0.10) << "measured bubble " << median << " vs theory " << theory;
+}
+
+// Each rank's F, B and W spans of one step, by start: the engine's order of actions.
+std::vector<PipelineAction> recordedOrder(const std::vector<SpanEvent>& spans, int rank) {
+    std::vector<SpanEvent> mine;
+    for (const SpanEvent& s : spans)
+        if (s.rank == rank && PipelineBubbles::isCompute(s.kind)) mine.push_back(s);
+    std::sort(mine.begin(), mine.end(), [](const SpanEvent& a, const SpanEvent& b) { return a.start < b.start; });
+    std::vector<PipelineAction> out;
+    for (const SpanEvent& s : mine) {
+        const auto kind = s.kind == "F"   ? PipelineAction::Kind::Forward
+                          : s.kind == "B" ? PipelineAction::Kind::Backward
+                                          : PipelineAction::Kind::WeightGrad;
+        out.push_back({kind, 0, s.microbatch});
+    }
+    return out;
+}
+
+TEST(PipelineSpans, ZeroBubbleRecordsOneWeightPassPerMicroBatchAfterItsBackward) {
+    TinySpec spec;
+    spec.kind = "gpt";
+    spec.layers = 4;
+    spec.steps = 2;
+    spec.globalBatch = 8;
+    spec.microBatch = 2; // 4 micro-batches per step
+    spec.pp = 2;
+    spec.schedule = "zb1";
+    spec.spanEvery = 1;
+    TempDir tmp;
+    const WorkerRun run = runWorker(spec.toToml(), 2, tmp.path() + "/run");
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const auto steps = byStep(run.spans);
+    ASSERT_EQ(steps.size(), 2u);
+    for (const auto& [step, spans] : steps) {
+        const auto problems = PipelineBubbles::checkOrder(spans, 4, 1);
+        EXPECT_TRUE(problems.empty()) << "step " << step << ": " << problems.front();
+        std::map<std::pair<int, int>, int> weights; // (stage, micro-batch)
+        for (const SpanEvent& s : spans)
+            if (s.kind == "W") ++weights[{s.stage, s.microbatch}];
+        EXPECT_EQ(weights.size(), 2u * 4u) << "step " << step;
+        for (const auto& [key, n] : weights)
+            EXPECT_EQ(n, 1) << "step " << step << " stage " << key.first << " micro-batch " << key.second;
+        // Each rank ran the schedule's order (checkOrder above only sees that each W follows its B).
+        for (int stage = 0; stage < 2; ++stage)
+            EXPECT_EQ(recordedOrder(spans, stage), pipelineSchedule(Schedule::ZeroBubble, 2, stage, 4, 1))
+                << "step " << step << " stage " << stage;
+    }
+}
+
+// The same pp = 2 model with 8 micro-batches under 1f1b and zb1: the bubbles measured from their
+// spans, median over the steps after the first, printed for the record. Only what load on the
+// machine cannot move is asserted: zb1's W passes fill stage 0's gaps between backwards, where 1f1b
+// waits for the next gradient (that zb1's median is the lower held in 19 of 20 runs on a loaded
+// 2-core machine, too few to assert).
+TEST(PipelineSpans, ZeroBubbleAgainstOneFOneBMeasured) {
+    const int m = 8;
+    for (const char* schedule : {"1f1b", "zb1"}) {
+        TinySpec spec;
+        spec.kind = "gpt";
+        spec.layers = 4;
+        spec.extraModel = "dim = 128\nffn = 512\n";
+        spec.steps = 6;
+        spec.globalBatch = 32;
+        spec.microBatch = 4; // 8 micro-batches per step
+        spec.pp = 2;
+        spec.schedule = schedule;
+        spec.spanEvery = 1;
+        TempDir tmp;
+        const WorkerRun run = runWorker(spec.toToml(), 2, tmp.path() + "/run");
+        ASSERT_EQ(run.exitCode, 0) << run.output;
+        const bool zb = std::string(schedule) == "zb1";
+        std::vector<double> measured;
+        for (const auto& [step, spans] : byStep(run.spans)) {
+            const auto problems = PipelineBubbles::checkOrder(spans, m, 1);
+            EXPECT_TRUE(problems.empty()) << schedule << " step " << step << ": " << problems.front();
+            std::map<std::pair<std::string, int>, const SpanEvent*> stage0; // (kind, micro-batch)
+            std::vector<double> backward, weight;
+            for (const SpanEvent& s : spans) {
+                if (s.stage == 0) stage0[{s.kind, s.microbatch}] = &s;
+                if (s.kind == "B") backward.push_back(s.end - s.start);
+                if (s.kind == "W") weight.push_back(s.end - s.start);
+            }
+            EXPECT_EQ(weight.size(), zb ? 2u * m : 0u) << schedule << " step " << step;
+            for (int i = 0; zb && i + 1 < m; ++i) {
+                const SpanEvent* w = stage0[{"W", i}];
+                const SpanEvent* b = stage0[{"B", i}];
+                const SpanEvent* nextB = stage0[{"B", i + 1}];
+                ASSERT_TRUE(w && b && nextB) << "step " << step << " micro-batch " << i;
+                EXPECT_GE(w->start, b->end) << "step " << step << " W" << i;
+                EXPECT_LE(w->end, nextB->start) << "step " << step << " W" << i;
+            }
+            if (zb) {
+                // The W passes compute the Linear weights' gradients: a good share of a backward's work,
+                // not an empty queue's microseconds.
+                std::sort(backward.begin(), backward.end());
+                std::sort(weight.begin(), weight.end());
+                EXPECT_GT(weight[weight.size() / 2], 0.1 * backward[backward.size() / 2]) << "step " << step;
+            }
+            if (step == 0) continue; // the first step also warms up allocators and caches
+            measured.push_back(PipelineBubbles::measure(spans).overall);
+        }
+        ASSERT_EQ(measured.size(), 5u) << schedule;
+        std::sort(measured.begin(), measured.end());
+        std::string all;
+        for (double b : measured) all += " " + std::to_string(b).substr(0, 6);
+        std::printf("[ measured ] %s pp=2 m=8: median bubble %.4f over %zu steps (theory %.4f); steps:%s\n",
+                    schedule, measured[measured.size() / 2], measured.size(),
+                    PipelineBubbles::theoretical(2, m, Choice<Schedule>::named(schedule)), all.c_str());
+    }
 }
 
 TEST(PipelineSpans, InterleavedRecordsEveryChunkInOrder) {
