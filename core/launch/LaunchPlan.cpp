@@ -244,9 +244,13 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
             ranksPerHost = (n + count - 1) / count;
         }
         a.push_back("--tag-output");
-        if (target == Target::Local && n > cores)
+        const bool oversubscribed = target == Target::Local && n > cores;
+        if (oversubscribed)
             a.push_back("--oversubscribe");
-        a.insert(a.end(), {"--bind-to", spec.launch.bind.name()});
+        // More ranks than cores share them, and Open MPI refuses to bind a core twice unless told.
+        a.insert(a.end(), {"--bind-to", spec.launch.bind.name() + (oversubscribed && spec.launch.bind != Bind::None
+                                                                       ? ":overload-allowed"
+                                                                       : "")});
         if (!spec.launch.env.count("OMP_NUM_THREADS"))
             a.insert(a.end(),
                      {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});

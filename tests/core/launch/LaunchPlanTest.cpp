@@ -69,7 +69,8 @@ TEST(LaunchPlan, LocalOversubscribedAsRootWithEnvAndResume) {
     c.resume_dir = "/data/runs/3/checkpoints";
     c.worker_args = {"--verbose"};
     const LaunchPlan p = makeLaunchPlan(s, c);
-    EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "2", "--tag-output", "--oversubscribe", "--bind-to", "core", "-x",
+    // Two ranks on one core: binding each to a core must be allowed to put both on it.
+    EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "2", "--tag-output", "--oversubscribe", "--bind-to", "core:overload-allowed", "-x",
                             "OMP_NUM_THREADS=1", "-x", "MY_FLAGS", "-x", "NCCL_DEBUG", "--mca", "btl", "self,vader",
                             "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
                             "/data/runs/7", "--resume", "/data/runs/3/checkpoints", "--verbose"}));
@@ -79,7 +80,7 @@ TEST(LaunchPlan, LocalOversubscribedAsRootWithEnvAndResume) {
               "LD_PRELOAD=/opt/parallax/bin/libparallax-loopback.so MY_FLAGS=\"$MY_FLAGS\" NCCL_DEBUG=\"$NCCL_DEBUG\" "
               "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
               "OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_pml=ob1 mpirun -np 2 --tag-output --oversubscribe "
-              "--bind-to core -x OMP_NUM_THREADS=1 -x MY_FLAGS -x NCCL_DEBUG --mca btl self,vader "
+              "--bind-to core:overload-allowed -x OMP_NUM_THREADS=1 -x MY_FLAGS -x NCCL_DEBUG --mca btl self,vader "
               "/opt/parallax/bin/parallax-worker --spec /data/runs/7/spec.toml --run-dir /data/runs/7 --resume "
               "/data/runs/3/checkpoints --verbose");
 }
