@@ -1,6 +1,9 @@
 #pragma once
 
+#include "core/spec/StageBalance.h"
 #include "core/store/RunStore.h"
+
+#include <ostream>
 
 #include <string>
 #include <vector>
@@ -83,6 +86,27 @@ struct AdviseCommandOptions {
 // memory), a step-time model calibrated by two probes on those devices, and the best predicted
 // tried side by side, ranked by measured tokens/s.
 int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o);
+
+struct BalanceCommandOptions {
+    std::string spec;
+    int64_t steps = 3;             // of the probe; the first warms up
+    double probe_timeout_s = 900;
+    bool write = true;             // write parallel.stage_layers (and stage_split = "profile") into the spec
+    bool csv = false;
+};
+// Pipeline stages split by measured time: a probe of the spec on its target times every unit's
+// forward and backward (telemetry.unit_times), the split whose slowest stage is fastest is printed
+// beside the spec's and, unless told not to, written into the spec file.
+int balanceCommand(const std::string& storePath, const BalanceCommandOptions& o);
+// The probe and the split behind balance, shared with `run` of a spec with stage_split = "profile" and
+// no stage_layers yet. Throws CliError when the layout has no split to choose or the probe fails.
+struct MeasuredBalance {
+    StageBalance balance;
+    std::vector<UnitTimeEvent> unit_times; // as the probe's ranks reported them
+};
+MeasuredBalance measureBalance(const std::string& storePath, const RunSpec& spec, int64_t steps,
+                               double probeTimeoutSeconds);
+void printBalance(std::ostream& out, const StageBalance& b);
 
 // Ends the processes of runs left on hosts that could not be reached when the runs ended
 // (RunStore::pendingCleanups), trying again every few seconds for `waitSeconds`.

@@ -93,7 +93,10 @@ ProbeRuns::Result ProbeRuns::run(const RunSpec& spec) {
     RunStore db(m_store);
     for (const RunRecord& candidate : db.listRuns())
         if (candidate.name == spec.name && (!out.run || candidate.id > out.run->id)) out.run = candidate;
-    if (out.run) out.steps = db.metrics(out.run->id);
+    if (out.run) {
+        out.steps = db.metrics(out.run->id);
+        out.unit_times = db.events<UnitTimeEvent>(out.run->id);
+    }
     return out;
 }
 

@@ -25,6 +25,7 @@ public:
         bool timed_out = false;
         std::optional<RunRecord> run;  // as the probe's store has it
         std::vector<StepEvent> steps;  // its step metrics
+        std::vector<UnitTimeEvent> unit_times; // each unit's times, when it measured them (telemetry.unit_times)
         std::string output_tail;       // the last line the probe printed, for a failure the store does not explain
         double seconds = 0;
         bool succeeded() const;

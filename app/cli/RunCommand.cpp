@@ -17,12 +17,37 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace parallax {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// parallel.stage_split = "profile" without stage_layers: the probe that measures the units.
+constexpr int64_t kBalanceSteps = 3;
+constexpr double kBalanceTimeoutSeconds = 900;
+
+// The spec a run starts from once the balance has filled in its split, beside the store while the
+// supervisor reads it (the run keeps its own copy).
+class TempSpecFile {
+public:
+    TempSpecFile(const std::string& storePath, const RunSpec& spec)
+        : m_path(fs::absolute(storePath).string() + ".balanced-" + std::to_string(::getpid()) + ".toml") {
+        writeSpecFile(spec, m_path);
+    }
+    ~TempSpecFile() {
+        std::error_code ec;
+        fs::remove(m_path, ec);
+    }
+    TempSpecFile(const TempSpecFile&) = delete;
+    TempSpecFile& operator=(const TempSpecFile&) = delete;
+    const std::string& path() const { return m_path; }
+
+private:
+    std::string m_path;
+};
 
 void writeAll(int fd, const std::string& text) {
     size_t done = 0;
@@ -132,9 +157,22 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
     try {
         RunStore store(storePath);
         SupervisorOptions options;
+        std::optional<TempSpecFile> balanced;
         if (o.run.empty()) {
             checkNewRunSpec(o.spec);
             options.spec_path = o.spec;
+            RunSpec spec = readSpecFile(o.spec);
+            if (spec.parallel.stage_split == StageSplit::Profile && spec.parallel.stage_layers.empty() &&
+                spec.parallel.pp > 1) {
+                // The split comes from a probe of this spec on its target; the run records it in its
+                // spec (stage_layers) and the units' times the probe measured.
+                const MeasuredBalance m = measureBalance(storePath, spec, kBalanceSteps, kBalanceTimeoutSeconds);
+                printBalance(std::cerr, m.balance);
+                spec.parallel.stage_layers = m.balance.layers;
+                balanced.emplace(storePath, spec);
+                options.spec_path = balanced->path();
+                for (const UnitTimeEvent& e : m.unit_times) options.recorded_before.push_back(e);
+            }
         } else if (o.attach) {
             options.attach_run = requireRun(store, o.run).id;
         } else {

@@ -167,6 +167,17 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     fit->add_flag("--csv", fitOptions.csv, "Every probe as a CSV row (progress on stderr)");
 
+    BalanceCommandOptions balanceOptions;
+    CLI::App* balance = app.add_subcommand(
+        "balance", "Split the pipeline stages by each unit's time, measured in a short probe run on the spec's target");
+    balance->add_option("spec", balanceOptions.spec, "The run spec (TOML)")->required();
+    balance->add_option("--steps", balanceOptions.steps, "Steps of the probe run")->capture_default_str();
+    balance->add_option("--probe-timeout", balanceOptions.probe_timeout_s, "Seconds the probe run may take")
+        ->capture_default_str();
+    bool balancePrintOnly = false;
+    balance->add_flag("--print-only", balancePrintOnly, "Print the split; leave the spec file as it is");
+    balance->add_flag("--csv", balanceOptions.csv, "Each stage as a CSV row (progress on stderr)");
+
     AdviseCommandOptions adviseOptions;
     CLI::App* advise = app.add_subcommand(
         "advise", "Rank every layout of the spec's model on N devices, and try the best few side by side");
@@ -237,6 +248,10 @@ int main(int argc, char** argv) {
             return fitCommand(store, fitOptions);
         if (*advise)
             return adviseCommand(store, adviseOptions);
+        if (*balance) {
+            balanceOptions.write = !balancePrintOnly;
+            return balanceCommand(store, balanceOptions);
+        }
     } catch (const SpecRejected& e) {
         std::cerr << "parallax-cli: the spec has errors; nothing was started:\n" << e.what() << std::endl;
         return ExitCode::Usage;

@@ -418,6 +418,7 @@ struct Supervisor::State {
         nr.tags = opt.tags;
         runId = store.createRun(nr);
         writer = std::make_unique<BatchedWriter>(store, runId);
+        for (const TelemetryEvent& e : opt.recorded_before) writer->add(e);
     }
 
     void setUpFolder() {

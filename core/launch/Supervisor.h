@@ -41,6 +41,9 @@ struct SupervisorOptions {
     std::string runs_root;                  // empty: <store file>.runs (RunFolders)
     std::string hostname;                   // empty: this host's name
     std::vector<std::string> tags;
+    // Events measured for the run before its launch (a balance probe's unit times, for
+    // parallel.stage_split = "profile"), written with its first rows.
+    std::vector<TelemetryEvent> recorded_before;
     // Continuations already made in this lineage (launch.on_host_failure = "resume"): none is
     // planned once launch.max_restarts are used.
     int64_t restarts_done = 0;

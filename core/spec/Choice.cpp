@@ -60,6 +60,12 @@ const std::vector<std::string>& choiceNames<OnHostFailure>() {
     return names;
 }
 
+template <>
+const std::vector<std::string>& choiceNames<StageSplit>() {
+    static const std::vector<std::string> names = {"flops", "profile"};
+    return names;
+}
+
 void ChoiceField::setName(const std::string& name) {
     m_index = -1;
     m_unknown.clear();

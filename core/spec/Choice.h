@@ -19,6 +19,7 @@ enum class Bind { None, Core, Socket };
 enum class SlurmMode { Srun, Batch };
 enum class OnHang { Wait, Fail };
 enum class OnHostFailure { Fail, Resume };
+enum class StageSplit { Flops, Profile };
 
 template <class E>
 const std::vector<std::string>& choiceNames();
@@ -42,6 +43,8 @@ template <>
 const std::vector<std::string>& choiceNames<OnHang>();
 template <>
 const std::vector<std::string>& choiceNames<OnHostFailure>();
+template <>
+const std::vector<std::string>& choiceNames<StageSplit>();
 
 template <class E>
 const std::string& choiceName(E value) {

@@ -65,6 +65,9 @@ struct ParallelSpec {
     Choice<Schedule> schedule = Schedule::OneFOneB;
     int64_t virtual_stages = 1;      // model chunks per pipeline rank (interleaved only)
     std::vector<int64_t> stage_layers; // explicit layers per stage; empty = balanced by cost
+    // How stage_layers is chosen when empty: by FLOPs, or by the units' times measured in a probe
+    // on the target (parallax-cli balance; `run` probes first and records the split).
+    Choice<StageSplit> stage_split = StageSplit::Flops;
     double bucket_mb = 25.0;
     Choice<Precision> reduce_dtype = Precision::Fp32; // of the gradient reduction
 };
@@ -113,6 +116,7 @@ struct TelemetrySpec {
     int64_t hang_after_s = 30; // no step for max(this, 5 x the median step): the hang is named
     Choice<OnHang> on_hang = OnHang::Wait; // fail: after hang_timeout_s, ending every rank
     int64_t hang_timeout_s = 300;
+    bool unit_times = false;   // after the last step, time each unit's forward and backward (unit_time events)
 };
 
 struct RunSpec {

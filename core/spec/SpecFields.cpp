@@ -83,6 +83,7 @@ std::vector<FieldOption> modelKindOptions() {
 }
 bool interleaved(const RunSpec& s) { return s.parallel.schedule == Schedule::Interleaved; }
 bool dataParallel(const RunSpec& s) { return s.parallel.dp > 1; }
+bool pipelined(const RunSpec& s) { return s.parallel.pp > 1 && !interleaved(s); }
 bool onHosts(const RunSpec& s) { return s.launch.target == Target::Hosts; }
 bool hostsListed(const RunSpec& s) { return onHosts(s) && s.launch.cluster.empty(); }
 bool elastic(const RunSpec& s) { return onHosts(s) && s.launch.on_host_failure == OnHostFailure::Resume; }
@@ -174,6 +175,11 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"parallel", "virtual_stages", &p.virtual_stages,
          offered("Virtual stages", "Model chunks per pipeline rank (interleaved schedule)").withRange(1, 1024).when(interleaved)},
         {"parallel", "stage_layers", &p.stage_layers, no},
+        {"parallel", "stage_split", &p.stage_split,
+         offered("Stage split", "How the blocks are divided among pipeline stages: by FLOPs, or by each unit's "
+                                "time measured in a short probe run on the target first")
+             .withOptions({{"flops", "by FLOPs"}, {"profile", "by measured time (probe first)"}})
+             .when(pipelined)},
         {"parallel", "bucket_mb", &p.bucket_mb,
          offered("Gradient bucket (MiB)", "Gradients reduced together while backward goes on").withExample("25")},
         {"parallel", "reduce_dtype", &p.reduce_dtype,
@@ -240,6 +246,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
          offered("On a hang").withOptions({{"wait", "name it and wait"}, {"fail", "fail the run after the timeout"}})},
         {"telemetry", "hang_timeout_s", &y.hang_timeout_s,
          offered("Hang timeout (s)", "A hang this long ends every rank").withRange(1).when(hangFails)},
+        {"telemetry", "unit_times", &y.unit_times, no},
     };
 }
 

@@ -521,6 +521,17 @@ private:
                                       "parallel.schedule = \"1f1b\"",
                  {"parallel.pp"});
 
+        if (checkChoice("parallel.stage_split", p.stage_split) && p.stage_split == StageSplit::Profile) {
+            if (interleaved && p.virtual_stages > 1)
+                error("parallel.stage_split", "parallel.stage_split = \"profile\" cannot be used with parallel.schedule "
+                                              "= \"interleaved\", which splits the blocks into equal chunks; use "
+                                              "\"flops\", or parallel.schedule = \"1f1b\"",
+                      {"parallel.schedule"});
+            else if (ppOk && p.pp == 1)
+                warn("parallel.stage_split", "parallel.stage_split = \"profile\" balances pipeline stages, and "
+                                             "parallel.pp = 1 has one: it has no effect",
+                     {"parallel.pp"});
+        }
         if (ppOk && vsOk) checkPipeline(interleaved, scheduleOk);
 
         if (!(p.bucket_mb > 0) || !std::isfinite(p.bucket_mb))
@@ -576,7 +587,8 @@ private:
                                              " blocks of the model (" + blocksText() + "); use parallel.pp among " +
                                              divisorList(blocks),
                           blockFields());
-                else if (blocks % pp != 0)
+                // A split by measured time is chosen by a probe before the run, at any block count.
+                else if (blocks % pp != 0 && p.stage_split != StageSplit::Profile)
                     error("parallel.pp", blocksText() + " blocks are not divisible by parallel.pp = " + num(pp) +
                                              "; use parallel.pp among " + divisorList(blocks) +
                                              ", or give the blocks of each stage in parallel.stage_layers",

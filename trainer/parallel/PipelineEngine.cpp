@@ -36,6 +36,13 @@ int PipelineEngine::rankOfVirtualStage(int virtualStage) const {
 }
 
 Activation PipelineEngine::forwardChunk(int chunk, const Activation& input, const Batch& batch) {
+    if (m_keepInputs) {
+        m_keptInputs.resize(m_chunks.size());
+        Activation& kept = m_keptInputs[static_cast<size_t>(chunk)];
+        kept.clear();
+        for (const torch::Tensor& t : input) kept.push_back(t.detach().clone());
+        m_keptBatch = batch;
+    }
     Activation a = input;
     for (const auto& unit : m_chunks[static_cast<size_t>(chunk)].units) {
         a = unit->forward(a, batch);

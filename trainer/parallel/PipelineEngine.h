@@ -50,6 +50,12 @@ public:
     std::vector<StageChunk>& chunks() { return m_chunks; }
 
     int chunksPerStage() const { return static_cast<int>(m_chunks.size()); }
+
+    // While set, each chunk's input (a copy) and its micro-batch are kept from the last forward of it,
+    // so that its units can be timed alone after the steps (trainer/train/UnitTimer).
+    void keepInputs(bool keep) { m_keepInputs = keep; }
+    const std::vector<Activation>& keptInputs() const { return m_keptInputs; } // by chunk
+    const Batch& keptBatch() const { return m_keptBatch; }
     int virtualStages() const { return m_virtualStages; }
     const std::vector<PipelineAction>& schedule() const { return m_schedule; }
 
@@ -71,6 +77,9 @@ private:
     std::vector<PipelineAction> m_schedule;
     std::vector<std::shared_ptr<Work>> m_pendingSends;
     std::vector<torch::Tensor> m_sendBuffers;
+    bool m_keepInputs = false;
+    std::vector<Activation> m_keptInputs;
+    Batch m_keptBatch;
 };
 
 } // namespace parallax

@@ -22,6 +22,7 @@
 #include "trainer/train/StepProfiler.h"
 #include "trainer/train/StepReporter.h"
 #include "trainer/train/StopRequest.h"
+#include "trainer/train/UnitTimer.h"
 #if PARALLAX_WITH_CUDA
 #include "trainer/train/CudaSpanTimer.h"
 #include "trainer/train/CudaStepClock.h"
@@ -65,6 +66,7 @@ void Trainer::setup() {
     m_parallel = parallelize(*m_model, m_spec, m_dims, m_groups, m_device);
     m_engine = std::make_unique<PipelineEngine>(std::move(m_parallel.chunks), m_groups, m_spec.parallel.schedule.value(),
                                                 static_cast<int>(m_spec.accumulation()));
+    m_engine->keepInputs(m_spec.telemetry.unit_times);
 
     OptimizerSetup optimizer = setUpOptimizer(m_spec.train, m_parallel, m_device);
     m_optimizer = std::move(optimizer.optimizer);
@@ -288,6 +290,9 @@ TrainResult Trainer::run() {
     m_reporter->logBreakdown();
     result.steps_done = step;
     result.checkpoint = saveCheckpoint(step);
+    // After the checkpoint: timing the units leaves gradients in the parameters.
+    if (m_spec.telemetry.unit_times && result.status == "succeeded")
+        for (const UnitTimeEvent& e : timeUnits(*m_engine, m_groups, m_device, 3)) m_out.emit(e);
     return result;
 }
 

@@ -1,8 +1,13 @@
 #include "ui/models/PipelineRunModel.h"
 
+#include "core/spec/Estimates.h"
+#include "core/spec/ModelDims.h"
 #include "core/spec/SpecIO.h"
+#include "core/spec/StageBalance.h"
 #include "core/store/RunStore.h"
 #include "ui/models/StoreWatcher.h"
+
+#include <QStringList>
 
 #include <exception>
 #include <string>
@@ -40,10 +45,52 @@ PipelineRunModel::RunSteps PipelineRunModel::read(const RunStore& store, qint64 
         r.spanEvery = spec.telemetry.span_every;
         r.dp = spec.parallel.dp;
         r.tp = spec.parallel.tp;
+        if (spec.parallel.pp > 1) r.stageSplit = stageSplitText(spec, store.events<UnitTimeEvent>(run));
     } catch (const std::exception& e) {
         r.scheduleWhy = QString::fromStdString(e.what());
     }
     return r;
+}
+
+namespace {
+
+QString blocksText(const std::vector<int64_t>& blocks) {
+    QStringList parts;
+    for (int64_t b : blocks) parts << QString::number(b);
+    return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
+}
+
+} // namespace
+
+QString PipelineRunModel::stageSplitText(const RunSpec& spec, const std::vector<UnitTimeEvent>& times) {
+    std::vector<int64_t> blocks;
+    try {
+        blocks = pipelinePieces(spec, resolveModel(spec.model));
+    } catch (const std::exception&) {
+        return {};
+    }
+    const bool measured = spec.parallel.stage_split == StageSplit::Profile;
+    const QString how = measured                              ? tr("by measured time")
+                        : spec.parallel.stage_layers.empty() ? tr("by FLOPs")
+                                                             : tr("as stage_layers says");
+    const QString split = tr("blocks per stage %1 %2").arg(blocksText(blocks), how);
+    if (times.empty()) return split;
+    std::vector<MeasuredUnit> units;
+    for (const UnitTimeEvent& t : times) units.push_back({t.unit, t.forward_ms, t.backward_ms});
+    try {
+        RunSpec byFlops = spec;
+        byFlops.parallel.stage_layers.clear();
+        byFlops.parallel.stage_split = StageSplit::Flops;
+        const StageBalance mine = balanceStages(spec, units);
+        const StageBalance flops = balanceStages(byFlops, units);
+        return tr("%1: slowest stage %2 ms per micro-batch (by FLOPs %3: %4 ms)")
+            .arg(split)
+            .arg(mine.slowestBefore(), 0, 'f', 2)
+            .arg(blocksText(flops.before_layers))
+            .arg(flops.slowestBefore(), 0, 'f', 2);
+    } catch (const std::exception&) {
+        return split; // times of another model than the spec's: the split alone
+    }
 }
 
 void PipelineRunModel::setRun(qint64 run) {

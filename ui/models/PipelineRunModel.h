@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/spec/RunSpec.h"
 #include "core/store/StoreTypes.h"
 #include "core/telemetry/Events.h"
 #include "ui/models/BubbleHistory.h"
@@ -49,6 +50,10 @@ public:
         QString scheduleWhy;
         int64_t spanEvery = -1; // telemetry.span_every; -1: not known
         int64_t dp = 0, tp = 0;
+        // How the blocks are split among the stages and, where the run kept its units' measured
+        // times (parallel.stage_split = "profile"), the slowest stage's time with this split and
+        // with the split by FLOPs; empty without a pipeline.
+        QString stageSplit;
     };
 
     explicit PipelineRunModel(StoreWatcher* watcher, QObject* parent = nullptr);
@@ -79,6 +84,8 @@ public:
 
     // What a read of `run` finds, on the store's thread.
     static RunSteps read(const RunStore& store, qint64 run);
+    // RunSteps::stageSplit of a run of `spec` whose ranks measured `times` (none: no times kept).
+    static QString stageSplitText(const RunSpec& spec, const std::vector<UnitTimeEvent>& times);
 
 signals:
     // runSteps() holds a new answer for the chosen run.

@@ -229,6 +229,7 @@ void PipelinePage::applySteps() {
         if (r.spanEvery == 1) layout << tr("spans every step");
         else if (r.spanEvery > 1) layout << tr("spans every %1 steps").arg(r.spanEvery);
     }
+    if (!r.stageSplit.isEmpty()) layout << r.stageSplit;
     m_layoutText = layout.join(QStringLiteral(" · "));
 
     const std::vector<int64_t>& steps = r.steps;

@@ -96,6 +96,7 @@ RunSpec fullSpec() {
     p.schedule = Schedule::GPipe;
     p.virtual_stages = 2;
     p.stage_layers = {3, 4, 3};
+    p.stage_split = StageSplit::Profile;
     p.bucket_mb = 12.5;
     p.reduce_dtype = Precision::Bf16;
     LaunchSpec& l = s.launch;
@@ -131,6 +132,7 @@ RunSpec fullSpec() {
     s.telemetry.hang_after_s = 60;
     s.telemetry.on_hang = OnHang::Fail;
     s.telemetry.hang_timeout_s = 120;
+    s.telemetry.unit_times = true;
     return s;
 }
 

@@ -1,5 +1,8 @@
 #include "PipelineTestSupport.h"
 
+#include "core/spec/ModelDims.h"
+#include "core/spec/ModelKinds.h"
+#include "core/spec/StageBalance.h"
 #include "ui/models/PipelineRunModel.h"
 #include "ui/models/StoreWatcher.h"
 
@@ -211,4 +214,51 @@ TEST(PipelineRunModel, ReadGivesWhatTheStoreHolds) {
     EXPECT_TRUE(r.schedule->kind == Schedule::GPipe);
     EXPECT_EQ(r.schedule->kind.name(), "gpipe");
     EXPECT_EQ(r.schedule->microbatches, 4);
+}
+
+// A run split by measured time shows its split and its slowest stage beside the split by FLOPs,
+// both from the unit times the run kept.
+TEST(PipelineRunModel, ReadSaysHowTheStagesAreSplitAndWhatEachSplitCosts) {
+    PipelineStore store;
+    RunSpec spec = pipelineSpec("balanced", 2, 4);
+    spec.model.kind = ModelKind::Vlm;
+    spec.model.preset = "small";
+    const RunSpec byFlops = spec;
+    spec.parallel.stage_split = StageSplit::Profile;
+    spec.parallel.stage_layers = {7, 3};
+    const int64_t run = store.addRun(spec);
+    const int64_t flopsRun = store.addRun(byFlops);
+    // The last four units twice as slow as the others.
+    const ModelDims dims = resolveModel(spec.model);
+    const int units = static_cast<int>(modelKindInfo(dims.kind).units(dims).size());
+    std::vector<UnitTimeEvent> times;
+    for (int u = 0; u < units; ++u) {
+        UnitTimeEvent t;
+        t.unit = u;
+        t.forward_ms = u >= units - 4 ? 2 : 1;
+        t.backward_ms = u >= units - 4 ? 4 : 2;
+        times.push_back(t);
+    }
+    store.store.insertEvents(run, times);
+
+    const PipelineRunModel::RunSteps r = PipelineRunModel::read(store.store, run);
+    EXPECT_TRUE(r.stageSplit.contains(QStringLiteral("blocks per stage [7, 3] by measured time"))) << r.stageSplit.toStdString();
+    std::vector<MeasuredUnit> measured;
+    for (const UnitTimeEvent& t : times) measured.push_back({t.unit, t.forward_ms, t.backward_ms});
+    const StageBalance flops = balanceStages(byFlops, measured);
+    const StageBalance mine = balanceStages(spec, measured);
+    EXPECT_TRUE(r.stageSplit.contains(QStringLiteral("slowest stage %1 ms").arg(mine.slowestBefore(), 0, 'f', 2)))
+        << r.stageSplit.toStdString();
+    EXPECT_TRUE(r.stageSplit.contains(QStringLiteral("by FLOPs [%1, %2]: %3 ms")
+                                          .arg(flops.before_layers[0])
+                                          .arg(flops.before_layers[1])
+                                          .arg(flops.slowestBefore(), 0, 'f', 2)))
+        << r.stageSplit.toStdString();
+
+    // Without times: the split alone; without a pipeline: nothing.
+    const PipelineRunModel::RunSteps plain = PipelineRunModel::read(store.store, flopsRun);
+    EXPECT_TRUE(plain.stageSplit.startsWith(QStringLiteral("blocks per stage ["))) << plain.stageSplit.toStdString();
+    EXPECT_TRUE(plain.stageSplit.endsWith(QStringLiteral("by FLOPs"))) << plain.stageSplit.toStdString();
+    const int64_t single = store.addRun(pipelineSpec("single", 1, 4));
+    EXPECT_TRUE(PipelineRunModel::read(store.store, single).stageSplit.isEmpty());
 }

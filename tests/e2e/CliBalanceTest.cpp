@@ -1,0 +1,211 @@
+// parallax-cli balance and parallel.stage_split = "profile" through the product's own path: the probe
+// is a real run whose ranks time their units, and the split it chooses is judged by real runs'
+// measured pipeline spans against the split by FLOPs.
+//
+// On this machine's CPUs the split by FLOPs of these small models is already the fastest in time
+// (vlm small at pp = 2: [6, 4] blocks either way), so the pipeline is made uneven the way a slower
+// or shared device makes it: each rank bound to a core of its own, and a busy process sharing the
+// second stage's core.
+
+#include "core/spec/SpecIO.h"
+#include "core/store/RunStore.h"
+#include "core/telemetry/PipelineBubbles.h"
+#include "tests/e2e/SmallGpt.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <sched.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace parallax;
+using namespace parallax::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// vlm small on two pipeline stages, each rank on a core of its own.
+std::string vlmToml(const std::string& name) {
+    return "name = \"" + name + "\"\n[model]\nkind = \"vlm\"\npreset = \"small\"\n" +
+           "[train]\nsteps = 5\nwarmup = 0\nglobal_batch = 4\nmicro_batch = 1\n[parallel]\npp = 2\n" +
+           "[launch]\nthreads_per_rank = 1\nbind = \"core\"\n[telemetry]\nspan_every = 1\n";
+}
+
+// A process that keeps one core busy until it goes.
+class BusyCore {
+public:
+    explicit BusyCore(int core) {
+        m_pid = fork();
+        if (m_pid == 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(core, &set);
+            sched_setaffinity(0, sizeof set, &set);
+            for (volatile uint64_t i = 0;; i = i + 1) {
+            }
+        }
+    }
+    ~BusyCore() {
+        if (m_pid <= 0) return;
+        kill(m_pid, SIGKILL);
+        int status = 0;
+        waitpid(m_pid, &status, 0);
+    }
+    BusyCore(const BusyCore&) = delete;
+    BusyCore& operator=(const BusyCore&) = delete;
+
+private:
+    pid_t m_pid = -1;
+};
+
+struct StageRow {
+    int64_t blocksBefore = 0, blocks = 0;
+    double msBefore = 0, ms = 0;
+};
+
+std::vector<StageRow> parseStages(const std::string& output) {
+    std::vector<StageRow> rows;
+    std::istringstream in(output);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0])) || line.find(',') == std::string::npos)
+            continue;
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
+        if (f.size() != 5) continue;
+        rows.push_back({std::stoll(f[1]), std::stoll(f[3]), std::stod(f[2]), std::stod(f[4])});
+    }
+    return rows;
+}
+
+struct Measured {
+    double slowestStage = 0; // seconds busy (F and B) of the busiest stage in a step, median over steps
+    double bubble = 0;       // median over steps
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The steps after the first of the newest run of `name`.
+Measured measureRun(const std::string& store, const std::string& name) {
+    RunStore db(store);
+    const std::optional<RunRecord> run = db.latestRunNamed(name);
+    if (!run) return {};
+    std::vector<double> slowest, bubbles;
+    for (int64_t step : db.spanSteps(run->id)) {
+        if (step == 0) continue;
+        const PipelineBubbles b = PipelineBubbles::measure(db.spans(run->id, step));
+        double most = 0;
+        for (const PipelineBubbles::Stage& s : b.stages) most = std::max(most, s.busy);
+        slowest.push_back(most);
+        bubbles.push_back(b.overall);
+    }
+    return {median(slowest), median(bubbles)};
+}
+
+TEST(CliBalance, StagesByMeasuredTimeRunFasterThanByFlopsOnUnevenRanks) {
+    if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two cores: one rank on each";
+    const int pp = 2;
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string byFlops = tmp.path() + "/flops.toml";
+    const std::string balanced = tmp.path() + "/balanced.toml";
+    std::ofstream(byFlops) << vlmToml("by-flops");
+    std::ofstream(balanced) << vlmToml("balanced");
+    const BusyCore busy(1); // the core of the second stage's rank
+
+    const ProcessResult b = runProcess({cliExecutable(), "--store", store, "balance", balanced, "--csv"});
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    const std::vector<StageRow> rows = parseStages(b.output);
+    ASSERT_EQ(rows.size(), static_cast<size_t>(pp)) << b.output;
+    int64_t before = 0, after = 0;
+    double slowestBefore = 0, slowestAfter = 0;
+    for (const StageRow& r : rows) {
+        before += r.blocksBefore;
+        after += r.blocks;
+        slowestBefore = std::max(slowestBefore, r.msBefore);
+        slowestAfter = std::max(slowestAfter, r.ms);
+        EXPECT_GE(r.blocks, 1);
+    }
+    EXPECT_EQ(before, after) << "every block on some stage";
+    EXPECT_LE(slowestAfter, slowestBefore);
+    // Nothing of the probe is left beside the store.
+    for (const auto& entry : fs::directory_iterator(tmp.path()))
+        EXPECT_EQ(entry.path().filename().string().find(".balance"), std::string::npos) << entry.path();
+
+    // The split is in the spec file, which reads back and runs.
+    const RunSpec written = readSpecFile(balanced);
+    EXPECT_EQ(written.parallel.stage_split.value(), StageSplit::Profile);
+    ASSERT_EQ(written.parallel.stage_layers.size(), static_cast<size_t>(pp));
+    for (size_t s = 0; s < rows.size(); ++s) EXPECT_EQ(written.parallel.stage_layers[s], rows[s].blocks);
+    const ProcessResult check = runProcess({cliExecutable(), "--store", store, "check", balanced});
+    EXPECT_EQ(check.exitCode, 0) << check.output;
+
+    ASSERT_EQ(runProcess({cliExecutable(), "--store", store, "run", byFlops}).exitCode, 0);
+    ASSERT_EQ(runProcess({cliExecutable(), "--store", store, "run", balanced}).exitCode, 0);
+    const Measured flops = measureRun(store, "by-flops");
+    const Measured profile = measureRun(store, "balanced");
+    ASSERT_GT(flops.slowestStage, 0);
+    ASSERT_GT(profile.slowestStage, 0);
+    std::printf("vlm small pp=2, the second stage's core shared: blocks [%lld, %lld] by FLOPs, [%lld, %lld] balanced; "
+                "slowest stage %.1f ms against %.1f ms a step; bubble %.3f against %.3f\n",
+                static_cast<long long>(rows[0].blocksBefore), static_cast<long long>(rows[1].blocksBefore),
+                static_cast<long long>(rows[0].blocks), static_cast<long long>(rows[1].blocks), 1e3 * flops.slowestStage,
+                1e3 * profile.slowestStage, flops.bubble, profile.bubble);
+    EXPECT_NE(rows[0].blocks, rows[0].blocksBefore) << "the slow stage gives up blocks\n" << b.output;
+    EXPECT_LT(profile.slowestStage, flops.slowestStage);
+    EXPECT_LT(profile.bubble, flops.bubble);
+}
+
+// A run of a spec with stage_split = "profile" and no split yet probes first: its spec records the
+// split, and its store the units' times the split came from.
+TEST(CliBalance, ARunSplitByProfileProbesFirstAndKeepsTheSplitAndTheTimes) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/profile.toml";
+    std::ofstream(spec) << vlmToml("profiled");
+    {
+        RunSpec s = readSpecFile(spec);
+        s.parallel.stage_split = StageSplit::Profile;
+        s.train.steps = 2;
+        writeSpecFile(s, spec);
+    }
+    const ProcessResult r = runProcess({cliExecutable(), "--store", store, "run", spec});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("slowest stage"), std::string::npos) << r.output;
+    RunStore db(store);
+    const std::optional<RunRecord> run = db.latestRunNamed("profiled");
+    ASSERT_TRUE(run.has_value());
+    const RunSpec recorded = parseSpec(run->spec_toml);
+    EXPECT_EQ(recorded.parallel.stage_split.value(), StageSplit::Profile);
+    EXPECT_EQ(recorded.parallel.stage_layers.size(), 2u);
+    const std::vector<UnitTimeEvent> times = db.events<UnitTimeEvent>(run->id);
+    ASSERT_FALSE(times.empty());
+    std::vector<int> units;
+    for (const UnitTimeEvent& t : times) {
+        units.push_back(t.unit);
+        EXPECT_GT(t.forward_ms, 0);
+        EXPECT_GT(t.backward_ms, 0) << "unit " << t.unit << " (" << t.kind << ")";
+    }
+    std::sort(units.begin(), units.end());
+    for (size_t i = 0; i < units.size(); ++i) EXPECT_EQ(units[i], static_cast<int>(i)) << "each unit once";
+    // The spec file itself is left as it was; the probe's files are gone.
+    EXPECT_TRUE(readSpecFile(spec).parallel.stage_layers.empty());
+    for (const auto& entry : fs::directory_iterator(tmp.path())) {
+        EXPECT_EQ(entry.path().filename().string().find(".balance"), std::string::npos) << entry.path();
+        EXPECT_EQ(entry.path().filename().string().find(".balanced-"), std::string::npos) << entry.path();
+    }
+}
+
+} // namespace
