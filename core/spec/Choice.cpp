@@ -1,69 +1,179 @@
 #include "core/spec/Choice.h"
 
+#include "core/spec/ChoiceLabels.h"
+
 #include <stdexcept>
 
 namespace parallax {
 
 // ModelKind's names are its table's (core/spec/ModelKinds.cpp).
 
+namespace {
+
+// A value of a closed choice: its name in TOML files and how the New run form offers it.
+struct Named {
+    const char* name;
+    const char* label;
+};
+
+// Each choice once, in the enum's order: a new value is a row here and its enum value.
+template <class E>
+const std::vector<Named>& table();
+template <>
+const std::vector<Named>& table<Schedule>() {
+    static const std::vector<Named> t = {{"gpipe", "GPipe"}, {"1f1b", "1F1B"}, {"interleaved", "interleaved 1F1B"}, {"zb1", "zero bubble (ZB-H1)"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<Precision>() {
+    static const std::vector<Named> t = {{"fp32", "fp32"}, {"bf16", "bf16 (cuda)"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<Device>() {
+    static const std::vector<Named> t = {{"cpu", "CPU"}, {"cuda", "CUDA GPU"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<Target>() {
+    static const std::vector<Named> t = {{"local", "this machine"}, {"hosts", "hosts (mpirun --host)"}, {"slurm", "Slurm (srun)"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<DataKind>() {
+    static const std::vector<Named> t = {{"synthetic", "synthetic (generated)"},
+        {"fashion-mnist", "fashion-mnist (IDX files)"},
+        {"text", "text (file or folder of .txt)"},
+        {"image-folder", "image-folder (images + captions)"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<Bind>() {
+    static const std::vector<Named> t = {{"none", "nothing"}, {"core", "cores"}, {"socket", "sockets"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<SlurmMode>() {
+    static const std::vector<Named> t = {{"srun", "srun (ends with the supervisor)"}, {"batch", "sbatch (outlives the supervisor)"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<OnHang>() {
+    static const std::vector<Named> t = {{"wait", "name it and wait"}, {"fail", "fail the run after the timeout"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<OnHostFailure>() {
+    static const std::vector<Named> t = {{"fail", "fail the run"}, {"resume", "resume on the hosts left"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<StageSplit>() {
+    static const std::vector<Named> t = {{"flops", "by FLOPs"}, {"profile", "by measured time (probe first)"}};
+    return t;
+}
+
+template <class E>
+const std::vector<std::string>& namesOf() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const Named& n : table<E>()) v.push_back(n.name);
+        return v;
+    }();
+    return names;
+}
+
+template <class E>
+const std::vector<std::string>& labelsOf() {
+    static const std::vector<std::string> labels = [] {
+        std::vector<std::string> v;
+        for (const Named& n : table<E>()) v.push_back(n.label);
+        return v;
+    }();
+    return labels;
+}
+
+} // namespace
+
 template <>
 const std::vector<std::string>& choiceNames<Schedule>() {
-    static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb1"};
-    return names;
+    return namesOf<Schedule>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<Schedule>() {
+    return labelsOf<Schedule>();
+}
 template <>
 const std::vector<std::string>& choiceNames<Precision>() {
-    static const std::vector<std::string> names = {"fp32", "bf16"};
-    return names;
+    return namesOf<Precision>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<Precision>() {
+    return labelsOf<Precision>();
+}
 template <>
 const std::vector<std::string>& choiceNames<Device>() {
-    static const std::vector<std::string> names = {"cpu", "cuda"};
-    return names;
+    return namesOf<Device>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<Device>() {
+    return labelsOf<Device>();
+}
 template <>
 const std::vector<std::string>& choiceNames<Target>() {
-    static const std::vector<std::string> names = {"local", "hosts", "slurm"};
-    return names;
+    return namesOf<Target>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<Target>() {
+    return labelsOf<Target>();
+}
 template <>
 const std::vector<std::string>& choiceNames<DataKind>() {
-    static const std::vector<std::string> names = {"synthetic", "fashion-mnist", "text", "image-folder"};
-    return names;
+    return namesOf<DataKind>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<DataKind>() {
+    return labelsOf<DataKind>();
+}
 template <>
 const std::vector<std::string>& choiceNames<Bind>() {
-    static const std::vector<std::string> names = {"none", "core", "socket"};
-    return names;
+    return namesOf<Bind>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<Bind>() {
+    return labelsOf<Bind>();
+}
 template <>
 const std::vector<std::string>& choiceNames<SlurmMode>() {
-    static const std::vector<std::string> names = {"srun", "batch"};
-    return names;
+    return namesOf<SlurmMode>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<SlurmMode>() {
+    return labelsOf<SlurmMode>();
+}
 template <>
 const std::vector<std::string>& choiceNames<OnHang>() {
-    static const std::vector<std::string> names = {"wait", "fail"};
-    return names;
+    return namesOf<OnHang>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<OnHang>() {
+    return labelsOf<OnHang>();
+}
 template <>
 const std::vector<std::string>& choiceNames<OnHostFailure>() {
-    static const std::vector<std::string> names = {"fail", "resume"};
-    return names;
+    return namesOf<OnHostFailure>();
 }
-
+template <>
+const std::vector<std::string>& choiceLabels<OnHostFailure>() {
+    return labelsOf<OnHostFailure>();
+}
 template <>
 const std::vector<std::string>& choiceNames<StageSplit>() {
-    static const std::vector<std::string> names = {"flops", "profile"};
-    return names;
+    return namesOf<StageSplit>();
+}
+template <>
+const std::vector<std::string>& choiceLabels<StageSplit>() {
+    return labelsOf<StageSplit>();
 }
 
 void ChoiceField::setName(const std::string& name) {

@@ -1,5 +1,6 @@
 #include "core/spec/SpecFields.h"
 
+#include "core/spec/ChoiceLabels.h"
 #include "core/spec/ModelKinds.h"
 #include "core/spec/TomlText.h"
 
@@ -70,6 +71,16 @@ bool visionTower(const RunSpec& s) {
     return kind != nullptr && kind->vision_tower;
 }
 
+// A closed choice's values with their labels (Choice.cpp).
+template <class E>
+std::vector<FieldOption> optionsOf() {
+    const std::vector<std::string>& names = choiceNames<E>();
+    const std::vector<std::string>& labels = choiceLabels<E>();
+    std::vector<FieldOption> options;
+    for (size_t i = 0; i < names.size(); ++i) options.push_back({names[i].c_str(), labels[i].c_str()});
+    return options;
+}
+
 // Every model kind, with what it is ("gpt: decoder language model").
 std::vector<FieldOption> modelKindOptions() {
     static const std::vector<std::string> labels = [] {
@@ -128,10 +139,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
          offered("Freeze vision tower", "Train only the projector and the language model").when(visionTower)},
 
         {"data", "kind", &d.kind,
-         offered("Kind").withOptions({{"synthetic", "synthetic (generated)"},
-                                      {"fashion-mnist", "fashion-mnist (IDX files)"},
-                                      {"text", "text (file or folder of .txt)"},
-                                      {"image-folder", "image-folder (images + captions)"}})},
+         offered("Kind").withOptions(optionsOf<DataKind>())},
         {"data", "path", &d.path, offered("Path", "Dataset folder or file; empty: the kind's default")},
         {"data", "shuffle", &d.shuffle, offered("Shuffle", "A new order of the samples every epoch")},
 
@@ -148,7 +156,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"train", "eps", &t.eps, no},
         {"train", "precision", &t.precision,
          offered("Precision", "Of the weights' copies the layers compute with; the master weights stay fp32")
-             .withOptions({{"fp32", "fp32"}, {"bf16", "bf16 (cuda)"}})},
+             .withOptions(optionsOf<Precision>())},
         {"train", "grad_clip", &t.grad_clip,
          offered("Gradient clip", "Maximum global gradient norm; 0 disables clipping").withExample("1.0")},
         {"train", "seed", &t.seed, offered("Seed", "Of the weights and the data order").withExample("42")},
@@ -171,25 +179,25 @@ std::vector<SpecField> specFields(RunSpec& s) {
                            {"3", "3: + weights (FSDP)"}})},
         {"parallel", "schedule", &p.schedule,
          offered("Pipeline schedule", "Order of the micro-batches' forward and backward passes on the stages")
-             .withOptions({{"gpipe", "GPipe"}, {"1f1b", "1F1B"}, {"interleaved", "interleaved 1F1B"}, {"zb1", "zero bubble (ZB-H1)"}})},
+             .withOptions(optionsOf<Schedule>())},
         {"parallel", "virtual_stages", &p.virtual_stages,
          offered("Virtual stages", "Model chunks per pipeline rank (interleaved schedule)").withRange(1, 1024).when(interleaved)},
         {"parallel", "stage_layers", &p.stage_layers, no},
         {"parallel", "stage_split", &p.stage_split,
          offered("Stage split", "How the blocks are divided among pipeline stages: by FLOPs, or by each unit's "
                                 "time measured in a short probe run on the target first")
-             .withOptions({{"flops", "by FLOPs"}, {"profile", "by measured time (probe first)"}})
+             .withOptions(optionsOf<StageSplit>())
              .when(pipelined)},
         {"parallel", "bucket_mb", &p.bucket_mb,
          offered("Gradient bucket (MiB)", "Gradients reduced together while backward goes on").withExample("25")},
         {"parallel", "reduce_dtype", &p.reduce_dtype,
          offered("Reduce in", "Type of the gradient reduction: bf16 halves its traffic (cuda)")
-             .withOptions({{"fp32", "fp32"}, {"bf16", "bf16 (cuda)"}})
+             .withOptions(optionsOf<Precision>())
              .when(dataParallel)},
 
         {"launch", "target", &l.target,
-         offered("Where").withOptions({{"local", "this machine"}, {"hosts", "hosts (mpirun --host)"}, {"slurm", "Slurm (srun)"}})},
-        {"launch", "device", &l.device, offered("Device").withOptions({{"cpu", "CPU"}, {"cuda", "CUDA GPU"}})},
+         offered("Where").withOptions(optionsOf<Target>())},
+        {"launch", "device", &l.device, offered("Device").withOptions(optionsOf<Device>())},
         {"launch", "processes", &l.processes,
          offered("Processes", "Leave at dp × tp × pp unless the launcher needs the count spelled out")
              .withRange(0, 1 << 20)
@@ -203,18 +211,18 @@ std::vector<SpecField> specFields(RunSpec& s) {
          offered("Leave out hosts", "Hosts of the list or the profile this run does not use, one per line").when(onHosts)},
         {"launch", "on_host_failure", &l.on_host_failure,
          offered("When a host fails", "Fail the run, or resume from the newest checkpoint on the hosts that answer")
-             .withOptions({{"fail", "fail the run"}, {"resume", "resume on the hosts left"}})
+             .withOptions(optionsOf<OnHostFailure>())
              .when(onHosts)},
         {"launch", "min_hosts", &l.min_hosts,
          offered("Resume on at least", "Hosts a resumed run needs").withRange(1).when(elastic)},
         {"launch", "max_restarts", &l.max_restarts,
          offered("Restarts at most", "Resumes after failures before the run fails").withRange(0).when(elastic)},
         {"launch", "bind", &l.bind,
-         offered("Bind ranks to").withOptions({{"none", "nothing"}, {"core", "cores"}, {"socket", "sockets"}})},
+         offered("Bind ranks to").withOptions(optionsOf<Bind>())},
         {"launch", "mpirun_args", &l.mpirun_args, no},
         {"launch", "slurm_mode", &l.slurm_mode,
          offered("Slurm job", "srun: the job ends with the console's supervisor; batch: sbatch, the job outlives it")
-             .withOptions({{"srun", "srun (ends with the supervisor)"}, {"batch", "sbatch (outlives the supervisor)"}})
+             .withOptions(optionsOf<SlurmMode>())
              .when(onSlurm)},
         {"launch", "partition", &l.partition, offered("Partition").withExample("the cluster's default").when(onSlurm)},
         {"launch", "account", &l.account, offered("Account").withExample("your default account").when(onSlurm)},
@@ -243,7 +251,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"telemetry", "hang_after_s", &y.hang_after_s,
          offered("Hang after (s)", "No step for this long (or 5 × the median step): the hang is named").withRange(1)},
         {"telemetry", "on_hang", &y.on_hang,
-         offered("On a hang").withOptions({{"wait", "name it and wait"}, {"fail", "fail the run after the timeout"}})},
+         offered("On a hang").withOptions(optionsOf<OnHang>())},
         {"telemetry", "hang_timeout_s", &y.hang_timeout_s,
          offered("Hang timeout (s)", "A hang this long ends every rank").withRange(1).when(hangFails)},
         {"telemetry", "unit_times", &y.unit_times, no},
