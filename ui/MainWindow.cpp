@@ -57,23 +57,23 @@ const char* kRunsHeader = "runs/header";
 const char* kClusterSplitter = "cluster/splitter";
 
 // The console's pages in navigation order: the one list the navigation, the View menu (Ctrl+1...)
-// and the page stack follow. A new page is a row here, a value of MainWindow::Page at the same
-// place, and its construction: in the constructor, or in createStorePages() for a page that reads
-// the store (made again for each store).
+// and the page stack follow. A new page is a row here (its icon is the page's own paintIcon), a
+// value of MainWindow::Page at the same place, and its construction: in the constructor, or in
+// createStorePages() for a page that reads the store (made again for each store).
 struct PageEntry {
     MainWindow::Page id;
     const char* title; // translated in MainWindow's context
-    PageIcon icon;
+    IconPainter icon;
     bool perStore;
 };
 constexpr PageEntry kPages[] = {
-    {MainWindow::NewRun, QT_TRANSLATE_NOOP("MainWindow", "New run"), PageIcon::NewRun, false},
-    {MainWindow::Live, QT_TRANSLATE_NOOP("MainWindow", "Live"), PageIcon::Live, true},
-    {MainWindow::Logs, QT_TRANSLATE_NOOP("MainWindow", "Logs"), PageIcon::Logs, true},
-    {MainWindow::Pipeline, QT_TRANSLATE_NOOP("MainWindow", "Pipeline"), PageIcon::Pipeline, true},
-    {MainWindow::Runs, QT_TRANSLATE_NOOP("MainWindow", "Runs"), PageIcon::Runs, true},
-    {MainWindow::Compare, QT_TRANSLATE_NOOP("MainWindow", "Compare"), PageIcon::Compare, true},
-    {MainWindow::Cluster, QT_TRANSLATE_NOOP("MainWindow", "Cluster"), PageIcon::Cluster, false},
+    {MainWindow::NewRun, QT_TRANSLATE_NOOP("MainWindow", "New run"), &NewRunPage::paintIcon, false},
+    {MainWindow::Live, QT_TRANSLATE_NOOP("MainWindow", "Live"), &LivePage::paintIcon, true},
+    {MainWindow::Logs, QT_TRANSLATE_NOOP("MainWindow", "Logs"), &LogsPage::paintIcon, true},
+    {MainWindow::Pipeline, QT_TRANSLATE_NOOP("MainWindow", "Pipeline"), &PipelinePage::paintIcon, true},
+    {MainWindow::Runs, QT_TRANSLATE_NOOP("MainWindow", "Runs"), &RunsPage::paintIcon, true},
+    {MainWindow::Compare, QT_TRANSLATE_NOOP("MainWindow", "Compare"), &ComparePage::paintIcon, true},
+    {MainWindow::Cluster, QT_TRANSLATE_NOOP("MainWindow", "Cluster"), &ClusterPage::paintIcon, false},
 };
 static_assert(std::size(kPages) == MainWindow::PageCount, "one row of kPages per page");
 constexpr bool inOrder() {

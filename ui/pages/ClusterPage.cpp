@@ -7,6 +7,7 @@
 #include "ui/models/ClusterHostsModel.h"
 #include "ui/models/ClusterProfileListModel.h"
 
+#include <QPainter>
 #include <QCoreApplication>
 #include <QDesktopServices>
 #include <QDir>
@@ -471,6 +472,14 @@ void ClusterPage::openProfileFolder() {
     QDir().mkpath(folder);
     if (!QDesktopServices::openUrl(QUrl::fromLocalFile(folder)))
         emit statusMessage(tr("Could not open %1 in a file manager; profiles go there").arg(QDir::toNativeSeparators(folder)));
+}
+
+void ClusterPage::paintIcon(QPainter& p, const QColor&) {
+    for (double y : {3.5, 13.5}) {
+        p.drawRoundedRect(QRectF(3, y, 18, 7), 1.5, 1.5);
+        p.drawPoint(QPointF(7, y + 3.5));
+        p.drawLine(QPointF(11, y + 3.5), QPointF(17, y + 3.5));
+    }
 }
 
 } // namespace parallax

@@ -17,6 +17,9 @@ class QShowEvent;
 class QSplitter;
 class QTableView;
 
+class QPainter;
+class QColor;
+
 namespace parallax {
 
 class ClusterHostsModel;
@@ -31,6 +34,8 @@ class SlurmPartitionsModel;
 class ClusterPage : public QWidget {
     Q_OBJECT
 public:
+    // Its icon in the navigation (two machines in a rack, each with its status light), on PageIcons' 24 x 24 grid with the pen set.
+    static void paintIcon(QPainter& p, const QColor& color);
     explicit ClusterPage(QWidget* parent = nullptr);
 
     // The store whose run folders (RunFolders::rootFor) the hosts must share; none: not checked.

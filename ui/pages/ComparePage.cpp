@@ -10,6 +10,8 @@
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/SmoothingBox.h"
 
+#include <QPainter>
+#include <QPainterPath>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
@@ -260,6 +262,18 @@ void ComparePage::rebuildCurves() {
     }
     m_plot->resetView();
     m_plot->dataChanged();
+}
+
+void ComparePage::paintIcon(QPainter& p, const QColor&) {
+    QPainterPath a(QPointF(2.5, 19));
+    a.cubicTo(QPointF(7, 6), QPointF(13, 5), QPointF(21.5, 4.5));
+    p.drawPath(a);
+    QPen dashed = p.pen();
+    dashed.setDashPattern({1.5, 1.8});
+    p.setPen(dashed);
+    QPainterPath b(QPointF(2.5, 21));
+    b.cubicTo(QPointF(9, 16), QPointF(14, 11), QPointF(21.5, 10));
+    p.drawPath(b);
 }
 
 } // namespace parallax

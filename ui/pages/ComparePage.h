@@ -18,6 +18,9 @@ class QLineEdit;
 class QSplitter;
 class QTableView;
 
+class QPainter;
+class QColor;
+
 namespace parallax {
 
 class CompareRunsModel;
@@ -36,6 +39,8 @@ class SummaryModel;
 class ComparePage : public QWidget {
     Q_OBJECT
 public:
+    // Its icon in the navigation (two curves), on PageIcons' 24 x 24 grid with the pen set.
+    static void paintIcon(QPainter& p, const QColor& color);
     // A running run is re-read at most this often.
     static constexpr int kRefreshMs = 2000;
 

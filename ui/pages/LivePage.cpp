@@ -12,6 +12,8 @@
 #include "ui/models/RunColors.h"
 #include "ui/widgets/HostAlarmDelegate.h"
 
+#include <QPainter>
+#include <QPainterPath>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
@@ -757,6 +759,14 @@ bool LivePage::eventFilter(QObject* watched, QEvent* event) {
         }
     }
     return QWidget::eventFilter(watched, event);
+}
+
+void LivePage::paintIcon(QPainter& p, const QColor&) {
+    QPainterPath path(QPointF(2, 13));
+    for (const QPointF& pt : {QPointF(7, 13), QPointF(9.5, 5), QPointF(13.5, 20), QPointF(16, 11), QPointF(17.5, 13),
+                              QPointF(22, 13)})
+        path.lineTo(pt);
+    p.drawPath(path);
 }
 
 } // namespace parallax

@@ -17,6 +17,9 @@ class QPushButton;
 class QSpinBox;
 class QTableView;
 
+class QPainter;
+class QColor;
+
 namespace parallax {
 
 class CurvePlot;
@@ -38,6 +41,8 @@ class StoreWatcher;
 class LivePage : public QWidget {
     Q_OBJECT
 public:
+    // Its icon in the navigation (a pulse), on PageIcons' 24 x 24 grid with the pen set.
+    static void paintIcon(QPainter& p, const QColor& color);
     explicit LivePage(StoreWatcher* watcher, QWidget* parent = nullptr);
     ~LivePage() override;
 

@@ -5,6 +5,7 @@
 #include "ui/models/LogTableModel.h"
 #include "ui/models/StoreWatcher.h"
 
+#include <QPainter>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFontDatabase>
@@ -285,6 +286,11 @@ void LogsPage::onFirstFound(int row) {
     } else {
         m_pendingJump = row;
     }
+}
+
+void LogsPage::paintIcon(QPainter& p, const QColor&) {
+    for (const auto& [y, w] : {std::pair{5.0, 17.0}, {10.0, 12.0}, {15.0, 17.0}, {20.0, 9.0}})
+        p.drawLine(QPointF(4, y), QPointF(4 + w, y));
 }
 
 } // namespace parallax

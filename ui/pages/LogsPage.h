@@ -17,6 +17,9 @@ class QListWidgetItem;
 class QPushButton;
 class QTableView;
 
+class QPainter;
+class QColor;
+
 namespace parallax {
 
 class LogTableModel;
@@ -31,6 +34,8 @@ struct RunStartEvent;
 class LogsPage : public QWidget {
     Q_OBJECT
 public:
+    // Its icon in the navigation (lines of text of several lengths), on PageIcons' 24 x 24 grid with the pen set.
+    static void paintIcon(QPainter& p, const QColor& color);
     // Typing in the search box waits this long for more keys before searching.
     static constexpr int kSearchDelayMs = 250;
 

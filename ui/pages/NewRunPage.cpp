@@ -17,6 +17,7 @@
 #include "ui/models/SpecFormModel.h"
 #include "ui/pages/EstimatePanel.h"
 
+#include <QPainter>
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
@@ -1501,6 +1502,12 @@ void NewRunPage::launch() {
     else
         m_launcher->launch(spec);
     updateLaunchButton();
+}
+
+void NewRunPage::paintIcon(QPainter& p, const QColor& color) {
+    p.drawEllipse(QRectF(2.5, 2.5, 19, 19));
+    p.setBrush(color);
+    p.drawPolygon(QPolygonF({QPointF(10, 7.5), QPointF(17, 12), QPointF(10, 16.5)}));
 }
 
 } // namespace parallax

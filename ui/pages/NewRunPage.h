@@ -29,6 +29,9 @@ class WrappingLabel;
 class QToolButton;
 class QVBoxLayout;
 
+class QPainter;
+class QColor;
+
 namespace parallax {
 
 class EstimatePanel;
@@ -46,6 +49,8 @@ class SpecFormModel;
 class NewRunPage : public QWidget {
     Q_OBJECT
 public:
+    // Its icon in the navigation (a play triangle in a circle), on PageIcons' 24 x 24 grid with the pen set.
+    static void paintIcon(QPainter& p, const QColor& color);
     explicit NewRunPage(QWidget* parent = nullptr);
 
     SpecFormModel* formModel() const { return m_model; }

@@ -7,6 +7,7 @@
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/PipelineTimeline.h"
 
+#include <QPainter>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -388,6 +389,10 @@ void PipelinePage::updateSummary() {
     }
     m_problems->setText(problems.join(QChar('\n')));
     m_problems->setVisible(!problems.isEmpty());
+}
+
+void PipelinePage::paintIcon(QPainter& p, const QColor&) {
+    for (int s = 0; s < 3; ++s) p.drawLine(QPointF(3 + 4 * s, 6 + 6 * s), QPointF(12 + 4 * s, 6 + 6 * s));
 }
 
 } // namespace parallax

@@ -17,6 +17,9 @@ class QPushButton;
 class QSplitter;
 class QTableView;
 
+class QPainter;
+class QColor;
+
 namespace parallax {
 
 class CurvePlot;
@@ -42,6 +45,8 @@ class StoreWatcher;
 class PipelinePage : public QWidget {
     Q_OBJECT
 public:
+    // Its icon in the navigation (staggered bars), on PageIcons' 24 x 24 grid with the pen set.
+    static void paintIcon(QPainter& p, const QColor& color);
     // While the store changes, the sampled steps are read again at most this often.
     static constexpr int kStepsRefreshMs = PipelineRunModel::kStepsRefreshMs;
 

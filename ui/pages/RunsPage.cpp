@@ -14,6 +14,7 @@
 #include "ui/models/StoreWatcher.h"
 #include "ui/widgets/EditHoldDelegate.h"
 
+#include <QPainter>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -338,6 +339,13 @@ void RunsPage::deleteCurrentDialog() {
     if (box.clickedButton() != remove) return;
     QString error;
     if (!deleteRun(id, folder && folder->isChecked(), &error)) QMessageBox::warning(this, tr("Delete run"), error);
+}
+
+void RunsPage::paintIcon(QPainter& p, const QColor&) {
+    for (double y : {5.5, 12.0, 18.5}) {
+        p.drawPoint(QPointF(4, y));
+        p.drawLine(QPointF(8.5, y), QPointF(21, y));
+    }
 }
 
 } // namespace parallax

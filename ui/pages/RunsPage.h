@@ -11,6 +11,9 @@ class QLineEdit;
 class QPushButton;
 class QTableView;
 
+class QPainter;
+class QColor;
+
 namespace parallax {
 
 class RunDeleter;
@@ -28,6 +31,8 @@ class StoreWatcher;
 class RunsPage : public QWidget {
     Q_OBJECT
 public:
+    // Its icon in the navigation (a list with bullets), on PageIcons' 24 x 24 grid with the pen set.
+    static void paintIcon(QPainter& p, const QColor& color);
     RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* writer, QWidget* parent = nullptr);
 
     RunListModel* runsModel() const { return m_runs; }
