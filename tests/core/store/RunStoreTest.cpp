@@ -584,21 +584,24 @@ TEST(NewStore, ProcessesThatOpenItAtOnceAllSucceed) {
     }
 }
 
+// A store at `path` holding one finished run, "archived", with one step of loss 1.5; its id.
+int64_t archivedStore(const std::string& path) {
+    RunStore store(path);
+    NewRun r;
+    r.name = "archived";
+    const int64_t id = store.createRun(r);
+    StepEvent e;
+    e.step = 0;
+    e.loss = 1.5;
+    store.insertMetric(id, e);
+    store.finishRun(id, RunState::Succeeded, 0, "");
+    return id;
+}
+
 TEST(ReadOnlyStore, IsListedAndReadWithOrWithoutItsWalFiles) {
     TempDir dir;
     const std::string path = dir.file("parallax.db");
-    int64_t id = 0;
-    {
-        RunStore store(path);
-        NewRun r;
-        r.name = "archived";
-        id = store.createRun(r);
-        StepEvent e;
-        e.step = 0;
-        e.loss = 1.5;
-        store.insertMetric(id, e);
-        store.finishRun(id, RunState::Succeeded, 0, "");
-    }
+    const int64_t id = archivedStore(path);
     ReadOnlyView view(dir.path());
     if (!view.ok()) GTEST_SKIP() << "a read-only bind mount is not permitted here (needs root)";
     for (bool walFiles : {true, false}) {
@@ -618,20 +621,12 @@ TEST(ReadOnlyStore, IsListedAndReadWithOrWithoutItsWalFiles) {
     }
 }
 
-
 // An archived store from before an event had its table reads none of those rows, and nothing else
 // fails: the generated tables cannot be added to a file nobody may write.
 TEST(ReadOnlyStore, ThatPredatesAnEventsTableReadsNoneOfItsRows) {
     TempDir dir;
     const std::string path = dir.file("parallax.db");
-    int64_t id = 0;
-    {
-        RunStore store(path);
-        NewRun r;
-        r.name = "archived";
-        id = store.createRun(r);
-        store.finishRun(id, RunState::Succeeded, 0, "");
-    }
+    const int64_t id = archivedStore(path);
     RawDb(path).exec("DROP TABLE rank_steps");
     ReadOnlyView view(dir.path());
     if (!view.ok()) GTEST_SKIP() << "a read-only bind mount is not permitted here (needs root)";
