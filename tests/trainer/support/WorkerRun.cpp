@@ -31,6 +31,12 @@ std::string workerPath() {
     return buildDir() + "/app/parallax-worker";
 }
 
+std::map<int64_t, std::vector<SpanEvent>> WorkerRun::spansByStep() const {
+    std::map<int64_t, std::vector<SpanEvent>> out;
+    for (const SpanEvent& s : spans) out[s.step].push_back(s);
+    return out;
+}
+
 WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& runDir,
                     const std::vector<std::string>& extraArgs) {
     createDirectories(runDir);

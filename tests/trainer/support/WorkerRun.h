@@ -22,6 +22,7 @@ struct WorkerRun {
 
     std::vector<double> losses() const;
     std::string lastCheckpoint() const; // newest complete checkpoint folder, or ""
+    std::map<int64_t, std::vector<SpanEvent>> spansByStep() const;
 };
 
 std::string workerPath(); // <build>/app/parallax-worker
