@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
+#include <optional>
 #include <csignal>
 #include <fstream>
 #include <thread>
@@ -17,14 +17,6 @@ using namespace parallax;
 using namespace parallax::testing;
 
 namespace {
-
-// The pid of world rank `rank` of the run in `runDir` (from its Open MPI environment).
-pid_t rankPid(const std::string& runDir, int rank) {
-    for (pid_t pid : runProcesses(runDir, "parallax-worker"))
-        if (procFile(pid, "environ").find("OMPI_COMM_WORLD_RANK=" + std::to_string(rank) + '\0') != std::string::npos)
-            return pid;
-    return 0;
-}
 
 // A dp=2 (or the `parallel` layout) run started detached; its record once it trains.
 struct Started {
@@ -129,15 +121,7 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
     const auto slowedAt = std::chrono::steady_clock::now();
     const double slowedWall =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    std::atomic<bool> slowing{true};
-    std::thread duty([&] {
-        while (slowing) { // stopped half the time: half speed
-            ::kill(victim, SIGSTOP);
-            std::this_thread::sleep_for(std::chrono::milliseconds(40));
-            ::kill(victim, SIGCONT);
-            std::this_thread::sleep_for(std::chrono::milliseconds(40));
-        }
-    });
+    std::optional<HalfSpeedRank> slowed(std::in_place, s.run->run_dir, 1);
     int64_t namedAt = -1;
     std::chrono::steady_clock::duration namedAfter{};
     waitUntil(
@@ -150,9 +134,7 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
             return namedAt >= 0;
         },
         std::chrono::seconds(60), std::chrono::milliseconds(200));
-    slowing = false;
-    duty.join();
-    ::kill(victim, SIGCONT);
+    slowed.reset();
     ASSERT_GE(namedAt, 0) << "no straggler named";
     // The onset: the first step rank 1 ended after the slowing began.
     int64_t onset = -1;

@@ -9,11 +9,14 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace parallax::testing {
@@ -78,5 +81,42 @@ inline std::string longTinyGptSpec(const std::string& name, const std::string& e
     return tinyGptSpec(name, "steps = 100000\nglobal_batch = 8\nmicro_batch = 4\nlr = 1e-3\nwarmup = 5\ncheckpoint_every = 0\n",
                        "device_sample_ms = 200\n", extra);
 }
+
+// The pid of world rank `rank` among the workers whose command line names `dir` (a run's folder, or
+// a folder that holds the runs), from its Open MPI environment; 0 when none runs.
+inline pid_t rankPid(const std::string& dir, int rank) {
+    for (pid_t pid : runProcesses(dir, "parallax-worker"))
+        if (procFile(pid, "environ").find("OMPI_COMM_WORLD_RANK=" + std::to_string(rank) + '\0') != std::string::npos)
+            return pid;
+    return 0;
+}
+
+// World rank `rank` of the runs under `dir` at half speed while this lives, the way a slower or
+// shared device is: stopped (SIGSTOP) and continued in turns of 40 ms. The rank is looked for again
+// every few turns, so that each of several runs in turn is slowed (a probe, then the runs).
+class HalfSpeedRank {
+public:
+    HalfSpeedRank(std::string dir, int rank)
+        : m_thread([this, dir = std::move(dir), rank] {
+              pid_t victim = 0;
+              for (int turn = 0; m_slowing; ++turn) {
+                  if (turn % 4 == 0 || victim == 0) victim = rankPid(dir, rank);
+                  if (victim > 0) ::kill(victim, SIGSTOP);
+                  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+                  if (victim > 0) ::kill(victim, SIGCONT);
+                  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+              }
+          }) {}
+    ~HalfSpeedRank() {
+        m_slowing = false;
+        m_thread.join();
+    }
+    HalfSpeedRank(const HalfSpeedRank&) = delete;
+    HalfSpeedRank& operator=(const HalfSpeedRank&) = delete;
+
+private:
+    std::atomic<bool> m_slowing{true};
+    std::thread m_thread;
+};
 
 } // namespace parallax::testing

@@ -1,14 +1,10 @@
 #pragma once
 
-#include "tests/support/Process.h"
+#include "tests/e2e/RunProcesses.h"
 
 #include <string>
 
 namespace parallax::testing {
-
-inline std::string cliExecutable() {
-    return buildDir() + "/app/parallax-cli";
-}
 
 // The spec of a small GPT on CPU ranks (synthetic data, one thread per rank), as a file holds it.
 struct SmallGpt {
