@@ -60,6 +60,13 @@ QString blocksText(const std::vector<int64_t>& blocks) {
     return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
 }
 
+// Each stage's time, "1.50 / 2.25".
+QString stageTimesText(const std::vector<double>& ms) {
+    QStringList parts;
+    for (double v : ms) parts << QString::number(v, 'f', 2);
+    return parts.join(QStringLiteral(" / "));
+}
+
 } // namespace
 
 QString PipelineRunModel::stageSplitText(const RunSpec& spec, const std::vector<UnitTimeEvent>& times) {
@@ -83,11 +90,12 @@ QString PipelineRunModel::stageSplitText(const RunSpec& spec, const std::vector<
         byFlops.parallel.stage_split = StageSplit::Flops;
         const StageBalance mine = balanceStages(spec, units);
         const StageBalance flops = balanceStages(byFlops, units);
-        return tr("%1: slowest stage %2 ms per micro-batch (by FLOPs %3: %4 ms)")
+        return tr("%1: slowest stage %2 ms per micro-batch (by FLOPs %3: %4 ms); each stage %5 ms (by FLOPs %6 ms)")
             .arg(split)
             .arg(mine.slowestBefore(), 0, 'f', 2)
             .arg(blocksText(flops.before_layers))
-            .arg(flops.slowestBefore(), 0, 'f', 2);
+            .arg(flops.slowestBefore(), 0, 'f', 2)
+            .arg(stageTimesText(mine.before_ms), stageTimesText(flops.before_ms));
     } catch (const std::exception&) {
         return split; // times of another model than the spec's: the split alone
     }

@@ -10,6 +10,7 @@
 #include "core/spec/SpecOverrides.h"
 #include "core/spec/SpecIO.h"
 #include "core/store/StoreTypes.h"
+#include "ui/models/BalanceRunner.h"
 #include "ui/models/FitRunner.h"
 #include "ui/models/LayoutAdvice.h"
 #include "ui/models/RunLauncher.h"
@@ -64,6 +65,8 @@ const QColor kErrorColor(0xc6, 0x28, 0x28);
 const QColor kWarningColor(0xb2, 0x6a, 0x00);
 // Not a spec field: the memory of one GPU, which the estimates compare against.
 const QString kDeviceMemoryKey = QStringLiteral("console.device_memory_gib");
+// Not a spec field either: "Balance the stages by measured time", shown with a pipeline.
+const QString kStageBalanceKey = QStringLiteral("console.stage_balance");
 
 QString q(const std::string& s) {
     return QString::fromStdString(s);
@@ -135,6 +138,32 @@ int64_t usableMicroBatch(const RunSpec& s, int64_t fits) {
     for (int64_t size = std::min(fits, share); size > 1; --size)
         if (share % size == 0) return size;
     return 1;
+}
+
+// What a split measured by the balance probe depends on: the model, the layout, the micro-batch and
+// the devices (not the split itself, nor how it was chosen). An answer holds for the specs with its key.
+std::string balanceKey(const RunSpec& s) {
+    RunSpec k;
+    k.model = s.model;
+    k.parallel = s.parallel;
+    k.parallel.stage_layers.clear();
+    k.parallel.stage_split = StageSplit::Flops;
+    k.train.micro_batch = s.train.micro_batch;
+    k.launch.device = s.launch.device;
+    k.launch.threads_per_rank = s.launch.threads_per_rank;
+    return toToml(k);
+}
+
+QString splitText(const QVector<qint64>& layers) {
+    QStringList parts;
+    for (qint64 n : layers) parts << QString::number(n);
+    return QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
+}
+
+QString stageTimesText(const QVector<double>& ms) {
+    QStringList parts;
+    for (double v : ms) parts << QLocale().toString(v, 'f', 0);
+    return parts.join(QStringLiteral(" / ")) + QStringLiteral(" ms");
 }
 
 // The field table's texts in the console's language.
@@ -335,6 +364,7 @@ QWidget* NewRunPage::buildSection(const char* section, const QString& title) {
         addField(form, f);
         if (f.path() == "launch.device") addDeviceMemoryRow(form);
         if (f.path() == "train.micro_batch") addFitRow(form);
+        if (f.path() == "parallel.stage_split") addBalanceRow(form);
     }
     if (std::strcmp(section, "parallel") == 0) {
         addDerivedRows(form);
@@ -771,6 +801,27 @@ NewRunPage::ProbeRow NewRunPage::probeRow(const QString& action, const QString& 
     return r;
 }
 
+void NewRunPage::followProbe(ProbeCommand* command, const ProbeRow& row, const QString& action) {
+    QPushButton* button = row.button;
+    QLabel* status = row.status;
+    connect(command, &ProbeCommand::progress, this, [status](const QString& line) {
+        status->setText(line);
+        status->show();
+    });
+    connect(command, &ProbeCommand::failed, this, [button, status, action](const QString& message) {
+        button->setText(action);
+        status->setText(message);
+        status->show();
+    });
+}
+
+bool NewRunPage::stopProbe(ProbeCommand* command, QLabel* status) {
+    if (!command->isRunning()) return false;
+    command->stop();
+    status->setText(tr("Stopping the probe under way…"));
+    return true;
+}
+
 void NewRunPage::addFitRow(QFormLayout* form) {
     const ProbeRow row = probeRow(tr("Find the largest micro-batch"),
                                   tr("Short probe runs of this spec on its target (parallax-cli fit): micro-batch 1, 2, "
@@ -784,15 +835,7 @@ void NewRunPage::addFitRow(QFormLayout* form) {
 
     m_fit = new FitRunner(this);
     connect(m_fitButton, &QPushButton::clicked, this, &NewRunPage::startOrStopFit);
-    connect(m_fit, &FitRunner::progress, this, [this](const QString& line) {
-        m_fitStatus->setText(line);
-        m_fitStatus->show();
-    });
-    connect(m_fit, &FitRunner::failed, this, [this](const QString& message) {
-        m_fitButton->setText(tr("Find the largest micro-batch"));
-        m_fitStatus->setText(message);
-        m_fitStatus->show();
-    });
+    followProbe(m_fit, row, tr("Find the largest micro-batch"));
     connect(m_fit, &FitRunner::finished, this, [this](const FitRunner::Result& r) {
         m_fitButton->setText(tr("Find the largest micro-batch"));
         m_fitAnswer = FitAnswer{};
@@ -819,11 +862,7 @@ void NewRunPage::addFitRow(QFormLayout* form) {
 }
 
 void NewRunPage::startOrStopFit() {
-    if (m_fit->isRunning()) {
-        m_fit->stop();
-        m_fitStatus->setText(tr("Stopping the probe under way…"));
-        return;
-    }
+    if (stopProbe(m_fit, m_fitStatus)) return;
     const QString specPath = probeSpecFile(m_fitStatus);
     if (specPath.isEmpty()) return;
     FitRunner::Options options;
@@ -874,11 +913,7 @@ void NewRunPage::addAdviceRow(QFormLayout* form) {
 
     m_advise = new AdviseRunner(this);
     connect(m_adviceButton, &QPushButton::clicked, this, &NewRunPage::startOrStopAdvice);
-    connect(m_advise, &ProbeCommand::progress, this, [this](const QString& line) { m_adviceStatus->setText(line); });
-    connect(m_advise, &ProbeCommand::failed, this, [this](const QString& message) {
-        m_adviceButton->setText(tr("Try the top 3 layouts"));
-        m_adviceStatus->setText(message);
-    });
+    followProbe(m_advise, probe, tr("Try the top 3 layouts"));
     connect(m_advise, &AdviseRunner::finished, this, [this](const QVector<LayoutAdviceRow>& rows) {
         m_adviceButton->setText(tr("Try the top 3 layouts"));
         m_adviceModel->setRows(rows);
@@ -902,11 +937,7 @@ void NewRunPage::addAdviceRow(QFormLayout* form) {
 }
 
 void NewRunPage::startOrStopAdvice() {
-    if (m_advise->isRunning()) {
-        m_advise->stop();
-        m_adviceStatus->setText(tr("Stopping the probe under way…"));
-        return;
-    }
+    if (stopProbe(m_advise, m_adviceStatus)) return;
     m_adviceStatus->show();
     const QString specPath = probeSpecFile(m_adviceStatus);
     if (specPath.isEmpty()) return;
@@ -917,6 +948,88 @@ void NewRunPage::startOrStopAdvice() {
     m_adviceStatus->setText(tr("Calibrating on the spec's %1 processes…").arg(spec.processCount()));
     m_advise->start(specPath, spec.processCount(), 3,
                     spec.launch.device == Device::Cuda ? m_model->cudaMemoryGiB() * 1073741824.0 : 0.0);
+}
+
+void NewRunPage::addBalanceRow(QFormLayout* form) {
+    const ProbeRow row = probeRow(tr("Balance the stages by measured time"),
+                                  tr("A short probe run of this spec on its target (parallax-cli balance): every unit's "
+                                     "forward and backward timed on its stage, then the split of the blocks whose "
+                                     "slowest stage is fastest"));
+    m_balanceButton = row.button;
+    m_balanceUse = row.use;
+    m_balanceStatus = row.status;
+    m_balanceStatus->setObjectName(QStringLiteral("balance.status"));
+    addRow(form, QString(), kStageBalanceKey, row.widget, [] {});
+
+    m_balance = new BalanceRunner(this);
+    connect(m_balanceButton, &QPushButton::clicked, this, &NewRunPage::startOrStopBalance);
+    followProbe(m_balance, row, tr("Balance the stages by measured time"));
+    connect(m_balance, &BalanceRunner::finished, this, [this](const BalanceRunner::Result& r) {
+        m_balanceButton->setText(tr("Balance the stages by measured time"));
+        m_balanceAnswer = BalanceAnswer{};
+        m_balanceAnswer.known = true;
+        m_balanceAnswer.key = m_balanceStartedKey;
+        m_balanceAnswer.layersBefore = r.layersBefore();
+        m_balanceAnswer.layers = r.layers();
+        for (const BalanceRunner::Stage& stage : r.stages) {
+            m_balanceAnswer.msBefore.push_back(stage.msBefore);
+            m_balanceAnswer.ms.push_back(stage.ms);
+        }
+        showBalanceResult();
+    });
+    connect(m_balanceUse, &QPushButton::clicked, this, [this] {
+        if (!m_balanceAnswer.known || m_balanceAnswer.key != balanceKey(m_model->spec())) return;
+        const std::vector<int64_t> layers(m_balanceAnswer.layers.begin(), m_balanceAnswer.layers.end());
+        m_model->edit(QStringLiteral("parallel.stage_layers"), [layers](RunSpec& s) {
+            s.parallel.stage_layers = layers;
+            s.parallel.stage_split = StageSplit::Profile;
+        });
+    });
+    connect(m_model, &SpecFormModel::specEdited, this, [this] { showBalanceResult(); });
+}
+
+void NewRunPage::startOrStopBalance() {
+    if (stopProbe(m_balance, m_balanceStatus)) return;
+    const QString specPath = probeSpecFile(m_balanceStatus);
+    if (specPath.isEmpty()) return;
+    m_balanceStartedKey = balanceKey(m_model->spec());
+    m_balance->setStorePath(m_storePath);
+    m_balanceAnswer = BalanceAnswer{};
+    m_balanceUse->hide();
+    m_balanceButton->setText(tr("Stop balance"));
+    m_balanceStatus->setText(tr("Starting the probe…"));
+    m_balanceStatus->show();
+    m_balance->start(specPath);
+}
+
+void NewRunPage::showBalanceResult() {
+    if (!m_balanceAnswer.known) return;
+    const BalanceAnswer& a = m_balanceAnswer;
+    const RunSpec& s = m_model->spec();
+    if (a.key != balanceKey(s)) {
+        // Measured for another model, layout or micro-batch: of no use to this one.
+        m_balanceStatus->setText(tr("The split measured before (%1) was for another model, layout or micro-batch; "
+                                    "balance again").arg(splitText(a.layers)));
+        m_balanceUse->hide();
+        return;
+    }
+    double slowestBefore = 0, slowest = 0;
+    for (double v : a.msBefore) slowestBefore = std::max(slowestBefore, v);
+    for (double v : a.ms) slowest = std::max(slowest, v);
+    const QVector<qint64> inForm(s.parallel.stage_layers.begin(), s.parallel.stage_layers.end());
+    QString text = tr("Slowest stage %1 ms with %2 blocks, %3 ms balanced with %4 (forward + backward of one "
+                      "micro-batch, measured)\nEach stage: %5 now, %6 balanced")
+                       .arg(QLocale().toString(slowestBefore, 'f', 0), splitText(a.layersBefore),
+                            QLocale().toString(slowest, 'f', 0), splitText(a.layers), stageTimesText(a.msBefore),
+                            stageTimesText(a.ms));
+    if (a.layers == a.layersBefore)
+        text += QChar('\n') + tr("The spec's split is already the one whose slowest stage is fastest.");
+    else if (inForm == a.layers)
+        text += QChar('\n') + tr("The form splits the stages this way now (parallel.stage_layers).");
+    m_balanceStatus->setText(text);
+    m_balanceStatus->show();
+    m_balanceUse->setText(tr("Use %1").arg(splitText(a.layers)));
+    m_balanceUse->setVisible(inForm != a.layers && a.layers != a.layersBefore);
 }
 
 void NewRunPage::showFitResult() {
@@ -1064,6 +1177,7 @@ void NewRunPage::refreshVisibility() {
                       info.relevant(now) || fieldValueText(fields[i].ref) != fieldValueText(base[i].ref));
     }
     setRowVisible(kDeviceMemoryKey, now.launch.device == Device::Cuda);
+    setRowVisible(kStageBalanceKey, now.parallel.pp > 1);
 }
 
 QString NewRunPage::microBatchesText() const {

@@ -8,11 +8,13 @@
 #include <QPointer>
 #include <QString>
 #include <QStringList>
+#include <QVector>
 #include <QWidget>
 
 #include <array>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 class QComboBox;
@@ -36,8 +38,10 @@ namespace parallax {
 
 class EstimatePanel;
 class AdviseRunner;
+class BalanceRunner;
 class FitRunner;
 class LayoutAdviceModel;
+class ProbeCommand;
 class RunLauncher;
 class RunListModel;
 class SpecFormModel;
@@ -101,6 +105,13 @@ public:
     QPushButton* fitButton() const { return m_fitButton; }
     QPushButton* fitUseButton() const { return m_fitUse; }
     QLabel* fitStatusLabel() const { return m_fitStatus; }
+    // "Balance the stages by measured time": parallax-cli balance on the spec as the form has it; each
+    // stage's time on the spec's split and on the balanced one, which "Use" puts in the form
+    // (parallel.stage_layers, stage_split = "profile"). Shown for a pipeline (pp > 1).
+    BalanceRunner* balanceRunner() const { return m_balance; }
+    QPushButton* balanceButton() const { return m_balanceButton; }
+    QPushButton* balanceUseButton() const { return m_balanceUse; }
+    QLabel* balanceStatusLabel() const { return m_balanceStatus; }
     // "Try the top 3 layouts": parallax-cli advise on the spec's devices; "Use" sets the fastest
     // measured layout.
     AdviseRunner* adviseRunner() const { return m_advise; }
@@ -169,9 +180,17 @@ private:
         QLabel* status = nullptr;
     };
     ProbeRow probeRow(const QString& action, const QString& tip);
+    // The command's progress and failure shown in the row's status line; on failure its button says
+    // `action` again.
+    void followProbe(ProbeCommand* command, const ProbeRow& row, const QString& action);
+    // Stops the command if it runs (true), saying so in `status`.
+    bool stopProbe(ProbeCommand* command, QLabel* status);
     void addFitRow(QFormLayout* form);
     void addAdviceRow(QFormLayout* form);
     void startOrStopAdvice();
+    void addBalanceRow(QFormLayout* form);
+    void startOrStopBalance();
+    void showBalanceResult();
     // A spec file of the form as it is, for a probe command; empty (the reason shown in `status`)
     // when the spec has errors or cannot be written.
     QString probeSpecFile(QLabel* status);
@@ -258,6 +277,18 @@ private:
     QPushButton* m_adviceUse = nullptr;
     QLabel* m_adviceStatus = nullptr;
     QWidget* m_adviceView = nullptr;
+    BalanceRunner* m_balance = nullptr;
+    QPushButton* m_balanceButton = nullptr;
+    QPushButton* m_balanceUse = nullptr;
+    QLabel* m_balanceStatus = nullptr;
+    // The balance probe's answer and the spec it was found for (balanceKey in the .cpp).
+    struct BalanceAnswer {
+        QVector<qint64> layersBefore, layers;
+        QVector<double> msBefore, ms;
+        std::string key;
+        bool known = false;
+    } m_balanceAnswer;
+    std::string m_balanceStartedKey;
     struct FitAnswer {
         qint64 largest = 0;
         qint64 largestWithCheckpointing = 0;

@@ -2,6 +2,7 @@
 
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
+#include "ui/models/BalanceRunner.h"
 #include "ui/models/FitRunner.h"
 #include "ui/models/LayoutAdvice.h"
 #include "ui/models/RunLauncher.h"
@@ -24,6 +25,7 @@
 #include <QSpinBox>
 #include <QTest>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -216,6 +218,65 @@ TEST(NewRunPage, FindsTheLargestMicroBatchByProbesAndUsesIt) {
     EXPECT_FALSE(page.fitUseButton()->isVisibleTo(&page)) << "the form has the answer now";
 }
 
+// "Balance the stages by measured time" runs parallax-cli balance on the form's spec (a real probe
+// run whose ranks time their units): each stage's time on the spec's split and on the balanced one,
+// and "Use" puts the balanced split in the form.
+TEST(NewRunPage, BalancesThePipelineStagesByAProbeAndUsesTheSplit) {
+    const char* build = std::getenv("PARALLAX_BUILD_DIR");
+    ASSERT_TRUE(build && *build) << "PARALLAX_BUILD_DIR names the build with parallax-cli";
+    Page p;
+    NewRunPage& page = p.page;
+    page.balanceRunner()->setCliPath(QString::fromUtf8(build) + QStringLiteral("/app/parallax-cli"));
+    EXPECT_FALSE(page.balanceButton()->isVisibleTo(&page)) << "no pipeline, nothing to balance";
+    typeInto(page.fieldEditor(QStringLiteral("parallel.dp")), QStringLiteral("1"));
+    typeInto(page.fieldEditor(QStringLiteral("parallel.pp")), QStringLiteral("2"));
+    typeInto(page.fieldEditor(QStringLiteral("model.layers")), QStringLiteral("4"));
+    EXPECT_TRUE(page.balanceButton()->isVisibleTo(&page));
+    // Three of the four blocks on the first stage, as a spec file may split them.
+    page.formModel()->edit(QStringLiteral("parallel.stage_layers"), [](RunSpec& s) { s.parallel.stage_layers = {3, 1}; });
+    settle(page);
+    ASSERT_FALSE(page.formModel()->hasErrors());
+
+    page.balanceButton()->click();
+    ASSERT_TRUE(waitFor([&] { return !page.balanceRunner()->isRunning(); }, 180000))
+        << page.balanceStatusLabel()->text().toStdString();
+    const QString answer = page.balanceStatusLabel()->text();
+    std::printf("%s\n", qPrintable(answer));
+    EXPECT_TRUE(answer.startsWith(QStringLiteral("Slowest stage "))) << answer.toStdString();
+    EXPECT_TRUE(answer.contains(QStringLiteral(" ms with [3, 1] blocks, "))) << answer.toStdString();
+    EXPECT_TRUE(answer.contains(QStringLiteral(" ms balanced with [2, 2] "))) << answer.toStdString();
+    EXPECT_TRUE(answer.contains(QStringLiteral("Each stage: "))) << answer.toStdString();
+    ASSERT_TRUE(page.balanceUseButton()->isVisibleTo(&page)) << answer.toStdString();
+    EXPECT_EQ(page.balanceUseButton()->text(), QStringLiteral("Use [2, 2]"));
+    page.balanceUseButton()->click();
+    EXPECT_EQ(page.formModel()->spec().parallel.stage_layers, (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(page.formModel()->spec().parallel.stage_split.value(), StageSplit::Profile);
+    EXPECT_FALSE(page.balanceUseButton()->isVisibleTo(&page)) << "the form has the split now";
+    EXPECT_TRUE(page.balanceStatusLabel()->text().contains(QStringLiteral("The form splits the stages this way now")))
+        << page.balanceStatusLabel()->text().toStdString();
+
+    // Measured for four blocks: with six, the answer is not offered.
+    typeInto(page.fieldEditor(QStringLiteral("model.layers")), QStringLiteral("6"));
+    EXPECT_FALSE(page.balanceUseButton()->isVisibleTo(&page));
+    EXPECT_TRUE(page.balanceStatusLabel()->text().contains(QStringLiteral("balance again")))
+        << page.balanceStatusLabel()->text().toStdString();
+    for (const auto& entry : std::filesystem::directory_iterator(p.dir.path().toStdString()))
+        EXPECT_EQ(entry.path().filename().string().find(".balance"), std::string::npos) << entry.path();
+}
+
+// The rows of `balance --csv` in stage order; its header, progress and malformed lines are no stage.
+TEST(BalanceRunner, ReadsTheStagesOfItsCsvAndSkipsWhatIsNotOne) {
+    const BalanceRunner::Result r = BalanceRunner::parse(QStringLiteral(
+        "stage,blocks_before,ms_before,blocks,ms\n0,3,90.5,2,61\nbalance x: timing...\n1,1,30,2,60.25\n"
+        "1,x,1,1,1\n3,1,1,1,1\n"));
+    ASSERT_EQ(r.stages.size(), 2);
+    EXPECT_EQ(r.layersBefore(), (QVector<qint64>{3, 1}));
+    EXPECT_EQ(r.layers(), (QVector<qint64>{2, 2}));
+    EXPECT_DOUBLE_EQ(r.slowestBefore(), 90.5);
+    EXPECT_DOUBLE_EQ(r.slowest(), 61);
+    EXPECT_TRUE(BalanceRunner::parse(QStringLiteral("no rows\n")).stages.isEmpty());
+}
+
 // "Try the top 3 layouts" runs parallax-cli advise on the spec's processes (real probe runs): every
 // layout of them listed, three tried, and "Use" sets the fastest measured.
 TEST(NewRunPage, TriesTheTopLayoutsOfItsProcessesAndUsesTheFastest) {
@@ -329,7 +390,9 @@ TEST(NewRunPage, MakesRoomForEveryLineOfAWrappedFieldMessage) {
 ;
         }
         EXPECT_EQ(checked, 3) << size.width() << "x" << size.height();
-        if (size.width() <= 1000) EXPECT_GT(wrapped, 0) << "no message wraps at " << size.width() << "x" << size.height();
+        if (size.width() <= 1000) {
+            EXPECT_GT(wrapped, 0) << "no message wraps at " << size.width() << "x" << size.height();
+        }
     }
 }
 

@@ -216,8 +216,8 @@ TEST(PipelineRunModel, ReadGivesWhatTheStoreHolds) {
     EXPECT_EQ(r.schedule->microbatches, 4);
 }
 
-// A run split by measured time shows its split and its slowest stage beside the split by FLOPs,
-// both from the unit times the run kept.
+// A run split by measured time shows its split, its slowest stage and each stage's time beside the
+// split by FLOPs, all from the unit times the run kept.
 TEST(PipelineRunModel, ReadSaysHowTheStagesAreSplitAndWhatEachSplitCosts) {
     PipelineStore store;
     RunSpec spec = pipelineSpec("balanced", 2, 4);
@@ -253,6 +253,12 @@ TEST(PipelineRunModel, ReadSaysHowTheStagesAreSplitAndWhatEachSplitCosts) {
                                           .arg(flops.before_layers[0])
                                           .arg(flops.before_layers[1])
                                           .arg(flops.slowestBefore(), 0, 'f', 2)))
+        << r.stageSplit.toStdString();
+    EXPECT_TRUE(r.stageSplit.contains(QStringLiteral("each stage %1 / %2 ms (by FLOPs %3 / %4 ms)")
+                                          .arg(mine.before_ms[0], 0, 'f', 2)
+                                          .arg(mine.before_ms[1], 0, 'f', 2)
+                                          .arg(flops.before_ms[0], 0, 'f', 2)
+                                          .arg(flops.before_ms[1], 0, 'f', 2)))
         << r.stageSplit.toStdString();
 
     // Without times: the split alone; without a pipeline: nothing.
