@@ -24,6 +24,8 @@ namespace {
 struct Measured {
     double ms = 0;            // median step time after the first step
     double tokens_per_s = 0;  // median over the same steps
+    std::vector<UnitTimeEvent> unit_times;             // when the probe timed its units
+    std::vector<CollectiveTimeEvent> collective_times; // and its all-reduces
 };
 
 // The probe's steady steps: the first warms up (allocations, the first collectives).
@@ -34,7 +36,7 @@ Measured measure(const ProbeRuns::Result& r) {
         ms.push_back(e.step_ms);
         tokens.push_back(e.tokens_per_s);
     }
-    return {medianOf(ms).value_or(0), medianOf(tokens).value_or(0)};
+    return {medianOf(ms).value_or(0), medianOf(tokens).value_or(0), r.unit_times, r.collective_times};
 }
 
 std::string probeName(const RunSpec& spec, const std::string& label, const char* what) {
@@ -101,18 +103,32 @@ int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
 
     // Calibration on the first layout that can run (the most data-parallel one): the same layout at
     // twice the global batch doubles the FLOPs and leaves the gradients' communication as it is.
+    // The small one also times each unit and all-reduces of a few sizes after its steps.
     const LayoutOption& calibration = options[usable.front()];
     RunSpec small = calibration.spec;
     small.name = probeName(spec, calibration.label, "");
+    small.telemetry.unit_times = true;
+    small.telemetry.collective_times = true;
     RunSpec large = withGlobalBatchTimes(calibration.spec, 2);
     large.name = probeName(spec, calibration.label, "-calibration");
     const auto [smallRun, smallError] = probe(small, calibration.label);
     if (!smallError.empty()) throw CliError("advise: the calibration probe " + calibration.label + " failed: " + smallError);
     const auto [largeRun, largeError] = probe(large, calibration.label + " at twice the global batch");
     if (!largeError.empty()) throw CliError("advise: the calibration probe " + calibration.label + " failed: " + largeError);
-    const StepTimeModel model = calibrateStepTime(stepCost(small), smallRun.ms, stepCost(large), largeRun.ms);
+    std::vector<MeasuredUnit> units;
+    for (const UnitTimeEvent& e : smallRun.unit_times) units.push_back({e.unit, e.forward_ms, e.backward_ms});
+    std::vector<MeasuredCollective> collectives;
+    for (const CollectiveTimeEvent& e : smallRun.collective_times)
+        collectives.push_back({e.ranks, static_cast<double>(e.bytes), e.ms});
+    StepTimeModel model;
+    try {
+        model = calibrateStepTime(small, smallRun.ms, large, largeRun.ms, units, collectives);
+    } catch (const std::invalid_argument& e) {
+        throw CliError(std::string("advise: the calibration probe ") + calibration.label + " measured what cannot be used: " +
+                       e.what());
+    }
 
-    for (size_t i : usable) options[i].predicted_ms = model.predictMs(stepCost(options[i].spec));
+    for (size_t i : usable) options[i].predicted_ms = model.predictMs(options[i].spec);
     // Best predicted first; where the model cannot tell two apart (ZeRO 1 and 2 move as much as 0),
     // the one that needs less memory.
     std::stable_sort(usable.begin(), usable.end(), [&](size_t a, size_t b) {
@@ -175,7 +191,15 @@ int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
         std::snprintf(rates, sizeof rates, "calibrated on %s: %s FLOP/s per rank, %s/s of communication",
                       calibration.label.c_str(), formatCount(model.flops_per_s).c_str(),
                       std::isfinite(model.bytes_per_s) ? formatBytes(model.bytes_per_s).c_str() : "no measurable time");
-        std::cout << rates << "\n\n";
+        std::cout << rates;
+        if (!collectives.empty()) {
+            std::snprintf(rates, sizeof rates, " (%zu all-reduce sizes timed: %.1f us a ring step)", collectives.size(),
+                          model.hop_latency_s * 1e6);
+            std::cout << rates;
+        }
+        if (!model.unit_ms.empty())
+            std::cout << "; compute from " << model.unit_ms.size() << " units' measured times";
+        std::cout << "\n\n";
         TextTable t;
         t.addColumn("layout");
         t.addColumn("memory", TextTable::Align::Right);

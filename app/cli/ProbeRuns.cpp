@@ -96,6 +96,7 @@ ProbeRuns::Result ProbeRuns::run(const RunSpec& spec) {
     if (out.run) {
         out.steps = db.metrics(out.run->id);
         out.unit_times = db.events<UnitTimeEvent>(out.run->id);
+        out.collective_times = db.events<CollectiveTimeEvent>(out.run->id);
     }
     return out;
 }

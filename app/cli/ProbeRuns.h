@@ -26,6 +26,7 @@ public:
         std::optional<RunRecord> run;  // as the probe's store has it
         std::vector<StepEvent> steps;  // its step metrics
         std::vector<UnitTimeEvent> unit_times; // each unit's times, when it measured them (telemetry.unit_times)
+        std::vector<CollectiveTimeEvent> collective_times; // likewise (telemetry.collective_times)
         std::string output_tail;       // the last line the probe printed, for a failure the store does not explain
         double seconds = 0;
         bool succeeded() const;

@@ -53,13 +53,64 @@ StepCost stepCost(const RunSpec& spec) {
     const double blocksPerStage = static_cast<double>(pipelineBlocks(d)) / pp;
     c.tp_bytes = 4.0 * 2.0 * (tp - 1.0) / tp * activation * blocksPerStage * microBatches;
     c.pp_bytes = pp > 1 ? 2.0 * activation * microBatches : 0.0;
+    // Ring steps: the gradients' all-reduces bucket by bucket (ZeRO-3 gathers every block forward
+    // and backward), tensor parallel's four all-reduces per block and micro-batch, and a stage's
+    // activation and gradient transfers per micro-batch.
+    if (dp > 1) {
+        const double bucketBytes = std::max(1.0, spec.parallel.bucket_mb * 1048576.0);
+        c.hops += std::max(1.0, std::ceil(grads / bucketBytes)) * 2.0 * (dp - 1.0);
+        if (spec.parallel.zero >= 3) c.hops += 2.0 * blocksPerStage * microBatches * (dp - 1.0);
+    }
+    c.hops += 4.0 * blocksPerStage * microBatches * 2.0 * (tp - 1.0);
+    if (pp > 1) c.hops += 2.0 * microBatches;
     return c;
+}
+
+namespace {
+
+// Compute of one step from the units' times (`unitMs` for micro-batches of `unitMicroBatch`), before
+// the calibration's scale: the slowest pipeline stage's units per micro-batch, as many micro-batches
+// as the step has, stretched by the schedule's bubble; tensor parallelism divides each unit.
+// Negative when the times are not of this model's units.
+double unitComputeMs(const RunSpec& spec, const std::vector<double>& unitMs, int64_t unitMicroBatch, double bubble) {
+    const ModelDims dims = resolveModel(spec.model);
+    const std::vector<int> bounds = pipelineUnitBounds(spec, dims);
+    if (bounds.empty() || static_cast<size_t>(bounds.back()) != unitMs.size() || unitMicroBatch < 1) return -1;
+    const size_t pp = static_cast<size_t>(std::max<int64_t>(1, spec.parallel.pp));
+    std::vector<double> stage(pp, 0.0);
+    for (size_t c = 0; c + 1 < bounds.size(); ++c)
+        for (int u = bounds[c]; u < bounds[c + 1]; ++u) stage[c % pp] += unitMs[static_cast<size_t>(u)];
+    const double slowest = *std::max_element(stage.begin(), stage.end());
+    const double perMicroBatch = slowest * static_cast<double>(spec.train.micro_batch) /
+                                 static_cast<double>(unitMicroBatch) /
+                                 static_cast<double>(std::max<int64_t>(1, spec.parallel.tp));
+    return perMicroBatch * static_cast<double>(std::max<int64_t>(1, spec.accumulation())) /
+           std::max(1e-6, 1.0 - bubble);
+}
+
+} // namespace
+
+double StepTimeModel::commMs(const StepCost& cost) const {
+    const double bandwidth = std::isfinite(bytes_per_s) && bytes_per_s > 0 ? cost.bytes() / bytes_per_s : 0;
+    return 1000.0 * (bandwidth + cost.hops * hop_latency_s);
 }
 
 double StepTimeModel::predictMs(const StepCost& cost) const {
     const double compute = flops_per_s > 0 ? cost.flops / (flops_per_s * std::max(1e-6, 1.0 - cost.bubble)) : 0;
-    const double comm = std::isfinite(bytes_per_s) && bytes_per_s > 0 ? cost.bytes() / bytes_per_s : 0;
-    return 1000.0 * (compute + comm);
+    return 1000.0 * compute + commMs(cost);
+}
+
+double StepTimeModel::predictMs(const RunSpec& spec) const {
+    const StepCost cost = stepCost(spec);
+    if (unit_ms.empty()) return predictMs(cost);
+    double units = -1;
+    try {
+        units = unitComputeMs(spec, unit_ms, unit_micro_batch, cost.bubble);
+    } catch (const std::invalid_argument&) {
+        // No split of this layout to weigh the units by: its FLOPs say the compute.
+    }
+    if (units < 0) return predictMs(cost);
+    return unit_scale * units + commMs(cost);
 }
 
 StepTimeModel calibrateStepTime(const StepCost& small, double smallMs, const StepCost& large, double largeMs) {
@@ -72,6 +123,68 @@ StepTimeModel calibrateStepTime(const StepCost& small, double smallMs, const Ste
     m.flops_per_s = small.flops / (compute / 1000.0) * (1.0 - small.bubble);
     m.bytes_per_s = comm > 1e-9 && small.bytes() > 0 ? small.bytes() / (comm / 1000.0)
                                                       : std::numeric_limits<double>::infinity();
+    return m;
+}
+
+StepTimeModel calibrateStepTime(const RunSpec& small, double smallMs, const RunSpec& large, double largeMs,
+                                const std::vector<MeasuredUnit>& units,
+                                const std::vector<MeasuredCollective>& collectives) {
+    const StepCost smallCost = stepCost(small);
+    StepTimeModel m = calibrateStepTime(smallCost, smallMs, stepCost(large), largeMs);
+    // The small step's compute as the two steps separate it.
+    double computeMs = m.flops_per_s > 0 ? 1000.0 * smallCost.flops /
+                                               (m.flops_per_s * std::max(1e-6, 1.0 - smallCost.bubble))
+                                         : smallMs;
+
+    // Time = latency + bytes per rank / bandwidth, fitted over the sizes timed; an all-reduce over
+    // n ranks takes 2 (n - 1) ring steps and sends 2 (n - 1) / n of its buffer from each rank.
+    std::vector<std::pair<double, double>> points; // bytes per rank, seconds
+    double steps = 0;
+    for (const MeasuredCollective& c : collectives) {
+        if (c.ranks < 2 || !(c.ms >= 0) || !(c.bytes > 0)) continue;
+        const double n = c.ranks;
+        points.emplace_back(2.0 * (n - 1.0) / n * c.bytes, c.ms / 1000.0);
+        steps = 2.0 * (n - 1.0);
+    }
+    if (points.size() >= 2) {
+        // Relative errors weighed alike (weights 1 / t^2): the sizes span three orders of magnitude,
+        // and the largest alone would otherwise decide the line (and its latency).
+        double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (const auto& [x, y] : points) {
+            const double w = y > 0 ? 1.0 / (y * y) : 0.0;
+            sw += w;
+            sx += w * x;
+            sy += w * y;
+            sxx += w * x * x;
+            sxy += w * x * y;
+        }
+        const double denominator = sw * sxx - sx * sx;
+        double slope = denominator > 0 ? (sw * sxy - sx * sy) / denominator : 0;
+        double intercept = sw > 0 ? (sy - slope * sx) / sw : 0;
+        if (intercept < 0) { // through the origin: no latency measurable
+            intercept = 0;
+            slope = sxx > 0 ? sxy / sxx : 0;
+        }
+        StepTimeModel timed = m;
+        timed.bytes_per_s = slope > 0 ? 1.0 / slope : std::numeric_limits<double>::infinity();
+        timed.hop_latency_s = intercept / steps;
+        // The step's own communication by the timed all-reduces, the rest of it compute: the
+        // calibration's layout comes out as measured. Collectives slower than the whole step did not
+        // time what the step does, and the two steps' estimate stays.
+        const double commMs = timed.commMs(smallCost);
+        if (commMs < smallMs) {
+            m = timed;
+            computeMs = smallMs - commMs;
+            m.flops_per_s = smallCost.flops / (computeMs / 1000.0) * (1.0 - smallCost.bubble);
+        }
+    }
+
+    if (!units.empty()) {
+        m.unit_ms = meanUnitTimes(small, units);
+        m.unit_micro_batch = small.train.micro_batch;
+        const double raw = unitComputeMs(small, m.unit_ms, m.unit_micro_batch, smallCost.bubble);
+        m.unit_scale = raw > 0 ? computeMs / raw : 1.0;
+    }
     return m;
 }
 

@@ -117,6 +117,7 @@ struct TelemetrySpec {
     Choice<OnHang> on_hang = OnHang::Wait; // fail: after hang_timeout_s, ending every rank
     int64_t hang_timeout_s = 300;
     bool unit_times = false;   // after the last step, time each unit's forward and backward (unit_time events)
+    bool collective_times = false; // after the last step, time all-reduces of a few sizes (collective_time events)
 };
 
 struct RunSpec {

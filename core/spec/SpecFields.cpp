@@ -255,6 +255,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"telemetry", "hang_timeout_s", &y.hang_timeout_s,
          offered("Hang timeout (s)", "A hang this long ends every rank").withRange(1).when(hangFails)},
         {"telemetry", "unit_times", &y.unit_times, no},
+        {"telemetry", "collective_times", &y.collective_times, no},
     };
 }
 

@@ -30,18 +30,9 @@ double largest(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::ma
 double StageBalance::slowest() const { return largest(stage_ms); }
 double StageBalance::slowestBefore() const { return largest(before_ms); }
 
-StageBalance balanceStages(const RunSpec& spec, const std::vector<MeasuredUnit>& times) {
-    if (spec.parallel.pp < 2)
-        throw std::invalid_argument("parallel.stage_split = \"profile\" balances pipeline stages, and parallel.pp = " +
-                                    std::to_string(spec.parallel.pp) + " has one; set parallel.pp to 2 or more");
-    if (spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1)
-        throw std::invalid_argument("parallel.stage_split = \"profile\" cannot be used with parallel.schedule = "
-                                    "\"interleaved\", which splits the blocks into equal chunks; use \"1f1b\"");
+std::vector<double> meanUnitTimes(const RunSpec& spec, const std::vector<MeasuredUnit>& times) {
     const ModelDims dims = resolveModel(spec.model);
-    const std::vector<int> before = pipelineUnitBounds(spec, dims); // validates the dims and the layout
-    const std::vector<UnitEstimate> units = modelKindInfo(dims.kind).units(dims);
-    const size_t n = units.size();
-
+    const size_t n = modelKindInfo(dims.kind).units(dims).size();
     std::vector<double> sum(n, 0.0);
     std::vector<int> count(n, 0);
     for (const MeasuredUnit& t : times) {
@@ -57,15 +48,29 @@ StageBalance balanceStages(const RunSpec& spec, const std::vector<MeasuredUnit>&
         sum[static_cast<size_t>(t.unit)] += ms;
         ++count[static_cast<size_t>(t.unit)];
     }
-    std::vector<double> unitMs(n, 0.0);
-    std::vector<UnitInfo> info;
+    std::vector<double> out(n, 0.0);
     for (size_t u = 0; u < n; ++u) {
         if (count[u] == 0)
             throw std::invalid_argument("unit " + std::to_string(u) + " of " + std::to_string(n) +
                                         " has no measured time: every pipeline stage must report its units");
-        unitMs[u] = sum[u] / count[u];
-        info.push_back({units[u].block, unitMs[u]});
+        out[u] = sum[u] / count[u];
     }
+    return out;
+}
+
+StageBalance balanceStages(const RunSpec& spec, const std::vector<MeasuredUnit>& times) {
+    if (spec.parallel.pp < 2)
+        throw std::invalid_argument("parallel.stage_split = \"profile\" balances pipeline stages, and parallel.pp = " +
+                                    std::to_string(spec.parallel.pp) + " has one; set parallel.pp to 2 or more");
+    if (spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1)
+        throw std::invalid_argument("parallel.stage_split = \"profile\" cannot be used with parallel.schedule = "
+                                    "\"interleaved\", which splits the blocks into equal chunks; use \"1f1b\"");
+    const ModelDims dims = resolveModel(spec.model);
+    const std::vector<int> before = pipelineUnitBounds(spec, dims); // validates the dims and the layout
+    const std::vector<UnitEstimate> units = modelKindInfo(dims.kind).units(dims);
+    const std::vector<double> unitMs = meanUnitTimes(spec, times);
+    std::vector<UnitInfo> info;
+    for (size_t u = 0; u < units.size(); ++u) info.push_back({units[u].block, unitMs[u]});
     const std::vector<int> after = partitionUnits(info, static_cast<int>(spec.parallel.pp));
 
     StageBalance b;

@@ -16,6 +16,12 @@ struct MeasuredUnit {
     double backward_ms = 0;
 };
 
+// Each unit's forward plus backward time (ms) for the spec's model, in model order: several entries
+// of one unit (its data- and tensor-parallel replicas, or repeated probes) averaged. Throws
+// std::invalid_argument naming what is wrong: a unit without a time, a unit index the model does not
+// have, a negative or non-finite time.
+std::vector<double> meanUnitTimes(const RunSpec& spec, const std::vector<MeasuredUnit>& times);
+
 // Pipeline stages split by measured time (parallel.stage_split = "profile"): of every contiguous
 // split of the model's units into parallel.pp stages (each stage at least one block, the other
 // units riding with their block as in StagePartition.h), the one whose slowest stage, forward plus
@@ -31,11 +37,8 @@ struct StageBalance {
     double slowestBefore() const; // max of before_ms
 };
 
-// `times`: at least one entry for every unit of the spec's model; several for one unit (its data- and
-// tensor-parallel replicas, or repeated probes) are averaged. Throws std::invalid_argument naming
-// what is wrong: a unit without a time, a unit index the model does not have, a negative or
-// non-finite time, or a layout without a split to choose (parallel.pp = 1, the interleaved schedule,
-// which splits into equal chunks).
+// `times`: as meanUnitTimes takes them. Throws std::invalid_argument as it does, and for a layout
+// without a split to choose (parallel.pp = 1, the interleaved schedule, which splits into equal chunks).
 StageBalance balanceStages(const RunSpec& spec, const std::vector<MeasuredUnit>& times);
 
 // The probe that measures the units: the spec's own model, layout and target for `steps` steps

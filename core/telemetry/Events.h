@@ -208,6 +208,31 @@ struct UnitTimeEvent {
     static EventTable table() { return {"unit_times", {"unit", "rank"}}; }
 };
 
+// One collective timed on its own after the last step (telemetry.collective_times): the median of
+// a few runs of `op` on `bytes` over `group` (its `ranks` processes), as rank 0 of the world saw it.
+// The layout advisor's latency and bandwidth come from these.
+struct CollectiveTimeEvent {
+    int rank = 0;
+    std::string group;       // world
+    std::string op;          // all_reduce
+    int ranks = 0;
+    int64_t bytes = 0;
+    double ms = 0;
+    double t = 0;
+
+    static constexpr std::string_view kName = "collective_time";
+    static const std::vector<EventField<CollectiveTimeEvent>>& fields() {
+        using E = CollectiveTimeEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("rank", &E::rank), eventField("group", &E::group, kRequired),
+            eventField("op", &E::op, kRequired), eventField("ranks", &E::ranks, kRequired),
+            eventField("bytes", &E::bytes, kRequired), eventField("ms", &E::ms, kRequired),
+            eventField("t", &E::t)};
+        return f;
+    }
+    static EventTable table() { return {"collective_times", {"bytes", "op", "group"}}; }
+};
+
 struct CheckpointEvent {
     int64_t step = 0;
     std::string path;
@@ -260,6 +285,7 @@ struct RunEndEvent {
 };
 
 using TelemetryEvent = std::variant<RunStartEvent, StepEvent, DeviceEvent, SpanEvent, CommEvent,
-                                    CheckpointEvent, LogEvent, RunEndEvent, RankStepEvent, UnitTimeEvent>;
+                                    CheckpointEvent, LogEvent, RunEndEvent, RankStepEvent, UnitTimeEvent,
+                                    CollectiveTimeEvent>;
 
 } // namespace parallax

@@ -97,6 +97,40 @@ TEST(CliAdvise, RanksEveryLayoutOfFourRanksAndTriesTheBestSideBySide) {
         EXPECT_EQ(entry.path().filename().string().find(".advise-"), std::string::npos) << entry.path();
 }
 
+// What the calibration probe measures besides its steps, in a run of its own on two ranks: each
+// unit's time on every rank and all-reduces of every probe size over the world, kept with the run.
+TEST(CliAdvise, ARunTimesItsUnitsAndAllReducesWhenAsked) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/timed.toml";
+    SmallGpt g = adviseSpec();
+    g.name = "timed";
+    g.dp = 2;
+    std::ofstream(spec) << g.toml() << "[telemetry]\nunit_times = true\ncollective_times = true\n";
+    const ProcessResult r = runProcess({cliExecutable(), "--store", store, "run", spec});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    parallax::RunStore db(store);
+    const std::optional<parallax::RunRecord> run = db.latestRunNamed("timed");
+    ASSERT_TRUE(run.has_value());
+
+    const std::vector<parallax::CollectiveTimeEvent> collectives = db.events<parallax::CollectiveTimeEvent>(run->id);
+    ASSERT_EQ(collectives.size(), 4u) << "8 KiB, 128 KiB, 1 MiB and 8 MiB";
+    const int64_t sizes[] = {8 << 10, 128 << 10, 1 << 20, 8 << 20};
+    for (size_t i = 0; i < collectives.size(); ++i) {
+        EXPECT_EQ(collectives[i].bytes, sizes[i]);
+        EXPECT_EQ(collectives[i].ranks, 2);
+        EXPECT_EQ(collectives[i].group, "world");
+        EXPECT_EQ(collectives[i].op, "all_reduce");
+        EXPECT_GT(collectives[i].ms, 0);
+    }
+    EXPECT_GT(collectives.back().ms, collectives.front().ms) << "a thousand times the bytes takes longer";
+
+    // The embedding, four blocks and the head, on each of the two ranks.
+    const std::vector<parallax::UnitTimeEvent> units = db.events<parallax::UnitTimeEvent>(run->id);
+    EXPECT_EQ(units.size(), 12u);
+    for (const parallax::UnitTimeEvent& u : units) EXPECT_GT(u.forward_ms + u.backward_ms, 0) << "unit " << u.unit;
+}
+
 TEST(CliAdvise, SaysWhyNoLayoutCanRun) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";

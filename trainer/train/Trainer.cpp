@@ -293,6 +293,8 @@ TrainResult Trainer::run() {
     // After the checkpoint: timing the units leaves gradients in the parameters.
     if (m_spec.telemetry.unit_times && result.status == "succeeded")
         for (const UnitTimeEvent& e : timeUnits(*m_engine, m_groups, m_device, 3)) m_out.emit(e);
+    if (m_spec.telemetry.collective_times && result.status == "succeeded")
+        for (const CollectiveTimeEvent& e : timeCollectives(m_groups, m_device, collectiveProbeBytes(), 5)) m_out.emit(e);
     return result;
 }
 

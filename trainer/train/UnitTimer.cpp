@@ -113,4 +113,42 @@ std::vector<UnitTimeEvent> timeUnits(PipelineEngine& engine, ProcessGroups& grou
     return out;
 }
 
+const std::vector<int64_t>& collectiveProbeBytes() {
+    static const std::vector<int64_t> sizes = {8 << 10, 128 << 10, 1 << 20, 8 << 20};
+    return sizes;
+}
+
+std::vector<CollectiveTimeEvent> timeCollectives(ProcessGroups& groups, const torch::Device& device,
+                                                 const std::vector<int64_t>& bytes, int repeats) {
+    using Clock = std::chrono::steady_clock;
+    repeats = std::max(1, repeats);
+    Communicator& world = *groups.world;
+    std::vector<CollectiveTimeEvent> out;
+    for (const int64_t size : bytes) {
+        torch::Tensor buffer =
+            torch::ones({std::max<int64_t>(1, size / 4)}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+        std::vector<double> times;
+        for (int r = 0; r <= repeats; ++r) { // the first warms up
+            waitFor(device);
+            world.barrier();
+            const Clock::time_point t0 = Clock::now();
+            world.allReduce(buffer);
+            waitFor(device);
+            const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+            if (r > 0) times.push_back(ms);
+        }
+        if (world.rank() != 0) continue;
+        CollectiveTimeEvent e;
+        e.rank = 0;
+        e.group = "world";
+        e.op = "all_reduce";
+        e.ranks = world.size();
+        e.bytes = buffer.numel() * 4;
+        e.ms = median(times);
+        e.t = TelemetryEmitter::now();
+        out.push_back(e);
+    }
+    return out;
+}
+
 } // namespace parallax

@@ -25,4 +25,14 @@ namespace parallax {
 std::vector<UnitTimeEvent> timeUnits(PipelineEngine& engine, ProcessGroups& groups, const torch::Device& device,
                                      int repeats);
 
+// Times all-reduces over the world group, of each of `bytes` (float32 buffers on the device), for
+// the layout advisor's latency and bandwidth: every rank takes part, a barrier before each, one
+// warm-up, then `repeats` timed; world rank 0 returns a CollectiveTimeEvent per size (its median),
+// the others nothing. Call it on every rank after the last step.
+std::vector<CollectiveTimeEvent> timeCollectives(ProcessGroups& groups, const torch::Device& device,
+                                                 const std::vector<int64_t>& bytes, int repeats);
+// The sizes the trainer times with telemetry.collective_times: from a tensor-parallel activation's
+// few KiB to a gradient bucket's MiB.
+const std::vector<int64_t>& collectiveProbeBytes();
+
 } // namespace parallax

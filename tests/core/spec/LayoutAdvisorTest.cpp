@@ -1,5 +1,9 @@
 #include "core/spec/LayoutAdvisor.h"
 
+#include "core/spec/Estimates.h"
+#include "core/spec/ModelDims.h"
+#include "core/spec/ModelKinds.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,6 +71,109 @@ TEST(StepTimeModel, CalibrationRecoversTheRatesOfTwoMeasuredSteps) {
     const StepTimeModel noisy = calibrateStepTime(small, 100.0, large, 230.0);
     EXPECT_TRUE(std::isinf(noisy.bytes_per_s));
     EXPECT_NEAR(noisy.predictMs(small), 100.0, 1e-6);
+}
+
+// Every collective and transfer pays a latency however small it is: counted in ring steps.
+TEST(StepCost, CountsTheRingStepsOfEachGroupsCollectives) {
+    RunSpec s = gpt(); // 2 blocks, 8 micro-batches of 2 on one replica
+    EXPECT_EQ(stepCost(s).hops, 0) << "one rank takes part in none";
+    s.parallel.dp = 4; // 2 micro-batches each; the tiny model's gradients fit one 25 MiB bucket
+    EXPECT_DOUBLE_EQ(stepCost(s).hops, 1 * 2.0 * 3);
+    s.parallel.zero = 3; // and every block gathered forward and backward, each micro-batch
+    EXPECT_DOUBLE_EQ(stepCost(s).hops, 2.0 * 3 + 2.0 * 2 * 2 * 3);
+    s = gpt();
+    s.parallel.tp = 2; // four all-reduces per block and micro-batch, two ring steps each
+    EXPECT_DOUBLE_EQ(stepCost(s).hops, 4.0 * 2 * 8 * 2);
+    s = gpt();
+    s.parallel.pp = 2; // an activation out and a gradient back per micro-batch
+    EXPECT_DOUBLE_EQ(stepCost(s).hops, 2.0 * 8);
+}
+
+// All-reduces of a few sizes on 4 ranks of a machine with a 50 us ring step and 1 GB/s: the fit
+// finds both, and they replace the two steps' estimate of the communication.
+TEST(StepTimeModel, TimedAllReducesGiveTheLatencyAndTheBandwidth) {
+    RunSpec small = gpt();
+    small.parallel.dp = 4;
+    const RunSpec large = withGlobalBatchTimes(small, 2);
+    const double hop = 50e-6, bandwidth = 1e9;
+    std::vector<MeasuredCollective> timed;
+    for (double bytes : {8192.0, 131072.0, 1048576.0, 8388608.0})
+        timed.push_back({4, bytes, 1000.0 * (6 * hop + 1.5 * bytes / bandwidth)});
+    const StepTimeModel m = calibrateStepTime(small, 100.0, large, 180.0, {}, timed);
+    EXPECT_NEAR(m.hop_latency_s, hop, hop * 1e-6);
+    EXPECT_NEAR(m.bytes_per_s, bandwidth, bandwidth * 1e-6);
+    EXPECT_TRUE(m.unit_ms.empty());
+    // The rest of the calibration's step is compute: it comes out as measured.
+    EXPECT_NEAR(m.predictMs(small), 100.0, 1e-9);
+    EXPECT_NEAR(m.predictMs(stepCost(small)), 100.0, 1e-9);
+
+    // All-reduces slower than the whole step did not time what it does: the two steps' estimate stays.
+    std::vector<MeasuredCollective> slow = timed;
+    for (MeasuredCollective& c : slow) c.ms *= 1e4;
+    const StepTimeModel twoSteps = calibrateStepTime(stepCost(small), 100.0, stepCost(large), 180.0);
+    const StepTimeModel kept = calibrateStepTime(small, 100.0, large, 180.0, {}, slow);
+    EXPECT_EQ(kept.hop_latency_s, 0);
+    EXPECT_DOUBLE_EQ(kept.flops_per_s, twoSteps.flops_per_s);
+
+    // Tensor parallelism's many small all-reduces: each pays its ring steps' latency.
+    RunSpec tp = gpt();
+    tp.parallel.tp = 4;
+    const StepCost cost = stepCost(tp);
+    EXPECT_NEAR(m.commMs(cost), 1000.0 * (cost.bytes() / bandwidth + cost.hops * hop), 1e-9);
+    EXPECT_GT(cost.hops * hop, cost.bytes() / bandwidth) << "latency is most of it for activations this small";
+
+    // Times that fall with size leave a bandwidth that costs nothing, never a negative one.
+    const StepTimeModel odd = calibrateStepTime(small, 100.0, large, 180.0, {}, {{4, 1e3, 5.0}, {4, 1e6, 1.0}});
+    EXPECT_TRUE(std::isinf(odd.bytes_per_s));
+    EXPECT_GE(odd.hop_latency_s, 0);
+}
+
+// With each unit's time, a pipeline's step is its slowest stage's: a head ten times a block makes
+// the stage that holds it the one the others wait for, which FLOPs do not see.
+TEST(StepTimeModel, UnitTimesWeighTheSlowestStage) {
+    RunSpec small = gpt();
+    small.model.layers = 4;
+    small.parallel.dp = 4;
+    const RunSpec large = withGlobalBatchTimes(small, 2);
+    const ModelDims dims = resolveModel(small.model);
+    const std::vector<UnitEstimate> units = modelKindInfo(dims.kind).units(dims);
+    ASSERT_EQ(units.size(), 6u); // embedding, 4 blocks, head
+    std::vector<MeasuredUnit> unitMs;
+    for (int u = 0; u < 6; ++u)
+        for (int replica = 0; replica < 4; ++replica) { // every dp rank reports its own
+            const double ms = u == 5 ? 20.0 + replica : u == 0 ? 1.0 : 2.0;
+            unitMs.push_back({u, ms / 4, ms * 3 / 4});
+        }
+    const StepTimeModel m = calibrateStepTime(small, 100.0, large, 180.0, unitMs, {});
+    ASSERT_EQ(m.unit_ms.size(), 6u);
+    EXPECT_DOUBLE_EQ(m.unit_ms[5], 21.5) << "replicas are averaged";
+    EXPECT_EQ(m.unit_micro_batch, 2);
+    // The calibration's own compute (80 ms: 100 and 180 ms at one and two times the FLOPs, no
+    // communication left) is what its units add up to, 2 micro-batches of 30.5 ms, times the scale.
+    EXPECT_NEAR(m.unit_scale * 2 * 30.5, 80.0, 1e-9);
+
+    RunSpec pp = small;
+    pp.parallel.dp = 1;
+    pp.parallel.pp = 2;
+    const StepCost ppCost = stepCost(pp);
+    const std::vector<int> bounds = pipelineUnitBounds(pp, dims);
+    double second = 0;
+    for (int u = bounds[1]; u < bounds[2]; ++u) second += m.unit_ms[static_cast<size_t>(u)];
+    const double expected = m.unit_scale * second * 8 / (1.0 - ppCost.bubble) + m.commMs(ppCost);
+    EXPECT_NEAR(m.predictMs(pp), expected, 1e-9);
+    EXPECT_GT(m.predictMs(pp), m.predictMs(ppCost)) << "by FLOPs the head weighs little";
+
+    // Tensor parallelism divides each unit.
+    RunSpec tp = small;
+    tp.parallel.dp = 2;
+    tp.parallel.tp = 2;
+    const StepCost tpCost = stepCost(tp);
+    EXPECT_NEAR(m.predictMs(tp) - m.commMs(tpCost), m.unit_scale * 30.5 / 2 * 4, 1e-9);
+
+    // Times of units the model does not have are refused.
+    EXPECT_THROW(calibrateStepTime(small, 100.0, large, 180.0, {{6, 1.0, 1.0}}, {}), std::invalid_argument);
+    EXPECT_THROW(calibrateStepTime(small, 100.0, large, 180.0, {{0, 1.0, 1.0}}, {}), std::invalid_argument)
+        << "the other units have none";
 }
 
 TEST(LayoutOptions, EveryShapeOfTheDevicesWithItsZeroStagesAndWhyNot) {

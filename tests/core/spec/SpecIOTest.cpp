@@ -133,6 +133,7 @@ RunSpec fullSpec() {
     s.telemetry.on_hang = OnHang::Fail;
     s.telemetry.hang_timeout_s = 120;
     s.telemetry.unit_times = true;
+    s.telemetry.collective_times = true;
     return s;
 }
 

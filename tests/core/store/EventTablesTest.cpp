@@ -55,7 +55,8 @@ TEST(EventTables, TheTableIsGeneratedFromTheEventsFields) {
     const std::vector<const EventTableSpec*>& all = eventTableSpecs();
     EXPECT_EQ(std::count(all.begin(), all.end(), &spec), 1);
     EXPECT_EQ(std::count(all.begin(), all.end(), &eventTableSpec<UnitTimeEvent>()), 1);
-    EXPECT_EQ(all.size(), 2u);
+    EXPECT_EQ(std::count(all.begin(), all.end(), &eventTableSpec<CollectiveTimeEvent>()), 1);
+    EXPECT_EQ(all.size(), 3u);
 }
 
 struct ListEvent {

@@ -136,9 +136,11 @@ TEST(WeightGradQueue, EveryModelKindsLinearLayersDefer) {
         split->forwardAll(batch).at(0).backward();
         queue->endBackward();
         EXPECT_GE(queue->pending(), static_cast<size_t>(trainable)) << kind << ": a trainable Linear computed its weight gradient in B";
-        for (const auto& module : split->named_modules())
-            if (auto* linear = dynamic_cast<Linear*>(module.value().get()); linear && linear->weight.requires_grad())
+        for (const auto& module : split->named_modules()) {
+            if (auto* linear = dynamic_cast<Linear*>(module.value().get()); linear && linear->weight.requires_grad()) {
                 EXPECT_EQ(linear->weight.grad().abs().max().item<double>(), 0.0) << kind << " " << module.key();
+            }
+        }
         queue->run(0);
         const auto expected = gradsOf(*plain), got = gradsOf(*split);
         ASSERT_EQ(expected.size(), got.size()) << kind;
