@@ -115,14 +115,15 @@ int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
     if (!smallError.empty()) throw CliError("advise: the calibration probe " + calibration.label + " failed: " + smallError);
     const auto [largeRun, largeError] = probe(large, calibration.label + " at twice the global batch");
     if (!largeError.empty()) throw CliError("advise: the calibration probe " + calibration.label + " failed: " + largeError);
-    std::vector<MeasuredUnit> units;
-    for (const UnitTimeEvent& e : smallRun.unit_times) units.push_back({e.unit, e.forward_ms, e.backward_ms});
-    std::vector<MeasuredCollective> collectives;
+    CalibrationProbe probed;
+    for (const UnitTimeEvent& e : smallRun.unit_times) probed.units.push_back({e.unit, e.forward_ms, e.backward_ms});
     for (const CollectiveTimeEvent& e : smallRun.collective_times)
-        collectives.push_back({e.ranks, static_cast<double>(e.bytes), e.ms});
+        probed.collectives.push_back({e.ranks, static_cast<double>(e.bytes), e.ms});
+    probed.cpu_slots = sharedCpuSlots(small, machine);
+    const std::vector<MeasuredCollective>& collectives = probed.collectives;
     StepTimeModel model;
     try {
-        model = calibrateStepTime(small, smallRun.ms, large, largeRun.ms, units, collectives);
+        model = calibrateStepTime(small, smallRun.ms, large, largeRun.ms, probed);
     } catch (const std::invalid_argument& e) {
         throw CliError(std::string("advise: the calibration probe ") + calibration.label + " measured what cannot be used: " +
                        e.what());
@@ -199,6 +200,11 @@ int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
         }
         if (!model.unit_ms.empty())
             std::cout << "; compute from " << model.unit_ms.size() << " units' measured times";
+        if (model.cpu_slots > 0 && static_cast<double>(devices) > model.cpu_slots) {
+            std::snprintf(rates, sizeof rates, "; %lld ranks share cores that run %.0f at once",
+                          static_cast<long long>(devices), model.cpu_slots);
+            std::cout << rates;
+        }
         std::cout << "\n\n";
         TextTable t;
         t.addColumn("layout");

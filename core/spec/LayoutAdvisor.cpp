@@ -68,24 +68,36 @@ StepCost stepCost(const RunSpec& spec) {
 
 namespace {
 
-// Compute of one step from the units' times (`unitMs` for micro-batches of `unitMicroBatch`), before
-// the calibration's scale: the slowest pipeline stage's units per micro-batch, as many micro-batches
-// as the step has, stretched by the schedule's bubble; tensor parallelism divides each unit.
-// Negative when the times are not of this model's units.
-double unitComputeMs(const RunSpec& spec, const std::vector<double>& unitMs, int64_t unitMicroBatch, double bubble) {
+// Compute of one step from the model's units' times, before the calibration's scale: the slowest
+// pipeline stage's units per micro-batch, as many micro-batches as the step has, stretched by the
+// schedule's bubble; tensor parallelism divides each unit. On shared cores, at least the work of
+// every rank over the ranks they run at once. Negative when the times are not of this model's units.
+double unitComputeMs(const StepTimeModel& m, const RunSpec& spec, double bubble) {
     const ModelDims dims = resolveModel(spec.model);
     const std::vector<int> bounds = pipelineUnitBounds(spec, dims);
-    if (bounds.empty() || static_cast<size_t>(bounds.back()) != unitMs.size() || unitMicroBatch < 1) return -1;
+    if (bounds.empty() || static_cast<size_t>(bounds.back()) != m.unit_ms.size() || m.unit_micro_batch < 1) return -1;
+    // The times of ranks that timed their units side by side on fewer slots, as one rank alone.
+    const double alone = m.cpu_slots > 0 && static_cast<double>(m.unit_ranks) > m.cpu_slots
+                             ? m.cpu_slots / static_cast<double>(m.unit_ranks)
+                             : 1.0;
     const size_t pp = static_cast<size_t>(std::max<int64_t>(1, spec.parallel.pp));
     std::vector<double> stage(pp, 0.0);
+    double all = 0;
     for (size_t c = 0; c + 1 < bounds.size(); ++c)
-        for (int u = bounds[c]; u < bounds[c + 1]; ++u) stage[c % pp] += unitMs[static_cast<size_t>(u)];
-    const double slowest = *std::max_element(stage.begin(), stage.end());
-    const double perMicroBatch = slowest * static_cast<double>(spec.train.micro_batch) /
-                                 static_cast<double>(unitMicroBatch) /
-                                 static_cast<double>(std::max<int64_t>(1, spec.parallel.tp));
-    return perMicroBatch * static_cast<double>(std::max<int64_t>(1, spec.accumulation())) /
-           std::max(1e-6, 1.0 - bubble);
+        for (int u = bounds[c]; u < bounds[c + 1]; ++u) {
+            stage[c % pp] += m.unit_ms[static_cast<size_t>(u)];
+            all += m.unit_ms[static_cast<size_t>(u)];
+        }
+    const double scale = alone * static_cast<double>(spec.train.micro_batch) / static_cast<double>(m.unit_micro_batch);
+    const double tp = static_cast<double>(std::max<int64_t>(1, spec.parallel.tp));
+    const double microBatches = static_cast<double>(std::max<int64_t>(1, spec.accumulation()));
+    const double critical =
+        *std::max_element(stage.begin(), stage.end()) * scale / tp * microBatches / std::max(1e-6, 1.0 - bubble);
+    const double ranks = static_cast<double>(spec.worldSize());
+    if (m.cpu_slots <= 0 || ranks <= m.cpu_slots) return critical;
+    // Every replica's micro-batches through every unit (a unit's tensor-parallel parts together).
+    const double work = all * scale * microBatches * static_cast<double>(std::max<int64_t>(1, spec.parallel.dp));
+    return std::max(critical, work / m.cpu_slots);
 }
 
 } // namespace
@@ -105,7 +117,7 @@ double StepTimeModel::predictMs(const RunSpec& spec) const {
     if (unit_ms.empty()) return predictMs(cost);
     double units = -1;
     try {
-        units = unitComputeMs(spec, unit_ms, unit_micro_batch, cost.bubble);
+        units = unitComputeMs(*this, spec, cost.bubble);
     } catch (const std::invalid_argument&) {
         // No split of this layout to weigh the units by: its FLOPs say the compute.
     }
@@ -127,8 +139,7 @@ StepTimeModel calibrateStepTime(const StepCost& small, double smallMs, const Ste
 }
 
 StepTimeModel calibrateStepTime(const RunSpec& small, double smallMs, const RunSpec& large, double largeMs,
-                                const std::vector<MeasuredUnit>& units,
-                                const std::vector<MeasuredCollective>& collectives) {
+                                const CalibrationProbe& probe) {
     const StepCost smallCost = stepCost(small);
     StepTimeModel m = calibrateStepTime(smallCost, smallMs, stepCost(large), largeMs);
     // The small step's compute as the two steps separate it.
@@ -140,7 +151,7 @@ StepTimeModel calibrateStepTime(const RunSpec& small, double smallMs, const RunS
     // n ranks takes 2 (n - 1) ring steps and sends 2 (n - 1) / n of its buffer from each rank.
     std::vector<std::pair<double, double>> points; // bytes per rank, seconds
     double steps = 0;
-    for (const MeasuredCollective& c : collectives) {
+    for (const MeasuredCollective& c : probe.collectives) {
         if (c.ranks < 2 || !(c.ms >= 0) || !(c.bytes > 0)) continue;
         const double n = c.ranks;
         points.emplace_back(2.0 * (n - 1.0) / n * c.bytes, c.ms / 1000.0);
@@ -179,13 +190,25 @@ StepTimeModel calibrateStepTime(const RunSpec& small, double smallMs, const RunS
         }
     }
 
-    if (!units.empty()) {
-        m.unit_ms = meanUnitTimes(small, units);
+    if (!probe.units.empty()) {
+        m.unit_ms = meanUnitTimes(small, probe.units);
         m.unit_micro_batch = small.train.micro_batch;
-        const double raw = unitComputeMs(small, m.unit_ms, m.unit_micro_batch, smallCost.bubble);
+        m.cpu_slots = probe.cpu_slots;
+        // The trainer times the units of every rank of a stage at once (trainer/train/UnitTimer).
+        m.unit_ranks = small.worldSize() / std::max<int64_t>(1, small.parallel.pp);
+        const double raw = unitComputeMs(m, small, smallCost.bubble);
         m.unit_scale = raw > 0 ? computeMs / raw : 1.0;
     }
     return m;
+}
+
+double sharedCpuSlots(const RunSpec& spec, const MachineInfo& machine) {
+    if (spec.launch.device != Device::Cpu || spec.launch.target != Target::Local || machine.cores < 1) return 0;
+    const int64_t ranks = std::max<int64_t>(1, spec.processCount());
+    // threads_per_rank = 0 divides the cores among the ranks, at least one thread each.
+    const int64_t threads = spec.launch.threads_per_rank > 0 ? spec.launch.threads_per_rank
+                                                             : std::max<int64_t>(1, machine.cores / ranks);
+    return static_cast<double>(machine.cores) / static_cast<double>(threads);
 }
 
 RunSpec withGlobalBatchTimes(const RunSpec& spec, int64_t factor) {

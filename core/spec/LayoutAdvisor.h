@@ -36,6 +36,10 @@ struct MeasuredCollective {
 // measured time where the calibration had them (the slowest pipeline stage's units, per
 // micro-batch, stretched by the bubble; tensor parallelism divides them), else FLOPs over a rate.
 // Communication: the bytes a rank sends over the bandwidth, plus a latency per ring step.
+//
+// Ranks that share a machine's cores (more local CPU ranks than the cores run at once) cannot all
+// compute at once: there a step's compute is at least the work of all its ranks over the ranks the
+// cores run at once, and a pipeline's idle stages leave their cores to the busy ones.
 struct StepTimeModel {
     double flops_per_s = 0;
     double bytes_per_s = 0;     // infinite: communication measured as free
@@ -43,6 +47,8 @@ struct StepTimeModel {
     std::vector<double> unit_ms; // forward + backward of one micro-batch of `unit_micro_batch` per unit
     int64_t unit_micro_batch = 0;
     double unit_scale = 1;       // the calibration step's compute over what its units' times add up to
+    double cpu_slots = 0;        // ranks the shared cores run at once; 0: a device for each rank
+    int64_t unit_ranks = 1;      // ranks that timed their units at the same time, sharing those slots
 
     double commMs(const StepCost& cost) const;
     double predictMs(const StepCost& cost) const; // compute from FLOPs
@@ -59,9 +65,17 @@ StepTimeModel calibrateStepTime(const StepCost& small, double smallMs, const Ste
 // the two-step estimate of the communication, the rest of the small step being compute) and each
 // unit's time at `small`'s micro-batch (meanUnitTimes), which then weighs the compute. Throws
 // std::invalid_argument as meanUnitTimes does.
+struct CalibrationProbe {
+    std::vector<MeasuredUnit> units;             // telemetry.unit_times of the small step's run
+    std::vector<MeasuredCollective> collectives; // telemetry.collective_times of it
+    double cpu_slots = 0;                        // as StepTimeModel::cpu_slots
+};
 StepTimeModel calibrateStepTime(const RunSpec& small, double smallMs, const RunSpec& large, double largeMs,
-                                const std::vector<MeasuredUnit>& units,
-                                const std::vector<MeasuredCollective>& collectives);
+                                const CalibrationProbe& probe);
+
+// Ranks of `spec` that `machine`'s cores run at once when they share them (local CPU ranks, more
+// threads than cores): its cores over each rank's threads; 0 for ranks with devices of their own.
+double sharedCpuSlots(const RunSpec& spec, const MachineInfo& machine);
 
 // One layout of the advisor: the spec with that layout, or why it is not one.
 struct LayoutOption {

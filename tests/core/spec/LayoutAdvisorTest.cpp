@@ -99,7 +99,7 @@ TEST(StepTimeModel, TimedAllReducesGiveTheLatencyAndTheBandwidth) {
     std::vector<MeasuredCollective> timed;
     for (double bytes : {8192.0, 131072.0, 1048576.0, 8388608.0})
         timed.push_back({4, bytes, 1000.0 * (6 * hop + 1.5 * bytes / bandwidth)});
-    const StepTimeModel m = calibrateStepTime(small, 100.0, large, 180.0, {}, timed);
+    const StepTimeModel m = calibrateStepTime(small, 100.0, large, 180.0, {{}, timed});
     EXPECT_NEAR(m.hop_latency_s, hop, hop * 1e-6);
     EXPECT_NEAR(m.bytes_per_s, bandwidth, bandwidth * 1e-6);
     EXPECT_TRUE(m.unit_ms.empty());
@@ -111,7 +111,7 @@ TEST(StepTimeModel, TimedAllReducesGiveTheLatencyAndTheBandwidth) {
     std::vector<MeasuredCollective> slow = timed;
     for (MeasuredCollective& c : slow) c.ms *= 1e4;
     const StepTimeModel twoSteps = calibrateStepTime(stepCost(small), 100.0, stepCost(large), 180.0);
-    const StepTimeModel kept = calibrateStepTime(small, 100.0, large, 180.0, {}, slow);
+    const StepTimeModel kept = calibrateStepTime(small, 100.0, large, 180.0, {{}, slow});
     EXPECT_EQ(kept.hop_latency_s, 0);
     EXPECT_DOUBLE_EQ(kept.flops_per_s, twoSteps.flops_per_s);
 
@@ -123,7 +123,7 @@ TEST(StepTimeModel, TimedAllReducesGiveTheLatencyAndTheBandwidth) {
     EXPECT_GT(cost.hops * hop, cost.bytes() / bandwidth) << "latency is most of it for activations this small";
 
     // Times that fall with size leave a bandwidth that costs nothing, never a negative one.
-    const StepTimeModel odd = calibrateStepTime(small, 100.0, large, 180.0, {}, {{4, 1e3, 5.0}, {4, 1e6, 1.0}});
+    const StepTimeModel odd = calibrateStepTime(small, 100.0, large, 180.0, {{}, {{4, 1e3, 5.0}, {4, 1e6, 1.0}}});
     EXPECT_TRUE(std::isinf(odd.bytes_per_s));
     EXPECT_GE(odd.hop_latency_s, 0);
 }
@@ -144,7 +144,7 @@ TEST(StepTimeModel, UnitTimesWeighTheSlowestStage) {
             const double ms = u == 5 ? 20.0 + replica : u == 0 ? 1.0 : 2.0;
             unitMs.push_back({u, ms / 4, ms * 3 / 4});
         }
-    const StepTimeModel m = calibrateStepTime(small, 100.0, large, 180.0, unitMs, {});
+    const StepTimeModel m = calibrateStepTime(small, 100.0, large, 180.0, {unitMs, {}});
     ASSERT_EQ(m.unit_ms.size(), 6u);
     EXPECT_DOUBLE_EQ(m.unit_ms[5], 21.5) << "replicas are averaged";
     EXPECT_EQ(m.unit_micro_batch, 2);
@@ -171,9 +171,63 @@ TEST(StepTimeModel, UnitTimesWeighTheSlowestStage) {
     EXPECT_NEAR(m.predictMs(tp) - m.commMs(tpCost), m.unit_scale * 30.5 / 2 * 4, 1e-9);
 
     // Times of units the model does not have are refused.
-    EXPECT_THROW(calibrateStepTime(small, 100.0, large, 180.0, {{6, 1.0, 1.0}}, {}), std::invalid_argument);
-    EXPECT_THROW(calibrateStepTime(small, 100.0, large, 180.0, {{0, 1.0, 1.0}}, {}), std::invalid_argument)
+    EXPECT_THROW(calibrateStepTime(small, 100.0, large, 180.0, {{{6, 1.0, 1.0}}, {}}), std::invalid_argument);
+    EXPECT_THROW(calibrateStepTime(small, 100.0, large, 180.0, {{{0, 1.0, 1.0}}, {}}), std::invalid_argument)
         << "the other units have none";
+}
+
+// Four ranks on two cores: the calibration's units were timed four at a time, a step computes at
+// least every rank's work over two, and a pipeline's idle stages do not hold their cores, so four
+// stages cost about what four replicas do rather than their bubble's stretch.
+TEST(StepTimeModel, RanksSharingCoresComputeNoFasterThanTheCoresDoTheirWork) {
+    RunSpec small = gpt();
+    small.model.layers = 4;
+    small.train.global_batch = 8;
+    small.parallel.dp = 4; // one micro-batch of 2 each
+    const RunSpec large = withGlobalBatchTimes(small, 2);
+    std::vector<MeasuredUnit> units;
+    for (int u = 0; u < 6; ++u) units.push_back({u, 1.0, 2.0}); // 3 ms each, timed four at a time
+    CalibrationProbe probe{units, {}, 2.0};
+    const StepTimeModel shared = calibrateStepTime(small, 100.0, large, 180.0, probe);
+    probe.cpu_slots = 0;
+    const StepTimeModel devices = calibrateStepTime(small, 100.0, large, 180.0, probe);
+    EXPECT_EQ(shared.unit_ranks, 4);
+    const auto compute = [](const StepTimeModel& m, const RunSpec& s) { return m.predictMs(s) - m.commMs(stepCost(s)); };
+    // Both come out as the calibration measured it (80 ms of compute).
+    EXPECT_NEAR(compute(shared, small), 80.0, 1e-9);
+    EXPECT_NEAR(compute(devices, small), 80.0, 1e-9);
+
+    RunSpec pp = small;
+    pp.parallel.dp = 1;
+    pp.parallel.pp = 4; // 4 micro-batches; stages of 6, 3, 3, 6 ms (the embedding and the head ride along)
+    const double bubble = stepCost(pp).bubble;
+    ASSERT_GT(bubble, 0.4);
+    // A device per rank: the slowest stage (6 ms) per micro-batch, stretched by the bubble.
+    EXPECT_NEAR(compute(devices, pp), devices.unit_scale * 6.0 * 4 / (1 - bubble), 1e-9);
+    // Shared cores: the units alone take half the time they did four at a time on two cores. The
+    // stretched stage (3 ms, 4 micro-batches over 1 - bubble) is more than the work over the two
+    // slots (4 micro-batches of 9 ms, 18 ms), and far less than with a device per rank.
+    EXPECT_NEAR(compute(shared, pp), shared.unit_scale * 3.0 * 4 / (1 - bubble), 1e-9);
+    EXPECT_GT(3.0 * 4 / (1 - bubble), 9.0 * 4 / 2);
+    EXPECT_LT(compute(shared, pp), compute(devices, pp) / 1.9);
+    // Two replicas of two stages: the work over the slots (2 x 2 micro-batches of 9 ms, 18 ms) is
+    // more than the stretched stage (4.5 ms twice over 2/3, 13.5 ms): as much as four replicas.
+    RunSpec dpPp = small;
+    dpPp.parallel.dp = 2;
+    dpPp.parallel.pp = 2;
+    EXPECT_NEAR(compute(shared, dpPp), shared.unit_scale * 18.0, 1e-9);
+    EXPECT_NEAR(compute(shared, dpPp), compute(shared, small), 1e-9);
+
+    // No sharing where the ranks fit the cores, or with devices.
+    MachineInfo two;
+    two.cores = 2;
+    RunSpec local = small;
+    local.launch.threads_per_rank = 1;
+    EXPECT_DOUBLE_EQ(sharedCpuSlots(local, two), 2.0);
+    local.launch.threads_per_rank = 0;
+    EXPECT_DOUBLE_EQ(sharedCpuSlots(local, two), 2.0) << "one thread each for four ranks";
+    local.launch.device = Device::Cuda;
+    EXPECT_EQ(sharedCpuSlots(local, two), 0);
 }
 
 TEST(LayoutOptions, EveryShapeOfTheDevicesWithItsZeroStagesAndWhyNot) {
