@@ -815,6 +815,13 @@ void NewRunPage::followProbe(ProbeCommand* command, const ProbeRow& row, const Q
     });
 }
 
+void NewRunPage::showProbeStarted(const ProbeRow& row, const QString& stop, const QString& status) {
+    row.use->hide();
+    row.button->setText(stop);
+    row.status->setText(status);
+    row.status->show();
+}
+
 bool NewRunPage::stopProbe(ProbeCommand* command, QLabel* status) {
     if (!command->isRunning()) return false;
     command->stop();
@@ -823,21 +830,18 @@ bool NewRunPage::stopProbe(ProbeCommand* command, QLabel* status) {
 }
 
 void NewRunPage::addFitRow(QFormLayout* form) {
-    const ProbeRow row = probeRow(tr("Find the largest micro-batch"),
-                                  tr("Short probe runs of this spec on its target (parallax-cli fit): micro-batch 1, 2, "
-                                     "4, ... then bisection, with and without activation checkpointing, each probe's "
-                                     "peak memory measured"));
-    m_fitButton = row.button;
-    m_fitUse = row.use;
-    m_fitStatus = row.status;
-    m_fitStatus->setObjectName(QStringLiteral("fit.status"));
-    form->addRow(QString(), row.widget);
+    m_fitRow = probeRow(tr("Find the largest micro-batch"),
+                        tr("Short probe runs of this spec on its target (parallax-cli fit): micro-batch 1, 2, 4, ... "
+                           "then bisection, with and without activation checkpointing, each probe's peak memory "
+                           "measured"));
+    m_fitRow.status->setObjectName(QStringLiteral("fit.status"));
+    form->addRow(QString(), m_fitRow.widget);
 
     m_fit = new FitRunner(this);
-    connect(m_fitButton, &QPushButton::clicked, this, &NewRunPage::startOrStopFit);
-    followProbe(m_fit, row, tr("Find the largest micro-batch"));
+    connect(m_fitRow.button, &QPushButton::clicked, this, &NewRunPage::startOrStopFit);
+    followProbe(m_fit, m_fitRow, tr("Find the largest micro-batch"));
     connect(m_fit, &FitRunner::finished, this, [this](const FitRunner::Result& r) {
-        m_fitButton->setText(tr("Find the largest micro-batch"));
+        m_fitRow.button->setText(tr("Find the largest micro-batch"));
         m_fitAnswer = FitAnswer{};
         m_fitAnswer.known = true;
         m_fitAnswer.largest = r.largest;
@@ -847,7 +851,7 @@ void NewRunPage::addFitRow(QFormLayout* form) {
             m_fitAnswer.peakWithCheckpointing = p->peakBytes;
         showFitResult();
     });
-    connect(m_fitUse, &QPushButton::clicked, this, [this] {
+    connect(m_fitRow.use, &QPushButton::clicked, this, [this] {
         const bool checkpointing = m_model->spec().train.activation_checkpointing;
         const qint64 size = checkpointing ? m_fitAnswer.largestWithCheckpointing : m_fitAnswer.largest;
         if (size <= 0) return;
@@ -862,8 +866,8 @@ void NewRunPage::addFitRow(QFormLayout* form) {
 }
 
 void NewRunPage::startOrStopFit() {
-    if (stopProbe(m_fit, m_fitStatus)) return;
-    const QString specPath = probeSpecFile(m_fitStatus);
+    if (stopProbe(m_fit, m_fitRow.status)) return;
+    const QString specPath = probeSpecFile(m_fitRow.status);
     if (specPath.isEmpty()) return;
     FitRunner::Options options;
     // Larger than a replica's share of the global batch is of no use without another global batch.
@@ -873,10 +877,7 @@ void NewRunPage::startOrStopFit() {
     if (m_model->spec().launch.device == Device::Cuda) options.memoryLimitBytes = m_model->cudaMemoryGiB() * 1073741824.0;
     m_fit->setStorePath(m_storePath);
     m_fitAnswer = FitAnswer{};
-    m_fitUse->hide();
-    m_fitButton->setText(tr("Stop fit"));
-    m_fitStatus->setText(tr("Starting the probes…"));
-    m_fitStatus->show();
+    showProbeStarted(m_fitRow, tr("Stop fit"), tr("Starting the probes…"));
     m_fit->start(specPath, options);
 }
 
@@ -891,16 +892,12 @@ QString NewRunPage::probeSpecFile(QLabel* status) {
 }
 
 void NewRunPage::addAdviceRow(QFormLayout* form) {
-    const ProbeRow probe = probeRow(tr("Try the top 3 layouts"),
-                                    tr("Every dp × tp × pp × ZeRO of the spec's processes ranked by a step-time model "
-                                       "calibrated on them, and the three best of different shapes run side by side "
-                                       "(parallax-cli advise)"));
-    QWidget* row = probe.widget;
-    m_adviceButton = probe.button;
-    m_adviceUse = probe.use;
-    m_adviceStatus = probe.status;
+    m_adviceRow = probeRow(tr("Try the top 3 layouts"),
+                           tr("Every dp × tp × pp × ZeRO of the spec's processes ranked by a step-time model "
+                              "calibrated on them, and the three best of different shapes run side by side "
+                              "(parallax-cli advise)"));
     m_adviceModel = new LayoutAdviceModel(this);
-    auto* view = new QTableView(row);
+    auto* view = new QTableView(m_adviceRow.widget);
     view->setModel(m_adviceModel);
     view->verticalHeader()->hide();
     view->horizontalHeader()->setStretchLastSection(true);
@@ -908,64 +905,58 @@ void NewRunPage::addAdviceRow(QFormLayout* form) {
     view->setMinimumHeight(160);
     view->hide();
     m_adviceView = view;
-    probe.layout->addWidget(view);
-    form->addRow(QString(), row);
+    m_adviceRow.layout->addWidget(view);
+    form->addRow(QString(), m_adviceRow.widget);
 
     m_advise = new AdviseRunner(this);
-    connect(m_adviceButton, &QPushButton::clicked, this, &NewRunPage::startOrStopAdvice);
-    followProbe(m_advise, probe, tr("Try the top 3 layouts"));
+    connect(m_adviceRow.button, &QPushButton::clicked, this, &NewRunPage::startOrStopAdvice);
+    followProbe(m_advise, m_adviceRow, tr("Try the top 3 layouts"));
     connect(m_advise, &AdviseRunner::finished, this, [this](const QVector<LayoutAdviceRow>& rows) {
-        m_adviceButton->setText(tr("Try the top 3 layouts"));
+        m_adviceRow.button->setText(tr("Try the top 3 layouts"));
         m_adviceModel->setRows(rows);
         m_adviceView->show();
         const std::optional<LayoutAdviceRow> best = m_adviceModel->best();
-        m_adviceStatus->setText(best ? tr("Fastest measured: %1 at %2 tokens/s")
-                                           .arg(best->label, QLocale().toString(best->tokensPerS, 'f', 0))
-                                     : tr("No layout could be measured; the table says why"));
-        m_adviceUse->setText(best ? tr("Use %1").arg(best->label) : QString());
-        m_adviceUse->setVisible(best && best->label != q(layoutLabel(m_model->spec().parallel)));
+        m_adviceRow.status->setText(best ? tr("Fastest measured: %1 at %2 tokens/s")
+                                               .arg(best->label, QLocale().toString(best->tokensPerS, 'f', 0))
+                                         : tr("No layout could be measured; the table says why"));
+        m_adviceRow.use->setText(best ? tr("Use %1").arg(best->label) : QString());
+        m_adviceRow.use->setVisible(best && best->label != q(layoutLabel(m_model->spec().parallel)));
     });
-    connect(m_adviceUse, &QPushButton::clicked, this, [this] {
+    connect(m_adviceRow.use, &QPushButton::clicked, this, [this] {
         const std::optional<LayoutAdviceRow> best = m_adviceModel->best();
         if (!best) return;
         const QString label = best->label;
         m_model->edit(QStringLiteral("parallel.dp"), [label](RunSpec& s) {
             if (applyLayoutLabel(label, s)) s.train.micro_batch = usableMicroBatch(s, s.train.micro_batch);
         });
-        m_adviceUse->hide();
+        m_adviceRow.use->hide();
     });
 }
 
 void NewRunPage::startOrStopAdvice() {
-    if (stopProbe(m_advise, m_adviceStatus)) return;
-    m_adviceStatus->show();
-    const QString specPath = probeSpecFile(m_adviceStatus);
+    if (stopProbe(m_advise, m_adviceRow.status)) return;
+    const QString specPath = probeSpecFile(m_adviceRow.status);
     if (specPath.isEmpty()) return;
     const RunSpec& spec = m_model->spec();
     m_advise->setStorePath(m_storePath);
-    m_adviceUse->hide();
-    m_adviceButton->setText(tr("Stop"));
-    m_adviceStatus->setText(tr("Calibrating on the spec's %1 processes…").arg(spec.processCount()));
+    showProbeStarted(m_adviceRow, tr("Stop"), tr("Calibrating on the spec's %1 processes…").arg(spec.processCount()));
     m_advise->start(specPath, spec.processCount(), 3,
                     spec.launch.device == Device::Cuda ? m_model->cudaMemoryGiB() * 1073741824.0 : 0.0);
 }
 
 void NewRunPage::addBalanceRow(QFormLayout* form) {
-    const ProbeRow row = probeRow(tr("Balance the stages by measured time"),
-                                  tr("A short probe run of this spec on its target (parallax-cli balance): every unit's "
-                                     "forward and backward timed on its stage, then the split of the blocks whose "
-                                     "slowest stage is fastest"));
-    m_balanceButton = row.button;
-    m_balanceUse = row.use;
-    m_balanceStatus = row.status;
-    m_balanceStatus->setObjectName(QStringLiteral("balance.status"));
-    addRow(form, QString(), kStageBalanceKey, row.widget, [] {});
+    m_balanceRow = probeRow(tr("Balance the stages by measured time"),
+                            tr("A short probe run of this spec on its target (parallax-cli balance): every unit's "
+                               "forward and backward timed on its stage, then the split of the blocks whose slowest "
+                               "stage is fastest"));
+    m_balanceRow.status->setObjectName(QStringLiteral("balance.status"));
+    addRow(form, QString(), kStageBalanceKey, m_balanceRow.widget, [] {});
 
     m_balance = new BalanceRunner(this);
-    connect(m_balanceButton, &QPushButton::clicked, this, &NewRunPage::startOrStopBalance);
-    followProbe(m_balance, row, tr("Balance the stages by measured time"));
+    connect(m_balanceRow.button, &QPushButton::clicked, this, &NewRunPage::startOrStopBalance);
+    followProbe(m_balance, m_balanceRow, tr("Balance the stages by measured time"));
     connect(m_balance, &BalanceRunner::finished, this, [this](const BalanceRunner::Result& r) {
-        m_balanceButton->setText(tr("Balance the stages by measured time"));
+        m_balanceRow.button->setText(tr("Balance the stages by measured time"));
         m_balanceAnswer = BalanceAnswer{};
         m_balanceAnswer.known = true;
         m_balanceAnswer.key = m_balanceStartedKey;
@@ -977,7 +968,7 @@ void NewRunPage::addBalanceRow(QFormLayout* form) {
         }
         showBalanceResult();
     });
-    connect(m_balanceUse, &QPushButton::clicked, this, [this] {
+    connect(m_balanceRow.use, &QPushButton::clicked, this, [this] {
         if (!m_balanceAnswer.known || m_balanceAnswer.key != balanceKey(m_model->spec())) return;
         const std::vector<int64_t> layers(m_balanceAnswer.layers.begin(), m_balanceAnswer.layers.end());
         m_model->edit(QStringLiteral("parallel.stage_layers"), [layers](RunSpec& s) {
@@ -989,16 +980,13 @@ void NewRunPage::addBalanceRow(QFormLayout* form) {
 }
 
 void NewRunPage::startOrStopBalance() {
-    if (stopProbe(m_balance, m_balanceStatus)) return;
-    const QString specPath = probeSpecFile(m_balanceStatus);
+    if (stopProbe(m_balance, m_balanceRow.status)) return;
+    const QString specPath = probeSpecFile(m_balanceRow.status);
     if (specPath.isEmpty()) return;
     m_balanceStartedKey = balanceKey(m_model->spec());
     m_balance->setStorePath(m_storePath);
     m_balanceAnswer = BalanceAnswer{};
-    m_balanceUse->hide();
-    m_balanceButton->setText(tr("Stop balance"));
-    m_balanceStatus->setText(tr("Starting the probe…"));
-    m_balanceStatus->show();
+    showProbeStarted(m_balanceRow, tr("Stop balance"), tr("Starting the probe…"));
     m_balance->start(specPath);
 }
 
@@ -1008,9 +996,9 @@ void NewRunPage::showBalanceResult() {
     const RunSpec& s = m_model->spec();
     if (a.key != balanceKey(s)) {
         // Measured for another model, layout or micro-batch: of no use to this one.
-        m_balanceStatus->setText(tr("The split measured before (%1) was for another model, layout or micro-batch; "
+        m_balanceRow.status->setText(tr("The split measured before (%1) was for another model, layout or micro-batch; "
                                     "balance again").arg(splitText(a.layers)));
-        m_balanceUse->hide();
+        m_balanceRow.use->hide();
         return;
     }
     double slowestBefore = 0, slowest = 0;
@@ -1026,10 +1014,10 @@ void NewRunPage::showBalanceResult() {
         text += QChar('\n') + tr("The spec's split is already the one whose slowest stage is fastest.");
     else if (inForm == a.layers)
         text += QChar('\n') + tr("The form splits the stages this way now (parallel.stage_layers).");
-    m_balanceStatus->setText(text);
-    m_balanceStatus->show();
-    m_balanceUse->setText(tr("Use %1").arg(splitText(a.layers)));
-    m_balanceUse->setVisible(inForm != a.layers && a.layers != a.layersBefore);
+    m_balanceRow.status->setText(text);
+    m_balanceRow.status->show();
+    m_balanceRow.use->setText(tr("Use %1").arg(splitText(a.layers)));
+    m_balanceRow.use->setVisible(inForm != a.layers && a.layers != a.layersBefore);
 }
 
 void NewRunPage::showFitResult() {
@@ -1037,15 +1025,15 @@ void NewRunPage::showFitResult() {
     const auto part = [](qint64 size, double peak) {
         return size > 0 ? tr("%1 (peak %2)").arg(size).arg(q(formatBytes(peak))) : tr("none fits");
     };
-    m_fitStatus->setText(tr("Largest micro-batch: %1 without activation checkpointing, %2 with it")
+    m_fitRow.status->setText(tr("Largest micro-batch: %1 without activation checkpointing, %2 with it")
                              .arg(part(m_fitAnswer.largest, m_fitAnswer.peak),
                                   part(m_fitAnswer.largestWithCheckpointing, m_fitAnswer.peakWithCheckpointing)));
-    m_fitStatus->show();
+    m_fitRow.status->show();
     const RunSpec& s = m_model->spec();
     const qint64 fits = s.train.activation_checkpointing ? m_fitAnswer.largestWithCheckpointing : m_fitAnswer.largest;
     const int64_t size = fits > 0 ? usableMicroBatch(s, fits) : 0;
-    m_fitUse->setText(tr("Use %1").arg(size));
-    m_fitUse->setVisible(size > 0 && size != s.train.micro_batch);
+    m_fitRow.use->setText(tr("Use %1").arg(size));
+    m_fitRow.use->setVisible(size > 0 && size != s.train.micro_batch);
 }
 
 void NewRunPage::addDerivedRows(QFormLayout* form) {

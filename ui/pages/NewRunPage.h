@@ -102,23 +102,23 @@ public:
     // "Find the largest micro-batch": parallax-cli fit on the spec as the form has it; its answer for
     // the spec's activation checkpointing goes into the form with "Use".
     FitRunner* fitRunner() const { return m_fit; }
-    QPushButton* fitButton() const { return m_fitButton; }
-    QPushButton* fitUseButton() const { return m_fitUse; }
-    QLabel* fitStatusLabel() const { return m_fitStatus; }
+    QPushButton* fitButton() const { return m_fitRow.button; }
+    QPushButton* fitUseButton() const { return m_fitRow.use; }
+    QLabel* fitStatusLabel() const { return m_fitRow.status; }
     // "Balance the stages by measured time": parallax-cli balance on the spec as the form has it; each
     // stage's time on the spec's split and on the balanced one, which "Use" puts in the form
     // (parallel.stage_layers, stage_split = "profile"). Shown for a pipeline (pp > 1).
     BalanceRunner* balanceRunner() const { return m_balance; }
-    QPushButton* balanceButton() const { return m_balanceButton; }
-    QPushButton* balanceUseButton() const { return m_balanceUse; }
-    QLabel* balanceStatusLabel() const { return m_balanceStatus; }
+    QPushButton* balanceButton() const { return m_balanceRow.button; }
+    QPushButton* balanceUseButton() const { return m_balanceRow.use; }
+    QLabel* balanceStatusLabel() const { return m_balanceRow.status; }
     // "Try the top 3 layouts": parallax-cli advise on the spec's devices; "Use" sets the fastest
     // measured layout.
     AdviseRunner* adviseRunner() const { return m_advise; }
     LayoutAdviceModel* adviceModel() const { return m_adviceModel; }
-    QPushButton* adviceButton() const { return m_adviceButton; }
-    QPushButton* adviceUseButton() const { return m_adviceUse; }
-    QLabel* adviceStatusLabel() const { return m_adviceStatus; }
+    QPushButton* adviceButton() const { return m_adviceRow.button; }
+    QPushButton* adviceUseButton() const { return m_adviceRow.use; }
+    QLabel* adviceStatusLabel() const { return m_adviceRow.status; }
     QLabel* messageLabel() const { return m_message; }
     QString microBatchesText() const;
 
@@ -185,6 +185,8 @@ private:
     void followProbe(ProbeCommand* command, const ProbeRow& row, const QString& action);
     // Stops the command if it runs (true), saying so in `status`.
     bool stopProbe(ProbeCommand* command, QLabel* status);
+    // The row while its command runs: its button says `stop`, its status line `status`, no "Use".
+    void showProbeStarted(const ProbeRow& row, const QString& stop, const QString& status);
     void addFitRow(QFormLayout* form);
     void addAdviceRow(QFormLayout* form);
     void startOrStopAdvice();
@@ -268,19 +270,13 @@ private:
     QToolButton* m_copy = nullptr;
     QPushButton* m_launch = nullptr;
     FitRunner* m_fit = nullptr;
-    QPushButton* m_fitButton = nullptr;
-    QPushButton* m_fitUse = nullptr;
-    QLabel* m_fitStatus = nullptr;
+    ProbeRow m_fitRow;
     AdviseRunner* m_advise = nullptr;
     LayoutAdviceModel* m_adviceModel = nullptr;
-    QPushButton* m_adviceButton = nullptr;
-    QPushButton* m_adviceUse = nullptr;
-    QLabel* m_adviceStatus = nullptr;
+    ProbeRow m_adviceRow;
     QWidget* m_adviceView = nullptr;
     BalanceRunner* m_balance = nullptr;
-    QPushButton* m_balanceButton = nullptr;
-    QPushButton* m_balanceUse = nullptr;
-    QLabel* m_balanceStatus = nullptr;
+    ProbeRow m_balanceRow;
     // The balance probe's answer and the spec it was found for (balanceKey in the .cpp).
     struct BalanceAnswer {
         QVector<qint64> layersBefore, layers;
