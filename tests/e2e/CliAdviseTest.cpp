@@ -99,6 +99,8 @@ TEST(CliAdvise, RanksEveryLayoutOfFourRanksAndTriesTheBestSideBySide) {
 
 // What the calibration probe measures besides its steps, in a run of its own on two ranks: each
 // unit's time on every rank and all-reduces of every probe size over the world, kept with the run.
+// (Not how long each takes: on a loaded machine a small all-reduce waits for the scheduler longer
+// than a large one takes.)
 TEST(CliAdvise, ARunTimesItsUnitsAndAllReducesWhenAsked) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";
@@ -123,7 +125,6 @@ TEST(CliAdvise, ARunTimesItsUnitsAndAllReducesWhenAsked) {
         EXPECT_EQ(collectives[i].op, "all_reduce");
         EXPECT_GT(collectives[i].ms, 0);
     }
-    EXPECT_GT(collectives.back().ms, collectives.front().ms) << "a thousand times the bytes takes longer";
 
     // The embedding, four blocks and the head, on each of the two ranks.
     const std::vector<parallax::UnitTimeEvent> units = db.events<parallax::UnitTimeEvent>(run->id);

@@ -122,8 +122,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     PipelineEngine::Result r;
     {
         // bf16 compute with fp32 parameters, gradients and optimizer state.
-        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16,
-                                       m_device.is_cuda() && m_spec.train.precision == Precision::Bf16);
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, bf16Autocast());
         r = m_engine->runStep(micro, globalCount, step, recordSpans ? m_spanTimer.get() : nullptr,
                               [&reducer] { reducer.afterMicroBatch(); });
     }
@@ -290,9 +289,13 @@ TrainResult Trainer::run() {
     m_reporter->logBreakdown();
     result.steps_done = step;
     result.checkpoint = saveCheckpoint(step);
-    // After the checkpoint: timing the units leaves gradients in the parameters.
-    if (m_spec.telemetry.unit_times && result.status == "succeeded")
+    // After the checkpoint: timing the units leaves gradients in the parameters. In the precision
+    // the steps ran in: the kept inputs are what bf16 products returned, and their time is the
+    // step's.
+    if (m_spec.telemetry.unit_times && result.status == "succeeded") {
+        compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, bf16Autocast());
         for (const UnitTimeEvent& e : timeUnits(*m_engine, m_groups, m_device, 3)) m_out.emit(e);
+    }
     if (m_spec.telemetry.collective_times && result.status == "succeeded")
         for (const CollectiveTimeEvent& e : timeCollectives(m_groups, m_device, collectiveProbeBytes(), 5)) m_out.emit(e);
     return result;

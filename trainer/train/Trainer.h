@@ -59,6 +59,8 @@ public:
     TrainResult run();
 
 private:
+    // bf16 compute with fp32 parameters, gradients and optimizer state: bf16 autocast on a GPU.
+    bool bf16Autocast() const { return m_device.is_cuda() && m_spec.train.precision == Precision::Bf16; }
     // The model, its parallelism (parallelize), the optimizer and the data.
     void setup();
     void resume();

@@ -102,6 +102,28 @@ TEST(WorkerGpu, OneGpuTrainsInBf16AndReportsThroughput) {
     EXPECT_TRUE(mentions(run, "cuda:0")) << run.output;
 }
 
+// The probes' timings after the last step (parallax-cli balance and advise), in bf16 as the steps
+// ran: every unit of the model (embedding, 4 blocks, head) and an all-reduce of every probe size.
+TEST(WorkerGpu, TimesItsUnitsAndAllReducesInBf16AfterTheSteps) {
+    const std::string missing = missingGpus(1);
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    prepareEnvironment();
+    GpuLayout single{"timed", 1, 1, 1, 0, "1f1b"};
+    const WorkerRun run = runWorker(gpuSpec(single) + "unit_times = true\ncollective_times = true\n", 1, runDir("timed"));
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    EXPECT_EQ(run.endStatus, "succeeded") << run.endReason;
+    ASSERT_EQ(run.unit_times.size(), 6u) << run.output;
+    for (const UnitTimeEvent& u : run.unit_times) {
+        EXPECT_GT(u.forward_ms, 0) << "unit " << u.unit << " (" << u.kind << ")";
+        EXPECT_GT(u.backward_ms, 0) << "unit " << u.unit << " (" << u.kind << ")";
+    }
+    ASSERT_EQ(run.collective_times.size(), 4u) << run.output;
+    for (const CollectiveTimeEvent& c : run.collective_times) {
+        EXPECT_EQ(c.ranks, 1);
+        EXPECT_GE(c.ms, 0) << c.bytes << " bytes";
+    }
+}
+
 class WorkerGpuLayout : public ::testing::TestWithParam<GpuLayout> {};
 
 TEST_P(WorkerGpuLayout, TrainsLikeOneGpu) {

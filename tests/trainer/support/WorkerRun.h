@@ -14,6 +14,8 @@ struct WorkerRun {
     int exitCode = -1;
     std::vector<StepEvent> steps;
     std::vector<SpanEvent> spans;
+    std::vector<UnitTimeEvent> unit_times;             // telemetry.unit_times
+    std::vector<CollectiveTimeEvent> collective_times; // telemetry.collective_times
     std::vector<std::string> logs;      // log events and plain lines
     std::string endStatus;              // run_end status
     std::string endReason;
