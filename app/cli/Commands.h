@@ -119,6 +119,11 @@ void startBackgroundAttach(const std::string& storePath, int64_t run);
 // Imports the rows of RUN that its output.log holds past what the store has (OutputImport.h).
 int importCommand(const std::string& storePath, const std::string& run);
 
+// The tensors of a safetensors checkpoint (a file, an index, or a model folder as transformers or
+// diffusers save it): names, dtypes, shapes, counts per dtype, parameters, bytes, and the model the
+// folder's config names. Reads headers only. `summary`: leave out the list of tensors.
+int inspectCommand(const std::string& path, bool summary);
+
 // Shared by the commands.
 RunRecord requireRun(const RunStore& store, const std::string& idOrName);
 std::string thisHost();

@@ -2,6 +2,7 @@
 
 #include "app/cli/CliError.h"
 #include "core/spec/Estimates.h"
+#include "core/util/ScaledNumber.h"
 
 #include <cctype>
 #include <charconv>
@@ -69,25 +70,13 @@ std::string formatExact(double value) {
 }
 
 double parseByteSize(const std::string& text, const std::string& option) {
-    size_t used = 0;
-    double value = 0;
-    try {
-        value = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    std::string unit = text.substr(used);
-    unit.erase(0, unit.find_first_not_of(' '));
-    for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const std::pair<const char*, double> units[] = {
+    static const std::vector<std::pair<std::string, double>> units = {
         {"", 1},           {"b", 1},
         {"k", 1024.0},     {"kib", 1024.0},
         {"m", 1048576.0},  {"mib", 1048576.0},
         {"g", 1073741824.0}, {"gib", 1073741824.0},
         {"t", 1099511627776.0}, {"tib", 1099511627776.0}};
-    if (used > 0 && std::isfinite(value) && value > 0)
-        for (const auto& [name, scale] : units)
-            if (unit == name) return value * scale;
+    if (const auto bytes = parseScaledNumber(text, units)) return *bytes;
     throw CliError(option + " \"" + text + "\" is not a size; write e.g. 24GiB, 800MiB or a number of bytes",
                    ExitCode::Usage);
 }

@@ -141,6 +141,15 @@ int main(int argc, char** argv) {
         "import", "Bring into the store the rows of RUN that only its output.log holds (its supervisor ended early)");
     import->add_option("run", importRun, "RUN")->required();
 
+    std::string inspectPath;
+    bool inspectSummary = false;
+    CLI::App* inspect = app.add_subcommand(
+        "inspect", "List the tensors of a safetensors checkpoint or model folder: dtypes, shapes, parameters, bytes "
+                   "and the model its config names (reads headers only)");
+    inspect->add_option("path", inspectPath, "A model folder, a .safetensors file or a *.safetensors.index.json")
+        ->required();
+    inspect->add_flag("--summary", inspectSummary, "Totals only, without the list of tensors");
+
     double cleanupWait = 0;
     CLI::App* cleanup = app.add_subcommand(
         "cleanup", "End the processes of runs left on hosts that could not be reached when the runs ended");
@@ -242,6 +251,8 @@ int main(int argc, char** argv) {
             return cleanupCommand(store, cleanupWait);
         if (*import)
             return importCommand(store, importRun);
+        if (*inspect)
+            return inspectCommand(inspectPath, inspectSummary);
         if (*check)
             return checkCommand(store, checkSpec);
         if (*fit)

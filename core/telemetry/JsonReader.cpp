@@ -33,6 +33,22 @@ constexpr uint32_t kReplacement = 0xFFFD;
 
 } // namespace
 
+const char* JsonReader::typeName(Type type) {
+    switch (type) {
+    case Type::Object: return "an object";
+    case Type::Array: return "an array";
+    case Type::String: return "a string";
+    case Type::Number: return "a number";
+    case Type::True:
+    case Type::False: return "a boolean";
+    case Type::Null: return "null";
+    case Type::NonFinite: return "a non-finite number";
+    case Type::End: return "nothing";
+    case Type::Invalid: break;
+    }
+    return "an invalid value";
+}
+
 bool JsonReader::fail(std::string message) {
     if (m_error.empty())
         m_error = std::move(message);

@@ -81,6 +81,8 @@ public:
     bool skipValue();
 
     bool fail(std::string message);
+    // A type as a message names it: "an object", "a number", "nothing" (End), "an invalid value".
+    static const char* typeName(Type type);
 
 private:
     Type peekOther();

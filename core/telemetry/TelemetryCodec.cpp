@@ -119,22 +119,6 @@ void appendFields(std::string& out, const E& e) {
 
 // ---------------------------------------------------------------- decoding
 
-const char* typeName(JsonReader::Type t) {
-    switch (t) {
-    case JsonReader::Type::Object: return "an object";
-    case JsonReader::Type::Array: return "an array";
-    case JsonReader::Type::String: return "a string";
-    case JsonReader::Type::Number: return "a number";
-    case JsonReader::Type::True:
-    case JsonReader::Type::False: return "a boolean";
-    case JsonReader::Type::Null: return "null";
-    case JsonReader::Type::NonFinite: return "a non-finite number";
-    case JsonReader::Type::End: return "nothing";
-    case JsonReader::Type::Invalid: break;
-    }
-    return "an invalid value";
-}
-
 // A double field: a number, NaN/Infinity tokens, null (NaN) or the strings the encoder writes.
 bool readDoubleValue(JsonReader& r, double& out, std::string& scratch, std::string& why) {
     const JsonReader::Type t = r.peek();
@@ -164,14 +148,14 @@ bool readDoubleValue(JsonReader& r, double& out, std::string& scratch, std::stri
         why = "must be a number (got a string)";
         return false;
     }
-    why = std::string("must be a number (got ") + typeName(t) + ")";
+    why = std::string("must be a number (got ") + JsonReader::typeName(t) + ")";
     return false;
 }
 
 bool readIntValue(JsonReader& r, int64_t& out, int64_t lo, int64_t hi, std::string& why) {
     const JsonReader::Type t = r.peek();
     if (t != JsonReader::Type::Number) {
-        why = std::string("must be an integer (got ") + typeName(t) + ")";
+        why = std::string("must be an integer (got ") + JsonReader::typeName(t) + ")";
         return false;
     }
     const char* problem = nullptr;
@@ -205,14 +189,14 @@ bool readField(JsonReader& r, const EventField<E>& f, E& e, std::string& scratch
     if (f.str) {
         const JsonReader::Type t = r.peek();
         if (t != JsonReader::Type::String) {
-            why = std::string("must be a string (got ") + typeName(t) + ")";
+            why = std::string("must be a string (got ") + JsonReader::typeName(t) + ")";
             return false;
         }
         return r.readString(e.*f.str);
     }
     const JsonReader::Type t = r.peek();
     if (t != JsonReader::Type::Array) {
-        why = std::string("must be an array (got ") + typeName(t) + ")";
+        why = std::string("must be an array (got ") + JsonReader::typeName(t) + ")";
         return false;
     }
     r.expect('[');
@@ -224,7 +208,7 @@ bool readField(JsonReader& r, const EventField<E>& f, E& e, std::string& scratch
         do {
             const JsonReader::Type it = r.peek();
             if (it != JsonReader::Type::String) {
-                why = std::string("must be an array of strings (got ") + typeName(it) + " in it)";
+                why = std::string("must be an array of strings (got ") + JsonReader::typeName(it) + " in it)";
                 return false;
             }
             v.emplace_back();
@@ -456,7 +440,7 @@ void decodeLine(std::string_view line, DecodedLine& out) {
                     evWhy.clear();
                     continue;
                 }
-                evWhy = std::string("\"ev\" must be a string (got ") + typeName(r.peek()) + ")";
+                evWhy = std::string("\"ev\" must be a string (got ") + JsonReader::typeName(r.peek()) + ")";
             }
             if (!r.skipValue())
                 return setMalformed(out, "bad JSON: " + r.error());
