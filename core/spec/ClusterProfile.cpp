@@ -2,12 +2,17 @@
 
 #include "core/spec/SpecIO.h"
 #include "core/spec/Suggestions.h"
+#include "core/spec/TomlLimits.h"
 #include "core/util/Files.h"
 
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
 
 namespace parallax {
 
@@ -72,11 +77,16 @@ private:
         const auto* list = node.as_array();
         if (!list) fail("hosts", "must be a list of \"name:slots\" strings");
         std::vector<std::string> out;
+        std::map<std::string, size_t> firstEntry;
         for (size_t i = 0; i < list->size(); ++i) {
             const auto* v = (*list)[i].as_string();
             const std::string key = "hosts[" + std::to_string(i) + "]";
-            if (!v || !parseHostSlots(v->get()))
-                fail(key, "must be \"name:slots\" with slots of 1 or more, e.g. \"node1:8\"");
+            const std::optional<HostSlots> host = v ? parseHostSlots(v->get()) : std::nullopt;
+            if (!host) fail(key, "must be \"name:slots\" with slots of 1 or more, e.g. \"node1:8\"");
+            const auto [first, isNew] = firstEntry.emplace(host->name, i);
+            if (!isNew)
+                fail(key, "names " + host->name + " again (as hosts[" + std::to_string(first->second) +
+                              "] does); list each host once with all its slots, e.g. \"" + host->name + ":2\"");
             out.push_back(v->get());
         }
         return out;
@@ -135,6 +145,11 @@ std::string baseNameWithout(const std::string& path, const std::string& suffix) 
 
 } // namespace
 
+std::string hostNameOf(const std::string& entry) {
+    const std::optional<HostSlots> h = parseHostSlots(entry);
+    return h ? h->name : entry;
+}
+
 std::optional<HostSlots> parseHostSlots(const std::string& entry) {
     const size_t colon = entry.rfind(':');
     if (colon == std::string::npos) return std::nullopt;
@@ -152,6 +167,7 @@ std::optional<HostSlots> parseHostSlots(const std::string& entry) {
 }
 
 ClusterProfile parseClusterProfile(const std::string& text, const std::string& source) {
+    checkTomlLimits(text, source);
     toml::table doc;
     try {
         doc = toml::parse(std::string_view(text), std::string_view(source));
@@ -167,12 +183,11 @@ ClusterProfile parseClusterProfile(const std::string& text, const std::string& s
 
 ClusterProfile readClusterProfile(const std::string& path) {
     if (isDirectory(path)) throw SpecError(path + " is a folder, not a cluster profile (a .toml file)");
-    std::string text;
-    try {
-        text = readFile(path);
-    } catch (const FileError& e) {
-        throw SpecError(std::string("cannot read the cluster profile: ") + e.what());
-    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw SpecError("cannot read the cluster profile: cannot read " + path + ": " + std::strerror(errno));
+    // Bounded: a device or a pipe given as a profile is not read to its end.
+    const std::string text = readTomlText(in);
+    if (in.bad()) throw SpecError("cannot read the cluster profile: cannot read " + path + ": " + std::strerror(errno));
     return parseClusterProfile(text, path);
 }
 
@@ -209,17 +224,45 @@ std::vector<std::string> clusterProfileFiles() {
     return files;
 }
 
+std::string clusterReferenceProblem(const std::string& nameOrPath) {
+    if (nameOrPath.find('/') == std::string::npos) return "";
+    const std::string suffix = ".toml";
+    if (nameOrPath.size() > suffix.size() &&
+        nameOrPath.compare(nameOrPath.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return "";
+    return "launch.cluster = \"" + nameOrPath + "\" is a path, but not of a cluster profile (a .toml file); write " +
+           "the profile's name (lab for lab.toml in a profile folder) or the path of its .toml file";
+}
+
 ClusterProfile findClusterProfile(const std::string& nameOrPath) {
-    if (nameOrPath.find('/') != std::string::npos) return readClusterProfile(expandHome(nameOrPath));
+    if (const std::string problem = clusterReferenceProblem(nameOrPath); !problem.empty()) throw SpecError(problem);
+    const std::string named = "launch.cluster = \"" + nameOrPath + "\": ";
+    std::string file;
     std::string looked;
-    for (const std::string& folder : clusterProfileFolders()) {
-        const std::string file = joinPath(folder, nameOrPath + ".toml");
-        if (isRegularFile(file)) return readClusterProfile(file);
-        looked += (looked.empty() ? "" : ", ") + folder;
+    if (nameOrPath.find('/') != std::string::npos) {
+        file = expandHome(nameOrPath);
+        if (!isRegularFile(file))
+            throw SpecError(named + (fileSize(file) >= 0 ? "is not a file" : "there is no file") + " at " + file +
+                            "; give the path of a cluster profile's .toml file, or a profile's name");
+    } else {
+        for (const std::string& folder : clusterProfileFolders()) {
+            const std::string candidate = joinPath(folder, nameOrPath + ".toml");
+            if (isRegularFile(candidate)) {
+                file = candidate;
+                break;
+            }
+            looked += (looked.empty() ? "" : ", ") + folder;
+        }
     }
-    throw SpecError("launch.cluster = \"" + nameOrPath + "\": there is no cluster profile " + nameOrPath +
-                    ".toml in " + (looked.empty() ? std::string("any profile folder") : looked) +
-                    "; write one there (resources/clusters/example.toml shows the settings) or give its path");
+    if (file.empty())
+        throw SpecError(named + "there is no cluster profile " + nameOrPath + ".toml in " +
+                        (looked.empty() ? std::string("any profile folder") : looked) +
+                        "; write one there (resources/clusters/example.toml shows the settings) or give its path");
+    try {
+        return readClusterProfile(file);
+    } catch (const SpecError& e) {
+        throw SpecError(named + e.what()); // the spec's setting that led here, then the profile's own error
+    }
 }
 
 ClusterProfile resolveHosts(const RunSpec& spec) {
@@ -231,17 +274,18 @@ ClusterProfile resolveHosts(const RunSpec& spec) {
         hosts.source = "the spec";
         hosts.hosts = spec.launch.hosts;
     }
-    for (const std::string& excluded : spec.launch.exclude_hosts) {
-        const auto named = std::find_if(hosts.hosts.begin(), hosts.hosts.end(), [&](const std::string& entry) {
-            const std::optional<HostSlots> h = parseHostSlots(entry);
-            return (h ? h->name : entry) == excluded;
-        });
-        if (named == hosts.hosts.end())
-            throw SpecError("launch.exclude_hosts names \"" + excluded + "\", which is not among the hosts of " +
+    // Every entry of an excluded host goes, and a host excluded twice is excluded once.
+    std::set<std::string> listed;
+    for (const std::string& entry : hosts.hosts) listed.insert(hostNameOf(entry));
+    const std::set<std::string> excluded(spec.launch.exclude_hosts.begin(), spec.launch.exclude_hosts.end());
+    for (const std::string& name : excluded)
+        if (!listed.count(name))
+            throw SpecError("launch.exclude_hosts names \"" + name + "\", which is not among the hosts of " +
                             (spec.launch.cluster.empty() ? std::string("launch.hosts")
                                                          : "the cluster profile " + hosts.source));
-        hosts.hosts.erase(named);
-    }
+    hosts.hosts.erase(std::remove_if(hosts.hosts.begin(), hosts.hosts.end(),
+                                     [&](const std::string& entry) { return excluded.count(hostNameOf(entry)) > 0; }),
+                      hosts.hosts.end());
     return hosts;
 }
 

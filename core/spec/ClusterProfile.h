@@ -18,6 +18,8 @@ struct HostSlots {
 // std::nullopt unless `entry` is "name:slots" with a name without blanks or commas and slots of 1
 // to 999999.
 std::optional<HostSlots> parseHostSlots(const std::string& entry);
+// The host an entry names: "node1" for "node1:8", the entry itself when it is no "name:slots".
+std::string hostNameOf(const std::string& entry);
 
 // How ssh reaches the hosts of a cluster. Empty fields leave ssh's own configuration (~/.ssh/config)
 // in charge.
@@ -65,9 +67,12 @@ std::vector<std::string> clusterProfileFolders();
 // Every profile found there (a file that cannot be read is left out: the Cluster page lists it
 // with readClusterProfile's error).
 std::vector<std::string> clusterProfileFiles();
-// launch.cluster: a profile's name (<folder>/<name>.toml) or a path to its file. SpecError saying
-// where it was looked for when there is none.
+// launch.cluster: a profile's name (<folder>/<name>.toml) or a path to its .toml file. SpecError
+// naming launch.cluster: where it was looked for when there is none, or the profile's own error.
 ClusterProfile findClusterProfile(const std::string& nameOrPath);
+// "" when launch.cluster's value can name a profile; else the error (a path whose file is no .toml:
+// launch.cluster never reads a file that is not a profile's).
+std::string clusterReferenceProblem(const std::string& nameOrPath);
 
 // The hosts a run targets and how to reach them: the profile launch.cluster names, or
 // launch.hosts with ssh's own settings, less launch.exclude_hosts. Throws SpecError as

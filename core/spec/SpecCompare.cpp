@@ -1,6 +1,8 @@
 #include "core/spec/SpecCompare.h"
 
 #include "core/spec/SpecFields.h"
+#include "core/spec/SpecIO.h"
+#include "core/spec/TomlLimits.h"
 #include "core/spec/TomlText.h"
 
 #include <map>
@@ -27,7 +29,11 @@ Flat flatten(const RunSpec& specIn) {
     if (!spec.preserved_toml.empty()) {
         toml::table kept;
         try {
+            checkTomlLimits(spec.preserved_toml, "preserved_toml");
             kept = toml::parse(std::string_view(spec.preserved_toml), std::string_view("preserved_toml"));
+        } catch (const SpecError&) {
+            out.emplace_back("preserved_toml", spec.preserved_toml);
+            return out;
         } catch (const toml::parse_error&) {
             // Unreadable kept text can only be compared as text.
             out.emplace_back("preserved_toml", spec.preserved_toml);

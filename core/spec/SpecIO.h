@@ -28,7 +28,8 @@ void writeSpecFile(const RunSpec& spec, const std::string& path); // atomic (tem
 // As above, and also fills `unknown` with a warning for every key this version does not know
 // (kept in preserved_toml all the same): "quickstart.toml:12: train.stpes: unknown key; did you
 // mean train.steps? ...". The reader checks syntax and types only; values (enums, ranges,
-// layouts) are the validator's job, so that a spec with a typo still opens in the form.
+// layouts) are the validator's job, so that a spec with a typo still opens in the form. Past the
+// first 50 unknown keys, one more warning (field "spec") counts the rest.
 RunSpec parseSpec(const std::string& text, const std::string& sourceName, std::vector<SpecIssue>& unknown);
 RunSpec readSpecFile(const std::string& path, std::vector<SpecIssue>& unknown);
 // The warnings above for a TOML text (SpecError when it cannot be read).

@@ -2,6 +2,7 @@
 
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
+#include "core/spec/TomlLimits.h"
 
 #include <toml++/toml.h>
 
@@ -24,8 +25,10 @@ std::string trimmed(const std::string& s) {
 RunSpec applySpecOverrides(const RunSpec& base, const std::vector<std::string>& sets) {
     if (sets.empty()) return base;
     toml::table doc;
+    const std::string baseText = toToml(base);
+    checkTomlLimits(baseText, "the spec to change");
     try {
-        doc = toml::parse(toToml(base));
+        doc = toml::parse(baseText);
     } catch (const toml::parse_error& e) {
         throw SpecError(std::string("the spec to change cannot be read back: ") + std::string(e.description()));
     }
@@ -39,6 +42,7 @@ RunSpec applySpecOverrides(const RunSpec& base, const std::vector<std::string>& 
             throw SpecError("--set " + entry + ": " + path + " is no field of a spec (see docs/spec.md)");
         const std::string valueText = trimmed(entry.substr(eq + 1));
         toml::table value;
+        checkTomlLimits("v = " + valueText, "--set " + entry);
         try {
             value = toml::parse("v = " + valueText);
         } catch (const toml::parse_error&) {

@@ -2,6 +2,7 @@
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/Suggestions.h"
+#include "core/spec/TomlLimits.h"
 #include "core/spec/TomlText.h"
 #include "core/util/Files.h"
 
@@ -11,7 +12,6 @@
 #include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 
 namespace parallax {
 
@@ -76,6 +76,20 @@ SpecIssue unknownKeyIssue(const std::string& section, const std::string& key, co
     return issue;
 }
 
+// Unknown keys warned of one by one; a file of a hundred thousand of them is no spec a person
+// wrote, and a hint for each would take seconds.
+constexpr size_t kMostUnknownKeys = 50;
+
+SpecIssue moreUnknownKeys(size_t total) {
+    SpecIssue issue;
+    issue.warning = true;
+    issue.field = "spec";
+    issue.message = std::to_string(total - kMostUnknownKeys) + " more unknown keys (" + std::to_string(total) +
+                    " in all; the first " + std::to_string(kMostUnknownKeys) +
+                    " are listed). They are kept and written back unchanged, but Parallax does not use them.";
+    return issue;
+}
+
 class Reader {
 public:
     Reader(std::string source, std::vector<SpecIssue>* unknown) : m_source(std::move(source)), m_unknown(unknown) {}
@@ -97,8 +111,12 @@ public:
             }
         }
         // Tables iterate in key order; report in the order a person reads the file.
-        std::stable_sort(m_found.begin(), m_found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (auto& found : m_found) m_unknown->push_back(std::move(found.second));
+        std::stable_sort(m_found.begin(), m_found.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+        for (size_t i = 0; i < m_found.size() && i < kMostUnknownKeys; ++i) {
+            const FoundKey& f = m_found[i];
+            m_unknown->push_back(unknownKeyIssue(f.section, f.key, f.location, f.table));
+        }
+        if (m_found.size() > kMostUnknownKeys) m_unknown->push_back(moreUnknownKeys(m_found.size()));
         if (!m_preserved.empty()) {
             appendTable(spec.preserved_toml, m_preserved, "");
             const size_t start = spec.preserved_toml.find_first_not_of('\n');
@@ -111,7 +129,12 @@ private:
     std::string m_source;
     std::vector<SpecIssue>* m_unknown;
     toml::table m_preserved;
-    std::vector<std::pair<toml::source_index, SpecIssue>> m_found; // unknown keys with their line
+    struct FoundKey {
+        toml::source_index line;
+        std::string section, key, location;
+        bool table;
+    };
+    std::vector<FoundKey> m_found; // unknown keys with their line
 
     std::string location(const toml::node& node) const {
         const auto line = node.source().begin.line;
@@ -123,7 +146,7 @@ private:
     }
 
     void keep(const std::string& section, const std::string& key, const toml::node& node) {
-        if (m_unknown) m_found.emplace_back(node.source().begin.line, unknownKeyIssue(section, key, location(node), node.is_table()));
+        if (m_unknown) m_found.push_back({node.source().begin.line, section, key, location(node), node.is_table()});
         if (section.empty()) {
             m_preserved.insert_or_assign(key, node);
             return;
@@ -233,6 +256,7 @@ private:
 };
 
 toml::table parseToml(const std::string& text, const std::string& sourceName) {
+    checkTomlLimits(text, sourceName);
     try {
         return toml::parse(std::string_view(text), std::string_view(sourceName));
     } catch (const toml::parse_error& e) {
@@ -253,10 +277,9 @@ std::string readWholeFile(const std::string& path) {
                         joinPath(path, "quickstart.toml") + ")");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw SpecError(path + ": cannot read the spec file (" + std::strerror(errno) + ")");
-    std::ostringstream text;
-    text << in.rdbuf();
+    std::string text = readTomlText(in);
     if (in.bad()) throw SpecError(path + ": cannot read the spec file (" + std::strerror(errno) + ")");
-    return text.str();
+    return text;
 }
 
 // A file that sets nothing (empty, blank, only comments) is a truncated or wrong file far more
@@ -300,15 +323,19 @@ std::vector<SpecIssue> unknownKeys(const RunSpec& spec) {
     std::vector<SpecIssue> issues;
     if (spec.preserved_toml.empty()) return issues;
     const toml::table kept = parseToml(spec.preserved_toml, "preserved_toml");
+    size_t total = 0;
+    const auto add = [&](const std::string& section, const std::string& key, bool isTable) {
+        if (++total <= kMostUnknownKeys) issues.push_back(unknownKeyIssue(section, key, "", isTable));
+    };
     for (auto&& [k, node] : kept) {
         const std::string key(k.str());
         if (isSection(key) && node.is_table()) {
-            for (auto&& [sub, subNode] : *node.as_table())
-                issues.push_back(unknownKeyIssue(key, std::string(sub.str()), "", subNode.is_table()));
+            for (auto&& [sub, subNode] : *node.as_table()) add(key, std::string(sub.str()), subNode.is_table());
         } else {
-            issues.push_back(unknownKeyIssue("", key, "", node.is_table()));
+            add("", key, node.is_table());
         }
     }
+    if (total > kMostUnknownKeys) issues.push_back(moreUnknownKeys(total));
     return issues;
 }
 

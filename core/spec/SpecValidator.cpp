@@ -6,6 +6,7 @@
 
 #include "core/spec/CheckedMath.h"
 #include "core/spec/Estimates.h"
+#include "core/spec/HostListChecks.h"
 #include "core/spec/LauncherOptions.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/ModelKinds.h"
@@ -677,6 +678,8 @@ private:
 
         if (targetOk && l.target == Target::Hosts) {
             if (l.cluster.empty()) checkHosts();
+            else if (const std::string problem = clusterReferenceProblem(l.cluster); !problem.empty())
+                error("launch.cluster", problem);
             else if (!l.hosts.empty())
                 error("launch.hosts", "launch.hosts and launch.cluster both name the hosts; keep one of them",
                       {"launch.cluster"});
@@ -806,56 +809,16 @@ private:
                                            "but train.checkpoint_every = 0 writes none until the run ends: a lost "
                                            "host fails the run; set train.checkpoint_every (e.g. 100)",
                  {"train.checkpoint_every"});
-        if (l.cluster.empty() && l.min_hosts > static_cast<int64_t>(l.hosts.size()))
+        if (l.cluster.empty() && l.min_hosts > distinctHostCount(l))
             error("launch.min_hosts", "launch.min_hosts = " + num(l.min_hosts) + " but launch.hosts names " +
-                                          num(int64_t(l.hosts.size())) + " host(s); lower it or add hosts",
-                  {"launch.hosts"});
+                                          num(distinctHostCount(l)) + " host(s)" +
+                                          (l.exclude_hosts.empty() ? "" : " besides launch.exclude_hosts") +
+                                          "; lower it or add hosts",
+                  {"launch.hosts", "launch.exclude_hosts"});
     }
 
     void checkHosts() {
-        const LaunchSpec& l = s.launch;
-        if (l.hosts.empty()) {
-            error("launch.hosts", "launch.hosts is empty; launch.target = \"hosts\" needs \"name:slots\" entries, e.g. "
-                                  "hosts = [\"node1:8\", \"node2:8\"]",
-                  {"launch.target", "launch.cluster"});
-            return;
-        }
-        int64_t slots = 0;
-        bool allOk = true;
-        for (size_t i = 0; i < l.hosts.size(); ++i) {
-            const std::string& entry = l.hosts[i];
-            const std::optional<HostSlots> host = parseHostSlots(entry);
-            if (!host) {
-                allOk = false;
-                const std::string name = entry.substr(0, entry.rfind(':'));
-                const bool nameOk = !name.empty() && name.find_first_of(" \t,") == std::string::npos && name[0] != '-';
-                error("launch.hosts", "launch.hosts[" + num(int64_t(i)) + "] = " + inQuotes(entry) +
-                                          " must be \"name:slots\" with slots of 1 or more, e.g. \"" +
-                                          (nameOk ? name : std::string("node1")) + ":8\"");
-                continue;
-            }
-            if (std::find(l.exclude_hosts.begin(), l.exclude_hosts.end(), host->name) == l.exclude_hosts.end())
-                slots = saturatingAdd(slots, host->slot_count);
-        }
-        for (const std::string& excluded : l.exclude_hosts) {
-            bool named = false;
-            for (const std::string& entry : l.hosts) {
-                const std::optional<HostSlots> host = parseHostSlots(entry);
-                named = named || (host && host->name == excluded);
-            }
-            if (!named)
-                error("launch.exclude_hosts", "launch.exclude_hosts names " + inQuotes(excluded) +
-                                                  ", which is not in launch.hosts", {"launch.hosts"});
-        }
-        const int64_t needed = s.processCount();
-        if (allOk && layoutUsable() && slots < needed)
-            error("launch.hosts", "launch.hosts offer " + num(slots) + " slots" +
-                                      (l.exclude_hosts.empty() ? std::string() : " besides launch.exclude_hosts") +
-                                      " but the run needs " + num(needed) +
-                                      " processes (parallel.dp * tp * pp); add hosts or slots",
-                  l.exclude_hosts.empty() ? layoutFields()
-                                           : std::vector<std::string>{"parallel.dp", "parallel.tp", "parallel.pp",
-                                                                      "launch.exclude_hosts"});
+        for (SpecIssue& issue : hostListIssues(s, layoutUsable())) m_issues.push_back(std::move(issue));
     }
 
     // ---- telemetry -----------------------------------------------------------------------------
@@ -1021,19 +984,6 @@ bool hasErrors(const std::vector<SpecIssue>& issues) {
     for (const SpecIssue& issue : issues)
         if (!issue.warning) return true;
     return false;
-}
-
-std::string formatIssues(const std::vector<SpecIssue>& issues) {
-    std::string out;
-    for (const bool warnings : {false, true}) {
-        for (const SpecIssue& issue : issues) {
-            if (issue.warning != warnings) continue;
-            if (warnings) out += "warning: ";
-            if (issue.message.find(issue.field) == std::string::npos) out += issue.field + ": ";
-            out += issue.message + "\n";
-        }
-    }
-    return out;
 }
 
 std::string defaultDataPath(const Choice<DataKind>& dataKind) {

@@ -3,6 +3,7 @@
 #include "core/spec/MachineInfo.h"
 #include "core/spec/RunSpec.h"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,10 @@ std::vector<SpecIssue> validateSpec(const RunSpec& spec);
 std::vector<SpecIssue> validateSpec(const RunSpec& spec, const MachineInfo& machine);
 bool hasErrors(const std::vector<SpecIssue>& issues);
 // "field: message" lines, errors first; warnings start with "warning: ". A message that already
-// names its field is printed as it is.
+// names its field is printed as it is. At most kMostIssuesPrinted errors and as many warnings are
+// listed; a line after them says how many more there are (a spec is read whole however many
+// issues it has; what is printed stays a screenful).
+constexpr size_t kMostIssuesPrinted = 50;
 std::string formatIssues(const std::vector<SpecIssue>& issues);
 
 // Where a data kind is read from when data.path is empty ("" when it needs a path or none).

@@ -1,6 +1,7 @@
 // Writing a run spec: toToml, writeSpecFile (SpecIO.h).
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
+#include "core/spec/TomlLimits.h"
 #include "core/spec/TomlText.h"
 
 #include <cerrno>
@@ -46,6 +47,7 @@ toml::table keptEntries(const toml::table& kept, const std::string& section) {
 
 toml::table parseKept(const std::string& text) {
     if (text.empty()) return {};
+    checkTomlLimits(text, "preserved_toml");
     try {
         return toml::parse(std::string_view(text), std::string_view("preserved_toml"));
     } catch (const toml::parse_error& e) {

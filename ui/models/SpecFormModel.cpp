@@ -3,6 +3,7 @@
 #include "core/spec/SpecCompare.h"
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
+#include "core/spec/TomlLimits.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -80,7 +81,9 @@ SpecFormModel::SpecFile SpecFormModel::readFile(const QString& path) {
         return out;
     }
     try {
-        out.spec = parseSpec(file.readAll().toStdString(), QFileInfo(path).fileName().toStdString(), out.unknown);
+        // Bounded as the CLI reads: a device or a pipe opened as a spec is not read to its end.
+        const QByteArray text = file.read(static_cast<qint64>(kMaxTomlBytes) + 1);
+        out.spec = parseSpec(text.toStdString(), QFileInfo(path).fileName().toStdString(), out.unknown);
     } catch (const SpecError& e) {
         out.spec.reset();
         out.unknown.clear();

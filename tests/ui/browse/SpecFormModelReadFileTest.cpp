@@ -66,3 +66,20 @@ TEST(SpecFormModelReadFile, ReadsThePresetsCompiledIn) {
     ASSERT_TRUE(read.spec.has_value()) << read.error.toStdString();
     EXPECT_EQ(read.spec->name, "quickstart");
 }
+
+// The console reads a spec through the same reader as parallax-cli: a spec 30,000 levels deep (which
+// once crashed the TOML library) and an endless file are refused with the limit named.
+TEST(SpecFormModelReadFile, ASpecTooDeepOrTooLargeIsRefusedNamingTheLimit) {
+    QTemporaryDir dir;
+    QByteArray text = "name = \"deep\"\n[d";
+    for (int i = 1; i < 30000; ++i) text += ".d";
+    text += "]\n";
+    const SpecFormModel::SpecFile deep = SpecFormModel::readFile(writeFile(dir, QStringLiteral("deep.toml"), text));
+    EXPECT_FALSE(deep.spec.has_value());
+    EXPECT_TRUE(deep.error.startsWith(QStringLiteral("deep.toml:2: the TOML nests deeper than 64 levels")))
+        << deep.error.toStdString();
+
+    const SpecFormModel::SpecFile endless = SpecFormModel::readFile(QStringLiteral("/dev/zero"));
+    EXPECT_FALSE(endless.spec.has_value());
+    EXPECT_TRUE(endless.error.contains(QStringLiteral("is larger than 4 MiB"))) << endless.error.toStdString();
+}
