@@ -9,6 +9,7 @@
 #include "core/spec/LayoutAdvisor.h"
 #include "core/spec/MachineInfo.h"
 #include "core/spec/SpecIO.h"
+#include "core/spec/SpecLimits.h"
 #include "core/telemetry/Statistics.h"
 
 #include <algorithm>
@@ -56,9 +57,16 @@ std::string msText(double ms) {
 int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
     const RunSpec base = readSpecFile(o.spec);
     const MachineInfo machine = thisMachine();
-    const int64_t devices = o.devices > 0 ? o.devices : base.processCount();
+    const int64_t devices = o.devices.value_or(base.processCount());
+    if (devices < 1 || devices > kMaxProcesses)
+        throw CliError((o.devices ? "--devices " + std::to_string(devices)
+                                  : "the spec's processes (" + std::to_string(devices) + ")") +
+                           " must be from 1 to " + parallax::limitText(kMaxProcesses) +
+                           ": the devices (ranks) to lay the model out on",
+                       ExitCode::Usage);
     if (o.try_count < 1) throw CliError("--try must be at least 1", ExitCode::Usage);
     if (o.steps < 3) throw CliError("--steps must be at least 3: the first step warms up", ExitCode::Usage);
+    checkProbeTimeout(o.probe_timeout_s);
     double limit = 0;
     std::string limitText = "memory not checked (give --memory-limit)";
     if (!o.memory_limit.empty()) {
@@ -104,7 +112,8 @@ int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
     // Calibration on the first layout that can run (the most data-parallel one): the same layout at
     // twice the global batch doubles the FLOPs and leaves the gradients' communication as it is.
     // The small one also times each unit and all-reduces of a few sizes after its steps.
-    const LayoutOption& calibration = options[usable.front()];
+    const size_t calibrationIndex = usable.front();
+    const LayoutOption& calibration = options[calibrationIndex];
     RunSpec small = calibration.spec;
     small.name = probeName(spec, calibration.label, "");
     small.telemetry.unit_times = true;
@@ -138,8 +147,9 @@ int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
         return options[a].memory_bytes < options[b].memory_bytes;
     });
 
-    // The best few by the model, tried side by side on the devices (the calibration run counts for its layout).
-    std::map<size_t, Measured> measured;
+    // The best few by the model, tried side by side on the devices. The calibration's layout is
+    // measured already, whether the model puts it among them or not.
+    std::map<size_t, Measured> measured{{calibrationIndex, smallRun}};
     std::map<size_t, std::string> failed;
     // One layout of each shape (dp x tp x pp), its best ZeRO stage: trying three ZeRO stages of one
     // shape would say little about the others.
@@ -154,10 +164,7 @@ int adviseCommand(const std::string& storePath, const AdviseCommandOptions& o) {
         if (!seen) tried.push_back(i);
     }
     for (const size_t i : tried) {
-        if (options[i].label == calibration.label) {
-            measured[i] = smallRun;
-            continue;
-        }
+        if (i == calibrationIndex) continue;
         RunSpec s = options[i].spec;
         s.name = probeName(spec, options[i].label, "");
         const auto [m, error] = probe(s, options[i].label);

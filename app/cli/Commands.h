@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,7 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o);
 
 struct AdviseCommandOptions {
     std::string spec;
-    int64_t devices = 0;           // 0: the spec's processes
+    std::optional<int64_t> devices; // unset: the spec's processes
     int64_t try_count = 3;         // layouts tried side by side, best predicted first
     int64_t steps = 6;             // per probe; the first warms up
     std::string memory_limit;      // per device; on local CPU the default is this machine's memory per rank

@@ -58,8 +58,10 @@ struct Prober {
             if (std::isfinite(e.peak_mem)) peak = std::max(peak, e.peak_mem);
         p.peak_bytes = peak;
         p.ran = r.succeeded() && peak > 0;
+        p.timed_out = r.timed_out;
         if (!p.ran) {
             p.failure = r.succeeded() ? "ran without a memory reading" : r.failure(o.probe_timeout_s);
+            if (p.timed_out) p.failure += ": undecided";
             return p;
         }
         ran.push_back(p);
@@ -71,6 +73,47 @@ struct Prober {
 
 std::string correctedText(const MemoryCorrection& c, const FitProbe& p) {
     return c.probes > 0 && p.estimate_bytes > 0 ? formatBytes(c.predict(p.estimate_bytes)) : "-";
+}
+
+// Why a series has no answer: the probe that timed out, what is known below it, and the fix.
+void printUndecided(const FitSearch& search, const char* how, const FitCommandOptions& o) {
+    const FitProbe& stopped = *search.probeOf(search.undecided);
+    std::cerr << "fit: could not decide " << how << ": the probe of micro-batch " << search.undecided << " "
+              << stopped.failure.substr(0, stopped.failure.rfind(": undecided")) << ", so whether it fits is not known; "
+              << (search.largest > 0 ? "micro-batch " + std::to_string(search.largest) + " fits, larger ones are unknown"
+                                     : std::string("no micro-batch is known to fit"))
+              << "; give each probe more time with --probe-timeout (now " << formatDuration(o.probe_timeout_s) << ")"
+              << std::endl;
+}
+
+// The answer of one series; false when there is none (not even micro-batch 1 fits, or a probe
+// timed out before the search could tell).
+bool printAnswer(const FitSearch& search, bool checkpointing, double limit, const FitCommandOptions& o) {
+    const char* how = checkpointing ? "with activation checkpointing" : "without activation checkpointing";
+    if (!search.decided()) printUndecided(search, how, o);
+    if (search.largest == 0) {
+        if (search.decided())
+            std::cerr << "fit: not even micro-batch 1 fits " << how
+                      << "; shard more (parallel.zero = 3), split the model (parallel.tp, parallel.pp)"
+                      << (checkpointing ? "" : " or turn on train.activation_checkpointing") << std::endl;
+        return false;
+    }
+    if (o.csv) return search.decided();
+    const FitProbe& best = *search.probeOf(search.largest);
+    std::cout << "largest micro-batch " << (search.decided() ? "" : "known to fit ") << how << ": " << search.largest
+              << " (peak " << formatBytes(best.peak_bytes) << " of " << formatBytes(limit) << ")"
+              << (search.at_maximum ? ", the most asked for (--max-micro-batch)" : "")
+              << (search.decided() ? "" : "; " + std::to_string(search.undecided) + " timed out") << std::endl;
+    const MemoryCorrection c = correctEstimate(search.probes);
+    if (c.probes > 0) {
+        char scale[32];
+        std::snprintf(scale, sizeof scale, "%.2f", c.scale);
+        std::cout << "  measured peak ~ " << formatBytes(c.base) << " + " << scale << " x the estimate (fitted to "
+                  << c.probes << " probes; the estimate of micro-batch " << search.largest << " alone is "
+                  << formatBytes(best.estimate_bytes) << ", corrected " << formatBytes(c.predict(best.estimate_bytes))
+                  << ")" << std::endl;
+    }
+    return search.decided();
 }
 
 std::vector<FitProbe> sortedProbes(const FitSearch& search) {
@@ -89,6 +132,7 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
     if (hasErrors(issues)) throw SpecRejected(issues);
     if (o.max_micro_batch < 1) throw CliError("--max-micro-batch must be at least 1", ExitCode::Usage);
     if (o.steps < 2) throw CliError("--steps must be at least 2: the first step warms up", ExitCode::Usage);
+    checkProbeTimeout(o.probe_timeout_s);
     std::vector<bool> series;
     if (o.checkpointing == "off" || o.checkpointing == "both") series.push_back(false);
     if (o.checkpointing == "on" || o.checkpointing == "both") series.push_back(true);
@@ -136,19 +180,20 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
     }
 
     if (o.csv) {
-        std::cout << "activation_checkpointing,micro_batch,ran,peak_bytes,estimate_bytes,fits,largest\n";
+        std::cout << "activation_checkpointing,micro_batch,ran,peak_bytes,estimate_bytes,fits,largest,timed_out\n";
         for (const auto& [checkpointing, search] : results) {
             for (const FitProbe& p : sortedProbes(search))
                 std::cout << (checkpointing ? 1 : 0) << "," << p.micro_batch << "," << (p.ran ? 1 : 0) << ","
                           << static_cast<int64_t>(p.peak_bytes) << "," << static_cast<int64_t>(p.estimate_bytes) << ","
-                          << (p.fits ? 1 : 0) << "," << (p.micro_batch == search.largest ? 1 : 0) << "\n";
+                          << (p.fits ? 1 : 0) << "," << (p.micro_batch == search.largest ? 1 : 0) << ","
+                          << (p.timed_out ? 1 : 0) << "\n";
         }
         std::cout.flush();
     }
 
     bool every = true;
+    bool undecided = false;
     for (const auto& [checkpointing, search] : results) {
-        const char* how = checkpointing ? "with activation checkpointing" : "without activation checkpointing";
         if (!o.csv) {
             TextTable t;
             t.addColumn("micro-batch", TextTable::Align::Right);
@@ -161,31 +206,14 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
                 t.addRow({std::to_string(p.micro_batch), p.ran ? formatBytes(p.peak_bytes) : "-",
                           p.estimate_bytes > 0 ? formatBytes(p.estimate_bytes) : "-", correctedText(c, p),
                           p.fits ? "fits" : p.failure});
-            std::cout << "\n" << how << ":\n";
+            std::cout << "\n" << (checkpointing ? "with" : "without") << " activation checkpointing:\n";
             t.print(std::cout);
         }
-        if (search.largest == 0) {
-            every = false;
-            std::cerr << "fit: not even micro-batch 1 fits " << how
-                      << "; shard more (parallel.zero = 3), split the model (parallel.tp, parallel.pp)"
-                      << (checkpointing ? "" : " or turn on train.activation_checkpointing") << std::endl;
-            continue;
-        }
-        if (o.csv) continue;
-        const FitProbe& best = *search.probeOf(search.largest);
-        std::cout << "largest micro-batch " << how << ": " << search.largest << " (peak " << formatBytes(best.peak_bytes)
-                  << " of " << formatBytes(limit) << ")" << (search.at_maximum ? ", the most asked for (--max-micro-batch)" : "")
-                  << std::endl;
-        const MemoryCorrection c = correctEstimate(search.probes);
-        if (c.probes > 0) {
-            char scale[32];
-            std::snprintf(scale, sizeof scale, "%.2f", c.scale);
-            std::cout << "  measured peak ~ " << formatBytes(c.base) << " + " << scale << " x the estimate (fitted to "
-                      << c.probes << " probes; the estimate of micro-batch " << search.largest << " alone is "
-                      << formatBytes(best.estimate_bytes) << ", corrected " << formatBytes(c.predict(best.estimate_bytes))
-                      << ")" << std::endl;
-        }
+        every = printAnswer(search, checkpointing, limit, o) && every;
+        undecided = undecided || !search.decided();
     }
+    // A timed-out probe leaves the question open: no answer is given as if it were one.
+    if (undecided) return ExitCode::Error;
     return every ? ExitCode::Ok : ExitCode::RunFailed;
 }
 

@@ -2,12 +2,14 @@
 
 #include "app/cli/CliError.h"
 #include "app/cli/Format.h"
+#include "app/cli/ProbeDeadline.h"
 #include "app/cli/WorkerLocator.h"
 #include "core/launch/CommandRun.h"
 #include "core/launch/StopSignalHandler.h"
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,6 +24,9 @@ namespace {
 
 // Seconds a stopped probe's ranks get to end before SIGTERM: a probe has nothing worth a checkpoint.
 constexpr const char* kProbeGrace = "5";
+// Seconds a probe stopped at its time limit gets to end (the grace above, its supervisor's own
+// stop) before it is killed.
+constexpr double kStopAllowanceSeconds = 60;
 
 // The last non-empty line of a process's output.
 std::string lastLine(const std::string& text) {
@@ -33,6 +38,13 @@ std::string lastLine(const std::string& text) {
 }
 
 } // namespace
+
+void checkProbeTimeout(double seconds) {
+    if (seconds > 0 && seconds <= kMostProbeTimeoutSeconds) return;
+    throw CliError("--probe-timeout " + formatExact(seconds) + " must be more than 0 and at most " +
+                       formatExact(kMostProbeTimeoutSeconds) + " seconds (a month): the time each probe run may take",
+                   ExitCode::Usage);
+}
 
 bool ProbeRuns::Result::succeeded() const {
     return exit_code == 0 && run && run->state == RunState::Succeeded && !steps.empty();
@@ -48,6 +60,7 @@ std::string ProbeRuns::Result::failure(double timeoutSeconds) const {
 
 ProbeRuns::ProbeRuns(const std::string& storePath, std::string what, double timeoutSeconds)
     : m_what(std::move(what)), m_timeoutSeconds(timeoutSeconds) {
+    checkProbeTimeout(timeoutSeconds);
     const fs::path store = fs::absolute(storePath);
     m_store = (store.parent_path() / (store.filename().string() + "." + m_what + "-" + std::to_string(::getpid()) + ".db"))
                   .string();
@@ -75,19 +88,25 @@ ProbeRuns::~ProbeRuns() {
 ProbeRuns::Result ProbeRuns::run(const RunSpec& spec) {
     const std::string specPath = m_specs + "/" + spec.name + ".toml";
     writeSpecFile(spec, specPath);
+    // At the time limit the probe is stopped as a person stops a run; killed only when it does not
+    // end after that.
+    const ProbeDeadline deadline(m_stopFds[0], m_timeoutSeconds);
     const CommandResult r =
         runCommands({{selfExecutable(), "--store", m_store, "run", specPath, "--grace", kProbeGrace}},
-                    std::chrono::milliseconds(static_cast<int64_t>(m_timeoutSeconds * 1000)), {}, m_stopFds[0])
+                    std::chrono::milliseconds(static_cast<int64_t>((m_timeoutSeconds + kStopAllowanceSeconds) * 1000)),
+                    {}, deadline.fd())
             .front();
-    if (r.stopped)
+    pollfd stop{m_stopFds[0], POLLIN, 0};
+    if (::poll(&stop, 1, 0) > 0 && (stop.revents & POLLIN))
         throw CliError(m_what + ": stopped while probing " + spec.name + "; the probe was stopped and its files removed",
                        ExitCode::RunStopped);
-    if (r.exit_code == ExitCode::Usage || r.exit_code == ExitCode::Error || !r.start_error.empty())
+    const bool timedOut = r.timed_out || (r.stopped && deadline.expired());
+    if (!timedOut && (r.exit_code == ExitCode::Usage || r.exit_code == ExitCode::Error || !r.start_error.empty()))
         throw CliError(m_what + ": the probe " + spec.name + " could not start: " +
                        (r.start_error.empty() ? lastLine(r.err + "\n" + r.out) : r.start_error));
     Result out;
     out.exit_code = r.exit_code;
-    out.timed_out = r.timed_out;
+    out.timed_out = timedOut;
     out.seconds = r.seconds;
     out.output_tail = lastLine(r.err + "\n" + r.out);
     RunStore db(m_store);

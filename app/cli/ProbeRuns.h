@@ -13,6 +13,12 @@ namespace parallax {
 
 class StopSignalHandler;
 
+// The longest --probe-timeout: a month of seconds (a probe is a short run).
+constexpr double kMostProbeTimeoutSeconds = 30.0 * 24 * 3600;
+// CliError with exit code 2 unless `seconds` can be a probe's time limit: more than 0 and at most
+// kMostProbeTimeoutSeconds. Called before any probe starts.
+void checkProbeTimeout(double seconds);
+
 // Short runs that answer a question about a spec (fit: how much memory; advise: how fast): each a
 // `parallax-cli run` of its own into a store beside the run store, where the hosts see the runs'
 // folders too. Everything of the probes (store, folders, spec files) is removed when this ends.

@@ -17,11 +17,14 @@ FitSearch searchLargestMicroBatch(const std::function<FitProbe(int64_t)>& probe,
                                   const std::function<void(const FitProbe&)>& onProbe) {
     if (maxMicroBatch < 1) throw std::invalid_argument("the largest micro-batch to try must be at least 1");
     FitSearch out;
+    // Whether `size` fits; a probe that timed out ends the search at `size`, undecided.
     const auto run = [&](int64_t size) {
         FitProbe p = probe(size);
         p.micro_batch = size;
+        p.fits = p.fits && !p.timed_out;
         out.probes.push_back(p);
         if (onProbe) onProbe(p);
+        if (p.timed_out) out.undecided = size;
         return p.fits;
     };
     // Doubling: `good` fits, `bad` (when set) is the smallest size known not to.
@@ -37,7 +40,7 @@ FitSearch searchLargestMicroBatch(const std::function<FitProbe(int64_t)>& probe,
         }
     }
     // Bisection between them: each probe halves the sizes in between until none is left.
-    while (bad > 0 && bad - good > 1) {
+    while (out.decided() && bad > 0 && bad - good > 1) {
         const int64_t mid = good + (bad - good) / 2;
         if (run(mid)) good = mid;
         else bad = mid;

@@ -18,21 +18,28 @@ struct FitProbe {
     double peak_bytes = 0;
     double estimate_bytes = 0;
     bool fits = false;
+    // It ran out of time before it finished: it tells neither that the size fits nor that it does
+    // not (a slow machine, a short --probe-timeout), and the search cannot go past it.
+    bool timed_out = false;
     std::string failure; // why it did not run, or that its peak is past the limit
     double seconds = 0;
 };
 
 struct FitSearch {
     std::vector<FitProbe> probes; // in the order they ran
-    int64_t largest = 0;          // the largest size that fits; 0 when not even 1 does
+    int64_t largest = 0;          // the largest size known to fit; 0 when not even 1 is
     bool at_maximum = false;      // the largest is the maximum asked for: larger ones were not tried
+    int64_t undecided = 0;        // the size whose probe timed out, where the search stopped; 0: none did
+    bool decided() const { return undecided == 0; }
     const FitProbe* probeOf(int64_t microBatch) const;
 };
 
 // The largest micro-batch that fits, probing sizes 1, 2, 4, ... (at most `maxMicroBatch`) until one
 // does not fit, then bisecting between the largest that fit and the smallest that did not, so that
-// `largest` fits and `largest + 1` was probed and does not (unless it is past the maximum). Calls
-// `probe` once per size; `onProbe` (optional) after each, for progress.
+// `largest` fits and `largest + 1` was probed and does not (unless it is past the maximum). A probe
+// that times out ends the search undecided: `largest` is then the largest size known to fit, and
+// sizes above `undecided` are unknown. Calls `probe` once per size; `onProbe` (optional) after
+// each, for progress.
 FitSearch searchLargestMicroBatch(const std::function<FitProbe(int64_t)>& probe, int64_t maxMicroBatch,
                                   const std::function<void(const FitProbe&)>& onProbe = {});
 

@@ -132,6 +132,56 @@ TEST(CliAdvise, ARunTimesItsUnitsAndAllReducesWhenAsked) {
     for (const parallax::UnitTimeEvent& u : units) EXPECT_GT(u.forward_ms + u.backward_ms, 0) << "unit " << u.unit;
 }
 
+// The calibration measures its layout (the most data-parallel one): that layout is tried, with the
+// time it measured, even where the model ranks others first, and it can be the one recommended.
+TEST(CliAdvise, TheCalibrationsLayoutCountsAsTried) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/adv.toml";
+    SmallGpt g = adviseSpec();
+    g.dp = 2;
+    std::ofstream(spec) << g.toml();
+    // One layout tried: ZeRO 1 and 2 are predicted as fast as 0 and need less memory, so the model's
+    // first choice is never the calibration's dp2 zero0.
+    const ProcessResult r =
+        runProcess({cliExecutable(), "--store", store, "advise", spec, "--devices", "2", "--try", "1", "--steps", "3", "--csv"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::map<std::string, Row> rows = parseRows(r.output);
+    ASSERT_TRUE(rows.count("dp2 tp1 pp1 zero0")) << r.output;
+    const Row& calibration = rows.at("dp2 tp1 pp1 zero0");
+    EXPECT_GT(calibration.rank, 0) << "measured by the calibration, listed as not tried\n" << r.output;
+    EXPECT_GT(calibration.tokens, 0) << r.output;
+    int measured = 0;
+    double fastest = 0;
+    std::string first;
+    for (const auto& [label, row] : rows) {
+        if (row.rank == 0) continue;
+        ++measured;
+        fastest = std::max(fastest, row.tokens);
+        if (row.rank == 1) first = label;
+    }
+    EXPECT_EQ(measured, 2) << "the one tried and the calibration's\n" << r.output;
+    ASSERT_FALSE(first.empty()) << r.output;
+    EXPECT_EQ(rows.at(first).tokens, fastest) << "the recommendation is the fastest measured\n" << r.output;
+}
+
+TEST(CliAdvise, BadArgumentsAreUsageErrorsBeforeAnyProbe) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/adv.toml";
+    std::ofstream(spec) << adviseSpec().toml();
+    for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+             {"--devices", "0"}, {"--devices", "-1"}, {"--devices", "99999999999"}, {"--probe-timeout", "-1"}}) {
+        std::vector<std::string> argv = {cliExecutable(), "--store", store, "advise", spec};
+        argv.insert(argv.end(), bad.begin(), bad.end());
+        const ProcessResult r = runProcess(argv);
+        EXPECT_EQ(r.exitCode, 2) << bad[0] << " " << bad[1] << "\n" << r.output;
+        EXPECT_NE(r.output.find(bad[0] + " " + bad[1] + " must be"), std::string::npos) << r.output;
+        EXPECT_EQ(r.output.find("probing"), std::string::npos) << r.output;
+    }
+    EXPECT_FALSE(fs::exists(store)) << "nothing ran";
+}
+
 TEST(CliAdvise, SaysWhyNoLayoutCanRun) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";

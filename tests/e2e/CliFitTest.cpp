@@ -151,6 +151,43 @@ TEST(CliFit, AStoppedFitStopsItsProbeAndLeavesNothing) {
     expectNothingLeft(tmp.path());
 }
 
+// A probe that runs out of time is no answer: not "does not fit" (which made the largest size that
+// fits a smaller one), and fit ends saying it could not decide.
+TEST(CliFit, AProbeThatTimesOutLeavesTheQuestionOpen) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/fit.toml";
+    std::ofstream(spec) << fitSpec().toml();
+    const ProcessResult r = runProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "100GiB",
+                                        "--steps", "200", "--activation-checkpointing", "off", "--probe-timeout", "1"});
+    EXPECT_EQ(r.exitCode, 4) << r.output;
+    EXPECT_NE(r.output.find("fit: could not decide without activation checkpointing: the probe of micro-batch 1 did "
+                            "not finish within 1s, so whether it fits is not known; no micro-batch is known to fit; "
+                            "give each probe more time with --probe-timeout"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("not even micro-batch 1 fits"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("largest micro-batch"), std::string::npos) << r.output;
+    expectNothingLeft(tmp.path());
+}
+
+TEST(CliFit, ABadProbeTimeoutIsAUsageErrorAndStartsNothing) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/fit.toml";
+    std::ofstream(spec) << fitSpec().toml();
+    for (const char* timeout : {"-1", "0", "nan"}) {
+        const ProcessResult r =
+            runProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "100GiB", "--probe-timeout", timeout});
+        EXPECT_EQ(r.exitCode, 2) << timeout << "\n" << r.output;
+        EXPECT_NE(r.output.find(std::string("--probe-timeout ") + timeout + " must be more than 0"), std::string::npos)
+            << r.output;
+        EXPECT_EQ(r.output.find("probing"), std::string::npos) << r.output;
+    }
+    EXPECT_FALSE(fs::exists(store)) << "nothing ran";
+    expectNothingLeft(tmp.path());
+}
+
 TEST(CliFit, ABadLimitOrSpecIsAUsageErrorAndStartsNothing) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";

@@ -53,6 +53,54 @@ TEST(MicroBatchSearch, StopsAtTheMaximumAndAtOne) {
     EXPECT_THROW(searchLargestMicroBatch([&](int64_t mb) { return two(mb); }, 0), std::invalid_argument);
 }
 
+// A probe that runs out of time says neither "fits" nor "does not fit": the search stops there,
+// undecided, and keeps what it knows below it.
+TEST(MicroBatchSearch, ATimedOutProbeLeavesTheAnswerUndecided) {
+    Threshold t{37, {}};
+    // Sizes from `slowest` to `fastest` time out (larger ones fail at once, as one that runs out of
+    // memory does).
+    const auto timingOutFrom = [&](int64_t slowest, int64_t fastest = 1 << 30) {
+        return [&t, slowest, fastest](int64_t mb) {
+            FitProbe p = t(mb);
+            if (mb >= slowest && mb <= fastest) {
+                p.ran = false;
+                p.fits = false;
+                p.timed_out = true;
+            }
+            return p;
+        };
+    };
+    const FitSearch doubling = searchLargestMicroBatch(timingOutFrom(4), 1024);
+    EXPECT_FALSE(doubling.decided());
+    EXPECT_EQ(doubling.undecided, 4);
+    EXPECT_EQ(doubling.largest, 2) << "2 fits: that much is known";
+    EXPECT_EQ(t.asked, (std::vector<int64_t>{1, 2, 4})) << "nothing past the probe that timed out";
+
+    t.asked.clear();
+    const FitSearch bisecting = searchLargestMicroBatch(timingOutFrom(40, 48), 1024);
+    EXPECT_EQ(bisecting.undecided, 48);
+    EXPECT_EQ(bisecting.largest, 32);
+    EXPECT_EQ(t.asked, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 48}));
+
+    t.asked.clear();
+    const FitSearch first = searchLargestMicroBatch(timingOutFrom(1), 1024);
+    EXPECT_EQ(first.undecided, 1);
+    EXPECT_EQ(first.largest, 0);
+
+    // A probe reported as fitting that also timed out does not fit.
+    const FitSearch odd = searchLargestMicroBatch(
+        [](int64_t mb) {
+            FitProbe p;
+            p.ran = p.fits = true;
+            p.timed_out = mb == 2;
+            return p;
+        },
+        8);
+    EXPECT_EQ(odd.largest, 1);
+    EXPECT_EQ(odd.undecided, 2);
+    EXPECT_TRUE(searchLargestMicroBatch([&](int64_t mb) { return t(mb); }, 8).decided());
+}
+
 TEST(MemoryCorrection, FitsTheRuntimesOwnMemoryAndTheEstimatesScale) {
     std::vector<FitProbe> probes;
     for (double estimate : {40.0, 50.0, 70.0}) {
