@@ -74,6 +74,22 @@ if(NOT ZLIB_FOUND)
   endif()
 endif()
 
+# PCRE2 (the pre-tokenizers' Unicode regular expressions, JIT-compiled) and ICU (Unicode
+# normalization): the tokenizer, core/text. PARALLAX_WITH_TEXT says whether it can be built; without
+# it parallax-cli has no tokenize command.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+endif()
+find_package(ICU QUIET COMPONENTS uc)
+if(TARGET PkgConfig::PCRE2 AND TARGET ICU::uc)
+  set(PARALLAX_WITH_TEXT ON)
+else()
+  set(PARALLAX_WITH_TEXT OFF)
+  message(WARNING "PCRE2 or ICU not found: the tokenizer (core/text) and parallax-cli tokenize are not built; "
+                  "install libpcre2-dev and libicu-dev (packaging/deps.sh)")
+endif()
+
 if(PARALLAX_WORKER)
   find_package(Torch REQUIRED)
   find_package(MPI REQUIRED COMPONENTS CXX)

@@ -11,10 +11,11 @@ if(PARALLAX_ASAN)
   target_link_options(parallax_options INTERFACE -fsanitize=address,undefined)
 endif()
 
-# parallax_add_test(NAME LABELS l1 [l2] SOURCES ... LIBS ... [SERIAL]): one GoogleTest binary, every
-# test discovered with the labels given (SERIAL: each runs alone, for tests that time the machine).
+# parallax_add_test(NAME LABELS l1 [l2] SOURCES ... LIBS ... [SERIAL] [FIXTURE f]): one GoogleTest binary,
+# every test discovered with the labels given (SERIAL: each runs alone, for tests that time the machine;
+# FIXTURE: a ctest fixture each test requires, whose setup tests then run first).
 function(parallax_add_test name)
-  cmake_parse_arguments(T "SERIAL" "TIMEOUT" "LABELS;SOURCES;LIBS;PCH" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "TIMEOUT;FIXTURE" "LABELS;SOURCES;LIBS;PCH" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE parallax_options ${T_LIBS} GTest::gtest GTest::gtest_main)
   if(T_PCH)
@@ -23,12 +24,15 @@ function(parallax_add_test name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
-  set(_serial "")
+  set(_extra "")
   if(T_SERIAL)
-    set(_serial RUN_SERIAL TRUE)
+    list(APPEND _extra RUN_SERIAL TRUE)
+  endif()
+  if(T_FIXTURE)
+    list(APPEND _extra FIXTURES_REQUIRED ${T_FIXTURE})
   endif()
   gtest_discover_tests(${name}
-    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT} ${_serial}
+    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT} ${_extra}
                ENVIRONMENT "PARALLAX_BUILD_DIR=${PROJECT_BINARY_DIR}"
                ENVIRONMENT_MODIFICATION "PARALLAX_SOURCE_DIR=set:${PROJECT_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 60)

@@ -11,7 +11,11 @@ packages=(
   zlib1g-dev dataset-fashion-mnist xvfb xauth procps python3 desktop-file-utils
   openssh-server openssh-client iproute2
   slurmctld slurmd slurm-client
+  libpcre2-dev libicu-dev nodejs
 )
+# The tokenizer test installs its reference (tokenizers.js) with npm. Debian's npm package; a
+# Node.js from NodeSource ships npm itself and conflicts with it.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

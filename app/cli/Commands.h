@@ -125,6 +125,14 @@ int importCommand(const std::string& storePath, const std::string& run);
 // folder's config names. Reads headers only. `summary`: leave out the list of tensors.
 int inspectCommand(const std::string& path, bool summary);
 
+struct TokenizeCommandOptions {
+    std::string tokenizer; // a tokenizer.json or a model folder holding one
+    bool decode = false;
+};
+// Each line of standard input (cut at LF only) as its token ids, space-separated, one line each; or,
+// with decode, each line of ids as its text.
+int tokenizeCommand(const TokenizeCommandOptions& o);
+
 // Shared by the commands.
 RunRecord requireRun(const RunStore& store, const std::string& idOrName);
 std::string thisHost();

@@ -200,6 +200,15 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     advise->add_flag("--csv", adviseOptions.csv, "Every layout as a CSV row (progress on stderr)");
 
+    TokenizeCommandOptions tokenizeOptions;
+    CLI::App* tokenize = app.add_subcommand(
+        "tokenize", "Each line of standard input as token ids, space-separated, one line each (--decode: ids to text)");
+    tokenize->add_option("tokenizer", tokenizeOptions.tokenizer,
+                         "A tokenizer.json, or a model folder holding one (byte-level BPE: Qwen, Llama 3, GPT-2)")
+        ->required();
+    tokenize->add_flag("--decode", tokenizeOptions.decode,
+                       "Read lines of ids and print their text (a text holding line breaks prints them)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -259,6 +268,8 @@ int main(int argc, char** argv) {
             return fitCommand(store, fitOptions);
         if (*advise)
             return adviseCommand(store, adviseOptions);
+        if (*tokenize)
+            return tokenizeCommand(tokenizeOptions);
         if (*balance) {
             balanceOptions.write = !balancePrintOnly;
             return balanceCommand(store, balanceOptions);
