@@ -72,9 +72,10 @@ TEST(CliAdvise, RanksEveryLayoutOfFourRanksAndTriesTheBestSideBySide) {
         EXPECT_TRUE(rows.count(label)) << label << " is missing\n" << r.output;
     EXPECT_FALSE(rows.count("dp1 tp4 pp1 zero1")) << "ZeRO shards over data parallelism only";
 
-    // Three of them tried, three different shapes, ranked by what they measured.
+    // Three of them tried, three different shapes, and the calibration's dp4 zero0 measured
+    // besides when the model did not choose it; ranked by what they measured.
+    const std::string calibration = "dp4 tp1 pp1 zero0";
     std::vector<std::pair<int, Row>> tried;
-    std::set<std::string> shapes;
     for (const auto& [label, row] : rows) {
         if (row.excluded.empty()) {
             EXPECT_GT(row.predicted, 0) << label << " has no prediction";
@@ -82,9 +83,13 @@ TEST(CliAdvise, RanksEveryLayoutOfFourRanksAndTriesTheBestSideBySide) {
         if (row.rank == 0) continue;
         EXPECT_GT(row.tokens, 0) << label;
         tried.emplace_back(row.rank, row);
-        shapes.insert(label.substr(0, label.find(" zero")));
     }
-    ASSERT_EQ(tried.size(), 3u) << r.output;
+    EXPECT_GT(rows.at(calibration).rank, 0) << r.output;
+    ASSERT_TRUE(tried.size() == 3u || tried.size() == 4u) << r.output;
+    std::set<std::string> shapes; // of the layouts the model chose
+    for (const auto& [label, row] : rows)
+        if (row.rank > 0 && !(tried.size() == 4u && label == calibration))
+            shapes.insert(label.substr(0, label.find(" zero")));
     EXPECT_EQ(shapes.size(), 3u) << "one layout of each shape is tried";
     std::sort(tried.begin(), tried.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     EXPECT_EQ(tried.front().first, 1);
