@@ -155,11 +155,13 @@ int detach(const std::string& storePath, const RunCommandOptions& o) {
 int supervise(const std::string& storePath, const RunCommandOptions& o) {
     int notifyFd = o.notify_fd;
     try {
+        // A spec that is refused leaves nothing behind, not even an empty store.
+        if (o.run.empty())
+            checkNewRunSpec(o.spec);
         RunStore store(storePath);
         SupervisorOptions options;
         std::optional<TempSpecFile> balanced;
         if (o.run.empty()) {
-            checkNewRunSpec(o.spec);
             options.spec_path = o.spec;
             RunSpec spec = readSpecFile(o.spec);
             if (spec.parallel.stage_split == StageSplit::Profile && spec.parallel.stage_layers.empty() &&
