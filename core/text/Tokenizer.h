@@ -21,8 +21,8 @@ namespace parallax {
 // each word's bytes merged by BPE. decode(encode(x)) == prepare(x): x normalized outside its added
 // tokens (for Qwen, NFC(x) unless a combining mark follows an added token).
 //
-// The pre-tokenizer's letters and digits are Unicode 14's (PCRE2 10.42); `(?i:'s)` also takes "'ſ"
-// (U+017F), as Oniguruma does and tokenizers.js does not.
+// The pre-tokenizer's letters and digits are Unicode 14's (PCRE2 10.42), and its caseless groups
+// fold case as Unicode does: `(?i:'s)` also takes "'ſ" (U+017F), where tokenizers.js folds ASCII only.
 //
 // Loading refuses other families (WordPiece, Unigram, WordLevel models; sentencepiece-style
 // Metaspace; normalizers and pre-tokenizers other than those above) with a message saying what is

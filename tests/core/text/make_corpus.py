@@ -10,8 +10,8 @@ Lines are separated by LF and may hold anything else: CR, NUL, other controls, i
 Kept out on purpose, where the tokenizers disagree among themselves and not with Parallax alone:
 characters assigned after Unicode 14 (PCRE2 10.42 and ICU 72 know Unicode 14 and 15; Node's ICU
 knows later ones, and classifies them as letters where PCRE2 sees unassigned code points), and an
-apostrophe before U+017F LONG S (the Rust tokenizers' Oniguruma and PCRE2 fold "'ſ" to the
-contraction "'s" under (?i:); tokenizers.js folds ASCII only).
+apostrophe before U+017F LONG S (PCRE2 folds case as Unicode does and takes "'ſ" for the contraction
+"'s" under (?i:); tokenizers.js folds ASCII only).
 """
 import random
 import sys
