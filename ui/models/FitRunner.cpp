@@ -21,7 +21,9 @@ FitRunner::Result FitRunner::parse(const QString& output) {
     Result r;
     for (const QString& line : output.split(QChar('\n'))) {
         const QStringList f = line.trimmed().split(QChar(','));
-        if (f.size() != 7 || (f[0] != QLatin1String("0") && f[0] != QLatin1String("1"))) continue;
+        // Seven columns, or eight with timed_out (a probe that timed out neither fits nor does not;
+        // fit then exits 4 and says so).
+        if (f.size() < 7 || f.size() > 8 || (f[0] != QLatin1String("0") && f[0] != QLatin1String("1"))) continue;
         Probe p;
         bool ok = false;
         p.checkpointing = f[0] == QLatin1String("1");
