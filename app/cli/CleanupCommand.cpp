@@ -14,26 +14,40 @@
 namespace parallax {
 
 int cleanupCommand(const std::string& storePath, double waitSeconds) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(waitSeconds);
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                       std::chrono::duration<double>(waitSeconds));
+    // One cleaner per store: it takes every pending host, however many runs left one unswept.
+    CleanerLock lock(storePath);
+    if (!lock.held()) {
+        std::cout << "another parallax-cli cleanup of " << storePath << " is under way; it takes every host due"
+                  << std::endl;
+        return ExitCode::Ok;
+    }
+    PendingCleaner cleaner(storePath);
+    bool triedAny = false;
     for (;;) {
-        std::vector<std::string> said;
-        size_t left = 0;
-        {
-            RunStore store(storePath);
-            said = retryPendingCleanups(store);
-            left = store.pendingCleanups().size();
+        for (const std::string& line : cleaner.round()) {
+            std::cout << line << std::endl;
+            triedAny = true;
         }
-        for (const std::string& line : said) std::cout << line << std::endl;
-        if (left == 0) {
-            if (said.empty()) std::cout << "no cleanup is due in " << storePath << std::endl;
-            return ExitCode::Ok;
+        if (!cleaner.nextDue()) {
+            // A run may have added a host after this round read the rows, and left it to this
+            // cleaner: it is looked at once more after the lock is let go.
+            lock.release();
+            if (RunStore(storePath).pendingCleanups().empty()) {
+                if (!triedAny) std::cout << "no cleanup is due in " << storePath << std::endl;
+                return ExitCode::Ok;
+            }
+            if (!lock.retake()) return ExitCode::Ok; // another cleaner has taken over
+            continue;
         }
-        if (std::chrono::steady_clock::now() >= until) {
-            std::cout << left << " host(s) still to be cleaned; run parallax-cli cleanup again once they answer"
-                      << std::endl;
+        if (Clock::now() >= until) {
+            std::cout << cleaner.pendingHosts() << " host(s) still to be cleaned; run parallax-cli cleanup again once "
+                      << "they answer" << std::endl;
             return ExitCode::Error;
         }
-        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::this_thread::sleep_until(std::min(*cleaner.nextDue(), until));
     }
 }
 

@@ -1,6 +1,7 @@
 #include "app/cli/CliError.h"
 #include "app/cli/Commands.h"
 #include "app/cli/Format.h"
+#include "core/launch/Utf8.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +19,7 @@ void printRow(const LogRow& row) {
     else
         who = row.stream == "supervisor" ? "sup" : "mpi";
     const char* level = row.level == "error" ? "E" : row.level == "warn" ? "W" : row.level == "debug" ? "D" : "I";
-    std::printf("%s %-4s %s %s\n", formatClock(row.t).c_str(), who.c_str(), level, row.message.c_str());
+    std::printf("%s %-4s %s %s\n", formatClock(row.t).c_str(), who.c_str(), level, terminalSafe(row.message).c_str());
 }
 
 } // namespace

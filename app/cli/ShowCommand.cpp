@@ -1,8 +1,10 @@
 #include "app/cli/Commands.h"
 #include "app/cli/Format.h"
+#include "core/launch/CheckpointScan.h"
 #include "core/launch/LineBuffer.h"
 #include "core/launch/OutputDemux.h"
 #include "core/launch/SignalNames.h"
+#include "core/launch/Utf8.h"
 #include "core/spec/Estimates.h"
 
 #include <chrono>
@@ -18,7 +20,7 @@ namespace {
 void field(const std::string& name, const std::string& value) {
     if (value.empty())
         return;
-    std::printf("  %-13s %s\n", name.c_str(), value.c_str());
+    std::printf("  %-13s %s\n", name.c_str(), terminalSafe(value).c_str());
 }
 
 // The launcher's own report of the failure, read again from the raw output: the structured facts
@@ -66,7 +68,15 @@ int showCommand(const std::string& storePath, const std::string& run) {
     RunStore store(storePath);
     markLostRunsIfWritable(store);
     const RunRecord r = requireRun(store, run);
-    std::printf("run %lld  %s\n", static_cast<long long>(r.id), r.name.c_str());
+    if (r.state == RunState::Lost) {
+        // Its ranks may have checkpointed after its supervisor was gone; resume takes those.
+        try {
+            recordCheckpointsOnDisk(store, r);
+        } catch (const StoreError&) {
+            // A read-only store: show what it holds.
+        }
+    }
+    std::printf("run %lld  %s\n", static_cast<long long>(r.id), terminalSafe(r.name).c_str());
     field("state", r.state);
     field("reason", r.exit_reason);
     // What the supervisor finds wrong while the run goes (a hang, a straggler), and hosts that do

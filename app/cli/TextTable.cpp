@@ -1,5 +1,7 @@
 #include "app/cli/TextTable.h"
 
+#include "core/launch/Utf8.h"
+
 #include <algorithm>
 
 namespace parallax {
@@ -20,6 +22,7 @@ void TextTable::addColumn(std::string header, Align align) {
 
 void TextTable::addRow(std::vector<std::string> cells) {
     cells.resize(m_headers.size());
+    for (std::string& cell : cells) cell = terminalSafe(cell); // names and notes are anyone's text
     m_rows.push_back(std::move(cells));
 }
 

@@ -138,8 +138,10 @@ int main(int argc, char** argv) {
 
     std::string importRun;
     CLI::App* import = app.add_subcommand(
-        "import", "Bring into the store the rows of RUN that only its output.log holds (its supervisor ended early)");
-    import->add_option("run", importRun, "RUN")->required();
+        "import", "Bring into the store the rows of RUN that only its output.log holds (its supervisor ended early); "
+                  "or, given a run folder or a folder of them (e.g. a damaged store's <store>.runs), those runs as new "
+                  "runs of this store");
+    import->add_option("run", importRun, "RUN or FOLDER")->required();
 
     std::string inspectPath;
     bool inspectSummary = false;

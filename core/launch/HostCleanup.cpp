@@ -1,98 +1,164 @@
 #include "core/launch/HostCleanup.h"
 
-#include "core/launch/CommandRun.h"
 #include "core/launch/Ssh.h"
 #include "core/spec/SpecIO.h"
 
-#include <map>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
 
 namespace parallax {
 
 namespace {
 
-// Runs on the host with the run folder as $1: finds the processes whose command line has that
-// folder as one of its arguments, adds their parent when it is Open MPI's orted, ends them, and
-// says how many there were.
-constexpr const char* kEndScript =
-    "dir=\"$1\"; victims=\"\"; "
-    "for p in /proc/[0-9]*; do "
-    "  pid=${p#/proc/}; [ \"$pid\" = \"$$\" ] && continue; "
-    "  if tr '\\000' '\\n' < \"$p/cmdline\" 2>/dev/null | grep -qxF -- \"$dir\"; then "
-    "    victims=\"$victims $pid\"; "
-    "    ppid=$(sed 's/.*) [A-Za-z] \\([0-9]*\\).*/\\1/' \"$p/stat\" 2>/dev/null); "
-    "    [ -n \"$ppid\" ] && [ \"$(cat /proc/$ppid/comm 2>/dev/null)\" = orted ] && victims=\"$victims $ppid\"; "
-    "  fi; "
-    "done; "
-    "n=0; for v in $victims; do kill -TERM \"$v\" 2>/dev/null && n=$((n+1)); done; "
-    "if [ -n \"$victims\" ]; then sleep 2; for v in $victims; do kill -KILL \"$v\" 2>/dev/null; done; fi; "
-    "echo \"@px ended $n\"";
+// A host name as a file name: what is not a letter, digit, '.', '-' or '_' becomes '_'.
+std::string fileNameOf(const std::string& host) {
+    std::string out = host;
+    for (char& c : out)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+    return out.empty() || out[0] == '.' ? "_" + out : out;
+}
 
-std::string lastLine(const std::string& text) {
-    std::string last;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) last = line;
-    return last;
+int openLock(const std::string& folder, const std::string& name) {
+    ::mkdir(folder.c_str(), 0700);
+    return ::open((folder + "/" + name).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+}
+
+// Takes the lock of `fd`, waiting at most `wait`.
+bool lockWithin(int fd, std::chrono::milliseconds wait) {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
 }
 
 } // namespace
 
-std::vector<HostCleanupResult> cleanUpHosts(const std::vector<std::string>& hosts, const SshSettings& ssh,
-                                            const std::string& runDir, std::chrono::milliseconds timeout) {
+std::string cleanupLockFolder(const std::string& storePath) { return storePath + ".cleanup"; }
+
+std::vector<HostCleanupResult> cleanUpHosts(const std::vector<HostSweepJob>& jobs, const std::string& lockFolder,
+                                            std::chrono::milliseconds lockWait) {
+    std::vector<HostCleanupResult> out(jobs.size());
+    std::vector<int> locks(jobs.size(), -1);
     std::vector<std::vector<std::string>> commands;
-    for (const std::string& host : hosts) commands.push_back(sshCommand(host, ssh, {"sh", "-c", kEndScript, "end", runDir}));
-    const std::vector<CommandResult> results = runCommands(commands, timeout);
-    std::vector<HostCleanupResult> out;
-    for (size_t i = 0; i < hosts.size(); ++i) {
-        HostCleanupResult h;
-        h.host = hosts[i];
-        const CommandResult& r = results[i];
-        const size_t at = r.out.find("@px ended ");
-        if (r.exit_code == 0 && at != std::string::npos) {
-            h.reached = true;
-            h.ended = std::atoll(r.out.c_str() + at + 10);
-        } else if (r.timed_out) {
-            h.error = "no answer over ssh within " + std::to_string(timeout.count() / 1000) + " s";
-        } else {
-            h.error = r.start_error.empty() ? lastLine(r.err) : r.start_error;
-            if (h.error.empty()) h.error = "ssh ended with code " + std::to_string(r.exit_code);
+    std::vector<size_t> swept; // which job each command is
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        out[i].host = jobs[i].host;
+        locks[i] = openLock(lockFolder, "sweep-" + fileNameOf(jobs[i].host) + ".lock");
+        if (locks[i] < 0 || !lockWithin(locks[i], lockWait)) {
+            out[i].error = "another cleanup was sweeping it for longer than " +
+                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(lockWait).count()) + " s";
+            continue;
         }
-        out.push_back(h);
+        SshOptions o;
+        o.connect_timeout_s = 10;
+        commands.push_back(sshCommand(jobs[i].host, jobs[i].ssh, sweepCommand(jobs[i].run_dirs), o));
+        swept.push_back(i);
     }
+    const std::vector<CommandResult> results = runCommands(commands, kSweepLimitHere);
+    for (size_t k = 0; k < swept.size(); ++k) {
+        HostCleanupResult& h = out[swept[k]];
+        const SweepOutcome o = readSweep(results[k], kSweepLimitHere);
+        h.reached = o.kind == SweepOutcome::Kind::Swept;
+        h.answered = o.kind != SweepOutcome::Kind::NoAnswer;
+        h.ended = o.ended;
+        h.error = o.error;
+    }
+    for (int fd : locks)
+        if (fd >= 0) ::close(fd); // and with it the lock
     return out;
 }
 
-std::vector<std::string> retryPendingCleanups(RunStore& store) {
-    std::vector<std::string> said;
-    // One ssh round for all hosts of one run (they share the run folder and the profile).
-    std::map<int64_t, std::vector<PendingCleanup>> byRun;
-    for (const PendingCleanup& c : store.pendingCleanups()) byRun[c.run].push_back(c);
-    for (const auto& [run, pending] : byRun) {
-        SshSettings ssh;
-        if (const std::optional<RunRecord> record = store.run(run)) {
-            try {
-                ssh = resolveHosts(parseSpec(record->spec_toml, "run " + std::to_string(run))).ssh;
-            } catch (const std::exception&) {
-                // The profile is gone or changed: ssh's own settings may still reach the host.
-            }
-        }
-        std::vector<std::string> hosts;
-        for (const PendingCleanup& c : pending) hosts.push_back(c.host);
-        const std::vector<HostCleanupResult> results = cleanUpHosts(hosts, ssh, pending.front().run_dir);
-        for (const HostCleanupResult& r : results) {
-            if (r.reached) {
-                store.removePendingCleanup(run, r.host);
-                said.push_back("run " + std::to_string(run) + ": " + r.host + " answers again; " +
-                               std::to_string(r.ended) + " process(es) of the run ended there");
-            } else {
-                store.notePendingCleanupAttempt(run, r.host, r.error);
-                said.push_back("run " + std::to_string(run) + ": " + r.host + " still does not answer (" + r.error +
-                               "); its cleanup stays due");
-            }
+namespace {
+
+// The sweep of `host` for every run folder due there, with the ssh settings of its newest run.
+HostSweepJob jobFor(const RunStore& store, const std::string& host, const std::vector<PendingCleanup>& rows) {
+    HostSweepJob job;
+    job.host = host;
+    int64_t newest = 0;
+    for (const PendingCleanup& c : rows) {
+        job.run_dirs.push_back(c.run_dir);
+        newest = std::max(newest, c.run);
+    }
+    if (const std::optional<RunRecord> record = store.run(newest)) {
+        try {
+            job.ssh = resolveHosts(parseSpec(record->spec_toml, "run " + std::to_string(newest))).ssh;
+        } catch (const std::exception&) {
+            // The profile is gone or changed: ssh's own settings may still reach the host.
         }
     }
+    return job;
+}
+
+} // namespace
+
+std::vector<std::string> PendingCleaner::round() {
+    RunStore store(m_storePath);
+    const Clock::time_point now = Clock::now();
+    // Per host: its rows, and the ssh settings of its newest run.
+    std::map<std::string, std::vector<PendingCleanup>> byHost;
+    for (const PendingCleanup& c : store.pendingCleanups()) byHost[c.host].push_back(c);
+    m_hostsLeft = byHost.size();
+    for (auto it = m_backoff.begin(); it != m_backoff.end();)
+        it = byHost.count(it->first) ? std::next(it) : m_backoff.erase(it);
+    std::vector<HostSweepJob> jobs;
+    for (const auto& [host, rows] : byHost)
+        if (m_backoff[host].due <= now) jobs.push_back(jobFor(store, host, rows));
+    // Every host that is due at once: one that does not answer costs its time once.
+    const std::vector<HostCleanupResult> results = cleanUpHosts(jobs, cleanupLockFolder(m_storePath));
+    std::vector<std::string> said;
+    for (const HostCleanupResult& r : results) {
+        const std::vector<PendingCleanup>& rows = byHost[r.host];
+        std::string runs;
+        for (const PendingCleanup& c : rows) runs += (runs.empty() ? "" : ", ") + std::to_string(c.run);
+        if (r.reached) {
+            for (const PendingCleanup& c : rows) store.removePendingCleanup(c.run, r.host);
+            m_backoff.erase(r.host);
+            --m_hostsLeft;
+            said.push_back(r.host + " answers again; " + std::to_string(r.ended) + " process(es) of run(s) " + runs +
+                           " ended there");
+            continue;
+        }
+        Backoff& b = m_backoff[r.host];
+        const std::string error = r.answered ? "answered with an error: " + r.error : r.error;
+        for (const PendingCleanup& c : rows) store.notePendingCleanupAttempt(c.run, r.host, error);
+        b.due = Clock::now() + b.delay;
+        said.push_back(r.host + (r.answered ? " " : " still does not answer: ") + error + "; run(s) " + runs +
+                       " stay due there, tried again in " + std::to_string(b.delay.count()) + " s");
+        b.delay = std::min(kLongestDelay, b.delay * 2);
+    }
     return said;
+}
+
+std::optional<PendingCleaner::Clock::time_point> PendingCleaner::nextDue() const {
+    if (m_hostsLeft == 0) return std::nullopt;
+    std::optional<Clock::time_point> next;
+    for (const auto& [host, b] : m_backoff)
+        if (!next || b.due < *next) next = b.due;
+    return next ? next : std::optional<Clock::time_point>(Clock::now());
+}
+
+CleanerLock::CleanerLock(const std::string& storePath) : m_path(cleanupLockFolder(storePath)) { retake(); }
+
+CleanerLock::~CleanerLock() { release(); }
+
+void CleanerLock::release() {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = -1;
+}
+
+bool CleanerLock::retake() {
+    if (m_fd >= 0) return true;
+    m_fd = openLock(m_path, "cleaner.lock");
+    if (m_fd >= 0 && ::flock(m_fd, LOCK_EX | LOCK_NB) != 0) release();
+    return m_fd >= 0;
 }
 
 } // namespace parallax

@@ -43,17 +43,20 @@ std::string lastLine(const std::string& text) {
 
 } // namespace
 
-HostWatch::HostWatch(const ClusterProfile& cluster, std::string controlFolder, std::chrono::milliseconds every,
-                     std::chrono::milliseconds probeTimeout)
-    : m_ssh(cluster.ssh), m_folder(std::move(controlFolder)), m_every(every), m_probeTimeout(probeTimeout) {
+HostWatch::HostWatch(const ClusterProfile& cluster, std::string controlFolder, std::string runDir,
+                     std::chrono::milliseconds every, std::chrono::milliseconds probeTimeout,
+                     std::chrono::milliseconds firstSign)
+    : m_ssh(cluster.ssh), m_folder(std::move(controlFolder)), m_runDir(std::move(runDir)), m_every(every),
+      m_probeTimeout(probeTimeout),
+      m_firstSign(firstSign), m_start(Clock::now()) {
     ::mkdir(m_folder.c_str(), 0700);
-    const Clock::time_point now = Clock::now();
     for (const std::string& entry : cluster.hosts) {
         Host h;
         const std::optional<HostSlots> slots = parseHostSlots(entry);
         h.name = slots ? slots->name : entry;
-        h.last_answer = now;
-        h.next_probe = now;
+        h.last_answer = h.last_sign = m_start;
+        h.next_probe = m_start;
+        m_byName.emplace(h.name, m_hosts.size());
         m_hosts.push_back(std::move(h));
     }
     for (size_t i = 0; i < m_hosts.size(); ++i) startMaster(m_hosts[i]);
@@ -77,13 +80,45 @@ void HostWatch::startMaster(Host& h) {
     o.control_path = controlPath(index);
     o.master = true;
     o.alive_interval_s = 2;
+    // A newline every 5 s ends the command there once the connection is closed (a write to a
+    // closed channel), and its arguments name the run for a cleanup after a lost link.
+    std::vector<std::string> remote;
+    if (!m_runDir.empty()) remote = {"sh", "-c", "while sleep 5; do echo; done", "parallax-watch", m_runDir};
     h.master = std::make_unique<LauncherProcess>();
-    if (h.master->start(sshCommand(h.name, m_ssh, {}, o), {}) != 0) h.master.reset();
+    if (h.master->start(sshCommand(h.name, m_ssh, remote, o), {}) != 0) h.master.reset();
+}
+
+void HostWatch::addAlias(const std::string& name, const std::string& watched) {
+    const auto it = m_byName.find(watched);
+    if (it != m_byName.end() && !name.empty()) m_byName.emplace(name, it->second);
+}
+
+void HostWatch::sawRankOn(const std::string& name) {
+    auto it = m_byName.find(name);
+    if (it == m_byName.end()) {
+        // ssh may know a host by a longer or shorter name than the host calls itself.
+        for (size_t i = 0; i < m_hosts.size() && it == m_byName.end(); ++i) {
+            const std::string& h = m_hosts[i].name;
+            if (name.rfind(h + ".", 0) == 0 || h.rfind(name + ".", 0) == 0) it = m_byName.emplace(name, i).first;
+        }
+        if (it == m_byName.end()) return;
+    }
+    Host& h = m_hosts[it->second];
+    h.last_sign = Clock::now();
+    h.signed_once = true;
+}
+
+namespace {
+constexpr std::chrono::milliseconds kLongestProbe{30000};
+}
+
+std::chrono::milliseconds HostWatch::probeLimit(const Host& host) const {
+    return std::max(m_probeTimeout, host.probe_limit);
 }
 
 std::vector<std::string> HostWatch::probeCommand(const Host& h) const {
     SshOptions o;
-    o.connect_timeout_s = static_cast<int>(std::max<int64_t>(1, m_probeTimeout.count() / 1000));
+    o.connect_timeout_s = static_cast<int>(std::max<int64_t>(1, probeLimit(h).count() / 1000));
     o.control_path = controlPath(static_cast<size_t>(&h - m_hosts.data()));
     return sshCommand(h.name, m_ssh, {"true"}, o);
 }
@@ -91,23 +126,32 @@ std::vector<std::string> HostWatch::probeCommand(const Host& h) const {
 void HostWatch::poll() {
     const Clock::time_point now = Clock::now();
     for (Host& h : m_hosts) {
-        if (h.master && h.master->tryWait()) h.master.reset(); // its link died: a new one with the next probe
+        if (h.master) {
+            std::string ignored; // the master's newlines
+            drainInto(h.master->stdoutFd(), ignored);
+            drainInto(h.master->stderrFd(), ignored);
+            if (h.master->tryWait()) h.master.reset(); // its link died: a new one with the next probe
+        }
         if (h.probe) {
             drainInto(h.probe->stderrFd(), h.probe_err);
             drainInto(h.probe->stdoutFd(), h.probe_err);
             if (const std::optional<int> status = h.probe->tryWait()) {
                 if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) {
-                    h.last_answer = now;
-                    h.answered_once = true;
+                    h.last_answer = h.last_sign = now;
+                    h.answered_once = h.signed_once = true;
                     h.latency_ms = std::chrono::duration<double, std::milli>(now - h.probe_started).count();
+                    h.slowest_ms = std::max(h.slowest_ms, h.latency_ms);
+                    h.probe_limit = std::max(h.probe_limit, std::min(kLongestProbe, std::chrono::milliseconds(
+                                                                         static_cast<int64_t>(3 * h.slowest_ms))));
                     h.last_error.clear();
                 } else {
                     drainInto(h.probe->stderrFd(), h.probe_err);
                     h.last_error = lastLine(h.probe_err);
                 }
                 h.probe.reset();
-            } else if (now - h.probe_started > m_probeTimeout) {
-                h.last_error = "no answer to a probe within " + std::to_string(m_probeTimeout.count() / 1000) + " s";
+            } else if (now - h.probe_started > probeLimit(h)) {
+                h.last_error = "no answer to a probe within " + std::to_string(probeLimit(h).count() / 1000) + " s";
+                h.probe_limit = std::min(kLongestProbe, 2 * probeLimit(h));
                 h.probe.reset(); // killed with what it started
             }
         }
@@ -126,8 +170,12 @@ void HostWatch::poll() {
 }
 
 std::chrono::milliseconds HostWatch::silentFor(const Host& host) const {
+    const Clock::time_point now = Clock::now();
+    // Before its first sign the host is still logging in and starting its ranks.
+    const Clock::time_point from = host.signed_once ? host.last_sign : m_start + m_firstSign;
+    if (now <= from) return std::chrono::milliseconds(0);
     // A probe in flight for less than the period is not silence yet.
-    const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - host.last_answer);
+    const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(now - from);
     return since > m_every + std::chrono::milliseconds(500) ? since : std::chrono::milliseconds(0);
 }
 
@@ -136,7 +184,7 @@ HostStatus HostWatch::status(const Host& host, const std::string& state) const {
     s.host = host.name;
     s.state = state;
     const double silent = std::chrono::duration<double>(silentFor(host)).count();
-    if (host.answered_once) s.last_answer = wallNow() - std::chrono::duration<double>(Clock::now() - host.last_answer).count();
+    if (host.signed_once) s.last_answer = wallNow() - std::chrono::duration<double>(Clock::now() - host.last_sign).count();
     s.latency_ms = host.latency_ms;
     if (silent > 0)
         s.detail = "silent for " + std::to_string(static_cast<int>(silent)) + " s" +

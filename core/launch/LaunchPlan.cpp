@@ -259,6 +259,11 @@ LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
             a.insert(a.end(), {"-x", name});
         for (const std::string& name : clusterEnvNames(context))
             a.insert(a.end(), {"-x", name});
+        // mpirun hands its command line's MCA parameters to the orted it starts on each host: the
+        // run folder on an orted's command line lets a host's cleanup find it, even once the ranks
+        // it served are gone (HostSweep). Open MPI itself reads no such parameter.
+        if (target == Target::Hosts && !context.run_dir.empty())
+            a.insert(a.end(), {"--mca", "parallax_run_dir", context.run_dir});
         a.insert(a.end(), spec.launch.mpirun_args.begin(), spec.launch.mpirun_args.end());
         appendWorker(a, context);
         if (target == Target::Local)

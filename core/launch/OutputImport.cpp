@@ -1,5 +1,6 @@
 #include "core/launch/OutputImport.h"
 
+#include "core/launch/CheckpointScan.h"
 #include "core/launch/OutputRouter.h"
 #include "core/launch/ProcessTable.h"
 #include "core/spec/SpecIO.h"
@@ -11,12 +12,14 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 namespace parallax {
 
 namespace {
 
 constexpr size_t kRowsPerBatch = 20000;
+constexpr int64_t kPieceBytes = 1 << 20;
 
 std::string outputLogOf(const RunRecord& run) { return run.run_dir + "/output.log"; }
 
@@ -34,6 +37,22 @@ LauncherFormat formatOf(const RunRecord& run, bool* localTarget) {
 double fileTime(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_mtime) : 0;
+}
+
+// The offset just after the last newline in [from, end) of `in` (`from` when there is none), read
+// backwards a piece at a time.
+int64_t afterLastNewline(std::ifstream& in, int64_t from, int64_t end) {
+    std::vector<char> piece(static_cast<size_t>(std::min<int64_t>(kPieceBytes, std::max<int64_t>(end - from, 1))));
+    for (int64_t stop = end; stop > from;) {
+        const int64_t start = std::max(from, stop - static_cast<int64_t>(piece.size()));
+        in.clear();
+        in.seekg(start);
+        if (!in.read(piece.data(), static_cast<std::streamsize>(stop - start))) return from;
+        for (int64_t i = stop - start; i > 0; --i)
+            if (piece[static_cast<size_t>(i - 1)] == '\n') return start + i;
+        stop = start;
+    }
+    return from;
 }
 
 } // namespace
@@ -60,18 +79,31 @@ OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, i
         router.setRankHosts(start->hosts);
     const double fallbackTime = run.ended_at > 0 ? run.ended_at : fileTime(path);
 
-    std::string line;
-    while (position < end && std::getline(in, line)) {
-        if (in.eof())
-            break; // no newline: an unfinished last line, not imported
-        line.push_back('\n');
+    // Read in pieces and cut into lines by the router, as when the run was live: a line is held up
+    // to the router's limit, however long it is in the file. Only complete lines are fed: what
+    // follows the last newline before `end` is an unfinished line, left for later.
+    const int64_t complete = afterLastNewline(in, result.from, end);
+    std::vector<char> piece(static_cast<size_t>(kPieceBytes));
+    in.clear();
+    in.seekg(result.from);
+    for (int64_t fed = result.from; fed < complete;) {
+        const size_t got = static_cast<size_t>(std::min<int64_t>(complete - fed, kPieceBytes));
+        if (!in.read(piece.data(), static_cast<std::streamsize>(got))) break;
         const double now = router.lastEventTime() > 0 ? router.lastEventTime() : fallbackTime;
-        router.append(OutputStream::Stdout, line.data(), line.size(), now);
-        position += static_cast<int64_t>(line.size());
-        if (writer.pendingRows() >= kRowsPerBatch) {
-            result.rows += writer.pendingRows();
-            writer.flush();
+        // Line by line, so that the offset the writer records is always at a line's end.
+        for (size_t at = 0; at < got;) {
+            const void* nl = std::memchr(piece.data() + at, '\n', got - at);
+            const size_t stop = nl ? static_cast<size_t>(static_cast<const char*>(nl) - piece.data()) + 1 : got;
+            router.append(OutputStream::Stdout, piece.data() + at, stop - at, now);
+            at = stop;
+            if (!nl) continue;
+            position = fed + static_cast<int64_t>(stop);
+            if (writer.pendingRows() >= kRowsPerBatch) {
+                result.rows += writer.pendingRows();
+                writer.flush();
+            }
         }
+        fed += static_cast<int64_t>(got);
     }
     router.finish(router.lastEventTime() > 0 ? router.lastEventTime() : fallbackTime);
     result.rows += writer.pendingRows();
@@ -113,6 +145,10 @@ std::string recoverRunOutput(RunStore& store, int64_t runId, const std::string& 
                        std::to_string(done.file_bytes) + ")";
     if (done.to < done.file_bytes)
         said += "; its last " + std::to_string(done.file_bytes - done.to) + " byte(s) are an unfinished line";
+
+    // Its ranks may have gone on checkpointing after the supervisor was gone.
+    if (const size_t found = recordCheckpointsOnDisk(store, run))
+        said += "; " + std::to_string(found) + " checkpoint(s) found in its folder were recorded";
 
     // A run whose supervisor died before it recorded the end: the output says how it ended.
     const bool unfinished = run.state == RunState::Lost || !RunState::isTerminal(run.state);

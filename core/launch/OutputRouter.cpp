@@ -117,6 +117,8 @@ void OutputRouter::onPipeLine(OutputStream pipe, std::string_view line) {
 }
 
 void OutputRouter::onRankLine(const DemuxedLine& d) {
+    if (m_onRankLine && d.rank >= 0)
+        m_onRankLine(d.rank);
     try {
         decodeLine(d.payload, m_decoded);
         switch (m_decoded.kind) {

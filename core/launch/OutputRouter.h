@@ -39,6 +39,8 @@ public:
     // Called for each `log` event of level warn or error a rank reports (a damaged checkpoint
     // skipped, a stop that could not checkpoint...), which a person at the terminal should see.
     void setRankWarningHandler(std::function<void(const LogEvent&)> handler) { m_onRankWarning = std::move(handler); }
+    // Called for every line of a rank (its number), telemetry or not: a sign that its host lives.
+    void setRankLineHandler(std::function<void(int)> handler) { m_onRankLine = std::move(handler); }
     // Called once, with the error's text, when output.log cannot be written (e.g. the disk is full).
     void setRawLogErrorHandler(std::function<void(const std::string&)> handler) { m_onRawError = std::move(handler); }
 
@@ -105,6 +107,7 @@ private:
     std::function<void(const std::string&)> m_onRawError;
     std::function<void(const LogEvent&)> m_onRankWarning;
     std::function<void(const TelemetryEvent&)> m_onEvent;
+    std::function<void(int)> m_onRankLine;
 
     LineBuffer m_outLines;
     LineBuffer m_errLines;

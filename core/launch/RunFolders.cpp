@@ -54,6 +54,11 @@ void RunFolders::writeOwner(const std::string& dir, int64_t runId) const {
         throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
 }
 
+void RunFolders::adopt(const std::string& dir, int64_t runId) {
+    writeOwner(dir, runId);
+    m_store.setRunDir(runId, fs::absolute(dir).string());
+}
+
 RunFolders::Created RunFolders::create(int64_t runId) {
     std::error_code ec;
     fs::create_directories(m_root, ec);

@@ -34,6 +34,10 @@ public:
     // folder. Throws std::runtime_error naming the folder when it cannot be made.
     Created create(int64_t runId);
 
+    // Takes `dir`, the folder of a run of another store (brought in by parallax-cli import), as
+    // the folder of `runId`: its owner file names this store from now on, and the run records it.
+    void adopt(const std::string& dir, int64_t runId);
+
     // Why `run`'s folder cannot be trusted to be its own, or std::nullopt when it can: its owner
     // file names another store or run; without one (folders of earlier versions), its spec.toml
     // differs from the run's spec.

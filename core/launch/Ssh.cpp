@@ -39,7 +39,8 @@ std::vector<std::string> sshCommand(const std::string& host, const SshSettings& 
                            "ServerAliveCountMax=2"});
     if (!options.control_path.empty()) {
         a.insert(a.end(), {"-S", options.control_path});
-        if (options.master) a.insert(a.end(), {"-M", "-N", "-o", "ControlPersist=no"});
+        if (options.master) a.insert(a.end(), {"-M", "-o", "ControlPersist=no"});
+        if (options.master && remote.empty()) a.push_back("-N");
     }
     a.push_back(host);
     if (!remote.empty()) {

@@ -12,7 +12,7 @@ namespace parallax {
 struct SshOptions {
     int connect_timeout_s = 5;
     std::string control_path; // non-empty: ssh -S PATH (a connection shared with a master)
-    bool master = false;      // start the master of control_path: -M -N, kept alive by probes
+    bool master = false;      // start the master of control_path: -M (and -N without a remote command)
     int alive_interval_s = 0; // > 0: ServerAliveInterval (and CountMax 2) to notice a dead link
 };
 

@@ -39,6 +39,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
+#include <cmath>
 #include <sstream>
 #include <thread>
 
@@ -184,6 +186,9 @@ struct Supervisor::State {
     LaunchPlan plan;
     std::unique_ptr<OutputRouter> router;
     bool storeErrorReported = false;
+    std::string storeRefusal; // the first error of the store's current refusal, and since when
+    double storeRefusedSince = 0;
+    std::string storeDamage; // the store's file is damaged: what SQLite said, and how to recover
 
     LauncherProcess launcher;
     // The ranks' sign that this supervisor lives (they exit when it stops changing).
@@ -191,6 +196,7 @@ struct Supervisor::State {
     // target = "hosts": whether each host answers, and what was said about it.
     std::unique_ptr<HostWatch> hostWatch;
     std::map<std::string, std::string> hostStates; // host -> answering | silent | lost
+    std::set<std::string> slowSshSaid; // hosts whose slow ssh was said
     Clock::time_point lastHostRecord;
     std::string hostLostReason; // set when a host stayed silent past launch.host_timeout_s
     // What holds the run up: a hang (and when it was first named), a straggler.
@@ -198,6 +204,8 @@ struct Supervisor::State {
     std::optional<Clock::time_point> hangSince;
     std::string hangMessage, stragglerMessage;
     HangDetector::Finding hangFinding, stragglerFinding; // the last said, for when it ends
+    std::vector<int> stragglerSaidRanks;
+    Clock::time_point stragglerSaidAt;
     bool rankStepsArrived = false;
     std::optional<ContinuationPlan> continuation; // launch.on_host_failure = "resume"
     Clock::time_point lastHangCheck, lastHangSaid;
@@ -226,6 +234,8 @@ struct Supervisor::State {
     // ------------------------------------------------------------------ before the run exists
     void prepare() {
         std::string source;
+        // A damaged file takes rows only to lose them: nothing starts on it.
+        store.requireIntact();
         if (opt.attach_run) {
             prepareAttach(*opt.attach_run);
             return;
@@ -453,11 +463,34 @@ struct Supervisor::State {
     }
 
     void reportStoreError(const std::exception& e) {
+        if (dynamic_cast<const StoreDamaged*>(&e)) {
+            onStoreDamaged(e.what());
+            return;
+        }
         // The writer keeps rows it could not write; the next flush tries again.
+        if (!storeErrorReported) {
+            storeRefusal = e.what();
+            storeRefusedSince = wallNow();
+        }
         if (!storeErrorReported)
             std::cerr << "parallax: run " << runId << ": writing to " << store.path() << " failed (" << e.what()
                       << "); rows are kept and written when the store accepts them\n";
         storeErrorReported = true;
+    }
+
+    // No retry cures a damaged store: the ranks are asked to checkpoint and stop, as on a stop
+    // request, and finish() ends the supervisor with the message. Every line stays in output.log.
+    void onStoreDamaged(const std::string& what) {
+        if (!storeDamage.empty())
+            return;
+        storeDamage = what;
+        std::cerr << "parallax: run " << runId << ": " << what << "\nparallax: run " << runId
+                  << " is being stopped: its ranks checkpoint and stop; its output stays in "
+                  << (runDir / "output.log").string() << "\n";
+        if (phase == StopPhase::None && (launcher.pid() > 0 || !jobId.empty())) {
+            stopSignal = SIGTERM;
+            advanceStop(false);
+        }
     }
 
     // The ranks that run on `host` (from run_start), as "ranks 1, 3".
@@ -488,6 +521,7 @@ struct Supervisor::State {
         const auto timeout = std::chrono::seconds(spec.launch.host_timeout_s);
         const bool recordAll = now - lastHostRecord >= std::chrono::seconds(10);
         for (const HostWatch::Host& h : hostWatch->hosts()) {
+            sayIfSshIsSlow(h);
             const auto silent = hostWatch->silentFor(h);
             const std::string state = silent >= timeout ? "lost" : silent >= kSilentNotice ? "silent" : "answering";
             std::string& was = hostStates[h.name];
@@ -521,6 +555,21 @@ struct Supervisor::State {
         }
         if (recordAll)
             lastHostRecord = now;
+    }
+
+    // ssh's own cost, measured: a probe that takes a good part of host_timeout_s leaves the
+    // probes alone too little room (the ranks' lines from the host count all the same).
+    void sayIfSshIsSlow(const HostWatch::Host& h) {
+        const double timeoutMs = 1000.0 * static_cast<double>(spec.launch.host_timeout_s);
+        if (h.slowest_ms <= 0 || 3 * h.slowest_ms < timeoutMs || !slowSshSaid.insert(h.name).second)
+            return;
+        std::ostringstream said;
+        said.precision(2);
+        said << "ssh to " << h.name << " takes " << h.slowest_ms / 1000.0 << " s to answer a probe: launch.host_timeout_s = "
+             << spec.launch.host_timeout_s << " is too tight for the probes alone (set it to at least "
+             << static_cast<int64_t>(std::ceil(4 * h.slowest_ms / 1000.0))
+             << " s); meanwhile the ranks' output from " << h.name << " counts as its sign of life too";
+        notice("warn", said.str());
     }
 
     void onEvent(const TelemetryEvent& event) {
@@ -624,8 +673,14 @@ struct Supervisor::State {
 
     void checkStraggler() {
         const std::optional<HangDetector::Finding> straggler = hangs->straggler();
-        if (straggler && stragglerMessage.empty())
+        // Said when another rank becomes the straggler, and again only after a minute: a
+        // straggler that comes and goes between steps is one finding, not one line per step.
+        const Clock::time_point now = Clock::now();
+        if (straggler && (straggler->ranks != stragglerSaidRanks || now - stragglerSaidAt >= std::chrono::minutes(1))) {
             notice("warn", "straggler: " + straggler->message);
+            stragglerSaidRanks = straggler->ranks;
+            stragglerSaidAt = now;
+        }
         if (straggler && straggler->message != stragglerMessage)
             raise("straggler", *straggler, true);
         else if (!straggler && !stragglerMessage.empty())
@@ -640,20 +695,21 @@ struct Supervisor::State {
     void cleanUpOnHosts() {
         if (!opt.launch.cluster || spec.launch.target != Target::Hosts)
             return;
-        std::vector<std::string> hosts;
+        std::vector<HostSweepJob> jobs;
         for (const std::string& entry : opt.launch.cluster->hosts) {
             const std::optional<HostSlots> h = parseHostSlots(entry);
-            hosts.push_back(h ? h->name : entry);
+            jobs.push_back({h ? h->name : entry, opt.launch.cluster->ssh, {runDir.string()}});
         }
         bool pending = false;
-        for (const HostCleanupResult& r : cleanUpHosts(hosts, opt.launch.cluster->ssh, runDir.string())) {
+        for (const HostCleanupResult& r : cleanUpHosts(jobs, cleanupLockFolder(store.path()))) {
             if (r.reached) {
                 if (r.ended > 0)
                     notice("warn", r.host + ": ended " + std::to_string(r.ended) +
                                        " process(es) of the run that were still running there");
                 continue;
             }
-            notice("warn", r.host + ": cannot end the run's processes there now (" + r.error +
+            notice("warn", r.host + ": cannot end the run's processes there now (" +
+                               (r.answered ? "it answered with an error: " : std::string()) + r.error +
                                "); that is done as soon as it answers again (parallax-cli cleanup)");
             try {
                 PendingCleanup c;
@@ -719,10 +775,15 @@ struct Supervisor::State {
         if (storeErrorReported) {
             storeErrorReported = false;
             std::cerr << "parallax: run " << runId << ": " << store.path() << " takes rows again\n";
+            // Said on the terminal while the store refused rows; now the run's log keeps it too.
+            notice("warn", "the store refused rows for " + std::to_string(static_cast<int>(wallNow() - storeRefusedSince)) +
+                               " s (" + storeRefusal + "); they were kept meanwhile and are all written now");
         }
     }
 
     void flushStore(bool force) {
+        if (!storeDamage.empty())
+            return;
         try {
             if (force)
                 writer->flush();
@@ -1104,6 +1165,27 @@ struct Supervisor::State {
         std::string reason;
     };
 
+    // output.log is complete: the rows that follow come from the supervisor alone.
+    void closeOutputLog() {
+        if (!outputLog)
+            return;
+        if (router) {
+            router->flushRawLog();
+            router->setRawLog(nullptr);
+        }
+        std::fclose(outputLog);
+        outputLog = nullptr;
+    }
+
+    [[noreturn]] void failOnDamagedStore(const Outcome& o) {
+        closeOutputLog();
+        throw StoreDamaged(storeDamage + ". Run " + std::to_string(runId) + " " + o.state +
+                           (o.reason.empty() ? std::string() : " (" + o.reason + ")") +
+                           "; none of it after the damage was recorded: its spec and whole output are in " +
+                           runDir.string() + ", which parallax-cli --store NEW.db import " + runDir.string() +
+                           " brings into a new store");
+    }
+
     Outcome decide() const {
         const int status = launcher.status().value_or(0);
         Outcome o;
@@ -1311,17 +1393,13 @@ struct Supervisor::State {
     }
 
     RunRecord finish(const Outcome& o) {
+        if (!storeDamage.empty())
+            failOnDamagedStore(o);
+        const double endedAt = wallNow(); // not when a busy store took the end
         notice(o.state == RunState::Failed ? "error" : "info",
                "run " + o.state + (o.reason.empty() ? std::string() : ": " + o.reason) +
                    (o.exitCode ? " (launcher exit code " + std::to_string(*o.exitCode) + ")" : std::string()));
-        if (outputLog) {
-            if (router) {
-                router->flushRawLog();
-                router->setRawLog(nullptr);
-            }
-            std::fclose(outputLog);
-            outputLog = nullptr;
-        }
+        closeOutputLog();
         // The store may be locked by others, or full, for as long as it takes: the run's rows and
         // its end are written once it takes them. Only a stop request gives up, leaving the rows
         // that output.log holds for parallax-cli import (or the next supervisor) to bring in.
@@ -1342,8 +1420,11 @@ struct Supervisor::State {
                     afterStoreWrite();
                 }
                 writer->flush(); // what the import said
-                store.finishRun(runId, o.state, o.exitCode, o.reason);
+                store.finishRun(runId, o.state, o.exitCode, o.reason, endedAt);
                 break;
+            } catch (const StoreDamaged& e) {
+                onStoreDamaged(e.what());
+                failOnDamagedStore(o);
             } catch (const StoreError& e) {
                 if (!told)
                     std::cerr << "parallax: run " << runId << " " << o.state << ", but " << store.path()
@@ -1361,10 +1442,25 @@ struct Supervisor::State {
                 std::this_thread::sleep_for(kEndRetryAfter);
             }
         }
-        if (Clock::now() - waitStart > std::chrono::seconds(5))
-            std::cerr << "parallax: run " << runId << ": the store took its rows after "
-                      << std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - waitStart).count()
-                      << " s\n";
+        if (Clock::now() - waitStart > std::chrono::seconds(5)) {
+            const std::string said =
+                "the store took the run's last rows and its end " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - waitStart).count()) +
+                " s after the run ended (it refused them meanwhile)";
+            std::cerr << "parallax: run " << runId << ": " << said << "\n";
+            LogRow row;
+            row.t = wallNow();
+            row.rank = -1;
+            row.host = host;
+            row.level = "warn";
+            row.stream = "supervisor";
+            row.message = said;
+            try {
+                store.insertLog(runId, row);
+            } catch (const StoreError&) {
+                // The run's end is recorded; this line is only a remark about it.
+            }
+        }
         const std::optional<RunRecord> record = store.run(runId);
         if (!record)
             throw StoreError("run " + std::to_string(runId) + " vanished from " + store.path() + " while it ran");
@@ -1501,9 +1597,17 @@ RunRecord Supervisor::run() {
         s.notice("info", "supervisor " + std::to_string(getpid()) + " on " + s.host + " started " +
                              s.plan.argv.front() + " (pid " + std::to_string(s.launcher.pid()) +
                              "): " + s.plan.commandLine());
-        if (s.opt.launch.cluster && s.spec.launch.target == Target::Hosts)
+        if (s.opt.launch.cluster && s.spec.launch.target == Target::Hosts) {
             s.hostWatch = std::make_unique<HostWatch>(*s.opt.launch.cluster,
-                                                      "/tmp/parallax-ssh-" + std::to_string(getpid()));
+                                                      "/tmp/parallax-ssh-" + std::to_string(getpid()), s.runDir.string());
+            // The ranks name their host as it calls itself; preflight learnt each one's name.
+            for (const HostCheck& c : s.hostChecks)
+                s.hostWatch->addAlias(c.hostname, c.host);
+            s.router->setRankLineHandler([&s](int rank) {
+                if (s.hostWatch)
+                    s.hostWatch->sawRankOn(s.router->hostOfRank(rank));
+            });
+        }
         s.store.setBusyTimeout(kLiveBusyTimeoutMs);
         s.supervise();
         s.heartbeat->finish();
@@ -1513,7 +1617,11 @@ RunRecord Supervisor::run() {
             s.notice("warn", "killed " + std::to_string(s.killedLeftovers) +
                                  " process(es) of the launch that outlived the launcher");
         return s.finish(s.planContinuation(s.decide()));
-    } catch (const StoreError&) {
+    } catch (const StoreError& e) {
+        // Nothing of the run can be recorded: nothing of it goes on either.
+        s.killAll();
+        if (s.heartbeat)
+            s.heartbeat->finish();
         throw;
     } catch (const std::exception& e) {
         // The run exists: it must not stay "running" with nobody watching it, nor its job go on.

@@ -83,4 +83,50 @@ std::string sanitizeUtf8(std::string_view text) {
     return out;
 }
 
+namespace {
+
+bool isBidiControl(uint32_t c) {
+    return c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
+uint32_t codePoint(std::string_view text, size_t i, size_t len) {
+    const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(text[i + k])); };
+    if (len == 1) return b(0);
+    if (len == 2) return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+    if (len == 3) return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+    return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+}
+
+} // namespace
+
+std::string terminalSafe(std::string_view text) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(text.size());
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t len = sequenceLength(text, i);
+        if (len == 0 && text[i] != '\0') {
+            out += "\xEF\xBF\xBD";
+            ++i;
+            continue;
+        }
+        const uint32_t c = len == 0 ? 0 : codePoint(text, i, len);
+        const size_t step = len == 0 ? 1 : len;
+        if ((c < 0x20 && c != '\t') || c == 0x7F || (c >= 0x80 && c <= 0x9F)) {
+            out += "\\x";
+            out += hex[(c >> 4) & 0xF];
+            out += hex[c & 0xF];
+        } else if (isBidiControl(c)) {
+            out += "\\u{";
+            for (int shift = 12; shift >= 0; shift -= 4) out += hex[(c >> shift) & 0xF];
+            out += "}";
+        } else {
+            out.append(text.data() + i, step);
+        }
+        i += step;
+    }
+    return out;
+}
+
 } // namespace parallax

@@ -173,6 +173,12 @@ LogIndex::LogIndex(sqlite3* storeDb, const std::string& storeUri, int openFlags,
     if (m_path.empty()) {
         m_db = storeDb;
         m_path = ":memory:";
+    } else if (sqlite3_db_readonly(storeDb, "main") == 1) {
+        // A store nobody may write (an archive on a read-only share) has no index file beside it
+        // either: its lines are searched through an index in memory, filled as searches need it.
+        m_db = openSqlite(storeUri, openFlags, busyTimeoutMs, "store", "it is needed to search its logs");
+        m_ownsDb = true;
+        m_path = ":memory:";
     } else {
         IndexFile(m_path, busyTimeoutMs).prepare();
         m_db = openSqlite(storeUri, openFlags, busyTimeoutMs, "store", "it is needed to search its logs");
@@ -205,7 +211,7 @@ void LogIndex::attach() {
         }
     }
     persistWal(m_db, "logindex");
-    if (!m_ownsDb) {
+    if (m_path == ":memory:") {
         // In memory: nothing to check, the schema is created here.
         char* err = nullptr;
         if (sqlite3_exec(m_db, indexSchema("logindex.").c_str(), nullptr, nullptr, &err) != SQLITE_OK) {

@@ -8,18 +8,24 @@
 #include "core/store/Schema.h"
 #include "core/store/SqliteConnection.h"
 #include "core/store/SqlStatement.h"
+#include "core/store/StoreHealth.h"
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <iterator>
 #include <sstream>
@@ -29,6 +35,7 @@
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
+#include <thread>
 #include <variant>
 
 namespace parallax {
@@ -375,6 +382,36 @@ std::string uriPath(const std::string& path) {
     return out;
 }
 
+// A store that exists already: an empty file is not one (SQLite would make it one silently, over
+// whatever it was meant to be), and a store readable by others is made the owner's alone, as a
+// new one is (a run's spec may name secrets).
+void refuseEmptyFileAndTightenMode(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+    // Its creator may be writing its first page at this moment.
+    for (int i = 0; st.st_size == 0 && i < 5; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (::stat(path.c_str(), &st) != 0) return;
+    }
+    if (st.st_size == 0)
+        throw StoreError("store " + path + " is an empty file, not a store (a store is never empty); if it is left "
+                         "from a store whose creation was cut short, delete it and run again; else pass another "
+                         "--store path");
+    if ((st.st_mode & 077) == 0 || st.st_uid != ::geteuid()) return;
+    for (const std::string& file : {path, path + "-wal", path + "-shm"})
+        if (::chmod(file.c_str(), 0600) != 0 && errno != ENOENT)
+            std::fprintf(stderr, "parallax: cannot make %s readable by its owner only: %s\n", file.c_str(),
+                         std::strerror(errno));
+}
+
+// Whether `path` starts as an SQLite file does: a damaged store, rather than a file of another kind.
+bool hasSqliteHeader(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char head[16] = {};
+    in.read(head, sizeof head);
+    return in.gcount() == sizeof head && std::string(head, sizeof head) == std::string("SQLite format 3\0", 16);
+}
+
 } // namespace
 
 RunStore::RunStore(const std::string& path) : m_path(path) {
@@ -393,6 +430,7 @@ RunStore::RunStore(const std::string& path) : m_path(path) {
                              " is a folder; pass the path of a database file, e.g. " + path +
                              "/parallax.db");
         }
+        refuseEmptyFileAndTightenMode(path);
         const fs::path parent = fs::path(path).parent_path();
         if (!parent.empty() && !fs::exists(parent, ec)) {
             fs::create_directories(parent, ec);
@@ -497,6 +535,8 @@ void RunStore::migrate() {
         objects = queryInt(m_db, m_path, "SELECT count(*) FROM sqlite_master", "cannot read it");
     } catch (const StoreError&) {
         const int code = sqlite3_errcode(m_db) & 0xff;
+        if ((code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && hasSqliteHeader(m_path))
+            throwIfDamaged(sqlite3_extended_errcode(m_db), m_path, "cannot read its schema", sqlite3_errmsg(m_db));
         if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
             throw StoreError(m_path + " is not a Parallax store: it is not a SQLite database (" +
                              sqlite3_errmsg(m_db) +
@@ -551,6 +591,15 @@ void RunStore::migrate() {
 
     applyMigrations(m_db, m_path, storeMigrations());
     ensureEventTables(m_db, m_path);
+}
+
+void RunStore::requireIntact() const {
+    const std::vector<std::string> problems = quickCheck(m_db, m_path);
+    if (problems.empty()) return;
+    std::string said;
+    for (const std::string& p : problems) said += (said.empty() ? "" : "; ") + p;
+    throw StoreDamaged("store " + m_path + " is damaged (PRAGMA quick_check: " + said + "): " +
+                       damagedStoreHint(m_path));
 }
 
 int RunStore::schemaVersion() const {
@@ -927,7 +976,7 @@ void RunStore::updateSummary(int64_t id, const StepEvent& lastStep) {
 }
 
 void RunStore::finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
-                         const std::string& reason) {
+                         const std::string& reason, double endedAt) {
     if (!RunState::isTerminal(state)) {
         throw StoreError("finishRun: state '" + state +
                          "' is not a final state; use succeeded, failed, stopped or lost");
@@ -939,9 +988,17 @@ void RunStore::finishRun(int64_t id, const std::string& state, std::optional<int
     if (exitCode) s.bind(3, *exitCode);
     else s.bindNull(3);
     s.bind(4, reason);
-    s.bind(5, nowSeconds());
+    s.bind(5, endedAt > 0 ? endedAt : nowSeconds());
     s.run();
     requireChanged(m_db, id, m_path, "finishRun");
+}
+
+void RunStore::setStartedAt(int64_t id, double startedAt) {
+    SqlStatement& s = m_stmts->get("UPDATE runs SET started_at = ?2 WHERE id = ?1");
+    s.bind(1, id);
+    s.bind(2, startedAt);
+    s.run();
+    requireChanged(m_db, id, m_path, "setStartedAt");
 }
 
 void RunStore::setTags(int64_t id, const std::vector<std::string>& tags) {

@@ -31,6 +31,10 @@ public:
 
     const std::string& path() const { return m_path; }
     int schemaVersion() const;
+    // PRAGMA quick_check: throws StoreDamaged naming what is wrong and how to recover when the file
+    // is damaged. Reads every page (about a second per GB): done before a run starts writing and
+    // when the console opens a store, not on every open.
+    void requireIntact() const;
     // Changes whenever another connection commits (PRAGMA data_version); cheap polling for readers.
     int64_t dataVersion() const;
     static std::string defaultPath(); // $XDG_DATA_HOME/parallax/parallax.db (~/.local/share/...)
@@ -65,9 +69,12 @@ public:
     std::optional<RunStartEvent> runStart(int64_t id) const;
     // last_step, last_loss (a NaN loss reads back as NaN), tokens_per_s, mfu (none when <= 0).
     void updateSummary(int64_t id, const StepEvent& lastStep);
-    // `state` must be final (RunState::isTerminal); sets ended_at.
+    // `state` must be final (RunState::isTerminal); sets ended_at to `endedAt` (seconds since the
+    // epoch), or to now when it is 0: a writer that waited for the store says when the run ended.
     void finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
-                   const std::string& reason);
+                   const std::string& reason, double endedAt = 0);
+    // A run brought in from its folder (parallax-cli import DIR): when it started, from its output.
+    void setStartedAt(int64_t id, double startedAt);
     void setTags(int64_t id, const std::vector<std::string>& tags);
     void setNotes(int64_t id, const std::string& notes);
     // The run and all its rows in one transaction (its lines leave the full-text index first);

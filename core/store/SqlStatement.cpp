@@ -1,5 +1,6 @@
 #include "core/store/SqlStatement.h"
 
+#include "core/store/StoreHealth.h"
 #include "core/store/StoreTypes.h"
 
 #include <sqlite3.h>
@@ -38,6 +39,7 @@ SqlStatement& SqlStatement::operator=(SqlStatement&& other) noexcept {
 }
 
 void SqlStatement::fail(int rc, const char* what) const {
+    throwIfDamaged(sqlite3_extended_errcode(m_db), m_path, what, sqlite3_errmsg(m_db));
     std::string msg = "store " + m_path + ": " + what + ": " + sqlite3_errmsg(m_db);
     switch (rc & 0xff) {
     case SQLITE_BUSY:

@@ -16,6 +16,19 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The store's file is damaged (SQLite says CORRUPT or NOTADB) or the disk under it fails (IOERR):
+// unlike a lock or a full disk, waiting does not help, so whoever writes gives up at once.
+// what() names the file and says how to recover (damagedStoreHint).
+class StoreDamaged : public StoreError {
+public:
+    using StoreError::StoreError;
+};
+
+// How to go on from a damaged store at `path`: keep it aside, and bring the runs back into a new
+// store from their folders (parallax-cli import), since every run folder keeps the run's spec and
+// its whole output.
+std::string damagedStoreHint(const std::string& path);
+
 // queued -> running -> succeeded | failed | stopped; lost when its supervisor vanished.
 namespace RunState {
 inline constexpr const char* Queued = "queued";

@@ -112,6 +112,8 @@ void renamePath(const std::string& from, const std::string& to) {
 }
 
 void writeFileAtomic(const std::string& path, const std::string& contents) {
+    // A folder cannot be replaced by a file: said before anything is written beside it.
+    if (isDirectory(path)) throw FileError(path + " is a folder; give the path of a file in it");
     const std::string tmp = path + ".tmp";
     FileWriter out(tmp);
     out.write(contents.data(), contents.size());
@@ -119,7 +121,12 @@ void writeFileAtomic(const std::string& path, const std::string& contents) {
         ::unlink(tmp.c_str()); // frees what a full disk took; `path` keeps its old contents
         throw FileError(out.describe(path));
     }
-    renamePath(tmp, path);
+    try {
+        renamePath(tmp, path);
+    } catch (...) {
+        ::unlink(tmp.c_str()); // nothing is left beside `path` when it cannot be replaced
+        throw;
+    }
 }
 
 std::string readFile(const std::string& path) {

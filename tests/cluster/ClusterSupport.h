@@ -6,6 +6,7 @@
 #include "core/store/RunStore.h"
 #include "tests/support/Process.h"
 #include "tests/support/TestHosts.h"
+#include "tests/support/WaitUntil.h"
 
 #include <atomic>
 #include <chrono>
@@ -114,6 +115,32 @@ inline CliRun runThroughCli(const std::string& folder, const std::string& name, 
         run.show = runProcess({cli, "--store", store, "show", name}).output;
     }
     return run;
+}
+
+// dp=2, one rank per host, long enough to be disturbed while it trains.
+inline std::string longSpec(const std::string& name, const std::string& profile, int hostTimeout) {
+    return "name = " + tomlString(name) +
+           "\n[model]\nkind = \"gpt\"\npreset = \"tiny\"\n[data]\nkind = \"synthetic\"\n"
+           "[train]\nsteps = 100000\nglobal_batch = 4\nmicro_batch = 2\nlr = 1e-3\nwarmup = 2\ncheckpoint_every = 0\n"
+           "[parallel]\ndp = 2\n[launch]\ntarget = \"hosts\"\ncluster = " + tomlString(profile) +
+           "\nhost_timeout_s = " + std::to_string(hostTimeout) + "\n[telemetry]\ndevice_sample_ms = 1000\n";
+}
+
+// The run `name` of `store` once it has stored `steps` steps.
+inline std::optional<RunRecord> waitForSteps(const std::string& store, const std::string& name, size_t steps) {
+    std::optional<RunRecord> found;
+    waitUntil(
+        [&] {
+            try {
+                RunStore db(store);
+                found = db.findRun(name);
+                return found && db.metrics(found->id).size() >= steps;
+            } catch (const StoreError&) {
+                return false;
+            }
+        },
+        std::chrono::seconds(120));
+    return found;
 }
 
 inline std::string commands(const std::vector<HostProcess>& processes) {

@@ -1,6 +1,7 @@
 // What goes wrong with hosts at 3 a.m., done for real to test hosts: a host whose sshd is down at
-// launch, a host cut off mid-run (its link set down), a stop across hosts. Each is named within
-// seconds, and afterwards no process of the run is left on any host.
+// launch, a host cut off mid-run (its link set down), a stop across hosts, logins that take seconds,
+// runs that leave a host unswept. Each is named within seconds, a slow host is not taken for a dead
+// one, and afterwards no process of the run is left on any host.
 
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
@@ -17,6 +18,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <thread>
+#include <future>
+#include <atomic>
 
 using namespace parallax;
 using namespace parallax::testing;
@@ -25,32 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
-// dp=2, one rank per host, long enough to be disturbed while it trains.
-std::string longSpec(const std::string& name, const std::string& profile, int hostTimeout) {
-    return "name = " + tomlString(name) +
-           "\n[model]\nkind = \"gpt\"\npreset = \"tiny\"\n[data]\nkind = \"synthetic\"\n"
-           "[train]\nsteps = 100000\nglobal_batch = 4\nmicro_batch = 2\nlr = 1e-3\nwarmup = 2\ncheckpoint_every = 0\n"
-           "[parallel]\ndp = 2\n[launch]\ntarget = \"hosts\"\ncluster = " + tomlString(profile) +
-           "\nhost_timeout_s = " + std::to_string(hostTimeout) + "\n[telemetry]\ndevice_sample_ms = 1000\n";
-}
-
-// The run `name` of `store` once it has stored `steps` steps.
-std::optional<RunRecord> waitForSteps(const std::string& store, const std::string& name, size_t steps) {
-    std::optional<RunRecord> found;
-    waitUntil(
-        [&] {
-            try {
-                RunStore db(store);
-                found = db.findRun(name);
-                return found && db.metrics(found->id).size() >= steps;
-            } catch (const StoreError&) {
-                return false;
-            }
-        },
-        std::chrono::seconds(120));
-    return found;
-}
 
 struct Fixture {
     TempDir tmp;
@@ -302,6 +280,93 @@ TEST(HostFaults, ARankThatDiesGoesOnOnTheSameHostsUntilTheRestartsAreUsed) {
         << second.exit_reason;
     EXPECT_EQ(RunStore(f.store).listRuns().size(), 2u) << "no third run";
     f.expectNothingLeftAnywhere(std::chrono::seconds(30));
+}
+
+// Sweeps running on host i now (their awk, which carries the marker).
+int sweepsOn(const TestHosts& hosts, int i) {
+    int n = 0;
+    for (const HostProcess& p : hosts.processes(i))
+        if (p.command.rfind("awk ", 0) == 0 && p.command.find("@px-sweep") != std::string::npos) ++n;
+    return n;
+}
+
+
+// Every ssh login to either host takes 4.5 s, longer than a probe's first limit (4 s) and most of
+// launch.host_timeout_s = 5: the ranks' output is the hosts' sign of life, the run trains on for
+// 40 s until it is stopped, no host is taken for lost, and the slow ssh is said with its figure.
+TEST(HostFaults, SlowLoginsCostAHealthyRunNothing) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    f.hosts.slowLogins(0, 4.5);
+    f.hosts.slowLogins(1, 4.5);
+    const std::string spec = f.tmp.path() + "/slow.toml";
+    std::ofstream(spec) << longSpec("slow-logins", f.profile, 5);
+    BackgroundProcess run = startProcess({cli(), "--store", f.store, "run", spec}, f.tmp.path() + "/slow.out");
+    const std::optional<RunRecord> started = waitForSteps(f.store, "slow-logins", 3);
+    ASSERT_TRUE(started.has_value()) << run.output();
+    // Long past the old reckoning's end (silence counted from the launch, from probes only).
+    std::this_thread::sleep_for(std::chrono::seconds(40));
+    const ProcessResult stop = runProcess({cli(), "--store", f.store, "stop", "slow-logins", "--wait"});
+    EXPECT_EQ(stop.exitCode, 3) << stop.output;
+    EXPECT_EQ(run.wait(), 3) << run.output();
+    RunStore db(f.store);
+    const RunRecord ended = *db.run(started->id);
+    EXPECT_EQ(ended.state, RunState::Stopped) << ended.exit_reason;
+    for (const HostStatus& h : db.hostStatuses(ended.id)) EXPECT_NE(h.state, "lost") << h.host << ": " << h.detail;
+    LogQuery q;
+    q.match = "\"is too tight for the probes alone\"";
+    EXPECT_GE(db.logCount(ended.id, q), 1) << "the slow ssh was not said";
+    f.hosts.slowLogins(0, 0);
+    f.hosts.slowLogins(1, 0);
+    f.expectNothingLeftAnywhere(std::chrono::seconds(60));
+}
+
+// Three runs end while host 1 takes 50 s to answer ssh (longer than a sweep is waited for here):
+// each leaves it unswept. One cleaner takes them all; on the host at most one sweep runs at any
+// moment, however many attempts were given up here; once the host answers quickly again, nothing
+// of any run is left on it and no cleanup stays due.
+TEST(HostFaults, HostsLeftBySeveralRunsAreSweptOnceAtATime) {
+    if (const std::string why = TestHosts::available(); !why.empty()) GTEST_SKIP() << why;
+    Fixture f;
+    std::vector<BackgroundProcess> runs;
+    for (const std::string name : {"left-1", "left-2", "left-3"}) {
+        const std::string spec = f.tmp.path() + "/" + name + ".toml";
+        std::ofstream(spec) << longSpec(name, f.profile, 300);
+        runs.push_back(startProcess({cli(), "--store", f.store, "run", spec}, f.tmp.path() + "/" + name + ".out"));
+        ASSERT_TRUE(waitForSteps(f.store, name, 3).has_value()) << runs.back().output();
+    }
+    f.hosts.slowLogins(1, 50);
+
+    std::atomic<bool> watching{true};
+    std::atomic<int> mostSweeps{0}, mostCleaners{0};
+    std::thread watch([&] {
+        while (watching) {
+            mostSweeps = std::max(mostSweeps.load(), sweepsOn(f.hosts, 1));
+            const int cleaners = static_cast<int>(processesMatching(" cleanup --wait").size());
+            mostCleaners = std::max(mostCleaners.load(), cleaners);
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+    });
+    std::vector<std::future<ProcessResult>> stops;
+    for (const std::string name : {"left-1", "left-2", "left-3"})
+        stops.push_back(std::async(std::launch::async, [&, name] {
+            return runProcess({cli(), "--store", f.store, "stop", name, "--wait"});
+        }));
+    for (auto& s : stops) s.wait();
+    for (BackgroundProcess& r : runs) r.wait();
+    EXPECT_EQ(RunStore(f.store).pendingCleanups().size(), 3u) << "each run left host 1 unswept";
+    // The attempts pile up here while the host is slow; a minute of them.
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    f.hosts.slowLogins(1, 0);
+    const bool clean = waitUntil(
+        [&] { return RunStore(f.store).pendingCleanups().empty() && onlySshdLeft(f.hosts, 1); },
+        std::chrono::seconds(300), std::chrono::seconds(1));
+    watching = false;
+    watch.join();
+    EXPECT_TRUE(clean) << f.hosts.name(1) << " still runs:\n" << commands(f.hosts.processes(1));
+    EXPECT_LE(mostSweeps.load(), 1) << "sweeps of one host ran side by side";
+    EXPECT_LE(mostCleaners.load(), 1) << "several cleaners of one store ran side by side";
+    EXPECT_TRUE(onlySshdLeft(f.hosts, 0)) << commands(f.hosts.processes(0));
 }
 
 } // namespace

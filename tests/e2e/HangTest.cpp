@@ -152,6 +152,10 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
     EXPECT_LE(std::chrono::duration_cast<std::chrono::seconds>(namedAfter).count(), 20);
     EXPECT_NE(a->message.find("rank 1 on " + s.run->supervisor_host + ": compute"), std::string::npos) << a->message;
     EXPECT_FALSE(s.alert("hang") && s.alert("hang")->active);
+    // Said once in the run's log while the same rank stays the straggler (not once a step it is).
+    LogQuery said;
+    said.match = "\"straggler: rank 1\"";
+    EXPECT_EQ(RunStore(s.store).logCount(s.run->id, said), 1);
     // report names it over the slowed steps, with each rank's compute and wait.
     const ProcessResult report = runProcess({cliExecutable(), "--store", s.store, "report", std::to_string(s.run->id),
                                              "--from-step", std::to_string(onset)});

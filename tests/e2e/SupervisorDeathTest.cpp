@@ -68,6 +68,35 @@ TEST(SupervisorDeath, ASupervisorKilledWhileTheRanksAreQuietLeavesNoLaunchBehind
     EXPECT_TRUE(gone) << "15 s after the supervisor was killed, still running:" << left;
 }
 
+// The ranks outlive their SIGKILLed supervisor long enough to checkpoint (the launcher's SIGTERM
+// asks them to): `show` lists that checkpoint, as `resume` would take it.
+TEST(SupervisorDeath, ACheckpointWrittenAfterTheSupervisorDiedIsShown) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/long.toml";
+    std::ofstream(spec) << longTinyGptSpec("checkpointed-late");
+    BackgroundProcess supervisor = startProcess({cliExecutable(), "--store", store, "run", spec}, tmp.path() + "/cli.out");
+    const std::optional<RunRecord> run = waitForRun(
+        store, "checkpointed-late", [](RunStore& db, const RunRecord& r) { return db.metrics(r.id).size() >= 3; },
+        120s);
+    ASSERT_TRUE(run.has_value()) << supervisor.output();
+    ASSERT_EQ(kill(supervisor.pid, SIGKILL), 0);
+    supervisor.wait();
+    const bool gone = waitUntil([&] { return processesMatching(run->run_dir).empty(); }, 40s);
+    killAll(run->run_dir);
+    ASSERT_TRUE(gone);
+    std::vector<std::string> onDisk;
+    for (const std::string& name : listDirectory(joinPath(run->run_dir, "checkpoints")))
+        if (name.rfind("step_", 0) == 0 && name.find('.') == std::string::npos &&
+            pathExists(joinPath(run->run_dir, "checkpoints/" + name + "/manifest.json")))
+            onDisk.push_back(name);
+    ASSERT_FALSE(onDisk.empty()) << "the ranks wrote no checkpoint once their supervisor was gone";
+    const ProcessResult show = runProcess({cliExecutable(), "--store", store, "show", "checkpointed-late"});
+    EXPECT_NE(show.output.find("lost"), std::string::npos) << show.output;
+    for (const std::string& name : onDisk)
+        EXPECT_NE(show.output.find(name), std::string::npos) << name << " is not shown:\n" << show.output;
+}
+
 // The ranks under a launcher that passes nothing on: mpirun started here, with a heartbeat file
 // that this test writes once and then leaves alone, or removes.
 class RanksWithoutSupervisor : public ::testing::Test {

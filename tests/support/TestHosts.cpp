@@ -708,11 +708,28 @@ void TestHosts::startSshd(int i) {
     Host& h = m_hosts.at(static_cast<size_t>(i));
     if (h.sshd != 0)
         throw std::logic_error("test hosts: the sshd of " + h.name + " runs already");
-    h.sshd = startInHost(h.name,
-                         {kSshd, "-D", "-e", "-f", joinPath(m_folder, "sshd_config"), "-o",
-                          "ListenAddress=" + address(i), "-o", "PidFile=" + joinPath(m_folder, h.name + ".sshd.pid")},
-                         joinPath(m_folder, h.name + ".sshd.log"));
+    std::vector<std::string> argv = {kSshd, "-D", "-e", "-f", joinPath(m_folder, "sshd_config"), "-o",
+                                     "ListenAddress=" + address(i), "-o",
+                                     "PidFile=" + joinPath(m_folder, h.name + ".sshd.pid")};
+    if (!h.force_command.empty()) argv.insert(argv.end(), {"-o", "ForceCommand=" + h.force_command});
+    h.sshd = startInHost(h.name, argv, joinPath(m_folder, h.name + ".sshd.log"));
     waitForSshd(i);
+}
+
+void TestHosts::slowLogins(int i, double seconds) {
+    Host& h = m_hosts.at(static_cast<size_t>(i));
+    h.force_command.clear();
+    if (seconds > 0) {
+        h.force_command = joinPath(m_folder, h.name + ".slow-login.sh");
+        std::ostringstream script;
+        script << "#!/bin/sh\nsleep " << seconds << "\n"
+               << "if [ -n \"$SSH_ORIGINAL_COMMAND\" ]; then exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"; fi\n"
+               << "exec /bin/sh\n";
+        writeFileAtomic(h.force_command, script.str());
+        ::chmod(h.force_command.c_str(), 0755);
+    }
+    stopSshd(i);
+    startSshd(i);
 }
 
 void TestHosts::waitForSshd(int i) {

@@ -65,6 +65,10 @@ public:
     // that new connections are refused; startSshd starts it again.
     void stopSshd(int i);
     void startSshd(int i);
+    // Every new ssh session to host i waits `seconds` before its command runs, as behind a heavy
+    // login shell on a loaded host (sshd's ForceCommand: a script that sleeps, then runs the
+    // command asked for); 0 makes logins quick again. Restarts host i's sshd.
+    void slowLogins(int i, double seconds);
     // Takes host i's interface down: packets to and from it are dropped, so connections time out
     // (every host's neighbours are fixed, so nothing answers "no route to host" either).
     void linkDown(int i);
@@ -82,6 +86,7 @@ private:
         std::string innerMac;  // eth0 inside the namespace
         std::string outerMac;
         pid_t sshd = 0;
+        std::string force_command; // sshd's ForceCommand (slowLogins), empty: none
         // What this fixture made, and so removes (a name that existed already is not its own).
         bool madeNamespace = false;
         bool madeVeth = false;

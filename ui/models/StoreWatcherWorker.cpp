@@ -125,11 +125,18 @@ bool StoreWatcherWorker::open() {
         m_store = std::make_unique<RunStore>(m_path.toStdString());
         // A reader waits for a checkpoint or a migration briefly; a poll must not hang for long.
         m_store->setBusyTimeout(2000);
-        return true;
     } catch (const std::exception& e) {
         reportError(QString::fromStdString(e.what()));
         return false;
     }
+    try {
+        // Said once, when the console opens the store (on this thread: it reads every page); what
+        // can still be read is shown.
+        m_store->requireIntact();
+    } catch (const std::exception& e) {
+        reportError(QString::fromStdString(e.what()));
+    }
+    return true;
 }
 
 void StoreWatcherWorker::reportError(const QString& message) {

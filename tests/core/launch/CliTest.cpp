@@ -1,6 +1,7 @@
 // parallax-cli as a person uses it: the real executable, a real mpirun, the fake worker.
 #include "core/launch/ProcessTable.h"
 #include "core/store/RunStore.h"
+#include "tests/support/StoreDamage.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -468,4 +470,19 @@ TEST_F(Cli, TheNextSupervisorImportsALostRunsRows) {
     EXPECT_TRUE(contains(r.err, "run 1: imported ")) << r.err;
     EXPECT_EQ(locker.run(1)->state, parallax::RunState::Stopped);
     EXPECT_EQ(locker.checkpoints(1).size(), 1u);
+}
+
+// A store whose pages hold garbage opens (its header and schema are intact), but no run starts on
+// it: `run` fails in seconds, naming the store and the way back.
+TEST_F(Cli, ARunOnAStoreWithGarbagePagesFailsInSecondsNamingItAndStartsNothing) {
+    const std::string spec = writeSpec("damaged.toml", specText("damaged-store"));
+    ASSERT_EQ(cli({"run", spec}).code, 0);
+    ASSERT_GE(parallax::test::garbleStorePages(m_store), 8192);
+    const auto start = std::chrono::steady_clock::now();
+    const Result r = cli({"run", spec});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, m_store + " is damaged")) << r.err;
+    EXPECT_TRUE(contains(r.err, "import " + m_store + ".runs")) << r.err;
+    EXPECT_FALSE(fs::exists(runDir(2))) << "a run was started on the damaged store";
 }

@@ -168,8 +168,9 @@ TEST(LaunchPlan, Hosts) {
     s.launch.bind = Bind::Socket;
     const LaunchPlan p = makeLaunchPlan(s, context(4, true));
     EXPECT_EQ(p.argv, (Argv{"mpirun", "-np", "16", "--host", "node1:8,node2:8", "--tag-output", "--bind-to", "socket",
-                            "-x", "OMP_NUM_THREADS=1", "/opt/parallax/bin/parallax-worker", "--spec",
-                            "/data/runs/7/spec.toml", "--run-dir", "/data/runs/7"}));
+                            "-x", "OMP_NUM_THREADS=1", "--mca", "parallax_run_dir", "/data/runs/7",
+                            "/opt/parallax/bin/parallax-worker", "--spec", "/data/runs/7/spec.toml", "--run-dir",
+                            "/data/runs/7"}));
     EXPECT_EQ(p.env, kRoot);
 
     s.launch.hosts.clear();

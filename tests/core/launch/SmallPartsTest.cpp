@@ -56,6 +56,18 @@ TEST(Utf8, ValidatesAndReplaces) {
     EXPECT_TRUE(isCleanUtf8(sanitizeUtf8("\xF4\x90\x80\x80 \xC3")));
 }
 
+// What anyone wrote (a rank's line, a run's name) cannot steer the terminal it is printed on.
+TEST(Utf8, TerminalSafeTextShowsControlsInsteadOfObeyingThem) {
+    EXPECT_EQ(terminalSafe("plain text\twith a tab, 中文, é"), "plain text\twith a tab, 中文, é");
+    EXPECT_EQ(terminalSafe(std::string("a\0b", 3)), "a\\x00b");
+    EXPECT_EQ(terminalSafe("\x1b[2Jcleared"), "\\x1B[2Jcleared");
+    EXPECT_EQ(terminalSafe("line\rover\n"), "line\\x0Dover\\x0A");
+    EXPECT_EQ(terminalSafe("file\u202Etxt.exe"), "file\\u{202E}txt.exe");
+    EXPECT_EQ(terminalSafe("\u2066isolate\u2069"), "\\u{2066}isolate\\u{2069}");
+    EXPECT_EQ(terminalSafe("\xC2\x9B" "31m"), "\\x9B31m"); // C1 CSI
+    EXPECT_EQ(terminalSafe("bad \xFF byte"), "bad \xEF\xBF\xBD byte");
+}
+
 TEST(LogLevelGuess, Keywords) {
     EXPECT_STREQ(guessLogLevel("RuntimeError: CUDA error: out of memory"), "error");
     EXPECT_STREQ(guessLogLevel("Traceback (most recent call last):"), "error");

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <csignal>
 #include <thread>
 #include <unistd.h>
@@ -31,7 +33,11 @@ TEST(Ssh, EveryRemoteArgumentIsQuotedOnceForTheRemoteShell) {
     const std::vector<std::string> master = sshCommand("node1", {}, {}, o);
     EXPECT_EQ(master, (std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-o",
                                                 "ServerAliveInterval=2", "-o", "ServerAliveCountMax=2", "-S",
-                                                "/tmp/c/0", "-M", "-N", "-o", "ControlPersist=no", "node1"}));
+                                                "/tmp/c/0", "-M", "-o", "ControlPersist=no", "-N", "node1"}));
+    // With a command there, the master runs it (no -N).
+    const std::vector<std::string> named = sshCommand("node1", {}, {"sh", "-c", "x", "/runs/7"}, o);
+    EXPECT_EQ(std::count(named.begin(), named.end(), "-N"), 0);
+    EXPECT_EQ(named.back(), "sh -c x /runs/7");
 }
 
 // A stop request (a byte on the pipe, as a signal handler writes) gives every command SIGTERM once;

@@ -1,8 +1,10 @@
 // The supervisor end to end: a real mpirun (np 2, --oversubscribe) running the fake worker.
 #include "core/launch/ProcessTable.h"
+#include "core/launch/RunFolderImport.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/Supervisor.h"
 #include "core/spec/SpecIO.h"
+#include "tests/support/StoreDamage.h"
 
 #include <gtest/gtest.h>
 
@@ -486,4 +488,46 @@ TEST_F(SupervisorE2E, AStoreLockedPastTheRunsEndLosesNoRow) {
     // Everything of output.log is accounted for.
     EXPECT_EQ(m_store->outputOffset(r.id), static_cast<int64_t>(fs::file_size(fs::path(r.run_dir) / "output.log")));
     expectNothingLeft(r);
+}
+
+// The store's pages are damaged while the ranks run: the supervisor says so at once, has the ranks
+// checkpoint and stop, and ends naming the store and the way back, rather than wait for the store
+// for ever. Every line stays in output.log, from which the run comes back into a new store.
+TEST_F(SupervisorE2E, DamageWhileTheRanksRunStopsThemAndTheirRunComesBackFromItsFolder) {
+    const std::string path = (m_dir / "parallax.db").string();
+    Supervisor supervisor(*m_store, options({"--mode", "chatty-stop"}));
+    auto result = std::async(std::launch::async, [&] { return supervisor.run(); });
+    waitForWaitingRanks();
+    test::garbleStorePages(path);
+    test::touchStore(path);
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+        << "the supervisor waits for a damaged store";
+    std::string said;
+    try {
+        result.get();
+        ADD_FAILURE() << "the run ended as if its store were sound";
+    } catch (const StoreDamaged& e) {
+        said = e.what();
+    }
+    EXPECT_TRUE(contains(said, path)) << said;
+    EXPECT_TRUE(contains(said, "import")) << said;
+    RunRecord ended;
+    ended.run_dir = (fs::path(path + ".runs") / std::to_string(supervisor.runId())).string();
+    expectNothingLeft(ended);
+    // Asked to checkpoint and stop, as on a stop request: the ranks said so in output.log.
+    EXPECT_TRUE(contains(readFile(fs::path(ended.run_dir) / "output.log"), "checkpointed at step"));
+
+    // The way back: the run's folder into a new store, with every line and its end.
+    RunStore fresh((m_dir / "new.db").string());
+    const std::vector<std::string> lines = importRunFolders(fresh, ended.run_dir);
+    ASSERT_EQ(lines.size(), 1u);
+    const std::vector<RunRecord> runs = fresh.listRuns();
+    ASSERT_EQ(runs.size(), 1u) << lines[0];
+    EXPECT_EQ(runs[0].state, RunState::Stopped) << runs[0].exit_reason;
+    EXPECT_EQ(runs[0].name, "fake-e2e");
+    LogQuery still;
+    still.match = "\"still waiting\"";
+    EXPECT_GE(fresh.logCount(runs[0].id, still), 4);
+    EXPECT_EQ(fresh.outputOffset(runs[0].id),
+              static_cast<int64_t>(fs::file_size(fs::path(ended.run_dir) / "output.log")));
 }

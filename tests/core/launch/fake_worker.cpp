@@ -182,11 +182,15 @@ int main(int argc, char** argv) {
         sleepFor(60); // the launcher kills the others
         return 0;
     }
-    if (mode == "stop") {
+    if (mode == "stop" || mode == "chatty-stop") {
         out("rank " + std::to_string(rank) + " waiting for SIGUSR1");
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-        while (!g_usr1 && std::chrono::steady_clock::now() < give_up)
+        for (int i = 0; !g_usr1 && std::chrono::steady_clock::now() < give_up; ++i) {
             sleepFor(0.01);
+            // chatty-stop: a line every 50 ms meanwhile, as a training rank's telemetry keeps coming.
+            if (mode == "chatty-stop" && i % 5 == 0)
+                out("rank " + std::to_string(rank) + " still waiting (" + std::to_string(i) + ")");
+        }
         if (rank == 0) {
             CheckpointEvent ck;
             ck.step = steps;

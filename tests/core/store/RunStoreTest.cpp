@@ -636,6 +636,32 @@ TEST(ReadOnlyStore, ThatPredatesAnEventsTableReadsNoneOfItsRows) {
     EXPECT_EQ(store.run(id)->name, "archived");
 }
 
+// A text search of an archived store writes no index beside it (nobody may): it is made in memory.
+TEST(ReadOnlyStore, ItsLogsAreSearched) {
+    TempDir dir;
+    const std::string path = dir.file("parallax.db");
+    const int64_t id = archivedStore(path);
+    {
+        RunStore store(path);
+        for (const char* text : {"NCCL error: unhandled system error", "step 3 done", "nccl warn retrying"}) {
+            LogRow row;
+            row.message = text;
+            store.insertLog(id, row);
+        }
+    }
+    std::filesystem::remove(path + ".logindex");
+    ReadOnlyView view(dir.path());
+    if (!view.ok()) GTEST_SKIP() << "a read-only bind mount is not permitted here (needs root)";
+    RunStore store(view.file("parallax.db"));
+    LogQuery q;
+    q.match = "nccl";
+    const std::vector<LogRow> found = store.logs(id, q);
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].message, "NCCL error: unhandled system error");
+    EXPECT_EQ(store.logCount(id, q), 2);
+    EXPECT_FALSE(std::filesystem::exists(path + ".logindex"));
+}
+
 TEST(HostRecords, StatusPerHostAndPendingCleanupsOutliveTheirRun) {
     TempDir dir;
     RunStore store(dir.file("parallax.db"));

@@ -1,6 +1,7 @@
 #include "ui/models/StoreWatcher.h"
 
 #include "tests/support/Process.h"
+#include "tests/support/StoreDamage.h"
 #include "tests/ui/live/LiveTestSupport.h"
 
 #include <QDir>
@@ -361,6 +362,32 @@ TEST(StoreWatcherTest, AnUnopenableStoreIsReportedOnce) {
     QTest::qWait(100);
     EXPECT_EQ(errors.count(), 1);
     EXPECT_TRUE(errors.first().first().toString().contains(QStringLiteral("not-a-store.db")));
+}
+
+// A store whose pages are damaged still opens; the console checks it as it opens it, says so once
+// with the way back, and shows what can still be read.
+TEST(StoreWatcherTest, ADamagedStoreIsSaidOnceWithTheWayBack) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("parallax.db")).toStdString();
+    {
+        RunStore store(path);
+        NewRun r;
+        r.name = "before the damage";
+        store.createRun(r);
+    }
+    ASSERT_GT(test::garbleStorePages(path), 0);
+    StoreWatcher watcher(QString::fromStdString(path));
+    watcher.setInterval(10);
+    QSignalSpy errors(&watcher, &StoreWatcher::storeError);
+    QObject context;
+    int runs = -1;
+    watcher.read<int>(&context, [](const RunStore& s) { return static_cast<int>(s.listRuns().size()); },
+                      [&](int n) { runs = n; });
+    ASSERT_TRUE(waitFor([&] { return errors.count() > 0; }));
+    QTest::qWait(100);
+    const QString said = errors.first().first().toString();
+    EXPECT_TRUE(said.contains(QStringLiteral("is damaged"))) << said.toStdString();
+    EXPECT_TRUE(said.contains(QStringLiteral("import"))) << said.toStdString();
 }
 
 } // namespace
