@@ -184,7 +184,8 @@ std::unique_ptr<BpeModel> Reader::model(const Json& m) const {
     if (!m.is_object())
         fail("model must be an object");
     const auto typeIt = m.find("type");
-    const std::string type = typeIt != m.end() ? string(*typeIt, "model.type") : m.contains("merges") ? "BPE" : "";
+    // Files written before the field existed name no type; merges make it BPE, as the Rust tokenizers infer.
+    const std::string type = typeIt != m.end() ? string(*typeIt, "model.type") : m_stream.hasMerges ? "BPE" : "";
     if (type != "BPE")
         refuse("model.type is " + (type.empty() ? std::string("missing") : type) +
                (type == "Unigram" ? " (a sentencepiece model)" : ""));

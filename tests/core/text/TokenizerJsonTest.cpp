@@ -107,6 +107,12 @@ TEST(TokenizerJson, NamesTheBrokenField) {
     badPattern["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "([a-";
     expectMentions(refusal(badPattern), {"pre_tokenizer.pretokenizers[0].pattern", "does not compile"});
 
+    Json untyped = tiny(); // older files: no model.type, merges make it BPE
+    untyped["model"].erase("type");
+    EXPECT_EQ(Tokenizer::fromJson(untyped.dump(), "untyped").mergeCount(), 1u);
+    untyped["model"].erase("merges");
+    expectMentions(refusal(untyped), {"model.type is missing"});
+
     expectMentions(refusal(Json::array()), {"model/tokenizer.json", "JSON object"});
     expectMentions(refusal(Json::object()), {"model is missing"});
 }
