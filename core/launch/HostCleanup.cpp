@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -45,34 +46,34 @@ std::string cleanupLockFolder(const std::string& storePath) { return storePath +
 
 std::vector<HostCleanupResult> cleanUpHosts(const std::vector<HostSweepJob>& jobs, const std::string& lockFolder,
                                             std::chrono::milliseconds lockWait) {
-    std::vector<HostCleanupResult> out(jobs.size());
-    std::vector<int> locks(jobs.size(), -1);
-    std::vector<std::vector<std::string>> commands;
-    std::vector<size_t> swept; // which job each command is
-    for (size_t i = 0; i < jobs.size(); ++i) {
-        out[i].host = jobs[i].host;
-        locks[i] = openLock(lockFolder, "sweep-" + fileNameOf(jobs[i].host) + ".lock");
-        if (locks[i] < 0 || !lockWithin(locks[i], lockWait)) {
-            out[i].error = "another cleanup was sweeping it for longer than " +
-                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(lockWait).count()) + " s";
-            continue;
-        }
-        SshOptions o;
-        o.connect_timeout_s = 10;
-        commands.push_back(sshCommand(jobs[i].host, jobs[i].ssh, sweepCommand(jobs[i].run_dirs), o));
-        swept.push_back(i);
-    }
-    const std::vector<CommandResult> results = runCommands(commands, kSweepLimitHere);
-    for (size_t k = 0; k < swept.size(); ++k) {
-        HostCleanupResult& h = out[swept[k]];
-        const SweepOutcome o = readSweep(results[k], kSweepLimitHere);
-        h.reached = o.kind == SweepOutcome::Kind::Swept;
-        h.answered = o.kind != SweepOutcome::Kind::NoAnswer;
-        h.ended = o.ended;
-        h.error = o.error;
-    }
-    for (int fd : locks)
-        if (fd >= 0) ::close(fd); // and with it the lock
+    // Every host at once, each under its own lock, held for its own sweep only: a slow host does
+    // not keep another supervisor from sweeping a quick one.
+    std::vector<std::future<HostCleanupResult>> pending;
+    for (const HostSweepJob& job : jobs)
+        pending.push_back(std::async(std::launch::async, [&job, &lockFolder, lockWait] {
+            HostCleanupResult h;
+            h.host = job.host;
+            const int lock = openLock(lockFolder, "sweep-" + fileNameOf(job.host) + ".lock");
+            if (lock < 0 || !lockWithin(lock, lockWait)) {
+                if (lock >= 0) ::close(lock);
+                h.error = "another cleanup was sweeping it for longer than " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(lockWait).count()) + " s";
+                return h;
+            }
+            SshOptions o;
+            o.connect_timeout_s = 10;
+            const CommandResult r =
+                runCommands({sshCommand(job.host, job.ssh, sweepCommand(job.run_dirs), o)}, kSweepLimitHere).front();
+            ::close(lock); // and with it the lock
+            const SweepOutcome swept = readSweep(r, kSweepLimitHere);
+            h.reached = swept.kind == SweepOutcome::Kind::Swept;
+            h.answered = swept.kind != SweepOutcome::Kind::NoAnswer;
+            h.ended = swept.ended;
+            h.error = swept.error;
+            return h;
+        }));
+    std::vector<HostCleanupResult> out;
+    for (auto& p : pending) out.push_back(p.get());
     return out;
 }
 
