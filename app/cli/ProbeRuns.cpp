@@ -5,11 +5,13 @@
 #include "app/cli/ProbeDeadline.h"
 #include "app/cli/WorkerLocator.h"
 #include "core/launch/CommandRun.h"
+#include "core/launch/ProcessTable.h"
 #include "core/launch/StopSignalHandler.h"
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -35,6 +37,25 @@ std::string lastLine(const std::string& text) {
     while (std::getline(in, line))
         if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
     return last;
+}
+
+// What probes of a `what` killed before they could clean up left beside the store (its
+// <store>.<what>-<pid>.db files and folders, for a pid no longer running): removed.
+void removeLeftovers(const fs::path& store, const std::string& what) {
+    const std::string prefix = store.filename().string() + "." + what + "-";
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(store.parent_path(), ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const std::string rest = name.substr(prefix.size());
+        const size_t digits = rest.find_first_not_of("0123456789");
+        if (digits == 0 || digits == std::string::npos || rest.compare(digits, 3, ".db") != 0) continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(rest.substr(0, digits)));
+        // Not while a probe it started still runs on its own (fit was killed, its probe was not).
+        if (pid != ::getpid() && !processIsRunning(pid) &&
+            processesNaming(store.string() + "." + what + "-" + std::to_string(pid)).empty())
+            fs::remove_all(entry.path(), ec);
+    }
 }
 
 } // namespace
@@ -65,10 +86,12 @@ ProbeRuns::ProbeRuns(const std::string& storePath, std::string what, double time
     m_store = (store.parent_path() / (store.filename().string() + "." + m_what + "-" + std::to_string(::getpid()) + ".db"))
                   .string();
     m_specs = m_store + ".specs";
+    removeLeftovers(store, m_what);
     // Stop requests are caught before anything exists that a stop must remove.
     if (::pipe(m_stopFds) != 0) throw CliError(m_what + ": cannot create a pipe for stop requests");
     m_stopHandler = std::make_unique<StopSignalHandler>(m_stopFds[1]);
     fs::create_directories(m_specs);
+    ::chmod(m_specs.c_str(), 0700); // the specs may name secrets (launch.env)
 }
 
 ProbeRuns::~ProbeRuns() {

@@ -6,6 +6,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <cstring>
 #include <string>
 
@@ -65,6 +67,25 @@ bool processIsRunning(pid_t pid) {
     if (!readStat(pid, state, session))
         return kill(pid, 0) == 0 || errno == EPERM;
     return state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> processesNaming(const std::string& text) {
+    std::vector<pid_t> out;
+    DIR* dir = opendir("/proc");
+    if (!dir)
+        return out;
+    while (const dirent* e = readdir(dir)) {
+        char* end = nullptr;
+        const long pid = std::strtol(e->d_name, &end, 10);
+        if (pid <= 0 || *end != '\0')
+            continue;
+        std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+        const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (cmdline.find(text) != std::string::npos && processIsRunning(static_cast<pid_t>(pid)))
+            out.push_back(static_cast<pid_t>(pid));
+    }
+    closedir(dir);
+    return out;
 }
 
 } // namespace parallax

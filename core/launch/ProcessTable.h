@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <string>
 #include <vector>
 
 namespace parallax {
@@ -12,5 +13,8 @@ namespace parallax {
 std::vector<pid_t> processesInSession(pid_t sid);
 // Alive and not a zombie. kill(pid, 0) alone counts zombies as alive.
 bool processIsRunning(pid_t pid);
+// Running processes (zombies not) whose command line holds `text` (in one argument or across the
+// NULs between them).
+std::vector<pid_t> processesNaming(const std::string& text);
 
 } // namespace parallax

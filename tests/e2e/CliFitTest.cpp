@@ -171,6 +171,32 @@ TEST(CliFit, AProbeThatTimesOutLeavesTheQuestionOpen) {
     expectNothingLeft(tmp.path());
 }
 
+// A fit killed with SIGKILL cannot clean up: the next fit of the store removes what it left, once
+// nothing of it runs any more.
+TEST(CliFit, WhatAKilledFitLeftIsRemovedByTheNext) {
+    TempDir tmp;
+    const std::string store = tmp.path() + "/parallax.db";
+    const std::string spec = tmp.path() + "/fit.toml";
+    std::ofstream(spec) << fitSpec().toml();
+    BackgroundProcess killed = startProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "100GiB",
+                                             "--steps", "200", "--activation-checkpointing", "off"},
+                                            tmp.path() + "/killed.out");
+    const std::string probes = store + ".fit-" + std::to_string(killed.pid);
+    ASSERT_TRUE(waitUntil([&] { return processesMatching(probes).size() >= 3; }, std::chrono::seconds(60)))
+        << killed.output();
+    ASSERT_EQ(kill(killed.pid, SIGKILL), 0);
+    killed.wait();
+    for (pid_t pid : processesMatching(probes)) kill(pid, SIGKILL); // its probe, as a crash would end it
+    ASSERT_TRUE(waitUntil([&] { return processesMatching(probes).empty(); }, std::chrono::seconds(30)));
+    ASSERT_TRUE(fs::exists(probes + ".db")) << "the killed fit left nothing to remove";
+
+    const ProcessResult next = runProcess({cliExecutable(), "--store", store, "fit", spec, "--memory-limit", "100GiB",
+                                           "--steps", "200", "--activation-checkpointing", "off", "--probe-timeout",
+                                           "1"});
+    EXPECT_EQ(next.exitCode, 4) << next.output;
+    expectNothingLeft(tmp.path());
+}
+
 TEST(CliFit, ABadProbeTimeoutIsAUsageErrorAndStartsNothing) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";
