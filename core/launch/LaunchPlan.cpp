@@ -1,5 +1,6 @@
 #include "core/launch/LaunchPlan.h"
 
+#include "core/launch/ShellQuote.h"
 #include "core/launch/Ssh.h"
 
 #include <unistd.h>
@@ -13,12 +14,6 @@
 namespace parallax {
 
 namespace {
-
-bool isSafeShellChar(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '=' || c == '+' || c == '@' ||
-           c == '%';
-}
 
 bool isVariableName(const std::string& name) {
     if (name.empty() || (name[0] >= '0' && name[0] <= '9'))
@@ -165,20 +160,6 @@ int64_t threadsPerRank(const RunSpec& spec, int cores, int64_t ranksHere) {
 }
 
 } // namespace
-
-std::string shellQuote(std::string_view text) {
-    if (!text.empty() && std::all_of(text.begin(), text.end(), isSafeShellChar))
-        return std::string(text);
-    std::string out = "'";
-    for (char c : text) {
-        if (c == '\'')
-            out += "'\\''";
-        else
-            out.push_back(c);
-    }
-    out += "'";
-    return out;
-}
 
 std::string slurmMpiPlugin(const std::string& listed) {
     // srun --mpi=list prints "MPI plugin types are...", then one plugin a line ("pmix", "pmix_v4"),

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/launch/OutputDemux.h"
+#include "core/launch/ShellQuote.h"
 #include "core/spec/ClusterProfile.h"
 #include "core/spec/RunSpec.h"
 
@@ -8,7 +9,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace parallax {
@@ -96,8 +96,5 @@ struct LaunchPlan {
 // mpirun.
 // Throws std::invalid_argument naming the field for a target it cannot launch.
 LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context);
-
-// `text` as one shell word: unchanged when it has only safe characters, else in single quotes.
-std::string shellQuote(std::string_view text);
 
 } // namespace parallax

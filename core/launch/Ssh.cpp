@@ -1,6 +1,6 @@
 #include "core/launch/Ssh.h"
 
-#include "core/launch/LaunchPlan.h"
+#include "core/launch/ShellQuote.h"
 
 #include <stdexcept>
 
