@@ -1,35 +1,23 @@
 #pragma once
 
 #include "core/spec/RunSpec.h"
-#include "core/spec/SpecFields.h"
-#include "ui/models/ClusterProfileListModel.h"
 
 #include <QMap>
 #include <QPointer>
 #include <QString>
 #include <QStringList>
-#include <QVector>
 #include <QWidget>
 
-#include <array>
 #include <functional>
-#include <map>
-#include <string>
-#include <vector>
 
 class QComboBox;
-class QFormLayout;
-class QGridLayout;
-class QLayout;
 class QLabel;
-class QListWidget;
+class QLayout;
 class QPushButton;
 class QScrollArea;
 class QShowEvent;
 class QSplitter;
-class WrappingLabel;
 class QToolButton;
-class QVBoxLayout;
 
 class QPainter;
 class QColor;
@@ -41,15 +29,20 @@ class AdviseRunner;
 class BalanceRunner;
 class FitRunner;
 class LayoutAdviceModel;
-class ProbeCommand;
+class ProbeRows;
 class RunLauncher;
 class RunListModel;
+class SpecDocument;
+class SpecForm;
 class SpecFormModel;
+class SpecIssuesPanel;
 
 // The New run form: a spec, field by field (model, data, training, parallel layout, target), with
 // the validator's findings beside the fields they concern and live estimates of what the layout
 // costs. Launch writes the spec to a file and starts `parallax-cli run --detach`; the new run's id
-// comes back through runLaunched().
+// comes back through runLaunched(). The page composes its parts: the fields (SpecForm), the probe
+// rows (ProbeRows), the estimates (EstimatePanel), the list of issues (SpecIssuesPanel), over the
+// spec as a document (SpecDocument) launched by RunLauncher; it keeps the messages and the actions.
 class NewRunPage : public QWidget {
     Q_OBJECT
 public:
@@ -58,12 +51,13 @@ public:
     explicit NewRunPage(QWidget* parent = nullptr);
 
     SpecFormModel* formModel() const { return m_model; }
+    SpecDocument* document() const { return m_document; }
     RunLauncher* launcher() const { return m_launcher; }
     EstimatePanel* estimatePanel() const { return m_estimates; }
     QSplitter* splitter() const { return m_splitter; }
 
     void setStorePath(const QString& path);
-    QString storePath() const { return m_storePath; }
+    QString storePath() const;
     // The store's runs, so that the message about a run launched from here follows its state
     // ("Run #12 started" becomes "Run #12 failed after 3 / 20 steps: ..." when it ends).
     void setRunList(RunListModel* runs);
@@ -79,18 +73,18 @@ public:
     // ended (its state and reason), shown above the form until the spec is launched or replaced.
     // Returns false, changing nothing, when the form has edits and the person keeps them.
     bool editRunSpec(const RunSpec& spec, qint64 fromRun, const QString& why);
-    qint64 editedRun() const { return m_editedRun; }
+    qint64 editedRun() const;
     // The spec of run `fromRun`, to change (another layout, hosts or devices) and continue that run
     // from its checkpoint with: Launch becomes "Resume #N" (parallax-cli run SPEC --from N), and
     // what differs from the run's spec is listed above the form as it is edited, with what the
     // checkpoint refuses (another model) as errors. False, changing nothing, as editRunSpec.
     bool resumeRunSpec(const RunSpec& spec, qint64 fromRun);
-    qint64 resumedRun() const { return m_resumedRun; }
+    qint64 resumedRun() const;
     QString resumeDifferences() const;
     // SpecError text in `error` when the file cannot be read; unknown keys are kept and reported.
     bool loadSpecFile(const QString& path, QString* error = nullptr);
     bool saveSpecFile(const QString& path, QString* error = nullptr);
-    QString sourcePath() const { return m_sourcePath; }
+    QString sourcePath() const;
 
     // The editor of a spec field ("parallel.tp") and the label showing its issues; null when the
     // form has no editor for the field.
@@ -101,30 +95,30 @@ public:
     QPushButton* launchButton() const { return m_launch; }
     // "Find the largest micro-batch": parallax-cli fit on the spec as the form has it; its answer for
     // the spec's activation checkpointing goes into the form with "Use".
-    FitRunner* fitRunner() const { return m_fit; }
-    QPushButton* fitButton() const { return m_fitRow.button; }
-    QPushButton* fitUseButton() const { return m_fitRow.use; }
-    QLabel* fitStatusLabel() const { return m_fitRow.status; }
+    FitRunner* fitRunner() const;
+    QPushButton* fitButton() const;
+    QPushButton* fitUseButton() const;
+    QLabel* fitStatusLabel() const;
     // "Balance the stages by measured time": parallax-cli balance on the spec as the form has it; each
     // stage's time on the spec's split and on the balanced one, which "Use" puts in the form
     // (parallel.stage_layers, stage_split = "profile"). Shown for a pipeline (pp > 1).
-    BalanceRunner* balanceRunner() const { return m_balance; }
-    QPushButton* balanceButton() const { return m_balanceRow.button; }
-    QPushButton* balanceUseButton() const { return m_balanceRow.use; }
-    QLabel* balanceStatusLabel() const { return m_balanceRow.status; }
+    BalanceRunner* balanceRunner() const;
+    QPushButton* balanceButton() const;
+    QPushButton* balanceUseButton() const;
+    QLabel* balanceStatusLabel() const;
     // "Try the top 3 layouts": parallax-cli advise on the spec's devices; "Use" sets the fastest
     // measured layout.
-    AdviseRunner* adviseRunner() const { return m_advise; }
-    LayoutAdviceModel* adviceModel() const { return m_adviceModel; }
-    QPushButton* adviceButton() const { return m_adviceRow.button; }
-    QPushButton* adviceUseButton() const { return m_adviceRow.use; }
-    QLabel* adviceStatusLabel() const { return m_adviceRow.status; }
+    AdviseRunner* adviseRunner() const;
+    LayoutAdviceModel* adviceModel() const;
+    QPushButton* adviceButton() const;
+    QPushButton* adviceUseButton() const;
+    QLabel* adviceStatusLabel() const;
     QLabel* messageLabel() const { return m_message; }
     QString microBatchesText() const;
 
     // Preset specs by name (quickstart first): resources/runs/*.toml found from the executable
     // (the source tree above a build folder, or <prefix>/share/parallax/runs), else the copies
-    // compiled into the console.
+    // compiled into the console (SpecPresets).
     static QMap<QString, QString> presetFiles();
     static QStringList presetDirectories();
 
@@ -150,73 +144,14 @@ signals:
 
 protected:
     void showEvent(QShowEvent* event) override;
-    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-    struct Field {
-        QWidget* editor = nullptr;
-        WrappingLabel* issue = nullptr;
-        QWidget* row = nullptr; // the editor with its issue label, as placed in the form
-        std::function<void()> refresh;
-    };
+    QLayout* buildTopBar();
+    QWidget* buildPanes();
+    QLayout* buildActions();
+    void connectModel();
+    void connectLauncher();
 
-    QWidget* buildForm();
-    void reflowForm();
-    // A group of the form: an editor for every field of `section` the field table offers
-    // (specFields(): label, help, range, options), chosen by the field's type.
-    QWidget* buildSection(const char* section, const QString& title);
-    void addField(QFormLayout* form, const SpecField& field);
-    void addModelPreset(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addDataPath(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addClusterChoice(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addDeviceMemoryRow(QFormLayout* form);
-    void addDerivedRows(QFormLayout* form);
-    // A probe command's row: its button, "Use" (hidden until there is an answer), a status line.
-    struct ProbeRow {
-        QWidget* widget = nullptr;
-        QVBoxLayout* layout = nullptr;
-        QPushButton* button = nullptr;
-        QPushButton* use = nullptr;
-        QLabel* status = nullptr;
-    };
-    ProbeRow probeRow(const QString& action, const QString& tip);
-    // The command's progress and failure shown in the row's status line; on failure its button says
-    // `action` again.
-    void followProbe(ProbeCommand* command, const ProbeRow& row, const QString& action);
-    // Stops the command if it runs (true), saying so in `status`.
-    bool stopProbe(ProbeCommand* command, QLabel* status);
-    // The row while its command runs: its button says `stop`, its status line `status`, no "Use".
-    void showProbeStarted(const ProbeRow& row, const QString& stop, const QString& status);
-    void addFitRow(QFormLayout* form);
-    void addAdviceRow(QFormLayout* form);
-    void startOrStopAdvice();
-    void addBalanceRow(QFormLayout* form);
-    void startOrStopBalance();
-    void showBalanceResult();
-    // A spec file of the form as it is, for a probe command; empty (the reason shown in `status`)
-    // when the spec has errors or cannot be written.
-    QString probeSpecFile(QLabel* status);
-    void startOrStopFit();
-    void showFitResult();
-
-    // Field editors bound to spec paths; each is added to `form` with its issue label.
-    QWidget* wrap(const QString& path, QWidget* editor, const std::function<void()>& refresh);
-    void addRow(QFormLayout* form, const QString& label, const QString& path, QWidget* editor,
-                const std::function<void()>& refresh, const QString& tip = {});
-    void addInt(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addOptionalInt(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addDimension(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addChoice(QFormLayout* form, const QString& label, const QString& path,
-                   const QList<QPair<QVariant, QString>>& items, const QString& tip = {});
-    void addNumber(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addBool(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addText(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-    void addLines(QFormLayout* form, const QString& label, const QString& path, const FieldInfo& info);
-
-    void setRowVisible(const QString& path, bool visible);
-    void refreshFields();
-    void refreshVisibility();
-    void refreshDerived();
     void showIssues();
     void updateLaunchButton();
     // What a message is about decides when it goes: a note (loaded, saved, copied, a launch that
@@ -226,72 +161,28 @@ private:
     void showMessage(const QString& text, bool error, MessageKind kind = MessageKind::Note);
     void clearMessage();
     void followLaunchedRun();
+    void showResumeDifferences();
     bool confirmDiscard(const QString& title, const QString& what);
     void fillPresetCombo();
-    void browseDataPath();
-    void refreshClusterChoice();
-
-    void showResumeDifferences();
 
     SpecFormModel* m_model;
-    qint64 m_resumedRun = 0;         // Launch continues this run (resumeRunSpec)
-    RunSpec m_resumedSpec;           // its spec, to say what differs
+    SpecDocument* m_document;
     RunLauncher* m_launcher;
-    QString m_storePath;
-    QString m_sourcePath;
-    qint64 m_editedRun = 0;
+    ProbeRows* m_probes;
+    SpecForm* m_form = nullptr;
     MessageKind m_messageKind = MessageKind::None;
     qint64 m_messageRun = 0; // the run a Launch message is about (0: still starting)
     QPointer<RunListModel> m_runs;
     ConfirmDiscard m_confirmDiscard;
-    std::map<QString, Field> m_fields;
-    std::map<QString, QFormLayout*> m_rowForms;
-    // Each form's rows in the order they were built (their field widgets), and the labels of rows
-    // taken out of their form while hidden (setRowVisible).
-    std::map<QFormLayout*, std::vector<QWidget*>> m_formRowOrder;
-    std::map<QWidget*, QWidget*> m_takenLabels;
 
     QScrollArea* m_scroll = nullptr;
-    QGridLayout* m_formGrid = nullptr;
-    QPointer<QWidget> m_formViewport; // the form's scroll viewport, whose width decides the columns
-    std::array<QLayout*, 2> m_formColumns{};
     QSplitter* m_splitter = nullptr;
     EstimatePanel* m_estimates = nullptr;
+    SpecIssuesPanel* m_issues = nullptr;
     QComboBox* m_presets = nullptr;
-    QComboBox* m_modelPreset = nullptr;
-    QComboBox* m_cluster = nullptr;
-    std::vector<ClusterProfileListModel::Entry> m_clusterProfiles;
-    QPushButton* m_resetDims = nullptr;
-    QLabel* m_microBatches = nullptr;
-    QLabel* m_world = nullptr;
-    QListWidget* m_issues = nullptr;
-    QLabel* m_issueSummary = nullptr;
     QLabel* m_message = nullptr;
     QToolButton* m_copy = nullptr;
     QPushButton* m_launch = nullptr;
-    FitRunner* m_fit = nullptr;
-    ProbeRow m_fitRow;
-    AdviseRunner* m_advise = nullptr;
-    LayoutAdviceModel* m_adviceModel = nullptr;
-    ProbeRow m_adviceRow;
-    QWidget* m_adviceView = nullptr;
-    BalanceRunner* m_balance = nullptr;
-    ProbeRow m_balanceRow;
-    // The balance probe's answer and the spec it was found for (balanceKey in the .cpp).
-    struct BalanceAnswer {
-        QVector<qint64> layersBefore, layers;
-        QVector<double> msBefore, ms;
-        std::string key;
-        bool known = false;
-    } m_balanceAnswer;
-    std::string m_balanceStartedKey;
-    struct FitAnswer {
-        qint64 largest = 0;
-        qint64 largestWithCheckpointing = 0;
-        double peak = 0;
-        double peakWithCheckpointing = 0;
-        bool known = false;
-    } m_fitAnswer;
 };
 
 } // namespace parallax
