@@ -44,18 +44,28 @@ QString RunLauncher::cliPath() const {
     return m_cliPath.isEmpty() ? defaultCliPath() : m_cliPath;
 }
 
+QStringList RunLauncher::withStore(const QStringList& arguments) const {
+    return m_storePath.isEmpty() ? arguments : QStringList{QStringLiteral("--store"), m_storePath} + arguments;
+}
+
 QStringList RunLauncher::launchArguments(const QString& specPath) const {
-    return {QStringLiteral("--store"), m_storePath, QStringLiteral("run"), specPath, QStringLiteral("--detach")};
+    return withStore({QStringLiteral("run"), specPath, QStringLiteral("--detach")});
 }
 
 QStringList RunLauncher::resumeArguments(qint64 runId) const {
-    return {QStringLiteral("--store"), m_storePath, QStringLiteral("resume"), QString::number(runId),
-            QStringLiteral("--detach")};
+    return withStore({QStringLiteral("resume"), QString::number(runId), QStringLiteral("--detach")});
 }
 
 QStringList RunLauncher::attachArguments(qint64 runId) const {
-    return {QStringLiteral("--store"), m_storePath, QStringLiteral("attach"), QString::number(runId),
-            QStringLiteral("--detach")};
+    return withStore({QStringLiteral("attach"), QString::number(runId), QStringLiteral("--detach")});
+}
+
+QStringList RunLauncher::stopArguments(qint64 runId) const {
+    return withStore({QStringLiteral("stop"), QString::number(runId)});
+}
+
+void RunLauncher::stop(qint64 runId) {
+    start(stopArguments(runId), tr("parallax-cli stop %1").arg(runId), Answer::Stopped, runId);
 }
 
 void RunLauncher::attach(qint64 runId) {
@@ -67,8 +77,8 @@ void RunLauncher::launch(const QString& specPath) {
 }
 
 QStringList RunLauncher::continueArguments(const QString& specPath, qint64 runId) const {
-    return {QStringLiteral("--store"), m_storePath, QStringLiteral("run"), specPath, QStringLiteral("--from"),
-            QString::number(runId), QStringLiteral("--detach")};
+    return withStore({QStringLiteral("run"), specPath, QStringLiteral("--from"), QString::number(runId),
+                      QStringLiteral("--detach")});
 }
 
 void RunLauncher::continueFrom(const QString& specPath, qint64 runId) {
@@ -91,7 +101,7 @@ std::optional<qint64> RunLauncher::parseRunId(const QString& output) {
     return std::nullopt;
 }
 
-void RunLauncher::start(const QStringList& arguments, const QString& what) {
+void RunLauncher::start(const QStringList& arguments, const QString& what, Answer answer, qint64 runId) {
     if (m_process) {
         emit failed(tr("%1 is still starting; wait for it before starting another").arg(m_what));
         return;
@@ -102,35 +112,45 @@ void RunLauncher::start(const QStringList& arguments, const QString& what) {
         return;
     }
     m_what = what;
+    m_answer = answer;
+    m_stopRun = runId;
     auto* process = new QProcess(this);
     m_process = process;
     process->setProgram(program);
     process->setArguments(arguments);
-    process->setProcessChannelMode(QProcess::SeparateChannels);
+    // A stop's whole output is its answer; a launch's run id is on its standard output.
+    process->setProcessChannelMode(answer == Answer::Stopped ? QProcess::MergedChannels : QProcess::SeparateChannels);
     connect(process, &QProcess::errorOccurred, this, [this, process](QProcess::ProcessError error) {
         if (error != QProcess::FailedToStart || process != m_process) return;
         finish(tr("%1 could not be started: %2").arg(process->program(), process->errorString()));
     });
     connect(process, &QProcess::finished, this, [this, process](int code, QProcess::ExitStatus status) {
-        if (process != m_process) return;
-        const QString out = QString::fromUtf8(process->readAllStandardOutput());
-        const QString err = QString::fromUtf8(process->readAllStandardError()).trimmed();
-        if (status != QProcess::NormalExit || code != 0) {
-            finish(tr("%1 failed (exit code %2)%3").arg(m_what).arg(code).arg(err.isEmpty() ? QString() : QStringLiteral(":\n") + err));
-            return;
-        }
-        const std::optional<qint64> id = parseRunId(out);
-        if (!id) {
-            finish(tr("%1 printed no run id; its output was:\n%2").arg(m_what, (out + QChar('\n') + err).trimmed()));
-            return;
-        }
-        m_timeout.stop();
-        m_process = nullptr;
-        process->deleteLater();
-        emit started(*id);
+        if (process == m_process) onFinished(process, code, status);
     });
     m_timeout.start();
     process->start();
+}
+
+void RunLauncher::onFinished(QProcess* process, int code, QProcess::ExitStatus status) {
+    const QString out = QString::fromUtf8(process->readAllStandardOutput());
+    // A stop's error output is merged into its standard output.
+    const QString err = m_answer == Answer::Stopped ? QString() : QString::fromUtf8(process->readAllStandardError()).trimmed();
+    if (status != QProcess::NormalExit || code != 0) {
+        const QString said = m_answer == Answer::Stopped ? out.trimmed() : err;
+        finish(tr("%1 failed (exit code %2)%3").arg(m_what).arg(code).arg(said.isEmpty() ? QString() : QStringLiteral(":\n") + said));
+        return;
+    }
+    const std::optional<qint64> id = m_answer == Answer::RunId ? parseRunId(out) : std::optional<qint64>(m_stopRun);
+    if (!id) {
+        finish(tr("%1 printed no run id; its output was:\n%2").arg(m_what, (out + QChar('\n') + err).trimmed()));
+        return;
+    }
+    m_timeout.stop();
+    m_process = nullptr;
+    process->deleteLater();
+    m_lastOutput = (out + (err.isEmpty() ? QString() : QChar('\n') + err)).trimmed();
+    if (m_answer == Answer::Stopped) emit stopAsked(*id);
+    else emit started(*id);
 }
 
 void RunLauncher::finish(const QString& error) {

@@ -1,9 +1,8 @@
 #include "ui/pages/LivePage.h"
 #include "ui/widgets/TableExport.h"
 
-#include "core/util/Duration.h"
-
 #include "ui/models/DeviceGridModel.h"
+#include "ui/models/LiveSummary.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/StoreWatcher.h"
@@ -17,14 +16,11 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
-#include <QCoreApplication>
-#include <QDir>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
-#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
@@ -34,32 +30,20 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <cmath>
-#include <climits>
 
 namespace parallax {
 
-namespace {
-
-QString durationText(double seconds) {
-    return QString::fromStdString(parallax::formatDuration(std::max(0.0, seconds), " "));
-}
-
-QString formatRate(double v) {
-    if (!std::isfinite(v)) return QStringLiteral("-");
-    if (v >= 1e9) return QString::number(v / 1e9, 'f', 2) + QLatin1Char('G');
-    if (v >= 1e6) return QString::number(v / 1e6, 'f', 2) + QLatin1Char('M');
-    if (v >= 1e3) return QString::number(v / 1e3, 'f', 1) + QLatin1Char('k');
-    return QString::number(v, 'f', 0);
-}
-
-} // namespace
-
 LivePage::LivePage(StoreWatcher* watcher, QWidget* parent)
-    : QWidget(parent), m_watcher(watcher),
-      m_cli(QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("parallax-cli"))) {
+    : QWidget(parent), m_watcher(watcher), m_launcher(new RunLauncher(this)) {
     m_devices = new DeviceGridModel(this);
     buildUi();
+    connect(m_launcher, &RunLauncher::stopAsked, this, [this] { endCommand(true, m_launcher->lastOutput()); });
+    connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
+        endCommand(true, m_launcher->lastOutput());
+        // Resume printed the id of the run that continues this one: follow it.
+        emit runStarted(id);
+    });
+    connect(m_launcher, &RunLauncher::failed, this, [this](const QString& message) { endCommand(false, message); });
     m_refreshTimer.setSingleShot(true);
     m_refreshTimer.setInterval(CurvePlot::kRedrawIntervalMs);
     connect(&m_refreshTimer, &QTimer::timeout, this, &LivePage::refreshLabels);
@@ -82,7 +66,19 @@ LivePage::~LivePage() {
 
 void LivePage::buildUi() {
     auto* root = new QVBoxLayout(this);
+    root->addLayout(buildRunBar());
+    root->addLayout(buildHeader());
+    buildBanners(root);
+    root->addLayout(buildCurveControls());
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(buildPlots(splitter));
+    splitter->addWidget(buildDevices(splitter));
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    root->addWidget(splitter, 1);
+}
 
+QLayout* LivePage::buildRunBar() {
     // Which run: picked from the store's runs, or the newest running one followed as it starts.
     auto* runBar = new QHBoxLayout;
     m_picker = new QComboBox(this);
@@ -117,9 +113,11 @@ void LivePage::buildUi() {
     runBar->addStretch(1);
     runBar->addWidget(m_resumed);
     runBar->addWidget(m_openParent);
-    root->addLayout(runBar);
+    return runBar;
+}
 
-    // Header: what the run is doing and how far along it is.
+QLayout* LivePage::buildHeader() {
+    // What the run is doing and how far along it is.
     auto* header = new QHBoxLayout;
     m_title = new QLabel(this);
     QFont titleFont = m_title->font();
@@ -151,18 +149,15 @@ void LivePage::buildUi() {
     connect(m_resumeChanged, &QPushButton::clicked, this, [this] {
         if (m_run > 0) emit resumeWithChanges(m_run);
     });
-    header->addWidget(m_title);
-    header->addWidget(m_state);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_title, m_state})
+        header->addWidget(w);
     header->addWidget(m_progress, 1);
-    header->addWidget(m_eta);
-    header->addWidget(m_slurm);
-    header->addWidget(m_rate);
-    header->addWidget(m_mfu);
-    header->addWidget(m_stop);
-    header->addWidget(m_resume);
-    header->addWidget(m_resumeChanged);
-    root->addLayout(header);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_eta, m_slurm, m_rate, m_mfu, m_stop, m_resume, m_resumeChanged})
+        header->addWidget(w);
+    return header;
+}
 
+void LivePage::buildBanners(QVBoxLayout* root) {
     m_straggler = new QLabel(this);
     m_straggler->setStyleSheet(QStringLiteral(
         "QLabel { background: #fff3e0; color: #e65100; border: 1px solid #ffb74d; padding: 4px; }"));
@@ -191,6 +186,19 @@ void LivePage::buildUi() {
     m_alert->installEventFilter(this);
     m_alert->hide();
     root->addWidget(m_alert);
+    root->addWidget(buildFailureBox());
+    m_lossWarning = new QLabel(this);
+    m_lossWarning->setStyleSheet(QStringLiteral(
+        "QLabel { background: #ffebee; color: #b71c1c; border: 1px solid #e57373; padding: 4px; }"));
+    m_lossWarning->hide();
+    root->addWidget(m_lossWarning);
+    m_commandStatus = new QLabel(this);
+    m_commandStatus->setWordWrap(true);
+    m_commandStatus->hide();
+    root->addWidget(m_commandStatus);
+}
+
+QWidget* LivePage::buildFailureBox() {
     // A run that failed says why where its curves stopped, with the way on: change the spec and
     // launch it again (Resume, beside Stop, continues it as it was).
     m_failureBox = new QWidget(this);
@@ -211,17 +219,10 @@ void LivePage::buildUi() {
     failureLayout->addWidget(m_failure, 1);
     failureLayout->addWidget(m_fix);
     m_failureBox->hide();
-    root->addWidget(m_failureBox);
-    m_lossWarning = new QLabel(this);
-    m_lossWarning->setStyleSheet(QStringLiteral(
-        "QLabel { background: #ffebee; color: #b71c1c; border: 1px solid #e57373; padding: 4px; }"));
-    m_lossWarning->hide();
-    root->addWidget(m_lossWarning);
-    m_commandStatus = new QLabel(this);
-    m_commandStatus->setWordWrap(true);
-    m_commandStatus->hide();
-    root->addWidget(m_commandStatus);
+    return m_failureBox;
+}
 
+QLayout* LivePage::buildCurveControls() {
     // Curve controls, shared by the four plots.
     auto* controls = new QHBoxLayout;
     m_axis = new QComboBox(this);
@@ -246,10 +247,11 @@ void LivePage::buildUi() {
     auto* hint = new QLabel(tr("drag/wheel: x · Shift: y · double-click: fit"), this);
     hint->setEnabled(false);
     controls->addWidget(hint);
-    root->addLayout(controls);
+    return controls;
+}
 
-    auto* splitter = new QSplitter(Qt::Vertical, this);
-    auto* plots = new QWidget(splitter);
+QWidget* LivePage::buildPlots(QWidget* parent) {
+    auto* plots = new QWidget(parent);
     auto* grid = new QGridLayout(plots);
     grid->setContentsMargins(0, 0, 0, 0);
     m_lossPlot = new CurvePlot(plots);
@@ -289,8 +291,11 @@ void LivePage::buildUi() {
         m_lossPlot->setLogScale(on);
         m_gradPlot->setLogScale(on);
     });
+    return plots;
+}
 
-    auto* devices = new QSplitter(Qt::Horizontal, splitter);
+QWidget* LivePage::buildDevices(QWidget* parent) {
+    auto* devices = new QSplitter(Qt::Horizontal, parent);
     m_deviceView = new QTableView(devices);
     m_deviceView->setModel(m_devices);
     TableExport::install(m_deviceView, QStringLiteral("devices"));
@@ -305,11 +310,7 @@ void LivePage::buildUi() {
     devices->addWidget(m_heatMap);
     devices->setStretchFactor(0, 1);
     devices->setStretchFactor(1, 2);
-    splitter->addWidget(plots);
-    splitter->addWidget(devices);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 1);
-    root->addWidget(splitter, 1);
+    return devices;
 }
 
 void LivePage::setRun(qint64 run) {
@@ -431,24 +432,6 @@ void LivePage::followNewestRun() {
                                         : tr("Live shows run #%1 (%2), which is running").arg(newest).arg(name));
 }
 
-void LivePage::refreshResumed() {
-    const std::optional<int64_t> parent = m_snapshot.parentRun();
-    m_resumed->setVisible(parent.has_value());
-    m_openParent->setVisible(parent.has_value());
-    if (!parent) {
-        m_resumed->clear();
-        return;
-    }
-    const std::optional<RunRecord> r = m_runs ? m_runs->run(*parent) : std::nullopt;
-    QString text = r ? tr("Resumed from #%1 (%2)").arg(*parent).arg(QString::fromStdString(r->name))
-                     : tr("Resumed from #%1").arg(*parent);
-    if (const std::optional<int64_t> step = m_snapshot.resumedAtStep()) text += tr(" at step %1").arg(*step);
-    m_resumed->setText(text);
-    m_resumed->setToolTip(tr("This run continues #%1 from its checkpoint; its curves start where it took over")
-                              .arg(*parent));
-    m_openParent->setText(tr("Open #%1").arg(*parent));
-}
-
 QString LivePage::resumedText() const { return m_resumed->isHidden() ? QString() : m_resumed->text(); }
 
 QString LivePage::alertText() const { return m_alert->isHidden() ? QString() : m_alert->text(); }
@@ -469,21 +452,10 @@ void LivePage::refreshSlurmJob() {
         m_slurm->hide();
         return;
     }
-    const SlurmJob& j = *m_slurmJob;
     const bool ended = m_snapshot.record() && RunState::isTerminal(m_snapshot.record()->state);
-    QString text = tr("Slurm job %1 · %2").arg(QString::fromStdString(j.job_id), QString::fromStdString(j.state));
-    if (!j.reason.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(j.reason));
-    if (j.queue_position > 0 && j.state == "PENDING") text += tr(" · place %1 in the queue").arg(j.queue_position);
-    if (j.time_left_s >= 0 && !ended) {
-        // As Slurm said it then, less the time since.
-        const double left = std::max(0.0, double(j.time_left_s) - (QDateTime::currentSecsSinceEpoch() - j.t));
-        text += tr(" · %1 left").arg(durationText(left));
-    }
-    m_slurm->setText(text);
-    m_slurm->setToolTip(tr("%1 job%2; Slurm's state as of %3")
-                            .arg(j.mode == "batch" ? tr("A batch") : tr("An srun"))
-                            .arg(j.nodes.empty() ? QString() : tr(" on %1").arg(QString::fromStdString(j.nodes)))
-                            .arg(QDateTime::fromSecsSinceEpoch(qint64(j.t)).toString(QStringLiteral("HH:mm:ss"))));
+    const LiveSummary::Text job = LiveSummary::slurmJob(*m_slurmJob, ended, QDateTime::currentSecsSinceEpoch());
+    m_slurm->setText(job.text);
+    m_slurm->setToolTip(job.tip);
     m_slurm->show();
 }
 
@@ -491,18 +463,15 @@ void LivePage::onAlerts(qint64 run, const std::vector<RunAlert>& alerts) {
     if (run != m_run) return;
     m_snapshot.setAlerts(alerts);
     m_devices->setAlerts(alerts);
-    QStringList lines;
-    for (const RunAlert& a : m_snapshot.activeAlerts()) {
-        QString kind = QString::fromStdString(a.kind);
-        if (!kind.isEmpty()) kind[0] = kind[0].toUpper();
-        lines << kind + QStringLiteral(": ") + QString::fromStdString(a.message);
-    }
-    m_alert->setText(lines.join(QChar('\n')));
+    const QString lines = LiveSummary::alertLines(m_snapshot.activeAlerts());
+    m_alert->setText(lines);
     m_alert->setVisible(!lines.isEmpty());
     scheduleRefresh(); // the straggler banner gives way to the supervisor's
 }
 
-void LivePage::setCliProgram(const QString& program) { m_cli = program; }
+void LivePage::setCliProgram(const QString& program) { m_launcher->setCliPath(program); }
+
+QString LivePage::cliProgram() const { return m_launcher->cliPath(); }
 
 void LivePage::setStragglerThreshold(double fraction) {
     m_snapshot.setStragglerThreshold(fraction);
@@ -565,10 +534,7 @@ QString LivePage::stateText() const {
 }
 
 QString LivePage::progressText() const {
-    const int64_t total = m_snapshot.stepsTotal();
-    const int64_t done = m_snapshot.stepsDone();
-    if (total <= 0) return tr("step %1").arg(done);
-    return tr("step %1 / %2").arg(done).arg(total);
+    return LiveSummary::progressText(m_snapshot);
 }
 
 QString LivePage::stragglerText() const { return m_shownStraggler ? m_straggler->text() : QString(); }
@@ -577,160 +543,81 @@ bool LivePage::stopEnabled() const { return m_stop->isEnabled(); }
 bool LivePage::resumeEnabled() const { return m_resume->isEnabled(); }
 
 void LivePage::refreshLabels() {
-    refreshResumed();
     refreshSlurmJob();
-    const auto& record = m_snapshot.record();
-    if (!record) {
-        m_title->setText(m_run > 0 ? tr("Run %1").arg(m_run) : tr("No run selected"));
-        m_state->clear();
-        m_state->setStyleSheet(QString());
+    LiveSummary::Context context;
+    context.run = m_run;
+    context.commandBusy = m_launcher->isBusy();
+    if (const std::optional<int64_t> parent = m_snapshot.parentRun(); parent && m_runs) context.parent = m_runs->run(*parent);
+    const LiveSummary s = LiveSummary::of(m_snapshot, context);
+
+    m_resumed->setVisible(s.resumedFrom.has_value());
+    m_openParent->setVisible(s.resumedFrom.has_value());
+    if (s.resumedFrom) {
+        m_resumed->setText(s.resumedFrom->text);
+        m_resumed->setToolTip(s.resumedFrom->tip);
+        m_openParent->setText(s.openParent);
     } else {
-        m_title->setText(tr("%1 #%2").arg(QString::fromStdString(record->name)).arg(record->id));
-        m_state->setText(QString::fromStdString(record->state));
-        m_state->setStyleSheet(QStringLiteral("QLabel { color: white; background: %1; border-radius: 3px; padding: 2px 6px; }")
-                                   .arg(RunColors::stateColor(record->state).isValid()
-                                            ? RunColors::stateColor(record->state).name()
-                                            : QStringLiteral("#757575")));
-        m_state->setToolTip(QString::fromStdString(record->exit_reason));
+        m_resumed->clear();
     }
-    const bool failed = record && (record->state == RunState::Failed || record->state == RunState::Lost);
-    if (failed) {
-        QString text = record->state == RunState::Lost ? tr("Lost") : tr("Failed");
-        if (record->last_step >= 0) {
-            const int64_t done = stepsDoneAfter(record->last_step);
-            text += done == 1 ? tr(" after 1 step") : tr(" after %1 steps").arg(done);
-        }
-        text += QStringLiteral(": ") + (record->exit_reason.empty() ? tr("no reason was recorded")
-                                                                   : QString::fromStdString(record->exit_reason));
-        if (record->exit_code) text += tr(" (exit code %1)").arg(*record->exit_code);
-        m_failure->setText(text);
-    }
-    m_failureBox->setVisible(failed);
+    m_title->setText(s.title);
+    m_state->setText(s.state);
+    m_state->setStyleSheet(s.stateStyle);
+    if (s.stateTip) m_state->setToolTip(*s.stateTip);
+    if (!s.failure.isEmpty()) m_failure->setText(s.failure);
+    m_failureBox->setVisible(!s.failure.isEmpty());
 
-    const int64_t total = m_snapshot.stepsTotal();
-    const int64_t done = m_snapshot.stepsDone();
-    m_progress->setRange(0, static_cast<int>(std::clamp<int64_t>(total > 0 ? total : 1, 1, INT_MAX)));
-    m_progress->setValue(static_cast<int>(std::clamp<int64_t>(done, 0, m_progress->maximum())));
-    const auto fraction = m_snapshot.progress();
-    m_progress->setFormat(fraction ? tr("%1 (%2%)").arg(progressText()).arg(*fraction * 100.0, 0, 'f', 1)
-                                   : progressText());
+    m_progress->setRange(0, s.progressMaximum);
+    m_progress->setValue(s.progressValue);
+    m_progress->setFormat(s.progressFormat);
+    m_eta->setText(s.eta.text);
+    m_eta->setToolTip(s.eta.tip);
+    m_rate->setText(s.rate);
+    if (s.rateTip) m_rate->setToolTip(*s.rateTip);
+    m_mfu->setText(s.mfu);
+    if (s.mfuTip) m_mfu->setToolTip(*s.mfuTip);
 
-    const auto eta = m_snapshot.etaSeconds();
-    const auto sps = m_snapshot.stepsPerSecond();
-    m_eta->setText(eta ? tr("ETA %1").arg(durationText(*eta)) : QString());
-    m_eta->setToolTip(sps ? tr("%1 steps/s over the last %2 steps").arg(*sps, 0, 'g', 3).arg(RunSnapshot::kWindowSteps)
-                          : QString());
-    const auto& last = m_snapshot.lastStep();
-    if (last) {
-        m_rate->setText(tr("%1 tok/s").arg(formatRate(last->tokens_per_s)));
-        m_rate->setToolTip(tr("step %1 ms on rank 0 (fastest rank %2 ms, slowest %3 ms on rank %4)")
-                               .arg(last->step_ms, 0, 'f', 1)
-                               .arg(last->step_ms_min, 0, 'f', 1)
-                               .arg(last->step_ms_max, 0, 'f', 1)
-                               .arg(last->slowest_rank));
-        m_mfu->setText(std::isfinite(last->mfu) ? tr("MFU %1%").arg(last->mfu * 100.0, 0, 'f', 1) : QString());
-        if (m_snapshot.runStart() && m_snapshot.runStart()->peak_flops > 0) {
-            m_mfu->setToolTip(tr("model FLOPs utilization against a dense peak of %1 TFLOP/s per device")
-                                  .arg(m_snapshot.runStart()->peak_flops / 1e12, 0, 'f', 1));
-        }
-    } else {
-        m_rate->clear();
-        m_mfu->clear();
-    }
+    m_shownStraggler = s.straggler;
+    m_straggler->setText(s.stragglerText);
+    m_straggler->setVisible(s.straggler.has_value());
+    if (!s.lossWarning.isEmpty()) m_lossWarning->setText(s.lossWarning);
+    m_lossWarning->setVisible(!s.lossWarning.isEmpty());
 
-    // The supervisor's straggler alert, from each rank's compute time, says more than the spread
-    // of step times; this banner is for runs without one.
-    const std::vector<RunAlert> active = m_snapshot.activeAlerts();
-    const bool stragglerAlert = std::any_of(active.begin(), active.end(),
-                                            [](const RunAlert& a) { return a.kind == "straggler"; });
-    m_shownStraggler = stragglerAlert ? std::nullopt : m_snapshot.straggler();
-    if (m_shownStraggler) {
-        QString where;
-        if (m_snapshot.runStart()) {
-            const auto& rs = *m_snapshot.runStart();
-            const size_t r = static_cast<size_t>(m_shownStraggler->rank);
-            if (r < rs.hosts.size()) where = QString::fromStdString(rs.hosts[r]);
-            if (r < rs.devices.size()) where += (where.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(rs.devices[r]);
-        }
-        m_straggler->setText(tr("Straggler: rank %1%2 was the slowest in %3 of the last %4 steps; "
-                                "step times differ by %5% (median). Click to see its log.")
-                                 .arg(m_shownStraggler->rank)
-                                 .arg(where.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(where))
-                                 .arg(m_shownStraggler->slowestSteps)
-                                 .arg(m_shownStraggler->windowSteps)
-                                 .arg(m_shownStraggler->spread * 100.0, 0, 'f', 0));
-        m_straggler->show();
-    } else {
-        m_straggler->hide();
-        m_straggler->clear();
-    }
-
-    if (const auto bad = m_snapshot.firstNonFiniteLossStep()) {
-        m_lossWarning->setText(tr("The loss is not a number from step %1 on (NaN or infinite).").arg(*bad));
-        m_lossWarning->show();
-    } else {
-        m_lossWarning->hide();
-    }
-
-    const bool busy = m_process && m_process->state() != QProcess::NotRunning;
-    const std::string state = record ? record->state : std::string();
-    m_stop->setEnabled(!busy && (state == RunState::Running || state == RunState::Queued));
-    m_resume->setEnabled(!busy && (state == RunState::Stopped || state == RunState::Failed ||
-                                   state == RunState::Lost));
-    m_resumeChanged->setEnabled(m_resume->isEnabled());
+    m_stop->setEnabled(s.stopEnabled);
+    m_resume->setEnabled(s.resumeEnabled);
+    m_resumeChanged->setEnabled(s.resumeEnabled);
 }
 
 void LivePage::stopRun() {
-    if (m_run > 0) runCli({QStringLiteral("stop"), QString::number(m_run)});
+    if (m_run <= 0 || m_launcher->isBusy()) return;
+    beginCommand({QStringLiteral("stop"), QString::number(m_run)});
+    m_launcher->stop(m_run);
+    refreshLabels();
 }
 
 void LivePage::resumeRun() {
-    if (m_run > 0) runCli({QStringLiteral("resume"), QString::number(m_run), QStringLiteral("--detach")});
+    if (m_run <= 0 || m_launcher->isBusy()) return;
+    beginCommand({QStringLiteral("resume"), QString::number(m_run), QStringLiteral("--detach")});
+    m_launcher->resume(m_run);
+    refreshLabels();
 }
 
-void LivePage::runCli(const QStringList& arguments) {
-    if (m_process && m_process->state() != QProcess::NotRunning) return;
-    auto* process = new QProcess(this);
-    m_process = process;
-    process->setProgram(m_cli);
+void LivePage::beginCommand(const QStringList& arguments) {
     // The store this console watches, not parallax-cli's default: a console opened on another
     // store (--store, File > Open store) must stop and resume the runs it shows.
-    QStringList argv;
-    if (m_watcher && !m_watcher->storePath().isEmpty()) argv << QStringLiteral("--store") << m_watcher->storePath();
-    process->setArguments(argv + arguments);
-    process->setProcessChannelMode(QProcess::MergedChannels);
-    const QString what = QStringLiteral("parallax-cli ") + arguments.join(QLatin1Char(' '));
-    connect(process, &QProcess::finished, this, [this, process, arguments, what](int code, QProcess::ExitStatus status) {
-        const QString output = QString::fromLocal8Bit(process->readAll()).trimmed();
-        const bool ok = status == QProcess::NormalExit && code == 0;
-        m_commandStatus->setText(ok ? tr("%1: done. %2").arg(what, output)
-                                    : tr("%1 failed (exit %2): %3").arg(what).arg(code).arg(output));
-        m_commandStatus->setStyleSheet(ok ? QString() : QStringLiteral("QLabel { color: #c62828; }"));
-        m_commandStatus->show();
-        process->deleteLater();
-        if (m_watcher) m_watcher->pollNow();
-        emit commandFinished(arguments, ok, output);
-        // Resume prints the id of the run that continues this one: follow it.
-        if (ok && arguments.value(0) == QLatin1String("resume"))
-            if (const std::optional<qint64> id = RunLauncher::parseRunId(output)) emit runStarted(*id);
-        refreshLabels();
-    });
-    connect(process, &QProcess::errorOccurred, this, [this, process, arguments, what](QProcess::ProcessError error) {
-        if (error != QProcess::FailedToStart) return;
-        const QString message = tr("cannot start %1 (%2): %3. It is expected beside the console; "
-                                   "build the parallax-cli target.")
-                                    .arg(m_cli, what, process->errorString());
-        m_commandStatus->setText(message);
-        m_commandStatus->setStyleSheet(QStringLiteral("QLabel { color: #c62828; }"));
-        m_commandStatus->show();
-        process->deleteLater();
-        emit commandFinished(arguments, false, message);
-        refreshLabels();
-    });
-    m_commandStatus->setText(tr("%1 ...").arg(what));
+    m_launcher->setStorePath(m_watcher ? m_watcher->storePath() : QString());
+    m_command = arguments;
+    m_commandStatus->setText(tr("parallax-cli %1 ...").arg(arguments.join(QLatin1Char(' '))));
     m_commandStatus->setStyleSheet(QString());
     m_commandStatus->show();
-    process->start();
+}
+
+void LivePage::endCommand(bool ok, const QString& output) {
+    // On failure `output` is RunLauncher's message, which names the command.
+    m_commandStatus->setText(ok ? tr("parallax-cli %1: done. %2").arg(m_command.join(QLatin1Char(' ')), output) : output);
+    m_commandStatus->setStyleSheet(ok ? QString() : QStringLiteral("QLabel { color: #c62828; }"));
+    m_commandStatus->show();
+    if (m_watcher) m_watcher->pollNow();
+    emit commandFinished(m_command, ok, output);
     refreshLabels();
 }
 

@@ -11,11 +11,12 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
-class QProcess;
+class QLayout;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableView;
+class QVBoxLayout;
 
 class QPainter;
 class QColor;
@@ -25,6 +26,7 @@ namespace parallax {
 class CurvePlot;
 class DeviceGridModel;
 class HeatMapPlot;
+class RunLauncher;
 class RunListModel;
 class StoreWatcher;
 
@@ -34,10 +36,11 @@ class StoreWatcher;
 // and a rank x step heat map, both coloured by what each rank does (computing or waiting in
 // collectives); the supervisor's alerts (a hang, a straggler) in a banner, their rank marked in the
 // grid; a straggler warning naming the slow rank; Stop and Resume, which ask `parallax-cli`
-// (beside the console's executable) to act, so that the run's supervisor stays the only writer of
-// its rows. A picker lists the store's runs (RunListModel); until a person picks one the page
-// follows the newest running run, so that a run started from a terminal is shown as it starts. A
-// resumed run names the run it continues, with a button to open it.
+// (beside the console's executable) to act through RunLauncher, so that the run's supervisor stays
+// the only writer of its rows. A picker lists the store's runs (RunListModel); until a person picks
+// one the page follows the newest running run, so that a run started from a terminal is shown as it
+// starts. A resumed run names the run it continues, with a button to open it. What the labels say
+// is decided by LiveSummary; the page assigns it.
 class LivePage : public QWidget {
     Q_OBJECT
 public:
@@ -66,7 +69,7 @@ public:
 
     // Default: parallax-cli in QCoreApplication::applicationDirPath().
     void setCliProgram(const QString& program);
-    QString cliProgram() const { return m_cli; }
+    QString cliProgram() const;
     void setStragglerThreshold(double fraction);
 
     // Shown texts, for tests and screenshots.
@@ -86,7 +89,8 @@ public slots:
 
 signals:
     // A parallax-cli command ended; `arguments` are those after `--store <the watched store>`,
-    // `output` is what it printed (its error on failure).
+    // `output` is what it printed (on failure, RunLauncher's message: the command, its exit code
+    // and what it printed, or why it could not start).
     void commandFinished(const QStringList& arguments, bool ok, const QString& output);
     // The straggler banner was clicked: show that rank's log.
     void showRankLogs(qint64 run, int rank);
@@ -107,6 +111,13 @@ protected:
 
 private:
     void buildUi();
+    QLayout* buildRunBar();
+    QLayout* buildHeader();
+    void buildBanners(QVBoxLayout* root);
+    QWidget* buildFailureBox();
+    QLayout* buildCurveControls();
+    QWidget* buildPlots(QWidget* parent);
+    QWidget* buildDevices(QWidget* parent);
     void onRunChanged(const RunRecord& record);
     void onRunStart(qint64 run, const RunStartEvent& start);
     void onMetrics(qint64 run, const std::vector<StepEvent>& rows, bool reset);
@@ -119,10 +130,11 @@ private:
     void showRun(qint64 run);
     void refreshPicker();
     void followNewestRun();
-    void refreshResumed();
     void scheduleRefresh();
     void refreshLabels();
-    void runCli(const QStringList& arguments);
+    // A Stop or Resume asked of parallax-cli (`arguments` after --store) and its end.
+    void beginCommand(const QStringList& arguments);
+    void endCommand(bool ok, const QString& output);
     void setAxis(int index);
     void setLossSmoothing();
 
@@ -130,8 +142,8 @@ private:
     qint64 m_run = 0;
     bool m_sawRunning = false; // the run shown was running while shown: its continuation is followed
     RunSnapshot m_snapshot;
-    QString m_cli;
-    QPointer<QProcess> m_process;
+    RunLauncher* m_launcher = nullptr;
+    QStringList m_command; // the Stop or Resume under way, after --store
     QTimer m_refreshTimer;
 
     QLabel* m_title = nullptr;

@@ -1,6 +1,6 @@
 #include "ui/pages/NewRunPage.h"
 
-#include "core/launch/LaunchPlan.h"
+#include "core/launch/ShellQuote.h"
 #include "core/store/StoreTypes.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/RunListModel.h"
