@@ -333,7 +333,7 @@ TEST(CliRun, ResumeSaysOnTheTerminalWhenItSkipsADamagedCheckpoint) {
         newest = ckpts.back().path;
     }
     {
-        std::fstream f(newest + "/rank_00000.pt", std::ios::in | std::ios::out | std::ios::binary);
+        std::fstream f(newest + "/rank_00000.safetensors", std::ios::in | std::ios::out | std::ios::binary);
         ASSERT_TRUE(f.good()) << newest;
         f.seekp(200);
         f.write("garbage!", 8);

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "core/formats/SafetensorsFile.h"
+#include "core/formats/SafetensorsWriter.h"
 #include "core/util/FileWriter.h"
 #include "core/util/Files.h"
 #include "core/util/HostName.h"
@@ -11,7 +13,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iomanip>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -21,7 +25,8 @@ namespace parallax {
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+// 1: each rank's pieces in a LibTorch archive (rank_N.pt); 2: in a .safetensors file. Both are read.
+constexpr int kFormatVersion = 2;
 
 std::string stepName(int64_t step) {
     std::ostringstream s;
@@ -154,6 +159,63 @@ void replaceFolder(const std::string& from, const std::string& to) {
     }
 }
 
+// The name of a piece in its rank's file: the parameter's own name under its role when the piece
+// is the whole tensor (then the file reads as a state dict), else with the slab and range it holds.
+bool isWholeTensor(const CheckpointPiece& p) {
+    const int64_t numel = std::accumulate(p.shape.begin(), p.shape.end(), int64_t{1}, std::multiplies<int64_t>());
+    return p.slab_dim < 0 && p.flat_offset == 0 && p.flat_length == numel;
+}
+
+std::string pieceKey(const CheckpointPiece& p) {
+    std::string key = p.role + "/" + p.name;
+    if (isWholeTensor(p)) return key;
+    if (p.slab_dim >= 0)
+        key += "/slab" + std::to_string(p.slab_dim) + ":" + std::to_string(p.slab_start) + "+" +
+               std::to_string(p.slab_length);
+    return key + "/" + std::to_string(p.flat_offset) + "+" + std::to_string(p.flat_length);
+}
+
+struct RankFile {
+    int64_t bytes = 0;
+    uint32_t crc = 0;
+    std::vector<std::string> keys; // per piece
+};
+
+// One rank's pieces as a .safetensors file (fp32, little-endian), which safetensors and the Hugging
+// Face tools read. Streamed to the file as LibTorch hands the bytes over and checksummed on the way.
+RankFile writeRankFile(const std::string& path, const CheckpointMeta& meta, const std::vector<CheckpointPiece>& pieces,
+                       const std::string& where) {
+    RankFile out;
+    std::vector<torch::Tensor> host;
+    std::vector<TensorData> tensors;
+    for (const CheckpointPiece& p : pieces) {
+        host.push_back(p.data.detach().to(torch::kCPU, torch::kFloat).contiguous());
+        out.keys.push_back(pieceKey(p));
+        tensors.push_back({out.keys.back(), Dtype::F32, isWholeTensor(p) ? p.shape : std::vector<int64_t>{p.flat_length},
+                           host.back().numel() > 0 ? host.back().data_ptr() : nullptr});
+    }
+    std::vector<TensorInfo> layout;
+    std::vector<size_t> order;
+    const std::string header = safetensorsHeader(
+        tensors, {{"format", "pt"}, {"parallax", "checkpoint"}, {"step", std::to_string(meta.step)}}, layout, order);
+    FileWriter file(path);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    auto write = [&](const void* data, size_t size) {
+        crc = crcOf(crc, data, size);
+        file.write(data, size);
+    };
+    unsigned char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<uint64_t>(header.size()) >> (8 * i));
+    write(length, sizeof length);
+    write(header.data(), header.size());
+    for (size_t k = 0; k < layout.size(); ++k)
+        if (layout[k].byteSize() > 0) write(tensors[order[k]].data, static_cast<size_t>(layout[k].byteSize()));
+    if (!file.finish()) throw CheckpointError(file.describe(where));
+    out.bytes = file.bytesWritten();
+    out.crc = static_cast<uint32_t>(crc);
+    return out;
+}
+
 } // namespace
 
 SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const CheckpointMeta& meta,
@@ -194,29 +256,15 @@ SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const Checkpoi
     }
     agree(failure);
 
-    const std::string file = rankName(world.rank(), ".pt");
+    const std::string file = rankName(world.rank(), ".safetensors");
     SavedCheckpoint saved;
     saved.dir = finalDir;
     try {
-        torch::serialize::OutputArchive archive;
+        const RankFile written = writeRankFile(joinPath(partial, file), meta, pieces, where);
+        saved.bytes = written.bytes;
         json index = json::array();
-        for (size_t i = 0; i < pieces.size(); ++i) {
-            const std::string key = "t" + std::to_string(i);
-            archive.write(key, pieces[i].data.detach().to(torch::kCPU).contiguous());
-            index.push_back(pieceToJson(pieces[i], file, key));
-        }
-        // Streamed to the file as the archive is built (shards may be many GB), checksummed on the
-        // way. The sink never reports a short write to LibTorch, whose writer aborts on one; the
-        // error is read once the archive is done.
-        FileWriter out(joinPath(partial, file));
-        uLong crc = crc32(0L, Z_NULL, 0);
-        archive.save_to([&](const void* data, size_t size) -> size_t {
-            crc = crcOf(crc, data, size);
-            return out.write(data, size);
-        });
-        if (!out.finish()) throw CheckpointError(out.describe(where));
-        saved.bytes = out.bytesWritten();
-        json part{{"file", file}, {"bytes", saved.bytes}, {"crc32", static_cast<uint32_t>(crc)}, {"pieces", index}};
+        for (size_t i = 0; i < pieces.size(); ++i) index.push_back(pieceToJson(pieces[i], file, written.keys[i]));
+        json part{{"file", file}, {"bytes", saved.bytes}, {"crc32", written.crc}, {"pieces", index}};
         writeWhole(joinPath(partial, rankName(world.rank(), ".json")), part.dump(), where);
     } catch (const CheckpointError& e) {
         failure = e.what();
@@ -379,17 +427,10 @@ torch::Tensor CheckpointReader::full(const std::string& name, const std::string&
     int64_t covered = 0;
     // Pieces of one slab are assembled in a contiguous buffer, then copied into the slab's view.
     std::map<std::tuple<int, int64_t, int64_t>, torch::Tensor> slabs;
-    auto& archives = m_archives;
     for (auto it = range.first; it != range.second; ++it) {
         const Entry& e = it->second;
         const CheckpointPiece& p = e.piece;
-        auto archiveIt = archives.find(e.file);
-        if (archiveIt == archives.end()) {
-            archiveIt = archives.emplace(e.file, torch::serialize::InputArchive()).first;
-            archiveIt->second.load_from(joinPath(m_dir, e.file));
-        }
-        torch::Tensor data;
-        archiveIt->second.read(e.key, data);
+        const torch::Tensor data = pieceData(e);
         if (data.numel() != p.flat_length)
             throw CheckpointError("checkpoint " + m_dir + ": piece " + e.key + " of " + name + " holds " +
                                   std::to_string(data.numel()) + " values, the manifest says " +
@@ -415,6 +456,38 @@ torch::Tensor CheckpointReader::full(const std::string& name, const std::string&
             full.narrow(dim, std::get<1>(key), std::get<2>(key)).copy_(slab);
     }
     return full;
+}
+
+torch::Tensor CheckpointReader::pieceData(const Entry& e) const {
+    const std::string path = joinPath(m_dir, e.file);
+    if (e.file.size() < 3 || e.file.compare(e.file.size() - 3, 3, ".pt") != 0) {
+        auto it = m_files.find(e.file);
+        if (it == m_files.end()) {
+            try {
+                it = m_files.emplace(e.file, std::make_unique<SafetensorsFile>(path)).first;
+            } catch (const std::exception& ex) {
+                throw CheckpointError("checkpoint " + m_dir + " is damaged: " + ex.what());
+            }
+        }
+        const TensorInfo* info = it->second->find(e.key);
+        if (!info || info->dtype != Dtype::F32)
+            throw CheckpointError("checkpoint " + m_dir + ": " + e.file + " has no fp32 tensor " + e.key +
+                                  ", which the manifest names");
+        const TensorView view = it->second->view(*info);
+        // The mapping is read as it is; the piece is copied into its slab by the caller.
+        const torch::Tensor mapped = torch::from_blob(const_cast<std::byte*>(view.data), {view.elementCount()},
+                                                      torch::TensorOptions().dtype(torch::kFloat));
+        return view.aligned() ? mapped : mapped.clone();
+    }
+    // Format 1: a LibTorch archive per rank, loaded once.
+    auto archiveIt = m_archives.find(e.file);
+    if (archiveIt == m_archives.end()) {
+        archiveIt = m_archives.emplace(e.file, torch::serialize::InputArchive()).first;
+        archiveIt->second.load_from(path);
+    }
+    torch::Tensor data;
+    archiveIt->second.read(e.key, data);
+    return data;
 }
 
 void CheckpointReader::requireCompatible(const ModelDims& d) const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/formats/SafetensorsFile.h"
 #include "core/spec/ModelDims.h"
 #include "trainer/comm/Communicator.h"
 
@@ -7,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,7 +45,7 @@ struct CheckpointMeta {
     ModelDims dims;
 };
 
-// Writes step_<N>.partial/ (one file per rank plus its index), then rank 0 writes manifest.json with
+// Writes step_<N>.partial/ (one .safetensors file per rank plus its index), then rank 0 writes manifest.json with
 // each file's size and CRC-32 and renames the folder to step_<N>: a checkpoint without a manifest is
 // never picked up. Collective over `world`. Returns the folder and the bytes this rank wrote.
 // Every write is checked. When any rank fails, every rank throws CheckpointError with the message of
@@ -86,7 +88,9 @@ private:
     CheckpointMeta m_meta;
     std::vector<std::string> m_warnings;
     std::multimap<std::pair<std::string, std::string>, Entry> m_entries;
-    mutable std::map<std::string, torch::serialize::InputArchive> m_archives; // loaded once per file
+    torch::Tensor pieceData(const Entry& e) const; // (flat_length) fp32
+    mutable std::map<std::string, torch::serialize::InputArchive> m_archives; // format 1: loaded once per file
+    mutable std::map<std::string, std::unique_ptr<SafetensorsFile>> m_files;  // format 2: mapped once per file
 };
 
 // Step folders (complete ones only) under a checkpoints folder, newest first.

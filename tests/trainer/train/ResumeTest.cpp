@@ -110,14 +110,14 @@ TEST(Resume, DamagedCheckpointIsAClearErrorAndAnOlderOneIsUsed) {
     const std::string newest = run.lastCheckpoint();
     ASSERT_EQ(baseName(newest), "step_00000006");
     {   // Flip bytes in the middle of the rank file.
-        std::fstream f(joinPath(newest, "rank_00000.pt"), std::ios::in | std::ios::out | std::ios::binary);
+        std::fstream f(joinPath(newest, "rank_00000.safetensors"), std::ios::in | std::ios::out | std::ios::binary);
         f.seekp(200);
         f.write("garbage!", 8);
     }
     // Naming the damaged folder itself fails, naming the file and the check that failed.
     const WorkerRun direct = runWorker(spec.toToml(), 1, tmp.path() + "/direct", {"--resume", newest});
     EXPECT_NE(direct.exitCode, 0);
-    EXPECT_NE(direct.output.find("rank_00000.pt does not match its CRC-32"), std::string::npos) << direct.output;
+    EXPECT_NE(direct.output.find("rank_00000.safetensors does not match its CRC-32"), std::string::npos) << direct.output;
 
     // Naming the checkpoints folder falls back to step 4, with a warning.
     const WorkerRun fallback =
@@ -129,7 +129,7 @@ TEST(Resume, DamagedCheckpointIsAClearErrorAndAnOlderOneIsUsed) {
 
     // Every checkpoint damaged: the error names each of them, not only the newest.
     for (const std::string& step : listCheckpoints(parentPath(newest))) {
-        std::fstream f(joinPath(step, "rank_00000.pt"), std::ios::in | std::ios::out | std::ios::binary);
+        std::fstream f(joinPath(step, "rank_00000.safetensors"), std::ios::in | std::ios::out | std::ios::binary);
         f.seekp(200);
         f.write("garbage!", 8);
     }
@@ -137,7 +137,7 @@ TEST(Resume, DamagedCheckpointIsAClearErrorAndAnOlderOneIsUsed) {
     EXPECT_NE(none.exitCode, 0);
     EXPECT_NE(none.output.find("is damaged (3 of them)"), std::string::npos) << none.output;
     for (const char* step : {"step_00000002", "step_00000004", "step_00000006"})
-        EXPECT_NE(none.output.find(std::string(step) + " is damaged: rank_00000.pt does not match its CRC-32"), std::string::npos)
+        EXPECT_NE(none.output.find(std::string(step) + " is damaged: rank_00000.safetensors does not match its CRC-32"), std::string::npos)
             << step << ": " << none.output;
 }
 
