@@ -12,6 +12,8 @@ packages=(
   openssh-server openssh-client iproute2
   slurmctld slurmd slurm-client
   libpcre2-dev libicu-dev nodejs
+  # The reference Qwen models (tests/reference) run on Debian's PyTorch under /usr/bin/python3.
+  python3-torch python3-numpy
 )
 # The tokenizer test installs its reference (tokenizers.js) with npm. Debian's npm package; a
 # Node.js from NodeSource ships npm itself and conflicts with it.

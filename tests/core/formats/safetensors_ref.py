@@ -191,7 +191,11 @@ def write(folder, spec_path, max_shard_size):
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
     tensors = [dict(t, data=bytes.fromhex(t["hex"])) for t in spec["tensors"]]
-    metadata = spec.get("metadata") or {}
+    write_tensors(folder, tensors, spec.get("metadata") or {}, max_shard_size)
+
+
+def write_tensors(folder, tensors, metadata, max_shard_size):
+    """tensors: [{"name", "dtype", "shape", "data"}] in state-dict order."""
     shards = split(tensors, max_shard_size)
     os.makedirs(folder, exist_ok=True)
     if len(shards) == 1:
