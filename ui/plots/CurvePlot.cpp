@@ -1,5 +1,7 @@
 #include "ui/plots/CurvePlot.h"
 
+#include "ui/plots/LegendLayout.h"
+
 #include <qcustomplot.h>
 
 #include <QApplication>
@@ -215,21 +217,19 @@ void CurvePlot::placeLegend() {
 
 void CurvePlot::wrapLegend() {
     if (!m_legendVisible) return;
-    // As many items a line as the width holds, in columns of the widest item.
-    QCPLegend* legend = m_plot->legend;
-    int widest = 1;
-    for (int i = 0; i < legend->itemCount(); ++i)
-        widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width() + legend->columnSpacing());
-    const int width = std::max(1, m_plot->width() - legend->margins().left() - legend->margins().right());
-    const int wrap = std::max(1, width / widest);
-    if (wrap != legend->wrap()) {
-        legend->setWrap(wrap);
-        // Items placed under the old wrap move to their places under the new one.
-        legend->setFillOrder(legend->fillOrder(), true);
-    }
-    // Packed to the left, the room left over after the last column, not spread between items.
-    for (int c = 0; c < legend->columnCount(); ++c)
-        legend->setColumnStretchFactor(c, c + 1 == legend->columnCount() ? 1.0 : 1e-3);
+    // Items show the curves' names; one too long for the plot is elided there, never elsewhere.
+    LegendLayout::fit(*m_plot->legend, m_plot->width(), [this](const QCPAbstractPlottable* plottable) {
+        for (const Curve& c : m_curves)
+            if (c.graph == plottable) return c.name;
+        return QString();
+    });
+}
+
+QStringList CurvePlot::legendNames() const {
+    QStringList out;
+    for (QCPAbstractLegendItem* item : LegendLayout::items(*m_plot->legend))
+        if (auto* named = qobject_cast<QCPPlottableLegendItem*>(item)) out << named->plottable()->name();
+    return out;
 }
 
 void CurvePlot::applyAxisLabels() {

@@ -36,7 +36,8 @@ namespace parallax {
 // Appending data only marks the plot dirty (dataChanged()); a timer redraws at most every
 // kRedrawIntervalMs, so a burst of samples costs one redraw.
 //
-// The legend sits in a row of its own above the axes, never over the data. A right click offers
+// The legend sits in a row of its own above the axes, never over the data, in as many lines as the
+// width needs (LegendLayout); a name too long for the plot is elided there. A right click offers
 // PNG, SVG and CSV export and copying the image (exporter()).
 class CurvePlot : public QWidget {
     Q_OBJECT
@@ -64,6 +65,9 @@ public:
     void setTitle(const QString& title);
     void setValueLabel(const QString& label);
     void setLegendVisible(bool visible);
+    // The names the legend shows, in its order, as of the last replot (curves out of the legend
+    // and hidden ones left out; a name too long for the plot elided in the middle).
+    QStringList legendNames() const;
 
     void setAxis(MetricAxis axis); // refits the x range
     MetricAxis axis() const { return m_axis; }

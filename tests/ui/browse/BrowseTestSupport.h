@@ -7,11 +7,13 @@
 #include <QByteArray>
 #include <QDir>
 #include <QFile>
+#include <QSettings>
 #include <QString>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,20 @@ struct CraftedStore {
     // `start` (seconds since the epoch) and taking one second per step.
     int64_t addRun(const RunSpec& spec, const std::string& state, int64_t steps, double loss0 = 4.0,
                    double start = 1.7e9, const std::vector<std::string>& tags = {}) {
+        return addRunFrom(spec, std::nullopt, 0, state, steps, loss0, start, tags);
+    }
+
+    // A run that continues `parent` from its checkpoint at `fromStep` (Resume), with step rows
+    // fromStep .. fromStep + steps - 1.
+    int64_t addContinuation(const RunSpec& spec, int64_t parent, int64_t fromStep, const std::string& state,
+                            int64_t steps, double loss0 = 4.0, double start = 1.7e9 + 3600) {
+        return addRunFrom(spec, parent, fromStep, state, steps, loss0, start, {});
+    }
+
+private:
+    int64_t addRunFrom(const RunSpec& spec, std::optional<int64_t> parent, int64_t fromStep,
+                       const std::string& state, int64_t steps, double loss0, double start,
+                       const std::vector<std::string>& tags) {
         NewRun n;
         n.name = spec.name;
         n.spec_toml = toToml(spec);
@@ -37,6 +53,7 @@ struct CraftedStore {
                    std::to_string(spec.parallel.pp) + " zero" + std::to_string(spec.parallel.zero);
         n.steps_total = spec.train.steps;
         n.world_size = int(spec.worldSize());
+        n.parent_run = parent;
         n.tags = tags;
         const int64_t id = store.createRun(n);
         if (state == RunState::Queued) return id;
@@ -50,7 +67,7 @@ struct CraftedStore {
         startEvent.t = start;
         store.setRunStart(id, startEvent);
         StepEvent last;
-        for (int64_t s = 0; s < steps; ++s) {
+        for (int64_t s = fromStep; s < fromStep + steps; ++s) {
             StepEvent e;
             e.step = s;
             e.loss = loss0 * std::exp(-0.05 * double(s)) + 0.1;
@@ -64,7 +81,7 @@ struct CraftedStore {
             e.mfu = 0.25;
             e.tokens = (s + 1) * 512;
             e.peak_mem = 1.5e9;
-            e.t = start + double(s);
+            e.t = start + double(s - fromStep);
             store.insertMetric(id, e);
             last = e;
         }
@@ -86,6 +103,15 @@ inline RunSpec tinySpec(const std::string& name) {
     s.parallel.dp = 2;
     return s;
 }
+
+// Settings of one test, in a folder of its own.
+struct IsolatedSettings {
+    QTemporaryDir dir;
+    IsolatedSettings() {
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.path());
+        QSettings().clear();
+    }
+};
 
 template <typename Pred>
 bool waitFor(Pred pred, int timeoutMs = 10000) {

@@ -328,7 +328,7 @@ TEST(ComparePage, SmoothingDrawsEachRunsEmaOverItsFaintRawCurve) {
     EXPECT_EQ(f.page->plot()->curveNames(),
               (QStringList{f.title(0) + " (raw)", f.title(0), f.title(1) + " (raw)", f.title(1)}));
     // The legend names each run once, in its colour.
-    EXPECT_EQ(f.page->plot()->customPlot()->legend->itemCount(), 2);
+    EXPECT_EQ(f.page->plot()->legendNames(), (QStringList{f.title(0), f.title(1)}));
     const QColor color = f.page->runColor(f.ids[0]);
     EXPECT_EQ(f.page->plot()->curveColor(f.title(0)), color);
     EXPECT_EQ(f.page->plot()->curveColor(f.title(0) + " (raw)").rgb(), color.rgb());

@@ -27,15 +27,6 @@ using namespace parallax::test;
 
 namespace {
 
-// Settings of one test, in a folder of its own.
-struct IsolatedSettings {
-    QTemporaryDir dir;
-    IsolatedSettings() {
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.path());
-        QSettings().clear();
-    }
-};
-
 QString statusTexts(const MainWindow& w) {
     QStringList texts;
     for (const QLabel* l : w.statusBar()->findChildren<QLabel*>()) texts << l->text();
