@@ -62,6 +62,22 @@ else()
                   "stage it with packaging/device/stage-deps.sh or install libsqlite3-dev")
 endif()
 
+# libjpeg-turbo, libpng and libwebp with its demuxer: images (core/image). PARALLAX_WITH_IMAGES says
+# whether they are found; without them nothing decodes JPEG, PNG or WebP.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PARALLAX_JPEG QUIET IMPORTED_TARGET libjpeg)
+  pkg_check_modules(PARALLAX_PNG QUIET IMPORTED_TARGET libpng)
+  pkg_check_modules(PARALLAX_WEBP QUIET IMPORTED_TARGET libwebp libwebpdemux)
+endif()
+if(TARGET PkgConfig::PARALLAX_JPEG AND TARGET PkgConfig::PARALLAX_PNG AND TARGET PkgConfig::PARALLAX_WEBP)
+  set(PARALLAX_WITH_IMAGES ON)
+else()
+  set(PARALLAX_WITH_IMAGES OFF)
+  message(WARNING "libjpeg, libpng or libwebp not found: images (core/image) are not built; install "
+                  "libjpeg62-turbo-dev, libpng-dev and libwebp-dev (packaging/deps.sh)")
+endif()
+
 # zlib (checkpoints, datasets): the staged header with the system's libz when zlib1g-dev is absent.
 # FindZLIB keeps what it finds in the cache, so the trainer's own find_package(ZLIB) agrees.
 find_package(ZLIB QUIET)

@@ -12,6 +12,10 @@ packages=(
   openssh-server openssh-client iproute2
   slurmctld slurmd slurm-client
   libpcre2-dev libicu-dev nodejs
+  libjpeg62-turbo-dev libpng-dev libwebp-dev
+  # The image tests' references: ImageMagick makes and decodes the test images, Pillow is the
+  # oracle of decoding and resizing, exiftool writes EXIF orientations.
+  imagemagick python3-pil libimage-exiftool-perl
   # The reference Qwen models (tests/reference) run on Debian's PyTorch under /usr/bin/python3.
   python3-torch python3-numpy
 )

@@ -3,6 +3,7 @@
 // with every view inside the file or fails with a FormatError naming the file; memory stays small.
 #include "core/formats/SafetensorsFile.h"
 #include "tests/core/formats/SafetensorsFiles.h"
+#include "tests/support/PeakMemory.h"
 #include "tests/support/Process.h"
 
 #include <gtest/gtest.h>
@@ -30,22 +31,6 @@ bool openCleanly(const std::string& path, uint64_t fileSize) {
         EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
         return false;
     }
-}
-
-int64_t statusBytes(const std::string& field) {
-    const std::string status = readBytes("/proc/self/status");
-    const size_t at = status.find(field + ":");
-    if (at == std::string::npos) return -1;
-    return std::stoll(status.substr(at + field.size() + 1)) * 1024; // "VmHWM:   12345 kB"
-}
-
-// Resets the peak resident size (VmHWM) to the current one, so that a step's own peak can be read.
-bool resetPeakRss() {
-    const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool ok = ::write(fd, "5", 1) == 1;
-    ::close(fd);
-    return ok;
 }
 
 // A sparse file of `size` bytes that starts with `head`.
@@ -120,22 +105,22 @@ TEST(SafetensorsFuzz, ASparseFileWithAHugeClaimedHeaderAllocatesNothingOfIt) {
         const std::string path = dir.path() + "/sparse.safetensors";
         sparseFile(path, lengthField(c.claimed), kTwoGiB);
         ASSERT_TRUE(resetPeakRss());
-        const int64_t before = statusBytes("VmRSS");
+        const int64_t before = procStatusBytes("VmRSS");
         try {
             SafetensorsFile f(path);
             ADD_FAILURE() << "opened a file claiming a header of " << c.claimed;
         } catch (const FormatError& e) {
             EXPECT_NE(std::string(e.what()).find(c.phrase), std::string::npos) << e.what();
         }
-        EXPECT_LT(statusBytes("VmHWM") - before, kMemorySlack) << "claimed " << c.claimed;
+        EXPECT_LT(procStatusBytes("VmHWM") - before, kMemorySlack) << "claimed " << c.claimed;
     }
     // An object that opens and then holds 100 MB of zeros: refused at its first bytes.
     const std::string path = dir.path() + "/open.safetensors";
     sparseFile(path, lengthField(kMaxSafetensorsHeader) + "{", kTwoGiB);
     ASSERT_TRUE(resetPeakRss());
-    const int64_t before = statusBytes("VmRSS");
+    const int64_t before = procStatusBytes("VmRSS");
     EXPECT_THROW(SafetensorsFile{path}, FormatError);
-    EXPECT_LT(statusBytes("VmHWM") - before, kMemorySlack);
+    EXPECT_LT(procStatusBytes("VmHWM") - before, kMemorySlack);
 }
 
 TEST(SafetensorsFuzz, AValidTwoGiBFileOpensWithoutReadingItsData) {
@@ -148,7 +133,7 @@ TEST(SafetensorsFuzz, AValidTwoGiBFileOpensWithoutReadingItsData) {
     const std::string path = dir.path() + "/big.safetensors";
     sparseFile(path, safetensorsBytes(header, ""), kTwoGiB);
     ASSERT_TRUE(resetPeakRss());
-    const int64_t before = statusBytes("VmRSS");
+    const int64_t before = procStatusBytes("VmRSS");
     SafetensorsFile f(path);
     const TensorView big = f.view("big");
     EXPECT_EQ(big.byteSize, elements * 4);
@@ -158,5 +143,5 @@ TEST(SafetensorsFuzz, AValidTwoGiBFileOpensWithoutReadingItsData) {
     volatile unsigned char sum = 0;
     for (uint64_t i = 0; i < slab.byteSize; ++i) sum = sum + static_cast<unsigned char>(slab.data[i]);
     EXPECT_EQ(sum, 0);
-    EXPECT_LT(statusBytes("VmHWM") - before, kMemorySlack);
+    EXPECT_LT(procStatusBytes("VmHWM") - before, kMemorySlack);
 }
