@@ -72,6 +72,11 @@ const std::vector<Named>& table<StageSplit>() {
     static const std::vector<Named> t = {{"flops", "by FLOPs"}, {"profile", "by measured time (probe first)"}};
     return t;
 }
+template <>
+const std::vector<Named>& table<OnBadSample>() {
+    static const std::vector<Named> t = {{"fail", "fail the run, naming it"}, {"skip", "skip it and count it"}};
+    return t;
+}
 
 template <class E>
 const std::vector<std::string>& namesOf() {
@@ -174,6 +179,14 @@ const std::vector<std::string>& choiceNames<StageSplit>() {
 template <>
 const std::vector<std::string>& choiceLabels<StageSplit>() {
     return labelsOf<StageSplit>();
+}
+template <>
+const std::vector<std::string>& choiceNames<OnBadSample>() {
+    return namesOf<OnBadSample>();
+}
+template <>
+const std::vector<std::string>& choiceLabels<OnBadSample>() {
+    return labelsOf<OnBadSample>();
 }
 
 void ChoiceField::setName(const std::string& name) {

@@ -20,6 +20,7 @@ enum class SlurmMode { Srun, Batch };
 enum class OnHang { Wait, Fail };
 enum class OnHostFailure { Fail, Resume };
 enum class StageSplit { Flops, Profile };
+enum class OnBadSample { Fail, Skip };
 
 template <class E>
 const std::vector<std::string>& choiceNames();
@@ -45,6 +46,8 @@ template <>
 const std::vector<std::string>& choiceNames<OnHostFailure>();
 template <>
 const std::vector<std::string>& choiceNames<StageSplit>();
+template <>
+const std::vector<std::string>& choiceNames<OnBadSample>();
 
 template <class E>
 const std::string& choiceName(E value) {

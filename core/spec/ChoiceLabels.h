@@ -32,5 +32,7 @@ template <>
 const std::vector<std::string>& choiceLabels<OnHostFailure>();
 template <>
 const std::vector<std::string>& choiceLabels<StageSplit>();
+template <>
+const std::vector<std::string>& choiceLabels<OnBadSample>();
 
 } // namespace parallax

@@ -37,6 +37,9 @@ struct DataSpec {
     Choice<DataKind> kind = DataKind::Synthetic;
     std::string path;               // dataset folder or file; empty = the kind's default
     bool shuffle = true;
+    // A sample that cannot be read (an image corrupt, truncated or of a format not read): the run
+    // fails naming it, or skips it and counts it.
+    Choice<OnBadSample> on_bad_sample = OnBadSample::Fail;
 };
 
 struct TrainSpec {

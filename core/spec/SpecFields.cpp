@@ -100,6 +100,7 @@ bool hostsListed(const RunSpec& s) { return onHosts(s) && s.launch.cluster.empty
 bool elastic(const RunSpec& s) { return onHosts(s) && s.launch.on_host_failure == OnHostFailure::Resume; }
 bool onSlurm(const RunSpec& s) { return s.launch.target == Target::Slurm; }
 bool hangFails(const RunSpec& s) { return s.telemetry.on_hang == OnHang::Fail; }
+bool dataFromFiles(const RunSpec& s) { return s.data.kind != DataKind::Synthetic; }
 
 FieldInfo dimension(const char* label, const char* help) {
     return offered(label, help).withRange(1);
@@ -142,6 +143,11 @@ std::vector<SpecField> specFields(RunSpec& s) {
          offered("Kind").withOptions(optionsOf<DataKind>())},
         {"data", "path", &d.path, offered("Path", "Dataset folder or file; empty: the kind's default")},
         {"data", "shuffle", &d.shuffle, offered("Shuffle", "A new order of the samples every epoch")},
+        {"data", "on_bad_sample", &d.on_bad_sample,
+         offered("Bad sample", "A sample that cannot be read (a corrupt or truncated image): fail the run naming it, "
+                               "or skip it and count it")
+             .withOptions(optionsOf<OnBadSample>())
+             .when(dataFromFiles)},
 
         {"train", "steps", &t.steps, offered("Steps", "Optimizer steps of the run").withRange(1)},
         {"train", "global_batch", &t.global_batch,

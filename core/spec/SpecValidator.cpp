@@ -325,6 +325,7 @@ private:
 
     void checkData() {
         const DataSpec& data = s.data;
+        checkChoice("data.on_bad_sample", data.on_bad_sample);
         if (!checkChoice("data.kind", data.kind)) return;
 
         if (m_haveDims) {

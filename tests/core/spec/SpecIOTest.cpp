@@ -72,6 +72,7 @@ RunSpec fullSpec() {
     s.data.kind = DataKind::ImageFolder;
     s.data.path = "/data/captions \"v2\"";
     s.data.shuffle = false;
+    s.data.on_bad_sample = OnBadSample::Skip;
     TrainSpec& t = s.train;
     t.steps = 12345;
     t.global_batch = 96;

@@ -78,6 +78,8 @@ INSTANTIATE_TEST_SUITE_P(
              "model.image_size = 28 is not divisible by model.patch = 5; use patch among 1, 2, 4, 7"},
         // data
         Case{"[data]\nkind = \"fashion_mnist\"", "data.kind", "did you mean \"fashion-mnist\"?"},
+        Case{"[data]\non_bad_sample = \"skipp\"", "data.on_bad_sample",
+             "data.on_bad_sample = \"skipp\" is unknown; use one of fail, skip; did you mean \"skip\"?"},
         Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"text\"\npath = \"/\"", "data.kind", "model.kind = \"gpt\""},
         Case{"[data]\nkind = \"fashion-mnist\"", "data.kind", "model.kind = \"gpt\" cannot read"},
         Case{"[model]\nvocab = 128\n[data]\nkind = \"text\"\npath = \"/\"", "model.vocab",
