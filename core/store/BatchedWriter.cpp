@@ -36,23 +36,8 @@ void BatchedWriter::add(const StepEvent& e) {
     rowAdded();
 }
 
-void BatchedWriter::add(const DeviceEvent& e) {
-    m_devices.push_back(e);
-    rowAdded();
-}
-
 void BatchedWriter::add(const SpanEvent& e) {
     m_spans.push_back(e);
-    rowAdded();
-}
-
-void BatchedWriter::add(const CommEvent& e) {
-    m_comms.push_back(e);
-    rowAdded();
-}
-
-void BatchedWriter::add(const CheckpointEvent& e) {
-    m_checkpoints.push_back(e);
     rowAdded();
 }
 
@@ -174,12 +159,9 @@ void BatchedWriter::flush() {
         if (m_runStart) m_store.setRunStart(m_run, *m_runStart);
         for (const auto& [host, status] : m_hostStatus) m_store.setHostStatus(m_run, status);
         for (const auto& [kind, alert] : m_alerts) m_store.setAlert(m_run, alert);
-        m_store.insertEvents(m_run, m_tableRows);
+        m_tableRows.forEach([this](const auto& rows) { m_store.insertEvents(m_run, rows); });
         m_store.insertMetrics(m_run, m_steps);
-        m_store.insertDeviceSamples(m_run, m_devices);
         m_store.insertSpans(m_run, m_spans);
-        m_store.insertComms(m_run, m_comms);
-        for (const auto& e : m_checkpoints) m_store.insertCheckpoint(m_run, e);
         m_store.insertLogs(m_run, m_logs);
         if (m_summary) m_store.updateSummary(m_run, *m_summary);
         m_store.commit();
@@ -197,10 +179,7 @@ void BatchedWriter::flush() {
     if (offset) m_writtenOffset = offset;
     if (!m_logs.empty()) indexSoon();
     m_steps.clear();
-    m_devices.clear();
     m_spans.clear();
-    m_comms.clear();
-    m_checkpoints.clear();
     m_logs.clear();
     m_runStart.reset();
     m_hostStatus.clear();

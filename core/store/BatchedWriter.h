@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/store/EventTableRows.h"
 #include "core/store/RunStore.h"
 
 #include <chrono>
@@ -41,17 +42,15 @@ public:
     BatchedWriter& operator=(const BatchedWriter&) = delete;
 
     void add(const StepEvent& e);       // also the run's summary (the batch's last step)
-    void add(const DeviceEvent& e);
     void add(const SpanEvent& e);
-    void add(const CommEvent& e);
-    void add(const CheckpointEvent& e);
     void add(const LogRow& row);
     void add(const RunStartEvent& e);   // RunStore::setRunStart, in the next flush
     void add(const HostStatus& h);      // RunStore::setHostStatus (the latest per host), in the next flush
-    // An event kept in a table generated from its fields (RunStore::insertEvents).
+    // An event kept in a table generated from its fields (RunStore::insertEvents): device samples,
+    // comms, checkpoints, each rank's steps...
     template <class E, std::enable_if_t<hasEventTable<E>, int> = 0>
     void add(const E& e) {
-        m_tableRows.emplace_back(e);
+        m_tableRows.add(e);
         rowAdded();
     }
     void add(const RunAlert& a);        // RunStore::setAlert (the latest per kind), in the next flush
@@ -103,14 +102,11 @@ private:
     size_t m_maxRows;
 
     std::vector<StepEvent> m_steps;
-    std::vector<DeviceEvent> m_devices;
     std::vector<SpanEvent> m_spans;
-    std::vector<CommEvent> m_comms;
-    std::vector<CheckpointEvent> m_checkpoints;
     std::vector<LogRow> m_logs;
     std::optional<RunStartEvent> m_runStart;
     std::map<std::string, HostStatus> m_hostStatus;
-    std::vector<TelemetryEvent> m_tableRows; // events with generated tables
+    EventTableRows m_tableRows; // events with generated tables
     std::map<std::string, RunAlert> m_alerts;
     std::optional<StepEvent> m_summary;
     std::vector<std::string> m_rankHosts;

@@ -1,5 +1,6 @@
 #include "core/store/EventTables.h"
 
+#include "core/store/SqlText.h"
 #include "core/store/StoreTypes.h"
 
 #include <sqlite3.h>
@@ -83,13 +84,11 @@ std::string EventTableSpec::createSql() const {
     return sql + ", PRIMARY KEY (run, " + joined(key) + ")) WITHOUT ROWID";
 }
 
-std::string EventTableSpec::insertSql() const {
-    std::string names, values = "?1";
-    for (size_t i = 0; i < columns.size(); ++i) {
-        names += ", " + quoted(columns[i].name);
-        values += ",?" + std::to_string(i + 2);
-    }
-    return "INSERT OR REPLACE INTO " + quoted(table) + " (run" + names + ") VALUES (" + values + ")";
+std::string EventTableSpec::insertSql(int rows) const {
+    std::string names;
+    for (const Column& c : columns) names += ", " + quoted(c.name);
+    return "INSERT OR REPLACE INTO " + quoted(table) + " (run" + names + ")" +
+           sql::valuesList(static_cast<int>(columns.size()) + 1, rows);
 }
 
 std::string EventTableSpec::selectSql() const {

@@ -8,6 +8,7 @@
 #include "core/store/Schema.h"
 #include "core/store/SqliteConnection.h"
 #include "core/store/SqlStatement.h"
+#include "core/store/SqlText.h"
 #include "core/store/StoreHealth.h"
 
 #include <nlohmann/json.hpp>
@@ -56,9 +57,6 @@ double nowSeconds() {
     using namespace std::chrono;
     return duration<double>(system_clock::now().time_since_epoch()).count();
 }
-
-// SQLite stores NaN as NULL; key columns must not be NULL, so a NaN time there becomes 0.
-double keyTime(double t) { return std::isnan(t) ? 0.0 : t; }
 
 std::string runColumns() {
     return "id, name, state, created_at, started_at, ended_at, hosts, world_size, exit_code, "
@@ -213,44 +211,12 @@ std::string trimmed(const std::string& s) {
     return s.substr(b, e - b + 1);
 }
 
-// Rows per statement of the batch inserts: one statement of 16 rows costs about half as much per
-// row as 16 statements (measured with bench_store); more rows per statement gain nothing more.
-constexpr int kRowsPerInsert = 16;
+using sql::kRowsPerInsert;
+using sql::valuesList;
 
-constexpr int kDeviceColumns = 13;
-constexpr int kCommColumns = 6;
 constexpr int kLogColumns = 7;
 
-// "INSERT ... VALUES (?,?),(?,?)": `rows` groups of `columns` parameters.
-std::string valuesList(int columns, int rows) {
-    std::string group = "(" + placeholders(static_cast<size_t>(columns)) + ")";
-    std::string out = " VALUES ";
-    for (int r = 0; r < rows; ++r) out += (r ? "," : "") + group;
-    return out;
-}
-
-const char* const kInsertDeviceHead =
-    "INSERT OR REPLACE INTO device_samples (run, t, rank, device, host, util, mem_used, "
-    "mem_total, power_w, temp_c, sm_clock_mhz, cpu_pct, rss)";
-const char* const kInsertCommHead =
-    "INSERT OR REPLACE INTO comms (run, t, rank, collectives, bytes, last_seq)";
 const char* const kInsertLogHead = "INSERT INTO logs (run, t, rank, host, level, stream, message)";
-
-void bindDevice(SqlStatement& s, int b, int64_t run, const DeviceEvent& e) {
-    s.bind(b + 1, run);
-    s.bind(b + 2, keyTime(e.t));
-    s.bind(b + 3, e.rank);
-    s.bind(b + 4, e.device);
-    s.bind(b + 5, e.host);
-    s.bind(b + 6, e.util);
-    s.bind(b + 7, e.mem_used);
-    s.bind(b + 8, e.mem_total);
-    s.bind(b + 9, e.power_w);
-    s.bind(b + 10, e.temp_c);
-    s.bind(b + 11, e.sm_clock_mhz);
-    s.bind(b + 12, e.cpu_pct);
-    s.bind(b + 13, e.rss);
-}
 
 void bindLog(SqlStatement& s, int b, int64_t run, const LogRow& row) {
     s.bind(b + 1, run);
@@ -260,15 +226,6 @@ void bindLog(SqlStatement& s, int b, int64_t run, const LogRow& row) {
     s.bind(b + 5, LogLevel::fromName(row.level));
     s.bind(b + 6, row.stream);
     s.bind(b + 7, row.message);
-}
-
-void bindComm(SqlStatement& s, int b, int64_t run, const CommEvent& e) {
-    s.bind(b + 1, run);
-    s.bind(b + 2, keyTime(e.t));
-    s.bind(b + 3, e.rank);
-    s.bind(b + 4, e.collectives);
-    s.bind(b + 5, e.bytes);
-    s.bind(b + 6, e.last_seq);
 }
 
 // Inserts `rows` with the many-row statement while a full group is left, then one by one.
@@ -302,12 +259,7 @@ struct RunStore::Statements {
             one = prep(head + valuesList(columns, 1));
             many = prep(head + valuesList(columns, kRowsPerInsert));
         };
-        pair(kInsertDeviceHead, kDeviceColumns, insertDevice, insertDevices);
-        pair(kInsertCommHead, kCommColumns, insertComm, insertComms);
         pair(kInsertLogHead, kLogColumns, insertLog, insertLogs);
-        insertCheckpoint = prep(
-            "INSERT INTO checkpoints (run, step, path, bytes, ms, layout, t) "
-            "VALUES (?1,?2,?3,?4,?5,?6,?7)");
         insertSpanChunk = prep(
             "INSERT OR REPLACE INTO span_chunks (run, step, rank, first_start, spans, data) "
             "VALUES (?1,?2,?3,?4,?5,?6)");
@@ -329,8 +281,17 @@ struct RunStore::Statements {
     sqlite3* db;
     std::string path;
     SqlStatement begin, commit, rollback, dataVersion, userVersion;
-    SqlStatement insertDevice, insertComm, insertLog, insertCheckpoint;
-    SqlStatement insertDevices, insertComms, insertLogs;
+    SqlStatement insertLog, insertLogs;
+    // Per generated table, its insert of one row and of kRowsPerInsert rows, prepared on first use
+    // (a read-only store may predate the table).
+    std::unordered_map<const EventTableSpec*, std::pair<SqlStatement, SqlStatement>> tableInserts;
+    std::pair<SqlStatement, SqlStatement>& inserts(const EventTableSpec& spec) {
+        auto it = tableInserts.find(&spec);
+        if (it != tableInserts.end()) return it->second;
+        return tableInserts.emplace(&spec, std::make_pair(SqlStatement(db, spec.insertSql(1), path),
+                                                          SqlStatement(db, spec.insertSql(kRowsPerInsert), path)))
+            .first->second;
+    }
     SqlStatement updateSummary;
     SqlStatement insertMetricChunk, insertSpanChunk;
     std::unordered_map<std::string, SqlStatement> cache;
@@ -700,15 +661,23 @@ void RunStore::relocateRunDir(int64_t id, const std::string& from, const std::st
 }
 
 void RunStore::insertEventRows(const EventTableSpec& spec, size_t rows,
-                               const std::function<void(SqlStatement&, size_t)>& bindRow) {
+                               const std::function<void(SqlStatement&, int, size_t)>& bindRow) {
     if (rows == 0) return;
-    ImplicitTransaction tx(*this);
-    SqlStatement& s = m_stmts->get(spec.insertSql());
-    for (size_t i = 0; i < rows; ++i) {
-        bindRow(s, i);
-        s.run();
+    auto& [one, many] = m_stmts->inserts(spec);
+    // One statement is all or nothing by itself.
+    std::optional<ImplicitTransaction> tx;
+    if (rows > 1) tx.emplace(*this);
+    const int columns = static_cast<int>(spec.columns.size()) + 1;
+    size_t i = 0;
+    for (; i + kRowsPerInsert <= rows; i += kRowsPerInsert) {
+        for (int r = 0; r < kRowsPerInsert; ++r) bindRow(many, r * columns, i + static_cast<size_t>(r));
+        many.run();
     }
-    tx.commit();
+    for (; i < rows; ++i) {
+        bindRow(one, 0, i);
+        one.run();
+    }
+    if (tx) tx->commit();
 }
 
 void RunStore::insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows) {
@@ -719,7 +688,7 @@ void RunStore::insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows
             [&](const auto& e) {
                 using E = std::decay_t<decltype(e)>;
                 if constexpr (hasEventTable<E>) {
-                    SqlStatement& s = m_stmts->get(eventTableSpec<E>().insertSql());
+                    SqlStatement& s = m_stmts->inserts(eventTableSpec<E>()).first;
                     bindEventRow(s, run, e);
                     s.run();
                 } else {
@@ -732,7 +701,7 @@ void RunStore::insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows
     tx.commit();
 }
 
-void RunStore::selectEventRows(const EventTableSpec& spec, int64_t run, int64_t after,
+void RunStore::selectEventRows(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
                                const std::function<void(const SqlStatement&)>& onRow) const {
     // A store opened for writing has every generated table (ensureEventTables); a read-only one
     // may predate an event.
@@ -744,8 +713,7 @@ void RunStore::selectEventRows(const EventTableSpec& spec, int64_t run, int64_t 
     }
     SqlStatement& s = m_stmts->get(spec.selectSql());
     SqlStatement::Use use(s);
-    s.bind(1, run);
-    s.bind(2, after);
+    s.bindAll({run, after});
     while (s.step()) onRow(s);
 }
 
@@ -1028,10 +996,7 @@ void RunStore::deleteRunRows(int64_t id) {
     // One transaction, so that a reader sees the run whole or not at all.
     ImplicitTransaction tx(*this);
     for (const char* sql : {"DELETE FROM metrics WHERE run = ?1", "DELETE FROM metric_chunks WHERE run = ?1",
-                            "DELETE FROM device_samples WHERE run = ?1",
                             "DELETE FROM spans WHERE run = ?1", "DELETE FROM span_chunks WHERE run = ?1",
-                            "DELETE FROM comms WHERE run = ?1",
-                            "DELETE FROM checkpoints WHERE run = ?1",
                             "DELETE FROM host_status WHERE run = ?1",
                             "DELETE FROM alerts WHERE run = ?1",
                             "DELETE FROM slurm_jobs WHERE run = ?1",
@@ -1273,19 +1238,13 @@ void RunStore::insertMetric(int64_t run, const StepEvent& e) {
     insertMetrics(run, {e});
 }
 
-void RunStore::insertDeviceSample(int64_t run, const DeviceEvent& e) {
-    bindDevice(m_stmts->insertDevice, 0, run, e);
-    m_stmts->insertDevice.run();
-}
+void RunStore::insertDeviceSample(int64_t run, const DeviceEvent& e) { insertEvents(run, std::vector<DeviceEvent>{e}); }
 
 void RunStore::insertSpan(int64_t run, const SpanEvent& e) {
     insertSpans(run, {e});
 }
 
-void RunStore::insertComm(int64_t run, const CommEvent& e) {
-    bindComm(m_stmts->insertComm, 0, run, e);
-    m_stmts->insertComm.run();
-}
+void RunStore::insertComm(int64_t run, const CommEvent& e) { insertEvents(run, std::vector<CommEvent>{e}); }
 
 void RunStore::insertMetrics(int64_t run, const std::vector<StepEvent>& rows) {
     if (rows.empty()) return;
@@ -1314,11 +1273,7 @@ void RunStore::insertMetrics(int64_t run, const std::vector<StepEvent>& rows) {
     tx.commit();
 }
 
-void RunStore::insertDeviceSamples(int64_t run, const std::vector<DeviceEvent>& rows) {
-    ImplicitTransaction tx(*this);
-    insertRows(m_stmts->insertDevice, m_stmts->insertDevices, kDeviceColumns, run, rows, bindDevice);
-    tx.commit();
-}
+void RunStore::insertDeviceSamples(int64_t run, const std::vector<DeviceEvent>& rows) { insertEvents(run, rows); }
 
 void RunStore::insertSpans(int64_t run, const std::vector<SpanEvent>& rows) {
     if (rows.empty()) return;
@@ -1342,11 +1297,7 @@ void RunStore::insertSpans(int64_t run, const std::vector<SpanEvent>& rows) {
     tx.commit();
 }
 
-void RunStore::insertComms(int64_t run, const std::vector<CommEvent>& rows) {
-    ImplicitTransaction tx(*this);
-    insertRows(m_stmts->insertComm, m_stmts->insertComms, kCommColumns, run, rows, bindComm);
-    tx.commit();
-}
+void RunStore::insertComms(int64_t run, const std::vector<CommEvent>& rows) { insertEvents(run, rows); }
 
 int64_t RunStore::insertLog(int64_t run, const LogRow& row) {
     SqlStatement& s = m_stmts->insertLog;
@@ -1362,15 +1313,7 @@ void RunStore::insertLogs(int64_t run, const std::vector<LogRow>& rows) {
 }
 
 void RunStore::insertCheckpoint(int64_t run, const CheckpointEvent& e) {
-    SqlStatement& s = m_stmts->insertCheckpoint;
-    s.bind(1, run);
-    s.bind(2, e.step);
-    s.bind(3, e.path);
-    s.bind(4, e.bytes);
-    s.bind(5, e.ms);
-    s.bind(6, e.layout);
-    s.bind(7, e.t);
-    s.run();
+    insertEvents(run, std::vector<CheckpointEvent>{e});
 }
 
 // --- reads
@@ -1431,30 +1374,9 @@ std::vector<StepEvent> RunStore::metrics(int64_t run, int64_t afterStep) const {
 
 std::vector<DeviceEvent> RunStore::deviceSamples(int64_t run, double sinceT) const {
     // sinceT > 0: only samples after it (polling for new ones); otherwise all of them.
-    SqlStatement& s = m_stmts->get(
-        "SELECT rank, host, device, util, mem_used, mem_total, power_w, temp_c, sm_clock_mhz, "
-        "cpu_pct, rss, t FROM device_samples WHERE run = ?1 AND (?2 <= 0 OR t > ?2) "
-        "ORDER BY t, rank, device");
-    SqlStatement::Use use(s);
-    s.bind(1, run);
-    s.bind(2, sinceT);
     std::vector<DeviceEvent> out;
-    while (s.step()) {
-        DeviceEvent e;
-        e.rank = static_cast<int>(s.int64(0));
-        e.host = s.text(1);
-        e.device = static_cast<int>(s.int64(2));
-        e.util = s.realOrNaN(3);
-        e.mem_used = s.realOrNaN(4);
-        e.mem_total = s.realOrNaN(5);
-        e.power_w = s.realOrNaN(6);
-        e.temp_c = s.realOrNaN(7);
-        e.sm_clock_mhz = s.realOrNaN(8);
-        e.cpu_pct = s.realOrNaN(9);
-        e.rss = s.realOrNaN(10);
-        e.t = s.real(11);
-        out.push_back(e);
-    }
+    selectEventRows(eventTableSpec<DeviceEvent>(), run, sinceT > 0 ? sinceT : std::numeric_limits<double>::lowest(),
+                    [&](const SqlStatement& s) { out.push_back(readEventRow<DeviceEvent>(s)); });
     return out;
 }
 
@@ -1522,42 +1444,9 @@ std::vector<SpanEvent> RunStore::spans(int64_t run, int64_t step) const {
     return out;
 }
 
-std::vector<CommEvent> RunStore::comms(int64_t run) const {
-    SqlStatement& s = m_stmts->get(
-        "SELECT rank, collectives, bytes, last_seq, t FROM comms WHERE run = ?1 ORDER BY t, rank");
-    SqlStatement::Use use(s);
-    s.bind(1, run);
-    std::vector<CommEvent> out;
-    while (s.step()) {
-        CommEvent e;
-        e.rank = static_cast<int>(s.int64(0));
-        e.collectives = s.int64(1);
-        e.bytes = s.int64(2);
-        e.last_seq = s.int64(3);
-        e.t = s.real(4);
-        out.push_back(e);
-    }
-    return out;
-}
+std::vector<CommEvent> RunStore::comms(int64_t run) const { return events<CommEvent>(run); }
 
-std::vector<CheckpointEvent> RunStore::checkpoints(int64_t run) const {
-    SqlStatement& s = m_stmts->get(
-        "SELECT step, path, bytes, ms, layout, t FROM checkpoints WHERE run = ?1 ORDER BY step, id");
-    SqlStatement::Use use(s);
-    s.bind(1, run);
-    std::vector<CheckpointEvent> out;
-    while (s.step()) {
-        CheckpointEvent e;
-        e.step = s.int64(0);
-        e.path = s.text(1);
-        e.bytes = s.int64(2);
-        e.ms = s.realOrNaN(3);
-        e.layout = s.text(4);
-        e.t = s.realOrNaN(5);
-        out.push_back(e);
-    }
-    return out;
-}
+std::vector<CheckpointEvent> RunStore::checkpoints(int64_t run) const { return events<CheckpointEvent>(run); }
 
 // One log query, shared by logs() and logCount() so that the count always matches the rows.
 struct RunStore::LogSelect {

@@ -20,7 +20,7 @@ class LogIndex;
 // RunStore per thread (open the same file several times for several threads/processes).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 9;
+    static constexpr int kSchemaVersion = 10;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
@@ -115,7 +115,7 @@ public:
     template <class E>
     void insertEvents(int64_t run, const std::vector<E>& rows) {
         insertEventRows(eventTableSpec<E>(), rows.size(),
-                        [&](SqlStatement& s, size_t i) { bindEventRow(s, run, rows[i]); });
+                        [&](SqlStatement& s, int base, size_t i) { bindEventRow(s, run, rows[i], base); });
     }
     // Rows of events of any kind that has a generated table (others throw std::logic_error).
     void insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows);
@@ -199,9 +199,10 @@ private:
     class ImplicitTransaction;
     void migrate();
     void deleteRunRows(int64_t id);
+    // Binds row i of `rows` from parameter base + 1 on.
     void insertEventRows(const EventTableSpec& spec, size_t rows,
-                         const std::function<void(SqlStatement&, size_t)>& bindRow);
-    void selectEventRows(const EventTableSpec& spec, int64_t run, int64_t after,
+                         const std::function<void(SqlStatement&, int base, size_t i)>& bindRow);
+    void selectEventRows(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
                          const std::function<void(const SqlStatement&)>& onRow) const;
     LogIndex& logIndex() const; // opened on first use
     LogSelect buildLogSelect(int64_t run, const LogQuery& q, bool count) const;

@@ -240,6 +240,19 @@ const std::vector<SchemaMigration>& storeMigrations() {
         {9, "record the ranks an alert names and the step it was found at",
          "ALTER TABLE alerts ADD COLUMN ranks TEXT NOT NULL DEFAULT '';"
          "ALTER TABLE alerts ADD COLUMN step INTEGER;"},
+        // Device samples, comms and checkpoints are kept in tables generated from their events'
+        // fields (EventTables.h), from which a field an event gains gets a column of its own. The
+        // samples' and comms' tables of schema 1 have that shape already (comms gain the columns of
+        // the fields they did not keep when the store is opened); checkpoints become one row per
+        // (run, step, path), as the generated table of CheckpointEvent is keyed: a checkpoint
+        // recorded twice keeps its later row.
+        {10, "key checkpoints by run, step and path, as the tables generated from events are",
+         "CREATE TABLE checkpoints_by_key (run INTEGER NOT NULL, \"step\" INTEGER, \"path\" TEXT, \"bytes\" INTEGER,"
+         "  \"ms\" REAL, \"layout\" TEXT, \"t\" REAL, PRIMARY KEY (run, \"step\", \"path\")) WITHOUT ROWID;"
+         "INSERT OR REPLACE INTO checkpoints_by_key (run, step, path, bytes, ms, layout, t)"
+         "  SELECT run, step, path, bytes, ms, layout, t FROM checkpoints ORDER BY id;"
+         "DROP TABLE checkpoints;"
+         "ALTER TABLE checkpoints_by_key RENAME TO checkpoints;"},
     };
     return steps;
 }

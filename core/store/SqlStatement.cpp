@@ -76,6 +76,11 @@ void SqlStatement::bind(int i, const std::string& v) {
     if (rc != SQLITE_OK) fail(rc, "cannot bind a parameter");
 }
 
+void SqlStatement::bindCopy(int i, const std::string& v) {
+    const int rc = sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    if (rc != SQLITE_OK) fail(rc, "cannot bind a parameter");
+}
+
 void SqlStatement::bindBlob(int i, const std::string& bytes) {
     const int rc = sqlite3_bind_blob(m_stmt, i, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
     if (rc != SQLITE_OK) fail(rc, "cannot bind a parameter");

@@ -42,6 +42,7 @@ public:
     void bind(int i, double v);
     void bind(int i, const std::string& v); // the string must outlive the statement's use
     void bindBlob(int i, const std::string& bytes); // likewise
+    void bindCopy(int i, const std::string& v); // copied: the string may go before the statement runs
     void bindNull(int i);
     void bind(int i, const std::optional<int64_t>& v);
     void bind(int i, const std::optional<double>& v);

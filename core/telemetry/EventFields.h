@@ -48,12 +48,14 @@ EventField<E> eventField(std::string_view name, M E::*member, bool required = fa
 }
 
 // Where the store keeps the rows of an event that has no table shaped of its own: a table named
-// `name`, one column per field (scalar fields only), generated when a store is opened, whose rows are
-// identified within a run by the `key` fields (a row with the key of an earlier one replaces it) and
-// read back in key order.
+// `name`, one column per field, generated when a store is opened, whose rows are identified within a
+// run by the `key` fields (a row with the key of an earlier one replaces it) and read back in key
+// order. A list field is kept only where `listsAsJson` says so, as a JSON array in a TEXT column:
+// SQL can neither key, compare nor sum such a column.
 struct EventTable {
     std::string_view name;
     std::vector<std::string_view> key;
+    bool listsAsJson = false;
 };
 
 // Whether E declares `static EventTable table()`.

@@ -13,8 +13,10 @@ namespace parallax {
 // (TelemetryCodec.h). Times are seconds since the Unix epoch as doubles; span times are in rank 0's
 // clock (the worker aligns clocks at start). Each event names itself (kName, the line's "ev") and
 // lists its members once (fields(): the JSON keys, in the order the encoder writes them). An event
-// with `table()` is kept by the store in a table generated from its fields (EventFields.h); the
-// others have tables shaped for their queries (core/store/Schema.cpp).
+// with `table()` is kept by the store in a table generated from its fields (EventFields.h). The
+// others are kept from the same declarations in a shape of their own: steps and spans packed in
+// chunks (core/store/MetricChunk.h, SpanChunk.h), run_start as JSON with its run, logs as lines
+// with their full-text index; run_end becomes a log line.
 inline constexpr int kTelemetryVersion = 1;
 
 struct RunStartEvent {
@@ -109,6 +111,7 @@ struct DeviceEvent {
             eventField("cpu_pct", &E::cpu_pct), eventField("rss", &E::rss), eventField("t", &E::t)};
         return f;
     }
+    static EventTable table() { return {"device_samples", {"t", "rank", "device"}}; }
 };
 
 struct SpanEvent {
@@ -161,6 +164,7 @@ struct CommEvent {
             eventField("pending_s", &E::pending_s), eventField("t", &E::t)};
         return f;
     }
+    static EventTable table() { return {"comms", {"t", "rank"}, /*listsAsJson=*/true}; }
 };
 
 // One rank's step: the time it computed and the time it spent blocked in collectives (the
@@ -250,6 +254,7 @@ struct CheckpointEvent {
             eventField("t", &E::t)};
         return f;
     }
+    static EventTable table() { return {"checkpoints", {"step", "path"}}; }
 };
 
 struct LogEvent {

@@ -56,7 +56,10 @@ TEST(EventTables, TheTableIsGeneratedFromTheEventsFields) {
     EXPECT_EQ(std::count(all.begin(), all.end(), &spec), 1);
     EXPECT_EQ(std::count(all.begin(), all.end(), &eventTableSpec<UnitTimeEvent>()), 1);
     EXPECT_EQ(std::count(all.begin(), all.end(), &eventTableSpec<CollectiveTimeEvent>()), 1);
-    EXPECT_EQ(all.size(), 3u);
+    for (const EventTableSpec* other : {&eventTableSpec<DeviceEvent>(), &eventTableSpec<CommEvent>(),
+                                        &eventTableSpec<CheckpointEvent>()})
+        EXPECT_EQ(std::count(all.begin(), all.end(), other), 1) << other->table;
+    EXPECT_EQ(all.size(), 6u);
 }
 
 struct ListEvent {
@@ -189,6 +192,116 @@ TEST(EventTables, TheWriterBatchesThemWithTheOtherRows) {
     const std::vector<RankStepEvent> rows = store.events<RankStepEvent>(run);
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[1].compute_ms, 12);
+}
+
+struct ListKeyEvent {
+    std::vector<std::string> names;
+    static constexpr std::string_view kName = "list_key";
+    static const std::vector<EventField<ListKeyEvent>>& fields() {
+        static const std::vector<EventField<ListKeyEvent>> f = {eventField("names", &ListKeyEvent::names)};
+        return f;
+    }
+    static EventTable table() { return {"list_keys", {"names"}, /*listsAsJson=*/true}; }
+};
+
+TEST(EventTables, ListsAreKeptAsJsonTextWhereTheTableSaysSoButAreNoKey) {
+    const EventTableSpec& comms = eventTableSpec<CommEvent>();
+    for (const EventTableSpec::Column& c : comms.columns) {
+        if (c.name == "groups" || c.name == "enqueued") {
+            EXPECT_STREQ(c.type, "TEXT") << c.name;
+        }
+    }
+    try {
+        eventTableSpec<ListKeyEvent>();
+        FAIL() << "a list key was accepted";
+    } catch (const std::logic_error& e) {
+        EXPECT_NE(std::string(e.what()).find("\"names\" is a list"), std::string::npos) << e.what();
+    }
+
+    TempDir dir;
+    const std::string path = dir.file("parallax.db");
+    RunStore store(path);
+    const int64_t run = newRun(store, "comms");
+    CommEvent c;
+    c.rank = 1;
+    c.collectives = 12;
+    c.groups = {"world", "dp \"quoted\"", "tp\xff"}; // not UTF-8: kept as U+FFFD
+    c.enqueued = {7, int64_t{1} << 40, -1};
+    c.completed = {6, 5};
+    c.pending_op = "all_reduce";
+    c.pending_group = "dp";
+    c.pending_seq = 7;
+    c.pending_bytes = 4096;
+    c.pending_s = 12.5;
+    c.t = 100.25;
+    store.insertComm(run, c);
+    const std::vector<CommEvent> rows = store.comms(run);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].groups, (std::vector<std::string>{"world", "dp \"quoted\"", "tp\xef\xbf\xbd"}));
+    EXPECT_EQ(rows[0].enqueued, c.enqueued);
+    EXPECT_EQ(rows[0].completed, c.completed);
+    EXPECT_EQ(rows[0].pending_op, "all_reduce");
+    EXPECT_EQ(rows[0].pending_group, "dp");
+    EXPECT_EQ(rows[0].pending_seq, 7);
+    EXPECT_EQ(rows[0].pending_bytes, 4096);
+    EXPECT_EQ(rows[0].pending_s, 12.5);
+    EXPECT_EQ(RawDb(path).text("SELECT completed FROM comms"), "[6,5]");
+}
+
+TEST(EventTables, BatchesGoInStatementsOfManyRowsAndTheLastOfAKeyStays) {
+    TempDir dir;
+    RunStore store(dir.file("parallax.db"));
+    const int64_t run = newRun(store, "devices");
+    std::vector<DeviceEvent> rows;
+    for (int i = 0; i < 40; ++i) {
+        DeviceEvent d;
+        d.rank = i % 4;
+        d.device = d.rank;
+        d.t = 10.0 + i / 4;
+        d.util = i;
+        rows.push_back(d);
+    }
+    rows[33].util = -5;
+    rows.push_back(rows[33]); // the same key again, in the same batch
+    rows.back().util = 55;
+    DeviceEvent noTime; // a NaN time is kept as 0: a key cannot be NULL
+    noTime.t = std::numeric_limits<double>::quiet_NaN();
+    noTime.util = 1;
+    rows.push_back(noTime);
+    store.insertDeviceSamples(run, rows);
+    const std::vector<DeviceEvent> got = store.deviceSamples(run);
+    ASSERT_EQ(got.size(), 41u);
+    EXPECT_EQ(got[0].t, 0.0);
+    EXPECT_EQ(got[0].util, 1);
+    for (size_t i = 1; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].t, rows[i - 1].t) << i;
+        EXPECT_EQ(got[i].rank, rows[i - 1].rank) << i;
+        EXPECT_EQ(got[i].util, i - 1 == 33 ? 55 : rows[i - 1].util) << i;
+    }
+    EXPECT_EQ(store.deviceSamples(run, 18.5).size(), 4u); // t 19
+}
+
+TEST(EventTables, ACheckpointIsOneRowPerStepAndPath) {
+    TempDir dir;
+    RunStore store(dir.file("parallax.db"));
+    const int64_t run = newRun(store, "checkpoints");
+    CheckpointEvent k;
+    k.step = 10;
+    k.path = "/runs/1/checkpoints/step-10";
+    k.bytes = 100;
+    store.insertCheckpoint(run, k);
+    k.bytes = 200; // written again: the later record stays
+    store.insertCheckpoint(run, k);
+    k.path = "/elsewhere/step-10";
+    store.insertCheckpoint(run, k);
+    k.step = 5;
+    store.insertCheckpoint(run, k);
+    const std::vector<CheckpointEvent> got = store.checkpoints(run);
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0].step, 5);
+    EXPECT_EQ(got[1].path, "/elsewhere/step-10");
+    EXPECT_EQ(got[2].path, "/runs/1/checkpoints/step-10");
+    EXPECT_EQ(got[2].bytes, 200);
 }
 
 } // namespace
