@@ -23,6 +23,8 @@ public:
 
     int64_t count;
     int64_t dim;
+    // Declared by the model: whether tensor parallelism splits the rows (a vocabulary) over ranks.
+    bool vocab_parallel = true;
     torch::Tensor weight; // (count, dim)
     Lookup lookup;
 };

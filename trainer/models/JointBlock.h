@@ -15,6 +15,7 @@ public:
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "joint_block"; }
+    bool checkpointUnit() const override { return true; }
 
     std::shared_ptr<JointStream> text;
     std::shared_ptr<JointStream> image;

@@ -21,10 +21,14 @@ public:
         if (!contextOnly) q = register_module("q", std::make_shared<Linear>(dim, dim, true, kInitStd));
         k = register_module("k", std::make_shared<Linear>(dim, dim, true, kInitStd));
         v = register_module("v", std::make_shared<Linear>(dim, dim, true, kInitStd));
+        for (Linear* l : {q.get(), k.get(), v.get()})
+            if (l) l->split = TensorSplit::Column;
         if (contextOnly) return;
         proj = register_module("proj", std::make_shared<Linear>(dim, dim, true, residualStd));
         fc1 = register_module("fc1", std::make_shared<Linear>(dim, ffn, true, kInitStd));
         fc2 = register_module("fc2", std::make_shared<Linear>(ffn, dim, true, residualStd));
+        fc1->split = TensorSplit::Column;
+        for (Linear* l : {proj.get(), fc2.get()}) l->split = TensorSplit::Row;
     }
 
     bool context_only;

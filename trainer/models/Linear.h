@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/spec/ModelTensors.h"
 #include "trainer/ops/AccumulatingLinear.h"
 
 #include <torch/torch.h>
@@ -11,9 +12,9 @@
 namespace parallax {
 
 // y = x W^T + b with parameters "weight" (out, in) and "bias" (out), as torch::nn::Linear, but
-// open to tensor parallelism: it finds these layers by name, shards `weight`/`bias` in place
-// (Tensor::set_data keeps the registered names) and installs the communication of a sharded
-// layer in the two transforms, so the model code stays single-device.
+// open to tensor parallelism: it shards `weight`/`bias` in place as the layer's declared `split`
+// says (Tensor::set_data keeps the registered names) and installs the communication of a sharded
+// layer in the two transforms, so the model code stays single-device and no name is matched.
 class Linear : public torch::nn::Module {
 public:
     using Transform = std::function<torch::Tensor(const torch::Tensor&)>;
@@ -72,6 +73,9 @@ public:
     int64_t in_features;
     int64_t out_features;
     double init_std;
+    // Declared by the model: how tensor parallelism splits this layer (core/spec/ModelTensors.h:
+    // Column splits the outputs, Row the inputs, Replicated keeps it whole on every rank).
+    TensorSplit split = TensorSplit::Replicated;
     torch::Tensor weight; // (out, in)
     torch::Tensor bias;   // (out), undefined without bias
     // A copy of the weight for the products, set by whoever keeps the weight's values elsewhere:

@@ -35,6 +35,9 @@ class Unit : public torch::nn::Module {
 public:
     virtual Activation forward(const Activation& in, const Batch& batch) = 0;
     virtual std::string kindName() const = 0; // "embed", "block", "vision_block", "merge", "head", ...
+    // Declared by the model: whether activation checkpointing recomputes this unit as a whole in
+    // backward (a transformer block: much activation memory for its compute).
+    virtual bool checkpointUnit() const { return false; }
 };
 
 // A model is an ordered list of units registered as submodules "units.<i>" (parameter names are

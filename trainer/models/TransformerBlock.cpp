@@ -21,6 +21,8 @@ TransformerBlock::TransformerBlock(const Config& config) : m_config(config) {
     ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c})));
     fc1 = register_module("fc1", std::make_shared<Linear>(c, config.ffn, true, kInitStd));
     fc2 = register_module("fc2", std::make_shared<Linear>(config.ffn, c, true, residualStd));
+    for (Linear* l : {q.get(), k.get(), v.get(), fc1.get()}) l->split = TensorSplit::Column;
+    for (Linear* l : {proj.get(), fc2.get()}) l->split = TensorSplit::Row;
 }
 
 Activation TransformerBlock::forward(const Activation& in, const Batch& /*batch*/) {

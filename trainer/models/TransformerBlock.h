@@ -26,6 +26,7 @@ public:
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return m_config.kind; }
+    bool checkpointUnit() const override { return true; }
 
     // Whether forward returns {x, branch} for the next block to add (deferResidualsWithin sets it).
     void setHandsOnResidual(bool on) { m_handsOnResidual = on; }

@@ -57,6 +57,7 @@ public:
                                 static_cast<int64_t>(reinterpret_cast<intptr_t>(&batch)));
     }
     std::string kindName() const override { return m_inner->kindName(); }
+    bool checkpointUnit() const override { return m_inner->checkpointUnit(); }
 
 private:
     std::shared_ptr<Unit> m_inner;
@@ -66,11 +67,8 @@ private:
 
 void checkpointBlocks(std::vector<StageChunk>& chunks) {
     for (StageChunk& chunk : chunks)
-        for (auto& unit : chunk.units) {
-            const std::string kind = unit->kindName();
-            if (kind == "block" || kind == "joint_block" || kind == "vision_block")
-                unit = std::make_shared<CheckpointedUnit>(unit);
-        }
+        for (auto& unit : chunk.units)
+            if (unit->checkpointUnit()) unit = std::make_shared<CheckpointedUnit>(unit);
 }
 
 } // namespace parallax

@@ -149,12 +149,6 @@ private:
     int64_t m_size;
 };
 
-// "text.q" -> "q": the layer's own name decides its role.
-std::string lastComponent(const std::string& name) {
-    const auto dot = name.rfind('.');
-    return dot == std::string::npos ? name : name.substr(dot + 1);
-}
-
 } // namespace
 
 torch::Tensor copyToTensorParallel(const torch::Tensor& x, Communicator& tp) {
@@ -185,13 +179,12 @@ TensorParallelPlan applyTensorParallel(Model& model, std::shared_ptr<Communicato
             const std::string& name = item.key();
             const std::string prefix = unitPrefix + name + ".";
             if (auto* linear = dynamic_cast<Linear*>(item.value().get())) {
-                const std::string role = lastComponent(name);
-                if (role == "q" || role == "k" || role == "v" || role == "fc1")
+                if (linear->split == TensorSplit::Column)
                     builder.column(*linear, prefix);
-                else if (role == "proj" || role == "fc2")
+                else if (linear->split == TensorSplit::Row)
                     builder.row(*linear, prefix);
             } else if (auto* embedding = dynamic_cast<Embedding*>(item.value().get())) {
-                builder.vocab(*embedding, prefix);
+                if (embedding->vocab_parallel) builder.vocab(*embedding, prefix);
             }
         }
     }

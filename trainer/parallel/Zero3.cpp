@@ -56,6 +56,7 @@ public:
         return out;
     }
     std::string kindName() const override { return m_inner->kindName(); }
+    bool checkpointUnit() const override { return m_inner->checkpointUnit(); }
 
 private:
     std::shared_ptr<Unit> m_inner;

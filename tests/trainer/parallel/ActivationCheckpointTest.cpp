@@ -15,8 +15,10 @@ public:
         return {torch::tanh(torch::matmul(in.at(0), weight))};
     }
     std::string kindName() const override { return "block"; }
+    bool checkpointUnit() const override { return declared; }
     torch::Tensor weight;
     int forwards = 0;
+    bool declared = true;
 };
 
 } // namespace
@@ -61,4 +63,18 @@ TEST(ActivationCheckpoint, InputWithoutGradientRunsNormally) {
     y.sum().backward();
     EXPECT_EQ(block->forwards, 1);
     EXPECT_TRUE(block->weight.grad().defined());
+}
+
+// Which units are recomputed is the model's declaration, not their kind's name.
+TEST(ActivationCheckpoint, OnlyTheUnitsTheModelDeclaresAreWrapped) {
+    auto declared = std::make_shared<CountingBlock>();
+    auto undeclared = std::make_shared<CountingBlock>(); // named "block" all the same
+    undeclared->declared = false;
+    std::vector<StageChunk> chunks(1);
+    chunks[0].units = {declared, undeclared};
+    chunks[0].indices = {0, 1};
+    checkpointBlocks(chunks);
+    EXPECT_NE(chunks[0].units[0].get(), declared.get());
+    EXPECT_TRUE(chunks[0].units[0]->checkpointUnit()) << "the wrapper keeps the declaration";
+    EXPECT_EQ(chunks[0].units[1].get(), undeclared.get());
 }
