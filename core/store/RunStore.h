@@ -9,15 +9,14 @@
 #include <string>
 #include <vector>
 
-struct sqlite3;
-
 namespace parallax {
-
-class LogIndex;
 
 // The only code that touches SQLite. WAL mode, so the console's readers never block the
 // supervisor's writer. Every statement is prepared and parameterized. Not thread-safe: one
 // RunStore per thread (open the same file several times for several threads/processes).
+//
+// A facade: each call goes to the part that keeps its rows (RunStore.cpp lists them), all on one
+// connection (StoreConnection).
 class RunStore {
 public:
     static constexpr int kSchemaVersion = 10;
@@ -29,7 +28,7 @@ public:
     RunStore(const RunStore&) = delete;
     RunStore& operator=(const RunStore&) = delete;
 
-    const std::string& path() const { return m_path; }
+    const std::string& path() const;
     int schemaVersion() const;
     // PRAGMA quick_check: throws StoreDamaged naming what is wrong and how to recover when the file
     // is damaged. Reads every page (about a second per GB): done before a run starts writing and
@@ -109,7 +108,7 @@ public:
     std::optional<SlurmJob> slurmJob(int64_t run) const;
 
     // --- events kept in a table generated from their fields (those with E::table(), Events.h:
-    // each rank's steps)
+    // device samples, comms, checkpoints, each rank's steps, unit and collective times)
     // A row with the key of an earlier row of the run replaces it. One transaction unless the caller
     // holds one.
     template <class E>
@@ -149,7 +148,7 @@ public:
     void rollback();
     // One row per step: a step written again replaces the earlier row.
     void insertMetric(int64_t run, const StepEvent& e);
-    void insertDeviceSample(int64_t run, const DeviceEvent& e);
+    void insertDeviceSample(int64_t run, const DeviceEvent& e); // insertEvents, as are comms and checkpoints
     void insertSpan(int64_t run, const SpanEvent& e);
     void insertComm(int64_t run, const CommEvent& e);
     // Levels are normalized (see LogLevel.h). Lines enter the full-text index later (see
@@ -162,7 +161,7 @@ public:
     void insertDeviceSamples(int64_t run, const std::vector<DeviceEvent>& rows);
     void insertSpans(int64_t run, const std::vector<SpanEvent>& rows);
     void insertComms(int64_t run, const std::vector<CommEvent>& rows);
-    void insertCheckpoint(int64_t run, const CheckpointEvent& e);
+    void insertCheckpoint(int64_t run, const CheckpointEvent& e); // replaces one of its step and path
 
     // --- reads (NaN values written come back as NaN)
     std::vector<StepEvent> metrics(int64_t run, int64_t afterStep = -1) const; // steps > afterStep
@@ -177,7 +176,7 @@ public:
     // holds open, since it runs on the log index's connection.
     std::vector<LogRow> logs(int64_t run, const LogQuery& q = {}) const;
     int64_t logCount(int64_t run, const LogQuery& q = {}) const; // ignores limit and offset
-    std::vector<CheckpointEvent> checkpoints(int64_t run) const;
+    std::vector<CheckpointEvent> checkpoints(int64_t run) const; // ordered by step, path
 
     // --- full-text index of log lines
     // Kept in a file of its own beside the store, <store path>.logindex (logIndexPath), created on
@@ -194,28 +193,13 @@ public:
     void indexLogs();
 
 private:
-    struct Statements;
-    struct LogSelect;
-    class ImplicitTransaction;
-    void migrate();
-    void deleteRunRows(int64_t id);
+    struct Parts;
     // Binds row i of `rows` from parameter base + 1 on.
     void insertEventRows(const EventTableSpec& spec, size_t rows,
                          const std::function<void(SqlStatement&, int base, size_t i)>& bindRow);
     void selectEventRows(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
                          const std::function<void(const SqlStatement&)>& onRow) const;
-    LogIndex& logIndex() const; // opened on first use
-    LogSelect buildLogSelect(int64_t run, const LogQuery& q, bool count) const;
-    template <typename RowFn>
-    void runLogSelect(const LogSelect& sel, const LogQuery& q, RowFn&& onRow) const;
-    sqlite3* m_db = nullptr;
-    std::string m_path;
-    std::string m_openUri; // what sqlite3_open_v2 was given: m_path, or a URI for a read-only file
-    int m_openFlags = 0;
-    int m_busyTimeoutMs = 0;
-    std::unique_ptr<Statements> m_stmts;
-    // The searches' connection: mutable, since a const search first brings the index up to date.
-    mutable std::unique_ptr<LogIndex> m_logIndex;
+    std::unique_ptr<Parts> m_parts;
 };
 
 } // namespace parallax

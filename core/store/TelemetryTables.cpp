@@ -1,0 +1,82 @@
+#include "core/store/TelemetryTables.h"
+
+#include "core/store/SqlText.h"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <variant>
+
+namespace parallax {
+
+std::pair<SqlStatement, SqlStatement>& TelemetryTables::inserts(const EventTableSpec& spec) {
+    auto it = m_inserts.find(&spec);
+    if (it != m_inserts.end()) return it->second;
+    return m_inserts.emplace(&spec, std::make_pair(m_c.prepare(spec.insertSql(1)),
+                                                   m_c.prepare(spec.insertSql(sql::kRowsPerInsert))))
+        .first->second;
+}
+
+void TelemetryTables::insert(const EventTableSpec& spec, size_t rows,
+                             const std::function<void(SqlStatement&, int base, size_t i)>& bindRow) {
+    if (rows == 0) return;
+    auto& [one, many] = inserts(spec);
+    // One statement is all or nothing by itself.
+    std::optional<ImplicitTransaction> tx;
+    if (rows > 1) tx.emplace(m_c);
+    const int columns = static_cast<int>(spec.columns.size()) + 1;
+    size_t i = 0;
+    for (; i + sql::kRowsPerInsert <= rows; i += sql::kRowsPerInsert) {
+        for (int r = 0; r < sql::kRowsPerInsert; ++r) bindRow(many, r * columns, i + static_cast<size_t>(r));
+        many.run();
+    }
+    for (; i < rows; ++i) {
+        bindRow(one, 0, i);
+        one.run();
+    }
+    if (tx) tx->commit();
+}
+
+void TelemetryTables::insert(int64_t run, const std::vector<TelemetryEvent>& rows) {
+    if (rows.empty()) return;
+    ImplicitTransaction tx(m_c);
+    for (const TelemetryEvent& row : rows) {
+        std::visit(
+            [&](const auto& e) {
+                using E = std::decay_t<decltype(e)>;
+                if constexpr (hasEventTable<E>) {
+                    SqlStatement& s = inserts(eventTableSpec<E>()).first;
+                    bindEventRow(s, run, e);
+                    s.run();
+                } else {
+                    throw std::logic_error(std::string("insertEvents: ") + std::string(E::kName) +
+                                           " has a table of its own, not a generated one");
+                }
+            },
+            row);
+    }
+    tx.commit();
+}
+
+void TelemetryTables::select(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
+                             const std::function<void(const SqlStatement&)>& onRow) const {
+    // A store opened for writing has every generated table (ensureEventTables); a read-only one
+    // may predate an event.
+    if (m_c.openedReadOnly()) {
+        SqlStatement& exists = m_c.get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+        SqlStatement::Use use(exists);
+        exists.bind(1, spec.table);
+        if (!exists.step()) return;
+    }
+    SqlStatement& s = m_c.get(spec.selectSql());
+    SqlStatement::Use use(s);
+    s.bindAll({run, after});
+    while (s.step()) onRow(s);
+}
+
+void TelemetryTables::deleteRunRows(int64_t run) {
+    for (const EventTableSpec* spec : eventTableSpecs()) m_c.execute("DELETE FROM \"" + spec->table + "\" WHERE run = ?1", {run});
+}
+
+} // namespace parallax

@@ -1,0 +1,43 @@
+#pragma once
+
+#include "core/store/EventTables.h"
+#include "core/store/StoreConnection.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace parallax {
+
+// The rows of the events kept in tables generated from their fields (EventTables.h): device
+// samples, comms, checkpoints, each rank's steps, unit and collective times. Written in
+// statements of many rows, read in key order, deleted with their run; none of it names an event.
+class TelemetryTables {
+public:
+    explicit TelemetryTables(StoreConnection& connection) : m_c(connection) {}
+
+    // Writes `rows` rows, binding row i from parameter base + 1 on; one transaction unless the
+    // caller holds one.
+    void insert(const EventTableSpec& spec, size_t rows,
+                const std::function<void(SqlStatement&, int base, size_t i)>& bindRow);
+    // Rows of events of any kind that has a generated table (others throw std::logic_error).
+    void insert(int64_t run, const std::vector<TelemetryEvent>& rows);
+    // The run's rows whose first key field is above `after`, in key order; none from a read-only
+    // store that predates the table.
+    void select(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
+                const std::function<void(const SqlStatement&)>& onRow) const;
+    void deleteRunRows(int64_t run);
+
+private:
+    // The table's insert of one row and of sql::kRowsPerInsert rows, prepared on first use (a
+    // read-only store may predate the table).
+    std::pair<SqlStatement, SqlStatement>& inserts(const EventTableSpec& spec);
+
+    StoreConnection& m_c;
+    std::unordered_map<const EventTableSpec*, std::pair<SqlStatement, SqlStatement>> m_inserts;
+};
+
+} // namespace parallax
