@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <string_view>
 
 namespace parallax {
 
@@ -20,30 +21,27 @@ std::vector<std::string> distinctInOrder(const std::vector<std::string>& items) 
     return out;
 }
 
-json runStartToJson(const RunStartEvent& e) {
-    return json{{"world", e.world},
-                {"dp", e.dp},
-                {"tp", e.tp},
-                {"pp", e.pp},
-                {"zero", e.zero},
-                {"schedule", e.schedule},
-                {"params", e.params},
-                {"flops_per_token", e.flops_per_token},
-                {"peak_flops", e.peak_flops},
-                {"device", e.device},
-                {"hosts", e.hosts},
-                {"devices", e.devices},
-                {"clock_offsets", e.clock_offsets},
-                {"pids", e.pids},
-                {"slurm_job", e.slurm_job},
-                {"slurm_nodes", e.slurm_nodes},
-                {"start_step", e.start_step},
-                {"t", e.t}};
+// An event as a JSON object with a key per field (E::fields(), Events.h), as a run keeps its
+// run_start: a field the event gains is kept with no change here.
+template <class E>
+json eventJson(const E& e) {
+    json j = json::object();
+    for (const EventField<E>& f : E::fields()) {
+        json& v = j[std::string(f.name)];
+        if (f.i32) v = e.*f.i32;
+        else if (f.i64) v = e.*f.i64;
+        else if (f.f64) v = e.*f.f64;
+        else if (f.str) v = e.*f.str;
+        else if (f.strs) v = e.*f.strs;
+        else if (f.f64s) v = e.*f.f64s;
+        else v = e.*f.i64s;
+    }
+    return j;
 }
 
 template <typename T>
-void readField(const json& j, const char* key, T& out) {
-    auto it = j.find(key);
+void readField(const json& j, std::string_view key, T& out) {
+    auto it = j.find(std::string(key));
     if (it == j.end() || it->is_null()) return;
     try {
         out = it->get<T>();
@@ -52,26 +50,20 @@ void readField(const json& j, const char* key, T& out) {
     }
 }
 
-RunStartEvent runStartFromJson(const json& j) {
-    RunStartEvent e;
-    readField(j, "world", e.world);
-    readField(j, "dp", e.dp);
-    readField(j, "tp", e.tp);
-    readField(j, "pp", e.pp);
-    readField(j, "zero", e.zero);
-    readField(j, "schedule", e.schedule);
-    readField(j, "params", e.params);
-    readField(j, "flops_per_token", e.flops_per_token);
-    readField(j, "peak_flops", e.peak_flops);
-    readField(j, "device", e.device);
-    readField(j, "hosts", e.hosts);
-    readField(j, "devices", e.devices);
-    readField(j, "clock_offsets", e.clock_offsets);
-    readField(j, "pids", e.pids);
-    readField(j, "slurm_job", e.slurm_job);
-    readField(j, "slurm_nodes", e.slurm_nodes);
-    readField(j, "start_step", e.start_step);
-    readField(j, "t", e.t);
+// The event of eventJson(); a field missing (an older row), null or of another type keeps its
+// default.
+template <class E>
+E eventFromJson(const json& j) {
+    E e;
+    for (const EventField<E>& f : E::fields()) {
+        if (f.i32) readField(j, f.name, e.*f.i32);
+        else if (f.i64) readField(j, f.name, e.*f.i64);
+        else if (f.f64) readField(j, f.name, e.*f.f64);
+        else if (f.str) readField(j, f.name, e.*f.str);
+        else if (f.strs) readField(j, f.name, e.*f.strs);
+        else if (f.f64s) readField(j, f.name, e.*f.f64s);
+        else readField(j, f.name, e.*f.i64s);
+    }
     return e;
 }
 
@@ -147,7 +139,7 @@ std::optional<int64_t> RunsTable::outputOffset(int64_t id) const {
 
 void RunsTable::setRunStart(int64_t id, const RunStartEvent& start) {
     const std::string hosts = json_lists::text(distinctInOrder(start.hosts));
-    const std::string event = runStartToJson(start).dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::string event = eventJson(start).dump(-1, ' ', false, json::error_handler_t::replace);
     m_c.execute("UPDATE runs SET hosts = ?2, world_size = ?3, params = ?4, run_start = ?5 WHERE id = ?1",
                 {id, hosts, int64_t{start.world}, start.params, event});
     m_c.requireChanged(id, "setRunStart");
@@ -160,7 +152,7 @@ std::optional<RunStartEvent> RunsTable::runStart(int64_t id) const {
     if (!s.step() || s.isNull(0)) return std::nullopt;
     const json j = json::parse(s.text(0), nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) return std::nullopt;
-    return runStartFromJson(j);
+    return eventFromJson<RunStartEvent>(j);
 }
 
 void RunsTable::updateSummary(int64_t id, const StepEvent& lastStep) {

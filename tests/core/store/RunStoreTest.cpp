@@ -143,6 +143,33 @@ TEST_F(RunStoreTest, EveryRunFieldRoundTrips) {
     EXPECT_FALSE(store.runStart(parent));
 }
 
+// A run keeps its run_start through the event's declared fields: every field has its key, so a
+// field the event gains is kept; a key missing or of another type (an older row, a hand edit) reads
+// as the field's default.
+TEST_F(RunStoreTest, RunStartIsKeptFieldByField) {
+    const int64_t id = newRun("start");
+    RunStartEvent start;
+    start.world = 2;
+    start.pids = {int64_t{1} << 40, 7};
+    start.slurm_nodes = "n[1-2]";
+    store.setRunStart(id, start);
+    RawDb raw(path);
+    const std::string text = raw.text("SELECT run_start FROM runs WHERE id = " + std::to_string(id));
+    for (const EventField<RunStartEvent>& f : RunStartEvent::fields())
+        EXPECT_NE(text.find("\"" + std::string(f.name) + "\":"), std::string::npos) << f.name << " in " << text;
+    EXPECT_EQ(store.runStart(id)->pids, start.pids);
+    EXPECT_EQ(store.runStart(id)->slurm_nodes, "n[1-2]");
+
+    raw.exec("UPDATE runs SET run_start = '{\"world\": \"two\", \"dp\": 2, \"hosts\": [\"a\"]}' WHERE id = " +
+             std::to_string(id));
+    const std::optional<RunStartEvent> edited = store.runStart(id);
+    ASSERT_TRUE(edited);
+    EXPECT_EQ(edited->world, RunStartEvent{}.world);
+    EXPECT_EQ(edited->dp, 2);
+    EXPECT_EQ(edited->hosts, std::vector<std::string>{"a"});
+    EXPECT_TRUE(edited->pids.empty());
+}
+
 TEST_F(RunStoreTest, NewRunStartsQueuedWithEmptySummary) {
     const int64_t id = newRun("fresh");
     const auto r = store.run(id);
