@@ -3,11 +3,11 @@
 #include "app/cli/Format.h"
 #include "app/cli/ProgressPrinter.h"
 #include "app/cli/WorkerLocator.h"
+#include "core/launch/CheckedSpec.h"
 #include "core/launch/Preflight.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/Supervisor.h"
 #include "core/spec/SpecIO.h"
-#include "core/spec/SpecValidator.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -29,26 +29,6 @@ namespace {
 constexpr int64_t kBalanceSteps = 3;
 constexpr double kBalanceTimeoutSeconds = 900;
 
-// The spec a run starts from once the balance has filled in its split, beside the store while the
-// supervisor reads it (the run keeps its own copy).
-class TempSpecFile {
-public:
-    TempSpecFile(const std::string& storePath, const RunSpec& spec)
-        : m_path(fs::absolute(storePath).string() + ".balanced-" + std::to_string(::getpid()) + ".toml") {
-        writeSpecFile(spec, m_path);
-    }
-    ~TempSpecFile() {
-        std::error_code ec;
-        fs::remove(m_path, ec);
-    }
-    TempSpecFile(const TempSpecFile&) = delete;
-    TempSpecFile& operator=(const TempSpecFile&) = delete;
-    const std::string& path() const { return m_path; }
-
-private:
-    std::string m_path;
-};
-
 void writeAll(int fd, const std::string& text) {
     size_t done = 0;
     while (done < text.size()) {
@@ -69,21 +49,12 @@ void notifyError(int fd, int code, const std::string& message) {
     ::close(fd);
 }
 
-// The spec of a new run read as a spec file (a folder or a file that sets nothing is an error, not
-// a run of the defaults) and validated against this machine, before anything starts.
-void checkNewRunSpec(const std::string& path) {
-    const RunSpec spec = readSpecFile(path);
-    const std::vector<SpecIssue> issues = validateSpec(spec, thisMachine());
-    if (hasErrors(issues))
-        throw SpecRejected(issues);
-}
-
 // Re-executes this program in a session of its own with the same command plus --notify-fd, and
 // returns when the child has created the run (or failed to).
 int detach(const std::string& storePath, const RunCommandOptions& o) {
     if (o.run.empty()) {
         // Errors a person can fix are reported here, synchronously, not in a log file.
-        checkNewRunSpec(o.spec);
+        checkSpecFile(o.spec);
     } else {
         RunStore store(storePath);
         requireRun(store, o.run);
@@ -155,15 +126,15 @@ int detach(const std::string& storePath, const RunCommandOptions& o) {
 int supervise(const std::string& storePath, const RunCommandOptions& o) {
     int notifyFd = o.notify_fd;
     try {
-        // A spec that is refused leaves nothing behind, not even an empty store.
+        // A spec that is refused leaves nothing behind, not even an empty store. It is read and
+        // validated once, here, and handed to the supervisor as it is.
+        std::optional<CheckedSpec> checked;
         if (o.run.empty())
-            checkNewRunSpec(o.spec);
+            checked = checkSpecFile(o.spec);
         RunStore store(storePath);
         SupervisorOptions options;
-        std::optional<TempSpecFile> balanced;
-        if (o.run.empty()) {
-            options.spec_path = o.spec;
-            RunSpec spec = readSpecFile(o.spec);
+        if (checked) {
+            RunSpec spec = checked->spec;
             if (spec.parallel.stage_split == StageSplit::Profile && spec.parallel.stage_layers.empty() &&
                 spec.parallel.pp > 1) {
                 // The split comes from a probe of this spec on its target; the run records it in its
@@ -171,10 +142,10 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
                 const MeasuredBalance m = measureBalance(storePath, spec, kBalanceSteps, kBalanceTimeoutSeconds);
                 printBalance(std::cerr, m.balance);
                 spec.parallel.stage_layers = m.balance.layers;
-                balanced.emplace(storePath, spec);
-                options.spec_path = balanced->path();
+                checked = checkSpec(spec);
                 for (const UnitTimeEvent& e : m.unit_times) options.recorded_before.push_back(e);
             }
+            options.spec = std::move(checked);
         } else if (o.attach) {
             options.attach_run = requireRun(store, o.run).id;
         } else {
@@ -225,7 +196,7 @@ int supervise(const std::string& storePath, const RunCommandOptions& o) {
             if (!next)
                 break;
             std::cout << "run " << r.id << " failed: " << r.exit_reason << std::endl;
-            options.spec_path.clear();
+            options.spec.reset();
             options.attach_run.reset();
             options.resume_run = next->from_run;
             options.resume_spec_path.clear();

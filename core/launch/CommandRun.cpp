@@ -31,6 +31,20 @@ bool drain(int fd, std::string& into) {
     }
 }
 
+// A stop request on `stopFd`: SIGTERM to every command still running. Returns whether one came.
+bool forwardStop(int stopFd, std::vector<std::unique_ptr<LauncherProcess>>& running,
+                 std::vector<CommandResult>& results) {
+    pollfd stop{stopFd, POLLIN, 0};
+    if (::poll(&stop, 1, 0) <= 0 || !(stop.revents & (POLLIN | POLLHUP)))
+        return false;
+    for (size_t i = 0; i < running.size(); ++i) {
+        if (!running[i] || running[i]->tryWait()) continue;
+        running[i]->signal(SIGTERM);
+        results[i].stopped = true;
+    }
+    return true;
+}
+
 } // namespace
 
 std::vector<CommandResult> runCommands(const std::vector<std::vector<std::string>>& commands,
@@ -54,17 +68,8 @@ std::vector<CommandResult> runCommands(const std::vector<std::vector<std::string
         std::vector<pollfd> fds;
         std::vector<std::pair<size_t, bool>> owners; // command, stdout
         bool anyRunning = false;
-        if (stopFd >= 0 && !stopSent) {
-            pollfd stop{stopFd, POLLIN, 0};
-            if (::poll(&stop, 1, 0) > 0 && (stop.revents & (POLLIN | POLLHUP))) {
-                stopSent = true;
-                for (size_t i = 0; i < running.size(); ++i) {
-                    if (!running[i] || running[i]->tryWait()) continue;
-                    running[i]->signal(SIGTERM);
-                    results[i].stopped = true;
-                }
-            }
-        }
+        if (stopFd >= 0 && !stopSent)
+            stopSent = forwardStop(stopFd, running, results);
         for (size_t i = 0; i < running.size(); ++i) {
             LauncherProcess* p = running[i].get();
             if (!p) continue;
@@ -104,7 +109,7 @@ std::vector<CommandResult> runCommands(const std::vector<std::vector<std::string
         LauncherProcess* p = running[i].get();
         if (!p) continue;
         if (!p->tryWait() || p->stdoutFd() >= 0 || p->stderrFd() >= 0) {
-            p->killAll();
+            p->killAll(); // past the timeout
             results[i].timed_out = true;
             results[i].seconds = std::chrono::duration<double>(Clock::now() - start).count();
             continue;

@@ -80,6 +80,34 @@ std::string HangDetector::since(Clock::time_point t, Clock::time_point now) cons
     return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - t).count()) + " s";
 }
 
+HangDetector::Waited HangDetector::waitedIn(const std::vector<int>& waiting) const {
+    // What the waiting ranks wait in: the operation most of them are inside.
+    Waited w;
+    std::map<std::pair<std::string, int64_t>, int> votes;
+    for (int r : waiting) ++votes[{m_ranks.at(r).last.pending_group, m_ranks.at(r).last.pending_seq}];
+    if (!votes.empty()) {
+        const auto best = std::max_element(votes.begin(), votes.end(),
+                                           [](const auto& a, const auto& b) { return a.second < b.second; });
+        w.group = best->first.first;
+        w.seq = best->first.second;
+        for (int r : waiting) {
+            const CommEvent& e = m_ranks.at(r).last;
+            if (e.pending_group == w.group && e.pending_seq == w.seq) {
+                w.op = e.pending_op;
+                w.bytes = e.pending_bytes;
+                w.pendingS = std::max(w.pendingS, e.pending_s);
+            }
+        }
+    }
+    for (int r : waiting)
+        if (m_ranks.at(r).last.pending_group == w.group && m_ranks.at(r).last.pending_seq == w.seq)
+            w.inside.push_back(r);
+    w.operation = w.op.empty() ? std::string()
+                               : w.op + " #" + std::to_string(w.seq) + " of the " + w.group + " group (" +
+                                     bytesText(w.bytes) + ")";
+    return w;
+}
+
 std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) const {
     if (!m_lastStep) return std::nullopt; // setup (loading, the first step's compilation) is no hang
     const double medianStep = median(std::vector<double>(m_stepMs.begin(), m_stepMs.end()));
@@ -98,33 +126,7 @@ std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) c
         if (it == m_ranks.end() || now - it->second.arrived > m_options.silent_after) silent.push_back(r);
         else if (!it->second.last.pending_op.empty()) waiting.push_back(r);
     }
-    // What the waiting ranks wait in: the operation most of them are inside.
-    std::string op, group;
-    int64_t seq = 0, bytes = 0;
-    double pendingS = 0;
-    std::map<std::pair<std::string, int64_t>, int> votes;
-    for (int r : waiting) ++votes[{m_ranks.at(r).last.pending_group, m_ranks.at(r).last.pending_seq}];
-    if (!votes.empty()) {
-        const auto best = std::max_element(votes.begin(), votes.end(),
-                                           [](const auto& a, const auto& b) { return a.second < b.second; });
-        group = best->first.first;
-        seq = best->first.second;
-        for (int r : waiting) {
-            const CommEvent& e = m_ranks.at(r).last;
-            if (e.pending_group == group && e.pending_seq == seq) {
-                op = e.pending_op;
-                bytes = e.pending_bytes;
-                pendingS = std::max(pendingS, e.pending_s);
-            }
-        }
-    }
-    std::vector<int> inside;
-    for (int r : waiting)
-        if (m_ranks.at(r).last.pending_group == group && m_ranks.at(r).last.pending_seq == seq) inside.push_back(r);
-    const std::string operation =
-        op.empty() ? std::string() : op + " #" + std::to_string(seq) + " of the " + group + " group (" + bytesText(bytes) +
-                                         ")";
-
+    const Waited w = waitedIn(waiting);
     if (!silent.empty()) {
         for (size_t i = 0; i < silent.size(); ++i) {
             const int r = silent[i];
@@ -135,41 +137,21 @@ std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) c
                          ": stopped, or its host is gone)";
         }
         f.ranks = silent;
-        if (!inside.empty())
-            f.message += "; " + ranksDo(inside, "wait") + " in " + operation + " for " +
-                         std::to_string(static_cast<int>(pendingS)) + " s";
+        if (!w.inside.empty())
+            f.message += "; " + ranksDo(w.inside, "wait") + " in " + w.operation + " for " +
+                         std::to_string(static_cast<int>(w.pendingS)) + " s";
         f.message = noStep + ": " + f.message;
         return f;
     }
-    if (!inside.empty()) {
-        // Those that have not entered it: their own count of the group's operations is behind.
-        std::vector<int> behind;
-        std::string where;
-        for (const auto& [r, state] : m_ranks) {
-            if (std::find(inside.begin(), inside.end(), r) != inside.end()) continue;
-            const int64_t theirs = seqOf(state.last, group, true);
-            if (theirs < 0) continue; // not in such a group
-            if (theirs < seq) {
-                behind.push_back(r);
-                where += (where.empty() ? "" : "; ") + who(r) + (state.last.pending_op.empty()
-                                                                     ? std::string(" is computing, in no operation")
-                                                                     : " waits in " + state.last.pending_op + " #" +
-                                                                           std::to_string(state.last.pending_seq) +
-                                                                           " of the " + state.last.pending_group +
-                                                                           " group");
-            }
+    if (!w.inside.empty()) {
+        if (std::optional<Finding> behind = notEntered(w, noStep)) {
+            behind->step = f.step;
+            return behind;
         }
-        if (!behind.empty()) {
-            f.ranks = behind;
-            f.message = noStep + ": " + ranksText(behind) + " " + (behind.size() == 1 ? "has" : "have") +
-                        " not entered " + operation + " that " + ranksText(inside) + (inside.size() == 1 ? " waits" : " wait") + " in for " +
-                        std::to_string(static_cast<int>(pendingS)) + " s (" + where + ")";
-            return f;
-        }
-        if (static_cast<int>(inside.size()) == std::max<int>(m_world, static_cast<int>(m_ranks.size()))) {
-            f.ranks = inside;
-            f.message = noStep + ": every rank is inside " + operation + " for " +
-                        std::to_string(static_cast<int>(pendingS)) +
+        if (static_cast<int>(w.inside.size()) == std::max<int>(m_world, static_cast<int>(m_ranks.size()))) {
+            f.ranks = w.inside;
+            f.message = noStep + ": every rank is inside " + w.operation + " for " +
+                        std::to_string(static_cast<int>(w.pendingS)) +
                         " s; none lags, so the fault is in the network or the communication library";
             return f;
         }
@@ -181,8 +163,37 @@ std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) c
     f.message = noStep + (busy.empty() ? std::string(": the ranks wait in different operations")
                                        : ": " + ranksText(busy) + " compute" + (busy.size() == 1 ? "s" : "") +
                                              ", in no operation" +
-                                             (inside.empty() ? std::string()
-                                                             : ", while " + ranksDo(inside, "wait") + " in " + operation));
+                                             (w.inside.empty() ? std::string()
+                                                               : ", while " + ranksDo(w.inside, "wait") + " in " +
+                                                                     w.operation));
+    return f;
+}
+
+// The ranks that have not entered the operation the others wait in: their own count of the
+// group's operations is behind.
+std::optional<HangDetector::Finding> HangDetector::notEntered(const Waited& w, const std::string& noStep) const {
+    std::vector<int> behind;
+    std::string where;
+    for (const auto& [r, state] : m_ranks) {
+        if (std::find(w.inside.begin(), w.inside.end(), r) != w.inside.end()) continue;
+        const int64_t theirs = seqOf(state.last, w.group, true);
+        if (theirs < 0) continue; // not in such a group
+        if (theirs < w.seq) {
+            behind.push_back(r);
+            where += (where.empty() ? "" : "; ") + who(r) +
+                     (state.last.pending_op.empty()
+                          ? std::string(" is computing, in no operation")
+                          : " waits in " + state.last.pending_op + " #" + std::to_string(state.last.pending_seq) +
+                                " of the " + state.last.pending_group + " group");
+        }
+    }
+    if (behind.empty())
+        return std::nullopt;
+    Finding f;
+    f.ranks = behind;
+    f.message = noStep + ": " + ranksText(behind) + " " + (behind.size() == 1 ? "has" : "have") + " not entered " +
+                w.operation + " that " + ranksText(w.inside) + (w.inside.size() == 1 ? " waits" : " wait") +
+                " in for " + std::to_string(static_cast<int>(w.pendingS)) + " s (" + where + ")";
     return f;
 }
 

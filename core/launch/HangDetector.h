@@ -67,6 +67,15 @@ public:
     std::optional<Finding> straggler() const;
 
 private:
+    // The operation most of the waiting ranks are inside, and those inside it.
+    struct Waited {
+        std::string op, group, operation; // operation: "all_reduce #812 of the dp group (4 MiB)"
+        int64_t seq = 0, bytes = 0;
+        double pendingS = 0;
+        std::vector<int> inside;
+    };
+    Waited waitedIn(const std::vector<int>& waiting) const;
+    std::optional<Finding> notEntered(const Waited& waited, const std::string& noStep) const;
     std::string who(int rank) const;
     std::string since(Clock::time_point t, Clock::time_point now) const;
 

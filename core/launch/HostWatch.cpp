@@ -179,6 +179,12 @@ std::chrono::milliseconds HostWatch::silentFor(const Host& host) const {
     return since > m_every + std::chrono::milliseconds(500) ? since : std::chrono::milliseconds(0);
 }
 
+std::vector<HostWatch::Look> HostWatch::look() const {
+    std::vector<Look> looks;
+    for (const Host& h : m_hosts) looks.push_back({h.name, silentFor(h), h.last_error, h.slowest_ms, status(h, {})});
+    return looks;
+}
+
 HostStatus HostWatch::status(const Host& host, const std::string& state) const {
     HostStatus s;
     s.host = host.name;

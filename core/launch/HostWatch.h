@@ -69,6 +69,16 @@ public:
     // The state as the store keeps it: answering, or silent for N s.
     HostStatus status(const Host& host, const std::string& state) const;
 
+    // Each host as it is now, for the supervisor's decisions (HostStates).
+    struct Look {
+        std::string name;
+        std::chrono::milliseconds silent{0}; // silentFor()
+        std::string last_error;
+        double slowest_ms = -1;
+        HostStatus status; // status() with the state left empty
+    };
+    std::vector<Look> look() const;
+
 private:
     void startMaster(Host& h);
     std::vector<std::string> probeCommand(const Host& h) const;

@@ -36,16 +36,11 @@ void checkEnv(const RunSpec& spec) {
     }
 }
 
-void appendWorker(std::vector<std::string>& argv, const LaunchContext& context) {
-    // On hosts, the worker's path there (a cluster profile's worker), else the same path as here.
+// On hosts, the worker's path there (a cluster profile's worker), else the same path as here.
+std::string workerPath(const LaunchContext& context) {
     if (context.cluster && !context.cluster->worker.empty())
-        argv.push_back(context.cluster->worker);
-    else
-        argv.push_back(context.worker.empty() ? std::string("parallax-worker") : context.worker);
-    argv.insert(argv.end(), {"--spec", context.spec_path, "--run-dir", context.run_dir});
-    if (!context.resume_dir.empty())
-        argv.insert(argv.end(), {"--resume", context.resume_dir});
-    argv.insert(argv.end(), context.worker_args.begin(), context.worker_args.end());
+        return context.cluster->worker;
+    return context.worker.empty() ? std::string("parallax-worker") : context.worker;
 }
 
 // libparallax-loopback.so in the folder of this executable (the build tree: the three executables
@@ -191,137 +186,171 @@ std::string LaunchPlan::commandLine() const {
     return line;
 }
 
-LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
-    checkEnv(spec);
+namespace {
+
+// local and hosts: mpirun.
+void draftMpirun(LaunchDraft& draft, const RunSpec& spec, const LaunchContext& context) {
     const int cores = context.cores > 0 ? context.cores
                                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     const bool root = context.root.value_or(geteuid() == 0);
     const int64_t n = spec.processCount();
     const Choice<Target>& target = spec.launch.target;
-    LaunchPlan plan;
-    std::vector<std::string>& a = plan.argv;
-
-    if (target == Target::Local || target == Target::Hosts) {
-        plan.format = LauncherFormat::OpenMpi;
-        a.push_back(context.launcher.empty() ? std::string("mpirun") : context.launcher);
-        a.insert(a.end(), {"-np", std::to_string(n)});
-        int64_t ranksPerHost = n;
-        if (target == Target::Hosts) {
-            if (!spec.launch.cluster.empty() && !context.cluster)
-                throw std::invalid_argument("launch.cluster = \"" + spec.launch.cluster +
-                                            "\": the cluster profile was not read (resolveHosts)");
-            const std::vector<std::string>& hostList = context.cluster ? context.cluster->hosts : spec.launch.hosts;
-            if (hostList.empty())
-                throw std::invalid_argument(
-                    "launch.hosts is empty but launch.target = \"hosts\"; list hosts as [\"node1:8\", \"node2:8\"]");
-            std::string hosts;
-            for (const std::string& h : hostList) {
-                if (!hosts.empty())
-                    hosts.push_back(',');
-                hosts += h;
-            }
-            a.insert(a.end(), {"--host", hosts});
-            const int64_t count = static_cast<int64_t>(hostList.size());
-            ranksPerHost = (n + count - 1) / count;
+    LaunchPlan& plan = draft.plan;
+    std::vector<std::string>& a = draft.launcher;
+    plan.format = LauncherFormat::OpenMpi;
+    a.push_back(context.launcher.empty() ? std::string("mpirun") : context.launcher);
+    a.insert(a.end(), {"-np", std::to_string(n)});
+    int64_t ranksPerHost = n;
+    if (target == Target::Hosts) {
+        if (!spec.launch.cluster.empty() && !context.cluster)
+            throw std::invalid_argument("launch.cluster = \"" + spec.launch.cluster +
+                                        "\": the cluster profile was not read (resolveHosts)");
+        const std::vector<std::string>& hostList = context.cluster ? context.cluster->hosts : spec.launch.hosts;
+        if (hostList.empty())
+            throw std::invalid_argument(
+                "launch.hosts is empty but launch.target = \"hosts\"; list hosts as [\"node1:8\", \"node2:8\"]");
+        std::string hosts;
+        for (const std::string& h : hostList) {
+            if (!hosts.empty())
+                hosts.push_back(',');
+            hosts += h;
         }
-        a.push_back("--tag-output");
-        const bool oversubscribed = target == Target::Local && n > cores;
-        if (oversubscribed)
-            a.push_back("--oversubscribe");
-        // More ranks than cores share them, and Open MPI refuses to bind a core twice unless told.
-        a.insert(a.end(), {"--bind-to", spec.launch.bind.name() + (oversubscribed && spec.launch.bind != Bind::None
-                                                                       ? ":overload-allowed"
-                                                                       : "")});
-        if (!spec.launch.env.count("OMP_NUM_THREADS"))
-            a.insert(a.end(),
-                     {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});
-        // -x NAME: mpirun passes the value from its own environment on.
-        for (const std::string& name : passedNames(spec))
-            a.insert(a.end(), {"-x", name});
-        for (const std::string& name : clusterEnvNames(context))
-            a.insert(a.end(), {"-x", name});
-        // mpirun hands its command line's MCA parameters to the orted it starts on each host: the
-        // run folder on an orted's command line lets a host's cleanup find it, even once the ranks
-        // it served are gone (HostSweep). Open MPI itself reads no such parameter.
-        if (target == Target::Hosts && !context.run_dir.empty())
-            a.insert(a.end(), {"--mca", "parallax_run_dir", context.run_dir});
-        a.insert(a.end(), spec.launch.mpirun_args.begin(), spec.launch.mpirun_args.end());
-        appendWorker(a, context);
-        if (target == Target::Local)
-            setLocalNetworkDefaults(plan, spec, context);
-        else
-            setClusterSettings(plan, context);
-        if (root) {
-            plan.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
-            plan.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
-        }
-        setHiddenEnv(plan, spec);
-        return plan;
+        a.insert(a.end(), {"--host", hosts});
+        const int64_t count = static_cast<int64_t>(hostList.size());
+        ranksPerHost = (n + count - 1) / count;
     }
-
-    if (target == Target::Slurm) {
-        plan.format = LauncherFormat::Slurm;
-        a.push_back(context.launcher.empty() ? std::string("srun") : context.launcher);
-        a.insert(a.end(), {"--label", "-n", std::to_string(n)});
-        const LaunchSpec& l = spec.launch;
-        // Open MPI's ranks start under srun only through the PMI plugin Slurm offers for them
-        // (pmix): without one every rank fails in MPI_Init.
-        if (!context.slurm_mpi.empty())
-            a.push_back("--mpi=" + context.slurm_mpi);
-        const bool batch = l.slurm_mode == SlurmMode::Batch;
-        // The allocation's options: on srun, or on sbatch for a batch job (srun inside takes the
-        // allocation it runs in).
-        std::vector<std::string> sbatch;
-        std::vector<std::string>& alloc = batch ? sbatch : a;
-        const std::string dir = context.run_dir.empty() ? std::string(".") : context.run_dir;
-        if (batch) {
-            std::string jobName = spec.name;
-            for (char& c : jobName)
-                if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-            sbatch = {"sbatch", "--parsable", "--job-name=" + (jobName.empty() ? std::string("parallax") : jobName),
-                      "--chdir=" + dir, "--output=" + dir + "/output.log", "--open-mode=append", "-n",
-                      std::to_string(n)};
-        }
-        if (l.nodes > 0)
-            alloc.push_back("--nodes=" + std::to_string(l.nodes));
-        if (l.tasks_per_node > 0)
-            alloc.push_back("--ntasks-per-node=" + std::to_string(l.tasks_per_node));
-        if (!l.partition.empty())
-            alloc.push_back("--partition=" + l.partition);
-        if (!l.account.empty())
-            alloc.push_back("--account=" + l.account);
-        if (!l.qos.empty())
-            alloc.push_back("--qos=" + l.qos);
-        if (!l.constraint.empty())
-            alloc.push_back("--constraint=" + l.constraint);
-        if (!l.time_limit.empty())
-            alloc.push_back("--time=" + l.time_limit);
-        if (l.gpus_per_node > 0)
-            alloc.push_back("--gpus-per-node=" + std::to_string(l.gpus_per_node));
-        // Before the time limit ends the job, USR1 asks the ranks to checkpoint and stop.
-        if (!l.time_limit.empty() && l.signal_margin_s > 0)
-            alloc.push_back("--signal=USR1@" + std::to_string(l.signal_margin_s));
-        if (l.threads_per_rank > 0) {
-            a.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
-            if (batch) sbatch.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
-            plan.env["OMP_NUM_THREADS"] = std::to_string(l.threads_per_rank);
-        }
-        a.insert(a.end(), l.mpirun_args.begin(), l.mpirun_args.end());
-        appendWorker(a, context);
-        setHiddenEnv(plan, spec);
-        if (batch) {
-            sbatch.push_back(dir + "/job.sh");
-            plan.submit = std::move(sbatch);
-            std::string line;
-            for (const std::string& arg : a) line += (line.empty() ? "" : " ") + shellQuote(arg);
-            plan.script = "#!/bin/sh\n"
-                          "# The ranks of the run in " + dir + ", in the allocation sbatch made for them.\n"
-                          "exec " + line + "\n";
-        }
-        return plan;
+    a.push_back("--tag-output");
+    const bool oversubscribed = target == Target::Local && n > cores;
+    if (oversubscribed)
+        a.push_back("--oversubscribe");
+    // More ranks than cores share them, and Open MPI refuses to bind a core twice unless told.
+    a.insert(a.end(), {"--bind-to", spec.launch.bind.name() + (oversubscribed && spec.launch.bind != Bind::None
+                                                                   ? ":overload-allowed"
+                                                                   : "")});
+    if (!spec.launch.env.count("OMP_NUM_THREADS"))
+        a.insert(a.end(),
+                 {"-x", "OMP_NUM_THREADS=" + std::to_string(threadsPerRank(spec, cores, ranksPerHost))});
+    // -x NAME: mpirun passes the value from its own environment on.
+    for (const std::string& name : passedNames(spec))
+        a.insert(a.end(), {"-x", name});
+    for (const std::string& name : clusterEnvNames(context))
+        a.insert(a.end(), {"-x", name});
+    draft.run_dir_mca = target == Target::Hosts;
+    if (target == Target::Local)
+        setLocalNetworkDefaults(plan, spec, context);
+    else
+        setClusterSettings(plan, context);
+    if (root) {
+        plan.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+        plan.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
     }
+    setHiddenEnv(plan, spec);
+}
 
-    throw std::invalid_argument("launch.target = \"" + target.name() + "\" is not one of local, hosts, slurm");
+// slurm: srun, or sbatch running srun.
+void draftSrun(LaunchDraft& draft, const RunSpec& spec, const LaunchContext& context) {
+    const int64_t n = spec.processCount();
+    LaunchPlan& plan = draft.plan;
+    std::vector<std::string>& a = draft.launcher;
+    plan.format = LauncherFormat::Slurm;
+    a.push_back(context.launcher.empty() ? std::string("srun") : context.launcher);
+    a.insert(a.end(), {"--label", "-n", std::to_string(n)});
+    const LaunchSpec& l = spec.launch;
+    // Open MPI's ranks start under srun only through the PMI plugin Slurm offers for them
+    // (pmix): without one every rank fails in MPI_Init.
+    if (!context.slurm_mpi.empty())
+        a.push_back("--mpi=" + context.slurm_mpi);
+    const bool batch = l.slurm_mode == SlurmMode::Batch;
+    // The allocation's options: on srun, or on sbatch for a batch job (srun inside takes the
+    // allocation it runs in).
+    std::vector<std::string>& sbatch = draft.batch_options;
+    std::vector<std::string>& alloc = batch ? sbatch : a;
+    if (batch) {
+        draft.batch = true;
+        draft.job_name = spec.name;
+        for (char& c : draft.job_name)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+        if (draft.job_name.empty())
+            draft.job_name = "parallax";
+        sbatch = {"-n", std::to_string(n)};
+    }
+    if (l.nodes > 0)
+        alloc.push_back("--nodes=" + std::to_string(l.nodes));
+    if (l.tasks_per_node > 0)
+        alloc.push_back("--ntasks-per-node=" + std::to_string(l.tasks_per_node));
+    if (!l.partition.empty())
+        alloc.push_back("--partition=" + l.partition);
+    if (!l.account.empty())
+        alloc.push_back("--account=" + l.account);
+    if (!l.qos.empty())
+        alloc.push_back("--qos=" + l.qos);
+    if (!l.constraint.empty())
+        alloc.push_back("--constraint=" + l.constraint);
+    if (!l.time_limit.empty())
+        alloc.push_back("--time=" + l.time_limit);
+    if (l.gpus_per_node > 0)
+        alloc.push_back("--gpus-per-node=" + std::to_string(l.gpus_per_node));
+    // Before the time limit ends the job, USR1 asks the ranks to checkpoint and stop.
+    if (!l.time_limit.empty() && l.signal_margin_s > 0)
+        alloc.push_back("--signal=USR1@" + std::to_string(l.signal_margin_s));
+    if (l.threads_per_rank > 0) {
+        a.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
+        if (batch) sbatch.push_back("--cpus-per-task=" + std::to_string(l.threads_per_rank));
+        plan.env["OMP_NUM_THREADS"] = std::to_string(l.threads_per_rank);
+    }
+    setHiddenEnv(plan, spec);
+}
+
+} // namespace
+
+LaunchDraft draftLaunch(const RunSpec& spec, const LaunchContext& context) {
+    checkEnv(spec);
+    LaunchDraft draft;
+    draft.worker = workerPath(context);
+    draft.worker_args = context.worker_args;
+    draft.launcher_args = spec.launch.mpirun_args;
+    const Choice<Target>& target = spec.launch.target;
+    if (target == Target::Local || target == Target::Hosts)
+        draftMpirun(draft, spec, context);
+    else if (target == Target::Slurm)
+        draftSrun(draft, spec, context);
+    else
+        throw std::invalid_argument("launch.target = \"" + target.name() + "\" is not one of local, hosts, slurm");
+    return draft;
+}
+
+LaunchPlan LaunchDraft::forRun(const std::string& specPath, const std::string& runDir,
+                               const std::string& resumeDir) const {
+    LaunchPlan p = plan;
+    std::vector<std::string>& a = p.argv;
+    a = launcher;
+    // mpirun hands its command line's MCA parameters to the orted it starts on each host: the run
+    // folder on an orted's command line lets a host's cleanup find it, even once the ranks it
+    // served are gone (HostSweep). Open MPI itself reads no such parameter.
+    if (run_dir_mca && !runDir.empty())
+        a.insert(a.end(), {"--mca", "parallax_run_dir", runDir});
+    a.insert(a.end(), launcher_args.begin(), launcher_args.end());
+    a.insert(a.end(), {worker, "--spec", specPath, "--run-dir", runDir});
+    if (!resumeDir.empty())
+        a.insert(a.end(), {"--resume", resumeDir});
+    a.insert(a.end(), worker_args.begin(), worker_args.end());
+    if (!batch)
+        return p;
+    const std::string dir = runDir.empty() ? std::string(".") : runDir;
+    p.submit = {"sbatch", "--parsable", "--job-name=" + job_name, "--chdir=" + dir, "--output=" + dir + "/output.log",
+                "--open-mode=append"};
+    p.submit.insert(p.submit.end(), batch_options.begin(), batch_options.end());
+    p.submit.push_back(dir + "/job.sh");
+    std::string line;
+    for (const std::string& arg : a) line += (line.empty() ? "" : " ") + shellQuote(arg);
+    p.script = "#!/bin/sh\n"
+               "# The ranks of the run in " + dir + ", in the allocation sbatch made for them.\n"
+               "exec " + line + "\n";
+    return p;
+}
+
+LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context) {
+    return draftLaunch(spec, context).forRun(context.spec_path, context.run_dir, context.resume_dir);
 }
 
 } // namespace parallax

@@ -97,4 +97,23 @@ struct LaunchPlan {
 // Throws std::invalid_argument naming the field for a target it cannot launch.
 LaunchPlan makeLaunchPlan(const RunSpec& spec, const LaunchContext& context);
 
+// A launch planned before its run exists: every choice made and every refusal thrown, as by
+// makeLaunchPlan, and the run's own paths (its spec file, its folder, the checkpoints it resumes
+// from) bound by forRun() once its folder exists.
+struct LaunchDraft {
+    LaunchPlan plan;                         // the environment, hidden names, format and warnings
+    std::vector<std::string> launcher;       // the launcher's arguments before the run's own
+    bool run_dir_mca = false;                // hosts: --mca parallax_run_dir <run dir> (HostSweep)
+    std::vector<std::string> launcher_args;  // launch.mpirun_args
+    std::string worker;                      // the worker's path (on the hosts)
+    std::vector<std::string> worker_args;
+    bool batch = false;                      // launch.slurm_mode = "batch": sbatch runs the script
+    std::string job_name;
+    std::vector<std::string> batch_options;  // sbatch's allocation options, from -n N on
+
+    LaunchPlan forRun(const std::string& specPath, const std::string& runDir, const std::string& resumeDir) const;
+};
+// makeLaunchPlan(spec, context) is draftLaunch(spec, context).forRun(context's paths).
+LaunchDraft draftLaunch(const RunSpec& spec, const LaunchContext& context);
+
 } // namespace parallax

@@ -167,6 +167,50 @@ LauncherProcess::~LauncherProcess() {
     closeFd(m_err);
 }
 
+namespace {
+
+// The program's candidate paths, its arguments and its environment (this process's, `env` on top)
+// as exec takes them, made before fork: the child only calls exec.
+void fillExecRequest(ExecRequest& r, const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& env) {
+    r.candidates = executableCandidates(argv.front());
+    for (std::string& c : r.candidates)
+        r.paths.push_back(c.data());
+    r.paths.push_back(nullptr);
+    for (const std::string& a : argv)
+        r.args.push_back(const_cast<char*>(a.c_str()));
+    r.args.push_back(nullptr);
+    for (char** e = environ; e && *e; ++e) {
+        const char* eq = std::strchr(*e, '=');
+        const std::string name = eq ? std::string(*e, static_cast<size_t>(eq - *e)) : std::string(*e);
+        if (!env.count(name))
+            r.envStrings.emplace_back(*e);
+    }
+    for (const auto& [name, value] : env)
+        r.envStrings.push_back(name + "=" + value);
+    for (std::string& s : r.envStrings)
+        r.envp.push_back(s.data());
+    r.envp.push_back(nullptr);
+}
+
+// 0 once the child `pid` has exec'd (exec closes the status pipe: end of file), else the errno it
+// wrote before it could, with the child reaped.
+int execResult(int statusFd, pid_t pid) {
+    int childError = 0;
+    ssize_t n;
+    do {
+        n = ::read(statusFd, &childError, sizeof childError);
+    } while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(sizeof childError))
+        return 0;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return childError;
+}
+
+} // namespace
+
 int LauncherProcess::start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
     if (argv.empty())
         return EINVAL;
@@ -192,24 +236,7 @@ int LauncherProcess::start(const std::vector<std::string>& argv, const std::map<
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
     ExecRequest r;
-    r.candidates = executableCandidates(argv.front());
-    for (std::string& c : r.candidates)
-        r.paths.push_back(c.data());
-    r.paths.push_back(nullptr);
-    for (const std::string& a : argv)
-        r.args.push_back(const_cast<char*>(a.c_str()));
-    r.args.push_back(nullptr);
-    for (char** e = environ; e && *e; ++e) {
-        const char* eq = std::strchr(*e, '=');
-        const std::string name = eq ? std::string(*e, static_cast<size_t>(eq - *e)) : std::string(*e);
-        if (!env.count(name))
-            r.envStrings.emplace_back(*e);
-    }
-    for (const auto& [name, value] : env)
-        r.envStrings.push_back(name + "=" + value);
-    for (std::string& s : r.envStrings)
-        r.envp.push_back(s.data());
-    r.envp.push_back(nullptr);
+    fillExecRequest(r, argv, env);
     r.parent = getpid();
     r.out = outPipe[1];
     r.err = errPipe[1];
@@ -229,21 +256,7 @@ int LauncherProcess::start(const std::vector<std::string>& argv, const std::map<
     ::close(errPipe[1]);
     ::close(statusPipe[1]);
 
-    int rc = pid < 0 ? forkError : 0;
-    if (pid > 0) {
-        // exec closes the status pipe (end of file); a failure before it writes its errno.
-        int childError = 0;
-        ssize_t n;
-        do {
-            n = ::read(statusPipe[0], &childError, sizeof childError);
-        } while (n < 0 && errno == EINTR);
-        if (n == static_cast<ssize_t>(sizeof childError)) {
-            rc = childError;
-            int status = 0;
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
-        }
-    }
+    const int rc = pid < 0 ? forkError : execResult(statusPipe[0], pid);
     ::close(statusPipe[0]);
     if (rc != 0) {
         ::close(outPipe[0]);

@@ -111,6 +111,80 @@ void readFacts(const std::string& out, HostCheck& c, std::string& worker, bool& 
     }
 }
 
+// A partition setting as a number; -1 when unset, or UNLIMITED and the like (no limit).
+int64_t settingNumber(const std::map<std::string, std::string>& kv, const char* key) {
+    const auto it = kv.find(key);
+    if (it == kv.end()) return -1;
+    try {
+        return std::stoll(it->second);
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+// launch.gpus_per_node against the GPUs of the partition `p`.
+void checkGpus(const LaunchSpec& l, const std::map<std::string, std::string>& p, int64_t totalNodes,
+               const std::string& which, std::vector<std::string>& problems) {
+    if (l.gpus_per_node <= 0)
+        return;
+    // TRES=cpu=64,mem=...,node=2,billing=64,gres/gpu=16: the partition's GPUs in all.
+    int64_t gpus = 0;
+    if (const auto tres = p.find("TRES"); tres != p.end()) {
+        const std::string& t = tres->second;
+        const size_t at = t.find("gres/gpu=");
+        if (at != std::string::npos) gpus = std::atoll(t.c_str() + at + 9);
+    }
+    const int64_t perNode = totalNodes > 0 ? gpus / totalNodes : gpus;
+    if (gpus == 0)
+        problems.push_back("launch.gpus_per_node = " + std::to_string(l.gpus_per_node) + " but " + which +
+                           " has no GPUs (no gres/gpu in its TRES); choose a GPU partition or set "
+                           "launch.gpus_per_node = 0");
+    else if (l.gpus_per_node > perNode)
+        problems.push_back("launch.gpus_per_node = " + std::to_string(l.gpus_per_node) + " but a node of " +
+                           which + " has " + std::to_string(perNode) + " GPU(s); ask for at most " +
+                           std::to_string(perNode));
+}
+
+// What one host's answer to the check says: its facts, and what keeps a run from starting there.
+void judgeHost(HostCheck& c, const CommandResult& r, const std::string& worker, const std::string& localBuild,
+               const PreflightOptions& o, const TokenFile& token) {
+    std::string remoteWorker;
+    bool noWorker = false, noToken = false;
+    std::string readToken;
+    readFacts(r.out, c, remoteWorker, noWorker, readToken, noToken);
+    if (c.hostname.empty()) {
+        c.problems.push_back(c.host + ": the check did not run there (exit code " + std::to_string(r.exit_code) +
+                             (sshComplaint(r.err).empty() ? "" : ": " + sshComplaint(r.err)) +
+                             "); it needs a POSIX shell on the host");
+        return;
+    }
+    c.reachable = true;
+    c.worker_build = remoteWorker;
+    if (noWorker) {
+        c.problems.push_back(c.host + ": there is no parallax-worker at " + worker +
+                             "; install Parallax there at that path, or set worker = \"...\" in the cluster "
+                             "profile to where it is");
+    } else if (!localBuild.empty() && remoteWorker != localBuild) {
+        c.problems.push_back(c.host + ": " + worker + " there is another build than " + o.local_worker +
+                             " here (sha256 " + remoteWorker.substr(0, 12) + " there, " + localBuild.substr(0, 12) +
+                             " here); install the same build on every host");
+    }
+    if (!o.shared_folder.empty()) {
+        if (!token.error().empty()) {
+            c.problems.push_back("cannot write a test file in " + o.shared_folder + " here (" + token.error() +
+                                 "), so it cannot be checked on the hosts");
+        } else if (noToken || readToken != token.token()) {
+            c.problems.push_back(c.host + ": " + o.shared_folder +
+                                 " is not the same folder there (a test file written here cannot be read on " +
+                                 c.host + "); the run folders (checkpoints, output) need a file system shared "
+                                 "by every host at the same path, e.g. NFS");
+        }
+    }
+    if (c.cores > 0 && c.slot_count > c.cores)
+        c.notes.push_back(c.host + ": " + std::to_string(c.slot_count) + " slots but " + std::to_string(c.cores) +
+                          " cores; ranks will share cores");
+}
+
 } // namespace
 
 PreflightFailed::PreflightFailed(std::vector<std::string> problems)
@@ -173,41 +247,7 @@ std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightO
                                  "ssh.identity_file)");
             continue;
         }
-        std::string remoteWorker;
-        bool noWorker = false, noToken = false;
-        std::string readToken;
-        readFacts(r.out, c, remoteWorker, noWorker, readToken, noToken);
-        if (c.hostname.empty()) {
-            c.problems.push_back(c.host + ": the check did not run there (exit code " + std::to_string(r.exit_code) +
-                                 (sshComplaint(r.err).empty() ? "" : ": " + sshComplaint(r.err)) +
-                                 "); it needs a POSIX shell on the host");
-            continue;
-        }
-        c.reachable = true;
-        c.worker_build = remoteWorker;
-        if (noWorker) {
-            c.problems.push_back(c.host + ": there is no parallax-worker at " + worker +
-                                 "; install Parallax there at that path, or set worker = \"...\" in the cluster "
-                                 "profile to where it is");
-        } else if (!localBuild.empty() && remoteWorker != localBuild) {
-            c.problems.push_back(c.host + ": " + worker + " there is another build than " + o.local_worker +
-                                 " here (sha256 " + remoteWorker.substr(0, 12) + " there, " + localBuild.substr(0, 12) +
-                                 " here); install the same build on every host");
-        }
-        if (!o.shared_folder.empty()) {
-            if (!token.error().empty()) {
-                c.problems.push_back("cannot write a test file in " + o.shared_folder + " here (" + token.error() +
-                                     "), so it cannot be checked on the hosts");
-            } else if (noToken || readToken != token.token()) {
-                c.problems.push_back(c.host + ": " + o.shared_folder +
-                                     " is not the same folder there (a test file written here cannot be read on " +
-                                     c.host + "); the run folders (checkpoints, output) need a file system shared "
-                                     "by every host at the same path, e.g. NFS");
-            }
-        }
-        if (c.cores > 0 && c.slot_count > c.cores)
-            c.notes.push_back(c.host + ": " + std::to_string(c.slot_count) + " slots but " + std::to_string(c.cores) +
-                              " cores; ranks will share cores");
+        judgeHost(c, r, worker, localBuild, o, token);
     }
     if (o.processes > 0 && slotsOffered < o.processes && !checks.empty())
         checks.front().problems.push_back("the hosts offer " + std::to_string(slotsOffered) + " slots but the run needs " +
@@ -236,15 +276,6 @@ std::vector<std::string> slurmPreflight(const RunSpec& spec, int timeoutS) {
         std::map<std::string, std::string> kv = parseSlurmSettings(line);
         if (kv.count("PartitionName")) partitions.push_back(std::move(kv));
     }
-    auto number = [](const std::map<std::string, std::string>& kv, const char* key) -> int64_t {
-        const auto it = kv.find(key);
-        if (it == kv.end()) return -1;
-        try {
-            return std::stoll(it->second); // UNLIMITED and the like: no limit
-        } catch (const std::exception&) {
-            return -1;
-        }
-    };
     std::string names;
     const std::map<std::string, std::string>* chosen = nullptr;
     for (const auto& p : partitions) {
@@ -262,11 +293,11 @@ std::vector<std::string> slurmPreflight(const RunSpec& spec, int timeoutS) {
     std::vector<std::string> problems;
     if (p.count("State") && p.at("State") != "UP")
         problems.push_back("launch.partition: " + which + " is " + p.at("State") + ", so nothing would start there");
-    const int64_t totalNodes = number(p, "TotalNodes"), totalCpus = number(p, "TotalCPUs");
+    const int64_t totalNodes = settingNumber(p, "TotalNodes"), totalCpus = settingNumber(p, "TotalCPUs");
     int64_t nodes = totalNodes;
-    if (const int64_t most = number(p, "MaxNodes"); most >= 0 && (nodes < 0 || most < nodes)) nodes = most;
+    if (const int64_t most = settingNumber(p, "MaxNodes"); most >= 0 && (nodes < 0 || most < nodes)) nodes = most;
     int64_t nodeCpus = totalNodes > 0 && totalCpus > 0 ? totalCpus / totalNodes : -1;
-    if (const int64_t most = number(p, "MaxCPUsPerNode"); most >= 0 && (nodeCpus < 0 || most < nodeCpus))
+    if (const int64_t most = settingNumber(p, "MaxCPUsPerNode"); most >= 0 && (nodeCpus < 0 || most < nodeCpus))
         nodeCpus = most;
     const int64_t perTask = std::max<int64_t>(1, l.threads_per_rank);
     const int64_t wanted = spec.processCount() * perTask;
@@ -282,24 +313,7 @@ std::vector<std::string> slurmPreflight(const RunSpec& spec, int timeoutS) {
         problems.push_back("parallel: dp * tp * pp = " + std::to_string(spec.processCount()) + " processes of " +
                            std::to_string(perTask) + " CPU(s) each need " + std::to_string(wanted) + " CPUs, but " +
                            which + " has " + std::to_string(usable) + "; use a larger partition or fewer ranks");
-    if (l.gpus_per_node > 0) {
-        // TRES=cpu=64,mem=...,node=2,billing=64,gres/gpu=16: the partition's GPUs in all.
-        int64_t gpus = 0;
-        if (const auto tres = p.find("TRES"); tres != p.end()) {
-            const std::string& t = tres->second;
-            const size_t at = t.find("gres/gpu=");
-            if (at != std::string::npos) gpus = std::atoll(t.c_str() + at + 9);
-        }
-        const int64_t perNode = totalNodes > 0 ? gpus / totalNodes : gpus;
-        if (gpus == 0)
-            problems.push_back("launch.gpus_per_node = " + std::to_string(l.gpus_per_node) + " but " + which +
-                               " has no GPUs (no gres/gpu in its TRES); choose a GPU partition or set "
-                               "launch.gpus_per_node = 0");
-        else if (l.gpus_per_node > perNode)
-            problems.push_back("launch.gpus_per_node = " + std::to_string(l.gpus_per_node) + " but a node of " +
-                               which + " has " + std::to_string(perNode) + " GPU(s); ask for at most " +
-                               std::to_string(perNode));
-    }
+    checkGpus(l, p, totalNodes, which, problems);
     return problems;
 }
 

@@ -1,23 +1,29 @@
-// formatIssues (SpecValidator.h): the validator's issues as the CLI and the worker print them.
+// formatIssues and issueLines (SpecValidator.h): the validator's issues as the CLI, the
+// supervisor and the worker print them.
 #include "core/spec/SpecValidator.h"
 
 namespace parallax {
 
+std::vector<std::string> issueLines(const std::vector<SpecIssue>& issues, bool warnings) {
+    std::vector<std::string> lines;
+    size_t count = 0;
+    for (const SpecIssue& issue : issues) {
+        if (issue.warning != warnings || ++count > kMostIssuesPrinted) continue;
+        lines.push_back(issue.message.find(issue.field) == std::string::npos ? issue.field + ": " + issue.message
+                                                                            : issue.message);
+    }
+    if (count > kMostIssuesPrinted)
+        lines.push_back("... and " + std::to_string(count - kMostIssuesPrinted) + " more " +
+                        (warnings ? "warnings" : "errors") + " (" + std::to_string(count) + " in all; the first " +
+                        std::to_string(kMostIssuesPrinted) + " are listed)");
+    return lines;
+}
+
 std::string formatIssues(const std::vector<SpecIssue>& issues) {
     std::string out;
-    for (const bool warnings : {false, true}) {
-        size_t count = 0;
-        for (const SpecIssue& issue : issues) {
-            if (issue.warning != warnings || ++count > kMostIssuesPrinted) continue;
-            if (warnings) out += "warning: ";
-            if (issue.message.find(issue.field) == std::string::npos) out += issue.field + ": ";
-            out += issue.message + "\n";
-        }
-        if (count > kMostIssuesPrinted)
-            out += std::string(warnings ? "warning: " : "") + "... and " + std::to_string(count - kMostIssuesPrinted) +
-                   " more " + (warnings ? "warnings" : "errors") + " (" + std::to_string(count) +
-                   " in all; the first " + std::to_string(kMostIssuesPrinted) + " are listed)\n";
-    }
+    for (const bool warnings : {false, true})
+        for (const std::string& line : issueLines(issues, warnings))
+            out += (warnings ? "warning: " : "") + line + "\n";
     return out;
 }
 

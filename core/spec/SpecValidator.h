@@ -39,6 +39,10 @@ bool hasErrors(const std::vector<SpecIssue>& issues);
 // issues it has; what is printed stays a screenful).
 constexpr size_t kMostIssuesPrinted = 50;
 std::string formatIssues(const std::vector<SpecIssue>& issues);
+// The lines of formatIssues for the errors (warnings = false) or the warnings alone, without the
+// "warning: " prefix: each "field: message" (or the message that names its field), at most
+// kMostIssuesPrinted of them and a line saying how many more.
+std::vector<std::string> issueLines(const std::vector<SpecIssue>& issues, bool warnings);
 
 // Where a data kind is read from when data.path is empty ("" when it needs a path or none).
 std::string defaultDataPath(const Choice<DataKind>& dataKind);
