@@ -45,12 +45,6 @@ size_t firstBadUtf8(std::string_view text) {
     return std::string_view::npos;
 }
 
-std::string shapeText(const std::vector<int64_t>& shape) {
-    std::string text = "[";
-    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-}
-
 std::string rangeText(uint64_t begin, uint64_t end) {
     return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
 }
@@ -184,6 +178,12 @@ void checkContiguous(std::vector<TensorInfo>& tensors, uint64_t dataBytes, const
 }
 
 } // namespace
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+}
 
 const std::string* firstRepeatedName(std::vector<const std::string*> names) {
     std::sort(names.begin(), names.end(), [](const std::string* a, const std::string* b) { return *a < *b; });

@@ -45,6 +45,9 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view json, uint64_t dataByt
 // past 2^63 or, for the 4- and 6-bit kinds, the bits do not fill whole bytes.
 bool tensorByteSize(Dtype dtype, const std::vector<int64_t>& shape, uint64_t& bytes, std::string& problem);
 
+// "[2, 3]": a shape as messages write it.
+std::string shapeText(const std::vector<int64_t>& shape);
+
 // The first name that `names` holds twice; nullptr when each is there once.
 const std::string* firstRepeatedName(std::vector<const std::string*> names);
 

@@ -44,7 +44,8 @@ const std::vector<Named>& table<DataKind>() {
     static const std::vector<Named> t = {{"synthetic", "synthetic (generated)"},
         {"fashion-mnist", "fashion-mnist (IDX files)"},
         {"text", "text (file or folder of .txt)"},
-        {"image-folder", "image-folder (images + captions)"}};
+        {"image-folder", "image-folder (images + captions)"},
+        {"conversations", "conversations (chats with images: LLaVA, ShareGPT, messages)"}};
     return t;
 }
 template <>
@@ -75,6 +76,16 @@ const std::vector<Named>& table<StageSplit>() {
 template <>
 const std::vector<Named>& table<OnBadSample>() {
     static const std::vector<Named> t = {{"fail", "fail the run, naming it"}, {"skip", "skip it and count it"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<FinetuneMode>() {
+    static const std::vector<Named> t = {{"full", "full (every weight not frozen)"}, {"lora", "LoRA adapters"}};
+    return t;
+}
+template <>
+const std::vector<Named>& table<OnTruncate>() {
+    static const std::vector<Named> t = {{"drop", "drop the sample and count it"}, {"fail", "refuse the run"}};
     return t;
 }
 
@@ -187,6 +198,22 @@ const std::vector<std::string>& choiceNames<OnBadSample>() {
 template <>
 const std::vector<std::string>& choiceLabels<OnBadSample>() {
     return labelsOf<OnBadSample>();
+}
+template <>
+const std::vector<std::string>& choiceNames<FinetuneMode>() {
+    return namesOf<FinetuneMode>();
+}
+template <>
+const std::vector<std::string>& choiceLabels<FinetuneMode>() {
+    return labelsOf<FinetuneMode>();
+}
+template <>
+const std::vector<std::string>& choiceNames<OnTruncate>() {
+    return namesOf<OnTruncate>();
+}
+template <>
+const std::vector<std::string>& choiceLabels<OnTruncate>() {
+    return labelsOf<OnTruncate>();
 }
 
 void ChoiceField::setName(const std::string& name) {

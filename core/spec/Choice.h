@@ -9,18 +9,20 @@ namespace parallax {
 // The closed choices of a spec. Each has one table of its TOML names (Choice.cpp), indexed by the
 // enum's value; code compares enums, and names appear only where a spec is read or written and in
 // messages.
-enum class ModelKind { Gpt, Mmdit, Vlm };
+enum class ModelKind { Gpt, Mmdit, Vlm, Qwen2_5_Vl, Qwen2 };
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubble };
 enum class Precision { Fp32, Bf16 };
 enum class Device { Cpu, Cuda };
 enum class Target { Local, Hosts, Slurm };
-enum class DataKind { Synthetic, FashionMnist, Text, ImageFolder };
+enum class DataKind { Synthetic, FashionMnist, Text, ImageFolder, Conversations };
 enum class Bind { None, Core, Socket };
 enum class SlurmMode { Srun, Batch };
 enum class OnHang { Wait, Fail };
 enum class OnHostFailure { Fail, Resume };
 enum class StageSplit { Flops, Profile };
 enum class OnBadSample { Fail, Skip };
+enum class FinetuneMode { Full, Lora };
+enum class OnTruncate { Drop, Fail };
 
 template <class E>
 const std::vector<std::string>& choiceNames();
@@ -48,6 +50,10 @@ template <>
 const std::vector<std::string>& choiceNames<StageSplit>();
 template <>
 const std::vector<std::string>& choiceNames<OnBadSample>();
+template <>
+const std::vector<std::string>& choiceNames<FinetuneMode>();
+template <>
+const std::vector<std::string>& choiceNames<OnTruncate>();
 
 template <class E>
 const std::string& choiceName(E value) {

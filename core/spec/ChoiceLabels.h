@@ -34,5 +34,9 @@ template <>
 const std::vector<std::string>& choiceLabels<StageSplit>();
 template <>
 const std::vector<std::string>& choiceLabels<OnBadSample>();
+template <>
+const std::vector<std::string>& choiceLabels<FinetuneMode>();
+template <>
+const std::vector<std::string>& choiceLabels<OnTruncate>();
 
 } // namespace parallax

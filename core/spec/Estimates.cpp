@@ -1,6 +1,7 @@
 #include "core/spec/Estimates.h"
 
 #include "core/spec/CheckedMath.h"
+#include "core/spec/FinetunePlan.h"
 #include "core/spec/ModelKinds.h"
 #include "core/spec/SpecLimits.h"
 #include "core/spec/StagePartition.h"
@@ -68,12 +69,27 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
     return modelKindInfo(d.kind).units(d);
 }
 
-// The parameters of the units (only the trainable ones: of the units not frozen), in 64 bits.
+// The units with the run's [finetune] applied (published kinds: FinetunePlan.h).
+std::vector<Unit> buildUnits(const ModelDims& d, const FinetuneSpec& finetune) {
+    std::vector<Unit> units = buildUnits(d);
+    const ModelKindInfo& kind = modelKindInfo(d.kind);
+    if (publishedModel(kind)) applyFinetune(units, kind.tensors(d), finetune);
+    return units;
+}
+
+// A unit's parameters that receive gradients: its own not frozen, and the adapters beside them.
+int64_t trainableSplit(const Unit& u) { return (u.frozen ? 0 : u.split - u.frozenSplit) + u.adapterSplit; }
+int64_t trainableReplicated(const Unit& u) {
+    return (u.frozen ? 0 : u.replicated - u.frozenReplicated) + u.adapterReplicated;
+}
+
+// The parameters of the units (only the trainable ones, adapters included), in 64 bits.
 int64_t unitParameters(const std::vector<Unit>& units, bool trainableOnly) {
     int64_t total = 0;
     for (const Unit& u : units) {
-        if (trainableOnly && u.frozen) continue;
-        const std::optional<int64_t> sum = checkedAdd(total, u.params());
+        const std::optional<int64_t> trainable = checkedAdd(trainableSplit(u), trainableReplicated(u));
+        const std::optional<int64_t> sum = trainable ? checkedAdd(total, trainableOnly ? *trainable : u.params())
+                                                     : std::nullopt;
         if (!sum)
             throw std::invalid_argument("model: the parameter count does not fit in 64 bits; use smaller model "
                                         "dimensions");
@@ -83,8 +99,9 @@ int64_t unitParameters(const std::vector<Unit>& units, bool trainableOnly) {
 }
 
 struct StageLoad {
-    double split = 0, replicated = 0;                   // parameters
-    double trainableSplit = 0, trainableReplicated = 0;
+    double split = 0, replicated = 0;                   // parameters kept with a master copy
+    double frozenSplit = 0, frozenReplicated = 0;       // [finetune]'s frozen ones: the compute copy only
+    double trainableSplit = 0, trainableReplicated = 0; // adapters included
     double activations = 0;                             // per sample, elements, tp applied
     double inputs = 0;                                  // per sample, elements
     double largestUnitActivations = 0;
@@ -167,13 +184,15 @@ std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) 
 }
 
 Estimates estimate(const RunSpec& spec) {
-    const ModelDims d = resolveModel(spec.model);
+    const ModelDims d = resolveModel(spec);
     requireUsableLayout(spec);
-    const std::vector<Unit> units = buildUnits(d);
+    const std::vector<Unit> units = buildUnits(d, spec.finetune);
 
     Estimates e;
     e.params = unitParameters(units, false);
     e.trainable_params = unitParameters(units, true);
+    for (const Unit& u : units)
+        e.adapter_params = saturatingAdd(e.adapter_params, saturatingAdd(u.adapterSplit, u.adapterReplicated));
     const double tokens = double(d.tokensPerSample());
     e.flops_per_sample = 3 * forwardFlopsPerSample(d);
     e.flops_per_token = tokens > 0 ? e.flops_per_sample / tokens : 0;
@@ -205,22 +224,27 @@ Estimates estimate(const RunSpec& spec) {
     const int64_t stages = std::min(pp, pieces);
     std::vector<StageLoad> loads(static_cast<size_t>(stages));
     size_t piece = 0;
+    // A published model's units before the first one that trains keep nothing for backward: no
+    // gradient flows back to them (a frozen vision tower runs as inference).
+    bool gradientFlows = !publishedModel(modelKindInfo(d.kind));
     for (size_t index = 0; index < units.size(); ++index) {
         const Unit& u = units[index];
         while (piece + 2 < bounds.size() && static_cast<int>(index) >= bounds[piece + 1]) ++piece;
         StageLoad& s = loads[static_cast<size_t>(static_cast<int64_t>(piece) % stages)];
-        s.split += double(u.split);
-        s.replicated += double(u.replicated);
-        if (!u.frozen) {
-            s.trainableSplit += double(u.split);
-            s.trainableReplicated += double(u.replicated);
-        }
+        s.split += double(u.split + u.adapterSplit - u.frozenSplit);
+        s.replicated += double(u.replicated + u.adapterReplicated - u.frozenReplicated);
+        s.frozenSplit += double(u.frozenSplit);
+        s.frozenReplicated += double(u.frozenReplicated);
+        s.trainableSplit += double(trainableSplit(u));
+        s.trainableReplicated += double(trainableReplicated(u));
+        s.largestUnitParams = std::max(s.largestUnitParams, double(u.split) / double(tp) + double(u.replicated));
+        s.boundary = std::max(s.boundary, u.input);
+        gradientFlows = gradientFlows || trainableSplit(u) + trainableReplicated(u) > 0;
+        if (!gradientFlows) continue;
         const double acts = u.actReplicated + u.actSplit / double(tp);
         s.activations += acts;
         s.inputs += u.input;
         s.largestUnitActivations = std::max(s.largestUnitActivations, acts);
-        s.largestUnitParams = std::max(s.largestUnitParams, double(u.split) / double(tp) + double(u.replicated));
-        s.boundary = std::max(s.boundary, u.input);
     }
 
     const bool bf16 = spec.train.precision == Precision::Bf16;
@@ -234,8 +258,9 @@ Estimates estimate(const RunSpec& spec) {
         const StageLoad& s = loads[static_cast<size_t>(stage)];
         MemoryEstimate mem;
         const double local = s.split / double(tp) + s.replicated;
+        const double localFrozen = s.frozenSplit / double(tp) + s.frozenReplicated;
         const double localTrainable = s.trainableSplit / double(tp) + s.trainableReplicated;
-        mem.weights = local * weightBytes / (zero >= 3 ? double(dp) : 1.0);
+        mem.weights = (local * weightBytes + localFrozen * computeBytes) / (zero >= 3 ? double(dp) : 1.0);
         mem.gradients = localTrainable * 4.0 / (zero >= 2 ? double(dp) : 1.0);
         mem.optimizer = localTrainable * 8.0 / (zero >= 1 ? double(dp) : 1.0);
 

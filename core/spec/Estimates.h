@@ -21,7 +21,8 @@ struct MemoryEstimate {
 
 struct Estimates {
     int64_t params = 0;                // whole model
-    int64_t trainable_params = 0;      // without a frozen vision tower
+    int64_t trainable_params = 0;      // receiving gradients: without frozen parts, with LoRA adapters
+    int64_t adapter_params = 0;        // LoRA adapters and copies of modules_to_save (trainable, beside params)
     double flops_per_token = 0;        // training (fwd + bwd) FLOPs per counted token, docs/models.md
     double flops_per_sample = 0;
     int64_t tokens_per_step = 0;       // counted once per data-parallel replica: global_batch * tokens/sample

@@ -20,6 +20,7 @@ const Dimension kDimensions[] = {
     {"model.layers", &ModelDims::layers, &ModelSpec::layers},
     {"model.dim", &ModelDims::dim, &ModelSpec::dim},
     {"model.heads", &ModelDims::heads, &ModelSpec::heads},
+    {"model.kv_heads", &ModelDims::kv_heads, &ModelSpec::kv_heads},
     {"model.ffn", &ModelDims::ffn, &ModelSpec::ffn},
     {"model.vocab", &ModelDims::vocab, &ModelSpec::vocab},
     {"model.seq_len", &ModelDims::seq_len, &ModelSpec::seq_len},
@@ -29,6 +30,7 @@ const Dimension kDimensions[] = {
     {"model.vision_layers", &ModelDims::vision_layers, &ModelSpec::vision_layers},
     {"model.vision_dim", &ModelDims::vision_dim, &ModelSpec::vision_dim},
     {"model.vision_heads", &ModelDims::vision_heads, &ModelSpec::vision_heads},
+    {"model.vision_ffn", &ModelDims::vision_ffn, &ModelSpec::vision_ffn},
 };
 
 const Dimension* dimensionAt(const std::string& path) {

@@ -1,11 +1,26 @@
 #include "core/spec/ModelDims.h"
 
+#include "core/spec/ModelConfigFile.h"
 #include "core/spec/ModelKinds.h"
+
+#include <algorithm>
+#include <optional>
 
 #include <stdexcept>
 
 namespace parallax {
 
+
+int64_t ModelDims::visualTokens() const {
+    // Smart resizing keeps an image's sides multiples of patch x merge and its area within
+    // image_pixels: at most this many merged tokens.
+    const int64_t side = saturatingMul(patch, vision_merge);
+    return side > 0 ? image_pixels / saturatingMul(side, side) : 0;
+}
+
+int64_t ModelDims::visionPatches() const {
+    return saturatingMul(visualTokens(), saturatingMul(vision_merge, vision_merge));
+}
 
 int64_t ModelDims::sequenceLength() const {
     // mmdit: joint text+image attention; vlm: image tokens then text
@@ -22,12 +37,70 @@ std::vector<std::string> modelPresets(ModelKind kind) {
     return names;
 }
 
+namespace {
+
+// The dimensions a spec may set for a model of `kind`, with the config.json key of each (as the
+// text config names it; "vision_config." for the tower's): a spec that names one which disagrees
+// with a folder's config is an error naming both values.
+struct SettableDimension {
+    const char* field;
+    const char* configKey;
+    std::optional<int64_t> ModelSpec::*set;
+    int64_t ModelDims::*resolved;
+};
+
+const SettableDimension kSettable[] = {
+    {"model.layers", "num_hidden_layers", &ModelSpec::layers, &ModelDims::layers},
+    {"model.dim", "hidden_size", &ModelSpec::dim, &ModelDims::dim},
+    {"model.heads", "num_attention_heads", &ModelSpec::heads, &ModelDims::heads},
+    {"model.kv_heads", "num_key_value_heads", &ModelSpec::kv_heads, &ModelDims::kv_heads},
+    {"model.ffn", "intermediate_size", &ModelSpec::ffn, &ModelDims::ffn},
+    {"model.vocab", "vocab_size", &ModelSpec::vocab, &ModelDims::vocab},
+    {"model.vision_layers", "vision_config.depth", &ModelSpec::vision_layers, &ModelDims::vision_layers},
+    {"model.vision_dim", "vision_config.hidden_size", &ModelSpec::vision_dim, &ModelDims::vision_dim},
+    {"model.vision_heads", "vision_config.num_heads", &ModelSpec::vision_heads, &ModelDims::vision_heads},
+    {"model.vision_ffn", "vision_config.intermediate_size", &ModelSpec::vision_ffn, &ModelDims::vision_ffn},
+};
+
+// The kind and sizes of model.from's config.json; the spec's own kind and dimensions must agree.
+ModelDims fromFolder(const ModelSpec& spec) {
+    const std::string field = "model.from = \"" + spec.from + "\": ";
+    ModelConfigFile config;
+    try {
+        config = readModelConfig(spec.from);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(field + e.what());
+    }
+    ModelDims d = config.dims;
+    const std::string folderKind = choiceName(d.kind);
+    if (spec.kind.value() != d.kind)
+        throw std::invalid_argument("model.kind = \"" + spec.kind.name() + "\" disagrees with " + config.path +
+                                    ", whose model_type \"" + config.modelType + "\" is model.kind = \"" +
+                                    folderKind + "\"; set model.kind = \"" + folderKind + "\"");
+    const bool tower = modelKindInfo(d.kind).vision_tower;
+    for (const SettableDimension& s : kSettable) {
+        const std::optional<int64_t>& value = spec.*(s.set);
+        const bool visionField = std::string(s.configKey).rfind("vision_config.", 0) == 0;
+        if (!value || (visionField && !tower) || *value == d.*(s.resolved)) continue;
+        throw std::invalid_argument(std::string(s.field) + " = " + std::to_string(*value) + " disagrees with " +
+                                    s.configKey + " = " + std::to_string(d.*(s.resolved)) + " in " + config.path +
+                                    "; remove " + s.field + " (the folder's config gives the model's sizes)");
+    }
+    d.seq_len = spec.seq_len.value_or(kFolderSeqLen);
+    d.image_pixels = DataSpec().max_pixels;
+    d.freeze_vision = spec.freeze_vision;
+    return d;
+}
+
+} // namespace
+
 ModelDims resolveModel(const ModelSpec& spec) {
     if (!spec.kind.known()) {
         std::string names;
         for (const std::string& n : spec.kind.names()) names += (names.empty() ? "" : ", ") + n;
         throw std::invalid_argument("model.kind = \"" + spec.kind.name() + "\" is unknown; use one of " + names);
     }
+    if (!spec.from.empty()) return fromFolder(spec);
     const ModelKind kind = spec.kind.value();
     ModelDims d;
     bool found = false;
@@ -59,8 +132,22 @@ ModelDims resolveModel(const ModelSpec& spec) {
     apply(d.vision_layers, spec.vision_layers);
     apply(d.vision_dim, spec.vision_dim);
     apply(d.vision_heads, spec.vision_heads);
-    if (modelKindInfo(d.kind).vision_tower) d.vision_ffn = saturatingMul(4, d.vision_dim);
+    const ModelKindInfo& info = modelKindInfo(d.kind);
+    if (publishedModel(info)) {
+        apply(d.kv_heads, spec.kv_heads);
+        apply(d.vision_ffn, spec.vision_ffn);
+        d.image_pixels = DataSpec().max_pixels;
+    } else if (info.vision_tower) {
+        d.vision_ffn = saturatingMul(4, d.vision_dim);
+    }
     d.freeze_vision = spec.freeze_vision;
+    return d;
+}
+
+ModelDims resolveModel(const RunSpec& spec) {
+    ModelDims d = resolveModel(spec.model);
+    if (modelKindInfo(d.kind).vision_tower && publishedModel(modelKindInfo(d.kind)))
+        d.image_pixels = std::max<int64_t>(0, spec.data.max_pixels);
     return d;
 }
 
@@ -72,9 +159,11 @@ std::vector<std::pair<const char*, int64_t>> modelDimensionFields(const ModelDim
     if (info.images)
         fields.insert(fields.end(), {{"model.image_size", d.image_size}, {"model.channels", d.channels},
                                      {"model.patch", d.patch}});
+    if (publishedModel(info)) fields.insert(fields.begin() + 3, {"model.kv_heads", d.kv_heads});
     if (info.vision_tower)
         fields.insert(fields.end(), {{"model.vision_layers", d.vision_layers}, {"model.vision_dim", d.vision_dim},
                                      {"model.vision_heads", d.vision_heads}});
+    if (info.vision_tower && publishedModel(info)) fields.push_back({"model.vision_ffn", d.vision_ffn});
     return fields;
 }
 

@@ -27,8 +27,25 @@ struct ModelDims {
     int64_t vision_layers = 0; // vlm
     int64_t vision_dim = 0;
     int64_t vision_heads = 0;
-    int64_t vision_ffn = 0;    // 4 * vision_dim
+    int64_t vision_ffn = 0;    // vlm: 4 * vision_dim; qwen2_5_vl: the config's intermediate_size
     bool freeze_vision = false;
+
+    // Published architectures (qwen2, qwen2_5_vl), as their config.json names them.
+    int64_t kv_heads = 0;           // num_key_value_heads (grouped-query attention)
+    bool tie_embeddings = false;    // tie_word_embeddings: the head reuses the token embedding
+    double rope_theta = 0;
+    double rms_eps = 0;             // rms_norm_eps of the language model (the tower's is 1e-6)
+    int64_t max_positions = 0;      // max_position_embeddings
+    std::vector<int64_t> mrope_section; // rotary pairs of the t, h, w position streams
+    int64_t vision_merge = 0;       // spatial_merge_size: merge x merge patches make one token
+    int64_t vision_temporal = 0;    // temporal_patch_size: frames per patch (an image is repeated)
+    int64_t vision_window = 0;      // window_size in pixels of the window-attention blocks
+    std::vector<int64_t> vision_full_attention; // fullatt_block_indexes
+    // The pixels of one image the estimates count (data.max_pixels; see resolveModel(RunSpec)).
+    int64_t image_pixels = 0;
+    struct Tokens {
+        int64_t image_pad = -1, vision_start = -1, vision_end = -1, eos = -1;
+    } tokens;
 
     // Clamped to the int64 range rather than overflowing, for dimensions not yet validated.
     int64_t headDim() const { return heads > 0 ? dim / heads : 0; }
@@ -36,17 +53,31 @@ struct ModelDims {
         return patch > 0 ? saturatingMul(image_size / patch, image_size / patch) : 0;
     }
     int64_t patchValues() const { return saturatingMul(saturatingMul(channels, patch), patch); }
+    int64_t kvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
+    // qwen2_5_vl: patches of one image at image_pixels (the most smart resizing keeps), and the
+    // tokens they merge into.
+    int64_t visionPatches() const;
+    int64_t visualTokens() const;
     // Positions one sample occupies in the (joint) sequence of the main transformer.
     int64_t sequenceLength() const;
     // Tokens counted for throughput: gpt/vlm the trained text positions, mmdit image+text tokens.
     int64_t tokensPerSample() const;
 };
 
+// model.seq_len of a model from a folder (model.from) when the spec sets none.
+constexpr int64_t kFolderSeqLen = 2048;
+
 // The names of the presets of a kind, smallest first.
 std::vector<std::string> modelPresets(ModelKind kind);
 
-// Throws std::invalid_argument naming the field ("model.kind", "model.preset") when unknown.
+// Throws std::invalid_argument naming the field ("model.kind", "model.preset") when unknown. With
+// model.from, the sizes come from the folder's config.json (ModelConfigFile.h): a missing or
+// unreadable config, a kind or an explicit dimension that disagrees with it is such an error, its
+// message starting with the field ("model.from = ...", "model.layers = 24 disagrees ...").
 ModelDims resolveModel(const ModelSpec& spec);
+// The same, with what the data section adds to the model's counts: the pixels of an image the
+// estimates assume (data.max_pixels, the most an image takes).
+ModelDims resolveModel(const RunSpec& spec);
 
 // The dimensions a model of this kind uses, by field ("model.layers", ...; image fields for mmdit
 // and vlm, vision fields for vlm), in file order.

@@ -1,6 +1,7 @@
 #include "core/spec/ModelKinds.h"
 
 #include "core/spec/CheckedMath.h"
+#include "core/spec/QwenModels.h"
 
 #include <optional>
 #include <stdexcept>
@@ -206,6 +207,13 @@ const std::vector<ModelKindInfo>& kinds() {
       // base at 448 x 448: 1024 image tokens.
       {"base-448px", vlm(12, 768, 12, 12, 768, 12, 3072, 50304, 256, 448, 3, 14)}},
      vlmUnits},
+    {ModelKind::Qwen2_5_Vl, "qwen2_5_vl", "Qwen2.5-VL (vision tower, merger, Qwen2.5 language model)",
+     /*images=*/false, /*vision_tower=*/true, /*counts_image_tokens=*/false, Objective::Conversation,
+     qwen25VlPresets(), qwen25VlUnits, /*conversations=*/true, {"qwen2_5_vl"},
+     {WeightLayout::Flat, WeightLayout::Nested}, qwen25VlTensors, /*trains=*/false},
+    {ModelKind::Qwen2, "qwen2", "Qwen2 / Qwen2.5 language model", false, false, false, Objective::NextToken,
+     qwen2Presets(), qwen2Units, /*conversations=*/true, {"qwen2"}, {WeightLayout::Flat}, qwen2Tensors,
+     /*trains=*/false},
     };
     return table;
 }
@@ -227,6 +235,13 @@ const ModelKindInfo& modelKindInfo(ModelKind kind) {
 
 const ModelKindInfo* modelKindInfo(const Choice<ModelKind>& kind) {
     return kind.known() ? &modelKindInfo(kind.value()) : nullptr;
+}
+
+const ModelKindInfo* modelKindOfType(const std::string& modelType) {
+    for (const ModelKindInfo& k : kinds())
+        for (const std::string& type : k.model_types)
+            if (type == modelType) return &k;
+    return nullptr;
 }
 
 std::string modelKindNames(bool (*has)(const ModelKindInfo&)) {

@@ -2,6 +2,7 @@
 
 #include "core/spec/Choice.h"
 #include "core/spec/ModelDims.h"
+#include "core/spec/ModelTensors.h"
 
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@ enum class Objective {
     NextToken,         // a text sequence; the loss predicts each next token (gpt)
     Flow,              // an image with its caption, noise and a timestep; rectified flow's velocity (mmdit)
     CaptionNextToken,  // an image with its caption; the next caption token after the image (vlm)
+    Conversation,      // a chat with its images; the next token of each assistant turn (qwen2_5_vl)
 };
 
 // One unit of a model (embedding, block, head), as docs/models.md counts it: what the memory
@@ -22,9 +24,13 @@ enum class Objective {
 struct UnitEstimate {
     double flops = 0;        // forward FLOPs per sample
     bool block = false;      // a transformer block (what a pipeline divides)
-    bool frozen = false;
+    bool frozen = false;     // every parameter frozen
     int64_t split = 0;       // parameters divided among tensor-parallel ranks
     int64_t replicated = 0;  // parameters every tensor-parallel rank holds
+    // Of those, the ones that hold no gradient ([finetune]: a frozen part, LoRA's base weights),
+    // and the trainable parameters added beside them (LoRA adapters, copies of modules to save).
+    int64_t frozenSplit = 0, frozenReplicated = 0;
+    int64_t adapterSplit = 0, adapterReplicated = 0;
     // Per sample, in elements.
     double actReplicated = 0;
     double actSplit = 0;
@@ -50,6 +56,15 @@ struct ModelKindInfo {
     std::vector<ModelPreset> presets; // smallest first
     // Its units, in model order, for dimensions every one of which is at least 1.
     std::vector<UnitEstimate> (*units)(const ModelDims&);
+    bool conversations = false; // reads conversation files (data.kind = "conversations")
+    // A published architecture: the config.json model_type values model.from reads, the layouts
+    // its checkpoints name their weights in, and every parameter (ModelTensors.h), from which its
+    // units count theirs. Empty and null for the look-alike kinds, which have neither folders nor
+    // [finetune].
+    std::vector<std::string> model_types = {};
+    std::vector<WeightLayout> layouts = {};
+    std::vector<ModelTensor> (*tensors)(const ModelDims&) = nullptr;
+    bool trains = true; // the worker of this build has its model
 };
 
 // Every kind, in ModelKind's order.
@@ -63,6 +78,14 @@ const ModelKindInfo* modelKindInfo(const Choice<ModelKind>& kind);
 inline bool readsImages(const ModelKindInfo& k) { return k.images; }
 inline bool readsText(const ModelKindInfo& k) { return !k.images; }
 inline bool hasVisionTower(const ModelKindInfo& k) { return k.vision_tower; }
+inline bool readsConversations(const ModelKindInfo& k) { return k.conversations; }
+inline bool publishedModel(const ModelKindInfo& k) { return k.tensors != nullptr; }
+// Tensor parallelism splits the vision tower of the look-alike vlm; a published model's tower is
+// replicated (its tensors say so), so its heads and MLP need not divide by parallel.tp.
+inline bool splitsVisionTower(const ModelKindInfo& k) { return k.vision_tower && !publishedModel(k); }
+
+// The kind a config.json's model_type stands for; nullptr for a type no kind reads.
+const ModelKindInfo* modelKindOfType(const std::string& modelType);
 
 // The names of the kinds for which `has` holds, quoted and joined with "or": "\"mmdit\" or \"vlm\"".
 std::string modelKindNames(bool (*has)(const ModelKindInfo&));

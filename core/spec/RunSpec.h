@@ -15,10 +15,14 @@ namespace parallax {
 // Resolve to concrete numbers with resolveModel() (ModelDims.h).
 struct ModelSpec {
     Choice<ModelKind> kind = ModelKind::Gpt;
+    // A Hugging Face folder (config.json, safetensors): its config gives the kind's sizes, and the
+    // run starts from its weights. Empty: the preset, randomly initialized.
+    std::string from;
     std::string preset = "tiny"; // tiny | small | base | 1b | custom
     std::optional<int64_t> layers;
     std::optional<int64_t> dim;
     std::optional<int64_t> heads;
+    std::optional<int64_t> kv_heads;  // grouped-query attention (qwen kinds)
     std::optional<int64_t> ffn;
     std::optional<int64_t> vocab;
     std::optional<int64_t> seq_len;   // gpt: context; mmdit/vlm: caption (text) tokens
@@ -30,7 +34,8 @@ struct ModelSpec {
     std::optional<int64_t> vision_layers;
     std::optional<int64_t> vision_dim;
     std::optional<int64_t> vision_heads;
-    bool freeze_vision = false;
+    std::optional<int64_t> vision_ffn; // qwen2_5_vl: the tower's MLP width (vlm: 4 x vision_dim)
+    bool freeze_vision = false;        // vlm; published kinds freeze parts in [finetune]
 };
 
 struct DataSpec {
@@ -40,6 +45,33 @@ struct DataSpec {
     // A sample that cannot be read (an image corrupt, truncated or of a format not read): the run
     // fails naming it, or skips it and counts it.
     Choice<OnBadSample> on_bad_sample = OnBadSample::Fail;
+    // conversations: each image is resized (aspect kept, sides multiples of 28) to at most
+    // max_pixels and at least min_pixels; its visual tokens are pixels / 784.
+    int64_t max_pixels = 768 * 768;
+    int64_t min_pixels = 32 * 32;
+    // A sample longer than model.seq_len whose cut would fall inside an image: dropped and counted,
+    // or the run refuses to start. (Text alone is cut at seq_len.)
+    Choice<OnTruncate> on_truncate = OnTruncate::Drop;
+};
+
+// What a fine-tuning run of a published model (qwen2_5_vl, qwen2) trains. Frozen parameters hold
+// no gradient and no optimizer state.
+struct FinetuneSpec {
+    // full: every weight of the parts not frozen trains. lora: every weight is frozen, and LoRA
+    // adapters train on the Linears named in lora_targets within the parts not frozen.
+    Choice<FinetuneMode> mode = FinetuneMode::Full;
+    bool freeze_vision = true; // the vision tower: patch embedding and blocks
+    bool freeze_merger = true; // the patch merger, which projects image features into the LM
+    bool freeze_llm = false;   // the language model: embedding, decoder layers, final norm, head
+    int64_t lora_r = 8;
+    double lora_alpha = 16.0;  // adapters scale by alpha / r (alpha / sqrt(r) with rslora)
+    double lora_dropout = 0.0;
+    bool rslora = false;
+    // Linears by the name the model declares (ModelTensors.h): every Linear of the language model.
+    std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                             "down_proj"};
+    // lora: modules trained whole beside the adapters ("embed_tokens", "lm_head", "merger").
+    std::vector<std::string> modules_to_save;
 };
 
 struct TrainSpec {
@@ -126,6 +158,7 @@ struct TelemetrySpec {
 struct RunSpec {
     std::string name = "run";
     ModelSpec model;
+    FinetuneSpec finetune;
     DataSpec data;
     TrainSpec train;
     ParallelSpec parallel;

@@ -13,7 +13,7 @@ std::string SpecField::path() const {
 }
 
 const std::vector<std::string>& specSections() {
-    static const std::vector<std::string> sections = {"model", "data", "train", "parallel", "launch", "telemetry"};
+    static const std::vector<std::string> sections = {"model", "finetune", "data", "train", "parallel", "launch", "telemetry"};
     return sections;
 }
 
@@ -70,6 +70,16 @@ bool visionTower(const RunSpec& s) {
     const ModelKindInfo* kind = modelKindInfo(s.model.kind);
     return kind != nullptr && kind->vision_tower;
 }
+// A published architecture (qwen2_5_vl, qwen2): model.from, [finetune], grouped-query attention.
+bool published(const RunSpec& s) {
+    const ModelKindInfo* kind = modelKindInfo(s.model.kind);
+    return kind != nullptr && publishedModel(*kind);
+}
+bool publishedTower(const RunSpec& s) { return published(s) && visionTower(s); }
+bool lookAlikeTower(const RunSpec& s) { return visionTower(s) && !published(s); }
+bool lora(const RunSpec& s) { return published(s) && s.finetune.mode == FinetuneMode::Lora; }
+bool conversationImages(const RunSpec& s) { return publishedTower(s) && s.data.kind == DataKind::Conversations; }
+bool conversations(const RunSpec& s) { return s.data.kind == DataKind::Conversations; }
 
 // A closed choice's values with their labels (Choice.cpp).
 template <class E>
@@ -112,6 +122,7 @@ const FieldInfo kNotOffered;
 
 std::vector<SpecField> specFields(RunSpec& s) {
     ModelSpec& m = s.model;
+    FinetuneSpec& f = s.finetune;
     DataSpec& d = s.data;
     TrainSpec& t = s.train;
     ParallelSpec& p = s.parallel;
@@ -123,10 +134,19 @@ std::vector<SpecField> specFields(RunSpec& s) {
 
         {"model", "kind", &m.kind,
          offered("Kind").withOptions(modelKindOptions())},
+        {"model", "from", &m.from,
+         offered("From a folder", "A Hugging Face model folder (config.json, *.safetensors): its config gives the "
+                                  "sizes and the run starts from its weights; empty: the preset, randomly initialized")
+             .withExample("e.g. /models/Qwen2.5-VL-7B-Instruct")
+             .when(published)},
         {"model", "preset", &m.preset, offered("Preset", "Gives every dimension; a dimension set here overrides it")},
         {"model", "layers", &m.layers, dimension("Layers", "Transformer blocks (mmdit: joint blocks)")},
         {"model", "dim", &m.dim, dimension("Width (dim)", "Hidden width of every block")},
         {"model", "heads", &m.heads, dimension("Heads", "Attention heads; the width must divide by them")},
+        {"model", "kv_heads", &m.kv_heads,
+         dimension("Key/value heads", "Grouped-query attention: heads of keys and values; the heads must divide by "
+                                      "them")
+             .when(published)},
         {"model", "ffn", &m.ffn, dimension("FFN width", "Hidden width of each feed-forward block")},
         {"model", "vocab", &m.vocab, dimension("Vocabulary", "Tokens the embedding and the output know")},
         {"model", "seq_len", &m.seq_len, dimension("Sequence length", "gpt: context; mmdit and vlm: caption tokens")},
@@ -136,8 +156,43 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"model", "vision_layers", &m.vision_layers, dimension("Vision layers", "Blocks of the vision tower").when(visionTower)},
         {"model", "vision_dim", &m.vision_dim, dimension("Vision width", "Hidden width of the vision tower").when(visionTower)},
         {"model", "vision_heads", &m.vision_heads, dimension("Vision heads", "Attention heads of the vision tower").when(visionTower)},
+        {"model", "vision_ffn", &m.vision_ffn,
+         dimension("Vision MLP width", "Hidden width of the vision tower's SwiGLU").when(publishedTower)},
         {"model", "freeze_vision", &m.freeze_vision,
-         offered("Freeze vision tower", "Train only the projector and the language model").when(visionTower)},
+         offered("Freeze vision tower", "Train only the projector and the language model").when(lookAlikeTower)},
+
+        {"finetune", "mode", &f.mode,
+         offered("Fine-tuning", "full: every weight of the parts not frozen trains; lora: only LoRA adapters (and the "
+                                "modules to save) train")
+             .withOptions(optionsOf<FinetuneMode>())
+             .when(published)},
+        {"finetune", "freeze_vision", &f.freeze_vision,
+         offered("Freeze vision tower", "The patch embedding and the vision blocks hold no gradient (lora: and get no "
+                                        "adapters)")
+             .when(publishedTower)},
+        {"finetune", "freeze_merger", &f.freeze_merger,
+         offered("Freeze merger", "The merger, which projects image features into the language model, holds no "
+                                  "gradient (lora: and gets no adapters)")
+             .when(publishedTower)},
+        {"finetune", "freeze_llm", &f.freeze_llm,
+         offered("Freeze language model", "The embedding, decoder layers and head hold no gradient (lora: and get no "
+                                          "adapters)")
+             .when(published)},
+        {"finetune", "lora_r", &f.lora_r,
+         offered("LoRA rank", "r: an adapter adds r × (in + out) parameters to its Linear").withRange(1, 65536).when(lora)},
+        {"finetune", "lora_alpha", &f.lora_alpha,
+         offered("LoRA alpha", "Adapters scale by alpha / r (alpha / √r with rsLoRA)").withExample("16").when(lora)},
+        {"finetune", "lora_dropout", &f.lora_dropout,
+         offered("LoRA dropout", "Dropout on each adapter's input, in [0, 1)").withExample("0.05").when(lora)},
+        {"finetune", "rslora", &f.rslora, offered("rsLoRA", "Rank-stabilized scale: alpha / √r").when(lora)},
+        {"finetune", "lora_targets", &f.lora_targets,
+         offered("LoRA targets", "Linears to adapt, by name, one per line: q_proj, k_proj, v_proj, o_proj, gate_proj, "
+                                 "up_proj, down_proj; the tower's qkv, proj (with its part not frozen)")
+             .when(lora)},
+        {"finetune", "modules_to_save", &f.modules_to_save,
+         offered("Modules to save", "Modules trained whole beside the adapters, one per line: embed_tokens, lm_head, "
+                                    "merger")
+             .when(lora)},
 
         {"data", "kind", &d.kind,
          offered("Kind").withOptions(optionsOf<DataKind>())},
@@ -148,6 +203,20 @@ std::vector<SpecField> specFields(RunSpec& s) {
                                "or skip it and count it")
              .withOptions(optionsOf<OnBadSample>())
              .when(dataFromFiles)},
+        {"data", "max_pixels", &d.max_pixels,
+         offered("Max pixels per image", "Larger images are resized down (aspect kept, sides multiples of 28); 784 "
+                                         "pixels make one visual token: the first lever against running out of memory")
+             .withRange(784, int64_t(1) << 30)
+             .when(publishedTower)},
+        {"data", "min_pixels", &d.min_pixels,
+         offered("Min pixels per image", "Smaller images are resized up to at least this many pixels")
+             .withRange(1, int64_t(1) << 30)
+             .when(conversationImages)},
+        {"data", "on_truncate", &d.on_truncate,
+         offered("Sample too long", "A sample longer than model.seq_len whose cut would fall inside an image: drop "
+                                    "it and count it, or refuse the run")
+             .withOptions(optionsOf<OnTruncate>())
+             .when(conversations)},
 
         {"train", "steps", &t.steps, offered("Steps", "Optimizer steps of the run").withRange(1)},
         {"train", "global_batch", &t.global_batch,

@@ -12,6 +12,7 @@ const std::vector<FieldLimit>& fieldLimits() {
     static const std::vector<FieldLimit> limits = {
         {"model.layers", pow2(14), "the deepest transformers trained have about a thousand blocks"},
         {"model.dim", pow2(20), "the widest models are a few tens of thousands wide"},
+        {"model.kv_heads", pow2(20), "the widest models are a few tens of thousands wide"},
         {"model.ffn", pow2(22), "the widest MLPs are a few hundred thousand wide"},
         {"model.vocab", pow2(24), "the largest vocabularies have about a million tokens"},
         {"model.seq_len", pow2(24), "that is 16 million tokens per sample"},
@@ -20,6 +21,10 @@ const std::vector<FieldLimit>& fieldLimits() {
         {"model.patch", pow2(10), "patches are a few pixels wide"},
         {"model.vision_layers", pow2(14), "the deepest transformers trained have about a thousand blocks"},
         {"model.vision_dim", pow2(20), "the widest models are a few tens of thousands wide"},
+        {"model.vision_ffn", pow2(22), "the widest MLPs are a few hundred thousand wide"},
+        {"finetune.lora_r", pow2(16), "adapters of a rank above a few hundred are full fine-tuning in disguise"},
+        {"data.max_pixels", pow2(30), "that is an image of 32768 x 32768 pixels"},
+        {"data.min_pixels", pow2(30), "that is an image of 32768 x 32768 pixels"},
         {"train.steps", pow2(40), "that is a trillion optimizer steps"},
         {"train.global_batch", pow2(24), "the largest batches hold a few thousand samples"},
         {"train.micro_batch", pow2(24), "the largest batches hold a few thousand samples"},

@@ -6,10 +6,13 @@
 
 #include "core/spec/CheckedMath.h"
 #include "core/spec/Estimates.h"
+#include "core/spec/FinetuneChecks.h"
 #include "core/spec/HostListChecks.h"
 #include "core/spec/LauncherOptions.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/ModelKinds.h"
+#include "core/spec/PublishedModelChecks.h"
+#include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecLimits.h"
 #include "core/spec/Suggestions.h"
@@ -21,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <system_error>
+#include <tuple>
 
 namespace parallax {
 
@@ -144,6 +148,8 @@ public:
     std::vector<SpecIssue> run() {
         checkName();
         checkModel();
+        for (SpecIssue& issue : finetuneIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr))
+            m_issues.push_back(std::move(issue));
         checkData();
         checkTrain();
         checkParallel();
@@ -227,12 +233,16 @@ private:
 
     void checkModel() {
         try {
-            d = resolveModel(s.model);
+            d = resolveModel(s);
             m_haveDims = true;
         } catch (const std::invalid_argument& e) {
             const std::string message = e.what();
+            // A folder's problems and the dimensions that disagree with it name their field first.
+            const std::string named = message.substr(0, message.find(' '));
             if (message.rfind("model.kind", 0) == 0) {
                 error("model.kind", message + didYouMean(s.model.kind.name(), s.model.kind.names()));
+            } else if (named != "model.preset" && named.rfind("model.", 0) == 0 && specFieldInfo(named)) {
+                error(named, message, {"model.from"});
             } else {
                 std::vector<std::string> presets = modelPresets(s.model.kind.value());
                 presets.push_back("custom");
@@ -254,9 +264,19 @@ private:
                                                {"model.patch", m.patch}})
                 if (value)
                     warn(field, std::string(field) + " is ignored for model.kind = " + inQuotes(d.kind) +
-                                    " (it reads no images)",
+                                    (vlm ? " (its images keep their own size, within data.min_pixels and "
+                                           "data.max_pixels)"
+                                         : " (it reads no images)"),
                          {"model.kind"});
         }
+        const bool published = publishedModel(kind);
+        for (const auto& [field, value, used] : {std::tuple{"model.kv_heads", m.kv_heads, published},
+                                                 std::tuple{"model.vision_ffn", m.vision_ffn, published && vlm}})
+            if (value && !used)
+                warn(field, std::string(field) + " is used only by model.kind = " +
+                                modelKindNames(std::string(field) == "model.kv_heads" ? publishedModel : readsConversations) +
+                                "; it is ignored here",
+                     {"model.kind"});
         if (!vlm) {
             for (const auto& [field, value] :
                  {std::pair{"model.vision_layers", m.vision_layers}, {"model.vision_dim", m.vision_dim},
@@ -265,17 +285,21 @@ private:
                     warn(field, std::string(field) + " is used only by model.kind = " + modelKindNames(hasVisionTower) +
                                     "; it is ignored here",
                          {"model.kind"});
-            if (m.freeze_vision)
-                warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = " +
-                                                modelKindNames(hasVisionTower) + "; it is ignored here",
-                     {"model.kind"});
         }
+        if (m.freeze_vision && !splitsVisionTower(kind))
+            warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = " +
+                                            modelKindNames(splitsVisionTower) + "; it is ignored here" +
+                                            (published ? " (set finetune.freeze_vision instead)" : ""),
+                 {"model.kind"});
         if (!usable) return;
+        if (published)
+            for (SpecIssue& issue : publishedModelIssues(s, d)) m_issues.push_back(std::move(issue));
 
         if (d.dim % d.heads != 0)
             error("model.heads", "model.dim = " + num(d.dim) + " is not divisible by model.heads = " + num(d.heads) +
                                      "; use heads among " + divisorList(d.dim) + " (each head is dim / heads wide)",
                   withModel({"model.dim"}));
+        const bool splitTower = splitsVisionTower(kind);
         if (vlm && d.vision_dim % d.vision_heads != 0)
             error("model.vision_heads", "model.vision_dim = " + num(d.vision_dim) +
                                             " is not divisible by model.vision_heads = " + num(d.vision_heads) +
@@ -291,13 +315,13 @@ private:
         if (tp > 1 && countProblem("parallel.tp", tp, 1).empty()) {
             // Tensor parallelism splits heads, the FFN width and the vocabulary: a tp that divides all.
             int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
-            if (vlm) common = std::gcd(common, d.vision_heads);
+            if (splitTower) common = std::gcd(common, d.vision_heads);
             // Each of these issues names the tp that would divide them all.
             std::vector<std::string> tpFields = withModel({"parallel.tp", "model.heads", "model.ffn", "model.vocab"});
-            if (vlm) tpFields.push_back("model.vision_heads");
+            if (splitTower) tpFields.push_back("model.vision_heads");
             const std::string choices =
                 common > 1 ? "; choose parallel.tp among " + divisorList(common)
-                           : std::string(vlm ? "; no parallel.tp above 1 divides model.heads, model.ffn, model.vocab and "
+                           : std::string(splitTower ? "; no parallel.tp above 1 divides model.heads, model.ffn, model.vocab and "
                                                "model.vision_heads together: use parallel.tp = 1"
                                              : "; no parallel.tp above 1 divides model.heads, model.ffn and model.vocab "
                                                "together: use parallel.tp = 1");
@@ -314,7 +338,7 @@ private:
                                          choices + ", or pad it: model.vocab = " +
                                          num((d.vocab / tp + 1) * tp), // both within their limits: no overflow
                       tpFields);
-            if (vlm && d.vision_heads % tp != 0)
+            if (splitTower && d.vision_heads % tp != 0)
                 error("model.vision_heads", "model.vision_heads = " + num(d.vision_heads) +
                                                 " is not divisible by parallel.tp = " + num(tp) + choices,
                   tpFields);
@@ -351,7 +375,9 @@ private:
                                          " as bytes; set model.vocab to 256 or more",
                   withModel({"data.kind"}));
         }
-        checkDataPath();
+        for (SpecIssue& issue : conversationDataIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr, remote()))
+            m_issues.push_back(std::move(issue));
+        if (data.kind != DataKind::Conversations) checkDataPath();
     }
 
     void checkDataPath() {

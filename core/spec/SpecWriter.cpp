@@ -56,6 +56,19 @@ toml::table parseKept(const std::string& text) {
     }
 }
 
+// Whether a section is written: a section none of whose fields matters for this spec, each at its
+// default and without kept keys ([finetune] of a gpt run) is left out.
+bool sectionWritten(const std::string& section, const std::vector<SpecField>& fields,
+                    const std::vector<SpecField>& defaults, const RunSpec& spec, const toml::table& kept) {
+    if (!keptEntries(kept, section).empty()) return true;
+    for (size_t i = 0; i < fields.size(); ++i) {
+        if (section != fields[i].section) continue;
+        if (fieldRelevant(fields[i].info, spec) || fieldValueText(fields[i].ref) != fieldValueText(defaults[i].ref))
+            return true;
+    }
+    return false;
+}
+
 } // namespace
 
 std::string toToml(const RunSpec& specIn) {
@@ -80,6 +93,7 @@ std::string toToml(const RunSpec& specIn) {
     appendKeyValues(out, top);
 
     for (const std::string& section : specSections()) {
+        if (!sectionWritten(section, fields, defaultFields, spec, kept)) continue;
         out += "\n[" + section + "]\n";
         const std::map<std::string, std::string>* table = nullptr;
         std::string tableKey;

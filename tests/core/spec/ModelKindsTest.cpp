@@ -66,7 +66,10 @@ TEST(ModelKinds, WhatAKindReadsDecidesItsFieldsAndItsData) {
         RunSpec spec;
         spec.model = m;
         EXPECT_EQ(fieldRelevant(*specFieldInfo("model.patch"), spec), k.images) << k.name;
-        EXPECT_EQ(fieldRelevant(*specFieldInfo("model.freeze_vision"), spec), k.vision_tower) << k.name;
+        EXPECT_EQ(fieldRelevant(*specFieldInfo("model.freeze_vision"), spec), splitsVisionTower(k)) << k.name;
+        EXPECT_EQ(fieldRelevant(*specFieldInfo("finetune.freeze_vision"), spec), k.vision_tower && publishedModel(k))
+            << k.name;
+        EXPECT_EQ(fieldRelevant(*specFieldInfo("model.kv_heads"), spec), publishedModel(k)) << k.name;
 
         spec.data.kind = DataKind::Text;
         spec.data.path = "corpus.txt";
@@ -76,7 +79,8 @@ TEST(ModelKinds, WhatAKindReadsDecidesItsFieldsAndItsData) {
         EXPECT_EQ(textRefused, k.images) << k.name;
     }
     EXPECT_EQ(modelKindNames(readsImages), "\"mmdit\" or \"vlm\"");
-    EXPECT_EQ(modelKindNames(readsText), "\"gpt\"");
+    EXPECT_EQ(modelKindNames(readsText), "\"gpt\", \"qwen2_5_vl\" or \"qwen2\"");
+    EXPECT_EQ(modelKindNames(readsConversations), "\"qwen2_5_vl\" or \"qwen2\"");
 }
 
 } // namespace

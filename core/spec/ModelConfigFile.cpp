@@ -1,0 +1,283 @@
+#include "core/spec/ModelConfigFile.h"
+
+#include "core/spec/ModelKinds.h"
+#include "core/util/Files.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace parallax {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Configs nest three or four levels (rope_parameters inside text_config); deeper text is no config.
+constexpr int kMostDepth = 16;
+
+// The value of the text of an unexpected value, for messages: "\"abc\"", "2.5", "an object".
+std::string shown(const Json& value) {
+    if (value.is_object()) return "an object";
+    if (value.is_array()) return "an array";
+    std::string text = value.dump();
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
+Json parseConfig(const std::string& folder, const std::string& path) {
+    if (!isDirectory(folder))
+        throw std::invalid_argument(folder + " is not a folder; model.from names a Hugging Face model folder "
+                                             "(config.json and its *.safetensors)");
+    if (!isRegularFile(path))
+        throw std::invalid_argument(path + " is missing; model.from names a Hugging Face model folder "
+                                           "(config.json and its *.safetensors)");
+    const int64_t size = fileSize(path);
+    if (size > kMaxModelConfigBytes)
+        throw std::invalid_argument(path + " is " + std::to_string(size) + " bytes, too large for a model's config");
+    std::string text;
+    try {
+        text = readFile(path);
+    } catch (const FileError& e) {
+        throw std::invalid_argument(path + ": cannot be read (" + e.what() + ")");
+    }
+    const auto limitDepth = [&](int depth, Json::parse_event_t, Json&) {
+        if (depth > kMostDepth)
+            throw std::invalid_argument(path + " nests deeper than " + std::to_string(kMostDepth) +
+                                        " levels, which no model config does");
+        return true;
+    };
+    Json json;
+    try {
+        json = Json::parse(text, limitDepth);
+    } catch (const Json::exception& e) {
+        throw std::invalid_argument(path + " is not valid JSON (" + e.what() + ")");
+    }
+    if (!json.is_object()) throw std::invalid_argument(path + " holds " + shown(json) + ", not a JSON object");
+    return json;
+}
+
+// The fields of one config: the language model's under text_config when it has one, the tower's
+// under vision_config.
+class ConfigReader {
+public:
+    ConfigReader(const Json& top, std::string path) : m_top(top), m_path(std::move(path)) {
+        const auto text = top.find("text_config");
+        if (text != top.end() && text->is_object()) m_text = &*text;
+    }
+
+    const std::string& path() const { return m_path; }
+
+    // A key of the language model: text_config's, else the top level's; null when neither has it
+    // (or it is null).
+    const Json* text(const std::string& key) const {
+        if (m_text) {
+            const auto it = m_text->find(key);
+            if (it != m_text->end() && !it->is_null()) return &*it;
+        }
+        return in(m_top, key);
+    }
+    const Json* in(const Json& object, const std::string& key) const {
+        const auto it = object.find(key);
+        return it != object.end() && !it->is_null() ? &*it : nullptr;
+    }
+    std::string where(const std::string& key, const std::string& section) const {
+        return m_path + ": \"" + (section.empty() ? "" : section + ".") + key + "\"";
+    }
+
+    // A positive whole number at `value`; `key` names it in messages.
+    int64_t count(const Json& value, const std::string& key, const std::string& section = "") const {
+        if (value.is_number_integer() || value.is_number_unsigned()) {
+            if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(INT64_MAX))
+                throw std::invalid_argument(where(key, section) + " = " + shown(value) + " is too large");
+            const int64_t n = value.get<int64_t>();
+            if (n < 1) throw std::invalid_argument(where(key, section) + " = " + shown(value) + " must be at least 1");
+            return n;
+        }
+        if (value.is_number_float()) {
+            const double v = value.get<double>();
+            if (std::isfinite(v) && v >= 1 && v < 9.0e15 && std::floor(v) == v) return static_cast<int64_t>(v);
+        }
+        throw std::invalid_argument(where(key, section) + " is " + shown(value) + ", not a positive whole number");
+    }
+    int64_t textCount(const std::string& key) const {
+        const Json* v = text(key);
+        if (!v) throw std::invalid_argument(where(key, "") + " is missing; the model's sizes come from it");
+        return count(*v, key);
+    }
+    int64_t textCount(const std::string& key, int64_t fallback) const {
+        const Json* v = text(key);
+        return v ? count(*v, key) : fallback;
+    }
+    double number(const Json* value, const std::string& key, double fallback) const {
+        if (!value) return fallback;
+        if (!value->is_number() || !std::isfinite(value->get<double>()) || value->get<double>() <= 0)
+            throw std::invalid_argument(where(key, "") + " is " + shown(*value) + ", not a positive number");
+        return value->get<double>();
+    }
+    bool flag(const std::string& key, bool fallback) const {
+        const Json* v = text(key);
+        if (!v) return fallback;
+        if (!v->is_boolean()) throw std::invalid_argument(where(key, "") + " is " + shown(*v) + ", not true or false");
+        return v->get<bool>();
+    }
+    // A token id: a whole number, or the first of a list of them (eos_token_id may be either).
+    int64_t token(const std::string& key, int64_t fallback) const {
+        const Json* v = text(key);
+        if (!v) return fallback;
+        const Json& first = v->is_array() && !v->empty() ? v->front() : *v;
+        if (first.is_number_integer() && first.get<int64_t>() >= 0) return first.get<int64_t>();
+        throw std::invalid_argument(where(key, "") + " is " + shown(*v) + ", not a token id");
+    }
+
+    const Json& top() const { return m_top; }
+
+private:
+    const Json& m_top;
+    const Json* m_text = nullptr;
+    std::string m_path;
+};
+
+std::string supportedTypes() {
+    std::string text;
+    for (const ModelKindInfo& k : modelKinds())
+        for (const std::string& type : k.model_types)
+            text += (text.empty() ? "" : ", ") + type + " (" + k.description + ")";
+    return text;
+}
+
+const ModelKindInfo& kindOf(const ConfigReader& config, std::string& modelType) {
+    const Json* type = config.in(config.top(), "model_type");
+    if (!type || !type->is_string())
+        throw std::invalid_argument(config.where("model_type", "") + " is " + (type ? shown(*type) : "missing") +
+                                    "; the folder's kind comes from it. Parallax reads " + supportedTypes());
+    modelType = type->get<std::string>();
+    const ModelKindInfo* kind = modelKindOfType(modelType);
+    if (!kind)
+        throw std::invalid_argument(config.path() + ": model_type \"" + modelType +
+                                    "\" is no model Parallax reads; it reads " + supportedTypes());
+    return *kind;
+}
+
+// rope_theta and mrope_section from rope_parameters (transformers 5) or rope_scaling with
+// rope_theta beside it.
+void readRope(const ConfigReader& config, ModelDims& d, bool mrope) {
+    const Json* parameters = config.text("rope_parameters");
+    const Json* scaling = config.text("rope_scaling");
+    const Json* rope = parameters && parameters->is_object() ? parameters : scaling;
+    const std::string key = rope == parameters ? "rope_parameters" : "rope_scaling";
+    d.rope_theta = config.number(config.text("rope_theta"), "rope_theta", 10000.0);
+    if (rope && !rope->is_object())
+        throw std::invalid_argument(config.where(key, "") + " is " + shown(*rope) + ", not an object");
+    if (rope) {
+        d.rope_theta = config.number(config.in(*rope, "rope_theta"), key + ".rope_theta", d.rope_theta);
+        const Json* type = config.in(*rope, "rope_type");
+        if (!type) type = config.in(*rope, "type");
+        const std::string name = type && type->is_string() ? type->get<std::string>() : "default";
+        if (name != "default" && name != "mrope")
+            throw std::invalid_argument(config.where(key, "") + " has type \"" + name +
+                                        "\", which Parallax does not compute; it computes plain rotary embeddings "
+                                        "(with mrope_section for qwen2_5_vl)");
+        if (const Json* section = config.in(*rope, "mrope_section")) {
+            if (!section->is_array())
+                throw std::invalid_argument(config.where(key + ".mrope_section", "") + " is " + shown(*section) +
+                                            ", not a list");
+            for (const Json& v : *section) d.mrope_section.push_back(config.count(v, key + ".mrope_section"));
+        }
+    }
+    if (mrope && d.mrope_section.size() != 3)
+        throw std::invalid_argument(config.path() + ": rope_scaling or rope_parameters must give mrope_section, the "
+                                                     "rotary pairs of the t, h and w positions (three numbers)");
+}
+
+void readLanguageModel(const ConfigReader& config, ModelDims& d) {
+    d.dim = config.textCount("hidden_size");
+    d.layers = config.textCount("num_hidden_layers");
+    d.heads = config.textCount("num_attention_heads");
+    d.kv_heads = config.textCount("num_key_value_heads", d.heads);
+    d.ffn = config.textCount("intermediate_size");
+    d.vocab = config.textCount("vocab_size");
+    d.max_positions = config.textCount("max_position_embeddings", 32768);
+    d.rms_eps = config.number(config.text("rms_norm_eps"), "rms_norm_eps", 1e-6);
+    d.tie_embeddings = config.flag("tie_word_embeddings", false);
+    if (const Json* headDim = config.text("head_dim")) {
+        const int64_t given = config.count(*headDim, "head_dim");
+        if (given * d.heads != d.dim)
+            throw std::invalid_argument(config.where("head_dim", "") + " = " + std::to_string(given) +
+                                        " is not hidden_size / num_attention_heads = " + std::to_string(d.dim) + " / " +
+                                        std::to_string(d.heads) + ", which the model assumes");
+    }
+    if (config.flag("use_sliding_window", false))
+        throw std::invalid_argument(config.where("use_sliding_window", "") +
+                                    " is true; Parallax computes full causal attention: set it to false");
+    d.tokens.eos = config.token("eos_token_id", -1);
+}
+
+void readVisionTower(const ConfigReader& config, ModelDims& d) {
+    const Json* vision = config.in(config.top(), "vision_config");
+    if (!vision || !vision->is_object())
+        throw std::invalid_argument(config.where("vision_config", "") + " is " + (vision ? shown(*vision) : "missing") +
+                                    "; the vision tower's sizes come from it");
+    const std::string section = "vision_config";
+    const auto count = [&](const std::string& key, std::optional<int64_t> fallback) {
+        const Json* v = config.in(*vision, key);
+        if (!v && !fallback)
+            throw std::invalid_argument(config.where(key, section) + " is missing; the vision tower's sizes come from it");
+        return v ? config.count(*v, key, section) : *fallback;
+    };
+    d.vision_layers = count("depth", std::nullopt);
+    d.vision_dim = count("hidden_size", std::nullopt);
+    d.vision_heads = count("num_heads", std::nullopt);
+    d.vision_ffn = count("intermediate_size", std::nullopt);
+    d.patch = count("patch_size", 14);
+    d.vision_merge = count("spatial_merge_size", 2);
+    d.vision_temporal = count("temporal_patch_size", 2);
+    d.vision_window = count("window_size", 112);
+    d.channels = count(config.in(*vision, "in_chans") ? "in_chans" : "in_channels", 3);
+    if (d.channels != 3)
+        throw std::invalid_argument(config.where("in_channels", section) + " = " + std::to_string(d.channels) +
+                                    "; the patch embedding reads RGB images (3)");
+    const int64_t out = count("out_hidden_size", std::nullopt);
+    if (out != d.dim)
+        throw std::invalid_argument(config.where("out_hidden_size", section) + " = " + std::to_string(out) +
+                                    " is not hidden_size = " + std::to_string(d.dim) +
+                                    ": the merger projects into the language model's width");
+    d.vision_full_attention.clear();
+    if (const Json* full = config.in(*vision, "fullatt_block_indexes")) {
+        if (!full->is_array())
+            throw std::invalid_argument(config.where("fullatt_block_indexes", section) + " is " + shown(*full) +
+                                        ", not a list");
+        for (const Json& v : *full) {
+            if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= d.vision_layers)
+                throw std::invalid_argument(config.where("fullatt_block_indexes", section) + " holds " + shown(v) +
+                                            ", not a block of the " + std::to_string(d.vision_layers) + " (0 to " +
+                                            std::to_string(d.vision_layers - 1) + ")");
+            d.vision_full_attention.push_back(v.get<int64_t>());
+        }
+    } else {
+        d.vision_full_attention = {7, 15, 23, 31};
+    }
+    d.tokens.image_pad = config.token("image_token_id", 151655);
+    d.tokens.vision_start = config.token("vision_start_token_id", 151652);
+    d.tokens.vision_end = config.token("vision_end_token_id", 151653);
+}
+
+} // namespace
+
+ModelConfigFile readModelConfig(const std::string& folder) {
+    ModelConfigFile file;
+    file.path = joinPath(folder, "config.json");
+    const Json json = parseConfig(folder, file.path);
+    const ConfigReader config(json, file.path);
+    const ModelKindInfo& kind = kindOf(config, file.modelType);
+    ModelDims& d = file.dims;
+    d = kind.presets.front().dims; // every field a config does not give keeps the kind's own
+    d.kind = kind.kind;
+    d.mrope_section.clear();
+    readLanguageModel(config, d);
+    readRope(config, d, kind.vision_tower);
+    if (kind.vision_tower) readVisionTower(config, d);
+    return file;
+}
+
+} // namespace parallax
