@@ -34,6 +34,18 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 #endif
 }
 
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        const torch::Tensor& allowed) {
+#if PARALLAX_TORCH2
+    return at::scaled_dot_product_attention(q, k, v, allowed, /*dropout_p=*/0.0, /*is_causal=*/false);
+#else
+    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+    auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale; // (B, H, S, Sk)
+    scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+    return torch::matmul(torch::softmax(scores, -1), v);
+#endif
+}
+
 std::shared_ptr<torch::autograd::Node> addPostAccumulateHook(const torch::Tensor& param, std::function<void()> fn) {
     auto acc = torch::autograd::impl::grad_accumulator(param);
     if (!acc) throw std::logic_error("addPostAccumulateHook: tensor is not a leaf that requires grad");

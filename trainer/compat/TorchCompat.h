@@ -23,6 +23,10 @@ namespace parallax::compat {
 // softmax(q k^T * scale + causal mask) v for (B, H, S, D) inputs. LibTorch 2.x uses the fused
 // scaled_dot_product_attention (flash / memory-efficient kernels on CUDA); 1.13 composes it.
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, bool causal);
+// The same with an explicit mask (B or 1, 1, S, Sk) of booleans, true where a query may attend a
+// key (a causal mask and the keys of padding combined by the caller). No row may be all false.
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        const torch::Tensor& allowed);
 
 // Runs `fn` after autograd has accumulated a gradient into `param.grad()` (the parameter's
 // AccumulateGrad node's post hook), as PyTorch's own DDP reducer does. The node also runs when the

@@ -23,12 +23,20 @@ public:
         v = register_module("v", std::make_shared<Linear>(dim, dim, true, kInitStd));
         for (Linear* l : {q.get(), k.get(), v.get()})
             if (l) l->split = TensorSplit::Column;
+        // LoRA may adapt every Linear of a stream, the modulation included (as DiffSynth's defaults do).
+        mod->lora_name = "mod";
+        if (q) q->lora_name = "q";
+        k->lora_name = "k";
+        v->lora_name = "v";
         if (contextOnly) return;
         proj = register_module("proj", std::make_shared<Linear>(dim, dim, true, residualStd));
         fc1 = register_module("fc1", std::make_shared<Linear>(dim, ffn, true, kInitStd));
         fc2 = register_module("fc2", std::make_shared<Linear>(ffn, dim, true, residualStd));
         fc1->split = TensorSplit::Column;
         for (Linear* l : {proj.get(), fc2.get()}) l->split = TensorSplit::Row;
+        proj->lora_name = "proj";
+        fc1->lora_name = "fc1";
+        fc2->lora_name = "fc2";
     }
 
     bool context_only;

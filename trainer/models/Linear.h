@@ -1,12 +1,14 @@
 #pragma once
 
 #include "core/spec/ModelTensors.h"
+#include "trainer/models/LoraAdapter.h"
 #include "trainer/ops/AccumulatingLinear.h"
 
 #include <torch/torch.h>
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace parallax {
@@ -26,7 +28,20 @@ public:
         if (withBias) bias = register_parameter("bias", torch::empty({out}));
     }
 
-    torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor forward(const torch::Tensor& x) { return withAdapter(x, baseForward(x)); }
+
+    // gelu(forward(x), "tanh"): where the product accumulates and no tensor-parallel output transform
+    // sits between it and the GELU, one autograd step for both (accumulatingLinearGelu).
+    torch::Tensor forwardGelu(const torch::Tensor& x) {
+        if (output_transform || adapter) return torch::gelu(forward(x), "tanh");
+        const torch::Tensor input = input_transform ? input_transform(x) : x;
+        if (accumulates(bias))
+            return accumulatingLinearGelu(input, weight, bias, product_weight, product_bias, weight_grad_deferral);
+        return torch::gelu(product(input, bias), "tanh");
+    }
+
+    // The layer without its LoRA path.
+    torch::Tensor baseForward(const torch::Tensor& x) const {
         const torch::Tensor input = input_transform ? input_transform(x) : x;
         if (!output_transform) return product(input, bias);
         // A row-parallel layer sums partial products across ranks before adding the bias once.
@@ -34,14 +49,9 @@ public:
         return bias.defined() ? y + bias : y;
     }
 
-    // gelu(forward(x), "tanh"): where the product accumulates and no tensor-parallel output transform
-    // sits between it and the GELU, one autograd step for both (accumulatingLinearGelu).
-    torch::Tensor forwardGelu(const torch::Tensor& x) {
-        if (output_transform) return torch::gelu(forward(x), "tanh");
-        const torch::Tensor input = input_transform ? input_transform(x) : x;
-        if (accumulates(bias))
-            return accumulatingLinearGelu(input, weight, bias, product_weight, product_bias, weight_grad_deferral);
-        return torch::gelu(product(input, bias), "tanh");
+    // `y` (this layer's output for `x` without LoRA) plus the LoRA path where one is set.
+    torch::Tensor withAdapter(const torch::Tensor& x, const torch::Tensor& y) const {
+        return adapter ? y + adapter->delta(x, input_transform, output_transform) : y;
     }
 
     // input W^T (+ b), accumulating the parameters' gradients in place where that applies.
@@ -76,6 +86,12 @@ public:
     // Declared by the model: how tensor parallelism splits this layer (core/spec/ModelTensors.h:
     // Column splits the outputs, Row the inputs, Replicated keeps it whole on every rank).
     TensorSplit split = TensorSplit::Replicated;
+    // Declared by the model: the name LoRA targets ([finetune] lora_targets) match this layer by, as PEFT
+    // and diffusers name the module ("q_proj", "to_out.0"; the look-alike kinds: "q", "fc1"). Empty:
+    // LoRA never adapts it (the output head, embeddings' projections).
+    std::string lora_name;
+    // The LoRA path set from outside (trainer/finetune); null: none.
+    std::shared_ptr<LoraAdapter> adapter;
     torch::Tensor weight; // (out, in)
     torch::Tensor bias;   // (out), undefined without bias
     // A copy of the weight for the products, set by whoever keeps the weight's values elsewhere:
@@ -98,22 +114,9 @@ public:
     Transform output_transform;
 };
 
-// The outputs of several layers that read the same input, e.g. attention's q, k and v. Where none of
-// them carries a tensor-parallel transform and all or none have a bias, one product over their
-// stacked weights: one wider matrix product and one input gradient instead of several (and, under
-// mixed precision, one cast of the input), which hands its weight gradients to their deferral
-// where all share one. Otherwise each layer's own forward.
-inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std::vector<Linear*>& layers) {
-    bool stack = layers.size() > 1;
-    for (const Linear* l : layers)
-        stack = stack && !l->input_transform && !l->output_transform &&
-                l->bias.defined() == layers.front()->bias.defined() &&
-                l->weight_grad_deferral == layers.front()->weight_grad_deferral;
+// linearStack's one product over the stacked weights of `layers`, without their LoRA paths.
+inline std::vector<torch::Tensor> linearStackBase(const torch::Tensor& x, const std::vector<Linear*>& layers) {
     std::vector<torch::Tensor> out;
-    if (!stack) {
-        for (Linear* l : layers) out.push_back(l->forward(x));
-        return out;
-    }
     std::vector<torch::Tensor> weights, biases, products, biasProducts;
     std::vector<int64_t> widths;
     bool copies = false, biasCopies = true;
@@ -137,6 +140,27 @@ inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std:
         out.push_back(y.narrow(-1, start, w));
         start += w;
     }
+    return out;
+}
+
+// The outputs of several layers that read the same input, e.g. attention's q, k and v. Where none of
+// them carries a tensor-parallel transform and all or none have a bias, one product over their
+// stacked weights: one wider matrix product and one input gradient instead of several (and, under
+// mixed precision, one cast of the input), which hands its weight gradients to their deferral
+// where all share one; each layer's LoRA path is added to its part. Otherwise each layer's own forward.
+inline std::vector<torch::Tensor> linearStack(const torch::Tensor& x, const std::vector<Linear*>& layers) {
+    bool stack = layers.size() > 1;
+    for (const Linear* l : layers)
+        stack = stack && !l->input_transform && !l->output_transform &&
+                l->bias.defined() == layers.front()->bias.defined() &&
+                l->weight_grad_deferral == layers.front()->weight_grad_deferral;
+    std::vector<torch::Tensor> out;
+    if (!stack) {
+        for (Linear* l : layers) out.push_back(l->forward(x));
+        return out;
+    }
+    out = linearStackBase(x, layers);
+    for (size_t i = 0; i < layers.size(); ++i) out[i] = layers[i]->withAdapter(x, out[i]);
     return out;
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 
-#include "trainer/models/Linear.h"
-#include "trainer/models/Model.h"
+#include "trainer/models/VocabHead.h"
 
 namespace parallax {
 
@@ -9,23 +8,22 @@ namespace parallax {
 // gpt: positions 0..T-1 predict tokens 1..T. vlm: the input is [image; text] and positions
 // P-1..P+T-2 predict the caption tokens (labels -1 ignored). Activation in: {x (B, S, C)};
 // out: {loss_sum, loss_count} (float32 scalars).
-class LmHead : public Unit {
+class LmHead : public VocabHead {
 public:
     enum class Labels { NextToken, Caption };
     LmHead(int64_t dim, int64_t vocab, int64_t textTokens, int64_t imageTokens, Labels labels);
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "head"; }
+    std::optional<ModelPart> partOf(const std::string&) const override { return ModelPart::Language; }
 
     // Logits of the positions that predict a label: (B, T, V). Tests read them to check masking.
     torch::Tensor logits(const torch::Tensor& x, int64_t textTokens);
 
+    Linear& vocabProjection() override { return *out; }
+
     torch::nn::LayerNorm ln{nullptr};
     std::shared_ptr<Linear> out;
-    // Summed cross-entropy of (N, V') logits against (N) labels (-1 ignored). Unset: over the whole
-    // vocabulary; tensor parallelism installs its vocabulary-parallel version when `out` holds a
-    // slice of the vocabulary.
-    std::function<torch::Tensor(const torch::Tensor& logits, const torch::Tensor& labels)> loss;
 
 private:
     int64_t m_vocab;

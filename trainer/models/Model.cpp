@@ -6,6 +6,8 @@
 #include "trainer/models/Layers.h"
 #include "trainer/models/Linear.h"
 #include "trainer/models/MmditModel.h"
+#include "trainer/models/Qwen2Model.h"
+#include "trainer/models/RmsNorm.h"
 #include "trainer/models/VlmModel.h"
 
 #include <stdexcept>
@@ -39,6 +41,11 @@ void validate(const ModelDims& d) {
     const ModelKindInfo& kind = modelKindInfo(d.kind);
     if (kind.images) requireDivisible(d.image_size, "model.image_size", d.patch, "model.patch");
     if (kind.vision_tower) requireDivisible(d.vision_dim, "model.vision_dim", d.vision_heads, "model.vision_heads");
+    if (d.kv_heads > 0) requireDivisible(d.heads, "model.heads", d.kv_heads, "model.kv_heads");
+    if (d.kind == ModelKind::Qwen2 && d.tie_embeddings)
+        throw std::invalid_argument("this model ties lm_head to embed_tokens (tie_word_embeddings = true), which "
+                                    "this build does not train yet; use an untied model (e.g. Qwen2.5-7B or a tiny "
+                                    "preset)");
 }
 
 template <class M>
@@ -55,6 +62,7 @@ const Builder kBuilders[] = {
     {ModelKind::Gpt, make<GptModel>},
     {ModelKind::Mmdit, make<MmditModel>},
     {ModelKind::Vlm, make<VlmModel>},
+    {ModelKind::Qwen2, make<Qwen2Model>},
 };
 
 } // namespace
@@ -66,6 +74,8 @@ Batch Batch::to(const torch::Device& device) const {
     b.images = moved(images, device);
     b.noise = moved(noise, device);
     b.timesteps = moved(timesteps, device);
+    b.positions = moved(positions, device);
+    b.attention_mask = moved(attention_mask, device);
     b.sample_index = sample_index;
     return b;
 }
@@ -103,6 +113,8 @@ void initializeModel(Model& model, uint64_t seed) {
             } else if (auto* norm = dynamic_cast<torch::nn::LayerNormImpl*>(&module)) {
                 if (norm->weight.defined()) norm->weight.fill_(1.0);
                 if (norm->bias.defined()) norm->bias.zero_();
+            } else if (auto* rms = dynamic_cast<RmsNorm*>(&module)) {
+                rms->weight.fill_(1.0);
             } else {
                 // Embedding tables and the learned positions a unit holds directly.
                 for (auto& p : module.named_parameters(/*recurse=*/false)) normal(p.value(), kInitStd);

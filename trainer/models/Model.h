@@ -1,10 +1,12 @@
 #pragma once
 
 #include "core/spec/ModelDims.h"
+#include "core/spec/ModelTensors.h"
 
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,8 @@ struct Batch {
     torch::Tensor images;     // mmdit/vlm: (B, channels, S, S) float, roughly zero-mean unit-variance
     torch::Tensor noise;      // mmdit: (B, channels, S, S)
     torch::Tensor timesteps;  // mmdit: (B) in (0, 1)
+    torch::Tensor positions;  // qwen: (B, T) or M-RoPE's (3, B, T) int64; undefined: 0..T-1
+    torch::Tensor attention_mask; // qwen: (B, T) bool, false for padding; undefined: no padding
     std::vector<int64_t> sample_index; // global sample indices, for tests and logging
     int64_t size() const { return static_cast<int64_t>(sample_index.size()); }
     // On a GPU the copies are queued without blocking the host (through pinned memory).
@@ -38,6 +42,14 @@ public:
     // Declared by the model: whether activation checkpointing recomputes this unit as a whole in
     // backward (a transformer block: much activation memory for its compute).
     virtual bool checkpointUnit() const { return false; }
+    // The name its parameter `local` (as named inside the unit: "self_attn.q_proj.weight") has in
+    // the model's published checkpoints ("model.layers.3.self_attn.q_proj.weight"); empty where the
+    // kind has no published form.
+    virtual std::string publishedName(const std::string& /*local*/) const { return {}; }
+    // Declared by the model: the part of the model ([finetune]'s freeze switches: vision tower, merger,
+    // language model) that holds the unit's parameter `parameter` ("q.weight", "tok.weight", as the
+    // unit names it); none: no switch freezes it.
+    virtual std::optional<ModelPart> partOf(const std::string& /*parameter*/) const { return std::nullopt; }
 };
 
 // A model is an ordered list of units registered as submodules "units.<i>" (parameter names are

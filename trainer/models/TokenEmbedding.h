@@ -13,6 +13,7 @@ public:
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "embed"; }
+    std::optional<ModelPart> partOf(const std::string&) const override { return ModelPart::Language; }
 
     std::shared_ptr<Embedding> tok; // (V, C)
     torch::Tensor pos;                 // (T, C)

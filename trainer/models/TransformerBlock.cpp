@@ -23,6 +23,10 @@ TransformerBlock::TransformerBlock(const Config& config) : m_config(config) {
     fc2 = register_module("fc2", std::make_shared<Linear>(config.ffn, c, true, residualStd));
     for (Linear* l : {q.get(), k.get(), v.get(), fc1.get()}) l->split = TensorSplit::Column;
     for (Linear* l : {proj.get(), fc2.get()}) l->split = TensorSplit::Row;
+    // Every Linear of the block may carry LoRA, under its own module name.
+    for (const auto& [name, l] : {std::pair<const char*, Linear*>{"q", q.get()}, {"k", k.get()}, {"v", v.get()},
+                                  {"proj", proj.get()}, {"fc1", fc1.get()}, {"fc2", fc2.get()}})
+        l->lora_name = name;
 }
 
 Activation TransformerBlock::forward(const Activation& in, const Batch& /*batch*/) {

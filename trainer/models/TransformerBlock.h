@@ -21,12 +21,15 @@ public:
         bool causal = true;
         int64_t depth = 0;      // L of the residual scaling of proj and fc2
         std::string kind = "block";
+        // The model part its parameters belong to ([finetune]'s freeze switches); none: no switch.
+        std::optional<ModelPart> part;
     };
     explicit TransformerBlock(const Config& config);
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return m_config.kind; }
     bool checkpointUnit() const override { return true; }
+    std::optional<ModelPart> partOf(const std::string&) const override { return m_config.part; }
 
     // Whether forward returns {x, branch} for the next block to add (deferResidualsWithin sets it).
     void setHandsOnResidual(bool on) { m_handsOnResidual = on; }

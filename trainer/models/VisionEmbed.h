@@ -13,6 +13,7 @@ public:
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "vision_embed"; }
+    std::optional<ModelPart> partOf(const std::string&) const override { return ModelPart::Vision; }
 
     std::shared_ptr<Linear> patch; // Linear(Q, Cv)
     torch::Tensor pos;             // (P, Cv)

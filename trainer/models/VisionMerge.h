@@ -15,6 +15,10 @@ public:
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "merge"; }
+    // The projector is the merger; the caption's embedding and the positions belong to the language model.
+    std::optional<ModelPart> partOf(const std::string& parameter) const override {
+        return parameter.rfind("tok.", 0) == 0 || parameter == "pos" ? ModelPart::Language : ModelPart::Merger;
+    }
 
     torch::nn::LayerNorm ln{nullptr};   // LayerNorm(Cv)
     std::shared_ptr<Linear> mlp1;       // Linear(Cv, C)

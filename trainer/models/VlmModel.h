@@ -9,7 +9,9 @@
 namespace parallax {
 
 // Vision encoder + projector + causal LM (docs/models.md, vlm): vision embed, `vision_layers`
-// full-attention blocks, merge, `layers` causal blocks, head.
+// full-attention blocks, merge, `layers` causal blocks, head. Its parts: the vision tower (embed and
+// blocks), the merger (the projector) and the language model (the rest); model.freeze_vision freezes
+// the first from outside (trainer/finetune).
 class VlmModel : public Model {
 public:
     explicit VlmModel(const ModelDims& dims) : Model(dims) {
@@ -22,6 +24,7 @@ public:
         vision.causal = false;
         vision.depth = dims.layers; // docs/models.md scales proj and fc2 by L = model.layers everywhere
         vision.kind = "vision_block";
+        vision.part = ModelPart::Vision;
         for (int64_t i = 0; i < dims.vision_layers; ++i) addUnit(std::make_shared<TransformerBlock>(vision));
         addUnit(std::make_shared<VisionMerge>(dims));
         TransformerBlock::Config block;
@@ -31,15 +34,10 @@ public:
         block.sequence = dims.imageTokens() + dims.seq_len;
         block.causal = true;
         block.depth = dims.layers;
+        block.part = ModelPart::Language;
         for (int64_t i = 0; i < dims.layers; ++i) addUnit(std::make_shared<TransformerBlock>(block));
         addUnit(std::make_shared<LmHead>(dims.dim, dims.vocab, dims.seq_len, dims.imageTokens(),
                                          LmHead::Labels::Caption));
-        if (dims.freeze_vision) {
-            for (const auto& unit : units()) {
-                if (unit->kindName().rfind("vision_", 0) != 0) continue;
-                for (torch::Tensor& p : unit->parameters()) p.set_requires_grad(false);
-            }
-        }
     }
 };
 

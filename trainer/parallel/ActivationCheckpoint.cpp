@@ -1,5 +1,7 @@
 #include "trainer/parallel/ActivationCheckpoint.h"
 
+#include <mutex>
+
 namespace parallax {
 
 namespace {
@@ -7,11 +9,28 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// The default generator of the device a unit runs on. Draws inside a unit (LoRA dropout) come from
+// it, and the recomputation must draw what the forward drew: its state is kept and restored.
+at::Generator generatorOf(const torch::Tensor& input) {
+    return at::globalContext().defaultGenerator(input.defined() ? input.device() : torch::Device(torch::kCPU));
+}
+
+torch::Tensor generatorState(at::Generator generator) {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    return generator.get_state();
+}
+
+void setGeneratorState(at::Generator generator, const torch::Tensor& state) {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+}
+
 struct Recompute : public torch::autograd::Function<Recompute> {
     static variable_list forward(AutogradContext* ctx, at::TensorList inputs, int64_t unit, int64_t batch) {
         ctx->saved_data["unit"] = unit;
         ctx->saved_data["batch"] = batch;
         ctx->save_for_backward(inputs.vec());
+        ctx->saved_data["generator"] = generatorState(generatorOf(inputs.front()));
         torch::NoGradGuard noGrad;
         return reinterpret_cast<Unit*>(unit)->forward(inputs.vec(), *reinterpret_cast<const Batch*>(batch));
     }
@@ -26,8 +45,12 @@ struct Recompute : public torch::autograd::Function<Recompute> {
         }
         Activation out;
         {
+            at::Generator generator = generatorOf(inputs.front());
+            const torch::Tensor now = generatorState(generator);
+            setGeneratorState(generator, ctx->saved_data["generator"].toTensor());
             torch::AutoGradMode enable(true);
             out = unit->forward(inputs, *batch);
+            setGeneratorState(generator, now);
         }
         variable_list outs, outGrads;
         for (size_t i = 0; i < out.size(); ++i) {

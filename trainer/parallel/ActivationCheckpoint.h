@@ -10,7 +10,8 @@ namespace parallax {
 // intermediate activations; when backward reaches the block, its forward runs again from the saved
 // input, with autograd on, and backward goes through the recomputed graph. Memory per in-flight
 // micro-batch drops to the blocks' inputs at the cost of one more forward. Blocks whose input needs
-// no gradient (a frozen tower) run normally.
+// no gradient (a frozen tower, or a block after frozen ones whose LoRA adapters train) run normally.
+// The recomputation draws the random numbers the forward drew (LoRA dropout).
 void checkpointBlocks(std::vector<StageChunk>& chunks);
 
 } // namespace parallax

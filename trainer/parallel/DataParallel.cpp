@@ -62,15 +62,20 @@ void DataParallel::beginStep(int arrivalsPerParam) {
     m_buckets.zeroGrads();
     m_active = m_dp && m_dp->size() > 1;
     std::fill(m_arrived.begin(), m_arrived.end(), 0);
+    m_nextLaunch = 0;
     for (size_t b = 0; b < m_expected.size(); ++b)
         m_expected[b] = arrivalsPerParam * static_cast<int>(m_buckets.buckets()[b].slots.size());
 }
 
 void DataParallel::onGradReady(int bucket) {
     if (!m_active || !m_launchDuringBackward) return;
-    const size_t b = static_cast<size_t>(bucket);
-    if (++m_arrived[b] == m_expected[b] && !m_work[b]) {
-        launch(bucket);
+    ++m_arrived[static_cast<size_t>(bucket)];
+    // In bucket order only: a bucket complete here may be incomplete on another rank (a parameter
+    // that this rank's data leaves without a gradient), which then starts it in finishStep(); the
+    // collectives must start in the same order on every rank, so a complete bucket waits for the
+    // ones before it.
+    while (m_nextLaunch < m_work.size() && m_arrived[m_nextLaunch] == m_expected[m_nextLaunch]) {
+        launch(static_cast<int>(m_nextLaunch++));
         ++m_launchedEarly;
     }
     m_dp->progress();
@@ -94,9 +99,9 @@ void DataParallel::launch(int bucket) {
 
 void DataParallel::finishStep() {
     if (m_active) {
-        // Same order on every rank: the graph, hence arrival, is identical across replicas.
-        for (size_t b = 0; b < m_work.size(); ++b)
-            if (!m_work[b]) launch(static_cast<int>(b));
+        // The rest in bucket order, as the ones started during backward: the same order on every rank
+        // (buckets whose parameters got no gradient on any rank among them, with zeros).
+        for (; m_nextLaunch < m_work.size(); ++m_nextLaunch) launch(static_cast<int>(m_nextLaunch));
         for (size_t b = 0; b < m_work.size(); ++b) {
             m_work[b]->wait();
             m_work[b].reset();

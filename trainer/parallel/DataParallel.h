@@ -13,9 +13,10 @@
 namespace parallax {
 
 // Data-parallel gradient reduction with buckets overlapped with backward: a hook on each
-// parameter's gradient accumulator counts arrivals; once every parameter of a bucket has received
-// all the gradients of the step (one per micro-batch), the bucket's reduction starts while backward
-// goes on with earlier layers and micro-batches. Gradients are summed (the loss is already
+// parameter's gradient accumulator counts arrivals; once every parameter of a bucket (and of every
+// bucket before it) has received all the gradients of the step (one per micro-batch), the bucket's
+// reduction starts while backward goes on with earlier layers and micro-batches. Buckets hold only
+// parameters that train (GradBuckets); one whose parameters get no gradient reduces zeros at the end. Gradients are summed (the loss is already
 // normalized by the global batch).
 //
 // ZeRO stages 1 and 2 shard the optimizer's work over the data-parallel group: each rank updates
@@ -76,6 +77,7 @@ private:
     std::vector<std::shared_ptr<torch::autograd::Node>> m_accumulators; // keeps the hooks alive
     std::vector<int> m_arrived;
     std::vector<int> m_expected;
+    size_t m_nextLaunch = 0; // buckets before it have started reducing this step
     std::vector<std::shared_ptr<Work>> m_work;
     std::vector<torch::Tensor> m_gradShards; // stage 2
     torch::ScalarType m_reduceType;

@@ -10,6 +10,8 @@
 #include "trainer/parallel/Zero3.h"
 
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -93,6 +95,11 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     out.chunks = placeStages(model, spec, dims, groups);
     const bool splitBackward = splitsBackward(spec.parallel.schedule.value(), groups.ppSize);
     if (splitBackward) deferWeightGrads(out.chunks);
+    // Keys and values split by whole heads, so tp must divide the key/value heads.
+    if (groups.tp && dims.kv_heads > 0 && dims.kv_heads % groups.tp->size() != 0)
+        throw std::invalid_argument("parallel.tp = " + std::to_string(groups.tp->size()) +
+                                    " does not divide the model's " + std::to_string(dims.kv_heads) +
+                                    " key/value heads (kv_heads); use a tp that divides it");
     out.tpPlan = applyTensorParallel(model, groups.tp);
     model.to(device);
     if (spec.train.activation_checkpointing) checkpointBlocks(out.chunks);

@@ -2,7 +2,7 @@
 
 #include "trainer/models/Embedding.h"
 #include "trainer/models/Linear.h"
-#include "trainer/models/LmHead.h"
+#include "trainer/models/VocabHead.h"
 
 #include <stdexcept>
 
@@ -106,6 +106,8 @@ public:
     void column(Linear& l, const std::string& prefix) {
         shard(l.weight, prefix + "weight", 0);
         if (l.bias.defined()) shard(l.bias, prefix + "bias", 0);
+        // LoRA's B by rows with the layer's outputs; A stays whole (LoraAdapter.h).
+        if (l.adapter) shard(l.adapter->B->weight, prefix + "lora_B.weight", 0);
         l.out_features /= m_size;
         Communicator* comm = m_tp.get();
         l.input_transform = [comm](const torch::Tensor& x) { return copyToTensorParallel(x, *comm); };
@@ -113,6 +115,8 @@ public:
 
     void row(Linear& l, const std::string& prefix) {
         shard(l.weight, prefix + "weight", 1);
+        // LoRA's A by columns with the layer's inputs; B stays whole (LoraAdapter.h).
+        if (l.adapter) shard(l.adapter->A->weight, prefix + "lora_A.weight", 1);
         l.in_features /= m_size;
         Communicator* comm = m_tp.get();
         l.output_transform = [comm](const torch::Tensor& y) { return reduceFromTensorParallel(y, *comm); };
@@ -131,12 +135,16 @@ public:
         };
     }
 
-    void head(LmHead& h, const std::string& prefix) {
-        shard(h.out->weight, prefix + "out.weight", 0);
-        h.out->out_features /= m_size;
+    void head(VocabHead& h, const std::string& prefix) {
+        Linear& out = h.vocabProjection();
+        std::string name;
+        for (const auto& item : h.named_modules("", /*include_self=*/false))
+            if (item.value().get() == &out) name = prefix + item.key() + ".weight";
+        shard(out.weight, name, 0);
+        out.out_features /= m_size;
         Communicator* comm = m_tp.get();
-        h.out->input_transform = [comm](const torch::Tensor& x) { return copyToTensorParallel(x, *comm); };
-        const int64_t start = m_plan[prefix + "out.weight"].start;
+        out.input_transform = [comm](const torch::Tensor& x) { return copyToTensorParallel(x, *comm); };
+        const int64_t start = m_plan[name].start;
         h.loss = [comm, start](const torch::Tensor& logits, const torch::Tensor& labels) {
             return vocabParallelCrossEntropy(logits, labels, start, *comm);
         };
@@ -171,7 +179,7 @@ TensorParallelPlan applyTensorParallel(Model& model, std::shared_ptr<Communicato
     for (int64_t i = 0; i < model.unitCount(); ++i) {
         const std::string unitPrefix = "units." + std::to_string(i) + ".";
         auto unit = model.unit(i);
-        if (auto* head = dynamic_cast<LmHead*>(unit.get())) {
+        if (auto* head = dynamic_cast<VocabHead*>(unit.get())) {
             builder.head(*head, unitPrefix);
             continue;
         }
@@ -179,7 +187,9 @@ TensorParallelPlan applyTensorParallel(Model& model, std::shared_ptr<Communicato
             const std::string& name = item.key();
             const std::string prefix = unitPrefix + name + ".";
             if (auto* linear = dynamic_cast<Linear*>(item.value().get())) {
-                if (linear->split == TensorSplit::Column)
+                // k and v split with the heads when tp divides the key/value heads (checked when
+                // the layout is planned).
+                if (linear->split == TensorSplit::Column || linear->split == TensorSplit::KvColumn)
                     builder.column(*linear, prefix);
                 else if (linear->split == TensorSplit::Row)
                     builder.row(*linear, prefix);

@@ -8,6 +8,7 @@
 #include "core/util/FileWriter.h"
 #include "core/util/Files.h"
 #include "core/util/HostName.h"
+#include "trainer/train/RankExchange.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -116,22 +117,6 @@ void writeWhole(const std::string& path, const std::string& contents, const std:
     FileWriter out(path);
     out.write(contents.data(), contents.size());
     if (!out.finish()) throw CheckpointError(out.describe(where));
-}
-
-// Every rank gets the message of the failed rank of least number, "" when no rank failed.
-std::string firstFailure(const std::string& failure, Communicator& world) {
-    const int none = world.size();
-    const int first = static_cast<int>(
-        world.allReduceScalar(failure.empty() ? static_cast<double>(none) : world.rank(), ReduceOp::Min));
-    if (first >= none) return "";
-    const bool mine = world.rank() == first;
-    const auto length = static_cast<int64_t>(
-        world.allReduceScalar(mine ? static_cast<double>(failure.size()) : 0.0, ReduceOp::Max));
-    // Host memory: CPU tensors go over MPI on every communicator.
-    auto text = torch::zeros({std::max<int64_t>(length, 1)}, torch::kUInt8);
-    if (mine) std::memcpy(text.data_ptr(), failure.data(), failure.size());
-    world.broadcast(text, first);
-    return std::string(reinterpret_cast<const char*>(text.data_ptr<uint8_t>()), static_cast<size_t>(length));
 }
 
 // Puts the complete folder `from` at `to`. A folder already at `to` (the same step written again)
@@ -408,6 +393,12 @@ void CheckpointReader::open(const std::string& stepDir) {
 
 bool CheckpointReader::has(const std::string& name, const std::string& role) const {
     return m_entries.count({name, role}) > 0;
+}
+
+std::vector<int64_t> CheckpointReader::shape(const std::string& name, const std::string& role) const {
+    const auto it = m_entries.find({name, role});
+    if (it == m_entries.end()) throw CheckpointError("checkpoint " + m_dir + " has no " + role + " for " + name);
+    return it->second.piece.shape;
 }
 
 std::vector<std::string> CheckpointReader::names(const std::string& role) const {

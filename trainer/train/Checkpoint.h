@@ -71,6 +71,8 @@ public:
     const std::string& dir() const { return m_dir; }
     const std::vector<std::string>& warnings() const { return m_warnings; }
     bool has(const std::string& name, const std::string& role) const;
+    // The full tensor's shape; CheckpointError when the checkpoint does not hold it.
+    std::vector<int64_t> shape(const std::string& name, const std::string& role) const;
     // The full tensor (CPU fp32) rebuilt from every piece; CheckpointError when pieces are missing.
     torch::Tensor full(const std::string& name, const std::string& role) const;
     std::vector<std::string> names(const std::string& role) const;

@@ -75,15 +75,39 @@ std::vector<CheckpointPiece> CheckpointMapping::pieces() const {
             pieces.push_back(std::move(p));
         }
     }
-    // Frozen parameters are not in buckets; the first data-parallel rank writes them.
-    if (m_groups.coord.dp == 0) {
-        for (const auto& item : m_model.named_parameters()) {
-            if (item.value().requires_grad()) continue;
-            if (!m_tpPlan.count(item.key()) && !writesReplicated) continue;
-            pieces.push_back(pieceOf(item.key(), "param", item.value().detach(), item.value().sizes().vec()));
-        }
-    }
+    // Frozen parameters are not written: they are what the run started from (the seed, or the model
+    // folder), which a resume rebuilds.
     return pieces;
+}
+
+void CheckpointMapping::requireTrainable(const CheckpointReader& reader, const ParamSlot& s) const {
+    auto shard = m_tpPlan.find(s.name);
+    const std::vector<int64_t> shape = shard != m_tpPlan.end() ? shard->second.fullShape : s.shape;
+    const std::string advice = "; resume with the model and [finetune] (mode, lora_r, lora_targets, freeze switches, "
+                               "modules_to_save) it was written with, or start a new run";
+    if (!reader.has(s.name, "param"))
+        throw CheckpointError("checkpoint " + reader.dir() + " holds no " + s.name +
+                              ", which this run trains: it was written by a run that trains other parameters" + advice);
+    const std::vector<int64_t> saved = reader.shape(s.name, "param");
+    if (saved != shape)
+        throw CheckpointError("checkpoint " + reader.dir() + " holds " + s.name + " as " + shapeText(saved) +
+                              ", this run as " + shapeText(shape) + advice);
+}
+
+void CheckpointMapping::loadFrozen(const CheckpointReader& reader, torch::Device device) {
+    for (const auto& item : m_model.named_parameters()) {
+        if (item.value().requires_grad()) continue;
+        if (reader.has(item.key(), "param")) {
+            // Written by an earlier version, or by a run that trained it: its values win.
+            item.value().copy_(localPart(item.key(), reader.full(item.key(), "param")).to(device).view_as(item.value()));
+            continue;
+        }
+        if (m_baseSeed && *m_baseSeed != reader.meta().seed)
+            throw CheckpointError("checkpoint " + reader.dir() + " was written by a run whose frozen parameters (" +
+                                  item.key() + ", ...) came from train.seed = " + std::to_string(reader.meta().seed) +
+                                  "; this run draws them from train.seed = " + std::to_string(*m_baseSeed) +
+                                  ": resume with train.seed = " + std::to_string(reader.meta().seed));
+    }
 }
 
 void CheckpointMapping::load(const CheckpointReader& reader, torch::Device device) {
@@ -92,6 +116,7 @@ void CheckpointMapping::load(const CheckpointReader& reader, torch::Device devic
     auto load = [&](const std::string& name, const std::string& role) {
         return localPart(name, reader.full(name, role)).reshape({-1}).to(device);
     };
+    for (const ParamSlot& s : m_buckets.slots()) requireTrainable(reader, s);
     for (const ParamSlot& s : m_buckets.slots()) {
         const size_t b = static_cast<size_t>(s.bucket);
         AdamW::Group& g = groups[b];
@@ -105,8 +130,7 @@ void CheckpointMapping::load(const CheckpointReader& reader, torch::Device devic
         g.exp_avg_sq.narrow(0, lo - shardBegin, hi - lo)
             .copy_(load(s.name, "exp_avg_sq").narrow(0, lo - s.offset, hi - lo));
     }
-    for (const auto& item : m_model.named_parameters())
-        if (!item.value().requires_grad()) item.value().copy_(load(item.key(), "param").view_as(item.value()));
+    loadFrozen(reader, device);
     m_reducer.parametersLoaded();
 }
 

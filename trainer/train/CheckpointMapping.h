@@ -9,6 +9,8 @@
 #include "trainer/train/Checkpoint.h"
 #include "trainer/train/TelemetryEmitter.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +20,8 @@ namespace parallax {
 // by its single-device name and full shape whatever layout wrote it: so a run resumes under any
 // other layout. Each value is written once: tensor-parallel shards by their rank, replicated
 // parameters by tensor-parallel rank 0; data-parallel replicas share the writing, by parameter
-// (index % dp) where every replica holds everything, by their own slices under ZeRO.
+// (index % dp) where every replica holds everything, by their own slices under ZeRO. Only what trains
+// is written (with a LoRA run, the adapters and their optimizer state).
 class CheckpointMapping {
 public:
     CheckpointMapping(Model& model, const GradBuckets& buckets, GradientReducer& reducer, AdamW& optimizer,
@@ -28,9 +31,14 @@ public:
 
     // What this rank writes (views of the live tensors).
     std::vector<CheckpointPiece> pieces() const;
-    // Loads every parameter this rank holds, and the optimizer state where the checkpoint has it,
-    // onto `device` (the optimizer's step count is the caller's).
+    // Loads every parameter this rank trains, and the optimizer state where the checkpoint has it,
+    // onto `device` (the optimizer's step count is the caller's); frozen parameters where the
+    // checkpoint holds them (else they stay as the run built them). CheckpointError when the
+    // checkpoint lacks a parameter this run trains or holds it in another shape (another [finetune]).
     void load(const CheckpointReader& reader, torch::Device device);
+    // The run's frozen parameters were drawn from `seed` (no model folder): a checkpoint that does not
+    // hold them must come from a run of the same seed.
+    void setBaseSeed(uint64_t seed) { m_baseSeed = seed; }
 
     // Every rank: writes the checkpoint `meta` describes into `dir` (the optimizer's step count
     // filled in), rank 0 reporting it to `out`; returns its folder. Where it cannot be written, an
@@ -48,6 +56,8 @@ private:
                             const std::vector<int64_t>& localShape) const;
     // This rank's part of a full tensor: its tensor-parallel shard, or the whole.
     torch::Tensor localPart(const std::string& name, const torch::Tensor& full) const;
+    void requireTrainable(const CheckpointReader& reader, const ParamSlot& slot) const;
+    void loadFrozen(const CheckpointReader& reader, torch::Device device);
 
     Model& m_model;
     const GradBuckets& m_buckets;
@@ -55,6 +65,7 @@ private:
     AdamW& m_optimizer;
     const TensorParallelPlan& m_tpPlan;
     const ProcessGroups& m_groups;
+    std::optional<uint64_t> m_baseSeed;
 };
 
 } // namespace parallax

@@ -10,6 +10,21 @@
 
 namespace parallax {
 
+std::string firstFailure(const std::string& failure, Communicator& world) {
+    const int none = world.size();
+    const int first = static_cast<int>(
+        world.allReduceScalar(failure.empty() ? static_cast<double>(none) : world.rank(), ReduceOp::Min));
+    if (first >= none) return "";
+    const bool mine = world.rank() == first;
+    const auto length = static_cast<int64_t>(
+        world.allReduceScalar(mine ? static_cast<double>(failure.size()) : 0.0, ReduceOp::Max));
+    // Host memory: CPU tensors go over MPI on every communicator.
+    auto text = torch::zeros({std::max<int64_t>(length, 1)}, torch::kUInt8);
+    if (mine) std::memcpy(text.data_ptr(), failure.data(), failure.size());
+    world.broadcast(text, first);
+    return std::string(reinterpret_cast<const char*>(text.data_ptr<uint8_t>()), static_cast<size_t>(length));
+}
+
 std::vector<std::string> gatherHosts(Communicator& world) {
     constexpr int64_t kWidth = 256;
     auto mine = torch::zeros({kWidth}, torch::kUInt8);

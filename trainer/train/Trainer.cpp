@@ -4,6 +4,7 @@
 
 #include "core/spec/Estimates.h"
 #include "core/spec/LayoutLabel.h"
+#include "core/spec/ModelKinds.h"
 #include "core/util/Files.h"
 #include "core/util/HostName.h"
 
@@ -12,11 +13,13 @@
 #include "trainer/data/Dataset.h"
 #include "trainer/data/DatasetUtils.h"
 #include "trainer/data/DistributedSampler.h"
+#include "trainer/finetune/AdapterFolder.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/CheckpointMapping.h"
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
 #include "trainer/train/OptimizerSetup.h"
+#include "trainer/train/RankExchange.h"
 #include "trainer/train/RunStartReport.h"
 #include "trainer/train/StepClock.h"
 #include "trainer/train/StepProfiler.h"
@@ -61,6 +64,9 @@ Trainer::~Trainer() {
 void Trainer::setup() {
     m_dims = resolveModel(m_spec.model);
     m_model = buildModel(m_dims, m_spec.train.seed);
+    // What trains is decided on the whole single-device model, before parallelism divides it.
+    m_finetune = applyFinetune(*m_model, finetuneOf(m_spec, m_dims), m_spec.train.seed);
+    if (m_groups.worldRank() == 0 && !m_finetune.summary().empty()) m_out.info(m_finetune.summary());
     m_flopsPerToken = 3.0 * forwardFlopsPerSample(m_dims) / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
 
     m_parallel = parallelize(*m_model, m_spec, m_dims, m_groups, m_device);
@@ -73,6 +79,7 @@ void Trainer::setup() {
     m_optimizerStream = std::move(optimizer.stream);
     m_checkpoints = std::make_unique<CheckpointMapping>(*m_model, *m_parallel.buckets, *m_parallel.reducer, *m_optimizer,
                                                         m_parallel.tpPlan, m_groups);
+    if (m_spec.model.from.empty()) m_checkpoints->setBaseSeed(m_spec.train.seed);
 
     m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
@@ -93,7 +100,30 @@ std::string Trainer::saveCheckpoint(int64_t nextStep) {
     meta.dims = m_dims;
     // The pieces are read on the compute stream: after the optimizer's stream has written them.
     if (m_optimizerStream) m_optimizerStream->waitAll();
-    return m_checkpoints->save(joinPath(m_options.runDir, "checkpoints"), meta, m_out, m_options.resumeFrom);
+    const std::string dir = m_checkpoints->save(joinPath(m_options.runDir, "checkpoints"), meta, m_out, m_options.resumeFrom);
+    if (m_finetune.lora()) writeAdapters(dir, nextStep);
+    return dir;
+}
+
+void Trainer::writeAdapters(const std::string& checkpointDir, int64_t nextStep) {
+    std::string failure;
+    if (m_groups.worldRank() == 0) {
+        try {
+            // The checkpoint holds every adapter whole, whatever the layout divided.
+            const CheckpointReader reader(checkpointDir);
+            const FullTensor full = [&reader](const std::string& name) { return reader.full(name, "param"); };
+            AdapterBase base;
+            base.model = m_spec.model.from;
+            if (modelKindInfo(m_dims.kind).objective != Objective::Flow) base.task = "CAUSAL_LM";
+            writeAdapterFolder(joinPath(checkpointDir, "adapter"), m_finetune, base, full);
+            writeAdapterFolder(joinPath(m_options.runDir, "adapter"), m_finetune, base, full);
+        } catch (const std::exception& e) {
+            failure = "writing the LoRA adapter of " + checkpointDir + " failed: " + e.what() +
+                      "; the checkpoint itself is complete";
+        }
+    }
+    const std::string agreed = firstFailure(failure, *m_groups.world);
+    if (!agreed.empty()) throw AgreedFailure(agreed, nextStep);
 }
 
 void Trainer::resume() {

@@ -3,6 +3,7 @@
 #include "core/spec/ModelDims.h"
 #include "core/spec/RunSpec.h"
 #include "trainer/comm/ProcessGroups.h"
+#include "trainer/finetune/Finetune.h"
 #include "trainer/models/Model.h"
 #include "trainer/parallel/Parallelize.h"
 #include "trainer/parallel/PipelineEngine.h"
@@ -80,6 +81,9 @@ private:
     // reports it (StepReporter); returns its global mean loss.
     double finishStep(const QueuedStep& queued, TrainResult& result);
     std::string saveCheckpoint(int64_t nextStep);
+    // A LoRA run: the adapter of the checkpoint in `checkpointDir` as a PEFT folder in it and in the
+    // run folder (<run dir>/adapter: the latest), written by rank 0; every rank fails alike.
+    void writeAdapters(const std::string& checkpointDir, int64_t nextStep);
     // Keeps the weights of the last finite step in a checkpoint and throws, naming the step and the fix.
     [[noreturn]] void stopOnNonFiniteGradient(int64_t step);
 
@@ -90,6 +94,7 @@ private:
     ModelDims m_dims;
     torch::Device m_device{torch::kCPU};
     std::shared_ptr<Model> m_model;
+    AppliedFinetune m_finetune; // what trains: [finetune] applied to the model
     std::unique_ptr<Dataset> m_dataset;
     std::unique_ptr<DistributedSampler> m_sampler;
     std::unique_ptr<BatchPrefetcher> m_prefetcher; // reads m_dataset and m_sampler: declared after them

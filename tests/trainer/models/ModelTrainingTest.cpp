@@ -124,29 +124,5 @@ TEST_P(ModelTraining, RunsOnCudaWhenPresent) {
 INSTANTIATE_TEST_SUITE_P(Kinds, ModelTraining, testing::Values("gpt", "mmdit", "vlm"),
                          [](const testing::TestParamInfo<std::string>& info) { return info.param; });
 
-TEST(ModelTraining, FrozenVisionTowerGetsNoGradientAndTheProjectorTrains) {
-    ModelDims dims = dimsOf("vlm", "tiny");
-    dims.freeze_vision = true;
-    auto model = buildModel(dims, 16);
-    const Batch batch = batchOf(dims, 2);
-    const Activation out = model->forwardAll(batch);
-    (out[0] / out[1]).backward();
-    int64_t frozen = 0;
-    for (const auto& unit : model->units()) {
-        const bool vision = unit->kindName() == "vision_embed" || unit->kindName() == "vision_block";
-        for (const auto& p : unit->parameters()) {
-            if (vision) {
-                ++frozen;
-                EXPECT_FALSE(p.requires_grad());
-                EXPECT_FALSE(p.grad().defined());
-            } else {
-                EXPECT_TRUE(p.requires_grad());
-                ASSERT_TRUE(p.grad().defined()) << unit->kindName();
-            }
-        }
-    }
-    EXPECT_EQ(frozen, 3 + 2 * 16); // embed: patch weight and bias, positions; a block: 16 tensors
-}
-
 } // namespace
 } // namespace parallax

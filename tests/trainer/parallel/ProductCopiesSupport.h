@@ -4,6 +4,7 @@
 
 #include "tests/trainer/models/ModelTestSupport.h"
 #include "trainer/compat/TorchCompat.h"
+#include "trainer/finetune/Finetune.h"
 #include "trainer/parallel/DataParallel.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/ProductCopies.h"
@@ -31,6 +32,7 @@ inline Trained trainWithProductCopies(const std::string& kind, bool copies, int 
     ModelDims dims = dimsOf(frozen ? "vlm" : kind, "tiny");
     dims.freeze_vision = frozen;
     auto model = buildModel(dims, 11);
+    applyFinetune(*model, finetuneOf(RunSpec{}, dims), 11);
     model->to(device);
     std::vector<std::pair<std::string, torch::Tensor>> named;
     for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());

@@ -9,7 +9,9 @@ std::string TinySpec::toToml() const {
     o << "name = \"equivalence-" << kind << "\"\n"
       << "[model]\nkind = \"" << kind << "\"\npreset = \"tiny\"\n";
     if (layers > 0) o << "layers = " << layers << "\n";
-    o << extraModel << "\n"
+    o << extraModel << "\n";
+    if (!finetune.empty()) o << "[finetune]\n" << finetune << "\n";
+    o
       << "[data]\nkind = \"" << data << "\"\n"
       << "[train]\nsteps = " << steps << "\nglobal_batch = " << globalBatch << "\nmicro_batch = " << microBatch
       << "\nlr = " << lr << "\nwarmup = 3\nseed = 1234\ngrad_clip = 1.0\ncheckpoint_every = " << checkpointEvery

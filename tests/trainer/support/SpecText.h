@@ -23,6 +23,7 @@ struct TinySpec {
     double bucketMb = 0.05;
     bool recompute = false;      // train.activation_checkpointing      // small buckets: several per model, so overlap is exercised
     std::string extraModel;      // appended to [model]
+    std::string finetune;        // the [finetune] section's lines; empty: none
     std::string toToml() const;
 };
 

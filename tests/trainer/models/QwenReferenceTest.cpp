@@ -1,0 +1,141 @@
+// The qwen2 kind against the independent PyTorch reference of tests/reference (written from the
+// published modeling code's mathematics): the same weights and batch give the same logits, loss
+// and gradients within fp32 tolerance. Skips with a message where Debian's python3-torch is missing.
+
+#include "core/formats/SafetensorsFile.h"
+#include "core/formats/SafetensorsWriter.h"
+#include "tests/support/Process.h"
+#include "trainer/models/Model.h"
+#include "trainer/models/PublishedNames.h"
+#include "trainer/models/QwenText.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+
+namespace parallax {
+namespace {
+
+using testing::ProcessResult;
+using testing::runProcess;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+bool referenceAvailable() { return runProcess({kPython, "-c", "import torch"}).exitCode == 0; }
+
+// Grouped-query attention (4 heads over 2 key/value heads), untied head, 2 layers.
+ModelDims tinyQwen2() {
+    ModelDims d;
+    d.kind = ModelKind::Qwen2;
+    d.layers = 2;
+    d.dim = 64;
+    d.heads = 4;
+    d.kv_heads = 2;
+    d.ffn = 96;
+    d.vocab = 300;
+    d.seq_len = 12;
+    d.rope_theta = 1000000.0;
+    d.rms_eps = 1e-6;
+    d.max_positions = 128;
+    return d;
+}
+
+void writeFolder(const Model& model, const std::string& dir) {
+    const ModelDims& d = model.dims();
+    const nlohmann::json config = {
+        {"architectures", {"Qwen2ForCausalLM"}}, {"model_type", "qwen2"}, {"hidden_size", d.dim},
+        {"num_hidden_layers", d.layers}, {"num_attention_heads", d.heads}, {"num_key_value_heads", d.kv_heads},
+        {"intermediate_size", d.ffn}, {"vocab_size", d.vocab}, {"rms_norm_eps", d.rms_eps},
+        {"rope_theta", d.rope_theta}, {"max_position_embeddings", d.max_positions},
+        {"tie_word_embeddings", false}, {"hidden_act", "silu"}, {"torch_dtype", "float32"}};
+    std::ofstream(dir + "/config.json") << config.dump(2);
+    const auto named = publishedParameters(model);
+    std::vector<torch::Tensor> keep;
+    std::vector<TensorData> tensors;
+    for (const auto& [name, tensor] : named) {
+        keep.push_back(tensor.detach().contiguous());
+        tensors.push_back({name, Dtype::F32, keep.back().sizes().vec(), keep.back().data_ptr()});
+    }
+    writeSafetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
+}
+
+void writeBatch(const Batch& batch, const std::string& path) {
+    const torch::Tensor mask = batch.attention_mask.to(torch::kInt64).contiguous();
+    const std::vector<TensorData> tensors = {
+        {"input_ids", Dtype::I64, batch.tokens.sizes().vec(), batch.tokens.data_ptr()},
+        {"labels", Dtype::I64, batch.labels.sizes().vec(), batch.labels.data_ptr()},
+        {"attention_mask", Dtype::I64, mask.sizes().vec(), mask.data_ptr()}};
+    writeSafetensors(path, tensors);
+}
+
+torch::Tensor readTensor(const SafetensorsFile& file, const std::string& name) {
+    const TensorView v = file.view(name);
+    return torch::from_blob(const_cast<std::byte*>(v.data), v.shape, torch::kFloat32).clone();
+}
+
+double relativeError(const torch::Tensor& got, const torch::Tensor& want) {
+    return ((got - want).abs().max() / want.abs().max().clamp_min(1e-12)).item<double>();
+}
+
+TEST(QwenReference, Qwen2LogitsLossAndGradientsEqualTheReference) {
+    if (!referenceAvailable()) GTEST_SKIP() << kPython << " cannot import torch: apt-get install python3-torch";
+    testing::TempDir dir;
+    const ModelDims dims = tinyQwen2();
+    const std::shared_ptr<Model> model = buildModel(dims, 1234);
+    writeFolder(*model, dir.path());
+
+    // Two samples, the second padded on the right; labels on some positions only.
+    Batch batch;
+    torch::manual_seed(5);
+    batch.tokens = torch::randint(0, dims.vocab, {2, dims.seq_len}, torch::kInt64);
+    batch.attention_mask = torch::ones({2, dims.seq_len}, torch::kBool);
+    batch.attention_mask.index_put_({1, torch::indexing::Slice(8, torch::indexing::None)}, false);
+    batch.labels = batch.tokens.clone();
+    batch.labels.index_put_({0, torch::indexing::Slice(0, 3)}, -100);
+    batch.labels.masked_fill_(batch.attention_mask.logical_not(), -100);
+    batch.sample_index = {0, 1};
+    writeBatch(batch, dir.path() + "/batch.safetensors");
+
+    const std::vector<std::string> gradNames = {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
+                                                "model.layers.1.self_attn.k_proj.bias", "model.layers.1.mlp.down_proj.weight",
+                                                "model.norm.weight", "lm_head.weight"};
+    std::string grads;
+    for (const std::string& n : gradNames) grads += (grads.empty() ? "" : ",") + n;
+    const ProcessResult ref = runProcess({kPython, testing::sourceDir() + "/tests/reference/run_reference.py", dir.path(),
+                                          dir.path() + "/batch.safetensors", dir.path() + "/out.safetensors", "--grads",
+                                          grads});
+    ASSERT_EQ(ref.exitCode, 0) << ref.output;
+    const SafetensorsFile out(dir.path() + "/out.safetensors");
+
+    // This model's forward and backward of the same batch.
+    const Activation result = model->forwardAll(batch);
+    const torch::Tensor loss = result.at(0) / result.at(1);
+    loss.backward();
+    auto& head = dynamic_cast<QwenHead&>(*model->unit(model->unitCount() - 1));
+    torch::Tensor x;
+    {
+        torch::NoGradGuard noGrad;
+        Activation a;
+        for (int64_t i = 0; i + 1 < model->unitCount(); ++i) a = model->unit(i)->forward(a, batch);
+        x = a.at(0);
+    }
+    const torch::Tensor logits = head.lm_head->forward(head.norm->forward(x)).detach(); // (B, T, V)
+
+    EXPECT_NEAR(loss.item<double>(), readTensor(out, "loss").item<double>(), 1e-5);
+    // The real positions' logits (a padded query's row depends on how padding is masked).
+    const torch::Tensor want = readTensor(out, "logits");
+    const torch::Tensor real = batch.attention_mask.unsqueeze(-1).expand_as(logits);
+    EXPECT_LT(relativeError(logits.masked_select(real), want.masked_select(real)), 1e-5);
+    std::map<std::string, torch::Tensor> mine;
+    for (const auto& [name, tensor] : publishedParameters(*model)) mine[name] = tensor.grad();
+    for (const std::string& n : gradNames) {
+        ASSERT_TRUE(mine.at(n).defined()) << n;
+        EXPECT_LT(relativeError(mine.at(n), readTensor(out, "grad." + n)), 1e-4) << n;
+    }
+}
+
+} // namespace
+} // namespace parallax

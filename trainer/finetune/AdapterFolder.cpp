@@ -1,0 +1,84 @@
+#include "trainer/finetune/AdapterFolder.h"
+
+#include "core/formats/SafetensorsWriter.h"
+#include "core/util/Files.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace parallax {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const std::string kPrefix = "base_model.model.";
+
+json nullOr(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+json nullOr(const std::vector<std::string>& list) { return list.empty() ? json(nullptr) : json(list); }
+
+// PEFT writes an integral alpha as an integer.
+json number(double value) {
+    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) return static_cast<int64_t>(value);
+    return value;
+}
+
+torch::Tensor wholeFloat(const FullTensor& full, const std::string& name) {
+    return full(name).to(torch::kCPU, torch::kFloat).contiguous();
+}
+
+} // namespace
+
+std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase& base) {
+    const FinetuneSpec& f = finetune.spec;
+    json config;
+    config["peft_type"] = "LORA";
+    config["task_type"] = nullOr(base.task);
+    config["base_model_name_or_path"] = nullOr(base.model);
+    config["r"] = f.lora_r;
+    config["lora_alpha"] = number(f.lora_alpha);
+    config["lora_dropout"] = f.lora_dropout;
+    config["use_rslora"] = f.rslora;
+    config["target_modules"] = f.lora_targets;
+    config["modules_to_save"] = nullOr(f.modules_to_save);
+    config["bias"] = "none";
+    config["fan_in_fan_out"] = false;
+    config["init_lora_weights"] = true;
+    config["inference_mode"] = true;
+    return config.dump(2) + "\n";
+}
+
+std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finetune, const FullTensor& full) {
+    std::map<std::string, torch::Tensor> out;
+    for (const AdaptedLayer& a : finetune.adapted) {
+        out[kPrefix + a.published + ".lora_A.weight"] = wholeFloat(full, a.module + ".lora_A.weight");
+        out[kPrefix + a.published + ".lora_B.weight"] = wholeFloat(full, a.module + ".lora_B.weight");
+    }
+    for (const SavedParameter& s : finetune.saved) out[kPrefix + s.published] = wholeFloat(full, s.name);
+    return out;
+}
+
+void writeAdapterFolder(const std::string& dir, const AppliedFinetune& finetune, const AdapterBase& base,
+                        const FullTensor& full) {
+    const std::map<std::string, torch::Tensor> tensors = adapterTensors(finetune, full);
+    std::vector<TensorData> data;
+    for (const auto& [name, t] : tensors) data.push_back({name, Dtype::F32, t.sizes().vec(), t.data_ptr()});
+    createDirectories(dir);
+    writeSafetensors(joinPath(dir, "adapter_model.safetensors"), data, {{"format", "pt"}});
+    writeFileAtomic(joinPath(dir, "adapter_config.json"), adapterConfigJson(finetune, base));
+}
+
+std::map<std::string, torch::Tensor> mergedWeights(const AppliedFinetune& finetune, const FullTensor& full) {
+    std::map<std::string, torch::Tensor> out;
+    for (const AdaptedLayer& a : finetune.adapted) {
+        const torch::Tensor delta = torch::matmul(wholeFloat(full, a.module + ".lora_B.weight"),
+                                                  wholeFloat(full, a.module + ".lora_A.weight")); // (out, in)
+        out[a.module + ".weight"] = wholeFloat(full, a.module + ".weight") + finetune.scale * delta;
+    }
+    return out;
+}
+
+} // namespace parallax

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "trainer/finetune/Finetune.h"
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace parallax {
+
+// A parameter's whole value (CPU, float32) by its model name ("units.3.q.lora_A.weight"), wherever the
+// caller keeps it (a checkpoint, a model on one device).
+using FullTensor = std::function<torch::Tensor(const std::string& name)>;
+
+// What a LoRA adapter folder says about its base model and task (PEFT's adapter_config.json).
+struct AdapterBase {
+    std::string model; // base_model_name_or_path: the folder the run started from; empty: null (a seed)
+    std::string task;  // task_type, e.g. "CAUSAL_LM"; empty: null
+};
+
+// adapter_config.json of PEFT's LoRA: peft_type "LORA", r, lora_alpha, lora_dropout, use_rslora,
+// target_modules (finetune.lora_targets, matched as PEFT matches module paths), modules_to_save,
+// base_model_name_or_path, task_type, bias "none".
+std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase& base);
+
+// The adapter's tensors under PEFT's keys: base_model.model.<published path>.lora_A.weight (r, in) and
+// .lora_B.weight (out, r) per adapted Linear, and base_model.model.<published path of the module>.<name>
+// for each parameter trained whole (modules_to_save), as PEFT saves them.
+std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finetune, const FullTensor& full);
+
+// Writes `dir` as a PEFT adapter folder (adapter_config.json, adapter_model.safetensors), each file
+// replaced whole. FileError naming the file when it cannot be written.
+void writeAdapterFolder(const std::string& dir, const AppliedFinetune& finetune, const AdapterBase& base,
+                        const FullTensor& full);
+
+// The base weights with the adapters merged in, W + scale * B A, by the weights' model names
+// ("units.3.q.weight"), for every adapted Linear: what a merged export writes in their place.
+std::map<std::string, torch::Tensor> mergedWeights(const AppliedFinetune& finetune, const FullTensor& full);
+
+} // namespace parallax
