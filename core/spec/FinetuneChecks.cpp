@@ -1,5 +1,7 @@
 #include "core/spec/FinetuneChecks.h"
 
+#include "core/spec/IssueList.h"
+
 #include "core/spec/FinetunePlan.h"
 #include "core/spec/ModelKinds.h"
 #include "core/spec/SpecFields.h"
@@ -38,10 +40,10 @@ public:
                                        joinList(f.mode.names()) + didYouMean(f.mode.name(), f.mode.names()));
         }
         const ModelKindInfo* kind = modelKindInfo(s.model.kind);
-        if (!kind) return m_issues;
+        if (!kind) return std::move(m_out.list);
         if (!publishedModel(*kind)) {
             ignoredEverywhere(*kind);
-            return m_issues;
+            return std::move(m_out.list);
         }
         if (!kind->vision_tower)
             for (const char* field : {"finetune.freeze_vision", "finetune.freeze_merger"})
@@ -59,20 +61,20 @@ public:
             checkLoraValues();
         }
         if (m_dims && f.mode.known()) checkAgainstModel(*kind, lora);
-        return m_issues;
+        return std::move(m_out.list);
     }
 
 private:
     const RunSpec& s;
     const FinetuneSpec& f;
     const ModelDims* m_dims;
-    std::vector<SpecIssue> m_issues;
+    IssueList m_out;
 
     void error(const std::string& field, const std::string& message, std::vector<std::string> related = {}) {
-        m_issues.push_back({field, message, false, std::move(related)});
+        m_out.error(field, message, std::move(related));
     }
     void warn(const std::string& field, const std::string& message, std::vector<std::string> related = {}) {
-        m_issues.push_back({field, message, true, std::move(related)});
+        m_out.warn(field, message, std::move(related));
     }
 
     // Whether the field at `path` differs from its default.

@@ -1,5 +1,6 @@
 #include "core/spec/PublishedModelChecks.h"
 
+#include "core/spec/IssueList.h"
 #include "core/spec/ModelKinds.h"
 #include "core/spec/SpecLimits.h"
 #include "core/spec/Suggestions.h"
@@ -27,17 +28,7 @@ std::string sectionText(const std::vector<int64_t>& section) {
     return text + "]";
 }
 
-struct Issues {
-    std::vector<SpecIssue> list;
-    void error(const std::string& field, const std::string& message, std::vector<std::string> related = {}) {
-        list.push_back({field, message, false, std::move(related)});
-    }
-    void warn(const std::string& field, const std::string& message, std::vector<std::string> related = {}) {
-        list.push_back({field, message, true, std::move(related)});
-    }
-};
-
-void checkRotary(const ModelDims& d, const ModelKindInfo& kind, Issues& issues) {
+void checkRotary(const ModelDims& d, const ModelKindInfo& kind, IssueList& issues) {
     const int64_t head = d.headDim();
     if (head % 2 != 0) {
         issues.error("model.heads", "model.dim / model.heads = " + num(d.dim) + " / " + num(d.heads) + " = " + num(head) +
@@ -65,7 +56,7 @@ void checkRotary(const ModelDims& d, const ModelKindInfo& kind, Issues& issues) 
 } // namespace
 
 std::vector<SpecIssue> publishedModelIssues(const RunSpec& spec, const ModelDims& d) {
-    Issues issues;
+    IssueList issues;
     const ModelKindInfo& kind = modelKindInfo(d.kind);
     if (!kind.trains)
         issues.error("model.kind", "model.kind = " + tomlString(kind.name) +
@@ -89,7 +80,7 @@ std::vector<SpecIssue> publishedModelIssues(const RunSpec& spec, const ModelDims
 }
 
 std::vector<SpecIssue> conversationDataIssues(const RunSpec& spec, const ModelDims* d, bool remote) {
-    Issues issues;
+    IssueList issues;
     const DataSpec& data = spec.data;
     const ModelKindInfo* kind = modelKindInfo(spec.model.kind);
     const bool conversations = data.kind == DataKind::Conversations;
