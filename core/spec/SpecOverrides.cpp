@@ -1,5 +1,6 @@
 #include "core/spec/SpecOverrides.h"
 
+#include "core/spec/ModelDimensionEdits.h"
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/TomlLimits.h"
@@ -7,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace parallax {
@@ -66,6 +68,45 @@ RunSpec applySpecOverrides(const RunSpec& base, const std::vector<std::string>& 
     return parseSpec(text.str(), source);
 }
 
+namespace {
+
+// A dimension's value as the model has it: the spec's, or the preset's when unset ("" when the model
+// does not resolve).
+std::string resolvedText(const RunSpec& spec, const std::string& path) {
+    const std::optional<int64_t> v = resolvedDimension(spec, path);
+    return v ? std::to_string(*v) : std::string();
+}
+
+bool sameDimensions(const RunSpec& a, const RunSpec& b) {
+    for (const std::string& path : modelDimensionPaths())
+        if (resolvedDimension(a, path) != resolvedDimension(b, path)) return false;
+    return true;
+}
+
+// Why the model field at `path`, written differently in `next` than in `parent`, keeps the
+// checkpoint from loading; nullopt when the model is the same (a dimension written out at the
+// preset's value, or another preset of the same dimensions).
+std::optional<std::string> modelChange(const RunSpec& parent, const RunSpec& next, const std::string& path,
+                                       const std::string& run) {
+    std::string was, now;
+    if (resolvedDimension(parent, path) || resolvedDimension(next, path)) {
+        was = resolvedText(parent, path);
+        now = resolvedText(next, path);
+        if (was == now) return std::nullopt;
+    } else {
+        if (path == "model.preset" && sameDimensions(parent, next)) return std::nullopt;
+        RunSpec a = parent, b = next;
+        for (const SpecField& f : specFields(a))
+            if (f.path() == path) was = fieldValueText(f.ref);
+        for (const SpecField& f : specFields(b))
+            if (f.path() == path) now = fieldValueText(f.ref);
+    }
+    return path + " = " + now + ", but the checkpoint of " + run + " holds a model with " + path + " = " + was +
+           "; a checkpoint loads only into the same model: keep " + path + " = " + was;
+}
+
+} // namespace
+
 std::vector<SpecIssue> resumeIssues(const RunSpec& parent, const RunSpec& next, int64_t parentId) {
     std::vector<SpecIssue> out;
     RunSpec a = parent, b = next;
@@ -81,9 +122,8 @@ std::vector<SpecIssue> resumeIssues(const RunSpec& parent, const RunSpec& next, 
         const std::string was = fieldValueText(before[i].ref), now = fieldValueText(after[i].ref);
         if (was == now) continue;
         if (std::string(before[i].section) == "model") {
-            out.push_back({path, path + " = " + now + ", but the checkpoint of " + run + " holds a model with " +
-                                     path + " = " + was + "; a checkpoint loads only into the same model: keep " +
-                                     path + " = " + was, false});
+            if (const std::optional<std::string> problem = modelChange(parent, next, path, run))
+                out.push_back({path, *problem, false});
         } else if (std::find(numeric.begin(), numeric.end(), path) != numeric.end()) {
             out.push_back({path, path + " = " + now + " where " + run + " had " + was +
                                      ": the continued run trains other numbers than " + run + " would have" +

@@ -1,4 +1,5 @@
 #include "core/spec/SpecIO.h"
+#include "core/spec/ModelDimensionEdits.h"
 #include "core/spec/SpecOverrides.h"
 
 #include <gtest/gtest.h>
@@ -65,6 +66,32 @@ TEST(SpecOverrides, ResumingChecksTheModelAndSaysWhatChangesTheNumbers) {
         << numbers[0].message;
     EXPECT_NE(numbers[1].message.find("train.global_batch = 64 where run 7 had"), std::string::npos)
         << numbers[1].message;
+}
+
+// A dimension written out at the value the preset gives it is the same model, however it is
+// written; the message names the values the models have, never a blank for an unset field.
+TEST(SpecOverrides, ADimensionSetToThePresetsValueIsTheSameModel) {
+    RunSpec parent;
+    parent.model.preset = "tiny";
+    const int64_t layers = *resolvedDimension(parent, "model.layers");
+    EXPECT_TRUE(resumeIssues(parent, applySpecOverrides(parent, {"model.layers=" + std::to_string(layers)}), 3).empty());
+    RunSpec custom = parent;
+    choosePreset(custom, "custom");
+    EXPECT_TRUE(resumeIssues(parent, custom, 3).empty()) << "custom at the preset's dimensions";
+    EXPECT_TRUE(resumeIssues(custom, parent, 3).empty());
+
+    const auto changed = resumeIssues(parent, applySpecOverrides(parent, {"model.layers=" + std::to_string(layers + 1)}), 3);
+    ASSERT_EQ(changed.size(), 1u);
+    EXPECT_EQ(changed[0].message, "model.layers = " + std::to_string(layers + 1) +
+                                      ", but the checkpoint of run 3 holds a model with model.layers = " +
+                                      std::to_string(layers) + "; a checkpoint loads only into the same model: keep "
+                                      "model.layers = " + std::to_string(layers));
+    const auto preset = resumeIssues(parent, applySpecOverrides(parent, {"model.preset=small"}), 3);
+    ASSERT_FALSE(preset.empty());
+    for (const SpecIssue& i : preset) {
+        EXPECT_FALSE(i.warning);
+        EXPECT_EQ(i.message.find("= ;"), std::string::npos) << i.message;
+    }
 }
 
 } // namespace
