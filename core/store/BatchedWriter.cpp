@@ -32,7 +32,9 @@ void BatchedWriter::rowAdded() {
 
 void BatchedWriter::add(const StepEvent& e) {
     m_steps.push_back(e);
+    m_pace.add(e);
     m_summary = e;
+    m_summary->tokens_per_s = m_pace.tokensPerSecond().value_or(e.tokens_per_s);
     rowAdded();
 }
 

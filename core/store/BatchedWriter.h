@@ -2,6 +2,7 @@
 
 #include "core/store/EventTableRows.h"
 #include "core/store/RunStore.h"
+#include "core/telemetry/StepWindow.h"
 
 #include <chrono>
 #include <cstddef>
@@ -108,7 +109,10 @@ private:
     std::map<std::string, HostStatus> m_hostStatus;
     EventTableRows m_tableRows; // events with generated tables
     std::map<std::string, RunAlert> m_alerts;
+    // The newest step for the run's summary row, its tokens/s the median of the last steps'
+    // (StepWindow): the figure the run list and `ls` show.
     std::optional<StepEvent> m_summary;
+    StepWindow m_pace;
     std::vector<std::string> m_rankHosts;
     size_t m_pending = 0; // rows in the vectors above (run start and summary not counted)
     std::optional<Clock::time_point> m_oldest;

@@ -50,7 +50,7 @@ QString failureText(const RunRecord& r) {
 LiveSummary LiveSummary::of(const RunSnapshot& snapshot, const Context& context) {
     LiveSummary s;
     s.describeRecord(snapshot, context);
-    s.describePace(snapshot);
+    s.describePace(snapshot, context);
     s.describeStraggler(snapshot);
     if (const auto bad = snapshot.firstNonFiniteLossStep())
         s.lossWarning = tr("The loss is not a number from step %1 on (NaN or infinite).").arg(*bad);
@@ -84,7 +84,7 @@ QString LiveSummary::progressText(const RunSnapshot& snapshot) {
     return tr("step %1 / %2").arg(done).arg(total);
 }
 
-void LiveSummary::describePace(const RunSnapshot& snapshot) {
+void LiveSummary::describePace(const RunSnapshot& snapshot, const Context& context) {
     const int64_t total = snapshot.stepsTotal();
     progressMaximum = static_cast<int>(std::clamp<int64_t>(total > 0 ? total : 1, 1, INT_MAX));
     progressValue = static_cast<int>(std::clamp<int64_t>(snapshot.stepsDone(), 0, progressMaximum));
@@ -95,12 +95,23 @@ void LiveSummary::describePace(const RunSnapshot& snapshot) {
     const auto etaSeconds = snapshot.etaSeconds();
     const auto sps = snapshot.stepsPerSecond();
     eta.text = etaSeconds ? tr("ETA %1").arg(durationText(*etaSeconds)) : QString();
-    eta.tip = sps ? tr("%1 steps/s over the last %2 steps").arg(*sps, 0, 'g', 3).arg(RunSnapshot::kWindowSteps)
+    eta.tip = sps ? tr("%1 steps/s (the median step of the last %2)").arg(*sps, 0, 'g', 3).arg(RunSnapshot::kWindowSteps)
                   : QString();
+    const std::optional<double> stalled = snapshot.stalledFor(context.now);
+    if (stalled) {
+        // No pace while nothing moves: the figures of the steps before would be stale.
+        eta.text = tr("no step for %1").arg(durationText(*stalled));
+        eta.tip = tr("The ETA comes back with the next step.");
+    }
     const auto& last = snapshot.lastStep();
     if (!last) return;
-    rate = tr("%1 tok/s").arg(formatRate(last->tokens_per_s));
-    rateTip = tr("step %1 ms on rank 0 (fastest rank %2 ms, slowest %3 ms on rank %4)")
+    const std::optional<double> median = snapshot.recentTokensPerSecond();
+    rate = stalled ? tr("– tok/s") : tr("%1 tok/s").arg(formatRate(median.value_or(last->tokens_per_s)));
+    rateTip = tr("median of the last %1 steps; step %2: %3 tok/s, %4 ms on rank 0 (fastest rank %5 ms, slowest %6 ms "
+                 "on rank %7)")
+                  .arg(RunSnapshot::kWindowSteps)
+                  .arg(last->step)
+                  .arg(formatRate(last->tokens_per_s))
                   .arg(last->step_ms, 0, 'f', 1)
                   .arg(last->step_ms_min, 0, 'f', 1)
                   .arg(last->step_ms_max, 0, 'f', 1)

@@ -24,6 +24,7 @@ public:
         qint64 run = 0;                  // the run shown; 0: none
         bool commandBusy = false;        // a Stop or Resume is under way
         std::optional<RunRecord> parent; // the record of the run this one continues, where known
+        double now = 0;                  // seconds since the epoch; 0: no stall is judged
     };
     // A text with its tooltip.
     struct Text {
@@ -66,7 +67,7 @@ public:
 
 private:
     void describeRecord(const RunSnapshot& snapshot, const Context& context);
-    void describePace(const RunSnapshot& snapshot);
+    void describePace(const RunSnapshot& snapshot, const Context& context);
     void describeStraggler(const RunSnapshot& snapshot);
     void describeResumed(const RunSnapshot& snapshot, const Context& context);
 };

@@ -129,8 +129,7 @@ void RunSnapshot::add(const StepEvent& e) {
     if (!std::isfinite(e.loss) && !m_firstNonFinite) m_firstNonFinite = e.step;
     m_last = e;
     if (!m_firstStep) m_firstStep = e.step;
-    m_window.push_back(e);
-    if (m_window.size() > kWindowSteps) m_window.pop_front();
+    m_window.add(e);
 }
 
 int64_t RunSnapshot::stepsDone() const {
@@ -148,12 +147,18 @@ std::optional<double> RunSnapshot::progress() const {
 }
 
 std::optional<double> RunSnapshot::stepsPerSecond() const {
-    if (m_window.size() < 2) return std::nullopt;
-    const StepEvent& a = m_window.front();
-    const StepEvent& b = m_window.back();
-    const double dt = b.t - a.t;
-    if (!(dt > 0) || b.step <= a.step) return std::nullopt;
-    return static_cast<double>(b.step - a.step) / dt;
+    const std::optional<double> seconds = m_window.secondsPerStep();
+    if (!seconds || !(*seconds > 0)) return std::nullopt;
+    return 1.0 / *seconds;
+}
+
+std::optional<double> RunSnapshot::stalledFor(double now) const {
+    if (!m_record || m_record->state != RunState::Running || !m_last || !(now > 0)) return std::nullopt;
+    const double silent = now - m_last->t;
+    const std::optional<double> perStep = m_window.secondsPerStep();
+    const double limit = std::max(kStallSeconds, perStep ? kStallSteps * *perStep : 0.0);
+    if (silent < limit) return std::nullopt;
+    return silent;
 }
 
 std::optional<double> RunSnapshot::etaSeconds() const {
@@ -171,7 +176,7 @@ std::optional<RunSnapshot::Straggler> RunSnapshot::straggler() const {
     // the window by a steady margin is a straggler.
     std::vector<double> spreads;
     std::map<int, int> slowest;
-    for (const StepEvent& e : m_window) {
+    for (const StepEvent& e : m_window.steps()) {
         if (!(e.step_ms_min > 0) || !std::isfinite(e.step_ms_max)) continue;
         spreads.push_back((e.step_ms_max - e.step_ms_min) / e.step_ms_min);
         ++slowest[e.slowest_rank];

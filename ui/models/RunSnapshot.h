@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/store/StoreTypes.h"
+#include "core/telemetry/StepWindow.h"
 #include "core/telemetry/Events.h"
 #include "ui/models/MetricSeries.h"
 
@@ -53,10 +54,18 @@ public:
     int64_t stepsTotal() const;
     // Fraction 0..1 of the planned steps; nullopt when the total is unknown.
     std::optional<double> progress() const;
-    // Steps per second of wall time over the recent window (pauses for checkpoints included).
+    // Steps per second over the recent window: the median time between consecutive steps, so that
+    // a pause (a checkpoint, a hang that recovered) does not stretch the steps after it.
     std::optional<double> stepsPerSecond() const;
     // Seconds to the planned total at the recent rate; nullopt unless running with a known rate.
     std::optional<double> etaSeconds() const;
+    // The median tokens/s of the recent window (StepWindow); nullopt before a step reports one.
+    std::optional<double> recentTokensPerSecond() const { return m_window.tokensPerSecond(); }
+    // Whether a running run has gone without a step for much longer than its steps take, at `now`
+    // (seconds since the epoch): at least kStallSeconds and kStallSteps of its median step time.
+    static constexpr double kStallSeconds = 10;
+    static constexpr double kStallSteps = 5;
+    std::optional<double> stalledFor(double now) const;
     // The first step whose loss was NaN or infinite, if any.
     std::optional<int64_t> firstNonFiniteLossStep() const { return m_firstNonFinite; }
 
@@ -83,7 +92,7 @@ private:
     std::optional<RunRecord> m_record;
     std::optional<RunStartEvent> m_runStart;
     std::optional<StepEvent> m_last;
-    std::deque<StepEvent> m_window; // the last kWindowSteps steps
+    StepWindow m_window{kWindowSteps}; // the last kWindowSteps steps
     std::optional<int64_t> m_firstNonFinite;
     std::optional<int64_t> m_firstStep;
     std::vector<RunAlert> m_alerts;

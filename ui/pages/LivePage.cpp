@@ -47,6 +47,10 @@ LivePage::LivePage(StoreWatcher* watcher, QWidget* parent)
     m_refreshTimer.setSingleShot(true);
     m_refreshTimer.setInterval(CurvePlot::kRedrawIntervalMs);
     connect(&m_refreshTimer, &QTimer::timeout, this, &LivePage::refreshLabels);
+    // Once a second besides: a run whose steps stop is said to have stopped moving.
+    m_clock.setInterval(1000);
+    connect(&m_clock, &QTimer::timeout, this, &LivePage::refreshLabels);
+    m_clock.start();
     if (m_watcher) {
         connect(m_watcher, &StoreWatcher::runChanged, this, &LivePage::onRunChanged);
         connect(m_watcher, &StoreWatcher::runStartLoaded, this, &LivePage::onRunStart);
@@ -547,6 +551,7 @@ void LivePage::refreshLabels() {
     LiveSummary::Context context;
     context.run = m_run;
     context.commandBusy = m_launcher->isBusy();
+    context.now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) / 1000.0;
     if (const std::optional<int64_t> parent = m_snapshot.parentRun(); parent && m_runs) context.parent = m_runs->run(*parent);
     const LiveSummary s = LiveSummary::of(m_snapshot, context);
 

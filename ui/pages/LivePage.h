@@ -145,6 +145,7 @@ private:
     RunLauncher* m_launcher = nullptr;
     QStringList m_command; // the Stop or Resume under way, after --store
     QTimer m_refreshTimer;
+    QTimer m_clock; // refreshes the labels once a second
 
     QLabel* m_title = nullptr;
     QLabel* m_state = nullptr;

@@ -40,6 +40,19 @@ StepEvent step(int64_t n) {
     return e;
 }
 
+// One fast step (the one after a checkpoint or a hang) is no run's throughput.
+TEST_F(BatchedWriterTest, TheSummarysTokensPerSecondIsTheMedianOfTheLastSteps) {
+    BatchedWriter w(store, run, 1h, 1000);
+    for (int i = 0; i < 30; ++i) {
+        StepEvent e = step(i);
+        e.tokens_per_s = i == 29 ? 5800 : 800;
+        w.add(e);
+    }
+    w.flush();
+    EXPECT_EQ(reader.run(run)->tokens_per_s, 800.0);
+    EXPECT_EQ(reader.metrics(run).back().tokens_per_s, 5800.0) << "the step itself keeps its figure";
+}
+
 TEST_F(BatchedWriterTest, RowsBecomeVisibleToOtherConnectionsAtFlush) {
     BatchedWriter w(store, run, 1h, 1000);
     for (int i = 0; i < 10; ++i) w.add(step(i));
@@ -57,11 +70,12 @@ TEST_F(BatchedWriterTest, RowsBecomeVisibleToOtherConnectionsAtFlush) {
     EXPECT_NE(reader.dataVersion(), before);
     EXPECT_EQ(reader.metrics(run).size(), 10u);
     EXPECT_EQ(reader.logCount(run), 1);
-    // The summary is the batch's last step.
+    // The summary is the batch's last step, its tokens/s the median of the last steps (1001 to
+    // 1009; step 0's warm-up left out).
     const auto r = reader.run(run);
     EXPECT_EQ(r->last_step, 9);
     EXPECT_EQ(r->last_loss, step(9).loss);
-    EXPECT_EQ(r->tokens_per_s, step(9).tokens_per_s);
+    EXPECT_EQ(r->tokens_per_s, 1005.0);
     EXPECT_EQ(r->mfu, 0.25);
 
     w.flush(); // nothing pending: a no-op

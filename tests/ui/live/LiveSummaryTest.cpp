@@ -65,10 +65,11 @@ TEST(LiveSummaryTest, ARunningRunShowsItsProgressPaceAndStop) {
     EXPECT_EQ(s.progressFormat, QStringLiteral("step 100 / 200 (50.0%)"));
     // 100 steps left at two a second.
     EXPECT_EQ(s.eta.text, QStringLiteral("ETA 50s")) << s.eta.text.toStdString();
-    EXPECT_TRUE(s.eta.tip.startsWith(QStringLiteral("2 steps/s over the last 20 steps"))) << s.eta.tip.toStdString();
+    EXPECT_TRUE(s.eta.tip.startsWith(QStringLiteral("2 steps/s (the median step of the last 20)"))) << s.eta.tip.toStdString();
     EXPECT_EQ(s.rate, QStringLiteral("5.0k tok/s"));
     ASSERT_TRUE(s.rateTip);
-    EXPECT_EQ(*s.rateTip, QStringLiteral("step 100.0 ms on rank 0 (fastest rank 100.0 ms, slowest 101.0 ms on rank 0)"));
+    EXPECT_EQ(*s.rateTip, QStringLiteral("median of the last 20 steps; step 99: 5.0k tok/s, 100.0 ms on rank 0 (fastest "
+                                         "rank 100.0 ms, slowest 101.0 ms on rank 0)"));
     EXPECT_EQ(s.mfu, QStringLiteral("MFU 30.0%"));
     EXPECT_FALSE(s.mfuTip) << "no peak known without run_start";
     EXPECT_TRUE(s.failure.isEmpty());
@@ -82,6 +83,34 @@ TEST(LiveSummaryTest, ARunningRunShowsItsProgressPaceAndStop) {
     busy.commandBusy = true;
     EXPECT_FALSE(LiveSummary::of(halfWay(), busy).stopEnabled);
     EXPECT_FALSE(LiveSummary::of(halfWay(RunState::Stopped), busy).resumeEnabled);
+}
+
+// The headline is the median of the recent steps, not the last one; a run whose steps stop shows no
+// pace while they do, and after they come back its ETA is that of its usual step, not of the pause.
+TEST(LiveSummaryTest, ThePaceIsTheRecentMedianAndAStallShowsNone) {
+    RunSnapshot s;
+    s.setRecord(record(RunState::Running));
+    std::vector<StepEvent> rows;
+    for (int i = 0; i < 30; ++i) rows.push_back(stepEvent(i, 2.0, 1000 + i * 0.5));
+    rows.back().tokens_per_s = 58000; // one fast step
+    s.addMetrics(rows, true);
+    LiveSummary::Context at = shown();
+    at.now = rows.back().t + 1;
+    LiveSummary summary = LiveSummary::of(s, at);
+    EXPECT_EQ(summary.rate, QStringLiteral("5.0k tok/s"));
+    EXPECT_EQ(summary.eta.text, QStringLiteral("ETA 1m 25s")) << summary.eta.text.toStdString();
+
+    at.now = rows.back().t + 42; // a hang
+    summary = LiveSummary::of(s, at);
+    EXPECT_EQ(summary.eta.text, QStringLiteral("no step for 42s")) << summary.eta.text.toStdString();
+    EXPECT_EQ(summary.rate, QStringLiteral("– tok/s"));
+
+    // The hang ends: the step after it took 42 s, the others half a second.
+    s.addMetrics({stepEvent(30, 2.0, rows.back().t + 42)}, false);
+    at.now = rows.back().t + 42.5;
+    summary = LiveSummary::of(s, at);
+    EXPECT_TRUE(summary.eta.text.startsWith(QStringLiteral("ETA 1m 2"))) << summary.eta.text.toStdString();
+    EXPECT_EQ(summary.rate, QStringLiteral("5.0k tok/s"));
 }
 
 TEST(LiveSummaryTest, MfuNamesThePeakItIsMeasuredAgainst) {
