@@ -61,6 +61,12 @@ SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now)
         f.bubble = run.report->bubbleMedian;
         f.bubbleTheory = run.report->bubbleTheory;
     }
+    if (run.spec) {
+        f.pipelined = run.spec->parallel.pp > 1;
+        f.onGpu = run.spec->launch.device == Device::Cuda;
+        if (!f.pipelined) f.bubble.reset(), f.bubbleTheory.reset();
+        if (!f.onGpu) f.gpuUtilization.reset();
+    }
     if (r.started_at > 0) f.duration = std::max(0.0, (r.ended_at > 0 ? r.ended_at : now) - r.started_at);
     f.steps = (run.metrics.empty() ? std::max<int64_t>(-1, r.last_step) : run.metrics.back().step) + 1;
     f.stepsTotal = r.steps_total;
@@ -152,8 +158,11 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
     case BestLoss: return v ? QString::number(*v, 'g', 5) : QString();
     case TokensPerSecond: return v ? QString::number(*v, 'f', 0) : QString();
     case Mfu: return v ? QStringLiteral("%1%").arg(*v * 100.0, 0, 'f', 2) : QString();
-    case GpuUtilization: return v ? QStringLiteral("%1%").arg(*v, 0, 'f', 1) : QString();
+    case GpuUtilization:
+        if (!f.onGpu) return tr("n/a (CPU)");
+        return v ? QStringLiteral("%1%").arg(*v, 0, 'f', 1) : QString();
     case PipelineBubble:
+        if (!f.pipelined) return tr("no pipeline");
         if (!v) return QString();
         if (f.bubbleTheory)
             return tr("%1% (theory %2%)").arg(*v * 100.0, 0, 'f', 1).arg(*f.bubbleTheory * 100.0, 0, 'f', 1);

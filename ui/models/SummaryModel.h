@@ -42,6 +42,10 @@ public:
         int64_t stepsTotal = 0;
         int64_t params = 0;     // the whole model, estimated from the spec as the form shows it
         int64_t rankParams = 0; // what rank 0 reported holding (its pipeline stage and tensor-parallel shard)
+        // A figure the run cannot have, said as such ("no pipeline", "n/a (CPU)") and never scored:
+        // known from its spec.
+        bool pipelined = true; // parallel.pp > 1
+        bool onGpu = true;     // launch.device = "cuda"
     };
 
     explicit SummaryModel(QObject* parent = nullptr);

@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include <QFont>
+
 #include <cmath>
 #include <memory>
 
@@ -200,6 +202,7 @@ TEST(SummaryModel, UsesMediansAfterTheFirstStep) {
 TEST(SummaryModel, ShowsGpuUtilizationAndTheMeasuredBubbleAgainstTheory) {
     CraftedStore store;
     RunSpec spec = tinySpec("piped");
+    spec.launch.device = Device::Cuda;
     spec.parallel.dp = 1;
     spec.parallel.pp = 2;
     spec.train.global_batch = 16;
@@ -241,6 +244,8 @@ TEST(SummaryModel, ShowsGpuUtilizationAndTheMeasuredBubbleAgainstTheory) {
               QStringLiteral("Pipeline bubble (median)"));
 }
 
+// A CPU run has no GPU utilization and a run without a pipeline no bubble: each is said, and neither
+// is scored against the runs that have one.
 TEST(SummaryModel, CpuRunsHaveNoGpuUtilizationAndNoBubbleWithoutSpans) {
     CraftedStore store;
     const int64_t id = store.addRun(tinySpec("cpu"), RunState::Succeeded, 4);
@@ -254,8 +259,28 @@ TEST(SummaryModel, CpuRunsHaveNoGpuUtilizationAndNoBubbleWithoutSpans) {
     model.setRuns({*CompareRun::load(store.store, id)}, 1.7e9 + 100);
     EXPECT_FALSE(model.figures().at(0).gpuUtilization.has_value());
     EXPECT_FALSE(model.figures().at(0).bubble.has_value());
-    EXPECT_EQ(model.index(SummaryModel::GpuUtilization, 0).data().toString(), QString());
-    EXPECT_EQ(model.index(SummaryModel::PipelineBubble, 0).data().toString(), QString());
+    EXPECT_EQ(model.index(SummaryModel::GpuUtilization, 0).data().toString(), QStringLiteral("n/a (CPU)"));
+    EXPECT_EQ(model.index(SummaryModel::PipelineBubble, 0).data().toString(), QStringLiteral("no pipeline"));
+
+    // Beside a pipelined run, the one without a pipeline is no "best bubble" at 0 %.
+    RunSpec piped = tinySpec("piped");
+    piped.parallel.dp = 1;
+    piped.parallel.pp = 2;
+    piped.train.global_batch = 16;
+    piped.train.micro_batch = 2;
+    const int64_t pipedId = store.addRun(piped, RunState::Succeeded, 4);
+    test::PipelineSpans schedule;
+    schedule.stages = 2;
+    schedule.microbatches = 8;
+    for (int64_t step : {0, 2}) store.store.insertSpans(pipedId, schedule.make(step));
+    test::PipelineSpans one; // the spans of a run of one stage: idle 0 %
+    one.stages = 1;
+    one.microbatches = 4;
+    for (int64_t step : {0, 2}) store.store.insertSpans(id, one.make(step));
+    model.setRuns({*CompareRun::load(store.store, id), *CompareRun::load(store.store, pipedId)}, 1.7e9 + 100);
+    EXPECT_FALSE(model.index(SummaryModel::PipelineBubble, 0).data(Qt::FontRole).isValid()) << "not scored";
+    EXPECT_TRUE(model.index(SummaryModel::PipelineBubble, 1).data(Qt::FontRole).value<QFont>().bold());
+    EXPECT_EQ(model.index(SummaryModel::PipelineBubble, 0).data().toString(), QStringLiteral("no pipeline"));
 }
 
 namespace {
