@@ -65,6 +65,7 @@ SpecForm::SpecForm(SpecFormModel* model, const std::vector<Placement>& placement
     grid->setContentsMargins(0, 0, 6, 0);
     auto* left = new QVBoxLayout;
     left->addWidget(buildSection("model", tr("Model"), placements));
+    left->addWidget(buildSection("finetune", tr("Fine-tuning"), placements));
     left->addWidget(buildSection("data", tr("Data"), placements));
     left->addWidget(buildSection("launch", tr("Target"), placements));
     left->addStretch(1);
@@ -95,6 +96,7 @@ QWidget* SpecForm::buildSection(const char* section, const QString& title, const
     }
     if (std::strcmp(section, "parallel") == 0) addDerivedRows(form);
     place(form, QLatin1String(section), placements);
+    m_sections.emplace_back(box, form);
     return box;
 }
 
@@ -287,6 +289,7 @@ void SpecForm::refreshVisibility() {
     }
     setRowVisible(kDeviceMemoryKey, now.launch.device == Device::Cuda);
     for (const auto& [key, shownWhen] : m_shownWhen) setRowVisible(key, shownWhen(now));
+    for (const auto& [box, form] : m_sections) box->setVisible(form->rowCount() > 0);
 }
 
 void SpecForm::refreshDerived() {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 class QFormLayout;
@@ -102,6 +103,8 @@ private:
     // Each form's rows in the order they were built (their field widgets), and the labels of rows
     // taken out of their form while hidden (setRowVisible).
     std::map<QFormLayout*, std::vector<QWidget*>> m_formRowOrder;
+    // Each section's box and form: a box whose rows are all hidden is hidden with them.
+    std::vector<std::pair<QWidget*, QFormLayout*>> m_sections;
     std::map<QWidget*, QWidget*> m_takenLabels;
 
     QFormLayout* m_nameForm = nullptr;
