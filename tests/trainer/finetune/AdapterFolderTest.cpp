@@ -6,6 +6,7 @@
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "tests/support/Process.h"
+#include "tests/trainer/support/ReferencePython.h"
 #include "trainer/finetune/AdapterFolder.h"
 #include "trainer/models/Linear.h"
 
@@ -22,13 +23,11 @@ namespace {
 using testing::ProcessResult;
 using testing::runProcess;
 
-constexpr const char* kPython = "/usr/bin/python3";
-
-bool referenceAvailable() { return runProcess({kPython, "-c", "import torch"}).exitCode == 0; }
+using testing::referenceAvailable;
+constexpr const char* kPython = testing::kReferencePython;
 
 torch::Tensor readTensor(const SafetensorsFile& file, const std::string& name) {
-    const TensorView v = file.view(name);
-    return torch::from_blob(const_cast<std::byte*>(v.data), v.shape, torch::kFloat32).clone();
+    return testing::readFloatTensor(file, name);
 }
 
 void writeTensors(const std::string& path, const std::map<std::string, torch::Tensor>& tensors) {

@@ -5,6 +5,7 @@
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "tests/support/Process.h"
+#include "tests/trainer/support/ReferencePython.h"
 #include "trainer/models/Model.h"
 #include "trainer/models/PublishedNames.h"
 #include "trainer/models/QwenText.h"
@@ -22,9 +23,8 @@ namespace {
 using testing::ProcessResult;
 using testing::runProcess;
 
-constexpr const char* kPython = "/usr/bin/python3";
-
-bool referenceAvailable() { return runProcess({kPython, "-c", "import torch"}).exitCode == 0; }
+using testing::referenceAvailable;
+constexpr const char* kPython = testing::kReferencePython;
 
 // Grouped-query attention (4 heads over 2 key/value heads), untied head, 2 layers.
 ModelDims tinyQwen2() {
@@ -72,8 +72,7 @@ void writeBatch(const Batch& batch, const std::string& path) {
 }
 
 torch::Tensor readTensor(const SafetensorsFile& file, const std::string& name) {
-    const TensorView v = file.view(name);
-    return torch::from_blob(const_cast<std::byte*>(v.data), v.shape, torch::kFloat32).clone();
+    return testing::readFloatTensor(file, name);
 }
 
 double relativeError(const torch::Tensor& got, const torch::Tensor& want) {

@@ -1,0 +1,25 @@
+#pragma once
+
+// What the tests that compare with tests/reference (Debian's python3-torch) share.
+
+#include "core/formats/SafetensorsFile.h"
+#include "tests/support/Process.h"
+
+#include <torch/torch.h>
+
+#include <string>
+
+namespace parallax::testing {
+
+// The interpreter with Debian's python3-torch (the one on PATH may be another).
+inline constexpr const char* kReferencePython = "/usr/bin/python3";
+
+inline bool referenceAvailable() { return runProcess({kReferencePython, "-c", "import torch"}).exitCode == 0; }
+
+// A float32 tensor of a file the reference wrote, copied out of the mapping.
+inline torch::Tensor readFloatTensor(const SafetensorsFile& file, const std::string& name) {
+    const TensorView v = file.view(name);
+    return torch::from_blob(const_cast<std::byte*>(v.data), v.shape, torch::kFloat32).clone();
+}
+
+} // namespace parallax::testing
