@@ -130,10 +130,11 @@ std::string blocksText(const std::vector<StageRow>& rows, bool balanced) {
     return out + "]";
 }
 
-// `balance` on one copy of the spec (written into it), then a run of each copy: the other keeps the
-// split by FLOPs. `toml(name)` is the spec under a name; the store and the specs go in `dir`.
+// `balance` on one copy of the spec (written into it), then, with `runBoth`, a run of each copy: the
+// other keeps the split by FLOPs. `toml(name)` is the spec under a name; the store and the specs go
+// in `dir`.
 Comparison balanceAndRunBoth(const std::string& dir, const std::function<std::string(const std::string&)>& toml,
-                             size_t pp) {
+                             size_t pp, bool runBoth = true) {
     Comparison c;
     const std::string store = dir + "/parallax.db";
     const std::string byFlops = dir + "/flops.toml";
@@ -169,6 +170,7 @@ Comparison balanceAndRunBoth(const std::string& dir, const std::function<std::st
         EXPECT_EQ(written.parallel.stage_layers[s], c.rows[s].blocks);
     const ProcessResult check = runProcess({cliExecutable(), "--store", store, "check", balanced});
     EXPECT_EQ(check.exitCode, 0) << check.output;
+    if (!runBoth) return c;
 
     const ProcessResult flopsRun = runProcess({cliExecutable(), "--store", store, "run", byFlops});
     EXPECT_EQ(flopsRun.exitCode, 0) << flopsRun.output;
@@ -201,10 +203,11 @@ TEST(CliBalance, StagesByMeasuredTimeRunFasterThanByFlopsOnUnevenRanks) {
 }
 
 // Four stages of an mmdit on this machine's two cores, the third stage's rank at half speed: the
-// balanced split takes blocks off it, and the runs' slowest stage and bubble come down against the
-// split by FLOPs by far more than four ranks taking turns on two cores vary (measured here: slowest
-// stage 12.6 s against 9.3 s a step, bubble 0.46 against 0.30).
-TEST(CliBalance, FourMmditStagesWithOneAtHalfSpeedRunFasterByMeasuredTime) {
+// balanced split takes blocks off it, and by the probe's own times its slowest stage is no slower.
+// Whether real runs of the two splits then differ is left to the two-stage test above: four ranks
+// taking turns on two cores, one of them stopped half the time, measured 12.6 s against 9.3 s a
+// step once and 10.8 s against 11.3 s another time.
+TEST(CliBalance, FourMmditStagesWithOneAtHalfSpeedGiveBlocksOffTheSlowStage) {
     const auto mmdit = [](const std::string& name) {
         return "name = \"" + name + "\"\n[model]\nkind = \"mmdit\"\npreset = \"small\"\nlayers = 8\n" +
                "[train]\nsteps = 4\nwarmup = 0\nglobal_batch = 8\nmicro_batch = 1\n[parallel]\npp = 4\n" +
@@ -213,12 +216,11 @@ TEST(CliBalance, FourMmditStagesWithOneAtHalfSpeedRunFasterByMeasuredTime) {
     const int slowStage = 2;
     TempDir tmp;
     const HalfSpeedRank slowed(tmp.path(), slowStage); // in the probe and in both runs
-    const Comparison c = balanceAndRunBoth(tmp.path(), mmdit, 4);
+    const Comparison c = balanceAndRunBoth(tmp.path(), mmdit, 4, /*runBoth=*/false);
     ASSERT_EQ(c.rows.size(), 4u);
-    printComparison("mmdit small (8 blocks) pp=4, stage 2 at half speed", c);
+    std::printf("mmdit small (8 blocks) pp=4, stage 2 at half speed: blocks %s by FLOPs, %s balanced\n",
+                blocksText(c.rows, false).c_str(), blocksText(c.rows, true).c_str());
     EXPECT_LT(c.rows[slowStage].blocks, c.rows[slowStage].blocksBefore) << "the slow stage gives up blocks";
-    EXPECT_LT(c.profile.slowestStage, c.flops.slowestStage);
-    EXPECT_LT(c.profile.bubble, c.flops.bubble);
 }
 
 // A run of a spec with stage_split = "profile" and no split yet probes first: its spec records the

@@ -123,13 +123,18 @@ void initializeModel(Model& model, uint64_t seed) {
     }
 }
 
-std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed) {
+std::shared_ptr<Model> constructModel(const ModelDims& dims) {
     validate(dims);
     std::shared_ptr<Model> model;
     for (const Builder& b : kBuilders)
         if (b.kind == dims.kind) model = b.build(dims);
     if (!model)
         throw std::invalid_argument("model.kind = \"" + choiceName(dims.kind) + "\" has no model in this build");
+    return model;
+}
+
+std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed) {
+    std::shared_ptr<Model> model = constructModel(dims);
     initializeModel(*model, seed);
     return model;
 }

@@ -81,6 +81,10 @@ private:
 // Builds the model of dims.kind with every parameter initialized from `seed` (docs/models.md).
 // Throws std::invalid_argument naming the field when the dims cannot make that model.
 std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed);
+// The same model with its parameters allocated but not drawn (their values are whatever the memory
+// held): for weights that are loaded next, and for what only needs the model's shapes.
+// buildModel is this and initializeModel.
+std::shared_ptr<Model> constructModel(const ModelDims& dims);
 
 // Draws every parameter of `model` as docs/models.md says, from one generator seeded with `seed`,
 // unit by unit and, inside a unit, module by module in registration order.
