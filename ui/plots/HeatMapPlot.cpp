@@ -81,12 +81,11 @@ HeatMapPlot::HeatMapPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
             PlotTable t;
             QCPColorMapData* d = m_map->data();
             t.header << m_plot->xAxis->label();
-            for (int r = 0; r < d->valueSize(); ++r) t.header << tr("rank %1").arg(r);
-            for (int k = 0; k < d->keySize(); ++k) {
-                double key = 0, value = 0;
-                d->cellToCoord(k, 0, &key, &value);
+            for (int r = 0; r < rows(); ++r) t.header << tr("rank %1").arg(r);
+            for (int k = 0; k < columns(); ++k) {
+                const double key = m_firstKey + k * m_cellWidth;
                 QStringList row{QString::number(key, 'g', 10)};
-                for (int r = 0; r < d->valueSize(); ++r) {
+                for (int r = 0; r < rows(); ++r) {
                     const double v = d->cell(k, r);
                     row << (std::isnan(v) ? QString() : QString::number(v, 'g', 6));
                 }
@@ -142,13 +141,34 @@ void HeatMapPlot::rebuildNow() {
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
 }
 
-int HeatMapPlot::columns() const { return m_mode == Mode::Empty ? 0 : m_map->data()->keySize(); }
+int HeatMapPlot::columns() const { return m_mode == Mode::Empty ? 0 : m_columns; }
 
-int HeatMapPlot::rows() const { return m_mode == Mode::Empty ? 0 : m_map->data()->valueSize(); }
+int HeatMapPlot::rows() const { return m_mode == Mode::Empty ? 0 : m_rows; }
 
 double HeatMapPlot::cellValue(int column, int row) const {
     if (column < 0 || row < 0 || column >= columns() || row >= rows()) return kNaN;
-    return m_map->data()->cell(column, row);
+    return m_map->data()->cell(column, row); // a doubled map's first half is the cell itself
+}
+
+void HeatMapPlot::fill(int columns, int rows, double firstKey, double cellWidth,
+                       const std::function<double(int, int)>& cell) {
+    m_columns = columns;
+    m_rows = rows;
+    m_firstKey = firstKey;
+    m_cellWidth = cellWidth;
+    // QCustomPlot draws a colour map between its first and last cells' centres widened by half a
+    // cell, which for a single row or column is nothing: such a map holds the cell twice, at the
+    // centres of its halves.
+    const int keys = columns == 1 ? 2 : columns;
+    const int values = rows == 1 ? 2 : rows;
+    QCPColorMapData* data = m_map->data();
+    data->setSize(keys, values);
+    const QCPRange keyRange = columns == 1 ? QCPRange(firstKey - cellWidth / 4, firstKey + cellWidth / 4)
+                                           : QCPRange(firstKey, firstKey + cellWidth * (columns - 1));
+    const QCPRange valueRange = rows == 1 ? QCPRange(-0.25, 0.25) : QCPRange(0, rows - 1);
+    data->setRange(keyRange, valueRange);
+    for (int c = 0; c < keys; ++c)
+        for (int r = 0; r < values; ++r) data->setCell(c, r, cell(std::min(c, columns - 1), std::min(r, rows - 1)));
 }
 
 QColor HeatMapPlot::scaleColor(double percent) const {
@@ -200,18 +220,17 @@ void HeatMapPlot::buildSteps(int maxColumns) {
     const int64_t perColumn = std::max<int64_t>(1, (steps + maxColumns - 1) / maxColumns);
     const int columns = static_cast<int>((steps + perColumn - 1) / perColumn);
     const int rows = static_cast<int>(histories.size());
-    QCPColorMapData* data = m_map->data();
-    data->setSize(columns, rows);
     const double w = static_cast<double>(perColumn);
     const double x0 = static_cast<double>(s0);
-    data->setRange(QCPRange(x0 - 0.5 + w / 2, x0 - 0.5 + w * (columns - 1) + w / 2), QCPRange(0, std::max(0, rows - 1)));
+    std::vector<std::vector<double>> cells;
     std::vector<QString> labels;
     for (int r = 0; r < rows; ++r) {
         const auto& h = histories[static_cast<size_t>(r)];
-        const std::vector<double> row = binRow(h.steps, h.computeShare, x0, w, columns, 100.0);
-        for (int c = 0; c < columns; ++c) data->setCell(c, r, row[static_cast<size_t>(c)]);
+        cells.push_back(binRow(h.steps, h.computeShare, x0, w, columns, 100.0));
         labels.push_back(h.label);
     }
+    fill(columns, rows, x0 - 0.5 + w / 2, w,
+         [&cells](int c, int r) { return cells[static_cast<size_t>(r)][static_cast<size_t>(c)]; });
     m_scale->axis()->setLabel(tr("compute %"));
     setToolTip(tr("Each cell: the share of those steps the rank computed; the rest it waited in collectives"));
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
@@ -229,22 +248,21 @@ void HeatMapPlot::buildTime(int maxColumns) {
     const double span = std::max(1.0, m_model->lastTime() - t0);
     const int columns = maxColumns;
     const double w = span / columns;
-    QCPColorMapData* data = m_map->data();
-    data->setSize(columns, rows);
-    data->setRange(QCPRange(w / 2, span - w / 2), QCPRange(0, std::max(0, rows - 1)));
     // A GPU is busy at 100%, a CPU rank at 100% per thread: the same 0..100% scale either way.
     const bool gpu = m_model->isGpu();
     const double full = gpu ? 100.0 : 100.0 * m_model->cpuThreadsPerRank();
+    std::vector<std::vector<double>> cells;
     std::vector<QString> labels;
     for (int r = 0; r < rows; ++r) {
         const auto& h = histories[static_cast<size_t>(r)];
         // A rank still sampling holds its last sample to the end; one that stopped (hung) ends early.
         const bool current = !h.t.empty() && m_model->lastTime() - h.t.back() <= DeviceGridModel::kStaleSeconds;
         std::vector<double> row = binRow(h.t, h.util, t0, w, columns, 100.0 / full, current);
-        for (int c = 0; c < columns; ++c)
-            data->setCell(c, r, std::isfinite(row[static_cast<size_t>(c)]) ? std::min(100.0, row[static_cast<size_t>(c)]) : kNaN);
+        for (double& v : row) v = std::isfinite(v) ? std::min(100.0, v) : kNaN;
+        cells.push_back(std::move(row));
         labels.push_back(h.label);
     }
+    fill(columns, rows, w / 2, w, [&cells](int c, int r) { return cells[static_cast<size_t>(r)][static_cast<size_t>(c)]; });
     const int threads = m_model->cpuThreadsPerRank();
     m_scale->axis()->setLabel(gpu ? tr("GPU util %")
                                   : threads == 1 ? tr("CPU %, 1 thread") : tr("CPU %, %1 threads").arg(threads));

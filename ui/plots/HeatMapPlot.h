@@ -62,6 +62,9 @@ private:
     void buildSteps(int maxColumns);
     void buildTime(int maxColumns);
     void setRowLabels(const std::vector<QString>& labels);
+    // Sizes the map to `columns` x `rows` cells whose centres run from `firstKey` by `cellWidth`
+    // (rows at 0, 1, ...) and fills them with cell(column, row).
+    void fill(int columns, int rows, double firstKey, double cellWidth, const std::function<double(int, int)>& cell);
 
     QPointer<DeviceGridModel> m_model;
     QCustomPlot* m_plot = nullptr;
@@ -71,6 +74,10 @@ private:
     QElapsedTimer m_sinceRebuild;
     bool m_dirty = false;
     Mode m_mode = Mode::Empty;
+    int m_columns = 0; // the map's cells, whatever the colour map holds to draw them
+    int m_rows = 0;
+    double m_firstKey = 0;  // the first column's centre (a step, or seconds since the start)
+    double m_cellWidth = 1; // steps or seconds a column stands for
 };
 
 } // namespace parallax

@@ -140,3 +140,49 @@ TEST(HeatMapPlotTest, WithoutStepsSamplesFillTheirTimeOnAScaleOfTheThreads) {
 
 } // namespace
 } // namespace parallax
+
+namespace parallax {
+namespace {
+
+// The pixels of `plot`'s picture within `tolerance` of `colour`.
+int pixelsOf(HeatMapPlot& plot, const QColor& colour) {
+    const QImage image = plot.customPlot()->toPixmap(400, 200).toImage();
+    int count = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) count += near(image.pixelColor(x, y), colour, 6);
+    return count;
+}
+
+// A run of one rank (one row) and a run of one step (one column) are drawn, not an empty frame.
+TEST(HeatMapPlotTest, ASingleRankAndASingleStepAreDrawn) {
+    DeviceGridModel model;
+    model.setRankHosts({"node0"});
+    std::vector<RankStepEvent> rows;
+    for (int64_t s = 0; s < 12; ++s) rows.push_back(rankStep(0, s, 70, 30));
+    model.addRankSteps(rows, true);
+    HeatMapPlot plot;
+    plot.resize(400, 200);
+    plot.setModel(&model);
+    plot.rebuildNow();
+    ASSERT_EQ(plot.rows(), 1);
+    ASSERT_GE(plot.columns(), 2);
+    EXPECT_NEAR(plot.cellValue(plot.columns() - 1, 0), 70.0, 1e-4);
+    const QColor seventy = RankActivityPalette::color(0.7);
+    EXPECT_GT(pixelsOf(plot, seventy), 2000) << "the rank's row is drawn";
+    const PlotTable t = plot.findChild<PlotExport*>()->table();
+    EXPECT_EQ(t.header, (QStringList{QStringLiteral("step"), QStringLiteral("rank 0")}));
+    ASSERT_EQ(t.rows.size(), static_cast<size_t>(plot.columns()));
+    EXPECT_EQ(t.rows[0][1], QStringLiteral("70"));
+
+    DeviceGridModel oneStep;
+    oneStep.setRankHosts({"node0", "node0"});
+    oneStep.addRankSteps({rankStep(0, 0, 70, 30), rankStep(1, 0, 70, 30)}, true);
+    plot.setModel(&oneStep);
+    plot.rebuildNow();
+    ASSERT_EQ(plot.columns(), 1);
+    ASSERT_EQ(plot.rows(), 2);
+    EXPECT_GT(pixelsOf(plot, seventy), 2000) << "the step's column is drawn";
+}
+
+} // namespace
+} // namespace parallax
