@@ -81,6 +81,7 @@ void DeviceGridModel::clear() {
     m_stepHistoryIndex.clear();
     m_stepHistories.clear();
     m_alerted.clear();
+    m_ended = false;
     rebuildLayout();
     endResetModel();
 }
@@ -213,6 +214,12 @@ void DeviceGridModel::setCpuThreadsPerRank(int threads) {
     threads = std::max(1, threads);
     if (threads == m_cpuThreads) return;
     m_cpuThreads = threads;
+    cellsChanged();
+}
+
+void DeviceGridModel::setRunEnded(bool ended) {
+    if (ended == m_ended) return;
+    m_ended = ended;
     cellsChanged();
 }
 
@@ -397,7 +404,9 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     }
     // What the rank does, in the cell and its tooltip, when its steps say so.
     const QString activityLine =
-        act ? tr("compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare())) : QString();
+        !act ? QString()
+        : m_ended ? tr("last: compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()))
+                  : tr("compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()));
     const QString activityTip =
         act ? tr("\nper step over its last %1: computes %2 ms, waits %3 ms in collectives (%4 of its step)")
                   .arg(act->steps)
@@ -429,15 +438,18 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole: {
         QString head = gpu ? QStringLiteral("r%1 · GPU %2").arg(cell.rank).arg(e.device)
                            : QStringLiteral("r%1 · CPU").arg(cell.rank);
-        if (stale) head += tr(" · no sample for %1 s").arg(static_cast<int>(m_lastT - e.t));
+        if (m_ended) head += tr(" · ended");
+        else if (stale) head += tr(" · no sample for %1 s").arg(static_cast<int>(m_lastT - e.t));
         QString body;
         if (gpu) {
             body = (known(util) ? QString::number(util, 'f', 0) + QLatin1Char('%') : QStringLiteral("?%")) +
                    QStringLiteral(" · ") + formatBytes(e.mem_used) + QLatin1Char('/') + formatBytes(e.mem_total);
             if (known(e.temp_c)) body += QStringLiteral(" · %1°C").arg(e.temp_c, 0, 'f', 0);
         } else {
-            body = (known(util) ? QString::number(util, 'f', 0) + QLatin1Char('%') : QStringLiteral("?%")) +
-                   QStringLiteral(" CPU · RSS ") + formatBytes(e.rss);
+            // In cores, not a percentage: a rank computing on one thread also runs MPI's and the
+            // loader's threads, and "132%" of a 1-thread rank reads as a broken gauge.
+            body = (known(util) ? tr("%1 cores").arg(util / 100.0, 0, 'f', 1) : tr("? cores")) +
+                   QStringLiteral(" · RSS ") + formatBytes(e.rss);
         }
         return head + QLatin1Char('\n') + (act ? activityLine + QLatin1Char('\n') : QString()) + body;
     }
@@ -457,13 +469,14 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
                      .arg(formatBytes(e.rss));
         }
         if (act) t += tr("\n(a rank waiting in a collective may still show busy: it spins)");
-        if (stale) t += tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
+        if (m_ended) t += tr("\nthe run has ended: these are its last figures");
+        else if (stale) t += tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
         t += alertTip;
         if (alarm) t += QLatin1Char('\n') + hostStatusText(*status);
         return t;
     }
     case Qt::BackgroundRole:
-        if (stale) return QColor(0xbd, 0xbd, 0xbd);
+        if (stale || m_ended) return QColor(0xbd, 0xbd, 0xbd);
         // What the rank does when its steps say so; how busy its device is otherwise.
         return RankActivityPalette::color(act ? act->computeShare() : busyShare(e));
     case ActivityShareRole:

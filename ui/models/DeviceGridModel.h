@@ -116,6 +116,10 @@ public:
     // Threads a CPU rank computes with: 100% CPU per thread is a CPU rank fully busy.
     void setCpuThreadsPerRank(int threads);
     int cpuThreadsPerRank() const { return m_cpuThreads; }
+    // Whether the run has ended (stopped, finished, failed): its cells then say so, in grey, and
+    // show the last figures as such rather than as a live reading.
+    void setRunEnded(bool ended);
+    bool runEnded() const { return m_ended; }
     // A sample's utilization as a share 0..1 of the device (NaN unknown).
     double busyShare(const DeviceEvent& e) const;
 
@@ -162,6 +166,7 @@ private:
     std::vector<StepHistory> m_stepHistories;
     std::map<int, QStringList> m_alerted; // rank -> messages of the active alerts naming it
     int m_cpuThreads = 1;
+    bool m_ended = false;
 };
 
 } // namespace parallax

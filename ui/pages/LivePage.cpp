@@ -486,6 +486,7 @@ void LivePage::onRunChanged(const RunRecord& record) {
     if (record.id != m_run) return;
     m_snapshot.setRecord(record);
     m_devices->setCpuThreadsPerRank(m_snapshot.cpuThreadsPerRank());
+    m_devices->setRunEnded(RunState::isTerminal(record.state));
     scheduleRefresh();
 }
 

@@ -31,6 +31,37 @@ DeviceEvent gpu(int rank, const std::string& host, int device, double util, doub
     return e;
 }
 
+// A 1-thread CPU rank whose process also runs MPI's and the loader's threads uses more than one
+// core: the cell says how many cores, not "132%".
+TEST(DeviceGridModelTest, ACpuRankShowsTheCoresItUses) {
+    DeviceGridModel model;
+    model.setCpuThreadsPerRank(1);
+    model.addSamples({cpuSample(0, 132, 1.7e9)}, true);
+    const QString text = model.index(0, 0).data(Qt::DisplayRole).toString();
+    EXPECT_TRUE(text.contains(QStringLiteral("1.3 cores · RSS"))) << text.toStdString();
+    EXPECT_FALSE(text.contains(QStringLiteral("132%"))) << text.toStdString();
+    EXPECT_TRUE(model.index(0, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("process CPU 132%")));
+}
+
+// Once the run has ended its cells say so, in grey, and read as its last figures, not live ones.
+TEST(DeviceGridModelTest, AnEndedRunsCellsSayItEnded) {
+    DeviceGridModel model;
+    model.addSamples({cpuSample(0, 100, 1.7e9)}, true);
+    model.addRankSteps({rankStep(0, 0, 85, 15), rankStep(0, 1, 85, 15)}, true);
+    const QModelIndex cell = model.index(0, 0);
+    EXPECT_TRUE(cell.data(Qt::DisplayRole).toString().contains(QStringLiteral("\ncompute 85%")))
+        << cell.data(Qt::DisplayRole).toString().toStdString();
+    const QColor live = cell.data(Qt::BackgroundRole).value<QColor>();
+    model.setRunEnded(true);
+    const QString text = cell.data(Qt::DisplayRole).toString();
+    EXPECT_TRUE(text.contains(QStringLiteral("r0 · CPU · ended"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("last: compute 85%"))) << text.toStdString();
+    EXPECT_NE(cell.data(Qt::BackgroundRole).value<QColor>(), live);
+    EXPECT_TRUE(cell.data(Qt::ToolTipRole).toString().contains(QStringLiteral("the run has ended")));
+    model.clear();
+    EXPECT_FALSE(model.runEnded()) << "the next run shown starts live";
+}
+
 TEST(DeviceGridModelTest, HostsAreRowsAndDevicesAreColumns) {
     DeviceGridModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
