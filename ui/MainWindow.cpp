@@ -1,4 +1,5 @@
 #include "ui/MainWindow.h"
+#include "ui/widgets/WindowFit.h"
 
 #include "core/spec/SpecIO.h"
 #include "core/util/BuildId.h"
@@ -31,6 +32,7 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -141,7 +143,15 @@ MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(
     resize(1440, 900);
     openStore(storePath);
     restoreSettings();
+    fitToScreen();
     openLastSpec();
+}
+
+void MainWindow::fitToScreen() {
+    // A geometry saved on a larger screen (or the default size on a small one) would open partly off
+    // this one.
+    if (const QScreen* s = screen())
+        setGeometry(fitWindowToScreen(geometry(), minimumSizeHint().expandedTo(minimumSize()), s->availableGeometry()));
 }
 
 MainWindow::~MainWindow() {
@@ -301,7 +311,7 @@ void MainWindow::createStorePages() {
     connect(m_compare, &ComparePage::openRun, this, &MainWindow::openRun);
     connect(m_live, &LivePage::showRankLogs, this, [this](qint64 run, int rank) {
         m_logs->setRun(run);
-        m_logs->setRankFilter({rank});
+        m_logs->showRankWithSupervisor(rank);
         showPage(Logs);
     });
     connect(m_live, &LivePage::fixAndRelaunch, this, &MainWindow::editRunSpec);

@@ -81,6 +81,7 @@ public:
     // store's own pages (Compare's splitters, Runs' columns) and its last spec apart per store.
     void saveSettings() const;
     void restoreSettings();
+    void fitToScreen();
     // The spec last opened or saved in the New run form on this store (empty: none).
     QString lastSpecOfStore() const;
 

@@ -213,6 +213,11 @@ void LogsPage::setRankFilter(const std::vector<int>& ranks) {
     m_model->setQuery(q);
 }
 
+void LogsPage::showRankWithSupervisor(int rank) {
+    m_level->setCurrentIndex(0); // all levels
+    setRankFilter({-1, rank});
+}
+
 void LogsPage::setMinLevel(const QString& level) {
     const int i = m_level->findData(level);
     m_level->setCurrentIndex(i < 0 ? 0 : i);

@@ -47,6 +47,9 @@ public:
 
     // Shows only these ranks (-1 is the supervisor and launcher); empty: all.
     void setRankFilter(const std::vector<int>& ranks);
+    // A rank's lines beside the supervisor's, at every level: what an alert about the rank is read
+    // with (the supervisor's own line about it is a warning a level filter could hide).
+    void showRankWithSupervisor(int rank);
     std::vector<int> rankFilter() const;
     void setMinLevel(const QString& level); // "" | debug | info | warn | error
     void setSearchText(const QString& text); // applied at once (no typing delay)

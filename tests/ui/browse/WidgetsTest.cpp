@@ -1,3 +1,4 @@
+#include "ui/widgets/WindowFit.h"
 #include "ui/widgets/DeviceGridDiagram.h"
 #include "ui/widgets/MemoryBar.h"
 #include "ui/widgets/TableExport.h"
@@ -99,4 +100,19 @@ TEST(TableExport, CopiesTheSelectionAndExportsTheRowsShownAsCsv) {
               QStringLiteral("run,note\n1,\"say \"\"hi\"\"\"\n2,\"with, comma\"\n3,plain\n"));
     EXPECT_FALSE(exporter->saveCsv(dir.filePath(QStringLiteral("no/such/folder/t.csv")), &error));
     EXPECT_TRUE(error.contains(QStringLiteral("no/such/folder"))) << error.toStdString();
+}
+
+// A window saved at 1440 x 900 (or opened at that default) on a 1280 x 720 screen: it fits the
+// screen's free area, where it opened partly off it.
+TEST(WindowFit, ASavedGeometryLargerThanTheScreenIsShrunkAndMovedOnIt) {
+    const QRect screen(0, 0, 1280, 720 - 32); // a panel takes 32 px
+    const QSize minimum(964, 600);
+    EXPECT_EQ(fitWindowToScreen(QRect(40, 30, 1440, 900), minimum, screen), QRect(0, 0, 1280, 688));
+    // Off to the right and below on a second screen's coordinates: moved back inside, size kept.
+    EXPECT_EQ(fitWindowToScreen(QRect(1900, 1000, 1000, 650), minimum, screen), QRect(280, 38, 1000, 650));
+    // One that fits stays where it is.
+    EXPECT_EQ(fitWindowToScreen(QRect(100, 50, 1000, 600), minimum, screen), QRect(100, 50, 1000, 600));
+    // Never below the window's minimum, from the area's top left corner.
+    EXPECT_EQ(fitWindowToScreen(QRect(300, 200, 1440, 900), minimum, QRect(0, 0, 800, 500)), QRect(0, 0, 964, 600));
+    EXPECT_EQ(fitWindowToScreen(QRect(5, 6, 70, 80), minimum, QRect()), QRect(5, 6, 70, 80)) << "no screen known";
 }

@@ -92,6 +92,34 @@ TEST_F(LogsPageTest, ARankFilterShowsOnlyThatRanksRows) {
     EXPECT_EQ(ranks->item(3)->checkState(), Qt::Unchecked);
 }
 
+// An alert about a rank opens its lines beside the supervisor's, at every level: the supervisor's
+// own line about the hang (a warning) stays in view whatever level filter was left set.
+TEST_F(LogsPageTest, ARanksLinesOpenWithTheSupervisorsAtEveryLevel) {
+    write(0, 40);
+    {
+        BatchedWriter w(ts.store, run, 1h, 1000000);
+        w.add(logLine(-1, "warn", "hang: no step for 41 s; rank 2 is silent", 1.7e9 + 50));
+    }
+    page.setRun(run);
+    page.setMinLevel(QStringLiteral("error"));
+    ASSERT_TRUE(waitFor([&] { return page.model()->isReady() && page.model()->rowCount() == 0; }));
+
+    page.showRankWithSupervisor(2);
+    EXPECT_EQ(page.rankFilter(), (std::vector<int>{-1, 2}));
+    ASSERT_TRUE(waitFor([&] { return page.model()->isReady() && page.model()->rowCount() == 11; }))
+        << page.model()->rowCount();
+    int rankTwo = 0, hangLines = 0;
+    for (int r = 0; r < page.model()->rowCount(); ++r) {
+        page.model()->data(page.model()->index(r, 0));
+        ASSERT_TRUE(waitFor([&] { return page.model()->isLoaded(r); }));
+        rankTwo += page.model()->data(page.model()->index(r, LogTableModel::RankColumn)).toString() == QStringLiteral("2");
+        hangLines += page.model()->data(page.model()->index(r, LogTableModel::MessageColumn)).toString().startsWith(
+            QStringLiteral("hang: "));
+    }
+    EXPECT_EQ(rankTwo, 10);
+    EXPECT_EQ(hangLines, 1);
+}
+
 TEST_F(LogsPageTest, SearchUsesTheFullTextIndex) {
     write(0, 500);
     page.setRun(run);
