@@ -76,6 +76,9 @@ void startSelfInBackground(const std::vector<std::string>& args) {
 } // namespace
 
 void startBackgroundCleanup(const std::string& storePath) {
+    // A cleaner at work takes the host this run left: it reads the pending rows again before it
+    // lets the lock go (cleanupCommand), and the row is written by now. Only a free lock needs one.
+    if (CleanerLock::heldElsewhere(storePath)) return;
     // An hour covers a host being rebooted.
     startSelfInBackground({"--store", storePath, "cleanup", "--wait", "3600"});
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <future>
 #include <set>
 #include <thread>
@@ -149,6 +150,14 @@ std::optional<PendingCleaner::Clock::time_point> PendingCleaner::nextDue() const
 CleanerLock::CleanerLock(const std::string& storePath) : m_path(cleanupLockFolder(storePath)) { retake(); }
 
 CleanerLock::~CleanerLock() { release(); }
+
+bool CleanerLock::heldElsewhere(const std::string& storePath) {
+    const int fd = openLock(cleanupLockFolder(storePath), "cleaner.lock");
+    if (fd < 0) return false;
+    const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    return busy;
+}
 
 void CleanerLock::release() {
     if (m_fd >= 0) ::close(m_fd);

@@ -76,6 +76,9 @@ public:
     CleanerLock(const CleanerLock&) = delete;
     CleanerLock& operator=(const CleanerLock&) = delete;
     bool held() const { return m_fd >= 0; }
+    // Whether another process holds the store's cleaner lock now (false also where the lock cannot
+    // be opened: then nobody can be cleaning).
+    static bool heldElsewhere(const std::string& storePath);
     // Lets go and takes it again at once when it is free (false: another cleaner has it).
     void release();
     bool retake();
