@@ -105,10 +105,10 @@ TEST(Hang, OnHangFailEndsTheRunNamingTheRankAndLeavesNothingRunning) {
 }
 
 TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothing) {
-    // Steps of about 300 ms here (a global batch of 24), as training steps go: ten steps span seconds, so
-    // that a rank held up for a fraction of a second by this shared machine's other work is no straggler
-    // (with 50 ms steps, ten steps are half a second, and such a rank is one for that long).
-    Started s("slowed", tinyGptWithLayers("slowed", "dp = 2\n", "hang_after_s = 10\n", 24));
+    // Steps of about half a second here (a global batch of 40), as training steps go: ten steps span
+    // five seconds, so that a rank held up for a second or two by this shared machine's other work is
+    // no straggler (with 300 ms steps a 4 s hold-up of one rank was named once in a fault-free minute).
+    Started s("slowed", tinyGptWithLayers("slowed", "dp = 2\n", "hang_after_s = 10\n", 40));
     ASSERT_TRUE(s.run.has_value());
     // A minute fault-free (about 200 steps; the ranks share this machine's cores): no hang, no
     // straggler.

@@ -74,7 +74,11 @@ TEST(SupervisorDeath, ACheckpointWrittenAfterTheSupervisorDiedIsShown) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";
     const std::string spec = tmp.path() + "/long.toml";
-    std::ofstream(spec) << longTinyGptSpec("checkpointed-late");
+    // A checkpoint every other step: the ranks write some in the seconds they go on without it.
+    std::ofstream(spec) << tinyGptSpec("checkpointed-late",
+                                       "steps = 100000\nglobal_batch = 8\nmicro_batch = 4\nlr = 1e-3\nwarmup = 5\n"
+                                       "checkpoint_every = 2\n",
+                                       "device_sample_ms = 200\n");
     BackgroundProcess supervisor = startProcess({cliExecutable(), "--store", store, "run", spec}, tmp.path() + "/cli.out");
     const std::optional<RunRecord> run = waitForRun(
         store, "checkpointed-late", [](RunStore& db, const RunRecord& r) { return db.metrics(r.id).size() >= 3; },
@@ -86,6 +90,7 @@ TEST(SupervisorDeath, ACheckpointWrittenAfterTheSupervisorDiedIsShown) {
     killAll(run->run_dir);
     ASSERT_TRUE(gone);
     std::vector<std::string> onDisk;
+    ASSERT_TRUE(pathExists(joinPath(run->run_dir, "checkpoints"))) << "no checkpoint was written";
     for (const std::string& name : listDirectory(joinPath(run->run_dir, "checkpoints")))
         if (name.rfind("step_", 0) == 0 && name.find('.') == std::string::npos &&
             pathExists(joinPath(run->run_dir, "checkpoints/" + name + "/manifest.json")))
