@@ -79,6 +79,37 @@ double relativeError(const torch::Tensor& got, const torch::Tensor& want) {
     return ((got - want).abs().max() / want.abs().max().clamp_min(1e-12)).item<double>();
 }
 
+// `model`'s loss, logits (of the real positions) and the gradients of `gradNames` on `batch`
+// against those `out` holds ("loss", "logits", "grad.NAME"): 1e-5 for the loss and logits, 1e-4
+// relative for the gradients.
+void expectEqualToReference(Model& model, const Batch& batch, const SafetensorsFile& out,
+                            const std::vector<std::string>& gradNames) {
+    const Activation result = model.forwardAll(batch);
+    const torch::Tensor loss = result.at(0) / result.at(1);
+    loss.backward();
+    auto& head = dynamic_cast<QwenHead&>(*model.unit(model.unitCount() - 1));
+    torch::Tensor x;
+    {
+        torch::NoGradGuard noGrad;
+        Activation a;
+        for (int64_t i = 0; i + 1 < model.unitCount(); ++i) a = model.unit(i)->forward(a, batch);
+        x = a.at(0);
+    }
+    const torch::Tensor logits = head.lm_head->forward(head.norm->forward(x)).detach(); // (B, T, V)
+
+    EXPECT_NEAR(loss.item<double>(), readTensor(out, "loss").item<double>(), 1e-5);
+    // The real positions' logits (a padded query's row depends on how padding is masked).
+    const torch::Tensor want = readTensor(out, "logits");
+    const torch::Tensor real = batch.attention_mask.unsqueeze(-1).expand_as(logits);
+    EXPECT_LT(relativeError(logits.masked_select(real), want.masked_select(real)), 1e-5);
+    std::map<std::string, torch::Tensor> mine;
+    for (const auto& [name, tensor] : publishedParameters(model)) mine[name] = tensor.grad();
+    for (const std::string& n : gradNames) {
+        ASSERT_TRUE(mine.at(n).defined()) << n;
+        EXPECT_LT(relativeError(mine.at(n), readTensor(out, "grad." + n)), 1e-4) << n;
+    }
+}
+
 TEST(QwenReference, Qwen2LogitsLossAndGradientsEqualTheReference) {
     if (!referenceAvailable()) GTEST_SKIP() << kPython << " cannot import torch: apt-get install python3-torch";
     testing::TempDir dir;
@@ -109,31 +140,41 @@ TEST(QwenReference, Qwen2LogitsLossAndGradientsEqualTheReference) {
     ASSERT_EQ(ref.exitCode, 0) << ref.output;
     const SafetensorsFile out(dir.path() + "/out.safetensors");
 
-    // This model's forward and backward of the same batch.
-    const Activation result = model->forwardAll(batch);
-    const torch::Tensor loss = result.at(0) / result.at(1);
-    loss.backward();
-    auto& head = dynamic_cast<QwenHead&>(*model->unit(model->unitCount() - 1));
-    torch::Tensor x;
+    expectEqualToReference(*model, batch, out, gradNames);
+}
+
+// Golden outputs of transformers' own Qwen2ForCausalLM (5.17, eager attention, float32), made by
+// tests/golden/make_qwen2_golden.py on the GPU machine's CPU: its checkpoint, under transformers'
+// names, loaded into this model gives the same logits, loss and gradients.
+TEST(QwenReference, Qwen2EqualsTransformersOnItsOwnCheckpoint) {
+    const std::string dir = testing::sourceDir() + "/tests/golden/qwen2";
+    const SafetensorsFile weights(dir + "/model.safetensors");
+    const std::shared_ptr<Model> model = constructModel(tinyQwen2());
     {
         torch::NoGradGuard noGrad;
-        Activation a;
-        for (int64_t i = 0; i + 1 < model->unitCount(); ++i) a = model->unit(i)->forward(a, batch);
-        x = a.at(0);
+        size_t loaded = 0;
+        for (auto& [name, tensor] : publishedParameters(*model)) {
+            const torch::Tensor saved = readTensor(weights, name);
+            ASSERT_EQ(saved.sizes(), tensor.sizes()) << name;
+            tensor.copy_(saved);
+            ++loaded;
+        }
+        EXPECT_EQ(loaded, weights.tensors().size()) << "every tensor of the checkpoint is a parameter";
     }
-    const torch::Tensor logits = head.lm_head->forward(head.norm->forward(x)).detach(); // (B, T, V)
-
-    EXPECT_NEAR(loss.item<double>(), readTensor(out, "loss").item<double>(), 1e-5);
-    // The real positions' logits (a padded query's row depends on how padding is masked).
-    const torch::Tensor want = readTensor(out, "logits");
-    const torch::Tensor real = batch.attention_mask.unsqueeze(-1).expand_as(logits);
-    EXPECT_LT(relativeError(logits.masked_select(real), want.masked_select(real)), 1e-5);
-    std::map<std::string, torch::Tensor> mine;
-    for (const auto& [name, tensor] : publishedParameters(*model)) mine[name] = tensor.grad();
-    for (const std::string& n : gradNames) {
-        ASSERT_TRUE(mine.at(n).defined()) << n;
-        EXPECT_LT(relativeError(mine.at(n), readTensor(out, "grad." + n)), 1e-4) << n;
-    }
+    const SafetensorsFile batchFile(dir + "/batch.safetensors");
+    const auto ints = [&batchFile](const std::string& name) {
+        const TensorView v = batchFile.view(name);
+        return torch::from_blob(const_cast<std::byte*>(v.data), v.shape, torch::kInt64).clone();
+    };
+    Batch batch;
+    batch.tokens = ints("input_ids");
+    batch.attention_mask = ints("attention_mask").to(torch::kBool);
+    batch.labels = ints("labels");
+    batch.sample_index = {0, 1};
+    expectEqualToReference(*model, batch, SafetensorsFile(dir + "/golden.safetensors"),
+                           {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
+                            "model.layers.1.self_attn.k_proj.bias", "model.layers.1.mlp.down_proj.weight",
+                            "model.norm.weight", "lm_head.weight"});
 }
 
 } // namespace
