@@ -254,9 +254,8 @@ private:
             }
         }
         if (targetOk && argsOk) {
-            for (SpecIssue& issue :
-                 checkLauncherArgs(l.mpirun_args, l.target == Target::Slurm ? Launcher::Srun : Launcher::OpenMpi))
-                m_out.list.push_back(std::move(issue));
+            m_out.add(
+                checkLauncherArgs(l.mpirun_args, l.target == Target::Slurm ? Launcher::Srun : Launcher::OpenMpi));
         }
     }
 
@@ -290,7 +289,7 @@ private:
     }
 
     void checkHosts() {
-        for (SpecIssue& issue : hostListIssues(s, layoutUsable(s))) m_out.list.push_back(std::move(issue));
+        m_out.add(hostListIssues(s, layoutUsable(s)));
     }
 };
 

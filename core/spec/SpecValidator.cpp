@@ -98,8 +98,7 @@ public:
     std::vector<SpecIssue> run() {
         checkName();
         checkModel();
-        for (SpecIssue& issue : finetuneIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr))
-            m_out.list.push_back(std::move(issue));
+        m_out.add(finetuneIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr));
         checkData();
         checkTrain();
         checkParallel();
@@ -222,7 +221,7 @@ private:
                  {"model.kind"});
         if (!usable) return;
         if (published)
-            for (SpecIssue& issue : publishedModelIssues(s, d)) m_out.list.push_back(std::move(issue));
+            m_out.add(publishedModelIssues(s, d));
 
         if (d.dim % d.heads != 0)
             error("model.heads", "model.dim = " + num(d.dim) + " is not divisible by model.heads = " + num(d.heads) +
@@ -304,8 +303,7 @@ private:
                                          " as bytes; set model.vocab to 256 or more",
                   withModel({"data.kind"}));
         }
-        for (SpecIssue& issue : conversationDataIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr, remote()))
-            m_out.list.push_back(std::move(issue));
+        m_out.add(conversationDataIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr, remote()));
         if (data.kind != DataKind::Conversations) checkDataPath();
     }
 
@@ -753,7 +751,7 @@ private:
 
     void checkUnknownKeys() {
         try {
-            for (SpecIssue& issue : unknownKeys(s)) m_out.list.push_back(std::move(issue));
+            m_out.add(unknownKeys(s));
         } catch (const std::exception& e) {
             // The kept text comes from a reader; it fails to read only when set by hand.
             warn("spec", std::string("the unknown keys kept with the spec cannot be read: ") + e.what());

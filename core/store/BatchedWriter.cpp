@@ -34,7 +34,6 @@ void BatchedWriter::add(const StepEvent& e) {
     m_steps.push_back(e);
     m_pace.add(e);
     m_summary = e;
-    m_summary->tokens_per_s = m_pace.tokensPerSecond().value_or(e.tokens_per_s);
     rowAdded();
 }
 
@@ -165,7 +164,11 @@ void BatchedWriter::flush() {
         m_store.insertMetrics(m_run, m_steps);
         m_store.insertSpans(m_run, m_spans);
         m_store.insertLogs(m_run, m_logs);
-        if (m_summary) m_store.updateSummary(m_run, *m_summary);
+        if (m_summary) {
+            StepEvent summary = *m_summary;
+            summary.tokens_per_s = m_pace.tokensPerSecond().value_or(summary.tokens_per_s);
+            m_store.updateSummary(m_run, summary);
+        }
         m_store.commit();
     } catch (...) {
         try {
