@@ -39,4 +39,8 @@ torch::Tensor timestepFeatures(const torch::Tensor& t) {
     return torch::cat({torch::cos(args), torch::sin(args)}, 1);                                    // (B, 256)
 }
 
+std::shared_ptr<torch::nn::Module> moduleGroup(torch::nn::Module& parent, const std::string& name) {
+    return parent.register_module(name, std::make_shared<torch::nn::Module>(name));
+}
+
 } // namespace parallax

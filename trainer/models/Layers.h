@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace parallax {
 
@@ -27,5 +29,8 @@ torch::Tensor unpatchify(const torch::Tensor& patches, int64_t patch, int64_t ch
 // exp(-ln(10000) i / 128). Computed in float32.
 torch::Tensor timestepFeatures(const torch::Tensor& t);
 constexpr int64_t kTimestepFeatures = 256;
+
+// A module that only groups others under a published name ("self_attn", "mlp"), registered in `parent`.
+std::shared_ptr<torch::nn::Module> moduleGroup(torch::nn::Module& parent, const std::string& name);
 
 } // namespace parallax

@@ -7,6 +7,7 @@
 #include "trainer/models/Linear.h"
 #include "trainer/models/MmditModel.h"
 #include "trainer/models/Qwen2Model.h"
+#include "trainer/models/Qwen25VlModel.h"
 #include "trainer/models/RmsNorm.h"
 #include "trainer/models/VlmModel.h"
 
@@ -42,7 +43,7 @@ void validate(const ModelDims& d) {
     if (kind.images) requireDivisible(d.image_size, "model.image_size", d.patch, "model.patch");
     if (kind.vision_tower) requireDivisible(d.vision_dim, "model.vision_dim", d.vision_heads, "model.vision_heads");
     if (d.kv_heads > 0) requireDivisible(d.heads, "model.heads", d.kv_heads, "model.kv_heads");
-    if (d.kind == ModelKind::Qwen2 && d.tie_embeddings)
+    if ((d.kind == ModelKind::Qwen2 || d.kind == ModelKind::Qwen2_5_Vl) && d.tie_embeddings)
         throw std::invalid_argument("this model ties lm_head to embed_tokens (tie_word_embeddings = true), which "
                                     "this build does not train yet; use an untied model (e.g. Qwen2.5-7B or a tiny "
                                     "preset)");
@@ -62,6 +63,7 @@ const Builder kBuilders[] = {
     {ModelKind::Gpt, make<GptModel>},
     {ModelKind::Mmdit, make<MmditModel>},
     {ModelKind::Vlm, make<VlmModel>},
+    {ModelKind::Qwen2_5_Vl, make<Qwen25VlModel>},
     {ModelKind::Qwen2, make<Qwen2Model>},
 };
 
@@ -76,6 +78,8 @@ Batch Batch::to(const torch::Device& device) const {
     b.timesteps = moved(timesteps, device);
     b.positions = moved(positions, device);
     b.attention_mask = moved(attention_mask, device);
+    b.pixel_values = moved(pixel_values, device);
+    b.image_grid = image_grid; // read on the host (the vision tower's windows)
     b.sample_index = sample_index;
     return b;
 }

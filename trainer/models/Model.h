@@ -22,6 +22,10 @@ struct Batch {
     torch::Tensor timesteps;  // mmdit: (B) in (0, 1)
     torch::Tensor positions;  // qwen: (B, T) or M-RoPE's (3, B, T) int64; undefined: 0..T-1
     torch::Tensor attention_mask; // qwen: (B, T) bool, false for padding; undefined: no padding
+    // qwen2_5_vl: the patch rows of the batch's images, sample by sample and image by image in the
+    // image processor's order, (N, 3 x temporal x patch x patch) float; undefined: no image.
+    torch::Tensor pixel_values;
+    torch::Tensor image_grid; // qwen2_5_vl: (images, 3) int64 frames, rows, columns in patches; on the host
     std::vector<int64_t> sample_index; // global sample indices, for tests and logging
     int64_t size() const { return static_cast<int64_t>(sample_index.size()); }
     // On a GPU the copies are queued without blocking the host (through pinned memory).

@@ -8,15 +8,6 @@
 
 namespace parallax {
 
-namespace {
-
-// A module that only groups others under a published name ("self_attn", "mlp").
-std::shared_ptr<torch::nn::Module> group(torch::nn::Module& parent, const std::string& name) {
-    return parent.register_module(name, std::make_shared<torch::nn::Module>(name));
-}
-
-} // namespace
-
 torch::Tensor causalMask(int64_t batch, int64_t length, const torch::Tensor& attentionMask, const torch::Device& device) {
     const auto options = torch::TensorOptions().dtype(torch::kBool).device(device);
     torch::Tensor allowed = torch::ones({length, length}, options).tril(); // (T, T): query row, key column
@@ -36,16 +27,21 @@ QwenDecoderLayer::QwenDecoderLayer(const ModelDims& d, int64_t index)
     : m_index(index), m_headDim(d.headDim()), m_theta(d.rope_theta), m_mropeSection(d.mrope_section) {
     const int64_t c = d.dim, kv = d.kvHeads() * d.headDim();
     input_layernorm = register_module("input_layernorm", std::make_shared<RmsNorm>(c, d.rms_eps));
-    auto attention = group(*this, "self_attn");
+    auto attention = moduleGroup(*this, "self_attn");
     q_proj = attention->register_module("q_proj", std::make_shared<Linear>(c, c, true, kInitStd));
     k_proj = attention->register_module("k_proj", std::make_shared<Linear>(c, kv, true, kInitStd));
     v_proj = attention->register_module("v_proj", std::make_shared<Linear>(c, kv, true, kInitStd));
     o_proj = attention->register_module("o_proj", std::make_shared<Linear>(c, c, false, kInitStd));
     post_attention_layernorm = register_module("post_attention_layernorm", std::make_shared<RmsNorm>(c, d.rms_eps));
-    auto mlp = group(*this, "mlp");
+    auto mlp = moduleGroup(*this, "mlp");
     gate_proj = mlp->register_module("gate_proj", std::make_shared<Linear>(c, d.ffn, false, kInitStd));
     up_proj = mlp->register_module("up_proj", std::make_shared<Linear>(c, d.ffn, false, kInitStd));
     down_proj = mlp->register_module("down_proj", std::make_shared<Linear>(d.ffn, c, false, kInitStd));
+    // LoRA targets carry the published module names (PEFT's target_modules).
+    for (const auto& [name, layer] : std::initializer_list<std::pair<const char*, Linear*>>{
+             {"q_proj", q_proj.get()}, {"k_proj", k_proj.get()}, {"v_proj", v_proj.get()}, {"o_proj", o_proj.get()},
+             {"gate_proj", gate_proj.get()}, {"up_proj", up_proj.get()}, {"down_proj", down_proj.get()}})
+        layer->lora_name = name;
     // The published tensor-parallel plan: heads and the MLP's width split across ranks.
     for (Linear* l : {q_proj.get(), gate_proj.get(), up_proj.get()}) l->split = TensorSplit::Column;
     for (Linear* l : {k_proj.get(), v_proj.get()}) l->split = TensorSplit::KvColumn;

@@ -23,6 +23,7 @@ public:
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "block"; }
     bool checkpointUnit() const override { return true; }
+    std::optional<ModelPart> partOf(const std::string&) const override { return ModelPart::Language; }
     std::string publishedName(const std::string& local) const override {
         return "model.layers." + std::to_string(m_index) + "." + local;
     }

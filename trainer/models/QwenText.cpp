@@ -1,18 +1,33 @@
 #include "trainer/models/QwenText.h"
 
+#include "core/spec/Choice.h"
 #include "trainer/models/Layers.h"
 #include "trainer/ops/CrossEntropy.h"
 
+#include <stdexcept>
+
 namespace parallax {
 
-QwenEmbedding::QwenEmbedding(const ModelDims& dims) {
+QwenEmbedding::QwenEmbedding(const ModelDims& dims) : m_dims(dims) {
     embed_tokens = register_module("embed_tokens", std::make_shared<Embedding>(dims.vocab, dims.dim));
 }
 
-Activation QwenEmbedding::forward(const Activation& /*in*/, const Batch& batch) {
+Activation QwenEmbedding::forward(const Activation& in, const Batch& batch) {
     const torch::Tensor inputs =
         batch.labels.defined() ? batch.tokens : batch.tokens.narrow(1, 0, batch.tokens.size(1) - 1); // (B, T)
-    return {embed_tokens->forward(inputs)}; // (B, T, C)
+    const torch::Tensor x = embed_tokens->forward(inputs); // (B, T, C)
+    if (in.empty()) return {x};
+    if (!batch.positions.defined() || batch.positions.dim() != 3)
+        throw std::invalid_argument("a " + choiceName(m_dims.kind) +
+                                    " batch needs M-RoPE positions (3, B, T) from its images (findImageTokens)");
+    const torch::Tensor& features = in.at(0); // (N, C)
+    const torch::Tensor pads = inputs.eq(m_dims.tokens.image_pad);
+    const int64_t count = pads.sum().item<int64_t>();
+    if (count != features.size(0))
+        throw std::invalid_argument("the batch has " + std::to_string(count) + " <|image_pad|> tokens but its images give " +
+                                    std::to_string(features.size(0)) + " features");
+    if (count == 0) return {x};
+    return {x.masked_scatter(pads.unsqueeze(-1).expand_as(x), features.to(x.scalar_type()))};
 }
 
 QwenHead::QwenHead(const ModelDims& dims) {

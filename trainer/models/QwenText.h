@@ -9,15 +9,22 @@ namespace parallax {
 
 // The first unit of the Qwen language models: embed_tokens (V, C), a vocabulary tensor parallelism
 // splits. Its input: batch.tokens (B, T) when the batch brings labels of its own (conversations),
-// else the first T of (B, T+1) (next-token text). Activation out: {x (B, T, C)}.
+// else the first T of (B, T+1) (next-token text). In qwen2_5_vl it follows the vision tower: the
+// image features it receives, {features (N, C)}, replace the embeddings of the N <|image_pad|>
+// tokens in order, and the batch must bring M-RoPE positions (findImageTokens). Activation out:
+// {x (B, T, C)}.
 class QwenEmbedding : public Unit {
 public:
     explicit QwenEmbedding(const ModelDims& dims);
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "embed"; }
     std::string publishedName(const std::string& local) const override { return "model." + local; }
+    std::optional<ModelPart> partOf(const std::string&) const override { return ModelPart::Language; }
 
     std::shared_ptr<Embedding> embed_tokens;
+
+private:
+    ModelDims m_dims;
 };
 
 // The last unit: norm (RMSNorm) and lm_head (C -> V, no bias), then the cross-entropy summed over
@@ -30,6 +37,7 @@ public:
     explicit QwenHead(const ModelDims& dims);
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "head"; }
+    std::optional<ModelPart> partOf(const std::string&) const override { return ModelPart::Language; }
     Linear& vocabProjection() override { return *lm_head; }
     std::string publishedName(const std::string& local) const override {
         return local.rfind("lm_head.", 0) == 0 ? local : "model." + local;

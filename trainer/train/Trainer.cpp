@@ -14,6 +14,7 @@
 #include "trainer/data/DatasetUtils.h"
 #include "trainer/data/DistributedSampler.h"
 #include "trainer/finetune/AdapterFolder.h"
+#include "trainer/models/PublishedWeights.h"
 #include "trainer/train/AdamW.h"
 #include "trainer/train/CheckpointMapping.h"
 #include "trainer/train/DevicePeak.h"
@@ -63,7 +64,12 @@ Trainer::~Trainer() {
 
 void Trainer::setup() {
     m_dims = resolveModel(m_spec.model);
-    m_model = buildModel(m_dims, m_spec.train.seed);
+    if (m_spec.model.from.empty()) {
+        m_model = buildModel(m_dims, m_spec.train.seed);
+    } else {
+        m_model = constructModel(m_dims);
+        loadPublishedWeights(*m_model, m_spec.model.from);
+    }
     // What trains is decided on the whole single-device model, before parallelism divides it.
     m_finetune = applyFinetune(*m_model, finetuneOf(m_spec, m_dims), m_spec.train.seed);
     if (m_groups.worldRank() == 0 && !m_finetune.summary().empty()) m_out.info(m_finetune.summary());

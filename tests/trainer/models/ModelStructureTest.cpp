@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <optional>
+#include <tuple>
 
 namespace parallax {
 namespace {
@@ -135,6 +138,34 @@ INSTANTIATE_TEST_SUITE_P(Presets, ModelStructure,
                                          KindPreset{"mmdit", "tiny"}, KindPreset{"mmdit", "small"},
                                          KindPreset{"vlm", "tiny"}, KindPreset{"vlm", "small"}),
                          caseName);
+
+// A published kind's model holds exactly the tensors its table declares (what checkpoints are checked
+// and loaded against, and what the estimates count): the same published names, shapes, units and
+// parts.
+TEST(ModelStructure, PublishedKindsHoldTheTensorsTheirTablesDeclare) {
+    ModelDims qwen2 = dimsOf(ModelKind::Qwen2, "tiny");
+    qwen2.tie_embeddings = false;
+    for (const ModelDims& dims : {dimsOf(ModelKind::Qwen2_5_Vl, "tiny"), qwen2}) {
+        SCOPED_TRACE(choiceName(dims.kind));
+        const std::shared_ptr<Model> model = constructModel(dims);
+        const std::vector<ModelTensor> declared = modelKindInfo(dims.kind).tensors(dims);
+        std::vector<std::tuple<std::string, std::vector<int64_t>, int, std::optional<ModelPart>>> held;
+        for (int64_t u = 0; u < model->unitCount(); ++u)
+            for (const auto& item : model->unit(u)->named_parameters())
+                held.emplace_back(model->unit(u)->publishedName(item.key()), item.value().sizes().vec(), int(u),
+                                  model->unit(u)->partOf(item.key()));
+        ASSERT_EQ(held.size(), declared.size());
+        std::map<std::string, size_t> at;
+        for (size_t i = 0; i < held.size(); ++i) at[std::get<0>(held[i])] = i;
+        for (const ModelTensor& t : declared) {
+            ASSERT_TRUE(at.count(t.name)) << t.name << " is declared but the model has no such parameter";
+            const auto& [name, shape, unit, part] = held[at[t.name]];
+            EXPECT_EQ(shape, t.shape) << name;
+            EXPECT_EQ(unit, t.unit) << name;
+            EXPECT_EQ(part, std::optional<ModelPart>(t.part)) << name;
+        }
+    }
+}
 
 TEST(ModelStructure, ParameterNamesAreStableAndNameTheParallelLayers) {
     auto gpt = buildModel(dimsOf("gpt", "tiny"), 1);

@@ -5,10 +5,10 @@
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "tests/support/Process.h"
+#include "tests/trainer/support/QwenCompare.h"
 #include "tests/trainer/support/ReferencePython.h"
 #include "trainer/models/Model.h"
 #include "trainer/models/PublishedNames.h"
-#include "trainer/models/QwenText.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +23,7 @@ namespace {
 using testing::ProcessResult;
 using testing::runProcess;
 
+using testing::expectEqualToReference;
 using testing::referenceAvailable;
 constexpr const char* kPython = testing::kReferencePython;
 
@@ -73,41 +74,6 @@ void writeBatch(const Batch& batch, const std::string& path) {
 
 torch::Tensor readTensor(const SafetensorsFile& file, const std::string& name) {
     return testing::readFloatTensor(file, name);
-}
-
-double relativeError(const torch::Tensor& got, const torch::Tensor& want) {
-    return ((got - want).abs().max() / want.abs().max().clamp_min(1e-12)).item<double>();
-}
-
-// `model`'s loss, logits (of the real positions) and the gradients of `gradNames` on `batch`
-// against those `out` holds ("loss", "logits", "grad.NAME"): 1e-5 for the loss and logits, 1e-4
-// relative for the gradients.
-void expectEqualToReference(Model& model, const Batch& batch, const SafetensorsFile& out,
-                            const std::vector<std::string>& gradNames) {
-    const Activation result = model.forwardAll(batch);
-    const torch::Tensor loss = result.at(0) / result.at(1);
-    loss.backward();
-    auto& head = dynamic_cast<QwenHead&>(*model.unit(model.unitCount() - 1));
-    torch::Tensor x;
-    {
-        torch::NoGradGuard noGrad;
-        Activation a;
-        for (int64_t i = 0; i + 1 < model.unitCount(); ++i) a = model.unit(i)->forward(a, batch);
-        x = a.at(0);
-    }
-    const torch::Tensor logits = head.lm_head->forward(head.norm->forward(x)).detach(); // (B, T, V)
-
-    EXPECT_NEAR(loss.item<double>(), readTensor(out, "loss").item<double>(), 1e-5);
-    // The real positions' logits (a padded query's row depends on how padding is masked).
-    const torch::Tensor want = readTensor(out, "logits");
-    const torch::Tensor real = batch.attention_mask.unsqueeze(-1).expand_as(logits);
-    EXPECT_LT(relativeError(logits.masked_select(real), want.masked_select(real)), 1e-5);
-    std::map<std::string, torch::Tensor> mine;
-    for (const auto& [name, tensor] : publishedParameters(model)) mine[name] = tensor.grad();
-    for (const std::string& n : gradNames) {
-        ASSERT_TRUE(mine.at(n).defined()) << n;
-        EXPECT_LT(relativeError(mine.at(n), readTensor(out, "grad." + n)), 1e-4) << n;
-    }
 }
 
 TEST(QwenReference, Qwen2LogitsLossAndGradientsEqualTheReference) {

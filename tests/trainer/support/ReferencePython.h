@@ -22,4 +22,15 @@ inline torch::Tensor readFloatTensor(const SafetensorsFile& file, const std::str
     return torch::from_blob(const_cast<std::byte*>(v.data), v.shape, torch::kFloat32).clone();
 }
 
+// An int64 tensor (I64) of such a file, copied out.
+inline torch::Tensor readLongTensor(const SafetensorsFile& file, const std::string& name) {
+    const TensorView v = file.view(name);
+    return torch::from_blob(const_cast<std::byte*>(v.data), v.shape, torch::kInt64).clone();
+}
+
+// max |got - want| / max |want|.
+inline double relativeError(const torch::Tensor& got, const torch::Tensor& want) {
+    return ((got - want).abs().max() / want.abs().max().clamp_min(1e-12)).item<double>();
+}
+
 } // namespace parallax::testing
