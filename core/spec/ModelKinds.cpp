@@ -210,10 +210,10 @@ const std::vector<ModelKindInfo>& kinds() {
     {ModelKind::Qwen2_5_Vl, "qwen2_5_vl", "Qwen2.5-VL (vision tower, merger, Qwen2.5 language model)",
      /*images=*/false, /*vision_tower=*/true, /*counts_image_tokens=*/false, Objective::Conversation,
      qwen25VlPresets(), qwen25VlUnits, /*conversations=*/true, {"qwen2_5_vl"},
-     {WeightLayout::Flat, WeightLayout::Nested}, qwen25VlTensors, /*trains=*/false},
+     {WeightLayout::Flat, WeightLayout::Nested}, qwen25VlTensors, /*trains=*/true},
     {ModelKind::Qwen2, "qwen2", "Qwen2 / Qwen2.5 language model", false, false, false, Objective::NextToken,
      qwen2Presets(), qwen2Units, /*conversations=*/true, {"qwen2"}, {WeightLayout::Flat}, qwen2Tensors,
-     /*trains=*/false},
+     /*trains=*/true},
     };
     return table;
 }

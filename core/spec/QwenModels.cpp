@@ -238,9 +238,10 @@ std::vector<ModelTensor> qwen25VlTensors(const ModelDims& dims) { return qwen25V
 // of 128, Qwen's whole vocabulary (so that the real tokenizer's ids and special tokens fit); the
 // tower has 4 blocks of 32, 2 heads, MLP 48, windows of 56 pixels (2 x 2 merged tokens), full
 // attention in blocks 1 and 3. "tiny" has its own head like the 7B and larger; "tiny-tied" reuses
-// the embedding like the 3B.
+// the embedding like the 3B (and Qwen2.5 0.5B and 1.5B).
 std::vector<ModelPreset> qwen2Presets() {
-    return {{"tiny", language(2, 64, 4, 2, 128, 151936, true, 256)},
+    return {{"tiny", language(2, 64, 4, 2, 128, 151936, false, 256)},
+            {"tiny-tied", language(2, 64, 4, 2, 128, 151936, true, 256)},
             {"0.5b", language(24, 896, 14, 2, 4864, 151936, true, 2048)},
             {"1.5b", language(28, 1536, 12, 2, 8960, 151936, true, 2048)},
             {"7b", language(28, 3584, 28, 4, 18944, 152064, false, 2048)}};

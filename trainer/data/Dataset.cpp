@@ -5,10 +5,14 @@
 #include "trainer/data/ImageFolderDataset.h"
 #include "trainer/data/SyntheticDataset.h"
 #include "trainer/data/TextDataset.h"
+#if PARALLAX_WITH_CONVERSATIONS
+#include "trainer/data/ConversationDataset.h"
+#endif
 
 namespace parallax {
 
-std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed) {
+std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed,
+                                     const std::string& modelFolder) {
     if (!data.kind.known()) {
         std::string names;
         for (const std::string& n : data.kind.names()) names += (names.empty() ? "" : ", ") + n;
@@ -19,6 +23,13 @@ std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims
     case DataKind::FashionMnist: return std::make_unique<FashionMnistDataset>(data.path, "train", dims, seed);
     case DataKind::Text: return std::make_unique<TextDataset>(data.path, dims);
     case DataKind::ImageFolder: return std::make_unique<ImageFolderDataset>(data.path, dims, seed);
+    case DataKind::Conversations:
+#if PARALLAX_WITH_CONVERSATIONS
+        return std::make_unique<ConversationDataset>(data, dims, modelFolder);
+#else
+        throw DataError("data.kind = \"conversations\" needs the tokenizer and the image decoders, which this worker "
+                        "was built without (PCRE2, ICU, libjpeg, libpng, libwebp: packaging/deps.sh installs them)");
+#endif
     }
     throw DataError("data.kind = \"" + data.kind.name() + "\" has no dataset");
 }

@@ -24,7 +24,9 @@ public:
     virtual std::string describe() const = 0;
 };
 
-// The dataset of `data.kind` shaped for `dims`. Throws DataError naming the field or file.
-std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed);
+// The dataset of `data.kind` shaped for `dims`. `modelFolder` (model.from) holds the tokenizer
+// conversations are read with. Throws DataError naming the field or file.
+std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed,
+                                     const std::string& modelFolder = {});
 
 } // namespace parallax

@@ -121,10 +121,17 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
 }
 
 int64_t lossElements(const ModelDims& dims, const Batch& batch) {
+    // Labels aligned with the tokens (conversations): position i predicts label i + 1.
+    auto shiftedLabels = [&batch] {
+        return batch.labels.narrow(1, 1, batch.labels.size(1) - 1).ge(0).sum().item<int64_t>();
+    };
     switch (modelKindInfo(dims.kind).objective) {
-    case Objective::NextToken: return batch.tokens.size(0) * (batch.tokens.size(1) - 1);
+    case Objective::NextToken:
+        return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
     case Objective::Flow: return batch.images.numel();
     case Objective::CaptionNextToken: return batch.labels.ge(0).sum().item<int64_t>();
+    case Objective::Conversation:
+        return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
     }
     throw std::logic_error("lossElements: an objective without a count");
 }

@@ -17,9 +17,6 @@ Activation QwenEmbedding::forward(const Activation& in, const Batch& batch) {
         batch.labels.defined() ? batch.tokens : batch.tokens.narrow(1, 0, batch.tokens.size(1) - 1); // (B, T)
     const torch::Tensor x = embed_tokens->forward(inputs); // (B, T, C)
     if (in.empty()) return {x};
-    if (!batch.positions.defined() || batch.positions.dim() != 3)
-        throw std::invalid_argument("a " + choiceName(m_dims.kind) +
-                                    " batch needs M-RoPE positions (3, B, T) from its images (findImageTokens)");
     const torch::Tensor& features = in.at(0); // (N, C)
     const torch::Tensor pads = inputs.eq(m_dims.tokens.image_pad);
     const int64_t count = pads.sum().item<int64_t>();
@@ -27,6 +24,9 @@ Activation QwenEmbedding::forward(const Activation& in, const Batch& batch) {
         throw std::invalid_argument("the batch has " + std::to_string(count) + " <|image_pad|> tokens but its images give " +
                                     std::to_string(features.size(0)) + " features");
     if (count == 0) return {x};
+    if (!batch.positions.defined() || batch.positions.dim() != 3)
+        throw std::invalid_argument("a " + choiceName(m_dims.kind) +
+                                    " batch with images needs M-RoPE positions (3, B, T) (findImageTokens)");
     return {x.masked_scatter(pads.unsqueeze(-1).expand_as(x), features.to(x.scalar_type()))};
 }
 

@@ -87,7 +87,7 @@ void Trainer::setup() {
                                                         m_parallel.tpPlan, m_groups);
     if (m_spec.model.from.empty()) m_checkpoints->setBaseSeed(m_spec.train.seed);
 
-    m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed);
+    m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed, m_spec.model.from);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
                                                      m_groups.coord.dp, m_spec.train.micro_batch,
                                                      m_spec.train.seed, m_spec.data.shuffle);

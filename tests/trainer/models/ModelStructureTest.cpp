@@ -37,6 +37,7 @@ TEST(ModelStructure, EveryPresetHoldsTheParametersTheEstimatesCount) {
         const ModelKind kind = info.kind;
         for (const std::string& preset : modelPresets(kind)) {
             const ModelDims dims = dimsOf(kind, preset);
+            if (dims.tie_embeddings) continue; // refused before a model is built (the spec says so)
             auto model = constructModel(dims); // shapes only: drawing the 1b presets' values takes minutes
             int64_t held = 0;
             for (const auto& p : model->parameters()) held += p.numel();

@@ -12,7 +12,7 @@ std::string TinySpec::toToml() const {
     o << extraModel << "\n";
     if (!finetune.empty()) o << "[finetune]\n" << finetune << "\n";
     o
-      << "[data]\nkind = \"" << data << "\"\n"
+      << "[data]\nkind = \"" << data << "\"\n" << extraData << "\n"
       << "[train]\nsteps = " << steps << "\nglobal_batch = " << globalBatch << "\nmicro_batch = " << microBatch
       << "\nlr = " << lr << "\nwarmup = 3\nseed = 1234\ngrad_clip = 1.0\ncheckpoint_every = " << checkpointEvery
       << "\nactivation_checkpointing = " << (recompute ? "true" : "false") << "\n"

@@ -20,10 +20,11 @@ struct TinySpec {
     double lr = 1e-3;
     int64_t checkpointEvery = 0;
     int64_t spanEvery = 0;
-    double bucketMb = 0.05;
-    bool recompute = false;      // train.activation_checkpointing      // small buckets: several per model, so overlap is exercised
+    double bucketMb = 0.05;      // small buckets: several per model, so overlap is exercised
+    bool recompute = false;      // train.activation_checkpointing
     std::string extraModel;      // appended to [model]
     std::string finetune;        // the [finetune] section's lines; empty: none
+    std::string extraData;       // appended to [data] (path = ..., max_pixels = ...)
     std::string toToml() const;
 };
 

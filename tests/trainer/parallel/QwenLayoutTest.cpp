@@ -1,0 +1,175 @@
+// qwen2_5_vl started from a published folder (the reference's tiny checkpoint with Qwen's real
+// tokenizer.json) and trained on conversations with images of odd sizes, multi-turn and text-only:
+// each layout trains the same losses and weights as one process, for a full fine-tune of the
+// language model with the tower frozen and for LoRA.
+
+#include "tests/core/conversations/PngFile.h"
+#include "tests/trainer/support/ReferencePython.h"
+#include "tests/trainer/support/SpecText.h"
+#include "tests/trainer/support/WorkerRun.h"
+#include "trainer/train/Checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+using namespace parallax;
+using namespace parallax::testing;
+
+namespace {
+
+struct QwenLayout {
+    const char* name;
+    int64_t dp, tp, pp, zero;
+    bool lora;
+};
+
+void PrintTo(const QwenLayout& layout, std::ostream* os) { *os << layout.name; }
+
+// The folder and the data, made once for every test of the binary.
+class QwenData {
+public:
+    static QwenData& get() {
+        static QwenData data;
+        return data;
+    }
+    std::string problem; // why the data could not be made: the tests skip saying so
+    std::string folder, jsonl;
+
+private:
+    QwenData() {
+        const std::string tokenizer = buildDir() + "/npm-oracle/qwen/tokenizer.json";
+        if (!std::ifstream(tokenizer)) {
+            problem = "Qwen's tokenizer.json is installed by the text.oracle_install test";
+            return;
+        }
+        if (!referenceAvailable()) {
+            problem = std::string(kReferencePython) + " cannot import torch: apt-get install python3-torch";
+            return;
+        }
+        folder = m_dir.path() + "/qwen";
+        const ProcessResult made = runProcess({kReferencePython, sourceDir() + "/tests/reference/make_tiny_checkpoint.py",
+                                               folder, "--untied"});
+        if (made.exitCode != 0) {
+            problem = "make_tiny_checkpoint.py failed: " + made.output;
+            return;
+        }
+        std::filesystem::copy_file(tokenizer, folder + "/tokenizer.json");
+        writeRampPng(m_dir.path() + "/a.png", 200, 145, 1);
+        writeRampPng(m_dir.path() + "/b.png", 115, 90, 2);
+        writeRampPng(m_dir.path() + "/c.png", 60, 250, 3);
+        jsonl = m_dir.path() + "/chats.jsonl";
+        std::ofstream out(jsonl);
+        out << R"({"image": "a.png", "conversations": [{"from": "human", "value": "<image>\nWhat is this?"}, {"from": "gpt", "value": "Colour ramps."}]})"
+            << "\n"
+            << R"({"messages": [{"role": "user", "content": "Name a prime."}, {"role": "assistant", "content": "Seven."}]})"
+            << "\n"
+            << R"({"messages": [{"role": "user", "content": "Compare <image> with <image>."}, {"role": "assistant", "content": "The first is wider."}, {"role": "user", "content": "And taller?"}, {"role": "assistant", "content": "The second."}], "images": ["b.png", "c.png"]})"
+            << "\n"
+            << R"({"messages": [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": [{"type": "image", "image": "c.png"}, {"type": "text", "text": "Shape?"}]}, {"role": "assistant", "content": "Tall."}]})"
+            << "\n";
+    }
+    TempDir m_dir;
+};
+
+TinySpec qwenSpec(const QwenLayout& layout) {
+    const QwenData& data = QwenData::get();
+    TinySpec s;
+    s.kind = "qwen2_5_vl";
+    s.extraModel = "from = \"" + data.folder + "\"\nseq_len = 160";
+    s.data = "conversations";
+    s.extraData = "path = \"" + data.jsonl + "\"\nmax_pixels = 50176\nshuffle = false";
+    s.finetune = layout.lora ? "mode = \"lora\"\nlora_r = 4\nlora_alpha = 8" : "mode = \"full\"";
+    s.steps = 3;
+    s.globalBatch = 4;
+    s.microBatch = 1;
+    s.dp = layout.dp;
+    s.tp = layout.tp;
+    s.pp = layout.pp;
+    s.zero = layout.zero;
+    return s;
+}
+
+// The largest difference of a final parameter relative to the largest parameter value (as the other
+// layout tests measure it: Adam turns rounding in gradients near zero into whole steps of lr), and
+// the parameter where it is.
+std::pair<double, std::string> finalWeightsDifference(const std::string& a, const std::string& b) {
+    CheckpointReader ra(a), rb(b);
+    const auto names = ra.names("param");
+    EXPECT_EQ(names, rb.names("param"));
+    double worst = 0, scale = 1e-12;
+    std::string where;
+    for (const std::string& name : names) {
+        auto ta = ra.full(name, "param"), tb = rb.full(name, "param");
+        const double d = (ta - tb).abs().max().item<double>();
+        if (d > worst) {
+            worst = d;
+            where = name;
+        }
+        scale = std::max(scale, ta.abs().max().item<double>());
+    }
+    return {worst / scale, where};
+}
+
+const WorkerRun& oneProcess(bool lora, const std::string& dir) {
+    static std::map<bool, WorkerRun> runs;
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = runs.find(lora);
+    if (it == runs.end()) {
+        TinySpec spec = qwenSpec({"one", 1, 1, 1, 0, lora});
+        spec.checkpointEvery = 3;
+        it = runs.emplace(lora, runWorker(spec.toToml(), 1, dir)).first;
+    }
+    return it->second;
+}
+
+class QwenLayoutEquivalence : public ::testing::TestWithParam<QwenLayout> {
+protected:
+    void SetUp() override {
+        if (!QwenData::get().problem.empty()) GTEST_SKIP() << QwenData::get().problem;
+    }
+    static TempDir& scratch() {
+        static TempDir dir;
+        return dir;
+    }
+};
+
+TEST_P(QwenLayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
+    const QwenLayout& layout = GetParam();
+    const WorkerRun& one = oneProcess(layout.lora, scratch().path() + (layout.lora ? "/one-lora" : "/one-full"));
+    ASSERT_EQ(one.exitCode, 0) << one.output;
+    ASSERT_EQ(one.losses().size(), 3u) << one.output;
+    EXPECT_NE(one.output.find("conversations: 4 of 4 samples"), std::string::npos) << one.output;
+    for (double loss : one.losses()) // the cross-entropy of random logits over 151,936 ids: about ln(151936) = 11.9
+        EXPECT_TRUE(loss > 8 && loss < 16) << loss;
+    TinySpec spec = qwenSpec(layout);
+    spec.checkpointEvery = 3;
+    TempDir tmp;
+    const WorkerRun many = runWorker(spec.toToml(), static_cast<int>(layout.dp * layout.tp * layout.pp), tmp.path() + "/run");
+    ASSERT_EQ(many.exitCode, 0) << many.output;
+    ASSERT_EQ(many.losses().size(), 3u) << many.output;
+    EXPECT_LT(maxRelativeDifference(one.losses(), many.losses()), 1e-5);
+    // LoRA's A gets its first gradient at step 2, from B near zero: values of 1e-4 summed from
+    // cancelling products, which tensor parallelism adds in another order (5e-5 apart, relative;
+    // B's gradients agree to 6e-6). Adam's normalization makes whole steps of such values, so the
+    // adapters' weights agree to 3.3e-5 of the largest weight after three steps under tp = 2.
+    const auto [difference, name] = finalWeightsDifference(one.lastCheckpoint(), many.lastCheckpoint());
+    EXPECT_LT(difference, layout.lora ? 1e-4 : 1e-5) << name;
+}
+
+// Each test is a process of its own under ctest, with its own one-process run: three cover data,
+// tensor and pipeline parallelism and ZeRO-3 (about 40 s each on two cores).
+const QwenLayout kQwenLayouts[] = {
+    {"dp2_zero3_full", 2, 1, 1, 3, false},
+    {"tp2_pp2_full", 1, 2, 2, 0, false},
+    {"dp2_lora", 2, 1, 1, 0, true},
+};
+
+INSTANTIATE_TEST_SUITE_P(Layouts, QwenLayoutEquivalence, ::testing::ValuesIn(kQwenLayouts),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+} // namespace
