@@ -15,6 +15,8 @@
 #include "trainer/models/PublishedNames.h"
 #include "trainer/models/PublishedWeights.h"
 #include "trainer/models/QwenImageTokens.h"
+#include "trainer/finetune/Finetune.h"
+#include "trainer/train/AdamW.h"
 
 #include <gtest/gtest.h>
 
@@ -229,6 +231,63 @@ TEST(QwenVlGolden, EqualsTransformersOnItsOwnCheckpoint) {
          "model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "model.layers.1.mlp.up_proj.weight",
          "lm_head.weight"},
         WeightLayout::Nested);
+}
+
+// One PEFT LoRA step (peft 0.21: r 4, alpha 8 on q/k/v/o of the language model, B drawn non-zero so
+// that A has a gradient, torch.optim.AdamW with lr 1e-3) recorded by the same script: with PEFT's
+// weights in its adapters, the worker's LoRA gives the same loss, adapter gradients and AdamW update.
+TEST(QwenVlGolden, LoraStepEqualsPeft) {
+    const std::string folder = testing::sourceDir() + "/tests/golden/qwen2_5_vl";
+    const ModelDims dims = folderDims(folder);
+    const std::shared_ptr<Model> model = constructModel(dims);
+    loadPublishedWeights(*model, folder);
+    FinetuneSpec f;
+    f.mode = FinetuneMode::Lora;
+    f.lora_r = 4;
+    f.lora_alpha = 8;
+    f.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    const AppliedFinetune applied = applyFinetune(*model, f, 1);
+    ASSERT_EQ(applied.adapted.size(), 8u); // two decoder layers; the tower is frozen, its qkv is no target
+    const SafetensorsFile peft(folder + "/lora.safetensors");
+    auto params = model->named_parameters();
+    std::vector<std::pair<torch::Tensor, std::string>> adapters; // parameter, PEFT's key
+    for (const AdaptedLayer& layer : applied.adapted) {
+        std::string module = layoutName(layer.published + ".weight", WeightLayout::Nested);
+        module = module.substr(0, module.size() - std::string(".weight").size());
+        for (const char* which : {"lora_A", "lora_B"}) {
+            const std::string key = "base_model.model." + module + "." + which + ".default.weight";
+            torch::Tensor p = params[layer.module + "." + which + ".weight"];
+            torch::NoGradGuard noGrad;
+            p.copy_(testing::readFloatTensor(peft, "lora." + key));
+            adapters.emplace_back(p, key);
+        }
+    }
+    const SafetensorsFile inputs(folder + "/batch.safetensors");
+    Batch batch;
+    batch.tokens = testing::readLongTensor(inputs, "input_ids");
+    batch.attention_mask = testing::readLongTensor(inputs, "attention_mask").to(torch::kBool);
+    batch.labels = testing::readLongTensor(inputs, "labels");
+    batch.pixel_values = testing::readFloatTensor(inputs, "pixel_values");
+    batch.image_grid = testing::readLongTensor(inputs, "image_grid_thw");
+    batch.sample_index = {0, 1, 2};
+    batch.positions = findImageTokens(batch.tokens, batch.attention_mask, batch.image_grid, dims, batch.sample_index).positions;
+    const Activation out = model->forwardAll(batch);
+    const torch::Tensor loss = out.at(0) / out.at(1);
+    loss.backward();
+    EXPECT_NEAR(loss.item<double>(), testing::readFloatTensor(peft, "loss").item<double>(), 1e-5);
+    AdamWOptions options;
+    options.beta2 = 0.999;
+    options.weight_decay = 0;
+    options.fused = false;
+    AdamW adam(options);
+    for (auto& [p, key] : adapters) {
+        ASSERT_TRUE(p.grad().defined()) << key;
+        EXPECT_LT(testing::relativeError(p.grad(), testing::readFloatTensor(peft, "grad." + key)), 1e-4) << key;
+        adam.addGroup(p.view({-1}), p.grad().view({-1}), /*decay=*/false);
+    }
+    adam.step(1e-3);
+    for (auto& [p, key] : adapters) // a step moves each value by about lr: within a thousandth of it
+        EXPECT_TRUE(torch::allclose(p.detach(), testing::readFloatTensor(peft, "updated." + key), 0, 1e-6)) << key;
 }
 
 // A sample whose <|image_pad|> run is one short of its image's grid is named, as is a grid row no
