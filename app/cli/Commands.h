@@ -58,6 +58,17 @@ int traceCommand(const std::string& storePath, const std::string& run, const std
 
 int stopCommand(const std::string& storePath, const std::string& run, bool wait);
 
+// RUN (a qwen2 / qwen2_5_vl run started from model.from) as a Hugging Face folder: runs
+// parallax-export (beside this executable) on the run's folder.
+struct ExportCommandOptions {
+    std::string run;
+    std::string out;
+    std::string checkpoint;          // a step_<N> folder; empty: the latest complete one
+    bool fp32 = false;
+    std::string max_shard_size = "5GB";
+};
+int exportCommand(const std::string& storePath, const ExportCommandOptions& o);
+
 int checkCommand(const std::string& storePath, const std::string& spec);
 
 struct FitCommandOptions {

@@ -123,6 +123,15 @@ int main(int argc, char** argv) {
     report->add_option("--from-step", reportFrom, "First step counted (leave warm-up steps out)")
         ->check(CLI::NonNegativeNumber);
 
+    ExportCommandOptions exportOptions;
+    CLI::App* exportRun = app.add_subcommand(
+        "export", "Write a qwen2 / qwen2_5_vl run as a Hugging Face folder (LoRA merged) that transformers loads");
+    exportRun->add_option("run", exportOptions.run, "RUN")->required();
+    exportRun->add_option("out", exportOptions.out, "The folder to write (new or empty)")->required();
+    exportRun->add_option("--checkpoint", exportOptions.checkpoint, "A step_<N> folder (default: the latest)");
+    exportRun->add_flag("--fp32", exportOptions.fp32, "fp32 weights (default bf16)");
+    exportRun->add_option("--max-shard-size", exportOptions.max_shard_size, "Shard size")->capture_default_str();
+
     std::string traceRun, traceOut;
     CLI::App* trace = app.add_subcommand(
         "trace", "Write RUN as a trace for Perfetto or chrome://tracing: spans per rank and stage, steps, "
@@ -256,6 +265,8 @@ int main(int argc, char** argv) {
             return reportCommand(store, reportRun, reportFrom);
         if (*trace)
             return traceCommand(store, traceRun, traceOut);
+        if (*exportRun)
+            return exportCommand(store, exportOptions);
         if (*stop)
             return stopCommand(store, stopRun, stopWait);
         if (*cleanup)

@@ -30,6 +30,20 @@ torch::Tensor wholeFloat(const FullTensor& full, const std::string& name) {
     return full(name).to(torch::kCPU, torch::kFloat).contiguous();
 }
 
+// A regular expression PEFT fullmatches against module paths: exactly the adapted modules, in either
+// published layout (model.layers.* or model.language_model.layers.*; visual.* or model.visual.*).
+std::string adaptedModulesPattern(const std::vector<AdaptedLayer>& adapted) {
+    std::string out;
+    for (const AdaptedLayer& a : adapted) {
+        std::string path;
+        for (char c : a.published) path += c == '.' ? std::string("\\.") : std::string(1, c);
+        if (a.published.rfind("visual.", 0) == 0) path = "(model\\.)?" + path;
+        else if (a.published.rfind("model.", 0) == 0) path = "model\\.(language_model\\.)?" + path.substr(7);
+        out += (out.empty() ? "(" : "|") + path;
+    }
+    return out + ")";
+}
+
 } // namespace
 
 std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase& base) {
@@ -42,7 +56,8 @@ std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase
     config["lora_alpha"] = number(f.lora_alpha);
     config["lora_dropout"] = f.lora_dropout;
     config["use_rslora"] = f.rslora;
-    config["target_modules"] = f.lora_targets;
+    if (finetune.targetsReachFrozen) config["target_modules"] = adaptedModulesPattern(finetune.adapted);
+    else config["target_modules"] = f.lora_targets;
     config["modules_to_save"] = nullOr(f.modules_to_save);
     config["bias"] = "none";
     config["fan_in_fan_out"] = false;

@@ -21,7 +21,9 @@ struct AdapterBase {
 };
 
 // adapter_config.json of PEFT's LoRA: peft_type "LORA", r, lora_alpha, lora_dropout, use_rslora,
-// target_modules (finetune.lora_targets, matched as PEFT matches module paths), modules_to_save,
+// target_modules (finetune.lora_targets, matched as PEFT matches module paths; where those names
+// also reach Linears of frozen parts, a regular expression of the adapted module paths, in either
+// published layout, so that PEFT adapts the same Linears), modules_to_save,
 // base_model_name_or_path, task_type, bias "none".
 std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase& base);
 

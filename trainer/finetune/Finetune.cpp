@@ -102,6 +102,7 @@ void addAdapters(Model& model, const FinetuneSpec& f, uint64_t seed, AppliedFine
     for (const Candidate& c : layers) {
         bool named = false;
         for (const std::string& target : f.lora_targets) named = named || targets(target, *c.layer, c.published);
+        out.targetsReachFrozen = out.targetsReachFrozen || (named && c.frozen);
         if (!named || c.frozen) continue;
         Linear& layer = *c.layer;
         if (layer.adapter) throw std::logic_error("LoRA applied twice to " + c.module);

@@ -31,6 +31,9 @@ struct AppliedFinetune {
     std::vector<AdaptedLayer> adapted;
     // LoRA: the parameters trained whole beside the adapters (modules_to_save), by their model names.
     std::vector<SavedParameter> saved;
+    // LoRA: a target also names Linears of frozen parts, which got no adapter (PEFT, matching the
+    // names alone, would adapt them too: the adapter's config then names its modules one by one).
+    bool targetsReachFrozen = false;
     int64_t trainable = 0; // parameter values that receive gradients (the adapters included)
     int64_t frozen = 0;    // parameter values that do not
 

@@ -3,8 +3,7 @@
 // each layout trains the same losses and weights as one process, for a full fine-tune of the
 // language model with the tower frozen and for LoRA.
 
-#include "tests/core/conversations/PngFile.h"
-#include "tests/trainer/support/ReferencePython.h"
+#include "tests/trainer/support/QwenData.h"
 #include "tests/trainer/support/SpecText.h"
 #include "tests/trainer/support/WorkerRun.h"
 #include "trainer/train/Checkpoint.h"
@@ -29,63 +28,8 @@ struct QwenLayout {
 
 void PrintTo(const QwenLayout& layout, std::ostream* os) { *os << layout.name; }
 
-// The folder and the data, made once for every test of the binary.
-class QwenData {
-public:
-    static QwenData& get() {
-        static QwenData data;
-        return data;
-    }
-    std::string problem; // why the data could not be made: the tests skip saying so
-    std::string folder, jsonl;
-
-private:
-    QwenData() {
-        const std::string tokenizer = buildDir() + "/npm-oracle/qwen/tokenizer.json";
-        if (!std::ifstream(tokenizer)) {
-            problem = "Qwen's tokenizer.json is installed by the text.oracle_install test";
-            return;
-        }
-        if (!referenceAvailable()) {
-            problem = std::string(kReferencePython) + " cannot import torch: apt-get install python3-torch";
-            return;
-        }
-        folder = m_dir.path() + "/qwen";
-        const ProcessResult made = runProcess({kReferencePython, sourceDir() + "/tests/reference/make_tiny_checkpoint.py",
-                                               folder, "--untied"});
-        if (made.exitCode != 0) {
-            problem = "make_tiny_checkpoint.py failed: " + made.output;
-            return;
-        }
-        std::filesystem::copy_file(tokenizer, folder + "/tokenizer.json");
-        writeRampPng(m_dir.path() + "/a.png", 200, 145, 1);
-        writeRampPng(m_dir.path() + "/b.png", 115, 90, 2);
-        writeRampPng(m_dir.path() + "/c.png", 60, 250, 3);
-        jsonl = m_dir.path() + "/chats.jsonl";
-        std::ofstream out(jsonl);
-        out << R"({"image": "a.png", "conversations": [{"from": "human", "value": "<image>\nWhat is this?"}, {"from": "gpt", "value": "Colour ramps."}]})"
-            << "\n"
-            << R"({"messages": [{"role": "user", "content": "Name a prime."}, {"role": "assistant", "content": "Seven."}]})"
-            << "\n"
-            << R"({"messages": [{"role": "user", "content": "Compare <image> with <image>."}, {"role": "assistant", "content": "The first is wider."}, {"role": "user", "content": "And taller?"}, {"role": "assistant", "content": "The second."}], "images": ["b.png", "c.png"]})"
-            << "\n"
-            << R"({"messages": [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": [{"type": "image", "image": "c.png"}, {"type": "text", "text": "Shape?"}]}, {"role": "assistant", "content": "Tall."}]})"
-            << "\n";
-    }
-    TempDir m_dir;
-};
-
 TinySpec qwenSpec(const QwenLayout& layout) {
-    const QwenData& data = QwenData::get();
-    TinySpec s;
-    s.kind = "qwen2_5_vl";
-    s.extraModel = "from = \"" + data.folder + "\"\nseq_len = 160";
-    s.data = "conversations";
-    s.extraData = "path = \"" + data.jsonl + "\"\nmax_pixels = 50176\nshuffle = false";
-    s.finetune = layout.lora ? "mode = \"lora\"\nlora_r = 4\nlora_alpha = 8" : "mode = \"full\"";
-    s.steps = 3;
-    s.globalBatch = 4;
-    s.microBatch = 1;
+    TinySpec s = qwenConversationSpec(layout.lora);
     s.dp = layout.dp;
     s.tp = layout.tp;
     s.pp = layout.pp;
