@@ -58,12 +58,13 @@ int traceCommand(const std::string& storePath, const std::string& run, const std
 
 int stopCommand(const std::string& storePath, const std::string& run, bool wait);
 
-// RUN (a qwen2 / qwen2_5_vl run started from model.from) as a Hugging Face folder: runs
-// parallax-export (beside this executable) on the run's folder.
+// RUN (a qwen2 / qwen2_5_vl run started from model.from) as a Hugging Face folder, or a LoRA run's
+// adapter alone without --merge: runs parallax-export (beside this executable) on the run's folder.
 struct ExportCommandOptions {
     std::string run;
     std::string out;
-    std::string checkpoint;          // a step_<N> folder; empty: the latest complete one
+    int64_t step = -1;               // the checkpoint of step N; -1: the latest complete one
+    bool merge = false;              // LoRA runs: the merged model (else the adapter alone)
     bool fp32 = false;
     std::string max_shard_size = "5GB";
 };

@@ -125,10 +125,12 @@ int main(int argc, char** argv) {
 
     ExportCommandOptions exportOptions;
     CLI::App* exportRun = app.add_subcommand(
-        "export", "Write a qwen2 / qwen2_5_vl run as a Hugging Face folder (LoRA merged) that transformers loads");
+        "export", "Write a qwen2 / qwen2_5_vl run as a Hugging Face folder that transformers loads, or a LoRA "
+                  "run's PEFT adapter");
     exportRun->add_option("run", exportOptions.run, "RUN")->required();
-    exportRun->add_option("out", exportOptions.out, "The folder to write (new or empty)")->required();
-    exportRun->add_option("--checkpoint", exportOptions.checkpoint, "A step_<N> folder (default: the latest)");
+    exportRun->add_option("-o,--output", exportOptions.out, "The folder to write (new or empty)")->required();
+    exportRun->add_option("--step", exportOptions.step, "The checkpoint of step N (default: the latest)");
+    exportRun->add_flag("--merge", exportOptions.merge, "LoRA runs: the merged model, not the adapter alone");
     exportRun->add_flag("--fp32", exportOptions.fp32, "fp32 weights (default bf16)");
     exportRun->add_option("--max-shard-size", exportOptions.max_shard_size, "Shard size")->capture_default_str();
 

@@ -63,6 +63,15 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     reader.requireCompatible(dims);
     say("checkpoint " + reader.dir() + " (step " + std::to_string(reader.meta().step) + ")");
     requireEmptyOut(o.out);
+    HfExportResult result;
+    result.checkpoint = reader.dir();
+    if (o.adapterOnly && isRegularFile(joinPath(reader.dir(), "adapter/adapter_config.json"))) {
+        for (const char* name : {"adapter_config.json", "adapter_model.safetensors"})
+            fs::copy_file(joinPath(joinPath(reader.dir(), "adapter"), name), joinPath(o.out, name));
+        result.adapter = true;
+        say("copied the PEFT adapter of " + reader.dir());
+        return result;
+    }
 
     // The model's structure gives each checkpoint name its published name; its LoRA layers, the
     // adapters. A checkpoint holds what trained: the frozen parts come from the folder the run began with.
@@ -81,8 +90,6 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     }
     std::vector<torch::Tensor> keep;
     std::vector<TensorData> tensors;
-    HfExportResult result;
-    result.checkpoint = reader.dir();
     result.merged = static_cast<int64_t>(merged.size());
     for (int64_t u = 0; u < model->unitCount(); ++u) {
         const std::shared_ptr<Unit> unit = model->unit(u);

@@ -17,6 +17,9 @@ struct HfExportOptions {
     std::string checkpoint;     // a step_<N> folder; empty: the run's latest complete checkpoint
     std::string out;            // the folder written; must not exist or be empty
     bool bf16 = true;           // else fp32
+    // A LoRA run's adapter alone (the PEFT folder written beside the checkpoint), instead of the
+    // merged model; ignored for a full fine-tune, which has no adapter.
+    bool adapterOnly = false;
     uint64_t maxShardBytes = 5'000'000'000;
 };
 
@@ -24,6 +27,7 @@ struct HfExportResult {
     std::string checkpoint;     // the checkpoint exported
     int64_t tensors = 0;
     int64_t merged = 0;         // LoRA adapters merged into their weights
+    bool adapter = false;       // the adapter folder was written (adapterOnly)
     uint64_t bytes = 0;
     std::vector<std::string> copied; // files copied from model.from
 };

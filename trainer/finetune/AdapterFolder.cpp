@@ -66,19 +66,21 @@ std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase
     return config.dump(2) + "\n";
 }
 
-std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finetune, const FullTensor& full) {
+std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finetune, const FullTensor& full,
+                                                    WeightLayout layout) {
     std::map<std::string, torch::Tensor> out;
     for (const AdaptedLayer& a : finetune.adapted) {
-        out[kPrefix + a.published + ".lora_A.weight"] = wholeFloat(full, a.module + ".lora_A.weight");
-        out[kPrefix + a.published + ".lora_B.weight"] = wholeFloat(full, a.module + ".lora_B.weight");
+        const std::string module = layoutName(a.published, layout);
+        out[kPrefix + module + ".lora_A.weight"] = wholeFloat(full, a.module + ".lora_A.weight");
+        out[kPrefix + module + ".lora_B.weight"] = wholeFloat(full, a.module + ".lora_B.weight");
     }
-    for (const SavedParameter& s : finetune.saved) out[kPrefix + s.published] = wholeFloat(full, s.name);
+    for (const SavedParameter& s : finetune.saved) out[kPrefix + layoutName(s.published, layout)] = wholeFloat(full, s.name);
     return out;
 }
 
 void writeAdapterFolder(const std::string& dir, const AppliedFinetune& finetune, const AdapterBase& base,
                         const FullTensor& full) {
-    const std::map<std::string, torch::Tensor> tensors = adapterTensors(finetune, full);
+    const std::map<std::string, torch::Tensor> tensors = adapterTensors(finetune, full, base.layout);
     std::vector<TensorData> data;
     for (const auto& [name, t] : tensors) data.push_back({name, Dtype::F32, t.sizes().vec(), t.data_ptr()});
     createDirectories(dir);

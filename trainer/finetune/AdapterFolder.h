@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/spec/ModelTensors.h"
+
 #include "trainer/finetune/Finetune.h"
 
 #include <torch/torch.h>
@@ -18,6 +20,9 @@ using FullTensor = std::function<torch::Tensor(const std::string& name)>;
 struct AdapterBase {
     std::string model; // base_model_name_or_path: the folder the run started from; empty: null (a seed)
     std::string task;  // task_type, e.g. "CAUSAL_LM"; empty: null
+    // The published layout the adapter's keys name modules in: the module paths of the transformers
+    // release PEFT wraps (Qwen2.5-VL since transformers 4.52: model.language_model.*, model.visual.*).
+    WeightLayout layout = WeightLayout::Flat;
 };
 
 // adapter_config.json of PEFT's LoRA: peft_type "LORA", r, lora_alpha, lora_dropout, use_rslora,
@@ -27,10 +32,11 @@ struct AdapterBase {
 // base_model_name_or_path, task_type, bias "none".
 std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase& base);
 
-// The adapter's tensors under PEFT's keys: base_model.model.<published path>.lora_A.weight (r, in) and
+// The adapter's tensors under PEFT's keys: base_model.model.<published path, in `layout`>.lora_A.weight (r, in) and
 // .lora_B.weight (out, r) per adapted Linear, and base_model.model.<published path of the module>.<name>
 // for each parameter trained whole (modules_to_save), as PEFT saves them.
-std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finetune, const FullTensor& full);
+std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finetune, const FullTensor& full,
+                                                    WeightLayout layout = WeightLayout::Flat);
 
 // Writes `dir` as a PEFT adapter folder (adapter_config.json, adapter_model.safetensors), each file
 // replaced whole. FileError naming the file when it cannot be written.

@@ -121,6 +121,8 @@ void Trainer::writeAdapters(const std::string& checkpointDir, int64_t nextStep) 
             AdapterBase base;
             base.model = m_spec.model.from;
             if (modelKindInfo(m_dims.kind).objective != Objective::Flow) base.task = "CAUSAL_LM";
+            // Keys in the layout of the kind's newest published layout (what current transformers names).
+            if (!modelKindInfo(m_dims.kind).layouts.empty()) base.layout = modelKindInfo(m_dims.kind).layouts.back();
             writeAdapterFolder(joinPath(checkpointDir, "adapter"), m_finetune, base, full);
             writeAdapterFolder(joinPath(m_options.runDir, "adapter"), m_finetune, base, full);
         } catch (const std::exception& e) {

@@ -15,6 +15,7 @@
 #include "trainer/models/PublishedNames.h"
 #include "trainer/models/PublishedWeights.h"
 #include "trainer/models/QwenImageTokens.h"
+#include "trainer/finetune/AdapterFolder.h"
 #include "trainer/finetune/Finetune.h"
 #include "trainer/train/AdamW.h"
 
@@ -288,6 +289,17 @@ TEST(QwenVlGolden, LoraStepEqualsPeft) {
     adam.step(1e-3);
     for (auto& [p, key] : adapters) // a step moves each value by about lr: within a thousandth of it
         EXPECT_TRUE(torch::allclose(p.detach(), testing::readFloatTensor(peft, "updated." + key), 0, 1e-6)) << key;
+
+    // The adapter folder the worker writes names its tensors as PEFT saved its own (transformers 5's
+    // module paths), so that PeftModel.from_pretrained finds every one.
+    const FullTensor full = [&params](const std::string& name) { return params[name].detach(); };
+    const auto mine = adapterTensors(applied, full, WeightLayout::Nested);
+    const SafetensorsFile saved(folder + "/adapter/adapter_model.safetensors");
+    ASSERT_EQ(mine.size(), saved.tensors().size());
+    for (const TensorInfo& t : saved.tensors()) {
+        ASSERT_TRUE(mine.count(t.name)) << t.name << " is not among the worker's adapter keys";
+        EXPECT_EQ(mine.at(t.name).sizes().vec(), t.shape) << t.name;
+    }
 }
 
 // A sample whose <|image_pad|> run is one short of its image's grid is named, as is a grid row no

@@ -81,6 +81,17 @@ TEST_F(HfExport, AMergedLoraRunLoadsAsTheBaseWithItsAdapter) {
     const torch::Tensor b = readFloatTensor(SafetensorsFile(dir.path() + "/base.safetensors"), "logits");
     EXPECT_LT(relativeError(m, a), 1e-5);
     EXPECT_GT(relativeError(b, a), 1e-3) << "the adapters changed nothing: the comparison would pass without a merge";
+
+    // The adapter alone: the PEFT folder written beside the checkpoint, as it is.
+    const std::string adapterOut = dir.path() + "/adapter-only";
+    const ProcessResult adapter = runProcess({exporterPath(), run, adapterOut, "--adapter-only"});
+    ASSERT_EQ(adapter.exitCode, 0) << adapter.output;
+    for (const char* f : {"adapter_config.json", "adapter_model.safetensors"}) {
+        std::ifstream x(adapterOut + "/" + f, std::ios::binary), y(trained.lastCheckpoint() + "/adapter/" + f, std::ios::binary);
+        const std::string got((std::istreambuf_iterator<char>(x)), {}), want((std::istreambuf_iterator<char>(y)), {});
+        EXPECT_FALSE(want.empty()) << f;
+        EXPECT_EQ(got, want) << f;
+    }
 }
 
 TEST_F(HfExport, AFolderThatHoldsFilesIsRefusedByName) {
