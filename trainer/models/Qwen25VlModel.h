@@ -15,9 +15,10 @@ namespace parallax {
 class Qwen25VlModel : public Model {
 public:
     explicit Qwen25VlModel(const ModelDims& dims) : Model(dims) {
-        addUnit(std::make_shared<QwenPatchEmbed>(dims));
-        for (int64_t i = 0; i < dims.vision_layers; ++i) addUnit(std::make_shared<QwenVisionBlock>(dims, i));
-        addUnit(std::make_shared<QwenPatchMerger>(dims));
+        auto layouts = std::make_shared<VisionLayouts>(dims);
+        addUnit(std::make_shared<QwenPatchEmbed>(dims, layouts));
+        for (int64_t i = 0; i < dims.vision_layers; ++i) addUnit(std::make_shared<QwenVisionBlock>(dims, i, layouts));
+        addUnit(std::make_shared<QwenPatchMerger>(dims, layouts));
         addUnit(std::make_shared<QwenEmbedding>(dims));
         for (int64_t i = 0; i < dims.layers; ++i) addUnit(std::make_shared<QwenDecoderLayer>(dims, i));
         addUnit(std::make_shared<QwenHead>(dims));

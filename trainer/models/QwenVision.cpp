@@ -2,6 +2,7 @@
 
 #include "trainer/models/Layers.h"
 #include "trainer/models/QwenImageTokens.h"
+#include "trainer/models/Rotary.h"
 #include "trainer/models/SegmentAttention.h"
 
 #include <algorithm>
@@ -25,11 +26,6 @@ std::string shapeText(const torch::Tensor& t) {
     std::string out;
     for (int64_t n : t.sizes()) out += (out.empty() ? "[" : ", ") + std::to_string(n);
     return out + "]";
-}
-
-torch::Tensor rotateHalf(const torch::Tensor& x) {
-    const int64_t half = x.size(-1) / 2;
-    return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
 } // namespace
@@ -71,14 +67,28 @@ VisionLayout visionLayout(const torch::Tensor& imageGrid, const ModelDims& d) {
     return out;
 }
 
-QwenPatchEmbed::QwenPatchEmbed(const ModelDims& d) : m_dims(d) {
+std::shared_ptr<const VisionLayout> VisionLayouts::of(const torch::Tensor& imageGrid) {
+    const torch::Tensor g = imageGrid.defined() ? imageGrid.to(torch::kCPU, torch::kInt64).contiguous() : torch::Tensor();
+    std::vector<int64_t> values(g.defined() ? g.data_ptr<int64_t>() : nullptr,
+                                g.defined() ? g.data_ptr<int64_t>() + g.numel() : nullptr);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_layout || values != m_grid) {
+        m_layout = std::make_shared<const VisionLayout>(visionLayout(imageGrid, m_dims));
+        m_grid = std::move(values);
+    }
+    return m_layout;
+}
+
+QwenPatchEmbed::QwenPatchEmbed(const ModelDims& d, std::shared_ptr<VisionLayouts> layouts)
+    : m_dims(d), m_layouts(std::move(layouts)) {
     auto proj = moduleGroup(*this, "proj");
     weight = proj->register_parameter("weight", torch::empty({d.vision_dim, 3, d.vision_temporal, d.patch, d.patch}));
 }
 
 Activation QwenPatchEmbed::forward(const Activation& /*in*/, const Batch& batch) {
     const int64_t cv = m_dims.vision_dim, values = weight.numel() / cv, unit = m_dims.vision_merge * m_dims.vision_merge;
-    const VisionLayout layout = visionLayout(batch.image_grid, m_dims);
+    const std::shared_ptr<const VisionLayout> held = m_layouts->of(batch.image_grid);
+    const VisionLayout& layout = *held;
     const torch::Tensor& pixels = batch.pixel_values;
     const int64_t rows = pixels.defined() ? pixels.size(0) : 0;
     if (rows != layout.patches || (pixels.defined() && (pixels.dim() != 2 || pixels.size(1) != values)))
@@ -89,7 +99,8 @@ Activation QwenPatchEmbed::forward(const Activation& /*in*/, const Batch& batch)
     return {x.view({layout.patches / unit, unit, cv}).index_select(0, layout.order.to(x.device())).view({-1, cv})};
 }
 
-QwenVisionBlock::QwenVisionBlock(const ModelDims& d, int64_t index) : m_dims(d), m_index(index) {
+QwenVisionBlock::QwenVisionBlock(const ModelDims& d, int64_t index, std::shared_ptr<VisionLayouts> layouts)
+    : m_dims(d), m_index(index), m_layouts(std::move(layouts)) {
     m_full = std::find(d.vision_full_attention.begin(), d.vision_full_attention.end(), index) != d.vision_full_attention.end();
     const int64_t c = d.vision_dim;
     norm1 = register_module("norm1", std::make_shared<RmsNorm>(c, kVisionEps));
@@ -107,7 +118,8 @@ Activation QwenVisionBlock::forward(const Activation& in, const Batch& batch) {
     const torch::Tensor& x = in.at(0); // (S, Cv)
     const int64_t s = x.size(0);
     if (s == 0) return {x};
-    const VisionLayout layout = visionLayout(batch.image_grid, m_dims);
+    const std::shared_ptr<const VisionLayout> held = m_layouts->of(batch.image_grid);
+    const VisionLayout& layout = *held;
     const int64_t heads = m_dims.vision_heads, d = x.size(1) / heads;
     // 2D RoPE: the first half of the frequencies turn with the patch's row, the second with its column.
     const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(x.device());
@@ -130,7 +142,8 @@ Activation QwenVisionBlock::forward(const Activation& in, const Batch& batch) {
     return {mid + down_proj->forward(torch::silu(gate_proj->forward(m)) * up_proj->forward(m))};
 }
 
-QwenPatchMerger::QwenPatchMerger(const ModelDims& d) : m_dims(d) {
+QwenPatchMerger::QwenPatchMerger(const ModelDims& d, std::shared_ptr<VisionLayouts> layouts)
+    : m_dims(d), m_layouts(std::move(layouts)) {
     const int64_t unit = d.vision_dim * d.vision_merge * d.vision_merge;
     ln_q = register_module("ln_q", std::make_shared<RmsNorm>(d.vision_dim, kVisionEps));
     auto mlp = moduleGroup(*this, "mlp");
@@ -145,8 +158,7 @@ Activation QwenPatchMerger::forward(const Activation& in, const Batch& batch) {
     const int64_t unit = m_dims.vision_dim * m_dims.vision_merge * m_dims.vision_merge;
     if (x.size(0) == 0) return {torch::zeros({0, m_dims.dim}, mlp2->weight.options())};
     const torch::Tensor merged = mlp2->forward(torch::gelu(mlp0->forward(ln_q->forward(x).reshape({-1, unit}))));
-    const VisionLayout layout = visionLayout(batch.image_grid, m_dims);
-    return {merged.index_select(0, layout.restore.to(merged.device()))}; // (units, C), processor order
+    return {merged.index_select(0, m_layouts->of(batch.image_grid)->restore.to(merged.device()))}; // (units, C), processor order
 }
 
 } // namespace parallax

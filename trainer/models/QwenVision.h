@@ -5,6 +5,10 @@
 #include "trainer/models/Model.h"
 #include "trainer/models/RmsNorm.h"
 
+#include <memory>
+#include <mutex>
+#include <vector>
+
 namespace parallax {
 
 // Qwen2.5-VL's vision tower as published (docs/models.md, qwen2_5_vl), in three kinds of unit:
@@ -23,12 +27,26 @@ struct VisionLayout {
 };
 VisionLayout visionLayout(const torch::Tensor& imageGrid, const ModelDims& dims);
 
+// The layout of the last grid seen, shared by a model's vision units: every block of a batch (and
+// its recomputation in backward) reads the one its patch embedding made. Thread-safe.
+class VisionLayouts {
+public:
+    explicit VisionLayouts(ModelDims dims) : m_dims(std::move(dims)) {}
+    std::shared_ptr<const VisionLayout> of(const torch::Tensor& imageGrid);
+
+private:
+    ModelDims m_dims;
+    std::mutex m_mutex;
+    std::vector<int64_t> m_grid; // the grid's values the layout was made for
+    std::shared_ptr<const VisionLayout> m_layout;
+};
+
 // patch_embed: the Conv3d (vision_dim, 3, temporal, patch, patch) whose kernel is its stride, as
 // one product over each row of batch.pixel_values; then the rows in window order. A batch without
 // images gives (0, vision_dim). Activation out: {x (S, Cv)}.
 class QwenPatchEmbed : public Unit {
 public:
-    explicit QwenPatchEmbed(const ModelDims& dims);
+    QwenPatchEmbed(const ModelDims& dims, std::shared_ptr<VisionLayouts> layouts);
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "vision_embed"; }
     std::string publishedName(const std::string& local) const override { return "visual.patch_embed." + local; }
@@ -38,6 +56,7 @@ public:
 
 private:
     ModelDims m_dims;
+    std::shared_ptr<VisionLayouts> m_layouts;
 };
 
 // One block: x + proj(attention(rope(q), rope(k), v)) over norm1(x), then x + SwiGLU(norm2(x)),
@@ -46,7 +65,7 @@ private:
 // fullatt_block_indexes blocks. Activation in and out: {x (S, Cv)}.
 class QwenVisionBlock : public Unit {
 public:
-    QwenVisionBlock(const ModelDims& dims, int64_t index);
+    QwenVisionBlock(const ModelDims& dims, int64_t index, std::shared_ptr<VisionLayouts> layouts);
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "vision_block"; }
     bool checkpointUnit() const override { return true; }
@@ -63,6 +82,7 @@ private:
     ModelDims m_dims;
     int64_t m_index;
     bool m_full;
+    std::shared_ptr<VisionLayouts> m_layouts;
 };
 
 // The merger: ln_q (RMSNorm eps 1e-6), the merge x merge patches of a unit side by side, mlp.0,
@@ -70,7 +90,7 @@ private:
 // Activation in: {x (S, Cv)}; out: {features (S / merge^2, C)}.
 class QwenPatchMerger : public Unit {
 public:
-    explicit QwenPatchMerger(const ModelDims& dims);
+    QwenPatchMerger(const ModelDims& dims, std::shared_ptr<VisionLayouts> layouts);
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "merge"; }
     std::string publishedName(const std::string& local) const override { return "visual.merger." + local; }
@@ -81,6 +101,7 @@ public:
 
 private:
     ModelDims m_dims;
+    std::shared_ptr<VisionLayouts> m_layouts;
 };
 
 } // namespace parallax

@@ -36,12 +36,15 @@ std::pair<torch::Tensor, torch::Tensor> rotaryCosSin(const torch::Tensor& positi
     return {emb.cos(), emb.sin()};
 }
 
-torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+torch::Tensor rotateHalf(const torch::Tensor& x) {
     const int64_t half = x.size(-1) / 2;
+    return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
     const torch::Tensor c = cos.unsqueeze(1).to(x.scalar_type()); // (B, 1, T, D)
     const torch::Tensor s = sin.unsqueeze(1).to(x.scalar_type());
-    const torch::Tensor rotated = torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-    return x * c + rotated * s;
+    return x * c + rotateHalf(x) * s;
 }
 
 } // namespace parallax

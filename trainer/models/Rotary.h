@@ -15,6 +15,9 @@ namespace parallax {
 std::pair<torch::Tensor, torch::Tensor> rotaryCosSin(const torch::Tensor& positions, int64_t headDim, double theta,
                                                      const std::vector<int64_t>& mropeSection = {});
 
+// [-x2, x1] for x = [x1, x2] split in halves along the last dimension.
+torch::Tensor rotateHalf(const torch::Tensor& x);
+
 // x cos + rotate_half(x) sin for x (B, H, T, D) and cos, sin (B, T, D), in x's dtype.
 torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 

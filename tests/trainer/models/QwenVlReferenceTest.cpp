@@ -196,15 +196,9 @@ TEST_F(QwenVlReference, ATruncatedShardIsNamed) {
     EXPECT_TRUE(torch::equal(before, publishedParameters(*model).front().second));
 }
 
-// Golden outputs of transformers' own Qwen2_5_VLForConditionalGeneration (5.17, eager attention,
-// float32, pixels from its Qwen2VLImageProcessorPil), made by tests/golden/make_qwen2_5_vl_golden.py
-// on the GPU machine's CPU: its checkpoint and config as transformers saved them load into this
-// model, and the same batch gives the same positions, image features, logits, loss and gradients.
-TEST(QwenVlGolden, EqualsTransformersOnItsOwnCheckpoint) {
-    const std::string folder = testing::sourceDir() + "/tests/golden/qwen2_5_vl";
-    const ModelDims dims = folderDims(folder);
-    const std::shared_ptr<Model> model = constructModel(dims);
-    loadPublishedWeights(*model, folder);
+// The batch make_qwen2_5_vl_golden.py recorded (pixels from transformers' own image processor), with
+// this model's M-RoPE positions.
+Batch goldenBatch(const std::string& folder, const ModelDims& dims) {
     const SafetensorsFile inputs(folder + "/batch.safetensors");
     Batch batch;
     batch.tokens = testing::readLongTensor(inputs, "input_ids");
@@ -214,6 +208,19 @@ TEST(QwenVlGolden, EqualsTransformersOnItsOwnCheckpoint) {
     batch.image_grid = testing::readLongTensor(inputs, "image_grid_thw");
     batch.sample_index = {0, 1, 2};
     batch.positions = findImageTokens(batch.tokens, batch.attention_mask, batch.image_grid, dims, batch.sample_index).positions;
+    return batch;
+}
+
+// Golden outputs of transformers' own Qwen2_5_VLForConditionalGeneration (5.17, eager attention,
+// float32, pixels from its Qwen2VLImageProcessorPil), made by tests/golden/make_qwen2_5_vl_golden.py
+// on the GPU machine's CPU: its checkpoint and config as transformers saved them load into this
+// model, and the same batch gives the same positions, image features, logits, loss and gradients.
+TEST(QwenVlGolden, EqualsTransformersOnItsOwnCheckpoint) {
+    const std::string folder = testing::sourceDir() + "/tests/golden/qwen2_5_vl";
+    const ModelDims dims = folderDims(folder);
+    const std::shared_ptr<Model> model = constructModel(dims);
+    loadPublishedWeights(*model, folder);
+    const Batch batch = goldenBatch(folder, dims);
     const SafetensorsFile golden(folder + "/golden.safetensors");
     // Positions of real tokens (under padding, releases differ: 1 before 5.x, 0 in 5.17; no real token reads them).
     const torch::Tensor real = batch.attention_mask.unsqueeze(0).expand_as(batch.positions);
@@ -263,15 +270,7 @@ TEST(QwenVlGolden, LoraStepEqualsPeft) {
             adapters.emplace_back(p, key);
         }
     }
-    const SafetensorsFile inputs(folder + "/batch.safetensors");
-    Batch batch;
-    batch.tokens = testing::readLongTensor(inputs, "input_ids");
-    batch.attention_mask = testing::readLongTensor(inputs, "attention_mask").to(torch::kBool);
-    batch.labels = testing::readLongTensor(inputs, "labels");
-    batch.pixel_values = testing::readFloatTensor(inputs, "pixel_values");
-    batch.image_grid = testing::readLongTensor(inputs, "image_grid_thw");
-    batch.sample_index = {0, 1, 2};
-    batch.positions = findImageTokens(batch.tokens, batch.attention_mask, batch.image_grid, dims, batch.sample_index).positions;
+    const Batch batch = goldenBatch(folder, dims);
     const Activation out = model->forwardAll(batch);
     const torch::Tensor loss = out.at(0) / out.at(1);
     loss.backward();

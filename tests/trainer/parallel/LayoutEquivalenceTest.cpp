@@ -1,6 +1,7 @@
 // Every layout the form offers must train exactly like one process with the same global batch and
 // seed: losses step for step and the final weights.
 
+#include "tests/trainer/support/CheckpointCompare.h"
 #include "tests/trainer/support/SpecText.h"
 #include "tests/trainer/support/WorkerRun.h"
 #include "trainer/train/Checkpoint.h"
@@ -59,23 +60,6 @@ TinySpec baseSpec(const std::string& kind) {
     return s;
 }
 
-std::map<std::string, double> finalWeightsDifference(const std::string& a, const std::string& b) {
-    CheckpointReader ra(a), rb(b);
-    std::map<std::string, double> out;
-    for (const char* role : {"param", "exp_avg"}) {
-        const auto names = ra.names(role);
-        EXPECT_EQ(names, rb.names(role)) << role;
-        double worst = 0, scale = 1e-12;
-        for (const std::string& name : names) {
-            auto ta = ra.full(name, role), tb = rb.full(name, role);
-            worst = std::max(worst, (ta - tb).abs().max().item<double>());
-            scale = std::max(scale, ta.abs().max().item<double>());
-        }
-        out[role] = worst / scale;
-    }
-    return out;
-}
-
 // One single-process run per model kind, shared by every layout.
 const WorkerRun& baseline(const std::string& kind, const std::string& dir) {
     static std::map<std::string, WorkerRun> runs;
@@ -114,9 +98,10 @@ TEST_P(LayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
     ASSERT_EQ(many.exitCode, 0) << many.output;
     ASSERT_EQ(many.losses().size(), 10u) << many.output;
     EXPECT_LT(maxRelativeDifference(one.losses(), many.losses()), 1e-5);
-    const auto diff = finalWeightsDifference(one.lastCheckpoint(), many.lastCheckpoint());
-    EXPECT_LT(diff.at("param"), 1e-5);
-    EXPECT_LT(diff.at("exp_avg"), 1e-4);
+    const WeightsDifference param = weightsDifference(one.lastCheckpoint(), many.lastCheckpoint(), "param");
+    EXPECT_LT(param.relative, 1e-5) << param.where;
+    const WeightsDifference moment = weightsDifference(one.lastCheckpoint(), many.lastCheckpoint(), "exp_avg");
+    EXPECT_LT(moment.relative, 1e-4) << moment.where;
 }
 
 std::string layoutName(const ::testing::TestParamInfo<std::tuple<std::string, Layout>>& info) {

@@ -3,10 +3,10 @@
 // each layout trains the same losses and weights as one process, for a full fine-tune of the
 // language model with the tower frozen and for LoRA.
 
+#include "tests/trainer/support/CheckpointCompare.h"
 #include "tests/trainer/support/QwenData.h"
 #include "tests/trainer/support/SpecText.h"
 #include "tests/trainer/support/WorkerRun.h"
-#include "trainer/train/Checkpoint.h"
 
 #include <gtest/gtest.h>
 
@@ -35,27 +35,6 @@ TinySpec qwenSpec(const QwenLayout& layout) {
     s.pp = layout.pp;
     s.zero = layout.zero;
     return s;
-}
-
-// The largest difference of a final parameter relative to the largest parameter value (as the other
-// layout tests measure it: Adam turns rounding in gradients near zero into whole steps of lr), and
-// the parameter where it is.
-std::pair<double, std::string> finalWeightsDifference(const std::string& a, const std::string& b) {
-    CheckpointReader ra(a), rb(b);
-    const auto names = ra.names("param");
-    EXPECT_EQ(names, rb.names("param"));
-    double worst = 0, scale = 1e-12;
-    std::string where;
-    for (const std::string& name : names) {
-        auto ta = ra.full(name, "param"), tb = rb.full(name, "param");
-        const double d = (ta - tb).abs().max().item<double>();
-        if (d > worst) {
-            worst = d;
-            where = name;
-        }
-        scale = std::max(scale, ta.abs().max().item<double>());
-    }
-    return {worst / scale, where};
 }
 
 const WorkerRun& oneProcess(bool lora, const std::string& dir) {
@@ -101,8 +80,9 @@ TEST_P(QwenLayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
     // cancelling products, which tensor parallelism adds in another order (5e-5 apart, relative;
     // B's gradients agree to 6e-6). Adam's normalization makes whole steps of such values, so the
     // adapters' weights agree to 3.3e-5 of the largest weight after three steps under tp = 2.
-    const auto [difference, name] = finalWeightsDifference(one.lastCheckpoint(), many.lastCheckpoint());
-    EXPECT_LT(difference, layout.lora ? 1e-4 : 1e-5) << name;
+    // (Relative to the largest weight, as the other layout tests measure.)
+    const WeightsDifference param = weightsDifference(one.lastCheckpoint(), many.lastCheckpoint(), "param");
+    EXPECT_LT(param.relative, layout.lora ? 1e-4 : 1e-5) << param.where;
 }
 
 // Each test is a process of its own under ctest, with its own one-process run: three cover data,
