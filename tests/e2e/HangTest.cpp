@@ -137,10 +137,13 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
         std::chrono::seconds(60), std::chrono::milliseconds(200));
     slowed.reset();
     ASSERT_GE(namedAt, 0) << "no straggler named";
-    // The onset: the first step rank 1 ended after the slowing began.
+    // The onset: the first step rank 1 began after the slowing began (its end less its compute and
+    // wait); the step under way when the slowing began ran at half speed for only part of its time.
     int64_t onset = -1;
-    for (const RankStepEvent& e : RunStore(s.store).events<RankStepEvent>(s.run->id, before - 1))
-        if (e.rank == 1 && e.t >= slowedWall && (onset < 0 || e.step < onset)) onset = e.step;
+    for (const RankStepEvent& e : RunStore(s.store).events<RankStepEvent>(s.run->id, before - 1)) {
+        const double began = e.t - (e.compute_ms + e.wait_ms) / 1000.0;
+        if (e.rank == 1 && began >= slowedWall && (onset < 0 || e.step < onset)) onset = e.step;
+    }
     ASSERT_GE(onset, 0);
     const std::optional<RunAlert> a = s.alert("straggler");
     ASSERT_TRUE(a.has_value());
