@@ -245,8 +245,28 @@ void MainWindow::setCliPath(const QString& path) {
 
 void MainWindow::createStorePages() {
     m_watcher = new StoreWatcher(m_storePath, this);
-    // A Slurm batch job goes on when its supervisor ends: the console has it followed again, once
-    // per run while it is open (parallax-cli attach --detach; a second follower is refused anyway).
+    createBatchFollower();
+    m_writer = new RunStoreThread(m_storePath, this);
+    m_runs->setWriter(m_writer);
+    m_live = new LivePage(m_watcher, m_stack);
+    if (!m_cliPath.isEmpty()) m_live->setCliProgram(m_cliPath);
+    m_live->setRunList(m_runs);
+    m_logs = new LogsPage(m_watcher, m_stack);
+    m_pipeline = new PipelinePage(m_watcher, m_stack);
+    m_runsPage = new RunsPage(m_runs, m_watcher, m_writer, m_stack);
+    m_runsPage->setStorePath(m_storePath);
+    m_compare = new ComparePage(m_runs, m_watcher, m_stack);
+    const std::map<Page, QWidget*> made = {
+        {Live, m_live}, {Logs, m_logs}, {Pipeline, m_pipeline}, {Runs, m_runsPage}, {Compare, m_compare}};
+    for (const PageEntry& p : kPages)
+        if (p.perStore) m_stack->insertWidget(p.id, made.at(p.id));
+
+    connectStorePages();
+}
+
+// A Slurm batch job goes on when its supervisor ends: the console has it followed again, once
+// per run while it is open (parallax-cli attach --detach; a second follower is refused anyway).
+void MainWindow::createBatchFollower() {
     m_attacher = new RunLauncher(this);
     m_attacher->setStorePath(m_storePath);
     if (!m_cliPath.isEmpty()) m_attacher->setCliPath(m_cliPath);
@@ -263,21 +283,9 @@ void MainWindow::createStorePages() {
     connect(m_attacher, &RunLauncher::failed, this, [this](const QString& message) {
         statusBar()->showMessage(message, 15000);
     });
-    m_writer = new RunStoreThread(m_storePath, this);
-    m_runs->setWriter(m_writer);
-    m_live = new LivePage(m_watcher, m_stack);
-    if (!m_cliPath.isEmpty()) m_live->setCliProgram(m_cliPath);
-    m_live->setRunList(m_runs);
-    m_logs = new LogsPage(m_watcher, m_stack);
-    m_pipeline = new PipelinePage(m_watcher, m_stack);
-    m_runsPage = new RunsPage(m_runs, m_watcher, m_writer, m_stack);
-    m_runsPage->setStorePath(m_storePath);
-    m_compare = new ComparePage(m_runs, m_watcher, m_stack);
-    const std::map<Page, QWidget*> made = {
-        {Live, m_live}, {Logs, m_logs}, {Pipeline, m_pipeline}, {Runs, m_runsPage}, {Compare, m_compare}};
-    for (const PageEntry& p : kPages)
-        if (p.perStore) m_stack->insertWidget(p.id, made.at(p.id));
+}
 
+void MainWindow::connectStorePages() {
     connect(m_watcher, &StoreWatcher::runsChanged, this, [this](const std::vector<RunRecord>& runs) {
         m_runs->setNow(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0);
         // Live follows the newest running run as the list changes (runFollowed below).

@@ -94,6 +94,10 @@ private:
     void buildMenus();
     void buildNavigation();
     void createStorePages();
+    // createStorePages()'s parts: the follower of Slurm batch jobs nobody follows, and the wiring
+    // of the store's pages to the watcher, the writer, the status bar and each other.
+    void createBatchFollower();
+    void connectStorePages();
     void destroyStorePages();
     void updateStatus();
     void openStoreDialog();

@@ -395,86 +395,119 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     if (role == HasSampleRole) return cell.hasSample;
     if (role == RankRole) return cell.rank;
     const std::optional<Activity> act = activity(cell.rank);
-    const auto alert = m_alerted.find(cell.rank);
-    const bool alerted = alert != m_alerted.end();
     switch (role) {
     case ComputeShareRole: return act ? act->computeShare() : kNaN;
     case WaitShareRole: return act ? act->waitShare() : kNaN;
-    case AlertRole: return alerted;
+    case AlertRole: return isAlerted(cell.rank);
     }
-    // What the rank does, in the cell and its tooltip, when its steps say so.
-    const QString activityLine =
-        !act ? QString()
-        : m_ended ? tr("last: compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()))
-                  : tr("compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()));
-    const QString activityTip =
-        act ? tr("\nper step over its last %1: computes %2 ms, waits %3 ms in collectives (%4 of its step)")
-                  .arg(act->steps)
-                  .arg(act->computeMs, 0, 'f', 1)
-                  .arg(act->waitMs, 0, 'f', 1)
-                  .arg(percent(act->waitShare()))
-            : QString();
-    const QString alertTip = alerted ? QLatin1Char('\n') + alert->second.join(QLatin1Char('\n')) : QString();
-    if (!cell.hasSample) {
-        const QString host = m_hosts[index.row()];
-        switch (role) {
-        case Qt::DisplayRole:
-            return tr("r%1\nno sample yet").arg(cell.rank) + (act ? QLatin1Char('\n') + activityLine : QString());
-        case Qt::ToolTipRole:
-            return tr("rank %1 on %2: no device sample yet").arg(cell.rank).arg(host) + activityTip + alertTip +
-                   (alarm ? QLatin1Char('\n') + hostStatusText(*status) : QString());
-        case Qt::BackgroundRole:
-            return act ? RankActivityPalette::color(act->computeShare()) : QColor(0xee, 0xee, 0xee);
-        case ActivityShareRole: return act ? act->computeShare() : kNaN;
-        case StaleRole: return false;
-        }
-        return QVariant();
+    const HostStatus* alarmStatus = alarm ? status : nullptr;
+    if (!cell.hasSample) return unsampledData(index.row(), cell, act, alarmStatus, role);
+    switch (role) {
+    case Qt::DisplayRole: return sampleText(cell, act);
+    case Qt::ToolTipRole: return sampleToolTip(cell, act, alarmStatus);
     }
+    return sampleData(cell, act, role);
+}
+
+// What the rank does, in the cell, when its steps say so.
+QString DeviceGridModel::activityLine(const std::optional<Activity>& act) const {
+    if (!act) return QString();
+    return m_ended ? tr("last: compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()))
+                   : tr("compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()));
+}
+
+// What the rank does, in its tooltip, when its steps say so.
+QString DeviceGridModel::activityTip(const std::optional<Activity>& act) const {
+    if (!act) return QString();
+    return tr("\nper step over its last %1: computes %2 ms, waits %3 ms in collectives (%4 of its step)")
+        .arg(act->steps)
+        .arg(act->computeMs, 0, 'f', 1)
+        .arg(act->waitMs, 0, 'f', 1)
+        .arg(percent(act->waitShare()));
+}
+
+QString DeviceGridModel::alertTip(int rank) const {
+    const auto alert = m_alerted.find(rank);
+    return alert != m_alerted.end() ? QLatin1Char('\n') + alert->second.join(QLatin1Char('\n')) : QString();
+}
+
+// A rank known from run_start that has not sampled its device yet.
+QVariant DeviceGridModel::unsampledData(int row, const Cell& cell, const std::optional<Activity>& act,
+                                        const HostStatus* alarmStatus, int role) const {
+    const QString host = m_hosts[row];
+    switch (role) {
+    case Qt::DisplayRole:
+        return tr("r%1\nno sample yet").arg(cell.rank) + (act ? QLatin1Char('\n') + activityLine(act) : QString());
+    case Qt::ToolTipRole:
+        return tr("rank %1 on %2: no device sample yet").arg(cell.rank).arg(host) + activityTip(act) +
+               alertTip(cell.rank) + (alarmStatus ? QLatin1Char('\n') + hostStatusText(*alarmStatus) : QString());
+    case Qt::BackgroundRole:
+        return act ? RankActivityPalette::color(act->computeShare()) : QColor(0xee, 0xee, 0xee);
+    case ActivityShareRole: return act ? act->computeShare() : kNaN;
+    case StaleRole: return false;
+    }
+    return QVariant();
+}
+
+bool DeviceGridModel::isStale(const DeviceEvent& e) const {
+    return m_lastT - e.t > kStaleSeconds;
+}
+
+// The cell of a rank with a device sample: its device, what it does and how busy, in two or three lines.
+QString DeviceGridModel::sampleText(const Cell& cell, const std::optional<Activity>& act) const {
     const DeviceEvent& e = cell.sample;
     const bool gpu = e.device >= 0;
     const double util = utilizationOf(e);
-    const bool stale = m_lastT - e.t > kStaleSeconds;
+    QString head = gpu ? QStringLiteral("r%1 · GPU %2").arg(cell.rank).arg(e.device)
+                       : QStringLiteral("r%1 · CPU").arg(cell.rank);
+    if (m_ended) head += tr(" · ended");
+    else if (isStale(e)) head += tr(" · no sample for %1 s").arg(static_cast<int>(m_lastT - e.t));
+    QString body;
+    if (gpu) {
+        body = (known(util) ? QString::number(util, 'f', 0) + QLatin1Char('%') : QStringLiteral("?%")) +
+               QStringLiteral(" · ") + formatBytes(e.mem_used) + QLatin1Char('/') + formatBytes(e.mem_total);
+        if (known(e.temp_c)) body += QStringLiteral(" · %1°C").arg(e.temp_c, 0, 'f', 0);
+    } else {
+        // In cores, not a percentage: a rank computing on one thread also runs MPI's and the
+        // loader's threads, and "132%" of a 1-thread rank reads as a broken gauge.
+        body = (known(util) ? tr("%1 cores").arg(util / 100.0, 0, 'f', 1) : tr("? cores")) +
+               QStringLiteral(" · RSS ") + formatBytes(e.rss);
+    }
+    return head + QLatin1Char('\n') + (act ? activityLine(act) + QLatin1Char('\n') : QString()) + body;
+}
+
+QString DeviceGridModel::sampleToolTip(const Cell& cell, const std::optional<Activity>& act,
+                                       const HostStatus* alarmStatus) const {
+    const DeviceEvent& e = cell.sample;
+    const double util = utilizationOf(e);
+    QString t = tr("rank %1 on %2").arg(cell.rank).arg(QString::fromStdString(e.host));
+    t += activityTip(act);
+    if (e.device >= 0) {
+        t += tr("\nGPU %1: %2% busy\nmemory %3 of %4").arg(e.device).arg(util, 0, 'f', 0)
+                 .arg(formatBytes(e.mem_used), formatBytes(e.mem_total));
+        if (known(e.temp_c)) t += tr("\n%1 °C").arg(e.temp_c, 0, 'f', 0);
+        if (known(e.power_w)) t += tr("\n%1 W").arg(e.power_w, 0, 'f', 0);
+        if (known(e.sm_clock_mhz)) t += tr("\nSM clock %1 MHz").arg(e.sm_clock_mhz, 0, 'f', 0);
+    } else {
+        t += tr("\nprocess CPU %1% (100% = one core; %2 threads)\nRSS %3")
+                 .arg(util, 0, 'f', 0)
+                 .arg(m_cpuThreads)
+                 .arg(formatBytes(e.rss));
+    }
+    if (act) t += tr("\n(a rank waiting in a collective may still show busy: it spins)");
+    if (m_ended) t += tr("\nthe run has ended: these are its last figures");
+    else if (isStale(e)) t += tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
+    t += alertTip(cell.rank);
+    if (alarmStatus) t += QLatin1Char('\n') + hostStatusText(*alarmStatus);
+    return t;
+}
+
+// The figures of a rank with a device sample, one per role, and its colour.
+QVariant DeviceGridModel::sampleData(const Cell& cell, const std::optional<Activity>& act, int role) const {
+    const DeviceEvent& e = cell.sample;
+    const bool gpu = e.device >= 0;
+    const bool stale = isStale(e);
     switch (role) {
-    case Qt::DisplayRole: {
-        QString head = gpu ? QStringLiteral("r%1 · GPU %2").arg(cell.rank).arg(e.device)
-                           : QStringLiteral("r%1 · CPU").arg(cell.rank);
-        if (m_ended) head += tr(" · ended");
-        else if (stale) head += tr(" · no sample for %1 s").arg(static_cast<int>(m_lastT - e.t));
-        QString body;
-        if (gpu) {
-            body = (known(util) ? QString::number(util, 'f', 0) + QLatin1Char('%') : QStringLiteral("?%")) +
-                   QStringLiteral(" · ") + formatBytes(e.mem_used) + QLatin1Char('/') + formatBytes(e.mem_total);
-            if (known(e.temp_c)) body += QStringLiteral(" · %1°C").arg(e.temp_c, 0, 'f', 0);
-        } else {
-            // In cores, not a percentage: a rank computing on one thread also runs MPI's and the
-            // loader's threads, and "132%" of a 1-thread rank reads as a broken gauge.
-            body = (known(util) ? tr("%1 cores").arg(util / 100.0, 0, 'f', 1) : tr("? cores")) +
-                   QStringLiteral(" · RSS ") + formatBytes(e.rss);
-        }
-        return head + QLatin1Char('\n') + (act ? activityLine + QLatin1Char('\n') : QString()) + body;
-    }
-    case Qt::ToolTipRole: {
-        QString t = tr("rank %1 on %2").arg(cell.rank).arg(QString::fromStdString(e.host));
-        t += activityTip;
-        if (gpu) {
-            t += tr("\nGPU %1: %2% busy\nmemory %3 of %4").arg(e.device).arg(util, 0, 'f', 0)
-                     .arg(formatBytes(e.mem_used), formatBytes(e.mem_total));
-            if (known(e.temp_c)) t += tr("\n%1 °C").arg(e.temp_c, 0, 'f', 0);
-            if (known(e.power_w)) t += tr("\n%1 W").arg(e.power_w, 0, 'f', 0);
-            if (known(e.sm_clock_mhz)) t += tr("\nSM clock %1 MHz").arg(e.sm_clock_mhz, 0, 'f', 0);
-        } else {
-            t += tr("\nprocess CPU %1% (100% = one core; %2 threads)\nRSS %3")
-                     .arg(util, 0, 'f', 0)
-                     .arg(m_cpuThreads)
-                     .arg(formatBytes(e.rss));
-        }
-        if (act) t += tr("\n(a rank waiting in a collective may still show busy: it spins)");
-        if (m_ended) t += tr("\nthe run has ended: these are its last figures");
-        else if (stale) t += tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
-        t += alertTip;
-        if (alarm) t += QLatin1Char('\n') + hostStatusText(*status);
-        return t;
-    }
     case Qt::BackgroundRole:
         if (stale || m_ended) return QColor(0xbd, 0xbd, 0xbd);
         // What the rank does when its steps say so; how busy its device is otherwise.
@@ -484,7 +517,7 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     case IsGpuRole:
         return gpu;
     case UtilizationRole:
-        return util;
+        return utilizationOf(e);
     case MemoryUsedRole:
         return gpu ? e.mem_used : e.rss;
     case MemoryTotalRole:

@@ -149,6 +149,18 @@ private:
     QString rankLabel(int rank) const;
     void relabelStepHistories();
     void cellsChanged();
+    // data()'s parts: the text the activity and the alerts add, a cell without a device sample,
+    // and a sampled cell's text, tooltip and other roles. alarmStatus: the host's status when it
+    // is an alarm, else nullptr.
+    QString activityLine(const std::optional<Activity>& act) const;
+    QString activityTip(const std::optional<Activity>& act) const;
+    QString alertTip(int rank) const;
+    QVariant unsampledData(int row, const Cell& cell, const std::optional<Activity>& act,
+                           const HostStatus* alarmStatus, int role) const;
+    bool isStale(const DeviceEvent& e) const;
+    QString sampleText(const Cell& cell, const std::optional<Activity>& act) const;
+    QString sampleToolTip(const Cell& cell, const std::optional<Activity>& act, const HostStatus* alarmStatus) const;
+    QVariant sampleData(const Cell& cell, const std::optional<Activity>& act, int role) const;
 
     bool m_gpu = false;
     std::map<int, DeviceEvent> m_latest; // by rank

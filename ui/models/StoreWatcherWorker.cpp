@@ -209,68 +209,75 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
         }
     }
 
-    if (w.refs > 0) {
-        if (reset) {
-            w.lastStep = -1;
-            w.lastDeviceT = 0;
-            w.lastRankT.clear();
-            w.lastSpanStep = -1;
-            w.lastRankStep = -1;
-            w.lastStepOfRank.clear();
-        }
-        std::vector<StepEvent> metrics = m_store->metrics(id, w.lastStep);
-        if (!metrics.empty()) w.lastStep = metrics.back().step;
-        if (reset || !metrics.empty()) emit metricsAdded(id, metrics, reset);
+    if (w.refs > 0) pollTelemetry(id, w, *record, reset);
+    return pollLogs(id, w);
+}
 
-        std::vector<DeviceEvent> samples =
-            m_store->deviceSamples(id, reset ? 0.0 : std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
-        keepUnsent(samples, w.lastRankT, &sampleTime, reset);
-        for (const DeviceEvent& e : samples) w.lastDeviceT = std::max(w.lastDeviceT, e.t);
-        if (reset || !samples.empty()) emit deviceSamplesAdded(id, samples, reset);
+// A fully watched run's rows since the last poll (all of them on a reset): metrics, device
+// samples, spans, host statuses, rank steps, alerts and its Slurm job.
+void StoreWatcherWorker::pollTelemetry(qint64 id, Watched& w, const RunRecord& record, bool reset) {
+    if (reset) {
+        w.lastStep = -1;
+        w.lastDeviceT = 0;
+        w.lastRankT.clear();
+        w.lastSpanStep = -1;
+        w.lastRankStep = -1;
+        w.lastStepOfRank.clear();
+    }
+    std::vector<StepEvent> metrics = m_store->metrics(id, w.lastStep);
+    if (!metrics.empty()) w.lastStep = metrics.back().step;
+    if (reset || !metrics.empty()) emit metricsAdded(id, metrics, reset);
 
-        // The newest step's spans may still be arriving from some ranks.
-        const std::vector<int64_t> steps = m_store->spanSteps(id);
-        const bool ended = RunState::isTerminal(record->state);
-        std::vector<SpanEvent> spans;
-        for (int64_t step : steps) {
-            if (step <= w.lastSpanStep || (!ended && step == steps.back())) continue;
-            std::vector<SpanEvent> s = m_store->spans(id, step);
-            spans.insert(spans.end(), s.begin(), s.end());
-            w.lastSpanStep = step;
-        }
-        if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
+    std::vector<DeviceEvent> samples =
+        m_store->deviceSamples(id, reset ? 0.0 : std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
+    keepUnsent(samples, w.lastRankT, &sampleTime, reset);
+    for (const DeviceEvent& e : samples) w.lastDeviceT = std::max(w.lastDeviceT, e.t);
+    if (reset || !samples.empty()) emit deviceSamplesAdded(id, samples, reset);
 
-        std::vector<HostStatus> hosts = m_store->hostStatuses(id);
-        if (reset || changedSince(w.hostStatuses, hosts, sameHostStatus)) {
-            w.hostStatuses = hosts;
-            emit hostStatusesChanged(id, hosts);
-        }
+    // The newest step's spans may still be arriving from some ranks.
+    const std::vector<int64_t> steps = m_store->spanSteps(id);
+    const bool ended = RunState::isTerminal(record.state);
+    std::vector<SpanEvent> spans;
+    for (int64_t step : steps) {
+        if (step <= w.lastSpanStep || (!ended && step == steps.back())) continue;
+        std::vector<SpanEvent> s = m_store->spans(id, step);
+        spans.insert(spans.end(), s.begin(), s.end());
+        w.lastSpanStep = step;
+    }
+    if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
 
-        std::vector<RankStepEvent> rankSteps =
-            m_store->events<RankStepEvent>(id, reset ? -1 : std::max<int64_t>(-1, w.lastRankStep - kRankStepLag));
-        keepUnsent(rankSteps, w.lastStepOfRank, &stepOf, reset);
-        for (const RankStepEvent& e : rankSteps) w.lastRankStep = std::max(w.lastRankStep, e.step);
-        if (reset || !rankSteps.empty()) emit rankStepsAdded(id, rankSteps, reset);
-
-        // Alerts are sent whole (one row per kind), only when one changed.
-        std::vector<RunAlert> alerts = m_store->alerts(id);
-        if (reset || changedSince(w.alerts, alerts, sameAlert)) {
-            w.alerts = alerts;
-            emit alertsChanged(id, alerts);
-        }
-
-        // A run on Slurm: its job's state, reason, place in the queue and time left.
-        if (const std::optional<SlurmJob> job = m_store->slurmJob(id)) {
-            const bool same = w.slurmJob && w.slurmJob->t == job->t && w.slurmJob->state == job->state;
-            if (reset || !same) {
-                w.slurmJob = job;
-                emit slurmJobChanged(id, *job);
-            }
-        }
+    std::vector<HostStatus> hosts = m_store->hostStatuses(id);
+    if (reset || changedSince(w.hostStatuses, hosts, sameHostStatus)) {
+        w.hostStatuses = hosts;
+        emit hostStatusesChanged(id, hosts);
     }
 
-    // Log history is not sent, so a later watch need not restart the high-water mark: every
-    // line after the first watch reaches logsAdded exactly once.
+    std::vector<RankStepEvent> rankSteps =
+        m_store->events<RankStepEvent>(id, reset ? -1 : std::max<int64_t>(-1, w.lastRankStep - kRankStepLag));
+    keepUnsent(rankSteps, w.lastStepOfRank, &stepOf, reset);
+    for (const RankStepEvent& e : rankSteps) w.lastRankStep = std::max(w.lastRankStep, e.step);
+    if (reset || !rankSteps.empty()) emit rankStepsAdded(id, rankSteps, reset);
+
+    // Alerts are sent whole (one row per kind), only when one changed.
+    std::vector<RunAlert> alerts = m_store->alerts(id);
+    if (reset || changedSince(w.alerts, alerts, sameAlert)) {
+        w.alerts = alerts;
+        emit alertsChanged(id, alerts);
+    }
+
+    // A run on Slurm: its job's state, reason, place in the queue and time left.
+    if (const std::optional<SlurmJob> job = m_store->slurmJob(id)) {
+        const bool same = w.slurmJob && w.slurmJob->t == job->t && w.slurmJob->state == job->state;
+        if (reset || !same) {
+            w.slurmJob = job;
+            emit slurmJobChanged(id, *job);
+        }
+    }
+}
+
+// Log history is not sent, so a later watch need not restart the high-water mark: every
+// line after the first watch reaches logsAdded exactly once.
+bool StoreWatcherWorker::pollLogs(qint64 id, Watched& w) {
     bool more = false;
     if (!w.logsStarted) {
         LogQuery last;

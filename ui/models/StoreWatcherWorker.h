@@ -75,6 +75,9 @@ private:
     bool open();
     // Returns whether more rows are waiting (a log burst larger than one poll takes).
     bool pollRun(qint64 id, Watched& w);
+    void pollTelemetry(qint64 id, Watched& w, const RunRecord& record, bool reset);
+    // Returns whether more log lines are waiting.
+    bool pollLogs(qint64 id, Watched& w);
     void reportError(const QString& message);
 
     QString m_path;

@@ -81,7 +81,27 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_splitter = new QSplitter(Qt::Horizontal, this);
     root->addWidget(m_splitter, 1);
 
-    // Left: the profiles and where they come from.
+    QWidget* left = buildProfilePanel();
+    QWidget* right = buildHostPanel();
+    m_splitter->addWidget(left);
+    m_splitter->addWidget(right);
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 3);
+
+    root->addWidget(buildSlurmBox());
+
+    connect(m_test, &QPushButton::clicked, this, &ClusterPage::testConnection);
+    connect(m_newProfile, &QPushButton::clicked, this, &ClusterPage::newProfileDialog);
+    connect(m_openFolder, &QPushButton::clicked, this, &ClusterPage::openProfileFolder);
+    connect(m_reload, &QPushButton::clicked, this, &ClusterPage::reloadProfiles);
+    connect(m_profileView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &ClusterPage::showProfile);
+    connect(m_runner, &PreflightRunner::finished, this, &ClusterPage::onFinished);
+
+    reloadProfiles();
+}
+
+// Left: the profiles and where they come from.
+QWidget* ClusterPage::buildProfilePanel() {
     auto* left = new QWidget(m_splitter);
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
@@ -113,8 +133,11 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_folders->setWordWrap(true);
     m_folders->setTextInteractionFlags(Qt::TextSelectableByMouse);
     leftLayout->addWidget(m_folders);
+    return left;
+}
 
-    // Right: the selected profile's hosts.
+// Right: the selected profile's hosts.
+QWidget* ClusterPage::buildHostPanel() {
     auto* right = new QWidget(m_splitter);
     auto* rightLayout = new QVBoxLayout(right);
     rightLayout->setContentsMargins(0, 0, 0, 0);
@@ -160,13 +183,11 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_problems->setReadOnly(true);
     m_problems->setPlaceholderText(tr("Problems and notes of the last check appear here, each with its fix."));
     rightLayout->addWidget(m_problems, 1);
+    return right;
+}
 
-    m_splitter->addWidget(left);
-    m_splitter->addWidget(right);
-    m_splitter->setStretchFactor(0, 1);
-    m_splitter->setStretchFactor(1, 3);
-
-    // Where a run with target = "slurm" can go: the partitions this machine's Slurm commands see.
+// Where a run with target = "slurm" can go: the partitions this machine's Slurm commands see.
+QGroupBox* ClusterPage::buildSlurmBox() {
     auto* slurmBox = new QGroupBox(tr("Slurm partitions"), this);
     auto* slurmLayout = new QVBoxLayout(slurmBox);
     auto* slurmActions = new QHBoxLayout;
@@ -188,7 +209,6 @@ ClusterPage::ClusterPage(QWidget* parent)
     m_slurmView->setMaximumHeight(m_slurmView->fontMetrics().height() * 9);
     slurmLayout->addWidget(m_slurmView);
     m_slurmView->hide(); // until Slurm lists partitions
-    root->addWidget(slurmBox);
     connect(m_slurmRefresh, &QPushButton::clicked, m_slurm, &SlurmPartitionsModel::refresh);
     connect(m_slurm, &SlurmPartitionsModel::loaded, this, [this] {
         m_slurmStatus->setText(m_slurm->statusText());
@@ -197,15 +217,7 @@ ClusterPage::ClusterPage(QWidget* parent)
         m_slurmView->setVisible(m_slurm->rowCount() > 0);
         m_slurmView->resizeColumnsToContents();
     });
-
-    connect(m_test, &QPushButton::clicked, this, &ClusterPage::testConnection);
-    connect(m_newProfile, &QPushButton::clicked, this, &ClusterPage::newProfileDialog);
-    connect(m_openFolder, &QPushButton::clicked, this, &ClusterPage::openProfileFolder);
-    connect(m_reload, &QPushButton::clicked, this, &ClusterPage::reloadProfiles);
-    connect(m_profileView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &ClusterPage::showProfile);
-    connect(m_runner, &PreflightRunner::finished, this, &ClusterPage::onFinished);
-
-    reloadProfiles();
+    return slurmBox;
 }
 
 void ClusterPage::setStorePath(const QString& path) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+class QGroupBox;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -88,6 +89,11 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    // The constructor's parts: the profile list with its buttons, the selected profile's hosts,
+    // and the Slurm partitions under both.
+    QWidget* buildProfilePanel();
+    QWidget* buildHostPanel();
+    QGroupBox* buildSlurmBox();
     void showProfile();
     void onFinished(const PreflightRunner::Result& result);
     void showResult(const PreflightRunner::Result& result);

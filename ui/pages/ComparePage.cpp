@@ -59,6 +59,42 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     m_mainSplitter = new QSplitter(Qt::Horizontal, this);
 
     // Left: the runs to pick from.
+    m_mainSplitter->addWidget(buildPickPanel());
+
+    // Right: curves above, differences and figures below.
+    m_rightSplitter = new QSplitter(Qt::Vertical, m_mainSplitter);
+    m_rightSplitter->addWidget(buildPlotPanel());
+    QSplitter* tables = buildTables();
+    m_rightSplitter->addWidget(tables);
+    m_rightSplitter->setStretchFactor(0, 3);
+    m_rightSplitter->setStretchFactor(1, 2);
+    m_mainSplitter->addWidget(m_rightSplitter);
+    m_mainSplitter->setStretchFactor(0, 1);
+    m_mainSplitter->setStretchFactor(1, 3);
+    m_mainSplitter->setSizes({320, 1000});
+    m_rightSplitter->setSizes({500, 330});
+    tables->setSizes({500, 500});
+    layout->addWidget(m_mainSplitter);
+
+    connect(m_filterEdit, &QLineEdit::textChanged, m_filter, &RunFilterModel::setFilterText);
+    connect(m_check, &RunCheckModel::checkedChanged, this, [this] { scheduleReload(150); });
+    connect(m_pick, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        emit openRun(index.data(RunListModel::RunIdRole).toLongLong());
+    });
+    connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePage::rebuildCurves);
+    connect(m_axis, &QComboBox::currentIndexChanged, this,
+            [this] { m_plot->setAxis(MetricAxis(m_axis->currentData().toInt())); });
+    connect(m_logScale, &QCheckBox::toggled, m_plot, &CurvePlot::setLogScale);
+    connect(m_smoothing, qOverload<int>(&QSpinBox::valueChanged), this, &ComparePage::rebuildCurves);
+    connect(m_runs, &QAbstractItemModel::dataChanged, this, &ComparePage::onRunsChanged);
+    connect(m_runs, &QAbstractItemModel::modelReset, this, &ComparePage::onRunsChanged);
+    connect(m_runs, &QAbstractItemModel::rowsRemoved, this, &ComparePage::onRunsChanged);
+
+    apply();
+}
+
+// The runs to pick from: a filter over a checkable list, and what loading them says.
+QWidget* ComparePage::buildPickPanel() {
     auto* left = new QWidget(m_mainSplitter);
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
@@ -87,10 +123,11 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     m_status = new QLabel(left);
     m_status->setWordWrap(true);
     leftLayout->addWidget(m_status);
-    m_mainSplitter->addWidget(left);
+    return left;
+}
 
-    // Right: curves above, differences and figures below.
-    m_rightSplitter = new QSplitter(Qt::Vertical, m_mainSplitter);
+// The curves of the picked runs with the metric, axis, scale and smoothing they are drawn by.
+QWidget* ComparePage::buildPlotPanel() {
     auto* plotBox = new QWidget(m_rightSplitter);
     auto* plotLayout = new QVBoxLayout(plotBox);
     plotLayout->setContentsMargins(0, 0, 0, 0);
@@ -116,8 +153,11 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     m_plot->setLegendVisible(true);
     m_plot->setMinimumHeight(220);
     plotLayout->addWidget(m_plot, 1);
-    m_rightSplitter->addWidget(plotBox);
+    return plotBox;
+}
 
+// The spec fields that differ beside the headline figures.
+QSplitter* ComparePage::buildTables() {
     auto* tables = new QSplitter(Qt::Horizontal, m_rightSplitter);
     auto* diffBox = new QGroupBox(tr("Configuration differences"), tables);
     auto* diffLayout = new QVBoxLayout(diffBox);
@@ -136,32 +176,7 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
     tables->addWidget(summaryBox);
     tables->setStretchFactor(0, 1);
     tables->setStretchFactor(1, 1);
-    m_rightSplitter->addWidget(tables);
-    m_rightSplitter->setStretchFactor(0, 3);
-    m_rightSplitter->setStretchFactor(1, 2);
-    m_mainSplitter->addWidget(m_rightSplitter);
-    m_mainSplitter->setStretchFactor(0, 1);
-    m_mainSplitter->setStretchFactor(1, 3);
-    m_mainSplitter->setSizes({320, 1000});
-    m_rightSplitter->setSizes({500, 330});
-    tables->setSizes({500, 500});
-    layout->addWidget(m_mainSplitter);
-
-    connect(m_filterEdit, &QLineEdit::textChanged, m_filter, &RunFilterModel::setFilterText);
-    connect(m_check, &RunCheckModel::checkedChanged, this, [this] { scheduleReload(150); });
-    connect(m_pick, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
-        emit openRun(index.data(RunListModel::RunIdRole).toLongLong());
-    });
-    connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePage::rebuildCurves);
-    connect(m_axis, &QComboBox::currentIndexChanged, this,
-            [this] { m_plot->setAxis(MetricAxis(m_axis->currentData().toInt())); });
-    connect(m_logScale, &QCheckBox::toggled, m_plot, &CurvePlot::setLogScale);
-    connect(m_smoothing, qOverload<int>(&QSpinBox::valueChanged), this, &ComparePage::rebuildCurves);
-    connect(m_runs, &QAbstractItemModel::dataChanged, this, &ComparePage::onRunsChanged);
-    connect(m_runs, &QAbstractItemModel::modelReset, this, &ComparePage::onRunsChanged);
-    connect(m_runs, &QAbstractItemModel::rowsRemoved, this, &ComparePage::onRunsChanged);
-
-    apply();
+    return tables;
 }
 
 void ComparePage::setCheckedRuns(const QList<qint64>& ids) {

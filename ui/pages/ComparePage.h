@@ -74,6 +74,11 @@ signals:
     void openRun(qint64 id);
 
 private:
+    // The constructor's parts: the list to pick runs from, the plot with its controls, and the
+    // tables of differences and figures under it.
+    QWidget* buildPickPanel();
+    QWidget* buildPlotPanel();
+    QSplitter* buildTables();
     void scheduleReload(int delayMs);
     // Shows the runs CompareRunsModel read last.
     void apply();

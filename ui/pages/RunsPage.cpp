@@ -57,6 +57,20 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     m_filter->setSourceModel(m_runs);
 
     auto* layout = new QVBoxLayout(this);
+    layout->addLayout(buildFilterBar());
+    layout->addWidget(buildTable(), 1);
+    layout->addLayout(buildActions());
+    connectActions();
+
+    // Resumed runs show the step they resumed at, from their run_start.
+    new ResumeStepReader(m_runs, watcher, this);
+
+    updateCount();
+    updateActions();
+}
+
+// The text and state filters over the table, with the count of runs shown.
+QHBoxLayout* RunsPage::buildFilterBar() {
     auto* top = new QHBoxLayout;
     m_filterEdit = new QLineEdit(this);
     m_filterEdit->setPlaceholderText(tr("Filter by id, name, model, layout, tags or notes"));
@@ -73,8 +87,10 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     top->addWidget(m_state);
     m_count = new QLabel(this);
     top->addWidget(m_count);
-    layout->addLayout(top);
+    return top;
+}
 
+QTableView* RunsPage::buildTable() {
     m_view = new QTableView(this);
     m_view->setModel(m_filter);
     m_view->setSortingEnabled(true);
@@ -108,8 +124,11 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
         {RunListModel::CreatedColumn, "0000-00-00 00:00"}, {RunListModel::TagsColumn, "baseline"}};
     for (const auto& [column, sample] : widths)
         m_view->setColumnWidth(column, fm.horizontalAdvance(QString::fromLatin1(sample)) + 16);
-    layout->addWidget(m_view, 1);
+    return m_view;
+}
 
+// The buttons under the table that act on the selected runs.
+QHBoxLayout* RunsPage::buildActions() {
     auto* actions = new QHBoxLayout;
     m_open = new QPushButton(tr("Open"), this);
     m_open->setToolTip(tr("Show the run on the Live page"));
@@ -127,8 +146,10 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
         actions->addWidget(b);
     actions->addStretch(1);
     actions->addWidget(m_delete);
-    layout->addLayout(actions);
+    return actions;
+}
 
+void RunsPage::connectActions() {
     connect(m_filterEdit, &QLineEdit::textChanged, m_filter, &RunFilterModel::setFilterText);
     connect(m_state, &QComboBox::currentIndexChanged, this, [this] {
         const QString state = m_state->currentData().toString();
@@ -169,12 +190,6 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     });
     connect(m_deleter, &RunDeleter::failed, this,
             [this](qint64, const QString& message) { emit statusMessage(tr("Could not delete: %1").arg(message)); });
-
-    // Resumed runs show the step they resumed at, from their run_start.
-    new ResumeStepReader(m_runs, watcher, this);
-
-    updateCount();
-    updateActions();
 }
 
 void RunsPage::setStorePath(const QString& path) {

@@ -6,6 +6,7 @@
 #include <QWidget>
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -78,6 +79,11 @@ signals:
     void exportFailed(const QString& message);
 
 private:
+    // The constructor's parts, top to bottom, then the wiring of filters, table, buttons and workers.
+    QHBoxLayout* buildFilterBar();
+    QTableView* buildTable();
+    QHBoxLayout* buildActions();
+    void connectActions();
     void updateActions();
     void updateCount();
     void showContextMenu(const QPoint& pos);
