@@ -123,11 +123,9 @@ std::vector<FitProbe> sortedProbes(const FitSearch& search) {
     return sorted;
 }
 
-} // namespace
-
-int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
-    const RunSpec spec = readSpecFile(o.spec);
-    const MachineInfo machine = thisMachine();
+// The series to search (without and with activation checkpointing), after the spec and the
+// options are checked.
+std::vector<bool> checkedSeries(const RunSpec& spec, const MachineInfo& machine, const FitCommandOptions& o) {
     const std::vector<SpecIssue> issues = validateSpec(spec, machine);
     if (hasErrors(issues)) throw SpecRejected(issues);
     if (o.max_micro_batch < 1) throw CliError("--max-micro-batch must be at least 1", ExitCode::Usage);
@@ -138,34 +136,35 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
     if (o.checkpointing == "on" || o.checkpointing == "both") series.push_back(true);
     if (series.empty())
         throw CliError("--activation-checkpointing \"" + o.checkpointing + "\" is none of off, on, both", ExitCode::Usage);
+    return series;
+}
 
-    double limit = 0;
-    std::string limitSource;
-    if (!o.memory_limit.empty()) {
-        limit = parseByteSize(o.memory_limit, "--memory-limit");
-        limitSource = "--memory-limit";
-    } else if (spec.launch.device == Device::Cuda) {
+struct MemoryLimit {
+    double bytes = 0;
+    std::string source; // where the limit comes from, for the heading
+};
+
+// What the most loaded rank's peak is held against.
+MemoryLimit memoryLimit(const RunSpec& spec, const MachineInfo& machine, const FitCommandOptions& o) {
+    if (!o.memory_limit.empty())
+        return {parseByteSize(o.memory_limit, "--memory-limit"), "--memory-limit"};
+    if (spec.launch.device == Device::Cuda)
         throw CliError("fit: give the memory of one GPU with --memory-limit (e.g. 80GiB); it is what each "
                        "probe's allocator peak is held against", ExitCode::Usage);
-    } else if (spec.launch.target == Target::Local && machine.ram_bytes > 0) {
+    if (spec.launch.target == Target::Local && machine.ram_bytes > 0) {
         // The ranks of a local run share this machine's memory.
-        limit = static_cast<double>(machine.ram_bytes) / static_cast<double>(std::max<int64_t>(1, spec.processCount()));
-        limitSource = "this machine's memory divided among " + std::to_string(spec.processCount()) + " ranks";
-    } else {
-        throw CliError("fit: give the memory one rank may use on its host with --memory-limit (e.g. 16GiB)",
-                       ExitCode::Usage);
+        return {static_cast<double>(machine.ram_bytes) / static_cast<double>(std::max<int64_t>(1, spec.processCount())),
+                "this machine's memory divided among " + std::to_string(spec.processCount()) + " ranks"};
     }
+    throw CliError("fit: give the memory one rank may use on its host with --memory-limit (e.g. 16GiB)",
+                   ExitCode::Usage);
+}
 
-    if (!o.csv)
-        std::cout << "fit " << spec.name << " (" << spec.model.kind.name() << " " << spec.model.preset << ", "
-                  << spec.parallel.dp << "x dp, " << spec.parallel.tp << "x tp, " << spec.parallel.pp << "x pp, zero "
-                  << spec.parallel.zero << ", " << spec.launch.device.name() << "): the most loaded rank's peak "
-                  << "against " << formatBytes(limit) << " (" << limitSource << "), " << o.steps
-                  << " steps per probe" << std::endl;
+using SeriesResults = std::vector<std::pair<bool, FitSearch>>;
 
-    ProbeRuns probes(storePath, "fit", o.probe_timeout_s);
-    Prober prober{spec, probes, o, limit, {}};
-    std::vector<std::pair<bool, FitSearch>> results;
+// Each series' search, its probes' progress on stderr.
+SeriesResults searchSeries(Prober& prober, const std::vector<bool>& series, const FitCommandOptions& o) {
+    SeriesResults results;
     for (const bool checkpointing : series) {
         prober.ran.clear();
         FitSearch search = searchLargestMicroBatch(
@@ -178,38 +177,64 @@ int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
             });
         results.emplace_back(checkpointing, std::move(search));
     }
+    return results;
+}
 
-    if (o.csv) {
-        std::cout << "activation_checkpointing,micro_batch,ran,peak_bytes,estimate_bytes,fits,largest,timed_out\n";
-        for (const auto& [checkpointing, search] : results) {
-            for (const FitProbe& p : sortedProbes(search))
-                std::cout << (checkpointing ? 1 : 0) << "," << p.micro_batch << "," << (p.ran ? 1 : 0) << ","
-                          << static_cast<int64_t>(p.peak_bytes) << "," << static_cast<int64_t>(p.estimate_bytes) << ","
-                          << (p.fits ? 1 : 0) << "," << (p.micro_batch == search.largest ? 1 : 0) << ","
-                          << (p.timed_out ? 1 : 0) << "\n";
-        }
-        std::cout.flush();
+void printCsv(const SeriesResults& results) {
+    std::cout << "activation_checkpointing,micro_batch,ran,peak_bytes,estimate_bytes,fits,largest,timed_out\n";
+    for (const auto& [checkpointing, search] : results) {
+        for (const FitProbe& p : sortedProbes(search))
+            std::cout << (checkpointing ? 1 : 0) << "," << p.micro_batch << "," << (p.ran ? 1 : 0) << ","
+                      << static_cast<int64_t>(p.peak_bytes) << "," << static_cast<int64_t>(p.estimate_bytes) << ","
+                      << (p.fits ? 1 : 0) << "," << (p.micro_batch == search.largest ? 1 : 0) << ","
+                      << (p.timed_out ? 1 : 0) << "\n";
     }
+    std::cout.flush();
+}
+
+void printSeriesTable(const FitSearch& search, bool checkpointing) {
+    TextTable t;
+    t.addColumn("micro-batch", TextTable::Align::Right);
+    t.addColumn("peak", TextTable::Align::Right);
+    t.addColumn("estimate", TextTable::Align::Right);
+    t.addColumn("corrected", TextTable::Align::Right);
+    t.addColumn("result");
+    const MemoryCorrection c = correctEstimate(search.probes);
+    for (const FitProbe& p : sortedProbes(search))
+        t.addRow({std::to_string(p.micro_batch), p.ran ? formatBytes(p.peak_bytes) : "-",
+                  p.estimate_bytes > 0 ? formatBytes(p.estimate_bytes) : "-", correctedText(c, p),
+                  p.fits ? "fits" : p.failure});
+    std::cout << "\n" << (checkpointing ? "with" : "without") << " activation checkpointing:\n";
+    t.print(std::cout);
+}
+
+} // namespace
+
+int fitCommand(const std::string& storePath, const FitCommandOptions& o) {
+    const RunSpec spec = readSpecFile(o.spec);
+    const MachineInfo machine = thisMachine();
+    const std::vector<bool> series = checkedSeries(spec, machine, o);
+    const MemoryLimit limit = memoryLimit(spec, machine, o);
+
+    if (!o.csv)
+        std::cout << "fit " << spec.name << " (" << spec.model.kind.name() << " " << spec.model.preset << ", "
+                  << spec.parallel.dp << "x dp, " << spec.parallel.tp << "x tp, " << spec.parallel.pp << "x pp, zero "
+                  << spec.parallel.zero << ", " << spec.launch.device.name() << "): the most loaded rank's peak "
+                  << "against " << formatBytes(limit.bytes) << " (" << limit.source << "), " << o.steps
+                  << " steps per probe" << std::endl;
+
+    ProbeRuns probes(storePath, "fit", o.probe_timeout_s);
+    Prober prober{spec, probes, o, limit.bytes, {}};
+    const SeriesResults results = searchSeries(prober, series, o);
+    if (o.csv)
+        printCsv(results);
 
     bool every = true;
     bool undecided = false;
     for (const auto& [checkpointing, search] : results) {
-        if (!o.csv) {
-            TextTable t;
-            t.addColumn("micro-batch", TextTable::Align::Right);
-            t.addColumn("peak", TextTable::Align::Right);
-            t.addColumn("estimate", TextTable::Align::Right);
-            t.addColumn("corrected", TextTable::Align::Right);
-            t.addColumn("result");
-            const MemoryCorrection c = correctEstimate(search.probes);
-            for (const FitProbe& p : sortedProbes(search))
-                t.addRow({std::to_string(p.micro_batch), p.ran ? formatBytes(p.peak_bytes) : "-",
-                          p.estimate_bytes > 0 ? formatBytes(p.estimate_bytes) : "-", correctedText(c, p),
-                          p.fits ? "fits" : p.failure});
-            std::cout << "\n" << (checkpointing ? "with" : "without") << " activation checkpointing:\n";
-            t.print(std::cout);
-        }
-        every = printAnswer(search, checkpointing, limit, o) && every;
+        if (!o.csv)
+            printSeriesTable(search, checkpointing);
+        every = printAnswer(search, checkpointing, limit.bytes, o) && every;
         undecided = undecided || !search.decided();
     }
     // A timed-out probe leaves the question open: no answer is given as if it were one.

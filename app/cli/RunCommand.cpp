@@ -123,99 +123,125 @@ int detach(const std::string& storePath, const RunCommandOptions& o) {
     throw CliError("the background supervisor ended before it created the run");
 }
 
+// The supervisor's options for a new run of a checked spec, or for attaching to or resuming RUN.
+SupervisorOptions supervisorOptions(const std::string& storePath, const RunStore& store, const RunCommandOptions& o,
+                                    std::optional<CheckedSpec> checked) {
+    SupervisorOptions options;
+    if (checked) {
+        RunSpec spec = checked->spec;
+        if (spec.parallel.stage_split == StageSplit::Profile && spec.parallel.stage_layers.empty() &&
+            spec.parallel.pp > 1) {
+            // The split comes from a probe of this spec on its target; the run records it in its
+            // spec (stage_layers) and the units' times the probe measured.
+            const MeasuredBalance m = measureBalance(storePath, spec, kBalanceSteps, kBalanceTimeoutSeconds);
+            printBalance(std::cerr, m.balance);
+            spec.parallel.stage_layers = m.balance.layers;
+            checked = checkSpec(spec);
+            for (const UnitTimeEvent& e : m.unit_times) options.recorded_before.push_back(e);
+        }
+        options.spec = std::move(checked);
+    } else if (o.attach) {
+        options.attach_run = requireRun(store, o.run).id;
+    } else {
+        options.resume_run = requireRun(store, o.run).id;
+        options.resume_spec_path = o.resume_spec;
+        options.resume_sets = o.sets;
+    }
+    if (!o.attach)
+        options.launch.worker = locateWorker();
+    options.tags = o.tags;
+    options.stop_grace = std::chrono::milliseconds(static_cast<int64_t>(o.grace_s * 1000.0));
+    return options;
+}
+
+// Progress and notices go to `progress`; a detached supervisor (notifyFd set) tells its parent the
+// run's id once the run exists, and from then on writes into the run's folder.
+void reportTo(SupervisorOptions& options, ProgressPrinter& progress, const std::string& storePath, int& notifyFd) {
+    options.on_progress = [&](const SupervisorProgress& p) { progress.update(p); };
+    options.on_notice = [&](const std::string& level, const std::string& message) {
+        progress.notice(level, message);
+    };
+    options.on_rank_warning = options.on_notice;
+    options.on_pending_cleanup = [storePath] { startBackgroundCleanup(storePath); };
+    options.on_created = [&notifyFd](const RunRecord& r) {
+        if (notifyFd >= 0) {
+            // Detached: from here on this process's output goes to the run's folder.
+            const std::string logPath = r.run_dir + "/supervisor.log";
+            const int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+            if (fd >= 0) {
+                dup2(fd, STDOUT_FILENO);
+                dup2(fd, STDERR_FILENO);
+                ::close(fd);
+            }
+            writeAll(notifyFd, "run " + std::to_string(r.id) + "\n");
+            ::close(notifyFd);
+            notifyFd = -1;
+        }
+        std::cout << "run " << r.id << " (" << r.name << ") in " << r.run_dir << std::endl;
+    };
+}
+
+// Supervises the run to its end, and each run that continues it after a lost host in turn; the
+// last one's record.
+RunRecord superviseToTheEnd(RunStore& store, SupervisorOptions& options, const RunCommandOptions& o,
+                            ProgressPrinter& progress) {
+    RunRecord r;
+    for (;;) {
+        Supervisor supervisor(store, options);
+        if (o.stop_first)
+            supervisor.requestStop();
+        r = supervisor.run();
+        progress.finish();
+        // launch.on_host_failure = "resume": the run goes on as a new run, resumed from its checkpoint
+        // on the hosts that answer, and this process supervises that one in turn.
+        const std::optional<ContinuationPlan> next = supervisor.continuation();
+        if (!next)
+            break;
+        std::cout << "run " << r.id << " failed: " << r.exit_reason << std::endl;
+        options.spec.reset();
+        options.attach_run.reset();
+        options.resume_run = next->from_run;
+        options.resume_spec_path.clear();
+        options.resume_sets = next->sets;
+        options.restarts_done += 1;
+        options.on_created = [](const RunRecord& c) {
+            std::cout << "run " << c.id << " (" << c.name << ") continues it in " << c.run_dir << std::endl;
+        };
+    }
+    return r;
+}
+
+int printOutcome(const RunRecord& r) {
+    const double took = r.ended_at > 0 && r.started_at > 0 ? r.ended_at - r.started_at : -1;
+    std::cout << "run " << r.id << " " << r.state;
+    if (r.state == RunState::Succeeded)
+        std::cout << " after " << formatDuration(took);
+    else if (!r.exit_reason.empty())
+        std::cout << ": " << r.exit_reason;
+    std::cout << std::endl;
+    if (r.state == RunState::Failed)
+        std::cerr << "parallax: see parallax-cli logs " << r.id << " --level warn" << std::endl;
+    return exitCodeForState(r.state);
+}
+
+int superviseRun(const std::string& storePath, const RunCommandOptions& o, int& notifyFd) {
+    // A spec that is refused leaves nothing behind, not even an empty store. It is read and
+    // validated once, here, and handed to the supervisor as it is.
+    std::optional<CheckedSpec> checked;
+    if (o.run.empty())
+        checked = checkSpecFile(o.spec);
+    RunStore store(storePath);
+    SupervisorOptions options = supervisorOptions(storePath, store, o, std::move(checked));
+    const bool terminal = notifyFd < 0 && isatty(STDOUT_FILENO);
+    ProgressPrinter progress(terminal);
+    reportTo(options, progress, storePath, notifyFd);
+    return printOutcome(superviseToTheEnd(store, options, o, progress));
+}
+
 int supervise(const std::string& storePath, const RunCommandOptions& o) {
     int notifyFd = o.notify_fd;
     try {
-        // A spec that is refused leaves nothing behind, not even an empty store. It is read and
-        // validated once, here, and handed to the supervisor as it is.
-        std::optional<CheckedSpec> checked;
-        if (o.run.empty())
-            checked = checkSpecFile(o.spec);
-        RunStore store(storePath);
-        SupervisorOptions options;
-        if (checked) {
-            RunSpec spec = checked->spec;
-            if (spec.parallel.stage_split == StageSplit::Profile && spec.parallel.stage_layers.empty() &&
-                spec.parallel.pp > 1) {
-                // The split comes from a probe of this spec on its target; the run records it in its
-                // spec (stage_layers) and the units' times the probe measured.
-                const MeasuredBalance m = measureBalance(storePath, spec, kBalanceSteps, kBalanceTimeoutSeconds);
-                printBalance(std::cerr, m.balance);
-                spec.parallel.stage_layers = m.balance.layers;
-                checked = checkSpec(spec);
-                for (const UnitTimeEvent& e : m.unit_times) options.recorded_before.push_back(e);
-            }
-            options.spec = std::move(checked);
-        } else if (o.attach) {
-            options.attach_run = requireRun(store, o.run).id;
-        } else {
-            options.resume_run = requireRun(store, o.run).id;
-            options.resume_spec_path = o.resume_spec;
-            options.resume_sets = o.sets;
-        }
-        if (!o.attach)
-            options.launch.worker = locateWorker();
-        options.tags = o.tags;
-        options.stop_grace = std::chrono::milliseconds(static_cast<int64_t>(o.grace_s * 1000.0));
-
-        const bool terminal = notifyFd < 0 && isatty(STDOUT_FILENO);
-        ProgressPrinter progress(terminal);
-        options.on_progress = [&](const SupervisorProgress& p) { progress.update(p); };
-        options.on_notice = [&](const std::string& level, const std::string& message) {
-            progress.notice(level, message);
-        };
-        options.on_rank_warning = options.on_notice;
-        options.on_pending_cleanup = [storePath] { startBackgroundCleanup(storePath); };
-        options.on_created = [&](const RunRecord& r) {
-            if (notifyFd >= 0) {
-                // Detached: from here on this process's output goes to the run's folder.
-                const std::string logPath = r.run_dir + "/supervisor.log";
-                const int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-                if (fd >= 0) {
-                    dup2(fd, STDOUT_FILENO);
-                    dup2(fd, STDERR_FILENO);
-                    ::close(fd);
-                }
-                writeAll(notifyFd, "run " + std::to_string(r.id) + "\n");
-                ::close(notifyFd);
-                notifyFd = -1;
-            }
-            std::cout << "run " << r.id << " (" << r.name << ") in " << r.run_dir << std::endl;
-        };
-
-        RunRecord r;
-        for (;;) {
-            Supervisor supervisor(store, options);
-            if (o.stop_first)
-                supervisor.requestStop();
-            r = supervisor.run();
-            progress.finish();
-            // launch.on_host_failure = "resume": the run goes on as a new run, resumed from its checkpoint
-            // on the hosts that answer, and this process supervises that one in turn.
-            const std::optional<ContinuationPlan> next = supervisor.continuation();
-            if (!next)
-                break;
-            std::cout << "run " << r.id << " failed: " << r.exit_reason << std::endl;
-            options.spec.reset();
-            options.attach_run.reset();
-            options.resume_run = next->from_run;
-            options.resume_spec_path.clear();
-            options.resume_sets = next->sets;
-            options.restarts_done += 1;
-            options.on_created = [](const RunRecord& c) {
-                std::cout << "run " << c.id << " (" << c.name << ") continues it in " << c.run_dir << std::endl;
-            };
-        }
-        const double took = r.ended_at > 0 && r.started_at > 0 ? r.ended_at - r.started_at : -1;
-        std::cout << "run " << r.id << " " << r.state;
-        if (r.state == RunState::Succeeded)
-            std::cout << " after " << formatDuration(took);
-        else if (!r.exit_reason.empty())
-            std::cout << ": " << r.exit_reason;
-        std::cout << std::endl;
-        if (r.state == RunState::Failed)
-            std::cerr << "parallax: see parallax-cli logs " << r.id << " --level warn" << std::endl;
-        return exitCodeForState(r.state);
+        return superviseRun(storePath, o, notifyFd);
     } catch (const SpecRejected& e) {
         notifyError(notifyFd, ExitCode::Usage, "the spec has errors:\n" + std::string(e.what()));
         throw;

@@ -62,6 +62,135 @@ std::string hostsSummary(const std::vector<std::string>& hosts) {
     return out;
 }
 
+// The launcher's report of which rank failed how: rank, host, pid, and signal or exit code.
+void printFailedRank(const RunRecord& r) {
+    const std::optional<LauncherFailure> f = failureFromOutput(r);
+    if (!f)
+        return;
+    const std::string host = !f->host.empty() ? f->host
+                             : (f->rank >= 0 && static_cast<size_t>(f->rank) < r.hosts.size())
+                                 ? r.hosts[f->rank]
+                                 : std::string();
+    std::string what = "rank " + std::to_string(f->rank);
+    if (!host.empty())
+        what += " on " + host;
+    if (f->pid > 0)
+        what += ", pid " + std::to_string(f->pid);
+    if (f->kind == LauncherFailure::Kind::Signal)
+        what += ", signal " + std::to_string(f->signal) + " (" + signalName(f->signal) + ")";
+    else if (f->exit_code)
+        what += ", exit code " + std::to_string(*f->exit_code);
+    field("failed rank", what);
+}
+
+void printState(const RunStore& store, const RunRecord& r) {
+    field("state", r.state);
+    field("reason", r.exit_reason);
+    // What the supervisor finds wrong while the run goes (a hang, a straggler), and hosts that do
+    // not answer.
+    for (const RunAlert& a : store.alerts(r.id))
+        if (a.active) field(a.kind, a.message);
+    for (const HostStatus& h : store.hostStatuses(r.id))
+        if (h.state != "answering") field("host", h.host + " " + h.state + (h.detail.empty() ? "" : ": " + h.detail));
+    if (r.exit_code)
+        field("exit code", std::to_string(*r.exit_code));
+    if (r.state == RunState::Failed)
+        printFailedRank(r);
+}
+
+void printSlurmJob(const RunStore& store, const RunRecord& r) {
+    if (const std::optional<SlurmJob> job = store.slurmJob(r.id)) {
+        std::string text = job->job_id + " (" + job->mode + "), " + job->state;
+        if (!job->reason.empty())
+            text += " (" + job->reason + ")";
+        if (job->queue_position > 0)
+            text += ", place " + std::to_string(job->queue_position) + " in the queue";
+        if (!job->nodes.empty())
+            text += " on " + job->nodes;
+        if (job->time_left_s >= 0 && !RunState::isTerminal(r.state))
+            text += ", " + formatDuration(static_cast<double>(job->time_left_s)) + " left";
+        field("slurm job", text);
+    } else if (const std::optional<RunStartEvent> start = store.runStart(r.id); start && !start->slurm_job.empty()) {
+        field("slurm job", start->slurm_job + (start->slurm_nodes.empty() ? "" : " on " + start->slurm_nodes));
+    }
+}
+
+void printTimes(const RunRecord& r) {
+    field("created", formatDateTime(r.created_at));
+    if (r.started_at > 0)
+        field("started", formatDateTime(r.started_at));
+    if (r.ended_at > 0) {
+        field("ended", formatDateTime(r.ended_at));
+        if (r.started_at > 0)
+            field("duration", formatDuration(r.ended_at - r.started_at));
+    }
+    if (r.supervisor_pid > 0)
+        field("supervisor", "pid " + std::to_string(r.supervisor_pid) + " on " + r.supervisor_host);
+}
+
+// A run resumed, or gone on after a lost host: its segments as one run.
+void printLineage(const RunStore& store, const RunRecord& r) {
+    if (r.parent_run)
+        field("resumed from", "run " + std::to_string(*r.parent_run));
+    const std::vector<int64_t> lineage = store.lineage(r.id);
+    if (lineage.size() <= 1)
+        return;
+    std::string text;
+    for (int64_t id : lineage) {
+        const std::optional<RunRecord> seg = store.run(id);
+        if (!seg) continue;
+        const std::optional<RunStartEvent> start = store.runStart(id);
+        const int64_t first = start ? start->start_step : 0;
+        text += (text.empty() ? "" : " -> ") + std::string(id == r.id ? "*" : "") + "run " + std::to_string(id) +
+                " (steps " + std::to_string(first) + "-" + (seg->last_step >= 0 ? std::to_string(seg->last_step) : "") +
+                ", " + seg->state + ")";
+    }
+    field("lineage", text);
+}
+
+void printProgress(const RunStore& store, const RunRecord& r) {
+    std::string progress = r.last_step >= 0 ? "step " + std::to_string(stepsDoneAfter(r.last_step)) + "/" + std::to_string(r.steps_total)
+                                            : "no step yet (" + std::to_string(r.steps_total) + " planned)";
+    if (r.last_loss)
+        progress += ", loss " + formatLoss(*r.last_loss);
+    if (r.tokens_per_s)
+        progress += ", " + formatRate(*r.tokens_per_s) + " tok/s";
+    if (r.mfu)
+        progress += ", MFU " + formatPercent(*r.mfu);
+    field("progress", progress);
+    const std::vector<StepEvent> metrics = store.metrics(r.id);
+    if (metrics.empty())
+        return;
+    double sumMs = 0;
+    double peak = 0;
+    for (const StepEvent& s : metrics) {
+        sumMs += s.step_ms;
+        peak = std::max(peak, s.peak_mem);
+    }
+    if (sumMs > 0)
+        field("step time", "mean " + formatExact(std::round(sumMs / static_cast<double>(metrics.size()) * 10) / 10) +
+                           " ms over " + std::to_string(metrics.size()) + " steps");
+    if (peak > 0)
+        field("peak memory", formatBytes(peak));
+}
+
+void printCheckpoints(const RunStore& store, const RunRecord& r) {
+    const std::vector<CheckpointEvent> checkpoints = store.checkpoints(r.id);
+    if (checkpoints.empty()) {
+        field("checkpoints", "none");
+        return;
+    }
+    std::printf("  checkpoints\n");
+    for (const CheckpointEvent& c : checkpoints) {
+        std::printf("    step %-8lld %s", static_cast<long long>(c.step), c.path.c_str());
+        if (c.bytes > 0)
+            std::printf("  %s", formatBytes(static_cast<double>(c.bytes)).c_str());
+        if (c.ms > 0)
+            std::printf("  %s", formatDuration(c.ms / 1000.0).c_str());
+        std::printf("\n");
+    }
+}
+
 } // namespace
 
 int showCommand(const std::string& storePath, const std::string& run) {
@@ -77,78 +206,14 @@ int showCommand(const std::string& storePath, const std::string& run) {
         }
     }
     std::printf("run %lld  %s\n", static_cast<long long>(r.id), terminalSafe(r.name).c_str());
-    field("state", r.state);
-    field("reason", r.exit_reason);
-    // What the supervisor finds wrong while the run goes (a hang, a straggler), and hosts that do
-    // not answer.
-    for (const RunAlert& a : store.alerts(r.id))
-        if (a.active) field(a.kind, a.message);
-    for (const HostStatus& h : store.hostStatuses(r.id))
-        if (h.state != "answering") field("host", h.host + " " + h.state + (h.detail.empty() ? "" : ": " + h.detail));
-    if (r.exit_code)
-        field("exit code", std::to_string(*r.exit_code));
-    if (r.state == RunState::Failed) {
-        if (const std::optional<LauncherFailure> f = failureFromOutput(r)) {
-            const std::string host = !f->host.empty() ? f->host
-                                     : (f->rank >= 0 && static_cast<size_t>(f->rank) < r.hosts.size())
-                                         ? r.hosts[f->rank]
-                                         : std::string();
-            std::string what = "rank " + std::to_string(f->rank);
-            if (!host.empty())
-                what += " on " + host;
-            if (f->pid > 0)
-                what += ", pid " + std::to_string(f->pid);
-            if (f->kind == LauncherFailure::Kind::Signal)
-                what += ", signal " + std::to_string(f->signal) + " (" + signalName(f->signal) + ")";
-            else if (f->exit_code)
-                what += ", exit code " + std::to_string(*f->exit_code);
-            field("failed rank", what);
-        }
-    }
+    printState(store, r);
     field("model", r.model_kind + (r.params > 0 ? " (" + formatCount(static_cast<double>(r.params)) + " params)" : ""));
     field("layout", r.layout);
     field("world size", std::to_string(r.world_size));
     field("hosts", hostsSummary(r.hosts));
-    if (const std::optional<SlurmJob> job = store.slurmJob(r.id)) {
-        std::string text = job->job_id + " (" + job->mode + "), " + job->state;
-        if (!job->reason.empty())
-            text += " (" + job->reason + ")";
-        if (job->queue_position > 0)
-            text += ", place " + std::to_string(job->queue_position) + " in the queue";
-        if (!job->nodes.empty())
-            text += " on " + job->nodes;
-        if (job->time_left_s >= 0 && !RunState::isTerminal(r.state))
-            text += ", " + formatDuration(static_cast<double>(job->time_left_s)) + " left";
-        field("slurm job", text);
-    } else if (const std::optional<RunStartEvent> start = store.runStart(r.id); start && !start->slurm_job.empty()) {
-        field("slurm job", start->slurm_job + (start->slurm_nodes.empty() ? "" : " on " + start->slurm_nodes));
-    }
-    field("created", formatDateTime(r.created_at));
-    if (r.started_at > 0)
-        field("started", formatDateTime(r.started_at));
-    if (r.ended_at > 0) {
-        field("ended", formatDateTime(r.ended_at));
-        if (r.started_at > 0)
-            field("duration", formatDuration(r.ended_at - r.started_at));
-    }
-    if (r.supervisor_pid > 0)
-        field("supervisor", "pid " + std::to_string(r.supervisor_pid) + " on " + r.supervisor_host);
-    if (r.parent_run)
-        field("resumed from", "run " + std::to_string(*r.parent_run));
-    // A run resumed, or gone on after a lost host: its segments as one run.
-    if (const std::vector<int64_t> lineage = store.lineage(r.id); lineage.size() > 1) {
-        std::string text;
-        for (int64_t id : lineage) {
-            const std::optional<RunRecord> seg = store.run(id);
-            if (!seg) continue;
-            const std::optional<RunStartEvent> start = store.runStart(id);
-            const int64_t first = start ? start->start_step : 0;
-            text += (text.empty() ? "" : " -> ") + std::string(id == r.id ? "*" : "") + "run " + std::to_string(id) +
-                    " (steps " + std::to_string(first) + "-" + (seg->last_step >= 0 ? std::to_string(seg->last_step) : "") +
-                    ", " + seg->state + ")";
-        }
-        field("lineage", text);
-    }
+    printSlurmJob(store, r);
+    printTimes(r);
+    printLineage(store, r);
     std::string tags;
     for (const std::string& t : r.tags)
         tags += (tags.empty() ? "" : ", ") + t;
@@ -156,45 +221,8 @@ int showCommand(const std::string& storePath, const std::string& run) {
     field("notes", r.notes);
     field("run dir", r.run_dir);
     field("launch", r.launch_command);
-
-    std::string progress = r.last_step >= 0 ? "step " + std::to_string(stepsDoneAfter(r.last_step)) + "/" + std::to_string(r.steps_total)
-                                            : "no step yet (" + std::to_string(r.steps_total) + " planned)";
-    if (r.last_loss)
-        progress += ", loss " + formatLoss(*r.last_loss);
-    if (r.tokens_per_s)
-        progress += ", " + formatRate(*r.tokens_per_s) + " tok/s";
-    if (r.mfu)
-        progress += ", MFU " + formatPercent(*r.mfu);
-    field("progress", progress);
-    const std::vector<StepEvent> metrics = store.metrics(r.id);
-    if (!metrics.empty()) {
-        double sumMs = 0;
-        double peak = 0;
-        for (const StepEvent& s : metrics) {
-            sumMs += s.step_ms;
-            peak = std::max(peak, s.peak_mem);
-        }
-        if (sumMs > 0)
-            field("step time", "mean " + formatExact(std::round(sumMs / static_cast<double>(metrics.size()) * 10) / 10) +
-                               " ms over " + std::to_string(metrics.size()) + " steps");
-        if (peak > 0)
-            field("peak memory", formatBytes(peak));
-    }
-
-    const std::vector<CheckpointEvent> checkpoints = store.checkpoints(r.id);
-    if (checkpoints.empty()) {
-        field("checkpoints", "none");
-    } else {
-        std::printf("  checkpoints\n");
-        for (const CheckpointEvent& c : checkpoints) {
-            std::printf("    step %-8lld %s", static_cast<long long>(c.step), c.path.c_str());
-            if (c.bytes > 0)
-                std::printf("  %s", formatBytes(static_cast<double>(c.bytes)).c_str());
-            if (c.ms > 0)
-                std::printf("  %s", formatDuration(c.ms / 1000.0).c_str());
-            std::printf("\n");
-        }
-    }
+    printProgress(store, r);
+    printCheckpoints(store, r);
     return 0;
 }
 
