@@ -7,8 +7,6 @@
 #include "trainer/models/PublishedNames.h"
 
 #include <cstring>
-#include <map>
-#include <memory>
 #include <stdexcept>
 
 namespace parallax {
@@ -36,30 +34,48 @@ torch::Tensor tensorOf(const TensorView& view) {
 
 } // namespace
 
-void loadPublishedWeights(Model& model, const std::string& folder) {
-    const ModelWeightsCheck check = checkModelWeights(folder, model.dims());
+PublishedWeightSource::PublishedWeightSource(const Model& model, std::string folder) : m_folder(std::move(folder)) {
+    const ModelWeightsCheck check = checkModelWeights(m_folder, model.dims());
     if (!check.ok()) {
-        std::string message = "model.from = " + folder + ": its weights do not fit the model its config.json describes:";
+        std::string message = "model.from = " + m_folder + ": its weights do not fit the model its config.json describes:";
         for (const std::string& p : check.problems) message += "\n  " + p;
         throw std::invalid_argument(message);
     }
-    std::map<std::string, std::string> fileOf; // tensor -> shard
-    const std::string index = joinPath(folder, "model.safetensors.index.json");
-    if (isRegularFile(index)) {
-        for (const auto& [tensor, shard] : readSafetensorsIndex(index).weightMap) fileOf[tensor] = shard;
+    const std::string index = joinPath(m_folder, "model.safetensors.index.json");
+    if (isRegularFile(index))
+        for (const auto& [tensor, shard] : readSafetensorsIndex(index).weightMap) m_shardOf[tensor] = shard;
+    // publishedParameters walks the units' parameters in the order named_parameters() lists them.
+    const auto published = publishedParameters(model);
+    const auto named = model.named_parameters();
+    if (published.size() != named.size())
+        throw std::logic_error("the model has " + std::to_string(named.size()) + " parameters, " +
+                               std::to_string(published.size()) + " of them published");
+    for (size_t i = 0; i < published.size(); ++i) {
+        if (!published[i].second.is_same(named[i].value()))
+            throw std::logic_error("the model's parameter " + named[i].key() + " is not its published " +
+                                   published[i].first);
+        m_stored[named[i].key()] = layoutName(published[i].first, check.layout);
     }
-    std::map<std::string, std::unique_ptr<SafetensorsFile>> files;
-    auto fileFor = [&](const std::string& name) -> const SafetensorsFile& {
-        const auto located = fileOf.find(name);
-        const std::string shard = located == fileOf.end() ? "model.safetensors" : located->second;
-        std::unique_ptr<SafetensorsFile>& file = files[shard];
-        if (!file) file = std::make_unique<SafetensorsFile>(joinPath(folder, shard));
-        return *file;
-    };
+}
+
+PublishedWeightSource::~PublishedWeightSource() = default;
+
+torch::Tensor PublishedWeightSource::full(const std::string& name) const {
+    const auto stored = m_stored.find(name);
+    if (stored == m_stored.end()) throw std::invalid_argument("model.from = " + m_folder + ": no tensor for " + name);
+    const auto located = m_shardOf.find(stored->second);
+    const std::string shard = located == m_shardOf.end() ? "model.safetensors" : located->second;
+    std::unique_ptr<SafetensorsFile>& file = m_files[shard];
+    if (!file) file = std::make_unique<SafetensorsFile>(joinPath(m_folder, shard));
+    return tensorOf(file->view(stored->second));
+}
+
+void loadPublishedWeights(Model& model, const std::string& folder) {
+    const PublishedWeightSource source(model, folder);
     torch::NoGradGuard noGrad;
-    for (auto& [name, parameter] : publishedParameters(model)) {
-        const std::string stored = layoutName(name, check.layout);
-        parameter.copy_(tensorOf(fileFor(stored).view(stored)).view(parameter.sizes()));
+    for (auto& item : model.named_parameters()) {
+        torch::Tensor& parameter = item.value();
+        parameter.copy_(source.full(item.key()).view(parameter.sizes()));
     }
 }
 

@@ -2,16 +2,48 @@
 
 #include "trainer/models/Model.h"
 
+#include <map>
+#include <memory>
 #include <string>
 
 namespace parallax {
 
-// Copies every parameter of `model` (a published kind: qwen2, qwen2_5_vl) from FOLDER's
-// safetensors weights (model.safetensors.index.json and its shards, or one model.safetensors),
-// named in whichever of the kind's published layouts the folder uses; F32, BF16 and F16 are
-// converted to the parameter's dtype. Tensors are read from the mapped files, one at a time.
-// Throws std::invalid_argument starting "model.from = FOLDER:" with every problem found (a tensor
-// missing, of another shape or type, a shard missing or broken) before anything is copied.
+class SafetensorsFile;
+
+// A model's parameter values by their single-device names ("units.3.self_attn.q_proj.weight"),
+// each whole: what a loader takes this rank's part of (its tensor-parallel slab, its ZeRO-3 range).
+class WeightSource {
+public:
+    virtual ~WeightSource() = default;
+    virtual bool has(const std::string& name) const = 0;
+    // The whole tensor, in the source's dtype: a view of the mapped file where it is aligned, so that
+    // only what the caller reads of it is read from disk.
+    virtual torch::Tensor full(const std::string& name) const = 0;
+};
+
+// The weights of a published kind (qwen2, qwen2_5_vl) in FOLDER (model.safetensors.index.json and
+// its shards, or one model.safetensors), named in whichever of the kind's published layouts the
+// folder uses; F32, BF16 and F16 (the reader converts to the parameter's dtype as it copies).
+// Constructed on the whole single-device model (before parallelism divides it), it checks every
+// tensor's presence, shape and type from the headers alone, and throws std::invalid_argument
+// starting "model.from = FOLDER:" with every problem found; shards are mapped on first use.
+class PublishedWeightSource : public WeightSource {
+public:
+    PublishedWeightSource(const Model& model, std::string folder);
+    ~PublishedWeightSource() override;
+
+    bool has(const std::string& name) const override { return m_stored.count(name) > 0; }
+    torch::Tensor full(const std::string& name) const override;
+
+private:
+    std::string m_folder;
+    std::map<std::string, std::string> m_stored;  // parameter name -> tensor name in the folder
+    std::map<std::string, std::string> m_shardOf; // tensor name -> shard file (a sharded folder)
+    mutable std::map<std::string, std::unique_ptr<SafetensorsFile>> m_files;
+};
+
+// Copies every parameter of the whole single-device `model` from FOLDER (as PublishedWeightSource
+// reads it), one tensor at a time: for a model that is not divided (an export).
 void loadPublishedWeights(Model& model, const std::string& folder);
 
 } // namespace parallax

@@ -134,6 +134,21 @@ void CheckpointMapping::load(const CheckpointReader& reader, torch::Device devic
     m_reducer.parametersLoaded();
 }
 
+void CheckpointMapping::loadWeights(const WeightSource& source) {
+    torch::NoGradGuard noGrad;
+    // The source holds every parameter of the model it was made for; what it lacks was added to
+    // the model since (LoRA adapters), with values of its own.
+    // A view of the mapped tensor, narrowed to this rank's slab: the reducer copies what it keeps
+    // (under ZeRO-3 its range only), converting to the parameter's dtype and device as it copies.
+    for (const ParamSlot& s : m_buckets.slots())
+        if (source.has(s.name)) m_reducer.loadParameterValues(s, localPart(s.name, source.full(s.name)).reshape({-1}));
+    for (const auto& item : m_model.named_parameters()) {
+        if (item.value().requires_grad() || !source.has(item.key())) continue; // trained: in a slot above
+        item.value().copy_(localPart(item.key(), source.full(item.key())).view_as(item.value()));
+    }
+    m_reducer.parametersLoaded();
+}
+
 std::string CheckpointMapping::save(const std::string& dir, CheckpointMeta meta, TelemetryEmitter& out,
                                     const std::string& resumedFrom) {
     const double start = monotonicSeconds();

@@ -2,6 +2,7 @@
 
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/models/Model.h"
+#include "trainer/models/PublishedWeights.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/GradientReducer.h"
 #include "trainer/parallel/TensorParallel.h"
@@ -36,6 +37,10 @@ public:
     // checkpoint holds them (else they stay as the run built them). CheckpointError when the
     // checkpoint lacks a parameter this run trains or holds it in another shape (another [finetune]).
     void load(const CheckpointReader& reader, torch::Device device);
+    // Sets every parameter this rank holds from `source` (a model folder), reading only this rank's
+    // part of each tensor: its tensor-parallel slab, and under ZeRO-3 its range of the trained ones.
+    // Parameters the source lacks (LoRA adapters, added to the model after it) keep their values.
+    void loadWeights(const WeightSource& source);
     // The run's frozen parameters were drawn from `seed` (no model folder): a checkpoint that does not
     // hold them must come from a run of the same seed.
     void setBaseSeed(uint64_t seed) { m_baseSeed = seed; }

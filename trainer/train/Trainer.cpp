@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
 #include <optional>
 #include <sstream>
 
@@ -64,11 +65,14 @@ Trainer::~Trainer() {
 
 void Trainer::setup() {
     m_dims = resolveModel(m_spec.model);
+    // A model folder's weights are read after parallelism has divided the model, each rank reading
+    // only its part; the model is built without drawing values, its memory untouched until then.
+    std::unique_ptr<PublishedWeightSource> weights;
     if (m_spec.model.from.empty()) {
         m_model = buildModel(m_dims, m_spec.train.seed);
     } else {
         m_model = constructModel(m_dims);
-        loadPublishedWeights(*m_model, m_spec.model.from);
+        weights = std::make_unique<PublishedWeightSource>(*m_model, m_spec.model.from);
     }
     // What trains is decided on the whole single-device model, before parallelism divides it.
     m_finetune = applyFinetune(*m_model, finetuneOf(m_spec, m_dims), m_spec.train.seed);
@@ -85,7 +89,8 @@ void Trainer::setup() {
     m_optimizerStream = std::move(optimizer.stream);
     m_checkpoints = std::make_unique<CheckpointMapping>(*m_model, *m_parallel.buckets, *m_parallel.reducer, *m_optimizer,
                                                         m_parallel.tpPlan, m_groups);
-    if (m_spec.model.from.empty()) m_checkpoints->setBaseSeed(m_spec.train.seed);
+    if (weights) loadModelWeights(*weights);
+    else m_checkpoints->setBaseSeed(m_spec.train.seed);
 
     m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed, m_spec.model.from);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
@@ -96,6 +101,17 @@ void Trainer::setup() {
                                            torch::get_num_threads());
     m_peakFlops = peak.flops;
     if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
+}
+
+void Trainer::loadModelWeights(const WeightSource& weights) {
+    const auto start = std::chrono::steady_clock::now();
+    m_checkpoints->loadWeights(weights);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(1) << "read this rank's part of model.from = " << m_spec.model.from << " in "
+         << seconds << " s; peak resident memory so far " << DeviceSampler::peakResidentBytes() / (1024.0 * 1024.0)
+         << " MiB";
+    m_out.info(line.str());
 }
 
 std::string Trainer::saveCheckpoint(int64_t nextStep) {
@@ -255,9 +271,7 @@ void Trainer::stopOnNonFiniteGradient(int64_t step) {
     throw AgreedFailure(message.str(), step);
 }
 
-TrainResult Trainer::run() {
-    setup();
-    resume();
+void Trainer::startReporting() {
     RunFigures figures;
     for (const auto& p : m_model->parameters()) figures.params += p.numel();
     figures.flopsPerToken = m_flopsPerToken;
@@ -277,6 +291,12 @@ TrainResult Trainer::run() {
     reporting.rankSteps = m_options.recorder != nullptr;
     reporting.clockOffset = m_clockOffset;
     m_reporter = std::make_unique<StepReporter>(m_out, m_groups, m_device, reporting);
+}
+
+TrainResult Trainer::run() {
+    setup();
+    resume();
+    startReporting();
 
     m_prefetcher = std::make_unique<BatchPrefetcher>(*m_dataset, *m_sampler, m_startStep, m_spec.train.steps,
                                                      m_spec.accumulation(), m_device);

@@ -5,6 +5,7 @@
 #include "trainer/comm/ProcessGroups.h"
 #include "trainer/finetune/Finetune.h"
 #include "trainer/models/Model.h"
+#include "trainer/models/PublishedWeights.h"
 #include "trainer/parallel/Parallelize.h"
 #include "trainer/parallel/PipelineEngine.h"
 #include "trainer/train/AgreedFailure.h"
@@ -65,6 +66,11 @@ private:
     // The model, its parallelism (parallelize), the optimizer and the data.
     void setup();
     void resume();
+    // Sets this rank's part of the model from a model folder, and says how long that took and the
+    // memory it held at most.
+    void loadModelWeights(const WeightSource& weights);
+    // Announces the run (run_start) and sets up the step reporter.
+    void startReporting();
     // A step whose work is queued on the device; finishStep() reads and reports it.
     struct QueuedStep {
         int64_t step = 0;
