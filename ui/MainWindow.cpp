@@ -428,7 +428,7 @@ void MainWindow::editRunSpec(qint64 id) {
     if (!stored) return;
     const RunSpec& spec = *stored;
     const std::optional<RunRecord> r = m_runs->run(id);
-    QString why = QString::fromStdString(r->state);
+    QString why = QString::fromStdString(runStateName(r->state));
     if (!r->exit_reason.empty()) why += QStringLiteral(": ") + QString::fromStdString(r->exit_reason);
     if (m_newRun->editRunSpec(spec, id, why)) showPage(NewRun);
 }

@@ -5,6 +5,7 @@
 #include "app/cli/TextTable.h"
 #include "core/launch/SpecRejected.h"
 #include "core/spec/MachineInfo.h"
+#include "core/spec/ScheduleInfo.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 #include "core/spec/StageBalance.h"

@@ -37,7 +37,7 @@ void markLostRunsIfWritable(RunStore& store) {
     }
 }
 
-int exitCodeForState(const std::string& state) {
+int exitCodeForState(RunState state) {
     if (state == RunState::Succeeded)
         return ExitCode::Ok;
     if (state == RunState::Stopped)

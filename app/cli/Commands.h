@@ -149,7 +149,7 @@ int tokenizeCommand(const TokenizeCommandOptions& o);
 RunRecord requireRun(const RunStore& store, const std::string& idOrName);
 std::string thisHost();
 bool pidAlive(int64_t pid);
-int exitCodeForState(const std::string& state);
+int exitCodeForState(RunState state);
 // In a child after fork(): a session of its own, stdin/stdout/stderr on /dev/null (async-signal-safe).
 void detachIntoOwnSession();
 // Marks this host's runs whose supervisor died as lost, so that they do not read "running"; a

@@ -19,7 +19,8 @@ int listCommand(const std::string& storePath, const ListCommandOptions& o) {
     RunStore store(storePath);
     markLostRunsIfWritable(store);
     RunFilter filter;
-    filter.states = o.states;
+    for (const std::string& name : o.states) // checked against the states' names as the option was read
+        if (const std::optional<RunState> state = runStateNamed(name)) filter.states.push_back(*state);
     filter.text = o.text;
     filter.limit = o.limit;
     const std::vector<RunRecord> runs = store.listRuns(filter);
@@ -47,7 +48,7 @@ int listCommand(const std::string& storePath, const ListCommandOptions& o) {
         double duration = -1;
         if (r.started_at > 0)
             duration = (r.ended_at > 0 ? r.ended_at : now) - r.started_at;
-        t.addRow({std::to_string(r.id), r.name, r.state, r.model_kind, r.layout, step,
+        t.addRow({std::to_string(r.id), r.name, runStateName(r.state), r.model_kind, r.layout, step,
                   r.last_loss ? formatLoss(*r.last_loss) : "-", r.tokens_per_s ? formatRate(*r.tokens_per_s) : "-",
                   formatDateTime(r.started_at > 0 ? r.started_at : r.created_at), formatDuration(duration)});
     }

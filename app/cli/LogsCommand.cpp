@@ -76,10 +76,10 @@ int logsCommand(const std::string& storePath, const LogsCommandOptions& o) {
     auto lastLivenessCheck = std::chrono::steady_clock::now();
     for (;;) {
         const std::optional<RunRecord> now = store.run(run.id);
-        if (!now || RunState::isTerminal(now->state)) {
+        if (!now || isTerminal(now->state)) {
             drain();
             if (now)
-                std::fprintf(stderr, "parallax: run %lld %s%s%s\n", static_cast<long long>(now->id), now->state.c_str(),
+                std::fprintf(stderr, "parallax: run %lld %s%s%s\n", static_cast<long long>(now->id), runStateName(now->state).c_str(),
                              now->exit_reason.empty() ? "" : ": ", now->exit_reason.c_str());
             return now ? exitCodeForState(now->state) : ExitCode::Error;
         }

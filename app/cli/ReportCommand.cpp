@@ -98,7 +98,7 @@ int reportCommand(const std::string& storePath, const std::string& run, int64_t 
     const RunRecord r = requireRun(store, run);
     const RunReport report = buildRunReport(store, r, store.metrics(r.id, fromStep - 1), fromStep);
     std::printf("run %lld  %s  (%s, %s)\n", static_cast<long long>(r.id), r.name.c_str(), r.layout.c_str(),
-                r.state.c_str());
+                runStateName(r.state).c_str());
     if (report.steps == 0) {
         std::printf("no step at or after step %lld yet\n", static_cast<long long>(fromStep));
         return 0;

@@ -84,14 +84,15 @@ void printFailedRank(const RunRecord& r) {
 }
 
 void printState(const RunStore& store, const RunRecord& r) {
-    field("state", r.state);
+    field("state", runStateName(r.state));
     field("reason", r.exit_reason);
     // What the supervisor finds wrong while the run goes (a hang, a straggler), and hosts that do
     // not answer.
     for (const RunAlert& a : store.alerts(r.id))
-        if (a.active) field(a.kind, a.message);
+        if (a.active) field(alertKindName(a.kind), a.message);
     for (const HostStatus& h : store.hostStatuses(r.id))
-        if (h.state != "answering") field("host", h.host + " " + h.state + (h.detail.empty() ? "" : ": " + h.detail));
+        if (h.state != HostState::Answering)
+            field("host", h.host + " " + hostStateName(h.state) + (h.detail.empty() ? "" : ": " + h.detail));
     if (r.exit_code)
         field("exit code", std::to_string(*r.exit_code));
     if (r.state == RunState::Failed)
@@ -107,7 +108,7 @@ void printSlurmJob(const RunStore& store, const RunRecord& r) {
             text += ", place " + std::to_string(job->queue_position) + " in the queue";
         if (!job->nodes.empty())
             text += " on " + job->nodes;
-        if (job->time_left_s >= 0 && !RunState::isTerminal(r.state))
+        if (job->time_left_s >= 0 && !isTerminal(r.state))
             text += ", " + formatDuration(static_cast<double>(job->time_left_s)) + " left";
         field("slurm job", text);
     } else if (const std::optional<RunStartEvent> start = store.runStart(r.id); start && !start->slurm_job.empty()) {
@@ -143,7 +144,7 @@ void printLineage(const RunStore& store, const RunRecord& r) {
         const int64_t first = start ? start->start_step : 0;
         text += (text.empty() ? "" : " -> ") + std::string(id == r.id ? "*" : "") + "run " + std::to_string(id) +
                 " (steps " + std::to_string(first) + "-" + (seg->last_step >= 0 ? std::to_string(seg->last_step) : "") +
-                ", " + seg->state + ")";
+                ", " + runStateName(seg->state) + ")";
     }
     field("lineage", text);
 }

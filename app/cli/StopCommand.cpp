@@ -12,7 +12,7 @@ namespace parallax {
 int stopCommand(const std::string& storePath, const std::string& run, bool wait) {
     RunStore store(storePath);
     const RunRecord r = requireRun(store, run);
-    if (RunState::isTerminal(r.state)) {
+    if (isTerminal(r.state)) {
         std::cout << "run " << r.id << " has already ended (" << r.state << ")" << std::endl;
         return ExitCode::Ok;
     }
@@ -51,7 +51,7 @@ int stopCommand(const std::string& storePath, const std::string& run, bool wait)
         const std::optional<RunRecord> now = store.run(r.id);
         if (!now)
             throw CliError("run " + std::to_string(r.id) + " disappeared from " + store.path());
-        if (RunState::isTerminal(now->state)) {
+        if (isTerminal(now->state)) {
             std::cout << "run " << now->id << " " << now->state
                       << (now->exit_reason.empty() ? "" : ": " + now->exit_reason) << std::endl;
             return exitCodeForState(now->state);

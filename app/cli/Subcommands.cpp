@@ -71,12 +71,18 @@ Handler attachArguments(CLI::App& attach) {
     return [o](const std::string& storePath) { return runCommand(storePath, *o); };
 }
 
+std::vector<std::string> runStateNames() {
+    std::vector<std::string> names;
+    for (const RunState state : runStates()) names.push_back(runStateName(state));
+    return names;
+}
+
 Handler listArguments(CLI::App& ls) {
     auto o = std::make_shared<ListCommandOptions>();
     auto all = std::make_shared<bool>(false);
     ls.add_option("--state", o->states, "Only runs in this state (repeatable)")
         ->allow_extra_args(false)
-        ->check(CLI::IsMember({"queued", "running", "succeeded", "failed", "stopped", "lost"}));
+        ->check(CLI::IsMember(runStateNames()));
     ls.add_option("--match", o->text, "Only runs whose name, model, layout, tags or notes contain this");
     ls.add_option("--limit", o->limit, "At most this many runs")->capture_default_str();
     ls.add_flag("--all", *all, "Every run");

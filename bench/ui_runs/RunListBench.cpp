@@ -42,7 +42,8 @@ double medianMs(const std::function<void()>& setup, const std::function<void()>&
 void fillStore(RunStore& store) {
     const char* kinds[] = {"gpt", "mmdit", "vlm"};
     const char* layouts[] = {"dp8 tp1 pp1 zero0", "dp4 tp2 pp1 zero1", "dp2 tp2 pp2 zero0", "dp16 tp1 pp1 zero3"};
-    const char* states[] = {"succeeded", "succeeded", "succeeded", "failed", "stopped", "lost"};
+    const RunState states[] = {RunState::Succeeded, RunState::Succeeded, RunState::Succeeded,
+                               RunState::Failed,    RunState::Stopped,   RunState::Lost};
     RunSpec spec;
     spec.data.kind = DataKind::Synthetic;
     store.beginTransaction();

@@ -30,7 +30,7 @@ bool AlertCenter::checkHang(Clock::time_point now) {
     if (!hang) {
         if (m_hangSince) {
             m_notices.notice("info", "steps again after the hang named above");
-            raise("hang", m_hangFinding, false);
+            raise(AlertKind::Hang, m_hangFinding, false);
             m_hangSince.reset();
             m_hangMessage.clear();
         }
@@ -44,7 +44,7 @@ bool AlertCenter::checkHang(Clock::time_point now) {
         m_lastHangSaid = now;
     }
     if (hang->message != m_hangMessage)
-        raise("hang", *hang, true);
+        raise(AlertKind::Hang, *hang, true);
     m_hangMessage = hang->message;
     m_hangFinding = *hang;
     if (!m_policy.fail || now - *m_hangSince < m_policy.fail_after || !m_failReason.empty())
@@ -55,7 +55,7 @@ bool AlertCenter::checkHang(Clock::time_point now) {
     m_notices.notice("error", m_failReason);
     HangDetector::Finding failed = *hang;
     failed.message = m_failReason;
-    raise("hang", failed, true);
+    raise(AlertKind::Hang, failed, true);
     return true;
 }
 
@@ -68,15 +68,15 @@ void AlertCenter::checkStraggler(Clock::time_point now) {
         m_stragglerSaidAt = now;
     }
     if (straggler && straggler->message != m_stragglerMessage)
-        raise("straggler", *straggler, true);
+        raise(AlertKind::Straggler, *straggler, true);
     else if (!straggler && !m_stragglerMessage.empty())
-        raise("straggler", m_stragglerFinding, false);
+        raise(AlertKind::Straggler, m_stragglerFinding, false);
     m_stragglerMessage = straggler ? straggler->message : std::string();
     if (straggler)
         m_stragglerFinding = *straggler;
 }
 
-void AlertCenter::raise(const std::string& kind, const HangDetector::Finding& finding, bool active) {
+void AlertCenter::raise(AlertKind kind, const HangDetector::Finding& finding, bool active) {
     RunAlert a;
     a.kind = kind;
     a.message = finding.message;

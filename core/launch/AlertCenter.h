@@ -42,7 +42,7 @@ public:
 private:
     bool checkHang(Clock::time_point now);
     void checkStraggler(Clock::time_point now);
-    void raise(const std::string& kind, const HangDetector::Finding& finding, bool active);
+    void raise(AlertKind kind, const HangDetector::Finding& finding, bool active);
 
     const HangDetector& m_hangs;
     NoticeSink& m_notices;

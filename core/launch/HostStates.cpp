@@ -24,22 +24,26 @@ std::optional<std::string> HostStates::review(const std::vector<HostWatch::Look>
     std::optional<std::string> ended;
     for (const HostWatch::Look& h : hosts) {
         sayIfSshIsSlow(h);
-        const std::string state = h.silent >= timeout ? "lost" : h.silent >= kSilentNotice ? "silent" : "answering";
-        std::string& was = m_states[h.name];
+        const HostState state = h.silent >= timeout        ? HostState::Lost
+                                : h.silent >= kSilentNotice ? HostState::Silent
+                                                            : HostState::Answering;
+        const auto known = m_states.find(h.name);
+        const std::optional<HostState> was =
+            known == m_states.end() ? std::nullopt : std::optional<HostState>(known->second);
         const bool changed = was != state;
-        if (changed && state == "silent")
+        if (changed && state == HostState::Silent)
             m_notices.notice("warn", h.name + " silent for " + std::to_string(h.silent.count() / 1000) + " s (" +
                                          (h.last_error.empty() ? std::string("ssh probes unanswered") : h.last_error) +
                                          "); the run fails if it stays silent for " + std::to_string(m_timeoutS) + " s");
-        if (changed && state == "answering" && !was.empty())
+        if (changed && state == HostState::Answering && was)
             m_notices.notice("info", h.name + " answers again");
         if (changed || recordAll) {
             HostStatus status = h.status;
             status.state = state;
             m_record(status);
         }
-        was = state;
-        if (state == "lost" && !m_lost && mayEnd) {
+        m_states[h.name] = state;
+        if (state == HostState::Lost && !m_lost && mayEnd) {
             m_lost = true;
             ended = h.name + " has not answered for " + std::to_string(h.silent.count() / 1000) + " s (" +
                     m_ranksOn(h.name) + " run there" + (h.last_error.empty() ? std::string() : "; " + h.last_error) +

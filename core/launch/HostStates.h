@@ -32,7 +32,7 @@ public:
     // `mayEnd` (the run is not being stopped already).
     std::optional<std::string> review(const std::vector<HostWatch::Look>& hosts, Clock::time_point now, bool mayEnd);
     // host -> answering | silent | lost, for each host looked at.
-    const std::map<std::string, std::string>& states() const { return m_states; }
+    const std::map<std::string, HostState>& states() const { return m_states; }
 
 private:
     void sayIfSshIsSlow(const HostWatch::Look& h);
@@ -41,7 +41,7 @@ private:
     NoticeSink& m_notices;
     Record m_record;
     RanksOn m_ranksOn;
-    std::map<std::string, std::string> m_states;
+    std::map<std::string, HostState> m_states;
     std::set<std::string> m_slowSshSaid;
     Clock::time_point m_lastRecord;
     bool m_lost = false;

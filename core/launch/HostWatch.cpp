@@ -181,14 +181,13 @@ std::chrono::milliseconds HostWatch::silentFor(const Host& host) const {
 
 std::vector<HostWatch::Look> HostWatch::look() const {
     std::vector<Look> looks;
-    for (const Host& h : m_hosts) looks.push_back({h.name, silentFor(h), h.last_error, h.slowest_ms, status(h, {})});
+    for (const Host& h : m_hosts) looks.push_back({h.name, silentFor(h), h.last_error, h.slowest_ms, status(h)});
     return looks;
 }
 
-HostStatus HostWatch::status(const Host& host, const std::string& state) const {
+HostStatus HostWatch::status(const Host& host) const {
     HostStatus s;
     s.host = host.name;
-    s.state = state;
     const double silent = std::chrono::duration<double>(silentFor(host)).count();
     if (host.signed_once) s.last_answer = wallNow() - std::chrono::duration<double>(Clock::now() - host.last_sign).count();
     s.latency_ms = host.latency_ms;

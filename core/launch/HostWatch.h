@@ -67,7 +67,7 @@ public:
     // How long a probe of `host` may take before it counts as unanswered.
     std::chrono::milliseconds probeLimit(const Host& host) const;
     // The state as the store keeps it: answering, or silent for N s.
-    HostStatus status(const Host& host, const std::string& state) const;
+    HostStatus status(const Host& host) const; // its state is HostStates' to decide
 
     // Each host as it is now, for the supervisor's decisions (HostStates).
     struct Look {

@@ -116,19 +116,26 @@ OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, i
     return result;
 }
 
+std::optional<RunState> endState(const OutputImport& done) {
+    if (!done.run_end) return std::nullopt;
+    const std::optional<RunState> state = runStateNamed(done.run_end->status);
+    if (!state || !isTerminal(*state)) return std::nullopt;
+    return state;
+}
+
 std::string recoverRunOutput(RunStore& store, int64_t runId, const std::string& thisHost) {
     const std::optional<RunRecord> found = store.run(runId);
     if (!found)
         throw std::runtime_error("no run " + std::to_string(runId) + " in " + store.path());
     const RunRecord& run = *found;
     const std::string id = std::to_string(run.id);
-    if (!RunState::isTerminal(run.state) && run.supervisor_pid > 0) {
+    if (!isTerminal(run.state) && run.supervisor_pid > 0) {
         if (run.supervisor_host != thisHost)
-            throw std::runtime_error("run " + id + " is " + run.state + " under a supervisor on " +
+            throw std::runtime_error("run " + id + " is " + runStateName(run.state) + " under a supervisor on " +
                                      run.supervisor_host + " (pid " + std::to_string(run.supervisor_pid) +
                                      "); import it there once that supervisor has ended");
         if (processIsRunning(static_cast<pid_t>(run.supervisor_pid)))
-            throw std::runtime_error("run " + id + " is " + run.state + ": its supervisor (pid " +
+            throw std::runtime_error("run " + id + " is " + runStateName(run.state) + ": its supervisor (pid " +
                                      std::to_string(run.supervisor_pid) + " on " + thisHost +
                                      ") writes its rows itself");
     }
@@ -151,14 +158,15 @@ std::string recoverRunOutput(RunStore& store, int64_t runId, const std::string& 
         said += "; " + std::to_string(found) + " checkpoint(s) found in its folder were recorded";
 
     // A run whose supervisor died before it recorded the end: the output says how it ended.
-    const bool unfinished = run.state == RunState::Lost || !RunState::isTerminal(run.state);
-    if (unfinished && done.run_end && RunState::isTerminal(done.run_end->status)) {
+    const bool unfinished = run.state == RunState::Lost || !isTerminal(run.state);
+    const std::optional<RunState> ended = endState(done);
+    if (unfinished && ended) {
         const std::string reason =
             (done.run_end->reason.empty() ? std::string() : done.run_end->reason + "; ") +
             "recorded from output.log: its supervisor ended before it wrote the run's end";
-        store.finishRun(run.id, done.run_end->status, std::nullopt, reason);
+        store.finishRun(run.id, *ended, std::nullopt, reason);
         said += "; its output shows it " + done.run_end->status + " at step " + std::to_string(done.run_end->step);
-    } else if (!RunState::isTerminal(run.state)) {
+    } else if (!isTerminal(run.state)) {
         store.finishRun(run.id, RunState::Lost, std::nullopt,
                         "its supervisor (pid " + std::to_string(run.supervisor_pid) + " on " + run.supervisor_host +
                             ") is no longer running and its output does not show the run's end");

@@ -27,6 +27,10 @@ struct OutputImport {
 // std::runtime_error when the file cannot be read, StoreError when the store refuses the rows.
 OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, int64_t to = -1);
 
+// How the imported output says the run ended (its run_end's status): a final state, or nullopt
+// without a run_end or with a status that names none.
+std::optional<RunState> endState(const OutputImport& done);
+
 // What `parallax-cli import RUN` and a supervisor at start do for a run whose supervisor is gone:
 // imports what output.log holds past the stored offset and, for a run recorded as lost whose
 // output shows how it ended, records that end. Returns one line saying what was done. Throws

@@ -60,16 +60,16 @@ std::string importOne(RunStore& store, const fs::path& dir) {
     const OutputImport done = importOutput(store, *run, 0);
     const size_t checkpoints = recordCheckpointsOnDisk(store, *run);
     const double ended = modified(dir / "output.log");
-    std::string state = RunState::Lost;
+    RunState state = RunState::Lost;
     std::string reason = "imported from " + dir.string() + "; its output does not show how it ended";
-    if (done.run_end && RunState::isTerminal(done.run_end->status)) {
-        state = done.run_end->status;
+    if (const std::optional<RunState> ended = endState(done)) {
+        state = *ended;
         reason = (done.run_end->reason.empty() ? std::string() : done.run_end->reason + "; ") + "imported from " +
                  dir.string();
     }
     store.finishRun(id, state, std::nullopt, reason, ended);
     return dir.string() + ": run " + std::to_string(id) + " (" + nr.name + "), " + std::to_string(done.rows) +
-           " row(s), " + std::to_string(checkpoints) + " checkpoint(s), " + state;
+           " row(s), " + std::to_string(checkpoints) + " checkpoint(s), " + runStateName(state);
 }
 
 } // namespace

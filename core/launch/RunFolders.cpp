@@ -124,7 +124,7 @@ std::vector<std::string> RunFolders::migrateEarlierLayout() {
         const fs::path old = earlierFolder(m_store.path(), run.id);
         if (run.run_dir != old.string())
             continue;
-        if (!RunState::isTerminal(run.state)) {
+        if (!isTerminal(run.state)) {
             complete = false; // its supervisor still writes there; moved at a later start
             continue;
         }

@@ -19,7 +19,7 @@ std::string stoppedOnRequest(const RunEndFacts& f) {
 bool stoppedByTimeLimit(const RunEndFacts& f) {
     const LaunchSpec& l = f.spec.launch;
     return f.stop_phase == StopPhase::None && l.target == Target::Slurm && !l.time_limit.empty() &&
-           l.signal_margin_s > 0 && f.run_end && f.run_end->status == RunState::Stopped;
+           l.signal_margin_s > 0 && f.run_end && f.run_end->status == runStateName(RunState::Stopped);
 }
 
 std::string checkpointSaid(const RunEndFacts& f) {
@@ -32,8 +32,12 @@ std::string checkpointSaid(const RunEndFacts& f) {
 // where the ranks gave one (a batch job's ranks say only that they stopped).
 RunOutcome reportedByTheRanks(const RunEndFacts& f, bool stopOverrides) {
     RunOutcome o;
-    o.state = f.run_end->status;
+    const std::optional<RunState> said = runStateNamed(f.run_end->status);
+    o.state = said && isTerminal(*said) ? *said : RunState::Failed;
     o.reason = f.run_end->reason;
+    if (!said || !isTerminal(*said))
+        o.reason = "the worker reported the run's end as '" + f.run_end->status + "', which is no final state" +
+                   (o.reason.empty() ? std::string() : ": " + o.reason);
     const bool stoppedAsAsked = o.state == RunState::Stopped && f.stop_phase != StopPhase::None;
     if (stoppedAsAsked && (stopOverrides || o.reason.empty()))
         o.reason = stoppedOnRequest(f);
@@ -43,7 +47,7 @@ RunOutcome reportedByTheRanks(const RunEndFacts& f, bool stopOverrides) {
 }
 
 std::string launcherFailed(const RunEndFacts& f, int status, bool clean) {
-    const bool rankReportedWhy = f.run_end && f.run_end->status == RunState::Failed && !f.run_end->reason.empty();
+    const bool rankReportedWhy = f.run_end && f.run_end->status == runStateName(RunState::Failed) && !f.run_end->reason.empty();
     if (rankReportedWhy && (!f.failure || f.failure->kind == LauncherFailure::Kind::ExitCode ||
                             f.failure->kind == LauncherFailure::Kind::Abort)) {
         // The ranks ended on an error they reported themselves (and exited or aborted after it):
@@ -175,7 +179,7 @@ RunOutcome decideBatchOutcome(const RunEndFacts& f) {
         return o;
     }
     o.state = RunState::Failed;
-    if (f.run_end && f.run_end->status == RunState::Failed && !f.run_end->reason.empty())
+    if (f.run_end && f.run_end->status == runStateName(RunState::Failed) && !f.run_end->reason.empty())
         o.reason = f.run_end->reason + "; ";
     if (!end)
         o.reason += "the ranks did not report the end of the run";
@@ -196,7 +200,7 @@ RunOutcome planContinuation(RunOutcome o, const RunEndFacts& f, const Continuati
         !c.cluster_hosts || !f.hang_fail_reason.empty() ||
         (f.stop_phase != StopPhase::None && f.host_lost_reason.empty()))
         return o;
-    if (f.host_lost_reason.empty() && f.run_end && f.run_end->status == RunState::Failed)
+    if (f.host_lost_reason.empty() && f.run_end && f.run_end->status == runStateName(RunState::Failed))
         return o; // the ranks failed on an error of their own: it would fail again
     const std::string why = "; launch.on_host_failure = \"resume\": ";
     if (c.restarts_done >= l.max_restarts) {
@@ -209,7 +213,7 @@ RunOutcome planContinuation(RunOutcome o, const RunEndFacts& f, const Continuati
         const std::optional<HostSlots> h = parseHostSlots(entry);
         const std::string name = h ? h->name : entry;
         const auto state = c.host_states.find(name);
-        if (state != c.host_states.end() && state->second != "answering")
+        if (state != c.host_states.end() && state->second != HostState::Answering)
             lost.push_back(name);
         else
             answering.push_back(entry);

@@ -16,7 +16,7 @@ namespace parallax {
 
 // How a run ended: its state (RunState), the launcher's exit code and the reason a person reads.
 struct RunOutcome {
-    std::string state;
+    RunState state = RunState::Failed;
     std::optional<int> exit_code;
     std::string reason;
 };
@@ -51,7 +51,7 @@ RunOutcome decideBatchOutcome(const RunEndFacts& facts);
 // What launch.on_host_failure = "resume" needs beyond the end: the hosts and how each was last.
 struct ContinuationFacts {
     std::optional<std::vector<std::string>> cluster_hosts; // the profile's entries ("name:slots")
-    std::map<std::string, std::string> host_states;       // host -> answering | silent | lost
+    std::map<std::string, HostState> host_states;
     int64_t restarts_done = 0;
     std::optional<int64_t> parent_run; // the run this one resumed, and from where
     std::string resume_dir;

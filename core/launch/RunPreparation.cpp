@@ -151,20 +151,20 @@ void RunPreparation::checkHosts(PreparedRun& run) {
 // the first and write into the same checkpoints.
 void RunPreparation::requireEnded(const RunRecord& parent) const {
     const std::string id = std::to_string(parent.id);
-    if (!RunState::isTerminal(parent.state) && parent.supervisor_pid > 0) {
+    if (!isTerminal(parent.state) && parent.supervisor_pid > 0) {
         if (parent.supervisor_host != m_host)
-            throw std::runtime_error("run " + id + " is " + parent.state + " under a supervisor on " +
+            throw std::runtime_error("run " + id + " is " + runStateName(parent.state) + " under a supervisor on " +
                                      parent.supervisor_host + " (pid " + std::to_string(parent.supervisor_pid) +
                                      "); stop it there first (parallax-cli stop " + id + ")");
         if (pidAlive(parent.supervisor_pid))
-            throw std::runtime_error("run " + id + " is still " + parent.state + " (supervisor pid " +
+            throw std::runtime_error("run " + id + " is still " + runStateName(parent.state) + " (supervisor pid " +
                                      std::to_string(parent.supervisor_pid) + " on " + m_host +
                                      "); stop it first: parallax-cli stop " + id);
     }
     if (!parent.run_dir.empty()) {
         const std::vector<std::string> alive = processesOfRunFolder(parent.run_dir);
         if (!alive.empty())
-            throw std::runtime_error("run " + id + " is " + parent.state + " but processes of it still run on " +
+            throw std::runtime_error("run " + id + " is " + runStateName(parent.state) + " but processes of it still run on " +
                                      m_host + ": " + joined(alive) + "; end them (kill PID) before resuming it");
     }
 }
@@ -178,8 +178,8 @@ AttachedRun RunPreparation::attach(int64_t id) {
     if (!j || j->mode != "batch" || j->job_id.empty())
         throw std::runtime_error(name + " is not in a Slurm batch job (launch.slurm_mode = \"batch\"); only such a "
                                  "job goes on without its supervisor, to be followed again");
-    if (RunState::isTerminal(r->state) && r->state != RunState::Lost)
-        throw std::runtime_error(name + " has already ended (" + r->state + ")");
+    if (isTerminal(r->state) && r->state != RunState::Lost)
+        throw std::runtime_error(name + " has already ended (" + runStateName(r->state) + ")");
     if (r->supervisor_pid > 0 && r->state != RunState::Lost) {
         if (r->supervisor_host != m_host)
             throw std::runtime_error(name + " is followed by a supervisor on " + r->supervisor_host + " (pid " +

@@ -85,7 +85,7 @@ std::optional<int64_t> parseSlurmDuration(const std::string& text) {
 
 const std::vector<SlurmEndState>& slurmEndStates() {
     static const std::vector<SlurmEndState> states = {
-        {"COMPLETED", "", "the job completed"},
+        {"COMPLETED", std::nullopt, "the job completed"},
         {"FAILED", RunState::Failed, "the job failed"},
         {"TIMEOUT", RunState::Failed, "the job reached its time limit"},
         {"PREEMPTED", RunState::Failed, "the job was preempted"},

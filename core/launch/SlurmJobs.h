@@ -20,7 +20,7 @@ std::optional<int64_t> parseSlurmDuration(const std::string& text);
 // What a Slurm job state means for the run in it: one row per state Slurm ends a job in.
 struct SlurmEndState {
     const char* state;     // Slurm's name (COMPLETED, TIMEOUT, ...)
-    const char* run_state; // the run's state it maps to (RunState), "" for COMPLETED: the ranks' run_end decides
+    std::optional<RunState> run_state; // what the run becomes; none for COMPLETED: the ranks' run_end decides
     const char* says;      // what it means, for the run's reason
 };
 const std::vector<SlurmEndState>& slurmEndStates();

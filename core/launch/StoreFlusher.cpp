@@ -68,7 +68,7 @@ void StoreFlusher::onDamaged(const std::string& what) {
 }
 
 StoreDamaged StoreFlusher::damagedError(const RunOutcome& o) const {
-    return StoreDamaged(m_damage + ". Run " + std::to_string(m_runId) + " " + o.state +
+    return StoreDamaged(m_damage + ". Run " + std::to_string(m_runId) + " " + runStateName(o.state) +
                         (o.reason.empty() ? std::string() : " (" + o.reason + ")") +
                         "; none of it after the damage was recorded: its spec and whole output are in " + m_runDir +
                         ", which parallax-cli --store NEW.db import " + m_runDir + " brings into a new store");
@@ -170,7 +170,7 @@ RunRecord StoreFlusher::finishRun(const RunOutcome& o, double endedAt, const std
                           << m_runId << "\n";
             told = true;
             if (stopRequested())
-                throw StoreError("run " + std::to_string(m_runId) + " " + o.state + ", but its rows and its end "
+                throw StoreError("run " + std::to_string(m_runId) + " " + runStateName(o.state) + ", but its rows and its end "
                                  "were not written to " + m_store.path() + " (" + e.what() + "); they are in " +
                                  m_runDir + "/output.log: run parallax-cli import " + std::to_string(m_runId) +
                                  " once the store takes writes again");

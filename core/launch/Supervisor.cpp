@@ -500,7 +500,7 @@ struct Supervisor::State : LaunchControl {
         }
         const double endedAt = wallNow(); // not when a busy store took the end
         notice(o.state == RunState::Failed ? "error" : "info",
-               "run " + o.state + (o.reason.empty() ? std::string() : ": " + o.reason) +
+               "run " + runStateName(o.state) + (o.reason.empty() ? std::string() : ": " + o.reason) +
                    (o.exit_code ? " (launcher exit code " + std::to_string(*o.exit_code) + ")" : std::string()));
         closeOutputLog();
         return flusher->finishRun(o, endedAt, [this] { return stops.takeRequest(); });

@@ -2,6 +2,7 @@
 
 #include "core/spec/ChoiceLabels.h"
 
+#include <iterator>
 #include <stdexcept>
 
 namespace parallax {
@@ -16,84 +17,73 @@ struct Named {
     const char* label;
 };
 
-// Each choice once, in the enum's order: a new value is a row here and its enum value.
+// Each choice once, in the enum's order: a new value is a row here and its enum value (and
+// kChoiceCount, against which the rows are counted at compile time).
 template <class E>
-const std::vector<Named>& table();
+struct Table;
 template <>
-const std::vector<Named>& table<Schedule>() {
-    static const std::vector<Named> t = {{"gpipe", "GPipe"}, {"1f1b", "1F1B"}, {"interleaved", "interleaved 1F1B"}, {"zb1", "zero bubble (ZB-H1)"}};
-    return t;
-}
+struct Table<Schedule> {
+    static constexpr Named rows[] = {{"gpipe", "GPipe"}, {"1f1b", "1F1B"}, {"interleaved", "interleaved 1F1B"}, {"zb1", "zero bubble (ZB-H1)"}};
+};
 template <>
-const std::vector<Named>& table<Precision>() {
-    static const std::vector<Named> t = {{"fp32", "fp32"}, {"bf16", "bf16 (cuda)"}};
-    return t;
-}
+struct Table<Precision> {
+    static constexpr Named rows[] = {{"fp32", "fp32"}, {"bf16", "bf16 (cuda)"}};
+};
 template <>
-const std::vector<Named>& table<Device>() {
-    static const std::vector<Named> t = {{"cpu", "CPU"}, {"cuda", "CUDA GPU"}};
-    return t;
-}
+struct Table<Device> {
+    static constexpr Named rows[] = {{"cpu", "CPU"}, {"cuda", "CUDA GPU"}};
+};
 template <>
-const std::vector<Named>& table<Target>() {
-    static const std::vector<Named> t = {{"local", "this machine"}, {"hosts", "hosts (mpirun --host)"}, {"slurm", "Slurm (srun)"}};
-    return t;
-}
+struct Table<Target> {
+    static constexpr Named rows[] = {{"local", "this machine"}, {"hosts", "hosts (mpirun --host)"}, {"slurm", "Slurm (srun)"}};
+};
 template <>
-const std::vector<Named>& table<DataKind>() {
-    static const std::vector<Named> t = {{"synthetic", "synthetic (generated)"},
+struct Table<DataKind> {
+    static constexpr Named rows[] = {{"synthetic", "synthetic (generated)"},
         {"fashion-mnist", "fashion-mnist (IDX files)"},
         {"text", "text (file or folder of .txt)"},
         {"image-folder", "image-folder (images + captions)"},
         {"conversations", "conversations (chats with images: LLaVA, ShareGPT, messages)"}};
-    return t;
-}
+};
 template <>
-const std::vector<Named>& table<Bind>() {
-    static const std::vector<Named> t = {{"none", "nothing"}, {"core", "cores"}, {"socket", "sockets"}};
-    return t;
-}
+struct Table<Bind> {
+    static constexpr Named rows[] = {{"none", "nothing"}, {"core", "cores"}, {"socket", "sockets"}};
+};
 template <>
-const std::vector<Named>& table<SlurmMode>() {
-    static const std::vector<Named> t = {{"srun", "srun (ends with the supervisor)"}, {"batch", "sbatch (outlives the supervisor)"}};
-    return t;
-}
+struct Table<SlurmMode> {
+    static constexpr Named rows[] = {{"srun", "srun (ends with the supervisor)"}, {"batch", "sbatch (outlives the supervisor)"}};
+};
 template <>
-const std::vector<Named>& table<OnHang>() {
-    static const std::vector<Named> t = {{"wait", "name it and wait"}, {"fail", "fail the run after the timeout"}};
-    return t;
-}
+struct Table<OnHang> {
+    static constexpr Named rows[] = {{"wait", "name it and wait"}, {"fail", "fail the run after the timeout"}};
+};
 template <>
-const std::vector<Named>& table<OnHostFailure>() {
-    static const std::vector<Named> t = {{"fail", "fail the run"}, {"resume", "resume on the hosts left"}};
-    return t;
-}
+struct Table<OnHostFailure> {
+    static constexpr Named rows[] = {{"fail", "fail the run"}, {"resume", "resume on the hosts left"}};
+};
 template <>
-const std::vector<Named>& table<StageSplit>() {
-    static const std::vector<Named> t = {{"flops", "by FLOPs"}, {"profile", "by measured time (probe first)"}};
-    return t;
-}
+struct Table<StageSplit> {
+    static constexpr Named rows[] = {{"flops", "by FLOPs"}, {"profile", "by measured time (probe first)"}};
+};
 template <>
-const std::vector<Named>& table<OnBadSample>() {
-    static const std::vector<Named> t = {{"fail", "fail the run, naming it"}, {"skip", "skip it and count it"}};
-    return t;
-}
+struct Table<OnBadSample> {
+    static constexpr Named rows[] = {{"fail", "fail the run, naming it"}, {"skip", "skip it and count it"}};
+};
 template <>
-const std::vector<Named>& table<FinetuneMode>() {
-    static const std::vector<Named> t = {{"full", "full (every weight not frozen)"}, {"lora", "LoRA adapters"}};
-    return t;
-}
+struct Table<FinetuneMode> {
+    static constexpr Named rows[] = {{"full", "full (every weight not frozen)"}, {"lora", "LoRA adapters"}};
+};
 template <>
-const std::vector<Named>& table<OnTruncate>() {
-    static const std::vector<Named> t = {{"drop", "drop the sample and count it"}, {"fail", "refuse the run"}};
-    return t;
-}
+struct Table<OnTruncate> {
+    static constexpr Named rows[] = {{"drop", "drop the sample and count it"}, {"fail", "refuse the run"}};
+};
 
 template <class E>
 const std::vector<std::string>& namesOf() {
+    static_assert(std::size(Table<E>::rows) == kChoiceCount<E>, "a choice's table has a row per value of its enum");
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v;
-        for (const Named& n : table<E>()) v.push_back(n.name);
+        for (const Named& n : Table<E>::rows) v.push_back(n.name);
         return v;
     }();
     return names;
@@ -103,7 +93,7 @@ template <class E>
 const std::vector<std::string>& labelsOf() {
     static const std::vector<std::string> labels = [] {
         std::vector<std::string> v;
-        for (const Named& n : table<E>()) v.push_back(n.label);
+        for (const Named& n : Table<E>::rows) v.push_back(n.label);
         return v;
     }();
     return labels;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,26 @@ enum class StageSplit { Flops, Profile };
 enum class OnBadSample { Fail, Skip };
 enum class FinetuneMode { Full, Lora };
 enum class OnTruncate { Drop, Fail };
+
+// How many values each choice has. A table that mirrors one of these enums (its names and labels,
+// a kind's row, a builder) is checked against it at compile time: a value added here without its
+// row, or a row without its value, does not build.
+template <class E>
+inline constexpr size_t kChoiceCount = 0;
+template <> inline constexpr size_t kChoiceCount<ModelKind> = 5;
+template <> inline constexpr size_t kChoiceCount<Schedule> = 4;
+template <> inline constexpr size_t kChoiceCount<Precision> = 2;
+template <> inline constexpr size_t kChoiceCount<Device> = 2;
+template <> inline constexpr size_t kChoiceCount<Target> = 3;
+template <> inline constexpr size_t kChoiceCount<DataKind> = 5;
+template <> inline constexpr size_t kChoiceCount<Bind> = 3;
+template <> inline constexpr size_t kChoiceCount<SlurmMode> = 2;
+template <> inline constexpr size_t kChoiceCount<OnHang> = 2;
+template <> inline constexpr size_t kChoiceCount<OnHostFailure> = 2;
+template <> inline constexpr size_t kChoiceCount<StageSplit> = 2;
+template <> inline constexpr size_t kChoiceCount<OnBadSample> = 2;
+template <> inline constexpr size_t kChoiceCount<FinetuneMode> = 2;
+template <> inline constexpr size_t kChoiceCount<OnTruncate> = 2;
 
 template <class E>
 const std::vector<std::string>& choiceNames();

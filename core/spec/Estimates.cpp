@@ -3,6 +3,7 @@
 #include "core/spec/CheckedMath.h"
 #include "core/spec/FinetunePlan.h"
 #include "core/spec/ModelKinds.h"
+#include "core/spec/ScheduleInfo.h"
 #include "core/spec/SpecLimits.h"
 #include "core/spec/StagePartition.h"
 
@@ -147,9 +148,8 @@ double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, i
     // forward-plus-backward rounds, 3 (p - 1) units, and ZB-H1 fills two of its three with the
     // weight-gradient passes, leaving p - 1 units. Both as the idle share of the step's window, as
     // PipelineBubbles measures it.
-    if (schedule == Schedule::ZeroBubble) return (p - 1) / (3 * m + p - 1);
-    const double v = schedule == Schedule::Interleaved ? double(std::max<int64_t>(1, virtualStages)) : 1.0;
-    return (p - 1) / (v * m + p - 1);
+    const double work = double(scheduleInfo(schedule).fill) * double(modelChunks(schedule, virtualStages)) * m;
+    return (p - 1) / (work + p - 1);
 }
 
 int64_t pipelineBlocks(const ModelDims& dims) {
@@ -158,8 +158,8 @@ int64_t pipelineBlocks(const ModelDims& dims) {
 
 std::vector<int> pipelineUnitBounds(const RunSpec& spec, const ModelDims& dims) {
     const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
-    const bool interleaved = spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1;
-    const int64_t pieces = interleaved ? saturatingMul(pp, spec.parallel.virtual_stages) : pp;
+    const bool interleaved = runsModelChunks(spec.parallel.schedule, spec.parallel.virtual_stages);
+    const int64_t pieces = saturatingMul(pp, modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages));
     std::vector<UnitInfo> info;
     for (const Unit& u : buildUnits(dims)) info.push_back({u.block, u.flops});
     // More pieces than units can never be placed (and would not fit partitionUnits' int).
@@ -183,37 +183,24 @@ std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) 
     return blocks;
 }
 
-Estimates estimate(const RunSpec& spec) {
-    const ModelDims d = resolveModel(spec);
-    requireUsableLayout(spec);
-    const std::vector<Unit> units = buildUnits(d, spec.finetune);
+namespace {
 
-    Estimates e;
-    e.params = unitParameters(units, false);
-    e.trainable_params = unitParameters(units, true);
-    for (const Unit& u : units)
-        e.adapter_params = saturatingAdd(e.adapter_params, saturatingAdd(u.adapterSplit, u.adapterReplicated));
-    const double tokens = double(d.tokensPerSample());
-    e.flops_per_sample = 3 * forwardFlopsPerSample(d);
-    e.flops_per_token = tokens > 0 ? e.flops_per_sample / tokens : 0;
-    e.tokens_per_step = saturatingMul(std::max<int64_t>(0, spec.train.global_batch), d.tokensPerSample());
+// The layout numbers a stage's memory depends on.
+struct StageLayout {
+    int64_t pp, tp, dp, zero, chunks, m;
+};
 
-    const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
-    const int64_t tp = std::max<int64_t>(1, spec.parallel.tp);
-    const int64_t dp = std::max<int64_t>(1, spec.parallel.dp);
-    const int64_t zero = std::clamp<int64_t>(spec.parallel.zero, 0, 3);
-    const bool interleaved = spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1;
-    const int64_t v = interleaved ? spec.parallel.virtual_stages : 1;
-    const int64_t m = microBatchesPerStep(spec);
-    const bool zeroBubble = spec.parallel.schedule == Schedule::ZeroBubble;
-    e.bubble = pipelineBubble(pp, m,
-                              interleaved  ? Schedule::Interleaved
-                              : zeroBubble ? Schedule::ZeroBubble
-                                           : Schedule::OneFOneB,
-                              v);
+StageLayout stageLayout(const RunSpec& spec) {
+    return {std::max<int64_t>(1, spec.parallel.pp), std::max<int64_t>(1, spec.parallel.tp),
+            std::max<int64_t>(1, spec.parallel.dp), std::clamp<int64_t>(spec.parallel.zero, 0, 3),
+            modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages), microBatchesPerStep(spec)};
+}
 
-    // Units to pipeline stages exactly as the trainer places them (pipelineUnitBounds); a layout the
-    // validator refuses falls back to everything on stage 0, the only stage estimated then.
+// What each pipeline stage holds: units to stages exactly as the trainer places them
+// (pipelineUnitBounds); a layout the validator refuses falls back to everything on stage 0, the only
+// stage estimated then.
+std::vector<StageLoad> stageLoads(const RunSpec& spec, const ModelDims& d, const std::vector<Unit>& units,
+                                  const StageLayout& l) {
     std::vector<int> bounds;
     try {
         bounds = pipelineUnitBounds(spec, d);
@@ -221,7 +208,7 @@ Estimates estimate(const RunSpec& spec) {
         bounds = {0, static_cast<int>(units.size())};
     }
     const int64_t pieces = static_cast<int64_t>(bounds.size()) - 1;
-    const int64_t stages = std::min(pp, pieces);
+    const int64_t stages = std::min(l.pp, pieces);
     std::vector<StageLoad> loads(static_cast<size_t>(stages));
     size_t piece = 0;
     // A published model's units before the first one that trains keep nothing for backward: no
@@ -237,64 +224,85 @@ Estimates estimate(const RunSpec& spec) {
         s.frozenReplicated += double(u.frozenReplicated);
         s.trainableSplit += double(trainableSplit(u));
         s.trainableReplicated += double(trainableReplicated(u));
-        s.largestUnitParams = std::max(s.largestUnitParams, double(u.split) / double(tp) + double(u.replicated));
+        s.largestUnitParams = std::max(s.largestUnitParams, double(u.split) / double(l.tp) + double(u.replicated));
         s.boundary = std::max(s.boundary, u.input);
         gradientFlows = gradientFlows || trainableSplit(u) + trainableReplicated(u) > 0;
         if (!gradientFlows) continue;
-        const double acts = u.actReplicated + u.actSplit / double(tp);
+        const double acts = u.actReplicated + u.actSplit / double(l.tp);
         s.activations += acts;
         s.inputs += u.input;
         s.largestUnitActivations = std::max(s.largestUnitActivations, acts);
     }
+    return loads;
+}
 
+// The micro-batches whose activations pipeline stage `stage` holds at once, by schedule (in doubles:
+// m can be as large as train.global_batch).
+double inFlightMicroBatches(const RunSpec& spec, const StageLayout& l, int64_t stage) {
+    if (l.pp <= 1) return 1;
+    const double md = double(l.m), ppd = double(l.pp), vd = double(l.chunks);
+    const double later = ppd - double(stage); // this stage and the ones after it
+    if (spec.parallel.schedule == Schedule::GPipe) return md;
+    if (l.chunks > 1) return std::min(md * vd, 2 * (later - 1) + (vd - 1) * ppd + 1) / vd;
+    // Forwards in flight as 1f1b, plus micro-batches whose weight gradients wait: zb1 holds at most p
+    // of both together on every stage.
+    if (spec.parallel.schedule == Schedule::ZeroBubble) return std::min(md, ppd);
+    return std::min(md, later);
+}
+
+MemoryEstimate stageMemory(const RunSpec& spec, const StageLayout& l, const StageLoad& s, int64_t stage) {
     const bool bf16 = spec.train.precision == Precision::Bf16;
     const double weightBytes = bf16 ? 6.0 : 4.0;  // fp32 master (+ bf16 copy)
     const double computeBytes = bf16 ? 2.0 : 4.0; // activations, gathered weights
     const double microBatch = double(std::max<int64_t>(1, spec.train.micro_batch));
     const bool checkpointing = spec.train.activation_checkpointing;
-    const double md = double(m), ppd = double(pp), vd = double(v);
+    const double tp = double(l.tp), dp = double(l.dp);
+    MemoryEstimate mem;
+    const double local = s.split / tp + s.replicated;
+    const double localFrozen = s.frozenSplit / tp + s.frozenReplicated;
+    const double localTrainable = s.trainableSplit / tp + s.trainableReplicated;
+    mem.weights = (local * weightBytes + localFrozen * computeBytes) / (l.zero >= 3 ? dp : 1.0);
+    mem.gradients = localTrainable * 4.0 / (l.zero >= 2 ? dp : 1.0);
+    mem.optimizer = localTrainable * 8.0 / (l.zero >= 1 ? dp : 1.0);
 
-    for (int64_t stage = 0; stage < stages; ++stage) {
-        const StageLoad& s = loads[static_cast<size_t>(stage)];
-        MemoryEstimate mem;
-        const double local = s.split / double(tp) + s.replicated;
-        const double localFrozen = s.frozenSplit / double(tp) + s.frozenReplicated;
-        const double localTrainable = s.trainableSplit / double(tp) + s.trainableReplicated;
-        mem.weights = (local * weightBytes + localFrozen * computeBytes) / (zero >= 3 ? double(dp) : 1.0);
-        mem.gradients = localTrainable * 4.0 / (zero >= 2 ? double(dp) : 1.0);
-        mem.optimizer = localTrainable * 8.0 / (zero >= 1 ? double(dp) : 1.0);
+    // A micro-batch whose weight gradients wait (zb1) keeps its Linear layers' inputs and output
+    // gradients, about its whole activations, recomputed ones too: checkpointing saves nothing there.
+    const bool splitBackward = spec.parallel.schedule.known() &&
+                               scheduleInfo(spec.parallel.schedule.value()).splitBackward && l.pp > 1;
+    const double kept = checkpointing && !splitBackward ? s.inputs : s.activations;
+    mem.activations = kept * microBatch * computeBytes * inFlightMicroBatches(spec, l, stage);
+    if (checkpointing) mem.activations += s.largestUnitActivations * microBatch * computeBytes;
 
-        // In doubles: m can be as large as train.global_batch.
-        double inFlight = 1;
-        if (pp > 1) {
-            const double later = ppd - double(stage); // this stage and the ones after it
-            if (spec.parallel.schedule == Schedule::GPipe) {
-                inFlight = md;
-            } else if (interleaved) {
-                const double chunks = std::min(md * vd, 2 * (later - 1) + (vd - 1) * ppd + 1);
-                inFlight = chunks / vd;
-            } else if (zeroBubble) {
-                // Forwards in flight as 1f1b, plus micro-batches whose weight gradients wait: zb1
-                // holds at most p of both together on every stage.
-                inFlight = std::min(md, ppd);
-            } else {
-                inFlight = std::min(md, later);
-            }
-        }
-        // A micro-batch whose weight gradients wait (zb1) keeps its Linear layers' inputs and output
-        // gradients, about its whole activations, recomputed ones too: checkpointing saves nothing there.
-        const double kept = checkpointing && !(zeroBubble && pp > 1) ? s.inputs : s.activations;
-        const double perMicroBatch = kept * microBatch * computeBytes;
-        mem.activations = perMicroBatch * inFlight;
-        if (checkpointing) mem.activations += s.largestUnitActivations * microBatch * computeBytes;
+    // Buckets never hold more than the gradients they carry.
+    if (l.dp > 1) mem.buffers += std::min(2.0 * spec.parallel.bucket_mb * 1024.0 * 1024.0, localTrainable * 4.0);
+    if (l.dp > 1 && l.zero >= 3) mem.buffers += s.largestUnitParams * (2.0 * computeBytes + 4.0);
+    if (l.pp > 1) mem.buffers += 2.0 * s.boundary * microBatch * computeBytes;
+    return mem;
+}
 
-        // Buckets never hold more than the gradients they carry.
-        if (dp > 1) mem.buffers += std::min(2.0 * spec.parallel.bucket_mb * 1024.0 * 1024.0, localTrainable * 4.0);
-        if (dp > 1 && zero >= 3) mem.buffers += s.largestUnitParams * (2.0 * computeBytes + 4.0);
-        if (pp > 1) mem.buffers += 2.0 * s.boundary * microBatch * computeBytes;
+} // namespace
 
-        e.memory_per_stage.push_back(mem);
-    }
+Estimates estimate(const RunSpec& spec) {
+    const ModelDims d = resolveModel(spec);
+    requireUsableLayout(spec);
+    const std::vector<Unit> units = buildUnits(d, spec.finetune);
+
+    Estimates e;
+    e.params = unitParameters(units, false);
+    e.trainable_params = unitParameters(units, true);
+    for (const Unit& u : units)
+        e.adapter_params = saturatingAdd(e.adapter_params, saturatingAdd(u.adapterSplit, u.adapterReplicated));
+    const double tokens = double(d.tokensPerSample());
+    e.flops_per_sample = 3 * forwardFlopsPerSample(d);
+    e.flops_per_token = tokens > 0 ? e.flops_per_sample / tokens : 0;
+    e.tokens_per_step = saturatingMul(std::max<int64_t>(0, spec.train.global_batch), d.tokensPerSample());
+
+    const StageLayout l = stageLayout(spec);
+    e.bubble = pipelineBubble(l.pp, l.m, spec.parallel.schedule.known() ? spec.parallel.schedule.value() : Schedule::OneFOneB,
+                              l.chunks);
+    const std::vector<StageLoad> loads = stageLoads(spec, d, units, l);
+    for (size_t stage = 0; stage < loads.size(); ++stage)
+        e.memory_per_stage.push_back(stageMemory(spec, l, loads[stage], static_cast<int64_t>(stage)));
     e.memory = *std::max_element(e.memory_per_stage.begin(), e.memory_per_stage.end(),
                                  [](const MemoryEstimate& a, const MemoryEstimate& b) { return a.total() < b.total(); });
     return e;

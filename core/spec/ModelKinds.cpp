@@ -3,9 +3,11 @@
 #include "core/spec/CheckedMath.h"
 #include "core/spec/QwenModels.h"
 
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace parallax {
 
@@ -183,7 +185,7 @@ std::vector<UnitEstimate> vlmUnits(const ModelDims& d) {
 // tokenizer; the large presets use a GPT-2 sized vocabulary padded to a multiple of 128. Built on
 // first use: specs held in static variables elsewhere read the kinds' names while they initialize.
 const std::vector<ModelKindInfo>& kinds() {
-    static const std::vector<ModelKindInfo> table = {
+    static const ModelKindInfo rows[] = {
     {ModelKind::Gpt, "gpt", "decoder language model", /*images=*/false, /*vision_tower=*/false,
      /*counts_image_tokens=*/false, Objective::NextToken,
      {{"tiny", gpt(2, 64, 4, 256, 256, 64)},
@@ -215,6 +217,8 @@ const std::vector<ModelKindInfo>& kinds() {
      qwen2Presets(), qwen2Units, /*conversations=*/true, {"qwen2"}, {WeightLayout::Flat}, qwen2Tensors,
      /*trains=*/true},
     };
+    static_assert(std::extent_v<decltype(rows)> == kChoiceCount<ModelKind>, "a row per ModelKind");
+    static const std::vector<ModelKindInfo> table(std::begin(rows), std::end(rows));
     return table;
 }
 

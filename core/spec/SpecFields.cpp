@@ -2,6 +2,7 @@
 
 #include "core/spec/ChoiceLabels.h"
 #include "core/spec/ModelKinds.h"
+#include "core/spec/ScheduleInfo.h"
 #include "core/spec/TomlText.h"
 
 #include <limits>
@@ -102,7 +103,9 @@ std::vector<FieldOption> modelKindOptions() {
     for (size_t i = 0; i < labels.size(); ++i) options.push_back({modelKinds()[i].name, labels[i].c_str()});
     return options;
 }
-bool interleaved(const RunSpec& s) { return s.parallel.schedule == Schedule::Interleaved; }
+bool interleaved(const RunSpec& s) {
+    return s.parallel.schedule.known() && scheduleInfo(s.parallel.schedule.value()).chunked;
+}
 bool dataParallel(const RunSpec& s) { return s.parallel.dp > 1; }
 bool pipelined(const RunSpec& s) { return s.parallel.pp > 1 && !interleaved(s); }
 bool onHosts(const RunSpec& s) { return s.launch.target == Target::Hosts; }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace parallax {
@@ -23,6 +24,24 @@ struct Overloaded : F... {
 };
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
+
+// A non-negative integer: a TOML integer, or the decimal string that values above 2^63 - 1 (which do
+// not fit a TOML integer) are written as; nullopt for anything else.
+std::optional<uint64_t> unsignedValue(const toml::node& node) {
+    if (const auto* i = node.as_integer()) {
+        if (i->get() < 0) return std::nullopt;
+        return static_cast<uint64_t>(i->get());
+    }
+    const auto* s = node.as_string();
+    if (!s) return std::nullopt;
+    const std::string& text = s->get();
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || errno == ERANGE)
+        return std::nullopt;
+    return parsed;
+}
 
 std::vector<std::string> keysOfSection(const std::string& section) {
     RunSpec spec;
@@ -195,24 +214,9 @@ private:
                 },
                 [&](int64_t* v) { *v = integer(node, path); },
                 [&](uint64_t* v) {
-                    if (const auto* i = node.as_integer()) {
-                        if (i->get() < 0) wrong("a non-negative integer");
-                        *v = static_cast<uint64_t>(i->get());
-                        return;
-                    }
-                    // Values above 2^63 - 1 do not fit a TOML integer and are written as a string.
-                    if (const auto* s = node.as_string()) {
-                        const std::string& text = s->get();
-                        errno = 0;
-                        char* end = nullptr;
-                        const unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
-                        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
-                            *end == '\0' && errno != ERANGE) {
-                            *v = parsed;
-                            return;
-                        }
-                    }
-                    wrong("a non-negative integer");
+                    const std::optional<uint64_t> value = unsignedValue(node);
+                    if (!value) wrong("a non-negative integer");
+                    *v = *value;
                 },
                 [&](double* v) {
                     if (const auto* f = node.as_floating_point()) *v = f->get();

@@ -9,6 +9,8 @@
 #include "core/spec/FinetuneChecks.h"
 #include "core/spec/IssueList.h"
 #include "core/spec/LaunchChecks.h"
+#include "core/spec/MachineChecks.h"
+#include "core/spec/ScheduleInfo.h"
 #include "core/spec/LauncherOptions.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/ModelKinds.h"
@@ -38,12 +40,6 @@ std::string inQuotes(const std::string& s) { return tomlString(s); }
 std::string inQuotes(const ChoiceField& c) { return tomlString(c.name()); }
 std::string inQuotes(ModelKind k) { return tomlString(choiceName(k)); }
 
-// A local run may put this many ranks (and threads) on each core before it is an error: beyond it
-// every rank mostly waits for a core, and a typo of an extra digit is far past it.
-constexpr int64_t kMostPerCore = 4;
-// An estimate above this share of the memory a run has leaves too little for LibTorch, MPI and the
-// rest of the machine (the estimate counts only the training state).
-constexpr double kMemoryWarnShare = 0.8;
 // Adam-style optimizers train at 1e-4 to 1e-2; a rate above 1 moves every weight by more than its
 // own size each step (a typo of the exponent, 3e4 for 3e-4), and the loss diverges.
 constexpr double kMostUsableLr = 1.0;
@@ -104,7 +100,8 @@ public:
         checkParallel();
         m_out.add(launchIssues(s));
         checkTelemetry();
-        if (m_machine && s.launch.target == Target::Local) checkMachine();
+        if (m_machine && s.launch.target == Target::Local)
+            m_out.add(machineIssues(s, *m_machine, m_haveDims && m_dimsUsable ? &d : nullptr, hasErrors(m_out.list)));
         checkUnknownKeys();
         return std::move(m_out.list);
     }
@@ -160,6 +157,20 @@ private:
     // ---- model ---------------------------------------------------------------------------------
 
     void checkModel() {
+        if (!resolveDims()) return;
+        const ModelKindInfo& kind = modelKindInfo(d.kind);
+        bool usable = true;
+        for (const auto& [field, value] : modelDimensionFields(d)) usable &= checkCount(field, value, 1);
+        m_dimsUsable = usable;
+        warnIgnoredModelFields(kind);
+        if (!usable) return;
+        if (publishedModel(kind)) m_out.add(publishedModelIssues(s, d));
+        checkModelDivisibility(kind);
+        checkModelAgainstTp(kind);
+    }
+
+    // The model's dimensions (d); false, with the issue, when the kind, preset or folder gives none.
+    bool resolveDims() {
         try {
             d = resolveModel(s);
             m_haveDims = true;
@@ -176,16 +187,16 @@ private:
                 presets.push_back("custom");
                 error("model.preset", message + didYouMean(s.model.preset, presets), {"model.kind"});
             }
-            return;
+            return false;
         }
+        return true;
+    }
 
+    // Warnings for the model fields the kind does not read.
+    void warnIgnoredModelFields(const ModelKindInfo& kind) {
         const ModelSpec& m = s.model;
-        const ModelKindInfo& kind = modelKindInfo(d.kind);
         const bool image = kind.images;
         const bool vlm = kind.vision_tower;
-        bool usable = true;
-        for (const auto& [field, value] : modelDimensionFields(d)) usable &= checkCount(field, value, 1);
-        m_dimsUsable = usable;
 
         if (!image) {
             for (const auto& [field, value] : {std::pair{"model.image_size", m.image_size}, {"model.channels", m.channels},
@@ -219,15 +230,16 @@ private:
                                             modelKindNames(splitsVisionTower) + "; it is ignored here" +
                                             (published ? " (set finetune.freeze_vision instead)" : ""),
                  {"model.kind"});
-        if (!usable) return;
-        if (published)
-            m_out.add(publishedModelIssues(s, d));
+    }
 
+    // Heads, vision heads and patches that must divide their widths.
+    void checkModelDivisibility(const ModelKindInfo& kind) {
+        const bool image = kind.images;
+        const bool vlm = kind.vision_tower;
         if (d.dim % d.heads != 0)
             error("model.heads", "model.dim = " + num(d.dim) + " is not divisible by model.heads = " + num(d.heads) +
                                      "; use heads among " + divisorList(d.dim) + " (each head is dim / heads wide)",
                   withModel({"model.dim"}));
-        const bool splitTower = splitsVisionTower(kind);
         if (vlm && d.vision_dim % d.vision_heads != 0)
             error("model.vision_heads", "model.vision_dim = " + num(d.vision_dim) +
                                             " is not divisible by model.vision_heads = " + num(d.vision_heads) +
@@ -237,11 +249,15 @@ private:
             error("model.patch", "model.image_size = " + num(d.image_size) + " is not divisible by model.patch = " +
                                      num(d.patch) + "; use patch among " + divisorList(d.image_size),
                   withModel({"model.image_size"}));
+    }
 
+    // Tensor parallelism splits heads, the FFN width and the vocabulary (and a look-alike tower's
+    // heads): a tp that divides all.
+    void checkModelAgainstTp(const ModelKindInfo& kind) {
+        const bool splitTower = splitsVisionTower(kind);
         const int64_t tp = s.parallel.tp;
         // An unusable tp is reported by checkParallel; the model is checked against usable ones.
         if (tp > 1 && countProblem("parallel.tp", tp, 1).empty()) {
-            // Tensor parallelism splits heads, the FFN width and the vocabulary: a tp that divides all.
             int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
             if (splitTower) common = std::gcd(common, d.vision_heads);
             // Each of these issues names the tp that would divide them all.
@@ -450,12 +466,14 @@ private:
                  {"parallel.dp"});
         }
         const bool scheduleOk = checkChoice("parallel.schedule", p.schedule);
-        const bool interleaved = p.schedule == Schedule::Interleaved;
-        const bool zeroBubble = p.schedule == Schedule::ZeroBubble;
+        const ScheduleInfo* info = scheduleOk ? &scheduleInfo(p.schedule.value()) : nullptr;
+        const bool interleaved = info && info->chunked;
+        const bool zeroBubble = info && info->splitBackward;
         const bool vsOk = checkCount("parallel.virtual_stages", p.virtual_stages, 1);
-        if (vsOk && zeroBubble && p.virtual_stages > 1)
+        if (vsOk && info && info->refusesChunks && p.virtual_stages > 1)
             error("parallel.virtual_stages", "parallel.virtual_stages = " + num(p.virtual_stages) +
-                                                 " cannot be used with parallel.schedule = \"zb1\", which runs one "
+                                                 " cannot be used with parallel.schedule = \"" + p.schedule.name() +
+                                                 "\", which runs one "
                                                  "model chunk per stage; set parallel.virtual_stages = 1, or use "
                                                  "parallel.schedule = \"interleaved\" for model chunks",
                   {"parallel.schedule"});
@@ -504,23 +522,35 @@ private:
 
     // pp and virtual_stages are within their limits here.
     void checkPipeline(bool interleaved, bool scheduleOk) {
+        if (interleaved) checkModelChunks();
+        checkBlocksPerStage(interleaved);
+        if (scheduleOk) checkPipelineMicroBatches(interleaved);
+    }
+
+    // What a schedule that runs model chunks needs of the pipeline.
+    void checkModelChunks() {
         const ParallelSpec& p = s.parallel;
         const int64_t pp = p.pp;
         const int64_t v = p.virtual_stages;
-        if (interleaved) {
-            if (pp < 2)
-                error("parallel.schedule", "parallel.schedule = \"interleaved\" needs parallel.pp of 2 or more; use "
-                                           "\"1f1b\" without a pipeline",
-                  {"parallel.pp"});
-            if (v < 2)
-                error("parallel.virtual_stages", "parallel.schedule = \"interleaved\" needs parallel.virtual_stages of 2 "
-                                                 "or more (model chunks per stage)",
-                  {"parallel.schedule"});
-            if (!p.stage_layers.empty())
-                error("parallel.stage_layers", "parallel.stage_layers cannot be used with parallel.schedule = "
-                                               "\"interleaved\" (chunks are split evenly); remove it",
-                  {"parallel.schedule"});
-        }
+        if (pp < 2)
+            error("parallel.schedule", "parallel.schedule = \"interleaved\" needs parallel.pp of 2 or more; use "
+                                       "\"1f1b\" without a pipeline",
+              {"parallel.pp"});
+        if (v < 2)
+            error("parallel.virtual_stages", "parallel.schedule = \"interleaved\" needs parallel.virtual_stages of 2 "
+                                             "or more (model chunks per stage)",
+              {"parallel.schedule"});
+        if (!p.stage_layers.empty())
+            error("parallel.stage_layers", "parallel.stage_layers cannot be used with parallel.schedule = "
+                                           "\"interleaved\" (chunks are split evenly); remove it",
+              {"parallel.schedule"});
+    }
+
+    // The model's blocks over the stages (and chunks).
+    void checkBlocksPerStage(bool interleaved) {
+        const ParallelSpec& p = s.parallel;
+        const int64_t pp = p.pp;
+        const int64_t v = p.virtual_stages;
         if (m_haveDims && m_dimsUsable) {
             const int64_t blocks = pipelineBlocks(d);
             if (interleaved && pp >= 2 && v >= 2) {
@@ -559,10 +589,15 @@ private:
                                                " entries but parallel.pp = " + num(pp) + "; give one block count per stage",
                   {"parallel.pp"});
         }
+    }
 
-        // Pipeline micro-batches are the accumulation steps of one optimizer step.
+    // Pipeline micro-batches are the accumulation steps of one optimizer step.
+    void checkPipelineMicroBatches(bool interleaved) {
+        const ParallelSpec& p = s.parallel;
+        const int64_t pp = p.pp;
+        const int64_t v = p.virtual_stages;
         const int64_t m = s.accumulation();
-        if (pp > 1 && m > 0 && scheduleOk) {
+        if (pp > 1 && m > 0) {
             // The batch of one micro-batch round over the pipeline; may not fit in 64 bits.
             const std::optional<int64_t> round = checkedMul(pp, s.parallel.dp, s.train.micro_batch);
             if (m < pp) {
@@ -638,113 +673,6 @@ private:
                                                   "\"fail\" ends the run)");
         else
             checkCount("telemetry.hang_timeout_s", t.hang_timeout_s, 1);
-    }
-
-    // ---- this machine (launch.target = "local") ------------------------------------------------
-
-    void checkMachine() {
-        const MachineInfo& machine = *m_machine;
-        const LaunchSpec& l = s.launch;
-        if (!layoutUsable()) return;
-        if (l.processes && (*l.processes < 1 || *l.processes > kMaxProcesses)) return;
-        const int64_t ranks = s.processCount();
-        const int64_t cores = machine.cores;
-        const std::vector<std::string> rankFields = {"parallel.dp", "parallel.tp", "parallel.pp", "launch.processes",
-                                                     "launch.target"};
-        std::vector<std::string> threadFields = rankFields;
-        threadFields.back() = "launch.threads_per_rank";
-        if (cores > 0) {
-            const std::string perCore = num(ranks / cores) + (ranks % cores ? "+" : "");
-            if (ranks > kMostPerCore * cores)
-                error("launch.target", "launch.target = \"local\" starts " + num(ranks) +
-                                           " ranks (parallel.dp * tp * pp) on this machine's " + num(cores) +
-                                           " cores, " + perCore + " per core; at most " + num(kMostPerCore * cores) +
-                                           " (" + num(kMostPerCore) +
-                                           " per core) can share them: lower parallel.dp, tp or pp, or use "
-                                           "launch.target = \"hosts\" or \"slurm\"",
-                      rankFields);
-            else if (ranks > cores)
-                warn("launch.target", "launch.target = \"local\" starts " + num(ranks) + " ranks on this machine's " +
-                                          num(cores) + " cores: they take turns on the cores (oversubscribed), so every "
-                                                       "step is slower than the layout's figures suggest; use fewer "
-                                                       "processes (parallel.dp * tp * pp of at most " + num(cores) +
-                                          "), or launch.target = \"hosts\" or \"slurm\"",
-                     rankFields);
-            const int64_t t = l.threads_per_rank;
-            if (t > 0 && countProblem("launch.threads_per_rank", t, 0).empty()) {
-                const int64_t threads = t * ranks; // 2^12 * 2^20 at most
-                if (threads > kMostPerCore * cores)
-                    error("launch.threads_per_rank",
-                          "launch.threads_per_rank = " + num(t) + " x " + num(ranks) + " ranks = " + num(threads) +
-                              " threads on this machine's " + num(cores) + " cores; use at most " +
-                              num(std::max<int64_t>(1, cores / ranks)) +
-                              " (cores / ranks), or 0 to divide the cores among the ranks",
-                          threadFields);
-                else if (threads > cores)
-                    warn("launch.threads_per_rank",
-                         "launch.threads_per_rank = " + num(t) + " x " + num(ranks) + " ranks = " + num(threads) +
-                             " threads on this machine's " + num(cores) +
-                             " cores: they take turns (oversubscribed), so every step runs slowly; use "
-                             "launch.threads_per_rank = " + num(std::max<int64_t>(1, cores / ranks)) +
-                             " (cores / ranks) or 0 to divide the cores among the ranks, or fewer processes",
-                         threadFields);
-            }
-        }
-        checkMachineMemory(ranks);
-    }
-
-    // The estimate is only meaningful for a spec without errors.
-    void checkMachineMemory(int64_t ranks) {
-        if (hasErrors(m_out.list)) return;
-        const MachineInfo& machine = *m_machine;
-        Estimates e;
-        try {
-            e = estimate(s);
-        } catch (const std::exception&) {
-            return;
-        }
-        if (cuda()) {
-            if (!machine.gpu_memory_bytes || *machine.gpu_memory_bytes <= 0) return;
-            const double need = e.memory.total();
-            const double have = double(*machine.gpu_memory_bytes);
-            const std::string what = "launch.device = \"cuda\": the most loaded rank needs an estimated " +
-                                     formatBytes(need) + " of GPU memory and a GPU here has " + formatBytes(have);
-            if (need > have)
-                error("launch.device", what + "; shard the model (parallel.zero, tp, pp), turn on "
-                                              "train.activation_checkpointing or lower train.micro_batch",
-                      memoryFields());
-            else if (need > kMemoryWarnShare * have)
-                warn("launch.device", what + ", which leaves little for LibTorch and NCCL themselves", memoryFields());
-            return;
-        }
-        if (machine.ram_bytes <= 0) return;
-        // Every stage's dp * tp ranks share this machine's memory.
-        double need = 0;
-        for (const MemoryEstimate& stage : e.memory_per_stage)
-            need += stage.total() * double(s.parallel.dp) * double(s.parallel.tp);
-        const double have = double(machine.ram_bytes);
-        const std::string what = "launch.device = \"cpu\": " +
-                                 (ranks == 1 ? std::string("the rank needs an estimated ")
-                                             : "the " + num(ranks) + " ranks need an estimated ") +
-                                 formatBytes(need) + " of memory" + (ranks == 1 ? "" : " together") +
-                                 " (see the estimates) and this machine has " + formatBytes(have);
-        if (need > have)
-            error("launch.device", what + "; use a smaller model or train.micro_batch, or spread it over more "
-                                          "machines (launch.target = \"hosts\" or \"slurm\") with parallel.tp, pp "
-                                          "or zero",
-                  memoryFields());
-        else if (need > kMemoryWarnShare * have)
-            warn("launch.device", what + ", which leaves little for LibTorch, MPI and the rest of the machine",
-                 memoryFields());
-    }
-
-    // What the memory estimate depends on.
-    std::vector<std::string> memoryFields() const {
-        std::vector<std::string> fields = withModel({"train.micro_batch", "train.precision",
-                                                     "train.activation_checkpointing", "parallel.dp", "parallel.tp",
-                                                     "parallel.pp", "parallel.zero", "parallel.stage_layers"});
-        for (const auto& [field, value] : modelDimensionFields(d)) fields.push_back(field);
-        return fields;
     }
 
     // ---- keys this version does not know -------------------------------------------------------

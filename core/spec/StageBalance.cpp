@@ -3,6 +3,7 @@
 #include "core/spec/Estimates.h"
 #include "core/spec/ModelDims.h"
 #include "core/spec/ModelKinds.h"
+#include "core/spec/ScheduleInfo.h"
 #include "core/spec/StagePartition.h"
 
 #include <algorithm>
@@ -62,7 +63,7 @@ StageBalance balanceStages(const RunSpec& spec, const std::vector<MeasuredUnit>&
     if (spec.parallel.pp < 2)
         throw std::invalid_argument("parallel.stage_split = \"profile\" balances pipeline stages, and parallel.pp = " +
                                     std::to_string(spec.parallel.pp) + " has one; set parallel.pp to 2 or more");
-    if (spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1)
+    if (runsModelChunks(spec.parallel.schedule, spec.parallel.virtual_stages))
         throw std::invalid_argument("parallel.stage_split = \"profile\" cannot be used with parallel.schedule = "
                                     "\"interleaved\", which splits the blocks into equal chunks; use \"1f1b\"");
     const ModelDims dims = resolveModel(spec.model);
@@ -96,7 +97,7 @@ RunSpec balanceProbeSpec(const RunSpec& spec, int64_t steps) {
     // Split by FLOPs, given as stage_layers: the probe runs whatever the block count.
     p.parallel.stage_split = StageSplit::Flops;
     p.parallel.stage_layers.clear();
-    if (p.parallel.pp > 1 && !(p.parallel.schedule == Schedule::Interleaved && p.parallel.virtual_stages > 1))
+    if (p.parallel.pp > 1 && !runsModelChunks(p.parallel.schedule, p.parallel.virtual_stages))
         p.parallel.stage_layers = pipelinePieces(p, resolveModel(p.model));
     p.launch.on_host_failure = OnHostFailure::Fail; // a probe that fails has answered
     return p;

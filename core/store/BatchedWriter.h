@@ -108,7 +108,7 @@ private:
     std::optional<RunStartEvent> m_runStart;
     std::map<std::string, HostStatus> m_hostStatus;
     EventTableRows m_tableRows; // events with generated tables
-    std::map<std::string, RunAlert> m_alerts;
+    std::map<AlertKind, RunAlert> m_alerts;
     // The newest step for the run's summary row, its tokens/s the median of the last steps'
     // (StepWindow): the figure the run list and `ls` show.
     std::optional<StepEvent> m_summary;

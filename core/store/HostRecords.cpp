@@ -8,7 +8,7 @@ void HostRecords::setHostStatus(int64_t run, const HostStatus& h) {
         "VALUES (?1,?2,?3,?4,?5,?6,?7)");
     s.bind(1, run);
     s.bind(2, h.host);
-    s.bind(3, h.state);
+    s.bindCopy(3, hostStateName(h.state));
     if (h.last_answer > 0) s.bind(4, h.last_answer);
     else s.bindNull(4);
     if (h.latency_ms >= 0) s.bind(5, h.latency_ms);
@@ -25,9 +25,12 @@ std::vector<HostStatus> HostRecords::hostStatuses(int64_t run) const {
     s.bind(1, run);
     std::vector<HostStatus> out;
     while (s.step()) {
+        // A state a newer version wrote is left out rather than shown as another.
+        const std::optional<HostState> state = hostStateNamed(s.text(1));
+        if (!state) continue;
         HostStatus h;
         h.host = s.text(0);
-        h.state = s.text(1);
+        h.state = *state;
         h.last_answer = s.isNull(2) ? 0 : s.real(2);
         h.latency_ms = s.isNull(3) ? -1 : s.real(3);
         h.detail = s.text(4);

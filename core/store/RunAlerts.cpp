@@ -14,7 +14,7 @@ void RunAlerts::setAlert(int64_t run, const RunAlert& a) {
         "ELSE excluded.since END");
     const double now = a.t > 0 ? a.t : nowSeconds();
     s.bind(1, run);
-    s.bind(2, a.kind);
+    s.bindCopy(2, alertKindName(a.kind));
     s.bind(3, a.message);
     s.bind(4, a.since > 0 ? a.since : now);
     s.bind(5, now);
@@ -36,8 +36,11 @@ std::vector<RunAlert> RunAlerts::alerts(int64_t run) const {
     s.bind(1, run);
     std::vector<RunAlert> out;
     while (s.step()) {
+        // A kind a newer version raised is left out.
+        const std::optional<AlertKind> kind = alertKindNamed(s.text(0));
+        if (!kind) continue;
         RunAlert a;
-        a.kind = s.text(0);
+        a.kind = *kind;
         a.message = s.text(1);
         a.since = s.real(2);
         a.t = s.real(3);

@@ -24,7 +24,12 @@ RunRecord readRun(const SqlStatement& s) {
     RunRecord r;
     r.id = s.int64(0);
     r.name = s.text(1);
-    r.state = s.text(2);
+    const std::string state = s.text(2);
+    const std::optional<RunState> known = runStateNamed(state);
+    if (!known)
+        throw StoreError("run " + std::to_string(r.id) + " is in state '" + state +
+                         "', which this version does not know; open the store with the version that wrote it");
+    r.state = *known;
     r.created_at = s.real(3);
     r.started_at = s.real(4);
     r.ended_at = s.real(5);
@@ -172,7 +177,7 @@ std::vector<RunRecord> RunQueries::listRuns(const RunFilter& filter) const {
     }
     if (!filter.states.empty()) {
         sql += " AND state IN (" + sql::placeholders(filter.states.size()) + ")";
-        for (const auto& st : filter.states) values.emplace_back(st);
+        for (const RunState st : filter.states) values.emplace_back(runStateName(st));
     }
     const std::string dir = filter.descending ? " DESC" : " ASC";
     sql += " ORDER BY " + order + dir + " NULLS LAST";

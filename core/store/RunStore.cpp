@@ -94,7 +94,7 @@ std::optional<int64_t> RunStore::outputOffset(int64_t id) const { return m_parts
 void RunStore::setRunStart(int64_t id, const RunStartEvent& start) { m_parts->runs.setRunStart(id, start); }
 std::optional<RunStartEvent> RunStore::runStart(int64_t id) const { return m_parts->runs.runStart(id); }
 void RunStore::updateSummary(int64_t id, const StepEvent& lastStep) { m_parts->runs.updateSummary(id, lastStep); }
-void RunStore::finishRun(int64_t id, const std::string& state, std::optional<int> exitCode, const std::string& reason,
+void RunStore::finishRun(int64_t id, RunState state, std::optional<int> exitCode, const std::string& reason,
                          double endedAt) {
     m_parts->runs.finishRun(id, state, exitCode, reason, endedAt);
 }

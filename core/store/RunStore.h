@@ -68,9 +68,9 @@ public:
     std::optional<RunStartEvent> runStart(int64_t id) const;
     // last_step, last_loss (a NaN loss reads back as NaN), tokens_per_s, mfu (none when <= 0).
     void updateSummary(int64_t id, const StepEvent& lastStep);
-    // `state` must be final (RunState::isTerminal); sets ended_at to `endedAt` (seconds since the
+    // `state` must be final (isTerminal); sets ended_at to `endedAt` (seconds since the
     // epoch), or to now when it is 0: a writer that waited for the store says when the run ended.
-    void finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
+    void finishRun(int64_t id, RunState state, std::optional<int> exitCode,
                    const std::string& reason, double endedAt = 0);
     // A run brought in from its folder (parallax-cli import DIR): when it started, from its output.
     void setStartedAt(int64_t id, double startedAt);

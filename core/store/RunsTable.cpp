@@ -94,7 +94,7 @@ int64_t RunsTable::createRun(const NewRun& run) {
     SqlStatement& s = m_c.get(
         "INSERT INTO runs (name, spec_toml, state, created_at, model_kind, layout, steps_total, "
         "world_size, parent_run, tags, output_offset) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,0)");
-    const std::string state = RunState::Queued;
+    const std::string& state = runStateName(RunState::Queued);
     const std::string tags = json_lists::text(run.tags);
     s.bind(1, run.name);
     s.bind(2, run.spec_toml);
@@ -168,14 +168,15 @@ void RunsTable::updateSummary(int64_t id, const StepEvent& lastStep) {
     m_c.requireChanged(id, "updateSummary");
 }
 
-void RunsTable::finishRun(int64_t id, const std::string& state, std::optional<int> exitCode,
-                          const std::string& reason, double endedAt) {
-    if (!RunState::isTerminal(state)) {
-        throw StoreError("finishRun: state '" + state + "' is not a final state; use succeeded, failed, stopped or lost");
+void RunsTable::finishRun(int64_t id, RunState state, std::optional<int> exitCode, const std::string& reason,
+                          double endedAt) {
+    if (!isTerminal(state)) {
+        throw StoreError("finishRun: state '" + runStateName(state) +
+                         "' is not a final state; use succeeded, failed, stopped or lost");
     }
     SqlStatement& s = m_c.get("UPDATE runs SET state = ?2, exit_code = ?3, exit_reason = ?4, ended_at = ?5 WHERE id = ?1");
     s.bind(1, id);
-    s.bind(2, state);
+    s.bind(2, runStateName(state));
     if (exitCode) s.bind(3, *exitCode);
     else s.bindNull(3);
     s.bind(4, reason);

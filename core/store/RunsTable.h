@@ -24,7 +24,7 @@ public:
     void setRunStart(int64_t id, const RunStartEvent& start);
     std::optional<RunStartEvent> runStart(int64_t id) const;
     void updateSummary(int64_t id, const StepEvent& lastStep);
-    void finishRun(int64_t id, const std::string& state, std::optional<int> exitCode, const std::string& reason,
+    void finishRun(int64_t id, RunState state, std::optional<int> exitCode, const std::string& reason,
                    double endedAt);
     void setStartedAt(int64_t id, double startedAt);
     // The run's row, and the parent link of the runs resumed from it; throws when there is no such run.

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "core/store/AlertKind.h"
+#include "core/store/HostState.h"
+#include "core/store/RunState.h"
 #include "core/telemetry/Events.h"
 
 #include <cstdint>
@@ -29,18 +32,6 @@ public:
 // its whole output.
 std::string damagedStoreHint(const std::string& path);
 
-// queued -> running -> succeeded | failed | stopped; lost when its supervisor vanished.
-namespace RunState {
-inline constexpr const char* Queued = "queued";
-inline constexpr const char* Running = "running";
-inline constexpr const char* Succeeded = "succeeded";
-inline constexpr const char* Failed = "failed";
-inline constexpr const char* Stopped = "stopped";
-inline constexpr const char* Lost = "lost";
-inline bool isTerminal(const std::string& s) {
-    return s == Succeeded || s == Failed || s == Stopped || s == Lost;
-}
-} // namespace RunState
 
 struct NewRun {
     std::string name;
@@ -57,7 +48,7 @@ struct RunRecord {
     int64_t id = 0;
     std::string name;
     std::string spec_toml;
-    std::string state;
+    RunState state = RunState::Queued;
     double created_at = 0;
     double started_at = 0;     // 0 = not started
     double ended_at = 0;       // 0 = not ended
@@ -86,7 +77,7 @@ struct RunRecord {
 // How a host of a run on hosts answers its supervisor (the supervisor's ssh probes).
 struct HostStatus {
     std::string host;
-    std::string state;        // answering | silent | lost
+    HostState state = HostState::Answering;
     double last_answer = 0;   // seconds since the epoch; 0: never
     double latency_ms = -1;   // of the last probe that answered
     std::string detail;       // e.g. "silent for 12 s" or ssh's complaint
@@ -96,7 +87,7 @@ struct HostStatus {
 // What the supervisor found wrong while a run goes: the newest of each kind (hang, straggler),
 // active while it lasts.
 struct RunAlert {
-    std::string kind;   // hang | straggler
+    AlertKind kind = AlertKind::Hang;
     std::string message;
     double since = 0;   // when it was first raised
     double t = 0;       // when it was last said
@@ -130,7 +121,7 @@ struct PendingCleanup {
 
 struct RunFilter {
     std::string text;                 // substring of name, model, layout, tags or notes
-    std::vector<std::string> states;  // empty: all
+    std::vector<RunState> states;     // empty: all
     std::string order_by = "id";      // id | name | state | created_at | last_loss | tokens_per_s | duration
                                       // (also started_at | ended_at | mfu | last_step | world_size);
                                       // runs without a value come last either way

@@ -1,6 +1,7 @@
 #include "core/telemetry/PipelineBubbles.h"
 
 #include "core/spec/Estimates.h"
+#include "core/spec/ScheduleInfo.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -158,7 +159,7 @@ double PipelineBubbles::theoretical(int64_t stages, int64_t microbatches, const 
     if (!schedule.known())
         throw std::invalid_argument("parallel.schedule = \"" + schedule.name() +
                                     "\" is not a known schedule; use gpipe, 1f1b, interleaved or zb1");
-    const bool interleaved = schedule == Schedule::Interleaved;
+    const bool interleaved = scheduleInfo(schedule.value()).chunked;
     if (microbatches < 1)
         throw std::invalid_argument("the pipeline needs at least one micro-batch per step, got " +
                                     std::to_string(microbatches) +
@@ -169,61 +170,88 @@ double PipelineBubbles::theoretical(int64_t stages, int64_t microbatches, const 
     return pipelineBubble(stages, microbatches, schedule.value(), virtualStages); // the estimates' formula
 }
 
-std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent>& spans, int microbatches,
-                                                     int chunks) {
-    struct Passes {
-        int forwards = 0;
-        int backwards = 0;
-        double lastForwardEnd = -std::numeric_limits<double>::infinity();
-        double firstBackwardStart = std::numeric_limits<double>::infinity();
-        std::vector<double> backwardEnds; // paired in order with the weight-gradient passes
-        std::vector<double> weightStarts;
-    };
-    // (step, rank, stage, micro-batch)
-    std::map<std::tuple<int64_t, int, int, int>, Passes> passes;
-    std::set<std::tuple<int64_t, int, int>> rankStages;
-    std::set<std::tuple<int64_t, int, int>> splitBackward; // rank-stages that recorded W passes
-    std::map<int64_t, double> stepStart;
+namespace {
+
+// The passes recorded of one micro-batch on one rank and stage.
+struct Passes {
+    int forwards = 0;
+    int backwards = 0;
+    double lastForwardEnd = -std::numeric_limits<double>::infinity();
+    double firstBackwardStart = std::numeric_limits<double>::infinity();
+    std::vector<double> backwardEnds; // paired in order with the weight-gradient passes
+    std::vector<double> weightStarts;
+};
+
+// PipelineBubbles::checkOrder's state: the spans gathered by (step, rank, stage, micro-batch), and
+// the problems found.
+class OrderCheck {
+public:
+    explicit OrderCheck(int microbatches) : microbatches(microbatches) {}
+
+    void collect(const std::vector<SpanEvent>& spans) {
+        for (const SpanEvent& s : spans) {
+            if (!PipelineBubbles::isCompute(s.kind) && !PipelineBubbles::isPipelineComm(s.kind)) continue;
+            auto [it, added] = stepStart.emplace(s.step, s.start);
+            if (!added) it->second = std::min(it->second, s.start);
+        }
+        for (const SpanEvent& s : spans) {
+            const bool compute = PipelineBubbles::isCompute(s.kind);
+            if (!compute && !PipelineBubbles::isPipelineComm(s.kind)) continue;
+            const double t0 = stepStart[s.step];
+            if (s.end < s.start)
+                problems.push_back(where(s.step, s.rank, s.stage) + ": " + s.kind + " of micro-batch " +
+                                   std::to_string(s.microbatch) + " ends at +" + ms(s.end - t0) +
+                                   ", before it starts at +" + ms(s.start - t0));
+            if (!compute) continue;
+            rankStages.emplace(s.step, s.rank, s.stage);
+            if (s.kind == "W") splitBackward.emplace(s.step, s.rank, s.stage);
+            if (s.microbatch < 0 || (microbatches > 0 && s.microbatch >= microbatches)) {
+                problems.push_back(where(s.step, s.rank, s.stage) + ": " + s.kind + " of micro-batch " +
+                                   std::to_string(s.microbatch) + ", outside 0.." +
+                                   (microbatches > 0 ? std::to_string(microbatches - 1) : std::string("m-1")));
+                continue;
+            }
+            Passes& p = passes[{s.step, s.rank, s.stage, s.microbatch}];
+            if (s.kind == "F") {
+                ++p.forwards;
+                p.lastForwardEnd = std::max(p.lastForwardEnd, s.end);
+            } else if (s.kind == "B") {
+                ++p.backwards;
+                p.firstBackwardStart = std::min(p.firstBackwardStart, s.start);
+                p.backwardEnds.push_back(s.end);
+            } else {
+                p.weightStarts.push_back(s.start);
+            }
+        }
+    }
+
+    void checkPasses(int chunks) {
+        for (const auto& [key, p] : passes) checkMicroBatch(key, p, chunks);
+    }
+
+    void checkMissing() {
+        if (microbatches > 0) {
+            for (const auto& [step, rank, stage] : rankStages) {
+                for (int m = 0; m < microbatches; ++m) {
+                    if (!passes.count({step, rank, stage, m}))
+                        problems.push_back(where(step, rank, stage) + ": no forward or backward of micro-batch " +
+                                           std::to_string(m) + " (expected micro-batches 0.." +
+                                           std::to_string(microbatches - 1) + ")");
+                }
+            }
+        }
+    }
+
     std::vector<std::string> problems;
 
-    auto where = [](int64_t step, int rank, int stage) {
+private:
+    using Key = std::tuple<int64_t, int, int, int>; // (step, rank, stage, micro-batch)
+
+    static std::string where(int64_t step, int rank, int stage) {
         return "step " + std::to_string(step) + " rank " + std::to_string(rank) + " stage " + std::to_string(stage);
-    };
-    for (const SpanEvent& s : spans) {
-        if (!isCompute(s.kind) && !isPipelineComm(s.kind)) continue;
-        auto [it, added] = stepStart.emplace(s.step, s.start);
-        if (!added) it->second = std::min(it->second, s.start);
     }
-    for (const SpanEvent& s : spans) {
-        const bool compute = isCompute(s.kind);
-        if (!compute && !isPipelineComm(s.kind)) continue;
-        const double t0 = stepStart[s.step];
-        if (s.end < s.start)
-            problems.push_back(where(s.step, s.rank, s.stage) + ": " + s.kind + " of micro-batch " +
-                               std::to_string(s.microbatch) + " ends at +" + ms(s.end - t0) +
-                               ", before it starts at +" + ms(s.start - t0));
-        if (!compute) continue;
-        rankStages.emplace(s.step, s.rank, s.stage);
-        if (s.kind == "W") splitBackward.emplace(s.step, s.rank, s.stage);
-        if (s.microbatch < 0 || (microbatches > 0 && s.microbatch >= microbatches)) {
-            problems.push_back(where(s.step, s.rank, s.stage) + ": " + s.kind + " of micro-batch " +
-                               std::to_string(s.microbatch) + ", outside 0.." +
-                               (microbatches > 0 ? std::to_string(microbatches - 1) : std::string("m-1")));
-            continue;
-        }
-        Passes& p = passes[{s.step, s.rank, s.stage, s.microbatch}];
-        if (s.kind == "F") {
-            ++p.forwards;
-            p.lastForwardEnd = std::max(p.lastForwardEnd, s.end);
-        } else if (s.kind == "B") {
-            ++p.backwards;
-            p.firstBackwardStart = std::min(p.firstBackwardStart, s.start);
-            p.backwardEnds.push_back(s.end);
-        } else {
-            p.weightStarts.push_back(s.start);
-        }
-    }
-    for (const auto& [key, p] : passes) {
+
+    void checkMicroBatch(const Key& key, const Passes& p, int chunks) {
         const auto& [step, rank, stage, micro] = key;
         const std::string at = where(step, rank, stage) + " micro-batch " + std::to_string(micro);
         if (p.forwards != p.backwards)
@@ -239,12 +267,12 @@ std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent
         }
         // A schedule that splits the backward (zb1) runs one weight-gradient pass per backward, each
         // after it; the others record none.
-        if (!splitBackward.count({step, rank, stage})) continue;
+        if (!splitBackward.count({step, rank, stage})) return;
         const auto weights = static_cast<int>(p.weightStarts.size());
         if (weights != p.backwards) {
             problems.push_back(at + ": " + std::to_string(p.backwards) + " backward(s) but " +
                                std::to_string(weights) + " weight-gradient pass(es) (W)");
-            continue;
+            return;
         }
         std::vector<double> ends = p.backwardEnds, starts = p.weightStarts;
         std::sort(ends.begin(), ends.end());
@@ -257,17 +285,23 @@ std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent
             break;
         }
     }
-    if (microbatches > 0) {
-        for (const auto& [step, rank, stage] : rankStages) {
-            for (int m = 0; m < microbatches; ++m) {
-                if (!passes.count({step, rank, stage, m}))
-                    problems.push_back(where(step, rank, stage) + ": no forward or backward of micro-batch " +
-                                       std::to_string(m) + " (expected micro-batches 0.." +
-                                       std::to_string(microbatches - 1) + ")");
-            }
-        }
-    }
-    return problems;
+
+    int microbatches;
+    std::map<Key, Passes> passes;
+    std::set<std::tuple<int64_t, int, int>> rankStages;
+    std::set<std::tuple<int64_t, int, int>> splitBackward; // rank-stages that recorded W passes
+    std::map<int64_t, double> stepStart;
+};
+
+} // namespace
+
+std::vector<std::string> PipelineBubbles::checkOrder(const std::vector<SpanEvent>& spans, int microbatches,
+                                                     int chunks) {
+    OrderCheck check(microbatches);
+    check.collect(spans);
+    check.checkPasses(chunks);
+    check.checkMissing();
+    return check.problems;
 }
 
 } // namespace parallax

@@ -253,6 +253,16 @@ void setMalformed(DecodedLine& out, std::string why) {
     out.error = std::move(why);
 }
 
+// The index of the field named `key` in `fields`, trying `hint` first (the encoder writes fields in
+// table order); fields.size() for a name that is none of them.
+template <class E>
+size_t fieldIndex(const std::vector<EventField<E>>& fields, std::string_view key, size_t hint) {
+    if (hint < fields.size() && fields[hint].name == key) return hint;
+    for (size_t i = 0; i < fields.size(); ++i)
+        if (fields[i].name == key) return i;
+    return fields.size();
+}
+
 // Reads the members of an object into the event's fields, validating as it goes. `r` stands either
 // just after the opening brace (afterFirst false) or just after the first member, "ev" (afterFirst
 // true). "v" is read here; "ev" was read by the caller and must not name another event.
@@ -305,17 +315,7 @@ void decodeMembers(JsonReader& r, bool afterFirst, DecodedLine& out) {
                 return setMalformed(out, "\"ev\" appears twice with different events");
             continue;
         }
-        size_t index = fields.size();
-        if (hint < fields.size() && fields[hint].name == key) {
-            index = hint;
-        } else {
-            for (size_t i = 0; i < fields.size(); ++i) {
-                if (fields[i].name == key) {
-                    index = i;
-                    break;
-                }
-            }
-        }
+        const size_t index = fieldIndex(fields, key, hint);
         if (index == fields.size()) {
             if (!r.skipValue())
                 return badJson();
@@ -333,12 +333,10 @@ void decodeMembers(JsonReader& r, bool afterFirst, DecodedLine& out) {
         return setMalformed(out, "trailing characters after the JSON object at byte " + std::to_string(r.position()));
     if (!haveVersion)
         return setMalformed(out, "missing \"v\" (the protocol version)");
-    for (size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i].required && !(seen & (uint64_t(1) << i))) {
+    for (size_t i = 0; i < fields.size(); ++i)
+        if (fields[i].required && !(seen & (uint64_t(1) << i)))
             return setMalformed(out, std::string(E::kName) + ": missing required field \"" +
                                          std::string(fields[i].name) + "\"");
-        }
-    }
     out.kind = DecodedLine::Kind::Event;
 }
 

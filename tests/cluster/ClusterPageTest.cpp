@@ -199,7 +199,7 @@ TEST(ConsoleSlurm, FollowsABatchJobNobodyFollows) {
     MainWindow window(QString::fromStdString(store));
     window.setCliPath(QString::fromStdString(cli()));
     window.show();
-    ASSERT_TRUE(QTest::qWaitFor([&] { const auto r = record(); return r && RunState::isTerminal(r->state); }, 240000))
+    ASSERT_TRUE(QTest::qWaitFor([&] { const auto r = record(); return r && isTerminal(r->state); }, 240000))
         << "the console did not have the job followed again";
     const RunRecord end = *record();
     EXPECT_EQ(end.state, RunState::Succeeded) << end.exit_reason;

@@ -116,7 +116,7 @@ TEST(HostFaults, AHostCutOffMidRunFailsTheRunAndNothingIsLeftOnceItAnswers) {
     EXPECT_GE(db.logCount(started->id, q), 1);
     bool lost = false;
     for (const HostStatus& h : db.hostStatuses(started->id))
-        lost = lost || (h.host == f.hosts.name(1) && h.state == "lost");
+        lost = lost || (h.host == f.hosts.name(1) && h.state == HostState::Lost);
     EXPECT_TRUE(lost);
 
     // The link returns: within 30 s no process of the run is left on any host.
@@ -313,7 +313,7 @@ TEST(HostFaults, SlowLoginsCostAHealthyRunNothing) {
     RunStore db(f.store);
     const RunRecord ended = *db.run(started->id);
     EXPECT_EQ(ended.state, RunState::Stopped) << ended.exit_reason;
-    for (const HostStatus& h : db.hostStatuses(ended.id)) EXPECT_NE(h.state, "lost") << h.host << ": " << h.detail;
+    for (const HostStatus& h : db.hostStatuses(ended.id)) EXPECT_NE(h.state, HostState::Lost) << h.host << ": " << h.detail;
     LogQuery q;
     q.match = "\"is too tight for the probes alone\"";
     EXPECT_GE(db.logCount(ended.id, q), 1) << "the slow ssh was not said";

@@ -38,7 +38,7 @@ struct Started {
         runProcess({cliExecutable(), "--store", store, "stop", std::to_string(run->id), "--wait"});
     }
     std::string show() const { return runProcess({cliExecutable(), "--store", store, "show", std::to_string(run->id)}).output; }
-    std::optional<RunAlert> alert(const std::string& kind) const {
+    std::optional<RunAlert> alert(AlertKind kind) const {
         for (const RunAlert& a : RunStore(store).alerts(run->id))
             if (a.kind == kind) return a;
         return std::nullopt;
@@ -72,7 +72,7 @@ void expectStoppedRankNamed(const std::string& parallel, const std::string& name
     EXPECT_NE(show.find("rank 1 on " + s.run->supervisor_host + " is silent"), std::string::npos) << show;
     EXPECT_NE(show.find("rank 0 waits in "), std::string::npos) << show;
     // It ends when the rank goes on.
-    EXPECT_TRUE(waitUntil([&] { return s.alert("hang") && !s.alert("hang")->active; }, std::chrono::seconds(30)));
+    EXPECT_TRUE(waitUntil([&] { return s.alert(AlertKind::Hang) && !s.alert(AlertKind::Hang)->active; }, std::chrono::seconds(30)));
 }
 
 TEST(Hang, AStoppedRankAndTheCollectiveTheOthersWaitInAreNamedWhileTheRunGoes) {
@@ -89,7 +89,7 @@ TEST(Hang, OnHangFailEndsTheRunNamingTheRankAndLeavesNothingRunning) {
     const pid_t victim = rankPid(s.run->run_dir, 1);
     ASSERT_GT(victim, 0);
     ASSERT_EQ(::kill(victim, SIGSTOP), 0);
-    ASSERT_TRUE(waitUntil([&] { return RunState::isTerminal(RunStore(s.store).run(s.run->id)->state); },
+    ASSERT_TRUE(waitUntil([&] { return isTerminal(RunStore(s.store).run(s.run->id)->state); },
                           std::chrono::seconds(90)));
     const RunRecord ended = *RunStore(s.store).run(s.run->id);
     EXPECT_EQ(ended.state, RunState::Failed);
@@ -113,8 +113,8 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
     // A minute fault-free (about 200 steps; the ranks share this machine's cores): no hang, no
     // straggler.
     std::this_thread::sleep_for(std::chrono::seconds(60));
-    EXPECT_FALSE(s.alert("hang")) << s.alert("hang")->message;
-    EXPECT_FALSE(s.alert("straggler")) << s.alert("straggler")->message;
+    EXPECT_FALSE(s.alert(AlertKind::Hang)) << s.alert(AlertKind::Hang)->message;
+    EXPECT_FALSE(s.alert(AlertKind::Straggler)) << s.alert(AlertKind::Straggler)->message;
 
     const pid_t victim = rankPid(s.run->run_dir, 1);
     ASSERT_GT(victim, 0);
@@ -127,7 +127,7 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
     std::chrono::steady_clock::duration namedAfter{};
     waitUntil(
         [&] {
-            const std::optional<RunAlert> a = s.alert("straggler");
+            const std::optional<RunAlert> a = s.alert(AlertKind::Straggler);
             if (a && a->active) {
                 namedAt = s.lastStep();
                 namedAfter = std::chrono::steady_clock::now() - slowedAt;
@@ -145,7 +145,7 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
         if (e.rank == 1 && began >= slowedWall && (onset < 0 || e.step < onset)) onset = e.step;
     }
     ASSERT_GE(onset, 0);
-    const std::optional<RunAlert> a = s.alert("straggler");
+    const std::optional<RunAlert> a = s.alert(AlertKind::Straggler);
     ASSERT_TRUE(a.has_value());
     // Found within 10 steps of the onset (the supervisor looks at each step as it arrives), and in the
     // store well within the minute.
@@ -155,7 +155,7 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
                                    << " (in the store at step " << namedAt << ")";
     EXPECT_LE(std::chrono::duration_cast<std::chrono::seconds>(namedAfter).count(), 20);
     EXPECT_NE(a->message.find("rank 1 on " + s.run->supervisor_host + ": compute"), std::string::npos) << a->message;
-    EXPECT_FALSE(s.alert("hang") && s.alert("hang")->active);
+    EXPECT_FALSE(s.alert(AlertKind::Hang) && s.alert(AlertKind::Hang)->active);
     // Said once in the run's log while the same rank stays the straggler (not once a step it is).
     LogQuery said;
     said.match = "\"straggler: rank 1\"";

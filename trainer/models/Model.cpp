@@ -12,6 +12,7 @@
 #include "trainer/models/VlmModel.h"
 
 #include <stdexcept>
+#include <type_traits>
 
 namespace parallax {
 
@@ -66,6 +67,7 @@ const Builder kBuilders[] = {
     {ModelKind::Qwen2_5_Vl, make<Qwen25VlModel>},
     {ModelKind::Qwen2, make<Qwen2Model>},
 };
+static_assert(std::extent_v<decltype(kBuilders)> == kChoiceCount<ModelKind>, "a builder per ModelKind");
 
 } // namespace
 

@@ -1,6 +1,7 @@
 #include "trainer/parallel/Parallelize.h"
 
 #include "core/spec/Estimates.h"
+#include "core/spec/ScheduleInfo.h"
 #include "trainer/models/Embedding.h"
 #include "trainer/models/Linear.h"
 #include "trainer/models/TransformerBlock.h"
@@ -24,7 +25,7 @@ namespace {
 std::vector<StageChunk> placeStages(Model& model, const RunSpec& spec, const ModelDims& dims,
                                     const ProcessGroups& groups) {
     const int pp = groups.ppSize;
-    const int chunks = spec.parallel.schedule == Schedule::Interleaved ? static_cast<int>(spec.parallel.virtual_stages) : 1;
+    const int chunks = static_cast<int>(modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages));
     const std::vector<int> bounds = pipelineUnitBounds(spec, dims);
     if (bounds.back() != static_cast<int>(model.unitCount()))
         throw std::logic_error("the estimates count " + std::to_string(bounds.back()) + " units, the model has " +

@@ -116,6 +116,102 @@ void PipelineEngine::waitSends() {
     m_sendBuffers.clear();
 }
 
+class PipelineEngine::StepSpans {
+public:
+    StepSpans(SpanTimer* timer, std::vector<SpanEvent>& spans, int rank, int stage, int64_t step)
+        : m_timer(timer), m_spans(spans), m_rank(rank), m_stage(stage), m_step(step) {
+        if (m_timer) m_timer->clear();
+    }
+    // A span of `kind` ("F", "B", "W", "recv", "send") for micro-batch `micro` begins now.
+    size_t begin(const char* kind, int micro) {
+        if (!m_timer) return 0;
+        SpanEvent s;
+        s.rank = m_rank;
+        s.stage = m_stage;
+        s.step = m_step;
+        s.microbatch = micro;
+        s.kind = kind;
+        m_spans.push_back(std::move(s));
+        return m_timer->begin();
+    }
+    void end(size_t span) {
+        if (m_timer) m_timer->end(span);
+    }
+    // The spans' times, known once the step's work is done.
+    void resolve() {
+        if (!m_timer) return;
+        const auto times = m_timer->resolve();
+        for (size_t i = 0; i < m_spans.size(); ++i) {
+            m_spans[i].start = times.at(i).first;
+            m_spans[i].end = times.at(i).second;
+        }
+    }
+
+private:
+    SpanTimer* m_timer;
+    std::vector<SpanEvent>& m_spans;
+    int m_rank, m_stage;
+    int64_t m_step;
+};
+
+PipelineEngine::InFlight PipelineEngine::runForward(const PipelineAction& action, const Batch& batch,
+                                                    StepSpans& spans, torch::Tensor& lossSum) {
+    const int vs = action.chunk * m_groups.ppSize + m_groups.coord.pp;
+    InFlight f;
+    if (vs > 0) {
+        const size_t span = spans.begin("recv", action.microbatch);
+        f.inputs = recvActivation(vs, action.microbatch, /*gradient=*/false);
+        spans.end(span);
+        for (auto& t : f.inputs)
+            if (t.is_floating_point()) t.requires_grad_(true);
+    }
+    const size_t span = spans.begin("F", action.microbatch);
+    f.outputs = forwardChunk(action.chunk, f.inputs, batch);
+    spans.end(span);
+    if (vs == m_virtualStages - 1) {
+        // Summed on the device; read once at the end of the step (no host sync per micro-batch).
+        lossSum = lossSum.defined() ? lossSum + f.outputs.at(0).detach() : f.outputs.at(0).detach();
+    } else {
+        sendActivation(f.outputs, vs + 1, action.microbatch, /*gradient=*/false);
+    }
+    return f;
+}
+
+void PipelineEngine::runBackward(const PipelineAction& action, InFlight f, double lossNormalizer, StepSpans& spans,
+                                 const std::function<void()>& afterBackward) {
+    const int vs = action.chunk * m_groups.ppSize + m_groups.coord.pp;
+    WeightGradQueue* weightGrads = m_chunks[static_cast<size_t>(action.chunk)].weightGrads.get();
+    Activation grads;
+    if (vs < m_virtualStages - 1) {
+        const size_t span = spans.begin("recv", action.microbatch);
+        grads = recvActivation(vs, action.microbatch, /*gradient=*/true);
+        spans.end(span);
+    }
+    const size_t span = spans.begin("B", action.microbatch);
+    if (weightGrads) weightGrads->beginBackward(action.microbatch);
+    if (vs == m_virtualStages - 1) {
+        (f.outputs.at(0) / lossNormalizer).backward();
+    } else {
+        std::vector<torch::Tensor> outs, gs;
+        for (size_t i = 0; i < f.outputs.size(); ++i) {
+            if (f.outputs[i].requires_grad()) {
+                outs.push_back(f.outputs[i]);
+                gs.push_back(grads.at(i));
+            }
+        }
+        if (!outs.empty()) torch::autograd::backward(outs, gs);
+    }
+    if (weightGrads) weightGrads->endBackward();
+    spans.end(span);
+    if (!weightGrads && afterBackward) afterBackward();
+    if (vs > 0) {
+        Activation inputGrads;
+        for (const auto& in : f.inputs) inputGrads.push_back(in.grad().defined() ? in.grad() : torch::zeros_like(in));
+        sendActivation(inputGrads, vs - 1, action.microbatch, /*gradient=*/true);
+    }
+    m_groups.pp->progress();
+}
+
 PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microbatches, double lossNormalizer,
                                                int64_t step, SpanTimer* timer,
                                                const std::function<void()>& afterBackward) {
@@ -123,111 +219,39 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
         throw std::logic_error("pipeline step given " + std::to_string(microbatches.size()) + " micro-batches, expected " +
                                std::to_string(m_microbatches));
     Result result;
-    const int stage = m_groups.coord.pp;
-    const int pp = m_groups.ppSize;
     std::map<std::pair<int, int>, InFlight> inFlight; // (chunk, micro-batch)
     torch::Tensor lossSum;
-    // Spans are described now and timed by the timer; their times are known after the step.
-    if (timer) timer->clear();
-    auto begin = [&](const char* kind, int micro) -> size_t {
-        if (!timer) return 0;
-        SpanEvent s;
-        s.rank = m_groups.worldRank();
-        s.stage = stage;
-        s.step = step;
-        s.microbatch = micro;
-        s.kind = kind;
-        result.spans.push_back(std::move(s));
-        return timer->begin();
-    };
-    auto end = [&](size_t span) {
-        if (timer) timer->end(span);
-    };
-
+    StepSpans spans(timer, result.spans, m_groups.worldRank(), m_groups.coord.pp, step);
     for (const PipelineAction& action : m_schedule) {
-        const int vs = action.chunk * pp + stage;
         const Batch& batch = microbatches[static_cast<size_t>(action.microbatch)];
-        WeightGradQueue* weightGrads = m_chunks[static_cast<size_t>(action.chunk)].weightGrads.get();
         if (action.kind == PipelineAction::Kind::WeightGrad) {
-            const size_t span = begin("W", action.microbatch);
-            weightGrads->run(action.microbatch);
-            end(span);
+            const size_t span = spans.begin("W", action.microbatch);
+            m_chunks[static_cast<size_t>(action.chunk)].weightGrads->run(action.microbatch);
+            spans.end(span);
             if (afterBackward) afterBackward();
             m_groups.pp->progress();
         } else if (action.kind == PipelineAction::Kind::Forward) {
-            InFlight f;
-            if (vs > 0) {
-                const size_t span = begin("recv", action.microbatch);
-                f.inputs = recvActivation(vs, action.microbatch, /*gradient=*/false);
-                end(span);
-                for (auto& t : f.inputs)
-                    if (t.is_floating_point()) t.requires_grad_(true);
-            }
-            const size_t span = begin("F", action.microbatch);
-            f.outputs = forwardChunk(action.chunk, f.inputs, batch);
-            end(span);
-            if (vs == m_virtualStages - 1) {
-                // Summed on the device; read once at the end of the step (no host sync per micro-batch).
-                lossSum = lossSum.defined() ? lossSum + f.outputs.at(0).detach() : f.outputs.at(0).detach();
-            } else {
-                sendActivation(f.outputs, vs + 1, action.microbatch, /*gradient=*/false);
-            }
-            inFlight[{action.chunk, action.microbatch}] = std::move(f);
+            inFlight[{action.chunk, action.microbatch}] = runForward(action, batch, spans, lossSum);
         } else {
             auto it = inFlight.find({action.chunk, action.microbatch});
             if (it == inFlight.end()) throw std::logic_error("pipeline backward before its forward");
             InFlight f = std::move(it->second);
             inFlight.erase(it);
-            Activation grads;
-            if (vs < m_virtualStages - 1) {
-                const size_t span = begin("recv", action.microbatch);
-                grads = recvActivation(vs, action.microbatch, /*gradient=*/true);
-                end(span);
-            }
-            const size_t span = begin("B", action.microbatch);
-            if (weightGrads) weightGrads->beginBackward(action.microbatch);
-            if (vs == m_virtualStages - 1) {
-                (f.outputs.at(0) / lossNormalizer).backward();
-            } else {
-                std::vector<torch::Tensor> outs, gs;
-                for (size_t i = 0; i < f.outputs.size(); ++i) {
-                    if (f.outputs[i].requires_grad()) {
-                        outs.push_back(f.outputs[i]);
-                        gs.push_back(grads.at(i));
-                    }
-                }
-                if (!outs.empty()) torch::autograd::backward(outs, gs);
-            }
-            if (weightGrads) weightGrads->endBackward();
-            end(span);
-            if (!weightGrads && afterBackward) afterBackward();
-            if (vs > 0) {
-                Activation inputGrads;
-                for (const auto& in : f.inputs)
-                    inputGrads.push_back(in.grad().defined() ? in.grad() : torch::zeros_like(in));
-                sendActivation(inputGrads, vs - 1, action.microbatch, /*gradient=*/true);
-            }
-            m_groups.pp->progress();
+            runBackward(action, std::move(f), lossNormalizer, spans, afterBackward);
         }
     }
     for (const StageChunk& chunk : m_chunks)
         if (chunk.weightGrads && chunk.weightGrads->pending() > 0)
             throw std::logic_error("the pipeline schedule left weight gradients without their W pass");
-    if (pp > 1) {
-        const size_t span = begin("send", -1);
+    if (m_groups.ppSize > 1) {
+        const size_t span = spans.begin("send", -1);
         waitSends();
-        end(span);
+        spans.end(span);
     } else {
         waitSends();
     }
     result.lossSum = lossSum;
-    if (timer) {
-        const auto times = timer->resolve();
-        for (size_t i = 0; i < result.spans.size(); ++i) {
-            result.spans[i].start = times.at(i).first;
-            result.spans[i].end = times.at(i).second;
-        }
-    }
+    spans.resolve();
     return result;
 }
 

@@ -64,6 +64,11 @@ private:
         Activation inputs;  // leaves requiring grad (received), empty for the first virtual stage
         Activation outputs; // of the chunk's last unit
     };
+    class StepSpans; // the spans of one step, described as they run and timed by the SpanTimer
+    // One forward or backward action of the schedule: receives, computes, sends.
+    InFlight runForward(const PipelineAction& action, const Batch& batch, StepSpans& spans, torch::Tensor& lossSum);
+    void runBackward(const PipelineAction& action, InFlight f, double lossNormalizer, StepSpans& spans,
+                     const std::function<void()>& afterBackward);
     Activation forwardChunk(int chunk, const Activation& input, const Batch& batch);
     void sendActivation(const Activation& a, int virtualStage, int microbatch, bool gradient);
     Activation recvActivation(int virtualStage, int microbatch, bool gradient);

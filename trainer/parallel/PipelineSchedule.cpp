@@ -1,5 +1,7 @@
 #include "trainer/parallel/PipelineSchedule.h"
 
+#include "core/spec/ScheduleInfo.h"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -111,14 +113,14 @@ std::vector<PipelineAction> zeroBubble(int stages, int stage, int microbatches) 
 
 } // namespace
 
-bool splitsBackward(Schedule schedule, int stages) { return schedule == Schedule::ZeroBubble && stages > 1; }
+bool splitsBackward(Schedule schedule, int stages) { return scheduleInfo(schedule).splitBackward && stages > 1; }
 
 std::vector<PipelineAction> pipelineSchedule(Schedule schedule, int stages, int stage, int microbatches,
                                              int chunks) {
     if (stages < 1 || stage < 0 || stage >= stages)
         throw std::invalid_argument("pipeline stage " + std::to_string(stage) + " of " + std::to_string(stages));
     if (microbatches < 1) throw std::invalid_argument("train.global_batch: a step needs at least one micro-batch");
-    if (schedule == Schedule::Interleaved && chunks > 1) {
+    if (scheduleInfo(schedule).chunked && chunks > 1) {
         if (microbatches % stages != 0)
             throw std::invalid_argument("parallel.schedule = \"interleaved\" needs micro-batches per step (" +
                                         std::to_string(microbatches) + ") to be a multiple of parallel.pp = " +

@@ -201,6 +201,26 @@ RankFile writeRankFile(const std::string& path, const CheckpointMeta& meta, cons
     return out;
 }
 
+// The manifest of the `worldSize` ranks' files in `partial`, from the part each rank wrote.
+void writeManifest(const std::string& partial, const CheckpointMeta& meta, int worldSize, const std::string& where) {
+    json files = json::array(), entries = json::array();
+    for (int r = 0; r < worldSize; ++r) {
+        json part = json::parse(readFile(joinPath(partial, rankName(r, ".json"))));
+        files.push_back({{"name", part["file"]}, {"bytes", part["bytes"]}, {"crc32", part["crc32"]}});
+        for (auto& e : part["pieces"]) entries.push_back(e);
+    }
+    json manifest{{"format", kFormatVersion},
+                  {"step", meta.step},
+                  {"optimizer_steps", meta.optimizer_steps},
+                  {"layout", meta.layout},
+                  {"seed", meta.seed},
+                  {"world", worldSize},
+                  {"model", dimsToJson(meta.dims)},
+                  {"files", files},
+                  {"pieces", entries}};
+    writeWhole(joinPath(partial, "manifest.json"), manifest.dump(1), where);
+}
+
 } // namespace
 
 SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const CheckpointMeta& meta,
@@ -260,22 +280,7 @@ SavedCheckpoint saveCheckpoint(const std::string& checkpointsDir, const Checkpoi
 
     if (world.rank() == 0) {
         try {
-            json files = json::array(), entries = json::array();
-            for (int r = 0; r < world.size(); ++r) {
-                json part = json::parse(readFile(joinPath(partial, rankName(r, ".json"))));
-                files.push_back({{"name", part["file"]}, {"bytes", part["bytes"]}, {"crc32", part["crc32"]}});
-                for (auto& e : part["pieces"]) entries.push_back(e);
-            }
-            json manifest{{"format", kFormatVersion},
-                          {"step", meta.step},
-                          {"optimizer_steps", meta.optimizer_steps},
-                          {"layout", meta.layout},
-                          {"seed", meta.seed},
-                          {"world", world.size()},
-                          {"model", dimsToJson(meta.dims)},
-                          {"files", files},
-                          {"pieces", entries}};
-            writeWhole(joinPath(partial, "manifest.json"), manifest.dump(1), where);
+            writeManifest(partial, meta, world.size(), where);
             replaceFolder(partial, finalDir);
         } catch (const CheckpointError& e) {
             failure = e.what();

@@ -51,11 +51,11 @@ bool sameHost(const std::string& a, const std::string& b) {
 // What the row header says under the host's name: "silent for 12 s", or the state.
 QString shortStatus(const HostStatus& s) {
     const QString detail = QString::fromStdString(s.detail);
-    if (s.state == "silent" && detail.startsWith(QLatin1String("silent"))) {
+    if (s.state == HostState::Silent && detail.startsWith(QLatin1String("silent"))) {
         const qsizetype paren = detail.indexOf(QLatin1String(" ("));
         return paren > 0 ? detail.left(paren) : detail;
     }
-    return QString::fromStdString(s.state);
+    return QString::fromLatin1(hostStateName(s.state));
 }
 
 } // namespace
@@ -203,7 +203,8 @@ void DeviceGridModel::setAlerts(const std::vector<RunAlert>& alerts) {
     for (const RunAlert& a : alerts) {
         if (!a.active) continue;
         for (int rank : a.ranks)
-            alerted[rank] << QString::fromStdString(a.kind) + QStringLiteral(": ") + QString::fromStdString(a.message);
+            alerted[rank] << QString::fromLatin1(alertKindName(a.kind)) + QStringLiteral(": ") +
+                                 QString::fromStdString(a.message);
     }
     if (alerted == m_alerted) return;
     m_alerted = std::move(alerted);
@@ -250,9 +251,10 @@ const HostStatus* DeviceGridModel::hostStatus(int row) const {
 QString DeviceGridModel::hostStatusText(const HostStatus& s) {
     const QString host = QString::fromStdString(s.host);
     const QString detail = QString::fromStdString(s.detail);
-    if (s.state == "silent" && detail.startsWith(QLatin1String("silent"))) return host + QLatin1Char(' ') + detail;
-    return detail.isEmpty() ? QStringLiteral("%1 %2").arg(host, QString::fromStdString(s.state))
-                            : QStringLiteral("%1 %2 (%3)").arg(host, QString::fromStdString(s.state), detail);
+    if (s.state == HostState::Silent && detail.startsWith(QLatin1String("silent")))
+        return host + QLatin1Char(' ') + detail;
+    const QString state = QString::fromLatin1(hostStateName(s.state));
+    return detail.isEmpty() ? QStringLiteral("%1 %2").arg(host, state) : QStringLiteral("%1 %2 (%3)").arg(host, state, detail);
 }
 
 double DeviceGridModel::utilizationOf(const DeviceEvent& e) {
@@ -389,7 +391,7 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     const Cell& cell = m_grid[static_cast<size_t>(index.row())][static_cast<size_t>(index.column())];
     const HostStatus* status = hostStatus(index.row());
     const bool alarm = status && isAlarm(*status);
-    if (role == HostStateRole) return status ? QString::fromStdString(status->state) : QString();
+    if (role == HostStateRole) return status ? QString::fromLatin1(hostStateName(status->state)) : QString();
     if (role == HostAlarmRole) return alarm;
     if (cell.rank < 0) return role == RankRole ? QVariant(-1) : QVariant();
     if (role == HasSampleRole) return cell.hasSample;

@@ -99,7 +99,7 @@ public:
     // The status of a row's host: the one of the same name, or of the same name up to the
     // domain ("node2" and "node2.cluster.local"); nullptr when none.
     const HostStatus* hostStatus(int row) const;
-    static bool isAlarm(const HostStatus& status) { return status.state == "silent" || status.state == "lost"; }
+    static bool isAlarm(const HostStatus& status) { return status.state != HostState::Answering; }
     // "node2 silent for 12 s (ssh: ...)", "node3 lost (...)".
     static QString hostStatusText(const HostStatus& status);
 

@@ -55,7 +55,8 @@ LiveSummary LiveSummary::of(const RunSnapshot& snapshot, const Context& context)
     if (const auto bad = snapshot.firstNonFiniteLossStep())
         s.lossWarning = tr("The loss is not a number from step %1 on (NaN or infinite).").arg(*bad);
     s.describeResumed(snapshot, context);
-    const std::string state = snapshot.record() ? snapshot.record()->state : std::string();
+    const std::optional<RunState> state =
+        snapshot.record() ? std::optional<RunState>(snapshot.record()->state) : std::nullopt;
     s.stopEnabled = !context.commandBusy && (state == RunState::Running || state == RunState::Queued);
     s.resumeEnabled = !context.commandBusy &&
                       (state == RunState::Stopped || state == RunState::Failed || state == RunState::Lost);
@@ -69,7 +70,7 @@ void LiveSummary::describeRecord(const RunSnapshot& snapshot, const Context& con
         return;
     }
     title = tr("%1 #%2").arg(q(record->name)).arg(record->id);
-    state = q(record->state);
+    state = q(runStateName(record->state));
     const QColor color = RunColors::stateColor(record->state);
     stateStyle = QStringLiteral("QLabel { color: white; background: %1; border-radius: 3px; padding: 2px 6px; }")
                      .arg(color.isValid() ? color.name() : QStringLiteral("#757575"));
@@ -126,7 +127,7 @@ void LiveSummary::describeStraggler(const RunSnapshot& snapshot) {
     // The supervisor's straggler alert, from each rank's compute time, says more than the spread
     // of step times; this banner is for runs without one.
     const std::vector<RunAlert> active = snapshot.activeAlerts();
-    const bool alerted = std::any_of(active.begin(), active.end(), [](const RunAlert& a) { return a.kind == "straggler"; });
+    const bool alerted = std::any_of(active.begin(), active.end(), [](const RunAlert& a) { return a.kind == AlertKind::Straggler; });
     straggler = alerted ? std::nullopt : snapshot.straggler();
     if (!straggler) return;
     QString where;
@@ -177,7 +178,7 @@ LiveSummary::Text LiveSummary::slurmJob(const SlurmJob& j, bool runEnded, qint64
 QString LiveSummary::alertLines(const std::vector<RunAlert>& active) {
     QStringList lines;
     for (const RunAlert& a : active) {
-        QString kind = q(a.kind);
+        QString kind = QString::fromLatin1(alertKindName(a.kind));
         if (!kind.isEmpty()) kind[0] = kind[0].toUpper();
         lines << kind + QStringLiteral(": ") + q(a.message);
     }

@@ -27,7 +27,7 @@ PipelineRunModel::RunSteps PipelineRunModel::read(const RunStore& store, qint64 
     // The record first: a run seen ended has written all its spans before.
     r.record = store.run(run);
     if (!r.record) return r;
-    r.ended = RunState::isTerminal(r.record->state);
+    r.ended = isTerminal(r.record->state);
     r.steps = store.spanSteps(run);
     if (!r.ended && !r.steps.empty()) r.steps.pop_back();
     if (r.record->spec_toml.empty()) {

@@ -6,13 +6,15 @@
 
 namespace parallax {
 
-QColor RunColors::stateColor(const std::string& state) {
-    if (state == RunState::Running) return QColor(0x1f, 0x77, 0xd0);
-    if (state == RunState::Queued) return QColor(0x80, 0x80, 0x80);
-    if (state == RunState::Succeeded) return QColor(0x2e, 0x8b, 0x3a);
-    if (state == RunState::Failed) return QColor(0xc6, 0x28, 0x28);
-    if (state == RunState::Stopped) return QColor(0xb8, 0x86, 0x0b);
-    if (state == RunState::Lost) return QColor(0x8e, 0x44, 0xad);
+QColor RunColors::stateColor(RunState state) {
+    switch (state) {
+    case RunState::Running: return QColor(0x1f, 0x77, 0xd0);
+    case RunState::Queued: return QColor(0x80, 0x80, 0x80);
+    case RunState::Succeeded: return QColor(0x2e, 0x8b, 0x3a);
+    case RunState::Failed: return QColor(0xc6, 0x28, 0x28);
+    case RunState::Stopped: return QColor(0xb8, 0x86, 0x0b);
+    case RunState::Lost: return QColor(0x8e, 0x44, 0xad);
+    }
     return {};
 }
 

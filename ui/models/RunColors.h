@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/store/RunState.h"
+
 #include <QColor>
 
 #include <cstdint>
@@ -23,8 +25,8 @@ public:
 
     // Distinct colours (matplotlib's tab10); a slot beyond them wraps around.
     static QColor paletteColor(int slot);
-    // The colour of a run state (RunState), the same on every page; invalid for an unknown state.
-    static QColor stateColor(const std::string& state);
+    // The colour of a run state, the same on every page.
+    static QColor stateColor(RunState state);
 
 private:
     std::map<int64_t, int> m_slots;

@@ -16,11 +16,11 @@ bool RunDeleter::isOwnFolder(const QString& folder, qint64 id) {
 
 bool RunDeleter::deleteRun(const RunRecord& run, bool removeFolder, QString* error) {
     const qint64 id = run.id;
-    if (!RunState::isTerminal(run.state)) {
+    if (!isTerminal(run.state)) {
         if (error)
             *error = tr("Run #%1 is %2; stop it on the Live page before deleting it")
                          .arg(id)
-                         .arg(QString::fromStdString(run.state));
+                         .arg(QString::fromStdString(runStateName(run.state)));
         return false;
     }
     if (!m_writer) {

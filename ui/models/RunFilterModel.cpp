@@ -31,7 +31,7 @@ bool RunFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePa
     if (sourceParent.isValid()) return false;
     if (!m_runs) return QSortFilterProxyModel::filterAcceptsRow(sourceRow, sourceParent);
     if (!m_states.isEmpty() &&
-        !m_states.contains(QString::fromStdString(m_runs->record(sourceRow).state)))
+        !m_states.contains(QString::fromStdString(runStateName(m_runs->record(sourceRow).state))))
         return false;
     const QString& text = m_runs->searchText(sourceRow);
     for (const QString& word : m_words)

@@ -78,7 +78,8 @@ void RunListModel::setWriter(RunStoreThread* writer) {
 
 QString RunListModel::buildSearchText(const RunRecord& r) {
     QString text = QString::number(r.id);
-    for (const std::string* s : {&r.name, &r.state, &r.model_kind, &r.layout, &r.notes}) text += QChar('\n') + q(*s);
+    for (const std::string* s : {&r.name, &runStateName(r.state), &r.model_kind, &r.layout, &r.notes})
+        text += QChar('\n') + q(*s);
     for (const std::string& t : r.tags) text += QChar('\n') + q(t);
     return text.toLower();
 }
@@ -194,7 +195,8 @@ double RunListModel::durationOf(const RunRecord& r) const {
 }
 
 QColor RunListModel::stateColor(const QString& state) {
-    return RunColors::stateColor(state.toStdString());
+    const std::optional<RunState> known = runStateNamed(state.toStdString());
+    return known ? RunColors::stateColor(*known) : QColor();
 }
 
 QString RunListModel::formatDuration(double seconds) {
@@ -249,8 +251,8 @@ QString RunListModel::lineageText(const RunRecord& r) const {
         if (!it->parent_run || *it->parent_run != r.id) continue;
         const auto step = m_resumeSteps.find(it->id);
         lines << (step != m_resumeSteps.end() && step->second > 0
-                      ? tr("Resumed as run #%1 at step %2 (%3)").arg(it->id).arg(step->second).arg(q(it->state))
-                      : tr("Resumed as run #%1 (%2)").arg(it->id).arg(q(it->state)));
+                      ? tr("Resumed as run #%1 at step %2 (%3)").arg(it->id).arg(step->second).arg(q(runStateName(it->state)))
+                      : tr("Resumed as run #%1 (%2)").arg(it->id).arg(q(runStateName(it->state))));
     }
     return lines.join(QChar('\n'));
 }
@@ -286,7 +288,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     const int column = index.column();
     switch (role) {
     case RunIdRole: return qlonglong(r.id);
-    case StateRole: return q(r.state);
+    case StateRole: return q(runStateName(r.state));
     case SortRole: {
         if (const std::optional<double> n = sortNumber(index.row(), column)) return *n;
         if (column == StepsColumn || column == LossColumn || column == TokensPerSecondColumn || column == MfuColumn ||
@@ -298,7 +300,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     case Qt::EditRole:
         switch (column) {
         case IdColumn: return qlonglong(r.id);
-        case StateColumn: return q(r.state);
+        case StateColumn: return q(runStateName(r.state));
         case NameColumn:
             if (role == Qt::DisplayRole && r.parent_run) return q(r.name) + QStringLiteral("  (") + resumedFromText(r) + QChar(')');
             return q(r.name);
@@ -321,7 +323,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         default: return {};
         }
     case Qt::ForegroundRole:
-        if (column == StateColumn) return stateColor(q(r.state));
+        if (column == StateColumn) return RunColors::stateColor(r.state);
         return {};
     case Qt::TextAlignmentRole:
         if (column == IdColumn || column == StepsColumn || column == LossColumn || column == TokensPerSecondColumn ||

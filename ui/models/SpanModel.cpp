@@ -1,5 +1,7 @@
 #include "ui/models/SpanModel.h"
 
+#include "core/spec/ScheduleInfo.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -77,7 +79,7 @@ void SpanModel::recompute() {
     int micro = 0, chunks = 0;
     if (m_schedule && m_schedule->microbatches > 0) {
         micro = int(m_schedule->microbatches);
-        chunks = m_schedule->kind == parallax::Schedule::Interleaved ? int(std::max<int64_t>(1, m_schedule->virtualStages)) : 1;
+        chunks = int(parallax::modelChunks(m_schedule->kind, m_schedule->virtualStages));
     }
     m_problems = PipelineBubbles::checkOrder(m_spans, micro, chunks);
 }
@@ -88,6 +90,16 @@ int SpanModel::rowCount(const QModelIndex& parent) const {
 }
 
 int SpanModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QString SpanModel::theoryFormula() const {
+    const parallax::Schedule kind = m_schedule->kind.known() ? m_schedule->kind.value() : parallax::Schedule::OneFOneB;
+    QString text = tr("%1 with p = %2, m = %3")
+                       .arg(QString::fromUtf8(parallax::scheduleInfo(kind).formula))
+                       .arg(m_schedule->stages)
+                       .arg(m_schedule->microbatches);
+    const int64_t v = parallax::modelChunks(m_schedule->kind, m_schedule->virtualStages);
+    return v > 1 ? text + tr(", v = %1").arg(v) : text;
+}
 
 QVariant SpanModel::value(int row, int column) const {
     const bool overall = row == overallRow();
@@ -169,12 +181,7 @@ QVariant SpanModel::data(const QModelIndex& index, int role) const {
         case TheoreticalColumn:
         case ExcessColumn:
             if (!m_theoretical) return m_theoreticalNote;
-            if (m_schedule->kind == parallax::Schedule::Interleaved)
-                return tr("(p - 1) / (v m + p - 1) with p = %1, m = %2, v = %3")
-                    .arg(m_schedule->stages)
-                    .arg(m_schedule->microbatches)
-                    .arg(m_schedule->virtualStages);
-            return tr("(p - 1) / (m + p - 1) with p = %1, m = %2").arg(m_schedule->stages).arg(m_schedule->microbatches);
+            return theoryFormula();
         case BlockedColumn: return tr("Idle time spent blocked in a receive or draining sends");
         case IdleColumn: return tr("Window minus busy time");
         case BusyColumn: return tr("Forward and backward time (overlaps counted once)");

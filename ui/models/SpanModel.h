@@ -72,6 +72,8 @@ public:
 private:
     void recompute();
     QVariant value(int row, int column) const;
+    // The schedule's bubble formula with its p, m (and v) filled in.
+    QString theoryFormula() const;
 
     std::optional<Schedule> m_schedule;
     QString m_scheduleWhy;

@@ -236,7 +236,7 @@ void StoreWatcherWorker::pollTelemetry(qint64 id, Watched& w, const RunRecord& r
 
     // The newest step's spans may still be arriving from some ranks.
     const std::vector<int64_t> steps = m_store->spanSteps(id);
-    const bool ended = RunState::isTerminal(record.state);
+    const bool ended = isTerminal(record.state);
     std::vector<SpanEvent> spans;
     for (int64_t step : steps) {
         if (step <= w.lastSpanStep || (!ended && step == steps.back())) continue;

@@ -1,5 +1,6 @@
 #include "ui/pages/EstimatePanel.h"
 
+#include "core/spec/ScheduleInfo.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/widgets/DeviceGridDiagram.h"
 #include "ui/widgets/MemoryBar.h"
@@ -97,19 +98,8 @@ QString EstimatePanel::memoryTitleText() const {
     return m_memoryTitle->text();
 }
 
-void EstimatePanel::refresh() {
-    const RunSpec& spec = m_model->spec();
-    m_grid->setLayout(spec.parallel.dp, spec.parallel.tp, spec.parallel.pp);
-    const std::optional<Estimates>& e = m_model->estimates();
-    m_error->setVisible(!e);
-    if (!e) {
-        m_error->setText(tr("No estimates: %1").arg(m_model->estimateError()));
-        for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble, m_stages}) l->clear();
-        m_memory->setSegments({});
-        m_memoryTitle->clear();
-        return;
-    }
-
+QString EstimatePanel::describeParameters(const RunSpec& spec, const Estimates& estimates) const {
+    const Estimates* e = &estimates;
     // The whole model, and what each rank holds of it where a pipeline or tensor parallelism splits
     // it: a run reports rank 0's share, which must read as the same figure, not a different one.
     QString params = tr("%1 whole model").arg(count(double(e->params)));
@@ -126,22 +116,41 @@ void EstimatePanel::refresh() {
                                              : tr("each rank holds "))
                   + held.join(QStringLiteral(", "));
     }
-    m_params->setText(params);
+    return params;
+}
+
+QString EstimatePanel::bubbleDescription(const RunSpec& spec, const Estimates& e) const {
+    const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
+    if (pp == 1) return tr("none (no pipeline)");
+    const int64_t m = spec.accumulation();
+    const int64_t v = modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages);
+    const Schedule schedule = spec.parallel.schedule.known() ? spec.parallel.schedule.value() : Schedule::OneFOneB;
+    QString formula = tr("%1 with p = %2, m = %3").arg(QString::fromUtf8(scheduleInfo(schedule).formula)).arg(pp).arg(m);
+    if (v > 1) formula += tr(", v = %1").arg(v);
+    return tr("%1% of each step idle, theoretical: %2").arg(e.bubble * 100.0, 0, 'f', 1).arg(formula);
+}
+
+void EstimatePanel::refresh() {
+    const RunSpec& spec = m_model->spec();
+    m_grid->setLayout(spec.parallel.dp, spec.parallel.tp, spec.parallel.pp);
+    const std::optional<Estimates>& e = m_model->estimates();
+    m_error->setVisible(!e);
+    if (!e) {
+        m_error->setText(tr("No estimates: %1").arg(m_model->estimateError()));
+        for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble, m_stages}) l->clear();
+        m_memory->setSegments({});
+        m_memoryTitle->clear();
+        return;
+    }
+
+    m_params->setText(describeParameters(spec, *e));
     m_params->setToolTip(tr("A run reports the parameters its rank 0 holds: pipeline stage 0, and its "
                             "tensor-parallel shard"));
     m_flops->setText(tr("%1 (training: forward + backward)").arg(count(e->flops_per_token)));
     m_tokens->setText(count(double(e->tokens_per_step)));
 
     const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
-    if (pp == 1) {
-        m_bubble->setText(tr("none (no pipeline)"));
-    } else {
-        const int64_t m = spec.accumulation();
-        const bool interleaved = spec.parallel.schedule == Schedule::Interleaved && spec.parallel.virtual_stages > 1;
-        const QString formula = interleaved ? tr("(p-1)/(v·m+p-1), p=%1, m=%2, v=%3").arg(pp).arg(m).arg(spec.parallel.virtual_stages)
-                                            : tr("(p-1)/(m+p-1), p=%1, m=%2").arg(pp).arg(m);
-        m_bubble->setText(tr("%1% of each step idle, theoretical: %2").arg(e->bubble * 100.0, 0, 'f', 1).arg(formula));
-    }
+    m_bubble->setText(bubbleDescription(spec, *e));
 
     // The most loaded stage decides whether the layout fits.
     size_t worst = 0;

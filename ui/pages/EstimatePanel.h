@@ -35,6 +35,10 @@ public:
 
 private:
     void refresh();
+    // "1.2B whole model", with what each rank holds where stages or tensor parallelism split it.
+    QString describeParameters(const RunSpec& spec, const Estimates& e) const;
+    // The theoretical bubble with its formula and numbers, or "none (no pipeline)".
+    QString bubbleDescription(const RunSpec& spec, const Estimates& e) const;
 
     SpecFormModel* m_model;
     QLabel* m_params = nullptr;

@@ -385,7 +385,7 @@ void LivePage::refreshPicker() {
         for (int row = 0; row < m_runs->rowCount(); ++row) {
             const RunRecord& r = m_runs->record(row);
             ids << r.id;
-            texts << tr("#%1  %2 · %3").arg(r.id).arg(QString::fromStdString(r.name), QString::fromStdString(r.state));
+            texts << tr("#%1  %2 · %3").arg(r.id).arg(QString::fromStdString(r.name), QString::fromStdString(runStateName(r.state)));
         }
     }
     // Rebuilt only when an entry changed, so that an open popup is not disturbed every second.
@@ -404,7 +404,7 @@ void LivePage::followNewestRun() {
     // "resume", or a resume started elsewhere): that one is followed, new runs followed or not.
     if (const std::optional<RunRecord> shown = m_run > 0 ? m_runs->run(m_run) : std::nullopt) {
         if (shown->state == RunState::Running) m_sawRunning = true;
-        for (int row = 0; m_sawRunning && RunState::isTerminal(shown->state) && row < m_runs->rowCount(); ++row) {
+        for (int row = 0; m_sawRunning && isTerminal(shown->state) && row < m_runs->rowCount(); ++row) {
             const RunRecord& r = m_runs->record(row);
             if (r.parent_run != m_run || r.state != RunState::Running) continue;
             const qint64 before = m_run;
@@ -412,7 +412,7 @@ void LivePage::followNewestRun() {
             emit runFollowed(r.id, tr("Live follows run #%1, which continues #%2 (%3: %4)")
                                        .arg(r.id)
                                        .arg(before)
-                                       .arg(QString::fromStdString(shown->state),
+                                       .arg(QString::fromStdString(runStateName(shown->state)),
                                             QString::fromStdString(shown->exit_reason)));
             return;
         }
@@ -456,7 +456,7 @@ void LivePage::refreshSlurmJob() {
         m_slurm->hide();
         return;
     }
-    const bool ended = m_snapshot.record() && RunState::isTerminal(m_snapshot.record()->state);
+    const bool ended = m_snapshot.record() && isTerminal(m_snapshot.record()->state);
     const LiveSummary::Text job = LiveSummary::slurmJob(*m_slurmJob, ended, QDateTime::currentSecsSinceEpoch());
     m_slurm->setText(job.text);
     m_slurm->setToolTip(job.tip);
@@ -486,7 +486,7 @@ void LivePage::onRunChanged(const RunRecord& record) {
     if (record.id != m_run) return;
     m_snapshot.setRecord(record);
     m_devices->setCpuThreadsPerRank(m_snapshot.cpuThreadsPerRank());
-    m_devices->setRunEnded(RunState::isTerminal(record.state));
+    m_devices->setRunEnded(isTerminal(record.state));
     scheduleRefresh();
 }
 
@@ -535,7 +535,7 @@ void LivePage::scheduleRefresh() {
 
 QString LivePage::stateText() const {
     const auto& r = m_snapshot.record();
-    return r ? QString::fromStdString(r->state) : QString();
+    return r ? QString::fromStdString(runStateName(r->state)) : QString();
 }
 
 QString LivePage::progressText() const {

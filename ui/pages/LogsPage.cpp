@@ -165,7 +165,7 @@ void LogsPage::updateTitle() {
     }
     QString text = tr("Logs of run #%1").arg(r->id);
     if (!r->name.empty()) text += QChar(' ') + QString::fromStdString(r->name);
-    if (!r->state.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(r->state));
+    text += QStringLiteral(" (%1)").arg(QString::fromStdString(runStateName(r->state)));
     m_title->setText(text);
     m_title->setToolTip(r->exit_reason.empty() ? QString() : QString::fromStdString(r->exit_reason));
 }

@@ -283,7 +283,7 @@ void NewRunPage::followLaunchedRun() {
     const QString steps = tr("%1 / %2 steps").arg(r->last_step < 0 ? 0 : stepsDoneAfter(r->last_step)).arg(r->steps_total);
     const QString who = r->name.empty() ? tr("Run #%1").arg(r->id) : tr("Run #%1 %2").arg(r->id).arg(q(r->name));
     QString text = r->state == RunState::Succeeded ? tr("%1 succeeded: %2.").arg(who, steps)
-                                                   : tr("%1 %2 after %3").arg(who, q(r->state), steps);
+                                                   : tr("%1 %2 after %3").arg(who, q(runStateName(r->state)), steps);
     if (r->state != RunState::Succeeded) text += r->exit_reason.empty() ? QStringLiteral(".") : QStringLiteral(": ") + q(r->exit_reason);
     // A note now: the next edit of the form clears it.
     showMessage(text, r->state == RunState::Failed || r->state == RunState::Lost, MessageKind::Note);

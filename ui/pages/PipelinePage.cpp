@@ -1,6 +1,7 @@
 #include "ui/pages/PipelinePage.h"
 #include "ui/widgets/TableExport.h"
 
+#include "core/spec/ScheduleInfo.h"
 #include "core/store/StoreTypes.h"
 #include "ui/models/PipelineRunModel.h"
 #include "ui/models/SpanModel.h"
@@ -61,6 +62,33 @@ void PipelinePage::buildUi() {
     m_header->setWordWrap(true);
     root->addWidget(m_header);
 
+    root->addLayout(buildControls());
+
+    m_problems = new QLabel(this);
+    m_problems->setWordWrap(true);
+    m_problems->setStyleSheet(QStringLiteral(
+        "QLabel { background: #fff3e0; color: #e65100; border: 1px solid #ffb74d; padding: 4px; }"));
+    m_problems->hide();
+    root->addWidget(m_problems);
+
+    root->addWidget(buildPanes(), 1);
+
+    connect(m_previous, &QPushButton::clicked, this, &PipelinePage::showPreviousStep);
+    connect(m_next, &QPushButton::clicked, this, &PipelinePage::showNextStep);
+    connect(m_newest, &QPushButton::clicked, this, &PipelinePage::showNewestStep);
+    connect(m_followBox, &QCheckBox::toggled, this, &PipelinePage::setFollowNewest);
+    connect(m_allRanks, &QCheckBox::toggled, m_timeline, &PipelineTimeline::setShowAllRanks);
+    connect(m_resetZoom, &QPushButton::clicked, m_timeline, &PipelineTimeline::resetView);
+    connect(m_stepBox, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+        if (index >= 0 && index < int(m_steps.size())) {
+            if (index != int(m_steps.size()) - 1) setFollowNewest(false);
+            setStep(m_steps[size_t(index)]);
+        }
+    });
+}
+
+// The step controls above the timeline.
+QHBoxLayout* PipelinePage::buildControls() {
     auto* controls = new QHBoxLayout;
     m_previous = new QPushButton(tr("◀ Previous"), this);
     m_previous->setToolTip(tr("The sampled step before this one (Page Up)"));
@@ -100,21 +128,28 @@ void PipelinePage::buildUi() {
     hint->setMinimumWidth(0);
     controls->addWidget(hint);
     controls->addWidget(m_resetZoom);
-    root->addLayout(controls);
+    return controls;
+}
 
-    m_problems = new QLabel(this);
-    m_problems->setWordWrap(true);
-    m_problems->setStyleSheet(QStringLiteral(
-        "QLabel { background: #fff3e0; color: #e65100; border: 1px solid #ffb74d; padding: 4px; }"));
-    m_problems->hide();
-    root->addWidget(m_problems);
-
+// The timeline over the bubble summary, table and chart.
+QSplitter* PipelinePage::buildPanes() {
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_timeline = new PipelineTimeline(m_splitter);
     m_timeline->setPlaceholderText(tr("Choose a run on the Runs page to see its pipeline"));
     auto* lower = new QWidget(m_splitter);
     auto* lowerLayout = new QVBoxLayout(lower);
     lowerLayout->setContentsMargins(0, 0, 0, 0);
+    buildBubblePane(lower, lowerLayout);
+    m_splitter->addWidget(m_timeline);
+    m_splitter->addWidget(lower);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+    m_splitter->setCollapsible(0, false);
+    return m_splitter;
+}
+
+// The bubble summary, table and chart of the lower pane.
+void PipelinePage::buildBubblePane(QWidget* lower, QVBoxLayout* lowerLayout) {
     m_summary = new QLabel(lower);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -152,25 +187,6 @@ void PipelinePage::buildUi() {
     tableAndChart->setStretchFactor(1, 1);
     tableAndChart->setChildrenCollapsible(false);
     lowerLayout->addWidget(tableAndChart, 1);
-    m_splitter->addWidget(m_timeline);
-    m_splitter->addWidget(lower);
-    m_splitter->setStretchFactor(0, 3);
-    m_splitter->setStretchFactor(1, 2);
-    m_splitter->setCollapsible(0, false);
-    root->addWidget(m_splitter, 1);
-
-    connect(m_previous, &QPushButton::clicked, this, &PipelinePage::showPreviousStep);
-    connect(m_next, &QPushButton::clicked, this, &PipelinePage::showNextStep);
-    connect(m_newest, &QPushButton::clicked, this, &PipelinePage::showNewestStep);
-    connect(m_followBox, &QCheckBox::toggled, this, &PipelinePage::setFollowNewest);
-    connect(m_allRanks, &QCheckBox::toggled, m_timeline, &PipelineTimeline::setShowAllRanks);
-    connect(m_resetZoom, &QPushButton::clicked, m_timeline, &PipelineTimeline::resetView);
-    connect(m_stepBox, qOverload<int>(&QComboBox::activated), this, [this](int index) {
-        if (index >= 0 && index < int(m_steps.size())) {
-            if (index != int(m_steps.size()) - 1) setFollowNewest(false);
-            setStep(m_steps[size_t(index)]);
-        }
-    });
 }
 
 void PipelinePage::setRun(qint64 run) {
@@ -219,10 +235,10 @@ void PipelinePage::applySteps() {
     m_bubblePlot->setCurveVisible(m_theoryCurve, m_model->theoretical().has_value());
     m_bubblePlot->dataChanged();
     QStringList layout;
-    layout << QString::fromStdString(record.state);
+    layout << QString::fromStdString(runStateName(record.state));
     if (r.schedule) {
         layout << tr("pp %1").arg(r.schedule->stages) << QString::fromStdString(r.schedule->kind.name());
-        if (r.schedule->kind == Schedule::Interleaved) layout << tr("v %1").arg(r.schedule->virtualStages);
+        if (runsModelChunks(r.schedule->kind, r.schedule->virtualStages)) layout << tr("v %1").arg(r.schedule->virtualStages);
         layout << (r.schedule->microbatches == 1   ? tr("1 micro-batch per step")
                    : r.schedule->microbatches > 1  ? tr("%1 micro-batches per step").arg(r.schedule->microbatches)
                                                    : tr("micro-batches per step not integral"));

@@ -12,10 +12,12 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QSplitter;
 class QTableView;
+class QVBoxLayout;
 
 class QPainter;
 class QColor;
@@ -96,6 +98,9 @@ signals:
 
 private:
     void buildUi();
+    QHBoxLayout* buildControls();
+    QSplitter* buildPanes();
+    void buildBubblePane(QWidget* lower, QVBoxLayout* lowerLayout);
     void applySteps();
     void applySpans(qint64 step);
     void updateNavigation();

@@ -7,6 +7,7 @@
 #include "ui/models/RunDeleter.h"
 #include "ui/models/RunFilterModel.h"
 #include "ui/models/RunLauncher.h"
+#include "ui/models/RunColors.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/RunStoreThread.h"
 #include "ui/models/AtomicFile.h"
@@ -78,11 +79,11 @@ QHBoxLayout* RunsPage::buildFilterBar() {
     top->addWidget(m_filterEdit, 1);
     m_state = new QComboBox(this);
     m_state->addItem(tr("All states"), QString());
-    for (const char* state : {RunState::Running, RunState::Queued, RunState::Succeeded, RunState::Failed,
-                              RunState::Stopped, RunState::Lost}) {
-        m_state->addItem(QString::fromLatin1(state), QString::fromLatin1(state));
-        m_state->setItemData(m_state->count() - 1, RunListModel::stateColor(QString::fromLatin1(state)),
-                             Qt::ForegroundRole);
+    for (const RunState state : {RunState::Running, RunState::Queued, RunState::Succeeded, RunState::Failed,
+                                 RunState::Stopped, RunState::Lost}) {
+        const QString name = QString::fromStdString(runStateName(state));
+        m_state->addItem(name, name);
+        m_state->setItemData(m_state->count() - 1, RunColors::stateColor(state), Qt::ForegroundRole);
     }
     top->addWidget(m_state);
     m_count = new QLabel(this);
@@ -246,7 +247,7 @@ void RunsPage::updateActions() {
     m_exportMetrics->setEnabled(r.has_value() && m_watcher);
     m_exportTrace->setEnabled(r.has_value() && m_watcher);
     m_exportSpec->setEnabled(r && !r->spec_toml.empty());
-    m_delete->setEnabled(r && RunState::isTerminal(r->state) && m_writer);
+    m_delete->setEnabled(r && isTerminal(r->state) && m_writer);
 }
 
 void RunsPage::showContextMenu(const QPoint& pos) {

@@ -72,7 +72,7 @@ TEST(AlertCenter, AStragglerIsSaidOncePerRankPerMinute) {
     // Named within the first steps and not again for the rest of the minute, however many steps.
     EXPECT_EQ(c.notices.count("warn: straggler: rank 2 on node2"), 1u) << c.notices.said.size();
     ASSERT_FALSE(c.raised.empty());
-    EXPECT_EQ(c.raised.back().kind, "straggler");
+    EXPECT_EQ(c.raised.back().kind, AlertKind::Straggler);
     EXPECT_TRUE(c.raised.back().active);
     EXPECT_EQ(c.raised.back().ranks, std::vector<int>{2});
 
@@ -86,7 +86,7 @@ TEST(AlertCenter, AStragglerIsSaidOncePerRankPerMinute) {
         c.step(s, 100, t0 + 2min + 1s);
         c.alerts.check(t0 + 2min + 1s);
     }
-    EXPECT_EQ(c.raised.back().kind, "straggler");
+    EXPECT_EQ(c.raised.back().kind, AlertKind::Straggler);
     EXPECT_FALSE(c.raised.back().active);
     EXPECT_EQ(c.notices.count("warn: straggler"), 2u);
 }
@@ -131,7 +131,7 @@ TEST(AlertCenter, AHangIsSaidAtOnceEachMinuteAndItsEnd) {
     EXPECT_TRUE(c.notices.said.empty());
     EXPECT_FALSE(c.alerts.check(t0 + 41s));
     ASSERT_EQ(c.notices.count("warn: hang: no step for 41 s"), 1u) << (c.notices.said.empty() ? "" : c.notices.said[0]);
-    EXPECT_EQ(c.raised.back().kind, "hang");
+    EXPECT_EQ(c.raised.back().kind, AlertKind::Hang);
     EXPECT_TRUE(c.raised.back().active);
     c.alerts.check(t0 + 41500ms); // within the second: not looked at again
     c.alerts.check(t0 + 60s);
@@ -142,7 +142,7 @@ TEST(AlertCenter, AHangIsSaidAtOnceEachMinuteAndItsEnd) {
     c.events.onEvent(step, t0 + 102s);
     c.alerts.check(t0 + 103s);
     EXPECT_EQ(c.notices.said.back(), "info: steps again after the hang named above");
-    EXPECT_EQ(c.raised.back().kind, "hang");
+    EXPECT_EQ(c.raised.back().kind, AlertKind::Hang);
     EXPECT_FALSE(c.raised.back().active);
 }
 

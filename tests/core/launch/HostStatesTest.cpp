@@ -27,7 +27,7 @@ HostWatch::Look look(const std::string& name, std::chrono::milliseconds silent, 
 
 struct Hosts {
     explicit Hosts(int64_t timeoutS)
-        : states(timeoutS, notices, [this](const HostStatus& h) { recorded.push_back(h.host + " " + h.state); },
+        : states(timeoutS, notices, [this](const HostStatus& h) { recorded.push_back(h.host + " " + hostStateName(h.state)); },
                  [](const std::string& host) { return host == "node2" ? std::string("rank 1") : "its ranks"; }) {}
     parallax::testing::RecordedNotices notices;
     std::vector<std::string> recorded;
@@ -51,7 +51,7 @@ TEST(HostStates, AHostFallsSilentAnswersAgainAndIsRecordedWhenItChanges) {
                                 "for 30 s");
     EXPECT_EQ(h.recorded.back(), "node2 silent");
     EXPECT_EQ(h.recorded.size(), 3u) << "only the host that changed";
-    EXPECT_EQ(h.states.states().at("node2"), "silent");
+    EXPECT_EQ(h.states.states().at("node2"), HostState::Silent);
 
     h.states.review({look("node1", 0ms), look("node2", 0ms)}, t0 + 3s, true);
     EXPECT_EQ(h.notices.last(), "info: node2 answers again");
@@ -67,14 +67,14 @@ TEST(HostStates, AHostSilentPastTheTimeoutEndsTheRunOnce) {
     ASSERT_TRUE(lost);
     EXPECT_EQ(*lost, "node2 has not answered for 31 s (rank 1 run there): the run was ended on every host");
     EXPECT_EQ(h.notices.last(), "error: " + *lost);
-    EXPECT_EQ(h.states.states().at("node2"), "lost");
+    EXPECT_EQ(h.states.states().at("node2"), HostState::Lost);
     EXPECT_FALSE(h.states.review({look("node1", 0ms), look("node2", 32s)}, t0 + 2s, true)) << "said once";
 }
 
 TEST(HostStates, ALostHostDoesNotEndARunThatIsStoppingAlready) {
     Hosts h(5);
     EXPECT_FALSE(h.states.review({look("node1", 6s)}, t0, false));
-    EXPECT_EQ(h.states.states().at("node1"), "lost");
+    EXPECT_EQ(h.states.states().at("node1"), HostState::Lost);
     EXPECT_EQ(h.notices.count("error"), 0u);
 }
 

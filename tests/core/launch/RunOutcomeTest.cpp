@@ -29,9 +29,10 @@ std::optional<LauncherFailure> parsed(const std::string& output) {
     return parser.failure();
 }
 
-RunEndEvent runEnd(const std::string& status, const std::string& reason = {}) {
+// The ranks' run_end, whose status is the state's name on the wire.
+RunEndEvent runEnd(RunState status, const std::string& reason = {}) {
     RunEndEvent e;
-    e.status = status;
+    e.status = runStateName(status);
     e.reason = reason;
     return e;
 }
@@ -206,7 +207,7 @@ RunEndFacts lostHostFacts() {
 ContinuationFacts twoHosts() {
     ContinuationFacts c;
     c.cluster_hosts = std::vector<std::string>{"node1:1", "node2:1"};
-    c.host_states = {{"node1", "answering"}, {"node2", "lost"}};
+    c.host_states = {{"node1", HostState::Answering}, {"node2", HostState::Lost}};
     return c;
 }
 

@@ -108,8 +108,8 @@ TEST(SlurmJobs, EveryEndStateMapsToARunState) {
     EXPECT_EQ(slurmEndState("COMPLETING"), nullptr);
     ASSERT_NE(slurmEndState("CANCELLED by 0"), nullptr);
     EXPECT_STREQ(slurmEndState("CANCELLED by 0")->state, "CANCELLED");
-    EXPECT_STREQ(slurmEndState("TIMEOUT")->run_state, "failed");
-    EXPECT_STREQ(slurmEndState("COMPLETED")->run_state, ""); // the ranks' run_end decides
+    EXPECT_EQ(slurmEndState("TIMEOUT")->run_state, RunState::Failed);
+    EXPECT_EQ(slurmEndState("COMPLETED")->run_state, std::nullopt); // the ranks' run_end decides
     for (const SlurmEndState& e : slurmEndStates()) {
         EXPECT_EQ(slurmEndState(e.state), &e);
         EXPECT_NE(std::string(e.says), "");

@@ -154,7 +154,7 @@ TEST_F(BatchedWriterTest, TelemetryEventsGoWhereTheyBelong) {
     l.t = 7;
     w.add(TelemetryEvent{l});
     RunEndEvent end;
-    end.status = RunState::Failed;
+    end.status = runStateName(RunState::Failed);
     end.reason = "boom";
     end.step = 2;
     w.add(TelemetryEvent{end});

@@ -697,23 +697,23 @@ TEST(HostRecords, StatusPerHostAndPendingCleanupsOutliveTheirRun) {
     const int64_t run = store.createRun(r);
     HostStatus a;
     a.host = "node1";
-    a.state = "answering";
+    a.state = HostState::Answering;
     a.last_answer = 100;
     a.latency_ms = 3.5;
     store.setHostStatus(run, a);
     HostStatus b = a;
     b.host = "node2";
-    b.state = "silent";
+    b.state = HostState::Silent;
     b.detail = "silent for 12 s";
     b.latency_ms = -1;
     store.setHostStatus(run, b);
-    b.state = "lost";
+    b.state = HostState::Lost;
     store.setHostStatus(run, b); // replaces
     const std::vector<HostStatus> hosts = store.hostStatuses(run);
     ASSERT_EQ(hosts.size(), 2u);
     EXPECT_EQ(hosts[0].host, "node1");
     EXPECT_DOUBLE_EQ(hosts[0].latency_ms, 3.5);
-    EXPECT_EQ(hosts[1].state, "lost");
+    EXPECT_EQ(hosts[1].state, HostState::Lost);
     EXPECT_EQ(hosts[1].latency_ms, -1);
     EXPECT_EQ(hosts[1].detail, "silent for 12 s");
 

@@ -320,14 +320,14 @@ TEST(Schema, VersionEightAlertsKeepTheirMessageAndNewOnesNameRanksAndStep) {
     EXPECT_TRUE(alerts[0].ranks.empty());
     EXPECT_EQ(alerts[0].step, -1);
     RunAlert a;
-    a.kind = "hang";
+    a.kind = AlertKind::Hang;
     a.message = "pipeline stage 1 (rank 2, rank 3) is silent";
     a.ranks = {2, 3};
     a.step = 812;
     store.setAlert(1, a);
     alerts = store.alerts(1);
     ASSERT_EQ(alerts.size(), 2u);
-    EXPECT_EQ(alerts[0].kind, "hang");
+    EXPECT_EQ(alerts[0].kind, AlertKind::Hang);
     EXPECT_EQ(alerts[0].ranks, (std::vector<int>{2, 3}));
     EXPECT_EQ(alerts[0].step, 812);
     a.ranks = {3};

@@ -29,21 +29,21 @@ struct CraftedStore {
 
     // A run of `spec` in `state` with `steps` step rows (loss falling from `loss0`), started at
     // `start` (seconds since the epoch) and taking one second per step.
-    int64_t addRun(const RunSpec& spec, const std::string& state, int64_t steps, double loss0 = 4.0,
+    int64_t addRun(const RunSpec& spec, RunState state, int64_t steps, double loss0 = 4.0,
                    double start = 1.7e9, const std::vector<std::string>& tags = {}) {
         return addRunFrom(spec, std::nullopt, 0, state, steps, loss0, start, tags);
     }
 
     // A run that continues `parent` from its checkpoint at `fromStep` (Resume), with step rows
     // fromStep .. fromStep + steps - 1.
-    int64_t addContinuation(const RunSpec& spec, int64_t parent, int64_t fromStep, const std::string& state,
+    int64_t addContinuation(const RunSpec& spec, int64_t parent, int64_t fromStep, RunState state,
                             int64_t steps, double loss0 = 4.0, double start = 1.7e9 + 3600) {
         return addRunFrom(spec, parent, fromStep, state, steps, loss0, start, {});
     }
 
 private:
     int64_t addRunFrom(const RunSpec& spec, std::optional<int64_t> parent, int64_t fromStep,
-                       const std::string& state, int64_t steps, double loss0, double start,
+                       RunState state, int64_t steps, double loss0, double start,
                        const std::vector<std::string>& tags) {
         NewRun n;
         n.name = spec.name;
@@ -86,7 +86,7 @@ private:
             last = e;
         }
         if (steps > 0) store.updateSummary(id, last);
-        if (RunState::isTerminal(state)) store.finishRun(id, state, state == RunState::Succeeded ? 0 : 1, "test");
+        if (isTerminal(state)) store.finishRun(id, state, state == RunState::Succeeded ? 0 : 1, "test");
         return id;
     }
 };

@@ -45,14 +45,14 @@ struct LongNamedRuns {
         }
     }
 
-    int64_t add(const RunSpec& spec, const std::string& state = RunState::Succeeded) {
+    int64_t add(const RunSpec& spec, RunState state = RunState::Succeeded) {
         const int64_t id = store.addRun(spec, state, 30, 4.0 + double(ids.size()));
         ids.push_back(id);
         titles[id] = QStringLiteral("#%1 %2").arg(id).arg(QString::fromStdString(spec.name));
         return id;
     }
 
-    int64_t continuation(const char* name, int64_t parent, int64_t fromStep, const std::string& state,
+    int64_t continuation(const char* name, int64_t parent, int64_t fromStep, RunState state,
                          const QString& continues) {
         const int64_t id = store.addContinuation(tinySpec(name), parent, fromStep, state, 30);
         ids.push_back(id);

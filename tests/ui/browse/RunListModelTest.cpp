@@ -15,7 +15,7 @@ using namespace parallax::test;
 
 namespace {
 
-RunRecord record(int64_t id, const std::string& name, const std::string& state = RunState::Succeeded) {
+RunRecord record(int64_t id, const std::string& name, RunState state = RunState::Succeeded) {
     RunRecord r;
     r.id = id;
     r.name = name;

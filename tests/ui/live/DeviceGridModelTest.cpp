@@ -156,15 +156,15 @@ TEST(DeviceGridModelTest, MarksTheRowOfAHostThatIsSilentOrLost) {
     HostStatus silent;
     // The profile's name may carry the domain the worker's hostname leaves out.
     silent.host = "node2.cluster.local";
-    silent.state = "silent";
+    silent.state = HostState::Silent;
     silent.detail = "silent for 12 s (ssh: Connection refused)";
     HostStatus answering;
     answering.host = "node1";
-    answering.state = "answering";
+    answering.state = HostState::Answering;
     answering.latency_ms = 4;
     HostStatus other;
     other.host = "10.0.0.31";
-    other.state = "lost";
+    other.state = HostState::Lost;
     model.setHostStatuses({answering, silent, other});
     EXPECT_FALSE(model.data(model.index(0, 0), DeviceGridModel::HostAlarmRole).toBool());
     EXPECT_EQ(model.data(model.index(0, 0), DeviceGridModel::HostStateRole).toString(), QStringLiteral("answering"));
@@ -257,7 +257,7 @@ TEST(DeviceGridModelTest, MarksTheRankAnActiveAlertNames) {
     DeviceGridModel m;
     m.addSamples({cpuSample(0, 100, 10), cpuSample(1, 100, 10)}, true);
     RunAlert straggler;
-    straggler.kind = "straggler";
+    straggler.kind = AlertKind::Straggler;
     straggler.message = "rank 1 on node0: compute 1.82x the median of the others over the last 10 steps";
     straggler.ranks = {1};
     straggler.active = true;

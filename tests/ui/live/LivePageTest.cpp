@@ -189,12 +189,12 @@ TEST(LivePageTest, GroupsDevicesByHostAndMarksASilentHost) {
     }
     HostStatus answering;
     answering.host = "node0";
-    answering.state = "answering";
+    answering.state = HostState::Answering;
     answering.latency_ms = 2;
     answering.t = 1.7e9 + 12;
     HostStatus silent = answering;
     silent.host = "node1";
-    silent.state = "silent";
+    silent.state = HostState::Silent;
     silent.detail = "silent for 12 s (ssh: connect to host node1 port 22: Connection refused)";
     ts.store.setHostStatus(run, answering);
     ts.store.setHostStatus(run, silent);
@@ -228,14 +228,14 @@ TEST(LivePageTest, GroupsDevicesByHostAndMarksASilentHost) {
     EXPECT_NE(pixel(answeringCell.topLeft() + QPoint(1, 1)), QColor(0xc6, 0x28, 0x28));
 
     // It answers again: the mark goes; it is lost: named as such.
-    silent.state = "answering";
+    silent.state = HostState::Answering;
     silent.detail.clear();
     silent.t += 3;
     ts.store.setHostStatus(run, silent);
     ASSERT_TRUE(waitFor([&] { return page.hostAlarmText().isEmpty(); }));
     EXPECT_FALSE(grid->data(grid->index(1, 0), DeviceGridModel::HostAlarmRole).toBool());
     EXPECT_EQ(grid->headerData(1, Qt::Vertical).toString(), QStringLiteral("node1"));
-    silent.state = "lost";
+    silent.state = HostState::Lost;
     silent.detail = "silent for 31 s (ssh: Connection timed out)";
     silent.t += 31;
     ts.store.setHostStatus(run, silent);
@@ -321,7 +321,7 @@ TEST(LivePageTest, TheSupervisorsAlertIsABannerAndFramesItsRank) {
     }
     ts.store.insertEvents(run, steps);
     RunAlert hang;
-    hang.kind = "hang";
+    hang.kind = AlertKind::Hang;
     hang.message = "no step for 41 s: rank 1 on node0 is silent (no heartbeat for 12 s: stopped, or its host is gone); "
                    "rank 0 waits in allreduce #812 of the dp group (4 KiB) for 40 s";
     hang.ranks = {1};

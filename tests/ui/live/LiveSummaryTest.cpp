@@ -11,7 +11,7 @@ namespace {
 
 using test::stepEvent;
 
-RunRecord record(const std::string& state, int64_t stepsTotal = 200) {
+RunRecord record(RunState state, int64_t stepsTotal = 200) {
     RunRecord r;
     r.id = 7;
     r.name = "summary";
@@ -22,7 +22,7 @@ RunRecord record(const std::string& state, int64_t stepsTotal = 200) {
 }
 
 // A snapshot of a run of 200 steps half way through at two steps a second.
-RunSnapshot halfWay(const std::string& state = RunState::Running) {
+RunSnapshot halfWay(RunState state = RunState::Running) {
     RunSnapshot s;
     s.setRecord(record(state));
     std::vector<StepEvent> rows;
@@ -185,7 +185,7 @@ TEST(LiveSummaryTest, NamesTheStragglerWithItsHostAndDeviceUnlessTheSupervisorDo
     EXPECT_TRUE(summary.stragglerText.contains(QStringLiteral("differ by 60% (median)"))) << summary.stragglerText.toStdString();
 
     RunAlert alert;
-    alert.kind = "straggler";
+    alert.kind = AlertKind::Straggler;
     alert.message = "rank 5 computes 60% longer";
     alert.ranks = {5};
     s.setAlerts({alert});
@@ -244,10 +244,10 @@ TEST(LiveSummaryTest, SaysTheSlurmJobsStatePlaceAndTimeLeft) {
 
 TEST(LiveSummaryTest, ListsTheSupervisorsAlertsALineEach) {
     RunAlert hang;
-    hang.kind = "hang";
+    hang.kind = AlertKind::Hang;
     hang.message = "no step for 41 s";
     RunAlert slow;
-    slow.kind = "straggler";
+    slow.kind = AlertKind::Straggler;
     slow.message = "rank 5 is slow";
     EXPECT_EQ(LiveSummary::alertLines({hang, slow}), QStringLiteral("Hang: no step for 41 s\nStraggler: rank 5 is slow"));
     EXPECT_TRUE(LiveSummary::alertLines({}).isEmpty());

@@ -145,13 +145,13 @@ TEST(RunSnapshotTest, AResumedRunKnowsItsParentAndStepAndOnlyActiveAlertsCount) 
     EXPECT_EQ(s.resumedAtStep(), 40);
 
     RunAlert hang, straggler;
-    hang.kind = "hang";
+    hang.kind = AlertKind::Hang;
     hang.active = false;
-    straggler.kind = "straggler";
+    straggler.kind = AlertKind::Straggler;
     straggler.message = "rank 1: slow";
     s.setAlerts({hang, straggler});
     ASSERT_EQ(s.activeAlerts().size(), 1u);
-    EXPECT_EQ(s.activeAlerts().front().kind, "straggler");
+    EXPECT_EQ(s.activeAlerts().front().kind, AlertKind::Straggler);
     s.clear();
     EXPECT_TRUE(s.activeAlerts().empty());
 }

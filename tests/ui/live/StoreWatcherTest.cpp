@@ -160,7 +160,7 @@ TEST(StoreWatcherTest, DeliversEachChangeOfAHostsStatus) {
 
     HostStatus node1;
     node1.host = "node1";
-    node1.state = "answering";
+    node1.state = HostState::Answering;
     node1.latency_ms = 3;
     node1.t = 1.7e9;
     HostStatus node2 = node1;
@@ -169,13 +169,13 @@ TEST(StoreWatcherTest, DeliversEachChangeOfAHostsStatus) {
     ts.store.setHostStatus(run, node2);
     ASSERT_TRUE(waitFor([&] { return !received.back().empty() && received.back().size() == 2; }));
 
-    node2.state = "silent";
+    node2.state = HostState::Silent;
     node2.detail = "silent for 12 s (ssh: Connection refused)";
     node2.t += 12;
     ts.store.setHostStatus(run, node2);
-    ASSERT_TRUE(waitFor([&] { return received.back().size() == 2 && received.back()[1].state == "silent"; }));
+    ASSERT_TRUE(waitFor([&] { return received.back().size() == 2 && received.back()[1].state == HostState::Silent; }));
     EXPECT_EQ(received.back()[1].detail, "silent for 12 s (ssh: Connection refused)");
-    EXPECT_EQ(received.back()[0].state, "answering");
+    EXPECT_EQ(received.back()[0].state, HostState::Answering);
 
     // Rows of other tables do not send the hosts again.
     const size_t sent = received.size();
@@ -479,7 +479,7 @@ TEST(StoreWatcherTest, DeliversEachRanksStepsOnceAndAlertsWhenTheyChange) {
     EXPECT_EQ(steps.back().step, 1);
 
     RunAlert a;
-    a.kind = "straggler";
+    a.kind = AlertKind::Straggler;
     a.message = "rank 1 on node0: compute 2.00x the median of the others";
     a.t = 1.7e9;
     ts.store.setAlert(run, a);
