@@ -86,11 +86,12 @@ TEST_P(QwenLayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
 }
 
 // Each test is a process of its own under ctest, with its own one-process run: three cover data,
-// tensor and pipeline parallelism and ZeRO-3 (about 40 s each on two cores).
+// tensor and pipeline parallelism, ZeRO-3 and LoRA (40 to 80 s each on two cores).
 const QwenLayout kQwenLayouts[] = {
     {"dp2_zero3_full", 2, 1, 1, 3, false},
     {"tp2_pp2_full", 1, 2, 2, 0, false},
-    {"dp2_lora", 2, 1, 1, 0, true},
+    // The frozen base weights of a LoRA run, tensor-parallel slabs of them read from the folder.
+    {"dp2_tp2_lora", 2, 2, 1, 0, true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Layouts, QwenLayoutEquivalence, ::testing::ValuesIn(kQwenLayouts),
