@@ -356,19 +356,26 @@ private:
             return;
         }
         const bool text = data.kind == DataKind::Text;
-        const std::string what = text ? "a text file" : "a folder of class subfolders holding .pgm/.ppm images";
+        // A model folder's tokenizer reads .txt and .jsonl documents, one file or a folder of them.
+        const bool tokenized = text && !s.model.from.empty();
+        const std::string what = tokenized ? "a .txt or .jsonl file or a folder of them"
+                                 : text    ? "a text file"
+                                           : "a folder of class subfolders holding .pgm/.ppm images";
         if (data.path.empty()) {
             error("data.path", "data.path is empty; data.kind = " + inQuotes(data.kind) + " reads " + what +
                                    ": set data.path",
                   {"data.kind"});
             return;
         }
-        if (text ? !isRegularFile(data.path) : !isDirectory(data.path)) {
+        const bool found = tokenized ? isRegularFile(data.path) || isDirectory(data.path)
+                           : text    ? isRegularFile(data.path)
+                                     : isDirectory(data.path);
+        if (!found) {
             missing("data.path = " + inQuotes(data.path) + " does not exist or is not " + what + "; set data.path to " +
                     what);
             return;
         }
-        if (text && m_dimsUsable) {
+        if (text && !tokenized && m_dimsUsable) {
             const int64_t bytes = fileSize(data.path);
             if (bytes >= 0 && bytes < d.seq_len + 1)
                 error("data.path", "data.path = " + inQuotes(data.path) + " has " + num(bytes) +

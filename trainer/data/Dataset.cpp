@@ -7,6 +7,7 @@
 #include "trainer/data/TextDataset.h"
 #if PARALLAX_WITH_CONVERSATIONS
 #include "trainer/data/ConversationDataset.h"
+#include "trainer/data/TokenizedTextDataset.h"
 #endif
 
 namespace parallax {
@@ -21,7 +22,17 @@ std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims
     switch (data.kind.value()) {
     case DataKind::Synthetic: return std::make_unique<SyntheticDataset>(dims, seed);
     case DataKind::FashionMnist: return std::make_unique<FashionMnistDataset>(data.path, "train", dims, seed);
-    case DataKind::Text: return std::make_unique<TextDataset>(data.path, dims);
+    case DataKind::Text:
+        // A published model's text goes through its tokenizer; a from-scratch model reads bytes.
+        if (!modelFolder.empty()) {
+#if PARALLAX_WITH_CONVERSATIONS
+            return std::make_unique<TokenizedTextDataset>(data, dims, modelFolder);
+#else
+            throw DataError("data.kind = \"text\" with model.from tokenizes with the model's tokenizer.json, which "
+                            "this worker was built without (PCRE2 and ICU: packaging/deps.sh installs them)");
+#endif
+        }
+        return std::make_unique<TextDataset>(data.path, dims);
     case DataKind::ImageFolder: return std::make_unique<ImageFolderDataset>(data.path, dims, seed);
     case DataKind::Conversations:
 #if PARALLAX_WITH_CONVERSATIONS

@@ -53,4 +53,19 @@ void requireByteVocab(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError when an index is outside [0, size).
 void requireIndices(const std::vector<int64_t>& indices, int64_t size, const std::string& what);
 
+// A batch of next-token windows over one token stream: sample i is stream[i*T .. i*T+T], so
+// consecutive samples share one token. tokens (B, T+1) int64.
+template <class Token>
+Batch streamWindows(const std::vector<Token>& stream, int64_t seqLen, const std::vector<int64_t>& indices) {
+    Batch batch;
+    batch.sample_index = indices;
+    batch.tokens = torch::empty({static_cast<int64_t>(indices.size()), seqLen + 1}, torch::kInt64); // (B, T+1)
+    int64_t* out = batch.tokens.data_ptr<int64_t>();
+    for (int64_t i : indices) {
+        const Token* window = stream.data() + i * seqLen;
+        for (int64_t j = 0; j <= seqLen; ++j) *out++ = window[j];
+    }
+    return batch;
+}
+
 } // namespace parallax

@@ -31,16 +31,7 @@ TextDataset::TextDataset(const std::string& path, const ModelDims& dims) : m_pat
 
 Batch TextDataset::makeBatch(const std::vector<int64_t>& indices, int64_t /*step*/) const {
     requireIndices(indices, size(), m_path);
-    const int64_t t = m_dims.seq_len;
-    Batch batch;
-    batch.sample_index = indices;
-    batch.tokens = torch::empty({static_cast<int64_t>(indices.size()), t + 1}, torch::kInt64); // (B, T+1)
-    int64_t* out = batch.tokens.data_ptr<int64_t>();
-    for (int64_t i : indices) {
-        const uint8_t* window = m_bytes.data() + i * t;
-        for (int64_t j = 0; j <= t; ++j) *out++ = window[j];
-    }
-    return batch;
+    return streamWindows(m_bytes, m_dims.seq_len, indices);
 }
 
 std::string TextDataset::describe() const {
