@@ -101,7 +101,7 @@ void printState(const RunStore& store, const RunRecord& r) {
 
 void printSlurmJob(const RunStore& store, const RunRecord& r) {
     if (const std::optional<SlurmJob> job = store.slurmJob(r.id)) {
-        std::string text = job->job_id + " (" + job->mode + "), " + job->state;
+        std::string text = job->job_id + " (" + choiceName(job->mode) + "), " + job->state;
         if (!job->reason.empty())
             text += " (" + job->reason + ")";
         if (job->queue_position > 0)

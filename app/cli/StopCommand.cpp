@@ -22,7 +22,7 @@ int stopCommand(const std::string& storePath, const std::string& run, bool wait)
                        std::to_string(r.supervisor_pid) + "); run parallax-cli stop " + std::to_string(r.id) +
                        " there");
     if (!pidAlive(r.supervisor_pid)) {
-        if (const std::optional<SlurmJob> job = store.slurmJob(r.id); job && job->mode == "batch") {
+        if (const std::optional<SlurmJob> job = store.slurmJob(r.id); job && job->mode == SlurmMode::Batch) {
             // The job goes on without its supervisor: followed again here, it is asked to stop.
             std::cout << "run " << r.id << ": nobody follows Slurm job " << job->job_id
                       << "; following it here to stop it (USR1: the ranks checkpoint)" << std::endl;

@@ -175,7 +175,7 @@ AttachedRun RunPreparation::attach(int64_t id) {
     if (!r)
         throw std::runtime_error(noSuchRun(id, m_store));
     const std::optional<SlurmJob> j = m_store.slurmJob(id);
-    if (!j || j->mode != "batch" || j->job_id.empty())
+    if (!j || j->mode != SlurmMode::Batch || j->job_id.empty())
         throw std::runtime_error(name + " is not in a Slurm batch job (launch.slurm_mode = \"batch\"); only such a "
                                  "job goes on without its supervisor, to be followed again");
     if (isTerminal(r->state) && r->state != RunState::Lost)

@@ -55,7 +55,7 @@ void SlurmBatchFollower::submit(const LaunchPlan& plan) {
     m_jobId = m_slurm.submit(plan.submit, plan.env);
     m_job = {};
     m_job.job.job_id = m_jobId;
-    m_job.job.mode = "batch";
+    m_job.job.mode = SlurmMode::Batch;
     m_job.job.state = "PENDING";
     m_store.setSlurmJob(m_runId, m_job.job);
     m_store.setSupervisor(m_runId, static_cast<int64_t>(getpid()), m_host);
@@ -93,7 +93,7 @@ void SlurmBatchFollower::query(bool force, Clock::time_point now) {
         return;
     }
     m_lastKnown = now;
-    st.job.mode = m_batch ? "batch" : "srun";
+    st.job.mode = m_batch ? SlurmMode::Batch : SlurmMode::Srun;
     st.job.t = wallNow();
     record(st);
     if (!m_runningMarked && st.job.state != "PENDING") {

@@ -7,7 +7,7 @@ void SlurmJobs::setSlurmJob(int64_t run, const SlurmJob& job) {
                 "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT (run) DO UPDATE SET job_id = excluded.job_id, "
                 "mode = excluded.mode, state = excluded.state, reason = excluded.reason, nodes = excluded.nodes, "
                 "queue_position = excluded.queue_position, time_left_s = excluded.time_left_s, t = excluded.t",
-                {run, job.job_id, job.mode, job.state, job.reason, job.nodes, job.queue_position, job.time_left_s,
+                {run, job.job_id, choiceName(job.mode), job.state, job.reason, job.nodes, job.queue_position, job.time_left_s,
                  job.t > 0 ? job.t : nowSeconds()});
 }
 
@@ -19,7 +19,8 @@ std::optional<SlurmJob> SlurmJobs::slurmJob(int64_t run) const {
     if (!s.step()) return std::nullopt;
     SlurmJob j;
     j.job_id = s.text(0);
-    j.mode = s.text(1);
+    // A mode a newer version wrote reads as batch: a job that outlives its supervisor is the safe guess.
+    j.mode = parseChoice<SlurmMode>(s.text(1)).value_or(SlurmMode::Batch);
     j.state = s.text(2);
     j.reason = s.text(3);
     j.nodes = s.text(4);

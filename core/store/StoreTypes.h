@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/spec/Choice.h"
 #include "core/store/AlertKind.h"
 #include "core/store/HostState.h"
 #include "core/store/RunState.h"
@@ -99,7 +100,7 @@ struct RunAlert {
 // The Slurm job a run's ranks run in (launch.target = "slurm"), and what Slurm last said of it.
 struct SlurmJob {
     std::string job_id;
-    std::string mode;            // srun (the supervisor attached) | batch (sbatch: followed, re-attachable)
+    SlurmMode mode = SlurmMode::Srun; // srun: the supervisor attached; batch: sbatch, followed, re-attachable
     std::string state;           // Slurm's job state: PENDING, RUNNING, COMPLETED, TIMEOUT, ...
     std::string reason;          // Slurm's reason (Priority, Resources, NonZeroExitCode, ...); empty: none
     std::string nodes;           // the job's node list once it runs

@@ -71,7 +71,7 @@ TEST(SlurmBatch, TrainsLikeOneProcessAndKeepsTheJob) {
     EXPECT_LT(maxRelativeDifference(one.losses, batch.losses), 1e-5);
     const std::optional<SlurmJob> job = RunStore(tmp.path() + "/parallax.db").slurmJob(batch.record->id);
     ASSERT_TRUE(job.has_value());
-    EXPECT_EQ(job->mode, "batch");
+    EXPECT_EQ(job->mode, SlurmMode::Batch);
     EXPECT_EQ(job->state, "COMPLETED");
     EXPECT_EQ(job->nodes, slurm.nodeNames().front());
     EXPECT_NE(batch.show.find(job->job_id + " (batch), COMPLETED on " + slurm.nodeNames().front()),

@@ -37,7 +37,7 @@ TEST(SlurmRun, SrunTrainsLikeOneProcessAndNamesTheJob) {
     // The job the ranks ran in is kept with its Slurm state, as for a batch job.
     const std::optional<SlurmJob> job = RunStore(tmp.path() + "/parallax.db").slurmJob(many.record->id);
     ASSERT_TRUE(job.has_value()) << many.show;
-    EXPECT_EQ(job->mode, "srun");
+    EXPECT_EQ(job->mode, SlurmMode::Srun);
     EXPECT_FALSE(job->job_id.empty());
     EXPECT_EQ(job->nodes, slurm.nodeNames().front());
     EXPECT_TRUE(waitUntil([&] { return slurm.queueEmpty(); }, std::chrono::seconds(20)));

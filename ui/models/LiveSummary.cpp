@@ -169,7 +169,7 @@ LiveSummary::Text LiveSummary::slurmJob(const SlurmJob& j, bool runEnded, qint64
         out.text += tr(" · %1 left").arg(durationText(left));
     }
     out.tip = tr("%1 job%2; Slurm's state as of %3")
-                  .arg(j.mode == "batch" ? tr("A batch") : tr("An srun"))
+                  .arg(j.mode == SlurmMode::Batch ? tr("A batch") : tr("An srun"))
                   .arg(j.nodes.empty() ? QString() : tr(" on %1").arg(q(j.nodes)))
                   .arg(QDateTime::fromSecsSinceEpoch(qint64(j.t)).toString(QStringLiteral("HH:mm:ss")));
     return out;

@@ -195,7 +195,7 @@ TEST_F(Preparation, OnlyABatchJobsRunIsAttachedTo) {
     const int64_t batch = store.createRun(nr);
     SlurmJob job;
     job.job_id = "12";
-    job.mode = "batch";
+    job.mode = SlurmMode::Batch;
     job.state = "RUNNING";
     store.setSlurmJob(batch, job);
     const AttachedRun a = preparation().attach(batch);

@@ -96,7 +96,7 @@ TEST_F(Follower, ASubmittedJobIsRecordedWithItsScriptAndSaid) {
     const std::optional<SlurmJob> job = store.slurmJob(run);
     ASSERT_TRUE(job);
     EXPECT_EQ(job->job_id, "12");
-    EXPECT_EQ(job->mode, "batch");
+    EXPECT_EQ(job->mode, SlurmMode::Batch);
     EXPECT_EQ(job->state, "PENDING");
     EXPECT_EQ(store.run(run)->supervisor_pid, static_cast<int64_t>(getpid()));
     EXPECT_NE(notices.last().find("submitted Slurm job 12 (sbatch --parsable "), std::string::npos) << notices.last();
@@ -201,5 +201,5 @@ TEST_F(Follower, TheSrunJobTheRanksNameIsFollowedLessOften) {
     EXPECT_EQ(slurm.asked.size(), 1u) << "srun mode asks every five polls";
     f->query(false, t0 + 5s);
     EXPECT_EQ(slurm.asked.size(), 2u);
-    EXPECT_EQ(store.slurmJob(run)->mode, "srun");
+    EXPECT_EQ(store.slurmJob(run)->mode, SlurmMode::Srun);
 }

@@ -453,7 +453,7 @@ TEST_F(RunStoreTest, ABatchJobIsNotLostWithItsSupervisor) {
     const int64_t plain = newRun("plain");
     SlurmJob job;
     job.job_id = "41";
-    job.mode = "batch";
+    job.mode = SlurmMode::Batch;
     job.state = "PENDING";
     job.reason = "Resources";
     job.queue_position = 2;

@@ -94,7 +94,7 @@ TEST(LivePageTest, ShowsTheSlurmJobItsReasonPlaceAndTimeLeft) {
     const int64_t run = ts.newRun("on-slurm", 100, 2);
     SlurmJob job;
     job.job_id = "41";
-    job.mode = "batch";
+    job.mode = SlurmMode::Batch;
     job.state = "PENDING";
     job.reason = "Resources";
     job.queue_position = 2;

@@ -222,7 +222,7 @@ TEST(LiveSummaryTest, AResumedRunNamesTheRunItContinues) {
 TEST(LiveSummaryTest, SaysTheSlurmJobsStatePlaceAndTimeLeft) {
     SlurmJob job;
     job.job_id = "41";
-    job.mode = "batch";
+    job.mode = SlurmMode::Batch;
     job.state = "PENDING";
     job.reason = "Resources";
     job.queue_position = 2;
