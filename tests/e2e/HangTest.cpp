@@ -108,7 +108,11 @@ TEST(Hang, ARankAtHalfSpeedIsNamedAsTheStragglerAndAFaultFreeStretchRaisesNothin
     // Steps of about half a second here (a global batch of 40), as training steps go: ten steps span
     // five seconds, so that a rank held up for a second or two by this shared machine's other work is
     // no straggler (with 300 ms steps a 4 s hold-up of one rank was named once in a fault-free minute).
-    Started s("slowed", tinyGptWithLayers("slowed", "dp = 2\n", "hang_after_s = 10\n", 40));
+    // Both ranks on one core: a virtual machine's core can run at half speed for a minute, which
+    // would make the rank on it a straggler as real as the one this test makes; on one core both
+    // ranks see the same speed, and only the slowing below sets one apart.
+    Started s("slowed", tinyGptWithLayers("slowed", "dp = 2\n",
+                                          "hang_after_s = 10\n[launch]\nmpirun_args = [\"--cpu-set\", \"0\"]\n", 40));
     ASSERT_TRUE(s.run.has_value());
     // A minute fault-free (about 200 steps; the ranks share this machine's cores): no hang, no
     // straggler.
