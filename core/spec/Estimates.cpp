@@ -188,12 +188,21 @@ namespace {
 // The layout numbers a stage's memory depends on.
 struct StageLayout {
     int64_t pp, tp, dp, zero, chunks, m;
+    Schedule schedule;  // an unknown one counts as 1F1B
+    bool splitBackward; // weight-gradient passes of their own (zb1), with a pipeline
 };
 
 StageLayout stageLayout(const RunSpec& spec) {
-    return {std::max<int64_t>(1, spec.parallel.pp), std::max<int64_t>(1, spec.parallel.tp),
-            std::max<int64_t>(1, spec.parallel.dp), std::clamp<int64_t>(spec.parallel.zero, 0, 3),
-            modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages), microBatchesPerStep(spec)};
+    const ScheduleInfo* info = scheduleInfo(spec.parallel.schedule);
+    const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
+    return {pp,
+            std::max<int64_t>(1, spec.parallel.tp),
+            std::max<int64_t>(1, spec.parallel.dp),
+            std::clamp<int64_t>(spec.parallel.zero, 0, 3),
+            modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages),
+            microBatchesPerStep(spec),
+            info ? info->schedule : Schedule::OneFOneB,
+            info && info->splitBackward && pp > 1};
 }
 
 // What each pipeline stage holds: units to stages exactly as the trainer places them
@@ -238,15 +247,15 @@ std::vector<StageLoad> stageLoads(const RunSpec& spec, const ModelDims& d, const
 
 // The micro-batches whose activations pipeline stage `stage` holds at once, by schedule (in doubles:
 // m can be as large as train.global_batch).
-double inFlightMicroBatches(const RunSpec& spec, const StageLayout& l, int64_t stage) {
+double inFlightMicroBatches(const StageLayout& l, int64_t stage) {
     if (l.pp <= 1) return 1;
     const double md = double(l.m), ppd = double(l.pp), vd = double(l.chunks);
     const double later = ppd - double(stage); // this stage and the ones after it
-    if (spec.parallel.schedule == Schedule::GPipe) return md;
+    if (l.schedule == Schedule::GPipe) return md;
     if (l.chunks > 1) return std::min(md * vd, 2 * (later - 1) + (vd - 1) * ppd + 1) / vd;
     // Forwards in flight as 1f1b, plus micro-batches whose weight gradients wait: zb1 holds at most p
     // of both together on every stage.
-    if (spec.parallel.schedule == Schedule::ZeroBubble) return std::min(md, ppd);
+    if (l.splitBackward) return std::min(md, ppd);
     return std::min(md, later);
 }
 
@@ -267,10 +276,8 @@ MemoryEstimate stageMemory(const RunSpec& spec, const StageLayout& l, const Stag
 
     // A micro-batch whose weight gradients wait (zb1) keeps its Linear layers' inputs and output
     // gradients, about its whole activations, recomputed ones too: checkpointing saves nothing there.
-    const bool splitBackward = spec.parallel.schedule.known() &&
-                               scheduleInfo(spec.parallel.schedule.value()).splitBackward && l.pp > 1;
-    const double kept = checkpointing && !splitBackward ? s.inputs : s.activations;
-    mem.activations = kept * microBatch * computeBytes * inFlightMicroBatches(spec, l, stage);
+    const double kept = checkpointing && !l.splitBackward ? s.inputs : s.activations;
+    mem.activations = kept * microBatch * computeBytes * inFlightMicroBatches(l, stage);
     if (checkpointing) mem.activations += s.largestUnitActivations * microBatch * computeBytes;
 
     // Buckets never hold more than the gradients they carry.
@@ -298,8 +305,7 @@ Estimates estimate(const RunSpec& spec) {
     e.tokens_per_step = saturatingMul(std::max<int64_t>(0, spec.train.global_batch), d.tokensPerSample());
 
     const StageLayout l = stageLayout(spec);
-    e.bubble = pipelineBubble(l.pp, l.m, spec.parallel.schedule.known() ? spec.parallel.schedule.value() : Schedule::OneFOneB,
-                              l.chunks);
+    e.bubble = pipelineBubble(l.pp, l.m, l.schedule, l.chunks);
     const std::vector<StageLoad> loads = stageLoads(spec, d, units, l);
     for (size_t stage = 0; stage < loads.size(); ++stage)
         e.memory_per_stage.push_back(stageMemory(spec, l, loads[stage], static_cast<int64_t>(stage)));

@@ -29,9 +29,21 @@ const ScheduleInfo& scheduleInfo(Schedule schedule) {
     return kSchedules[i];
 }
 
+const ScheduleInfo* scheduleInfo(const Choice<Schedule>& schedule) {
+    return schedule.known() ? &scheduleInfo(schedule.value()) : nullptr;
+}
+
 int64_t modelChunks(const Choice<Schedule>& schedule, int64_t virtualStages) {
-    if (!schedule.known() || !scheduleInfo(schedule.value()).chunked) return 1;
-    return std::max<int64_t>(1, virtualStages);
+    const ScheduleInfo* info = scheduleInfo(schedule);
+    return info && info->chunked ? std::max<int64_t>(1, virtualStages) : 1;
+}
+
+std::string bubbleFormula(const Choice<Schedule>& schedule, int64_t stages, int64_t microbatches, int64_t virtualStages) {
+    const ScheduleInfo* info = scheduleInfo(schedule);
+    std::string text = std::string((info ? *info : scheduleInfo(Schedule::OneFOneB)).formula) + " with p = " +
+                       std::to_string(stages) + ", m = " + std::to_string(microbatches);
+    const int64_t v = modelChunks(schedule, virtualStages);
+    return v > 1 ? text + ", v = " + std::to_string(v) : text;
 }
 
 } // namespace parallax

@@ -3,6 +3,7 @@
 #include "core/spec/Choice.h"
 
 #include <cstdint>
+#include <string>
 
 namespace parallax {
 
@@ -26,6 +27,8 @@ struct ScheduleInfo {
 
 // Throws std::invalid_argument for a value without a row.
 const ScheduleInfo& scheduleInfo(Schedule schedule);
+// The row of a spec's schedule; nullptr for a name that is no schedule (a spec not yet validated).
+const ScheduleInfo* scheduleInfo(const Choice<Schedule>& schedule);
 
 // The model chunks each pipeline rank runs: parallel.virtual_stages (at least 1) under a chunked
 // schedule, else 1; 1 for a schedule no row knows (a spec not yet validated).
@@ -35,5 +38,10 @@ int64_t modelChunks(const Choice<Schedule>& schedule, int64_t virtualStages);
 inline bool runsModelChunks(const Choice<Schedule>& schedule, int64_t virtualStages) {
     return modelChunks(schedule, virtualStages) > 1;
 }
+
+// The theoretical bubble's formula with its numbers, as the pages write it: "(p - 1) / (v m + p - 1)
+// with p = 4, m = 8, v = 2" (v only where the pipeline runs model chunks). An unknown schedule
+// reads as 1F1B, as pipelineBubble counts it.
+std::string bubbleFormula(const Choice<Schedule>& schedule, int64_t stages, int64_t microbatches, int64_t virtualStages);
 
 } // namespace parallax

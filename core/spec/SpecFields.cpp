@@ -104,7 +104,8 @@ std::vector<FieldOption> modelKindOptions() {
     return options;
 }
 bool interleaved(const RunSpec& s) {
-    return s.parallel.schedule.known() && scheduleInfo(s.parallel.schedule.value()).chunked;
+    const ScheduleInfo* info = scheduleInfo(s.parallel.schedule);
+    return info && info->chunked;
 }
 bool dataParallel(const RunSpec& s) { return s.parallel.dp > 1; }
 bool pipelined(const RunSpec& s) { return s.parallel.pp > 1 && !interleaved(s); }

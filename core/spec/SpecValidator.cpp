@@ -473,7 +473,7 @@ private:
                  {"parallel.dp"});
         }
         const bool scheduleOk = checkChoice("parallel.schedule", p.schedule);
-        const ScheduleInfo* info = scheduleOk ? &scheduleInfo(p.schedule.value()) : nullptr;
+        const ScheduleInfo* info = scheduleInfo(p.schedule);
         const bool interleaved = info && info->chunked;
         const bool zeroBubble = info && info->splitBackward;
         const bool vsOk = checkCount("parallel.virtual_stages", p.virtual_stages, 1);

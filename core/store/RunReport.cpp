@@ -118,7 +118,7 @@ void addBubbleTheory(const RunRecord& record, RunReport& report) {
                                                                    spec.parallel.schedule, spec.parallel.virtual_stages);
                 report.theoryBasis = "p = " + std::to_string(spec.parallel.pp) + ", m = " +
                                      std::to_string(spec.accumulation()) + ", " + spec.parallel.schedule.name();
-                if (spec.parallel.schedule.known() && scheduleInfo(spec.parallel.schedule.value()).chunked)
+                if (const ScheduleInfo* info = scheduleInfo(spec.parallel.schedule); info && info->chunked)
                     report.theoryBasis += ", v = " + std::to_string(spec.parallel.virtual_stages);
             } else {
                 report.theoryBasis = "one pipeline stage";

@@ -143,6 +143,12 @@ void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
                         ", or data.kind synthetic or text");
 }
 
+void requireTextModel(const ModelDims& dims) {
+    if (modelKindInfo(dims.kind).images)
+        throw DataError("data.kind = \"text\" trains a language model; use model.kind = " + modelKindNames(readsText) +
+                        " or another data.kind");
+}
+
 void requireByteVocab(const ModelDims& dims, const std::string& dataKind) {
     if (dims.vocab < 256)
         throw DataError("model.vocab = " + std::to_string(dims.vocab) + " is smaller than the 256 byte tokens of data.kind = \"" +

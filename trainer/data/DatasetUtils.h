@@ -48,6 +48,8 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch);
 
 // Throws DataError unless the model takes images (mmdit, vlm).
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);
+// Throws DataError unless the model reads text (data.kind = "text" trains a language model).
+void requireTextModel(const ModelDims& dims);
 // Throws DataError unless the vocabulary covers the 256 byte tokens.
 void requireByteVocab(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError when an index is outside [0, size).

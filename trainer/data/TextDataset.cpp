@@ -3,17 +3,13 @@
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 
-#include "core/spec/ModelKinds.h"
-
 #include <fstream>
 #include <iterator>
 
 namespace parallax {
 
 TextDataset::TextDataset(const std::string& path, const ModelDims& dims) : m_path(path), m_dims(dims) {
-    if (modelKindInfo(dims.kind).images)
-        throw DataError("data.kind = \"text\" trains a language model; use model.kind = " + modelKindNames(readsText) +
-                        " or another data.kind");
+    requireTextModel(dims);
     requireByteVocab(dims, "text");
     if (path.empty()) throw DataError("data.path is empty; data.kind = \"text\" needs a text file");
     if (!isRegularFile(path))

@@ -1,6 +1,5 @@
 #include "trainer/data/TokenizedTextDataset.h"
 
-#include "core/spec/ModelKinds.h"
 #include "core/text/Tokenizer.h"
 #include "core/text/TokenizerError.h"
 #include "core/util/Files.h"
@@ -13,7 +12,6 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <sstream>
 
 namespace parallax {
 
@@ -52,9 +50,7 @@ std::string readWhole(const std::string& file) {
 
 TokenizedTextDataset::TokenizedTextDataset(const DataSpec& data, const ModelDims& dims, const std::string& modelFolder)
     : m_path(data.path), m_dims(dims) {
-    if (modelKindInfo(dims.kind).images)
-        throw DataError("data.kind = \"text\" trains a language model; use model.kind = " + modelKindNames(readsText) +
-                        " or another data.kind");
+    requireTextModel(dims);
     Tokenizer tokenizer = [&] {
         try {
             return Tokenizer::load(modelFolder);
@@ -76,12 +72,12 @@ TokenizedTextDataset::TokenizedTextDataset(const DataSpec& data, const ModelDims
     };
     for (const std::string& file : documentFiles(data.path)) {
         ++m_files;
-        const std::string text = readWhole(file);
         if (!hasExtension(file, ".jsonl")) {
-            document(text);
+            document(readWhole(file));
             continue;
         }
-        std::istringstream lines(text);
+        std::ifstream lines(file, std::ios::binary);
+        if (!lines) throw DataError(file + ": cannot be opened for reading");
         int64_t number = 0;
         for (std::string line; std::getline(lines, line);) {
             ++number;

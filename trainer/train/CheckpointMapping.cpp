@@ -139,7 +139,8 @@ void CheckpointMapping::loadWeights(const WeightSource& source) {
     // The source holds every parameter of the model it was made for; what it lacks was added to
     // the model since (LoRA adapters), with values of its own.
     // A view of the mapped tensor, narrowed to this rank's slab: the reducer copies what it keeps
-    // (under ZeRO-3 its range only), converting to the parameter's dtype and device as it copies.
+    // (under ZeRO-3 its range only), converting to the parameter's dtype and device as it copies. A
+    // row-split slab is not contiguous in the file; flattening it gathers the slab first.
     for (const ParamSlot& s : m_buckets.slots())
         if (source.has(s.name)) m_reducer.loadParameterValues(s, localPart(s.name, source.full(s.name)).reshape({-1}));
     for (const auto& item : m_model.named_parameters()) {

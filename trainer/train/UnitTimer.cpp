@@ -23,9 +23,6 @@ void waitFor(const torch::Device& device) {
 #endif
 }
 
-// Rounds of turns on a CPU (timeUnits).
-constexpr int kCpuRounds = 3;
-
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
@@ -108,21 +105,10 @@ std::vector<UnitTimeEvent> timeChunks(PipelineEngine& engine, const torch::Devic
 std::vector<UnitTimeEvent> timeUnits(PipelineEngine& engine, ProcessGroups& groups, const torch::Device& device,
                                      int repeats) {
     if (device.is_cuda()) return timeChunks(engine, device, groups.worldRank(), repeats);
-    // In turns, and in a few rounds of turns: a round in which this machine's other work (or the
-    // host under a virtual machine) slowed a stage's whole turn is outvoted by the others, each unit
-    // keeping its fastest round.
     std::vector<UnitTimeEvent> out;
-    for (int round = 0; round < kCpuRounds; ++round) {
-        for (int stage = 0; stage < groups.ppSize; ++stage) {
-            if (stage == groups.coord.pp) {
-                const std::vector<UnitTimeEvent> times = timeChunks(engine, device, groups.worldRank(), repeats);
-                if (out.empty()) out = times;
-                for (size_t i = 0; i < times.size() && i < out.size(); ++i)
-                    if (times[i].forward_ms + times[i].backward_ms < out[i].forward_ms + out[i].backward_ms)
-                        out[i] = times[i];
-            }
-            quietBarrier(*groups.world);
-        }
+    for (int stage = 0; stage < groups.ppSize; ++stage) {
+        if (stage == groups.coord.pp) out = timeChunks(engine, device, groups.worldRank(), repeats);
+        quietBarrier(*groups.world);
     }
     return out;
 }

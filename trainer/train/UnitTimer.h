@@ -21,9 +21,7 @@ namespace parallax {
 // Every rank of a stage runs the same units in the same order, so the collectives of tensor
 // parallelism and ZeRO-3 inside them meet.
 // CPU ranks share their machine's cores, so there the stages take turns, the others waiting without
-// spinning, and no stage's times include another's work, in three rounds of turns, each unit keeping
-// its fastest round (a core slowed for a moment by other work does not decide); GPU ranks time at
-// once.
+// spinning, and no stage's times include another's work; GPU ranks time at once.
 std::vector<UnitTimeEvent> timeUnits(PipelineEngine& engine, ProcessGroups& groups, const torch::Device& device,
                                      int repeats);
 

@@ -92,13 +92,8 @@ int SpanModel::rowCount(const QModelIndex& parent) const {
 int SpanModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QString SpanModel::theoryFormula() const {
-    const parallax::Schedule kind = m_schedule->kind.known() ? m_schedule->kind.value() : parallax::Schedule::OneFOneB;
-    QString text = tr("%1 with p = %2, m = %3")
-                       .arg(QString::fromUtf8(parallax::scheduleInfo(kind).formula))
-                       .arg(m_schedule->stages)
-                       .arg(m_schedule->microbatches);
-    const int64_t v = parallax::modelChunks(m_schedule->kind, m_schedule->virtualStages);
-    return v > 1 ? text + tr(", v = %1").arg(v) : text;
+    return QString::fromStdString(parallax::bubbleFormula(m_schedule->kind, m_schedule->stages, m_schedule->microbatches,
+                                                          m_schedule->virtualStages));
 }
 
 QVariant SpanModel::value(int row, int column) const {

@@ -122,11 +122,8 @@ QString EstimatePanel::describeParameters(const RunSpec& spec, const Estimates& 
 QString EstimatePanel::bubbleDescription(const RunSpec& spec, const Estimates& e) const {
     const int64_t pp = std::max<int64_t>(1, spec.parallel.pp);
     if (pp == 1) return tr("none (no pipeline)");
-    const int64_t m = spec.accumulation();
-    const int64_t v = modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages);
-    const Schedule schedule = spec.parallel.schedule.known() ? spec.parallel.schedule.value() : Schedule::OneFOneB;
-    QString formula = tr("%1 with p = %2, m = %3").arg(QString::fromUtf8(scheduleInfo(schedule).formula)).arg(pp).arg(m);
-    if (v > 1) formula += tr(", v = %1").arg(v);
+    const QString formula = QString::fromStdString(
+        bubbleFormula(spec.parallel.schedule, pp, spec.accumulation(), spec.parallel.virtual_stages));
     return tr("%1% of each step idle, theoretical: %2").arg(e.bubble * 100.0, 0, 'f', 1).arg(formula);
 }
 
