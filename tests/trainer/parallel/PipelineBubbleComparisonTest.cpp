@@ -1,4 +1,5 @@
-// zb1 against 1f1b on the same run length, by their measured bubbles (serial: timed).
+// zb1 on the same pp = 2 run as 1f1b, by the order and the work of its spans. Which schedule idles
+// less is timed, so it lives in bench/pipeline (bench_pipeline_bubbles), not here.
 
 #include "core/telemetry/PipelineBubbles.h"
 #include "tests/trainer/support/SpecText.h"
@@ -7,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <string>
 
@@ -16,13 +16,11 @@ using namespace parallax::testing;
 
 namespace {
 
-// The same pp = 2 model with 8 micro-batches under 1f1b and zb1, alone on the machine: zb1's W
-// passes fill stage 0's gaps between backwards, where 1f1b waits for the next gradient, and its
-// measured bubble is the lower. Compared by the least bubble over the steps after the first: load
-// from elsewhere only ever adds idle time, so the least is each schedule's own (the medians, printed
-// too, were lower for zb1 in 6 of 6 quiet runs and 19 of 20 on a loaded machine).
-TEST(PipelineBubbleComparison, ZeroBubbleIdlesLessThanOneFOneB) {
-    std::map<std::string, double> least;
+// The same pp = 2 model with 8 micro-batches under 1f1b and zb1: every span in the order the
+// schedule allows; zb1 runs one W pass per micro-batch and stage, each on stage 0 between its own
+// backward and the next micro-batch's, where 1f1b waits for the next gradient; and a W pass does a
+// good share of a backward's work, not an empty queue's microseconds.
+TEST(PipelineBubbleComparison, ZeroBubbleFillsStageZerosGapsWithWeightPasses) {
     const int m = 8;
     for (const char* schedule : {"1f1b", "zb1"}) {
         TinySpec spec;
@@ -39,7 +37,6 @@ TEST(PipelineBubbleComparison, ZeroBubbleIdlesLessThanOneFOneB) {
         const WorkerRun run = runWorker(spec.toToml(), 2, tmp.path() + "/run");
         ASSERT_EQ(run.exitCode, 0) << run.output;
         const bool zb = std::string(schedule) == "zb1";
-        std::vector<double> measured;
         for (const auto& [step, spans] : run.spansByStep()) {
             const auto problems = PipelineBubbles::checkOrder(spans, m, 1);
             EXPECT_TRUE(problems.empty()) << schedule << " step " << step << ": " << problems.front();
@@ -59,26 +56,14 @@ TEST(PipelineBubbleComparison, ZeroBubbleIdlesLessThanOneFOneB) {
                 EXPECT_GE(w->start, b->end) << "step " << step << " W" << i;
                 EXPECT_LE(w->end, nextB->start) << "step " << step << " W" << i;
             }
-            if (zb) {
-                // The W passes compute the Linear weights' gradients: a good share of a backward's work,
-                // not an empty queue's microseconds.
+            if (zb) { // the W passes compute the Linear weights' gradients
                 std::sort(backward.begin(), backward.end());
                 std::sort(weight.begin(), weight.end());
                 EXPECT_GT(weight[weight.size() / 2], 0.1 * backward[backward.size() / 2]) << "step " << step;
             }
-            if (step == 0) continue; // the first step also warms up allocators and caches
-            measured.push_back(PipelineBubbles::measure(spans).overall);
         }
-        ASSERT_EQ(measured.size(), 5u) << schedule;
-        std::sort(measured.begin(), measured.end());
-        least[schedule] = measured.front();
-        std::string all;
-        for (double b : measured) all += " " + std::to_string(b).substr(0, 6);
-        std::printf("[ measured ] %s pp=2 m=8: median bubble %.4f over %zu steps (theory %.4f); steps:%s\n",
-                    schedule, measured[measured.size() / 2], measured.size(),
-                    PipelineBubbles::theoretical(2, m, Choice<Schedule>::named(schedule)), all.c_str());
+        EXPECT_EQ(run.spansByStep().size(), 6u) << schedule;
     }
-    EXPECT_LT(least["zb1"], least["1f1b"]);
 }
 
 } // namespace
