@@ -24,16 +24,7 @@ using namespace parallax;
 using namespace parallax::testing;
 
 std::vector<double> measureBubbles(const char* schedule, int steps) {
-    TinySpec spec;
-    spec.kind = "gpt";
-    spec.layers = 4;
-    spec.extraModel = "dim = 128\nffn = 512\n";
-    spec.steps = steps;
-    spec.globalBatch = 32;
-    spec.microBatch = 4; // 8 micro-batches per step
-    spec.pp = 2;
-    spec.schedule = schedule;
-    spec.spanEvery = 1;
+    const TinySpec spec = bubbleComparisonSpec(schedule, steps);
     TempDir tmp;
     const WorkerRun run = runWorker(spec.toToml(), 2, tmp.path() + "/run");
     if (run.exitCode != 0) {

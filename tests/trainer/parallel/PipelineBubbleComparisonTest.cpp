@@ -23,16 +23,7 @@ namespace {
 TEST(PipelineBubbleComparison, ZeroBubbleFillsStageZerosGapsWithWeightPasses) {
     const int m = 8;
     for (const char* schedule : {"1f1b", "zb1"}) {
-        TinySpec spec;
-        spec.kind = "gpt";
-        spec.layers = 4;
-        spec.extraModel = "dim = 128\nffn = 512\n";
-        spec.steps = 6;
-        spec.globalBatch = 32;
-        spec.microBatch = 4; // 8 micro-batches per step
-        spec.pp = 2;
-        spec.schedule = schedule;
-        spec.spanEvery = 1;
+        const TinySpec spec = bubbleComparisonSpec(schedule, 6);
         TempDir tmp;
         const WorkerRun run = runWorker(spec.toToml(), 2, tmp.path() + "/run");
         ASSERT_EQ(run.exitCode, 0) << run.output;
