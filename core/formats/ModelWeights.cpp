@@ -3,6 +3,7 @@
 #include "core/formats/FormatError.h"
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsIndex.h"
+#include "core/spec/ModelConfigFile.h"
 #include "core/spec/ModelKinds.h"
 #include "core/util/Files.h"
 
@@ -19,15 +20,15 @@ bool floating(Dtype dtype) { return dtype == Dtype::F32 || dtype == Dtype::BF16 
 // The folder's shards, opened once each (headers only).
 class Shards {
 public:
-    explicit Shards(std::string folder) : m_folder(std::move(folder)) {}
+    Shards(std::string folder, std::string single) : m_folder(std::move(folder)), m_single(std::move(single)) {}
 
     // The file that holds each tensor, by its name in the checkpoint.
     std::map<std::string, std::string> fileOf;
 
     // Reads the index, or the one file; false (with the problem) when neither can be read.
     bool locate(ModelWeightsCheck& check) {
-        const std::string index = joinPath(m_folder, "model.safetensors.index.json");
-        const std::string single = joinPath(m_folder, "model.safetensors");
+        const std::string index = joinPath(m_folder, m_single + ".index.json");
+        const std::string single = joinPath(m_folder, m_single);
         try {
             if (isRegularFile(index)) {
                 const SafetensorsIndex read = readSafetensorsIndex(index);
@@ -36,18 +37,18 @@ public:
                 return true;
             }
             if (isRegularFile(single)) {
-                const SafetensorsFile* file = open("model.safetensors", check);
+                const SafetensorsFile* file = open(m_single, check);
                 if (!file) return false;
-                for (const TensorInfo& t : file->tensors()) fileOf[t.name] = "model.safetensors";
-                check.files = {"model.safetensors"};
+                for (const TensorInfo& t : file->tensors()) fileOf[t.name] = m_single;
+                check.files = {m_single};
                 return true;
             }
         } catch (const FormatError& e) {
             check.problems.push_back(e.what());
             return false;
         }
-        check.problems.push_back(m_folder + " holds neither model.safetensors.index.json nor model.safetensors: no "
-                                            "weights to start from (a folder from the Hugging Face Hub holds them)");
+        check.problems.push_back(m_folder + " holds neither " + m_single + ".index.json nor " + m_single +
+                                 ": no weights to start from (a folder from the Hugging Face Hub holds them)");
         return false;
     }
 
@@ -69,6 +70,7 @@ public:
 
 private:
     std::string m_folder;
+    std::string m_single; // the kind's single weights file (ModelKindInfo::weights_file)
     std::map<std::string, std::unique_ptr<SafetensorsFile>> m_files;
 };
 
@@ -121,7 +123,7 @@ ModelWeightsCheck checkModelWeights(const std::string& folder, const ModelDims& 
     ModelWeightsCheck check;
     const std::vector<ModelTensor> expected = kind.tensors(dims);
     check.expected = expected.size();
-    Shards shards(folder);
+    Shards shards(modelPartFolder(folder), kind.weights_file);
     if (!shards.locate(check)) return check;
     check.layout = likeliestLayout(kind, expected, shards.fileOf);
     for (const ModelTensor& t : expected) checkTensor(t, layoutName(t.name, check.layout), shards, check);

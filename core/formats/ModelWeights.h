@@ -25,7 +25,8 @@ struct ModelWeightsCheck {
 
 constexpr size_t kMostWeightProblems = 20;
 
-// Checks FOLDER (model.safetensors.index.json and the shards it names, or one model.safetensors)
+// Checks FOLDER (model.safetensors.index.json and the shards it names, or one model.safetensors;
+// the kind's weights_file in general, in the folder modelPartFolder gives)
 // against every tensor of `dims`'s published kind, in whichever of the kind's layouts the folder
 // uses (the one holding most of the expected names). Tensors the model does not declare are left
 // alone. Throws std::invalid_argument when the kind declares no tensors (a look-alike kind).

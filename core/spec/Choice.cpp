@@ -43,7 +43,8 @@ struct Table<DataKind> {
         {"fashion-mnist", "fashion-mnist (IDX files)"},
         {"text", "text (file or folder of .txt)"},
         {"image-folder", "image-folder (images + captions)"},
-        {"conversations", "conversations (chats with images: LLaVA, ShareGPT, messages)"}};
+        {"conversations", "conversations (chats with images: LLaVA, ShareGPT, messages)"},
+        {"latents", "latents (VAE latents and prompt states, safetensors shards)"}};
 };
 template <>
 struct Table<Bind> {

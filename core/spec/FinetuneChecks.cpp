@@ -80,6 +80,7 @@ private:
     // Whether the field at `path` differs from its default.
     bool changed(const std::string& path) const {
         RunSpec mine = s, defaults;
+        defaults.finetune.lora_targets = defaultLoraTargets(s.model.kind);
         const std::vector<SpecField> a = specFields(mine), b = specFields(defaults);
         for (size_t i = 0; i < a.size(); ++i)
             if (a[i].path() == path) return fieldValueText(a[i].ref) != fieldValueText(b[i].ref);

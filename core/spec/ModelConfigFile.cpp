@@ -148,6 +148,7 @@ std::string supportedTypes() {
 
 const ModelKindInfo& kindOf(const ConfigReader& config, std::string& modelType) {
     const Json* type = config.in(config.top(), "model_type");
+    if (!type) type = config.in(config.top(), "_class_name"); // a diffusers model
     if (!type || !type->is_string())
         throw std::invalid_argument(config.where("model_type", "") + " is " + (type ? shown(*type) : "missing") +
                                     "; the folder's kind comes from it. Parallax reads " + supportedTypes());
@@ -213,6 +214,48 @@ void readLanguageModel(const ConfigReader& config, ModelDims& d) {
     d.tokens.eos = config.token("eos_token_id", -1);
 }
 
+// A diffusers QwenImageTransformer2DModel's config.json: the default configuration only.
+void readTransformer(const ConfigReader& config, ModelDims& d) {
+    const auto count = [&](const std::string& key) { return config.textCount(key); };
+    d.patch = count("patch_size");
+    d.channels = count("out_channels");
+    const int64_t in = count("in_channels"), head = count("attention_head_dim");
+    if (d.patch != 2 || in != d.channels * 4)
+        throw std::invalid_argument(config.path() + ": patch_size = " + std::to_string(d.patch) + " and in_channels = " +
+                                    std::to_string(in) + "; Qwen-Image packs 2 x 2 latents of out_channels (in_channels "
+                                    "= 4 x out_channels, patch_size = 2)");
+    d.layers = count("num_layers");
+    d.heads = count("num_attention_heads");
+    d.dim = d.heads * head;
+    d.ffn = 4 * d.dim;
+    d.kv_heads = 0;
+    d.vocab = 0;
+    d.text_dim = count("joint_attention_dim");
+    d.rope_theta = 10000;
+    d.rms_eps = 1e-6;
+    d.mrope_section.clear();
+    const Json* axes = config.text("axes_dims_rope");
+    if (!axes || !axes->is_array() || axes->size() != 3)
+        throw std::invalid_argument(config.where("axes_dims_rope", "") + " is " + (axes ? shown(*axes) : "missing") +
+                                    "; it gives the rotary channels of the frame, row and column axes (three numbers)");
+    int64_t channels = 0;
+    for (const Json& v : *axes) {
+        const int64_t n = config.count(v, "axes_dims_rope");
+        if (n % 2 != 0)
+            throw std::invalid_argument(config.where("axes_dims_rope", "") + " holds " + std::to_string(n) +
+                                        ", not an even number of channels");
+        d.mrope_section.push_back(n / 2);
+        channels += n;
+    }
+    if (channels != head)
+        throw std::invalid_argument(config.where("axes_dims_rope", "") + " sums to " + std::to_string(channels) +
+                                    ", not attention_head_dim = " + std::to_string(head));
+    for (const char* variant : {"guidance_embeds", "zero_cond_t", "use_additional_t_cond", "use_layer3d_rope"})
+        if (config.flag(variant, false))
+            throw std::invalid_argument(config.where(variant, "") + " is true; Parallax computes Qwen-Image's "
+                                                                    "transformer as published, where it is false");
+}
+
 void readVisionTower(const ConfigReader& config, ModelDims& d) {
     const Json* vision = config.in(config.top(), "vision_config");
     if (!vision || !vision->is_object())
@@ -264,9 +307,13 @@ void readVisionTower(const ConfigReader& config, ModelDims& d) {
 
 } // namespace
 
+std::string modelPartFolder(const std::string& folder) {
+    return isRegularFile(joinPath(folder, "model_index.json")) ? joinPath(folder, "transformer") : folder;
+}
+
 ModelConfigFile readModelConfig(const std::string& folder) {
     ModelConfigFile file;
-    file.path = joinPath(folder, "config.json");
+    file.path = joinPath(modelPartFolder(folder), "config.json");
     const Json json = parseConfig(folder, file.path);
     const ConfigReader config(json, file.path);
     const ModelKindInfo& kind = kindOf(config, file.modelType);
@@ -274,6 +321,10 @@ ModelConfigFile readModelConfig(const std::string& folder) {
     d = kind.presets.front().dims; // every field a config does not give keeps the kind's own
     d.kind = kind.kind;
     d.mrope_section.clear();
+    if (readsLatents(kind)) {
+        readTransformer(config, d);
+        return file;
+    }
     readLanguageModel(config, d);
     readRope(config, d, kind.vision_tower);
     if (kind.vision_tower) readVisionTower(config, d);

@@ -25,6 +25,13 @@ constexpr int64_t kMaxModelConfigBytes = 16 << 20;
 // unreadable, text that is not JSON or nests deeper than any config does, a model_type that no
 // kind reads (naming those that are read), a size that is missing or not a positive whole number,
 // a setting Parallax does not compute (a rope_scaling type besides mrope, sliding windows).
+//
+// A diffusers folder: FOLDER/config.json of a transformer (its _class_name names the kind:
+// QwenImageTransformer2DModel), or a pipeline folder (model_index.json) whose transformer/ holds it.
 ModelConfigFile readModelConfig(const std::string& folder);
+
+// Where a model folder keeps the trained model's config and weights: FOLDER/transformer for a
+// diffusers pipeline folder (one with model_index.json), else FOLDER.
+std::string modelPartFolder(const std::string& folder);
 
 } // namespace parallax

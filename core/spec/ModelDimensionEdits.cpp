@@ -31,6 +31,7 @@ const Dimension kDimensions[] = {
     {"model.vision_dim", &ModelDims::vision_dim, &ModelSpec::vision_dim},
     {"model.vision_heads", &ModelDims::vision_heads, &ModelSpec::vision_heads},
     {"model.vision_ffn", &ModelDims::vision_ffn, &ModelSpec::vision_ffn},
+    {"model.text_dim", &ModelDims::text_dim, &ModelSpec::text_dim},
 };
 
 const Dimension* dimensionAt(const std::string& path) {

@@ -60,6 +60,7 @@ const SettableDimension kSettable[] = {
     {"model.vision_dim", "vision_config.hidden_size", &ModelSpec::vision_dim, &ModelDims::vision_dim},
     {"model.vision_heads", "vision_config.num_heads", &ModelSpec::vision_heads, &ModelDims::vision_heads},
     {"model.vision_ffn", "vision_config.intermediate_size", &ModelSpec::vision_ffn, &ModelDims::vision_ffn},
+    {"model.text_dim", "joint_attention_dim", &ModelSpec::text_dim, &ModelDims::text_dim},
 };
 
 // The kind and sizes of model.from's config.json; the spec's own kind and dimensions must agree.
@@ -87,6 +88,12 @@ ModelDims fromFolder(const ModelSpec& spec) {
                                     "; remove " + s.field + " (the folder's config gives the model's sizes)");
     }
     d.seq_len = spec.seq_len.value_or(kFolderSeqLen);
+    if (readsLatents(modelKindInfo(d.kind))) {
+        // The published size's prompt and image (its last preset), unless the spec gives its own.
+        const ModelDims& published = modelKindInfo(d.kind).presets.back().dims;
+        d.seq_len = spec.seq_len.value_or(published.seq_len);
+        d.image_size = spec.image_size.value_or(published.image_size);
+    }
     d.image_pixels = DataSpec().max_pixels;
     d.freeze_vision = spec.freeze_vision;
     return d;
@@ -132,6 +139,7 @@ ModelDims resolveModel(const ModelSpec& spec) {
     apply(d.vision_layers, spec.vision_layers);
     apply(d.vision_dim, spec.vision_dim);
     apply(d.vision_heads, spec.vision_heads);
+    apply(d.text_dim, spec.text_dim);
     const ModelKindInfo& info = modelKindInfo(d.kind);
     if (publishedModel(info)) {
         apply(d.kv_heads, spec.kv_heads);
@@ -156,6 +164,10 @@ std::vector<std::pair<const char*, int64_t>> modelDimensionFields(const ModelDim
                                                            {"model.heads", d.heads},   {"model.ffn", d.ffn},
                                                            {"model.vocab", d.vocab},   {"model.seq_len", d.seq_len}};
     const ModelKindInfo& info = modelKindInfo(d.kind);
+    if (readsLatents(info))
+        return {{"model.layers", d.layers},         {"model.dim", d.dim},           {"model.heads", d.heads},
+                {"model.ffn", d.ffn},               {"model.text_dim", d.text_dim}, {"model.seq_len", d.seq_len},
+                {"model.image_size", d.image_size}, {"model.channels", d.channels}, {"model.patch", d.patch}};
     if (info.images)
         fields.insert(fields.end(), {{"model.image_size", d.image_size}, {"model.channels", d.channels},
                                      {"model.patch", d.patch}});

@@ -36,7 +36,8 @@ struct ModelDims {
     double rope_theta = 0;
     double rms_eps = 0;             // rms_norm_eps of the language model (the tower's is 1e-6)
     int64_t max_positions = 0;      // max_position_embeddings
-    std::vector<int64_t> mrope_section; // rotary pairs of the t, h, w position streams
+    std::vector<int64_t> mrope_section; // rotary pairs of the t, h, w position streams (qwen_image: frame, row, column)
+    int64_t text_dim = 0;           // qwen_image: joint_attention_dim, the width of the text encoder's states
     int64_t vision_merge = 0;       // spatial_merge_size: merge x merge patches make one token
     int64_t vision_temporal = 0;    // temporal_patch_size: frames per patch (an image is repeated)
     int64_t vision_window = 0;      // window_size in pixels of the window-attention blocks

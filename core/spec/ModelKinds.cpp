@@ -1,6 +1,7 @@
 #include "core/spec/ModelKinds.h"
 
 #include "core/spec/CheckedMath.h"
+#include "core/spec/QwenImageModels.h"
 #include "core/spec/QwenModels.h"
 
 #include <iterator>
@@ -216,6 +217,13 @@ const std::vector<ModelKindInfo>& kinds() {
     {ModelKind::Qwen2, "qwen2", "Qwen2 / Qwen2.5 language model", false, false, false, Objective::NextToken,
      qwen2Presets(), qwen2Units, /*conversations=*/true, {"qwen2"}, {WeightLayout::Flat}, qwen2Tensors,
      /*trains=*/true},
+    {ModelKind::QwenImage, "qwen_image", "Qwen-Image diffusion transformer (trains on latents and prompt states)",
+     /*images=*/true, /*vision_tower=*/false, /*counts_image_tokens=*/true, Objective::LatentFlow,
+     qwenImagePresets(), qwenImageUnits, /*conversations=*/false, {"QwenImageTransformer2DModel"},
+     {WeightLayout::Flat}, qwenImageTensors, /*trains=*/true, /*latents=*/true, "diffusion_pytorch_model.safetensors",
+     // DiffSynth-Studio's: attention of both streams, the MLPs' outputs and the modulations.
+     {"to_q", "to_k", "to_v", "add_q_proj", "add_k_proj", "add_v_proj", "to_out.0", "to_add_out", "img_mlp.net.2",
+      "img_mod.1", "txt_mlp.net.2", "txt_mod.1"}},
     };
     static_assert(std::extent_v<decltype(rows)> == kChoiceCount<ModelKind>, "a row per ModelKind");
     static const std::vector<ModelKindInfo> table(std::begin(rows), std::end(rows));
@@ -239,6 +247,11 @@ const ModelKindInfo& modelKindInfo(ModelKind kind) {
 
 const ModelKindInfo* modelKindInfo(const Choice<ModelKind>& kind) {
     return kind.known() ? &modelKindInfo(kind.value()) : nullptr;
+}
+
+std::vector<std::string> defaultLoraTargets(const Choice<ModelKind>& kind) {
+    const ModelKindInfo* info = modelKindInfo(kind);
+    return info && !info->lora_targets.empty() ? info->lora_targets : FinetuneSpec().lora_targets;
 }
 
 const ModelKindInfo* modelKindOfType(const std::string& modelType) {

@@ -16,6 +16,8 @@ enum class Objective {
     Flow,              // an image with its caption, noise and a timestep; rectified flow's velocity (mmdit)
     CaptionNextToken,  // an image with its caption; the next caption token after the image (vlm)
     Conversation,      // a chat with its images; the next token of each assistant turn (qwen2_5_vl)
+    LatentFlow,        // VAE latents with the prompt's encoder states, noise and a shifted timestep; flow
+                       // matching's velocity noise - latents (qwen_image)
 };
 
 // One unit of a model (embedding, block, head), as docs/models.md counts it: what the memory
@@ -65,6 +67,15 @@ struct ModelKindInfo {
     std::vector<WeightLayout> layouts = {};
     std::vector<ModelTensor> (*tensors)(const ModelDims&) = nullptr;
     bool trains = true; // the worker of this build has its model
+    // Reads VAE latents with the text encoder's states (data.kind = "latents" or "synthetic")
+    // instead of tokens: no vocabulary, model.text_dim wide prompts.
+    bool latents = false;
+    // The weights' single file in a folder of this kind; sharded: its name + ".index.json" and the
+    // shards the index names.
+    const char* weights_file = "model.safetensors";
+    // finetune.lora_targets when a spec of this kind names none; empty: FinetuneSpec's (every
+    // Linear of a Qwen language model).
+    std::vector<std::string> lora_targets = {};
 };
 
 // Every kind, in ModelKind's order.
@@ -75,14 +86,22 @@ const ModelKindInfo& modelKindInfo(ModelKind kind);
 const ModelKindInfo* modelKindInfo(const Choice<ModelKind>& kind);
 
 // What a kind reads, as predicates over the table's rows.
-inline bool readsImages(const ModelKindInfo& k) { return k.images; }
+inline bool readsImages(const ModelKindInfo& k) { return k.images && !k.latents; }
 inline bool readsText(const ModelKindInfo& k) { return !k.images; }
 inline bool hasVisionTower(const ModelKindInfo& k) { return k.vision_tower; }
 inline bool readsConversations(const ModelKindInfo& k) { return k.conversations; }
 inline bool publishedModel(const ModelKindInfo& k) { return k.tensors != nullptr; }
+inline bool readsLatents(const ModelKindInfo& k) { return k.latents; }
+// A vocabulary of its own (model.vocab): every kind that reads tokens.
+inline bool hasVocabulary(const ModelKindInfo& k) { return !k.latents; }
+// Grouped-query attention (model.kv_heads): the published language models.
+inline bool groupedQueryAttention(const ModelKindInfo& k) { return publishedModel(k) && !k.latents; }
 // Tensor parallelism splits the vision tower of the look-alike vlm; a published model's tower is
 // replicated (its tensors say so), so its heads and MLP need not divide by parallel.tp.
 inline bool splitsVisionTower(const ModelKindInfo& k) { return k.vision_tower && !publishedModel(k); }
+
+// finetune.lora_targets for a spec of `kind` that names none: the kind's own, else FinetuneSpec's.
+std::vector<std::string> defaultLoraTargets(const Choice<ModelKind>& kind);
 
 // The kind a config.json's model_type stands for; nullptr for a type no kind reads.
 const ModelKindInfo* modelKindOfType(const std::string& modelType);

@@ -37,13 +37,13 @@ void checkRotary(const ModelDims& d, const ModelKindInfo& kind, IssueList& issue
                      {"model.dim"});
         return;
     }
-    if (!kind.vision_tower) return;
+    if (!kind.vision_tower && !readsLatents(kind)) return;
     const int64_t pairs = std::accumulate(d.mrope_section.begin(), d.mrope_section.end(), int64_t(0));
     if (pairs != head / 2)
         issues.error("model.heads", "model.dim / model.heads = " + num(head) + " gives " + num(head / 2) +
                                         " rotary pairs a head, but the model's mrope_section " +
                                         sectionText(d.mrope_section) + " shares " + num(pairs) +
-                                        " among the t, h and w positions; keep the head width of the preset or the "
+                                        " among its three position axes; keep the head width of the preset or the "
                                         "folder (" + num(2 * pairs) + ")",
                      {"model.dim", "model.preset", "model.from"});
     if (d.vision_heads > 0 && (d.vision_dim / d.vision_heads) % 4 != 0)

@@ -1,6 +1,7 @@
 #include "core/spec/QwenModels.h"
 
 #include "core/spec/CheckedMath.h"
+#include "core/spec/ModelStructure.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -10,53 +11,15 @@ namespace parallax {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-[[noreturn]] void tooLarge() {
-    throw std::invalid_argument("model: the parameter count does not fit in 64 bits; use smaller model dimensions");
-}
-
-int64_t product(const Shape& shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) {
-        const std::optional<int64_t> next = checkedMul(n, d);
-        if (!next) tooLarge();
-        n = *next;
-    }
-    return n;
-}
-
-void addTo(int64_t& total, int64_t n) {
-    const std::optional<int64_t> sum = checkedAdd(total, n);
-    if (!sum) tooLarge();
-    total = *sum;
-}
-
 ModelPart partOf(const std::string& name) {
     if (name.rfind("visual.merger.", 0) == 0) return ModelPart::Merger;
     if (name.rfind("visual.", 0) == 0) return ModelPart::Vision;
     return ModelPart::Language;
 }
 
-// A model's tensors and units, built in model order: each tensor belongs to the unit begun last,
-// whose parameter counts are the sums of its tensors'.
-struct Structure {
-    std::vector<UnitEstimate> units;
-    std::vector<ModelTensor> tensors;
-
-    void unit(const UnitEstimate& u) { units.push_back(u); }
-
-    void tensor(const std::string& name, Shape shape, TensorSplit split, bool adaptable = false) {
-        UnitEstimate& u = units.back();
-        addTo(split == TensorSplit::Replicated ? u.replicated : u.split, product(shape));
-        tensors.push_back({name, std::move(shape), static_cast<int>(units.size()) - 1, partOf(name), split, adaptable});
-    }
-
-    // A Linear(in, out): its weight (out, in), and its bias (out), which a row split leaves whole.
-    void linear(const std::string& module, int64_t in, int64_t out, bool bias, TensorSplit split) {
-        tensor(module + ".weight", {out, in}, split, true);
-        if (bias) tensor(module + ".bias", {out}, split == TensorSplit::Row ? TensorSplit::Replicated : split);
-    }
+// The Qwen models' structure, each tensor's part read from its name.
+struct Structure : ModelStructure {
+    Structure() { partOf = parallax::partOf; }
 };
 
 int64_t kvWidth(const ModelDims& d) { return saturatingMul(d.kvHeads(), d.headDim()); }

@@ -35,6 +35,7 @@ struct ModelSpec {
     std::optional<int64_t> vision_dim;
     std::optional<int64_t> vision_heads;
     std::optional<int64_t> vision_ffn; // qwen2_5_vl: the tower's MLP width (vlm: 4 x vision_dim)
+    std::optional<int64_t> text_dim;   // qwen_image: the width of the text encoder's states
     bool freeze_vision = false;        // vlm; published kinds freeze parts in [finetune]
 };
 

@@ -78,6 +78,15 @@ bool published(const RunSpec& s) {
 }
 bool publishedTower(const RunSpec& s) { return published(s) && visionTower(s); }
 bool lookAlikeTower(const RunSpec& s) { return visionTower(s) && !published(s); }
+bool latentModel(const RunSpec& s) {
+    const ModelKindInfo* kind = modelKindInfo(s.model.kind);
+    return kind != nullptr && readsLatents(*kind);
+}
+bool tokenModel(const RunSpec& s) { return !latentModel(s); }
+bool groupedQuery(const RunSpec& s) {
+    const ModelKindInfo* kind = modelKindInfo(s.model.kind);
+    return kind != nullptr && groupedQueryAttention(*kind);
+}
 bool lora(const RunSpec& s) { return published(s) && s.finetune.mode == FinetuneMode::Lora; }
 bool conversationImages(const RunSpec& s) { return publishedTower(s) && s.data.kind == DataKind::Conversations; }
 bool conversations(const RunSpec& s) { return s.data.kind == DataKind::Conversations; }
@@ -150,9 +159,9 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"model", "kv_heads", &m.kv_heads,
          dimension("Key/value heads", "Grouped-query attention: heads of keys and values; the heads must divide by "
                                       "them")
-             .when(published)},
+             .when(groupedQuery)},
         {"model", "ffn", &m.ffn, dimension("FFN width", "Hidden width of each feed-forward block")},
-        {"model", "vocab", &m.vocab, dimension("Vocabulary", "Tokens the embedding and the output know")},
+        {"model", "vocab", &m.vocab, dimension("Vocabulary", "Tokens the embedding and the output know").when(tokenModel)},
         {"model", "seq_len", &m.seq_len, dimension("Sequence length", "gpt: context; mmdit and vlm: caption tokens")},
         {"model", "image_size", &m.image_size, dimension("Image size", "Side of the (latent) image in pixels").when(imageModel)},
         {"model", "channels", &m.channels, dimension("Channels", "Channels of the (latent) image").when(imageModel)},
@@ -162,6 +171,8 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"model", "vision_heads", &m.vision_heads, dimension("Vision heads", "Attention heads of the vision tower").when(visionTower)},
         {"model", "vision_ffn", &m.vision_ffn,
          dimension("Vision MLP width", "Hidden width of the vision tower's SwiGLU").when(publishedTower)},
+        {"model", "text_dim", &m.text_dim,
+         dimension("Prompt width", "Width of the text encoder's states the transformer reads").when(latentModel)},
         {"model", "freeze_vision", &m.freeze_vision,
          offered("Freeze vision tower", "Train only the projector and the language model").when(lookAlikeTower)},
 

@@ -22,6 +22,7 @@ const std::vector<FieldLimit>& fieldLimits() {
         {"model.vision_layers", pow2(14), "the deepest transformers trained have about a thousand blocks"},
         {"model.vision_dim", pow2(20), "the widest models are a few tens of thousands wide"},
         {"model.vision_ffn", pow2(22), "the widest MLPs are a few hundred thousand wide"},
+        {"model.text_dim", pow2(20), "the widest text encoders are a few tens of thousands wide"},
         {"finetune.lora_r", pow2(16), "adapters of a rank above a few hundred are full fine-tuning in disguise"},
         {"data.max_pixels", pow2(30), "that is an image of 32768 x 32768 pixels"},
         {"data.min_pixels", pow2(30), "that is an image of 32768 x 32768 pixels"},

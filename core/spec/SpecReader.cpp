@@ -1,4 +1,5 @@
 // Reading a run spec: parseSpec, readSpecFile, unknownKeys (SpecIO.h).
+#include "core/spec/ModelKinds.h"
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/Suggestions.h"
@@ -129,6 +130,8 @@ public:
                 keep("", key, node);
             }
         }
+        // A kind with LoRA targets of its own gets them where the file names none.
+        if (!doc.at_path("finetune.lora_targets")) spec.finetune.lora_targets = defaultLoraTargets(spec.model.kind);
         // Tables iterate in key order; report in the order a person reads the file.
         std::stable_sort(m_found.begin(), m_found.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
         for (size_t i = 0; i < m_found.size() && i < kMostUnknownKeys; ++i) {

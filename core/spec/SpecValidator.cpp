@@ -209,11 +209,11 @@ private:
                          {"model.kind"});
         }
         const bool published = publishedModel(kind);
-        for (const auto& [field, value, used] : {std::tuple{"model.kv_heads", m.kv_heads, published},
+        for (const auto& [field, value, used] : {std::tuple{"model.kv_heads", m.kv_heads, groupedQueryAttention(kind)},
                                                  std::tuple{"model.vision_ffn", m.vision_ffn, published && vlm}})
             if (value && !used)
                 warn(field, std::string(field) + " is used only by model.kind = " +
-                                modelKindNames(std::string(field) == "model.kv_heads" ? publishedModel : readsConversations) +
+                                modelKindNames(std::string(field) == "model.kv_heads" ? groupedQueryAttention : readsConversations) +
                                 "; it is ignored here",
                      {"model.kind"});
         if (!vlm) {
@@ -296,6 +296,7 @@ private:
         checkChoice("data.on_bad_sample", data.on_bad_sample);
         if (!checkChoice("data.kind", data.kind)) return;
 
+        if (m_haveDims && !checkLatentData()) return;
         if (m_haveDims) {
             const bool images = data.kind == DataKind::FashionMnist || data.kind == DataKind::ImageFolder;
             const bool imageModel = modelKindInfo(d.kind).images;
@@ -321,6 +322,36 @@ private:
         }
         m_out.add(conversationDataIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr, remote()));
         if (data.kind != DataKind::Conversations) checkDataPath();
+    }
+
+    // data.kind = "latents" is what a latent model reads, and all it reads besides synthetic data.
+    // False when that is settled (an error, or latents whose folder was checked).
+    bool checkLatentData() {
+        const DataSpec& data = s.data;
+        const bool latentModel = readsLatents(modelKindInfo(d.kind));
+        if (data.kind == DataKind::Latents && !latentModel) {
+            error("data.kind", "data.kind = \"latents\" holds VAE latents and prompt states, which model.kind = " +
+                                   inQuotes(d.kind) + " cannot read; use model.kind = " + modelKindNames(readsLatents),
+                  {"model.kind"});
+            return false;
+        }
+        if (!latentModel || data.kind == DataKind::Synthetic) return true;
+        if (data.kind != DataKind::Latents) {
+            error("data.kind", "model.kind = " + inQuotes(d.kind) + " trains on VAE latents and prompt states: use "
+                                   "data.kind = \"latents\" (a folder of them, as `parallax-cli cache` writes it) or "
+                                   "\"synthetic\"",
+                  {"model.kind"});
+            return false;
+        }
+        if (data.path.empty())
+            error("data.path", "data.path is empty; data.kind = \"latents\" reads a folder of latent shards "
+                               "(*.safetensors): set data.path",
+                  {"data.kind"});
+        else if (!isDirectory(data.path) && !remote())
+            error("data.path", "data.path = " + inQuotes(data.path) + " is not a folder; data.kind = \"latents\" "
+                               "reads a folder of latent shards (*.safetensors)",
+                  {"data.kind"});
+        return false;
     }
 
     void checkDataPath() {

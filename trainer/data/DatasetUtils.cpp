@@ -128,7 +128,8 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch) {
     switch (modelKindInfo(dims.kind).objective) {
     case Objective::NextToken:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
-    case Objective::Flow: return batch.images.numel();
+    case Objective::Flow:
+    case Objective::LatentFlow: return batch.images.numel();
     case Objective::CaptionNextToken: return batch.labels.ge(0).sum().item<int64_t>();
     case Objective::Conversation:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);

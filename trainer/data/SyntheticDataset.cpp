@@ -2,8 +2,11 @@
 
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/data/DatasetUtils.h"
+#include "trainer/data/LatentBatch.h"
 
 #include "core/spec/ModelKinds.h"
+
+#include <algorithm>
 
 namespace parallax {
 
@@ -16,7 +19,8 @@ constexpr uint64_t kClassStream = 0x636c6173ULL;
 } // namespace
 
 SyntheticDataset::SyntheticDataset(const ModelDims& dims, uint64_t seed) : m_dims(dims), m_seed(seed) {
-    if (modelKindInfo(dims.kind).images) requireByteVocab(dims, "synthetic");
+    const ModelKindInfo& kind = modelKindInfo(dims.kind);
+    if (kind.images && hasVocabulary(kind)) requireByteVocab(dims, "synthetic");
 }
 
 const std::vector<std::string>& SyntheticDataset::classNames() {
@@ -80,8 +84,25 @@ torch::Tensor SyntheticDataset::image(int64_t index) const {
     return (img - img.mean()) / (img.std() + 1e-6);
 }
 
+torch::Tensor SyntheticDataset::prompt(int64_t index) const {
+    // The class's states, the same for every sample of it, with a little of the sample's own noise;
+    // between half the text tokens and all of them.
+    const uint64_t h = hashValues({kContentStream, m_seed, static_cast<uint64_t>(index)});
+    const int64_t half = std::max<int64_t>(1, m_dims.seq_len / 2);
+    const int64_t tokens = std::min(m_dims.seq_len, half + static_cast<int64_t>(h % static_cast<uint64_t>(half + 1)));
+    torch::Generator classGen = compat::makeGenerator(hashValues({kClassStream, m_seed, static_cast<uint64_t>(label(index))}));
+    torch::Generator own = compat::makeGenerator(h);
+    const torch::Tensor base = torch::randn({m_dims.seq_len, m_dims.text_dim}, classGen, torch::kFloat32);
+    return base.narrow(0, 0, tokens) + 0.1 * torch::randn({tokens, m_dims.text_dim}, own, torch::kFloat32);
+}
+
 Batch SyntheticDataset::makeBatch(const std::vector<int64_t>& indices, int64_t step) const {
     requireIndices(indices, size(), "synthetic dataset");
+    if (readsLatents(modelKindInfo(m_dims.kind))) {
+        std::vector<LatentSample> samples;
+        for (int64_t i : indices) samples.push_back({image(i), prompt(i)});
+        return latentBatch(samples, indices, step, m_seed, m_dims);
+    }
     if (!modelKindInfo(m_dims.kind).images) {
         std::vector<torch::Tensor> rows;
         rows.reserve(indices.size());
@@ -100,6 +121,11 @@ Batch SyntheticDataset::makeBatch(const std::vector<int64_t>& indices, int64_t s
 }
 
 std::string SyntheticDataset::describe() const {
+    if (readsLatents(modelKindInfo(m_dims.kind)))
+        return "synthetic: " + std::to_string(kSamples) + " latents of " + std::to_string(m_dims.channels) + " x " +
+               std::to_string(m_dims.image_size) + " x " + std::to_string(m_dims.image_size) + " (" +
+               std::to_string(kClasses) + " shapes) with prompt states of up to " + std::to_string(m_dims.seq_len) +
+               " tokens";
     if (!modelKindInfo(m_dims.kind).images)
         return "synthetic: " + std::to_string(kSamples) + " affine sequences of " + std::to_string(m_dims.seq_len + 1) +
                " tokens mod " + std::to_string(m_dims.vocab);

@@ -7,7 +7,8 @@ namespace parallax {
 // Generated samples with structure a model can learn, derived from (seed, index) alone.
 // gpt: sequences x[i+1] = (a x[i] + b) mod V with a per-sample multiplier a in {1, 3, 5, 7}, offset
 // b in 1..16 and start x[0]. mmdit/vlm: images of one of ten shapes (blobs and bars at
-// class-given places, jittered, with pixel noise) captioned with the shape's name.
+// class-given places, jittered, with pixel noise) captioned with the shape's name. qwen_image:
+// the same shapes as latents, with prompt states drawn per class (and a little per sample).
 class SyntheticDataset : public Dataset {
 public:
     static constexpr int64_t kSamples = 65536;
@@ -26,6 +27,7 @@ public:
 private:
     torch::Tensor sequence(int64_t index) const; // (T+1) int64
     torch::Tensor image(int64_t index) const;    // (channels, S, S) float
+    torch::Tensor prompt(int64_t index) const;   // latent kinds: (tokens, text_dim) float
 
     ModelDims m_dims;
     uint64_t m_seed;

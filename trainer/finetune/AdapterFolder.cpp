@@ -78,14 +78,34 @@ std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finet
     return out;
 }
 
-void writeAdapterFolder(const std::string& dir, const AppliedFinetune& finetune, const AdapterBase& base,
-                        const FullTensor& full) {
-    const std::map<std::string, torch::Tensor> tensors = adapterTensors(finetune, full, base.layout);
+std::map<std::string, torch::Tensor> prefixedAdapterTensors(const AppliedFinetune& finetune, const FullTensor& full,
+                                                            const std::string& prefix) {
+    std::map<std::string, torch::Tensor> out;
+    for (const AdaptedLayer& a : finetune.adapted) {
+        out[prefix + a.published + ".lora_A.weight"] = wholeFloat(full, a.module + ".lora_A.weight");
+        out[prefix + a.published + ".lora_B.weight"] = wholeFloat(full, a.module + ".lora_B.weight");
+    }
+    return out;
+}
+
+namespace {
+
+void writeTensors(const std::string& path, const std::map<std::string, torch::Tensor>& tensors) {
     std::vector<TensorData> data;
     for (const auto& [name, t] : tensors) data.push_back({name, Dtype::F32, t.sizes().vec(), t.data_ptr()});
+    writeSafetensors(path, data, {{"format", "pt"}});
+}
+
+} // namespace
+
+void writeAdapterFolder(const std::string& dir, const AppliedFinetune& finetune, const AdapterBase& base,
+                        const FullTensor& full) {
     createDirectories(dir);
-    writeSafetensors(joinPath(dir, "adapter_model.safetensors"), data, {{"format", "pt"}});
+    writeTensors(joinPath(dir, "adapter_model.safetensors"), adapterTensors(finetune, full, base.layout));
     writeFileAtomic(joinPath(dir, "adapter_config.json"), adapterConfigJson(finetune, base));
+    if (!base.diffusers) return;
+    writeTensors(joinPath(dir, kDiffusersLoraFile), prefixedAdapterTensors(finetune, full, "transformer."));
+    writeTensors(joinPath(dir, kComfyUiLoraFile), prefixedAdapterTensors(finetune, full, "diffusion_model."));
 }
 
 std::map<std::string, torch::Tensor> mergedWeights(const AppliedFinetune& finetune, const FullTensor& full) {

@@ -23,7 +23,21 @@ struct AdapterBase {
     // The published layout the adapter's keys name modules in: the module paths of the transformers
     // release PEFT wraps (Qwen2.5-VL since transformers 4.52: model.language_model.*, model.visual.*).
     WeightLayout layout = WeightLayout::Flat;
+    // A diffusers model (qwen_image): the folder also holds the adapter as diffusers'
+    // load_lora_weights reads it and as ComfyUI's LoRA loader reads it.
+    bool diffusers = false;
 };
+
+// The single files a diffusers adapter folder holds besides PEFT's: pytorch_lora_weights.safetensors
+// with "transformer.<module path>.lora_A.weight" / ".lora_B.weight" (diffusers' save_lora_weights),
+// and lora_comfyui.safetensors with "diffusion_model.<module path>..." (ComfyUI).
+constexpr const char* kDiffusersLoraFile = "pytorch_lora_weights.safetensors";
+constexpr const char* kComfyUiLoraFile = "lora_comfyui.safetensors";
+
+// The adapter's tensors with `prefix` ("transformer.", "diffusion_model.") before each adapted
+// module's published path.
+std::map<std::string, torch::Tensor> prefixedAdapterTensors(const AppliedFinetune& finetune, const FullTensor& full,
+                                                            const std::string& prefix);
 
 // adapter_config.json of PEFT's LoRA: peft_type "LORA", r, lora_alpha, lora_dropout, use_rslora,
 // target_modules (finetune.lora_targets, matched as PEFT matches module paths; where those names

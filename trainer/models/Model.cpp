@@ -8,6 +8,7 @@
 #include "trainer/models/MmditModel.h"
 #include "trainer/models/Qwen2Model.h"
 #include "trainer/models/Qwen25VlModel.h"
+#include "trainer/models/QwenImageModel.h"
 #include "trainer/models/RmsNorm.h"
 #include "trainer/models/VlmModel.h"
 
@@ -44,6 +45,16 @@ void validate(const ModelDims& d) {
     if (kind.images) requireDivisible(d.image_size, "model.image_size", d.patch, "model.patch");
     if (kind.vision_tower) requireDivisible(d.vision_dim, "model.vision_dim", d.vision_heads, "model.vision_heads");
     if (d.kv_heads > 0) requireDivisible(d.heads, "model.heads", d.kv_heads, "model.kv_heads");
+    if (readsLatents(kind)) {
+        int64_t pairs = 0;
+        for (int64_t n : d.mrope_section) pairs += n;
+        if (d.mrope_section.size() != 3 || 2 * pairs != d.headDim())
+            throw std::invalid_argument("model: the rotary axes (frame, row, column) of model.kind = \"" +
+                                        choiceName(d.kind) + "\" cover " + std::to_string(2 * pairs) +
+                                        " channels of a head, but model.dim / model.heads = " +
+                                        std::to_string(d.headDim()) + "; keep model.dim / model.heads at the "
+                                        "preset's or the folder's head width");
+    }
     if ((d.kind == ModelKind::Qwen2 || d.kind == ModelKind::Qwen2_5_Vl) && d.tie_embeddings)
         throw std::invalid_argument("this model ties lm_head to embed_tokens (tie_word_embeddings = true), which "
                                     "this build does not train yet; use an untied model (e.g. Qwen2.5-7B or a tiny "
@@ -66,6 +77,7 @@ const Builder kBuilders[] = {
     {ModelKind::Vlm, make<VlmModel>},
     {ModelKind::Qwen2_5_Vl, make<Qwen25VlModel>},
     {ModelKind::Qwen2, make<Qwen2Model>},
+    {ModelKind::QwenImage, make<QwenImageModel>},
 };
 static_assert(std::extent_v<decltype(kBuilders)> == kChoiceCount<ModelKind>, "a builder per ModelKind");
 
@@ -80,6 +92,7 @@ Batch Batch::to(const torch::Device& device) const {
     b.timesteps = moved(timesteps, device);
     b.positions = moved(positions, device);
     b.attention_mask = moved(attention_mask, device);
+    b.text_states = moved(text_states, device);
     b.pixel_values = moved(pixel_values, device);
     b.image_grid = image_grid; // read on the host (the vision tower's windows)
     b.sample_index = sample_index;

@@ -17,11 +17,13 @@ namespace parallax {
 struct Batch {
     torch::Tensor tokens;     // gpt: (B, T+1) int64; mmdit/vlm: caption (B, T) int64
     torch::Tensor labels;     // vlm: (B, T) int64, -1 = ignore
-    torch::Tensor images;     // mmdit/vlm: (B, channels, S, S) float, roughly zero-mean unit-variance
-    torch::Tensor noise;      // mmdit: (B, channels, S, S)
-    torch::Tensor timesteps;  // mmdit: (B) in (0, 1)
+    torch::Tensor images;     // mmdit/vlm: (B, channels, S, S) float, roughly zero-mean unit-variance;
+                              // qwen_image: the VAE's normalized latents (B, 16, H, W), H and W even
+    torch::Tensor noise;      // mmdit, qwen_image: of images' shape
+    torch::Tensor timesteps;  // mmdit, qwen_image (sigma): (B) in (0, 1)
     torch::Tensor positions;  // qwen: (B, T) or M-RoPE's (3, B, T) int64; undefined: 0..T-1
-    torch::Tensor attention_mask; // qwen: (B, T) bool, false for padding; undefined: no padding
+    torch::Tensor attention_mask; // qwen, qwen_image's prompt: (B, T) bool, false for padding; undefined: no padding
+    torch::Tensor text_states;    // qwen_image: the text encoder's states of the prompt (B, T, text_dim) float
     // qwen2_5_vl: the patch rows of the batch's images, sample by sample and image by image in the
     // image processor's order, (N, 3 x temporal x patch x patch) float; undefined: no image.
     torch::Tensor pixel_values;

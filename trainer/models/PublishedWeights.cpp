@@ -3,6 +3,8 @@
 #include "core/formats/ModelWeights.h"
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsIndex.h"
+#include "core/spec/ModelConfigFile.h"
+#include "core/spec/ModelKinds.h"
 #include "core/util/Files.h"
 #include "trainer/models/PublishedNames.h"
 
@@ -22,7 +24,8 @@ torch::ScalarType scalarType(Dtype dtype) {
     }
 }
 
-// The view's values as a tensor: over the mapping where it is aligned, else copied.
+} // namespace
+
 torch::Tensor tensorOf(const TensorView& view) {
     const torch::ScalarType type = scalarType(view.dtype);
     if (view.aligned())
@@ -32,16 +35,15 @@ torch::Tensor tensorOf(const TensorView& view) {
     return copy;
 }
 
-} // namespace
-
-PublishedWeightSource::PublishedWeightSource(const Model& model, std::string folder) : m_folder(std::move(folder)) {
-    const ModelWeightsCheck check = checkModelWeights(m_folder, model.dims());
+PublishedWeightSource::PublishedWeightSource(const Model& model, std::string folder)
+    : m_folder(modelPartFolder(folder)), m_file(modelKindInfo(model.dims().kind).weights_file) {
+    const ModelWeightsCheck check = checkModelWeights(folder, model.dims());
     if (!check.ok()) {
-        std::string message = "model.from = " + m_folder + ": its weights do not fit the model its config.json describes:";
+        std::string message = "model.from = " + folder + ": its weights do not fit the model its config.json describes:";
         for (const std::string& p : check.problems) message += "\n  " + p;
         throw std::invalid_argument(message);
     }
-    const std::string index = joinPath(m_folder, "model.safetensors.index.json");
+    const std::string index = joinPath(m_folder, m_file + ".index.json");
     if (isRegularFile(index))
         for (const auto& [tensor, shard] : readSafetensorsIndex(index).weightMap) m_shardOf[tensor] = shard;
     // publishedParameters walks the units' parameters in the order named_parameters() lists them.
@@ -64,7 +66,7 @@ torch::Tensor PublishedWeightSource::full(const std::string& name) const {
     const auto stored = m_stored.find(name);
     if (stored == m_stored.end()) throw std::invalid_argument("model.from = " + m_folder + ": no tensor for " + name);
     const auto located = m_shardOf.find(stored->second);
-    const std::string shard = located == m_shardOf.end() ? "model.safetensors" : located->second;
+    const std::string shard = located == m_shardOf.end() ? m_file : located->second;
     std::unique_ptr<SafetensorsFile>& file = m_files[shard];
     if (!file) file = std::make_unique<SafetensorsFile>(joinPath(m_folder, shard));
     return tensorOf(file->view(stored->second));

@@ -9,6 +9,11 @@
 namespace parallax {
 
 class SafetensorsFile;
+struct TensorView;
+
+// A safetensors view's values (F32, BF16 or F16) as a tensor: over the mapping where it is aligned,
+// else copied. Throws std::invalid_argument for other types.
+torch::Tensor tensorOf(const TensorView& view);
 
 // A model's parameter values by their single-device names ("units.3.self_attn.q_proj.weight"),
 // each whole: what a loader takes this rank's part of (its tensor-parallel slab, its ZeRO-3 range).
@@ -36,7 +41,8 @@ public:
     torch::Tensor full(const std::string& name) const override;
 
 private:
-    std::string m_folder;
+    std::string m_folder; // where the weights are (a pipeline folder's transformer/)
+    std::string m_file;   // the kind's single weights file (ModelKindInfo::weights_file)
     std::map<std::string, std::string> m_stored;  // parameter name -> tensor name in the folder
     std::map<std::string, std::string> m_shardOf; // tensor name -> shard file (a sharded folder)
     mutable std::map<std::string, std::unique_ptr<SafetensorsFile>> m_files;

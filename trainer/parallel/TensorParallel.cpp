@@ -2,6 +2,7 @@
 
 #include "trainer/models/Embedding.h"
 #include "trainer/models/Linear.h"
+#include "trainer/models/RmsNorm.h"
 #include "trainer/models/VocabHead.h"
 
 #include <stdexcept>
@@ -195,6 +196,9 @@ TensorParallelPlan applyTensorParallel(Model& model, std::shared_ptr<Communicato
                     builder.row(*linear, prefix);
             } else if (auto* embedding = dynamic_cast<Embedding*>(item.value().get())) {
                 if (embedding->vocab_parallel) builder.vocab(*embedding, prefix);
+            } else if (auto* norm = dynamic_cast<RmsNorm*>(item.value().get()); norm && norm->per_head) {
+                // Replicated, but each rank's gradient covers its heads only: summed over the group.
+                norm->weight_transform = [tp](const torch::Tensor& w) { return copyToTensorParallel(w, *tp); };
             }
         }
     }

@@ -24,6 +24,8 @@ using TensorParallelPlan = std::map<std::string, TensorShard>;
 // single-device), to every unit the model holds:
 //  - attention: q, k, v column-parallel (each rank keeps heads / tp whole heads), proj row-parallel;
 //  - MLP: fc1 column-parallel, fc2 row-parallel;
+//  - a norm of each head (RmsNorm::per_head) replicated, its weight read through f so that its
+//    gradient is summed over the heads of every rank;
 //  - LoRA adapters split with their layer: a column-parallel layer's B by rows, a row-parallel
 //    layer's A by columns (trainer/models/LoraAdapter.h);
 //  - token embeddings vocabulary-parallel (rows split, lookups masked and summed over the group);

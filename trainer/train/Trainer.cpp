@@ -136,7 +136,9 @@ void Trainer::writeAdapters(const std::string& checkpointDir, int64_t nextStep) 
             const FullTensor full = [&reader](const std::string& name) { return reader.full(name, "param"); };
             AdapterBase base;
             base.model = m_spec.model.from;
-            if (modelKindInfo(m_dims.kind).objective != Objective::Flow) base.task = "CAUSAL_LM";
+            const Objective objective = modelKindInfo(m_dims.kind).objective;
+            if (objective != Objective::Flow && objective != Objective::LatentFlow) base.task = "CAUSAL_LM";
+            base.diffusers = readsLatents(modelKindInfo(m_dims.kind));
             // Keys in the layout of the kind's newest published layout (what current transformers names).
             if (!modelKindInfo(m_dims.kind).layouts.empty()) base.layout = modelKindInfo(m_dims.kind).layouts.back();
             writeAdapterFolder(joinPath(checkpointDir, "adapter"), m_finetune, base, full);

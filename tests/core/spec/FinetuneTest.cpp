@@ -3,6 +3,7 @@
 #include "core/spec/Estimates.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
+#include "tests/core/spec/IssueText.h"
 
 #include <gtest/gtest.h>
 
@@ -11,17 +12,6 @@ namespace {
 
 std::vector<SpecIssue> issuesOf(const std::string& toml) { return validateSpec(parseSpec(toml)); }
 
-std::string describe(const std::vector<SpecIssue>& issues) {
-    std::string text;
-    for (const SpecIssue& i : issues) text += (i.warning ? "  warning " : "  error ") + i.field + " | " + i.message + "\n";
-    return text;
-}
-
-bool has(const std::vector<SpecIssue>& issues, const std::string& field, const std::string& part, bool warning) {
-    for (const SpecIssue& i : issues)
-        if (i.field == field && i.warning == warning && i.message.find(part) != std::string::npos) return true;
-    return false;
-}
 
 const char* const kVl = "[model]\nkind = \"qwen2_5_vl\"\n";
 
@@ -70,83 +60,83 @@ on_truncate = "fail"
 
 TEST(Finetune, ValidationNamesTheFieldAndTheFix) {
     auto issues = issuesOf(std::string(kVl) + "[finetune]\nmode = \"lorra\"\n");
-    EXPECT_TRUE(has(issues, "finetune.mode", "finetune.mode = \"lorra\" is unknown; use one of full, lora; did you mean "
+    EXPECT_TRUE(hasIssue(issues, "finetune.mode", "finetune.mode = \"lorra\" is unknown; use one of full, lora; did you mean "
                                              "\"lora\"?",
                     false))
         << describe(issues);
 
     issues = issuesOf(std::string(kVl) + "[finetune]\nmode = \"lora\"\nlora_targets = [\"qproj\", \"v_proj\", \"v_proj\"]\n");
-    EXPECT_TRUE(has(issues, "finetune.lora_targets",
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_targets",
                     "finetune.lora_targets[0] = \"qproj\" is no Linear of model.kind = \"qwen2_5_vl\" that LoRA adapts; "
                     "its Linears are gate_proj, up_proj, down_proj, q_proj, k_proj, v_proj, o_proj, qkv, proj, mlp.0, "
                     "mlp.2; did you mean \"q_proj\"?",
                     false))
         << describe(issues);
-    EXPECT_TRUE(has(issues, "finetune.lora_targets", "finetune.lora_targets[2] = \"v_proj\" is named twice", true));
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_targets", "finetune.lora_targets[2] = \"v_proj\" is named twice", true));
 
     issues = issuesOf(std::string(kVl) + "[finetune]\nmode = \"lora\"\nlora_targets = [\"qkv\", \"q_proj\"]\n");
-    EXPECT_TRUE(has(issues, "finetune.lora_targets",
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_targets",
                     "finetune.lora_targets[0] = \"qkv\" names Linears of the vision tower only, which "
                     "finetune.freeze_vision = true freezes: set finetune.freeze_vision = false to adapt them, or remove it",
                     false))
         << describe(issues);
     // With the tower not frozen, qkv is adapted; gate_proj then adapts the tower's too (no error).
     issues = issuesOf(std::string(kVl) + "[finetune]\nmode = \"lora\"\nfreeze_vision = false\nlora_targets = [\"qkv\"]\n");
-    EXPECT_FALSE(has(issues, "finetune.lora_targets", "", false)) << describe(issues);
+    EXPECT_FALSE(hasIssue(issues, "finetune.lora_targets", "", false)) << describe(issues);
 
     issues = issuesOf(std::string(kVl) + "[finetune]\nfreeze_llm = true\n");
-    EXPECT_TRUE(has(issues, "finetune.freeze_llm",
+    EXPECT_TRUE(hasIssue(issues, "finetune.freeze_llm",
                     "every part of the model is frozen (finetune.freeze_vision, freeze_merger and freeze_llm): nothing "
                     "would train; set finetune.freeze_llm = false",
                     false))
         << describe(issues);
     issues = issuesOf(std::string(kVl) + "[finetune]\nmode = \"lora\"\nfreeze_llm = true\n");
-    EXPECT_TRUE(has(issues, "finetune.lora_targets", "nothing would train", false)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_targets", "nothing would train", false)) << describe(issues);
     // A module to save trains even so.
     issues = issuesOf(std::string(kVl) + "[finetune]\nmode = \"lora\"\nfreeze_llm = true\nmodules_to_save = [\"merger\"]\n");
-    EXPECT_FALSE(has(issues, "finetune.lora_targets", "nothing would train", false)) << describe(issues);
-    EXPECT_TRUE(has(issues, "finetune.modules_to_save",
+    EXPECT_FALSE(hasIssue(issues, "finetune.lora_targets", "nothing would train", false)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "finetune.modules_to_save",
                     "finetune.modules_to_save[0] = \"merger\" lies in the merger, which finetune.freeze_merger = true "
                     "freezes; a whole copy of it trains all the same",
                     true));
 
     issues = issuesOf("[model]\nkind = \"qwen2_5_vl\"\npreset = \"tiny-tied\"\n[finetune]\nmode = \"lora\"\n"
                       "modules_to_save = [\"lm_head\"]\nlora_r = 0\nlora_alpha = 0\nlora_dropout = 1.0\n");
-    EXPECT_TRUE(has(issues, "finetune.modules_to_save", "\"lm_head\" is no module of the model", false)) << describe(issues);
-    EXPECT_TRUE(has(issues, "finetune.modules_to_save", "(here tied to embed_tokens)", false));
-    EXPECT_TRUE(has(issues, "finetune.lora_r", "finetune.lora_r = 0 must be at least 1", false));
-    EXPECT_TRUE(has(issues, "finetune.lora_alpha", "must be a number greater than 0", false));
-    EXPECT_TRUE(has(issues, "finetune.lora_dropout", "finetune.lora_dropout = 1.0 must be in [0, 1)", false));
+    EXPECT_TRUE(hasIssue(issues, "finetune.modules_to_save", "\"lm_head\" is no module of the model", false)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "finetune.modules_to_save", "(here tied to embed_tokens)", false));
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_r", "finetune.lora_r = 0 must be at least 1", false));
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_alpha", "must be a number greater than 0", false));
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_dropout", "finetune.lora_dropout = 1.0 must be in [0, 1)", false));
 
     // Fields that do not apply are warnings.
     issues = issuesOf(std::string(kVl) + "[finetune]\nlora_r = 16\n");
-    EXPECT_TRUE(has(issues, "finetune.lora_r", "finetune.lora_r is used only with finetune.mode = \"lora\"", true));
+    EXPECT_TRUE(hasIssue(issues, "finetune.lora_r", "finetune.lora_r is used only with finetune.mode = \"lora\"", true));
     issues = issuesOf("[model]\nkind = \"qwen2\"\n[finetune]\nfreeze_vision = false\n");
-    EXPECT_TRUE(has(issues, "finetune.freeze_vision", "model.kind = \"qwen2\" has no vision tower or merger", true));
+    EXPECT_TRUE(hasIssue(issues, "finetune.freeze_vision", "model.kind = \"qwen2\" has no vision tower or merger", true));
     issues = issuesOf("[finetune]\nmode = \"lora\"\n");
-    EXPECT_TRUE(has(issues, "finetune.mode", "finetune.mode is used only by model.kind = \"qwen2_5_vl\" or \"qwen2\"",
+    EXPECT_TRUE(hasIssue(issues, "finetune.mode", "finetune.mode is used only by model.kind = \"qwen2_5_vl\", \"qwen2\" or \"qwen_image\"",
                     true))
         << describe(issues);
     EXPECT_FALSE(hasErrors(issues)) << describe(issues);
     issues = issuesOf(std::string(kVl) + "freeze_vision = true\n");
-    EXPECT_TRUE(has(issues, "model.freeze_vision", "(set finetune.freeze_vision instead)", true)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "model.freeze_vision", "(set finetune.freeze_vision instead)", true)) << describe(issues);
 
     // The worker trains the untied models; a tied head is refused before launch.
     EXPECT_FALSE(hasErrors(issuesOf(kVl))) << describe(issuesOf(kVl));
-    EXPECT_TRUE(has(issuesOf("[model]\nkind = \"qwen2_5_vl\"\npreset = \"tiny-tied\"\n"), "model.preset",
+    EXPECT_TRUE(hasIssue(issuesOf("[model]\nkind = \"qwen2_5_vl\"\npreset = \"tiny-tied\"\n"), "model.preset",
                     "ties lm_head to embed_tokens", false));
 }
 
 TEST(Finetune, ConversationDataIsCheckedAtTheSpecLevel) {
     auto issues = issuesOf("[data]\nkind = \"conversations\"\npath = \"/no/such/chats.json\"\n");
-    EXPECT_TRUE(has(issues, "data.kind", "data.kind = \"conversations\" is read by model.kind = \"qwen2_5_vl\" or "
+    EXPECT_TRUE(hasIssue(issues, "data.kind", "data.kind = \"conversations\" is read by model.kind = \"qwen2_5_vl\" or "
                                          "\"qwen2\"; model.kind = \"gpt\" reads other data",
                     false))
         << describe(issues);
-    EXPECT_TRUE(has(issues, "data.path", "data.path = \"/no/such/chats.json\" does not exist", false));
+    EXPECT_TRUE(hasIssue(issues, "data.path", "data.path = \"/no/such/chats.json\" does not exist", false));
 
     issues = issuesOf(std::string(kVl) + "[data]\nkind = \"conversations\"\npath = \"/\"\n");
-    EXPECT_TRUE(has(issues, "data.max_pixels",
+    EXPECT_TRUE(hasIssue(issues, "data.max_pixels",
                     "an image of data.max_pixels = 589824 takes up to 754 tokens with its vision_start and vision_end, "
                     "more than model.seq_len = 256",
                     false))
@@ -154,18 +144,18 @@ TEST(Finetune, ConversationDataIsCheckedAtTheSpecLevel) {
     // 196,000 pixels: 250 tokens and their two markers fit in 256.
     issues = issuesOf(std::string(kVl) + "[data]\nkind = \"conversations\"\npath = \"/\"\nmax_pixels = 196000\n"
                                          "min_pixels = 300000\non_truncate = \"cut\"\n");
-    EXPECT_FALSE(has(issues, "data.max_pixels", "", false)) << describe(issues);
-    EXPECT_TRUE(has(issues, "data.min_pixels", "data.min_pixels = 300000 is more than data.max_pixels = 196000", false));
-    EXPECT_TRUE(has(issues, "data.on_truncate", "data.on_truncate = \"cut\" is unknown; use one of drop, fail", false));
+    EXPECT_FALSE(hasIssue(issues, "data.max_pixels", "", false)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "data.min_pixels", "data.min_pixels = 300000 is more than data.max_pixels = 196000", false));
+    EXPECT_TRUE(hasIssue(issues, "data.on_truncate", "data.on_truncate = \"cut\" is unknown; use one of drop, fail", false));
     issues = issuesOf(std::string(kVl) + "[data]\nmax_pixels = 100\n");
-    EXPECT_TRUE(has(issues, "data.max_pixels", "data.max_pixels = 100 must be at least 784", false)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "data.max_pixels", "data.max_pixels = 100 must be at least 784", false)) << describe(issues);
     issues = issuesOf("[data]\nmax_pixels = 1000000\nmin_pixels = 4\n");
-    EXPECT_TRUE(has(issues, "data.max_pixels", "used only by model.kind = \"qwen2_5_vl\"", true)) << describe(issues);
-    EXPECT_TRUE(has(issues, "data.min_pixels", "used only with data.kind = \"conversations\"", true));
+    EXPECT_TRUE(hasIssue(issues, "data.max_pixels", "used only by model.kind = \"qwen2_5_vl\"", true)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "data.min_pixels", "used only with data.kind = \"conversations\"", true));
     // Read on the compute nodes: a path missing here is a warning.
     issues = issuesOf(std::string(kVl) + "[data]\nkind = \"conversations\"\npath = \"/no/such.jsonl\"\n"
                                          "max_pixels = 3136\n[launch]\ntarget = \"slurm\"\n");
-    EXPECT_TRUE(has(issues, "data.path", "(checked on this machine; the compute nodes read it)", true)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "data.path", "(checked on this machine; the compute nodes read it)", true)) << describe(issues);
 }
 
 // The tiny Qwen2.5-VL (untied), counted by hand:

@@ -197,7 +197,8 @@ TEST(ModelConfigFile, MissingCorruptOrForeignConfigsAreNamed) {
     const std::string llama = folderWith(dir, "llama", R"({"model_type": "llama", "hidden_size": 4096})");
     EXPECT_EQ(errorOf(llama), llama + "/config.json: model_type \"llama\" is no model Parallax reads; it reads "
                                       "qwen2_5_vl (Qwen2.5-VL (vision tower, merger, Qwen2.5 language model)), qwen2 "
-                                      "(Qwen2 / Qwen2.5 language model)");
+                                      "(Qwen2 / Qwen2.5 language model), QwenImageTransformer2DModel (Qwen-Image diffusion "
+                                      "transformer (trains on latents and prompt states))");
     std::string text = kPublished;
     text.replace(text.find("\"num_hidden_layers\": 36"), 23, "\"num_hidden_layers\": \"36\"");
     const std::string typed = folderWith(dir, "typed", text);

@@ -22,7 +22,7 @@ TEST(ModelDimensionEdits, ResolvesEachDimensionFromThePresetOrTheSpec) {
 
 TEST(ModelDimensionEdits, EveryPathIsADimensionOfTheSpec) {
     ModelSpec m;
-    ASSERT_EQ(modelDimensionPaths().size(), 14u);
+    ASSERT_EQ(modelDimensionPaths().size(), 15u);
     EXPECT_EQ(modelDimensionPaths().front(), "model.layers");
     for (const std::string& path : modelDimensionPaths()) {
         std::optional<int64_t>* slot = dimensionOverride(m, path);

@@ -69,7 +69,9 @@ TEST(ModelKinds, WhatAKindReadsDecidesItsFieldsAndItsData) {
         EXPECT_EQ(fieldRelevant(*specFieldInfo("model.freeze_vision"), spec), splitsVisionTower(k)) << k.name;
         EXPECT_EQ(fieldRelevant(*specFieldInfo("finetune.freeze_vision"), spec), k.vision_tower && publishedModel(k))
             << k.name;
-        EXPECT_EQ(fieldRelevant(*specFieldInfo("model.kv_heads"), spec), publishedModel(k)) << k.name;
+        EXPECT_EQ(fieldRelevant(*specFieldInfo("model.kv_heads"), spec), groupedQueryAttention(k)) << k.name;
+        EXPECT_EQ(fieldRelevant(*specFieldInfo("model.vocab"), spec), hasVocabulary(k)) << k.name;
+        EXPECT_EQ(fieldRelevant(*specFieldInfo("model.text_dim"), spec), readsLatents(k)) << k.name;
 
         spec.data.kind = DataKind::Text;
         spec.data.path = "corpus.txt";
@@ -79,6 +81,7 @@ TEST(ModelKinds, WhatAKindReadsDecidesItsFieldsAndItsData) {
         EXPECT_EQ(textRefused, k.images) << k.name;
     }
     EXPECT_EQ(modelKindNames(readsImages), "\"mmdit\" or \"vlm\"");
+    EXPECT_EQ(modelKindNames(readsLatents), "\"qwen_image\"");
     EXPECT_EQ(modelKindNames(readsText), "\"gpt\", \"qwen2_5_vl\" or \"qwen2\"");
     EXPECT_EQ(modelKindNames(readsConversations), "\"qwen2_5_vl\" or \"qwen2\"");
 }

@@ -71,6 +71,7 @@ RunSpec fullSpec() {
     m.from = "/models/Qwen2.5-VL-7B-Instruct";
     m.kv_heads = 2;
     m.vision_ffn = 320;
+    m.text_dim = 96;
     m.freeze_vision = true;
     FinetuneSpec& f = s.finetune;
     f.mode = FinetuneMode::Lora;

@@ -34,8 +34,6 @@ using testing::runProcess;
 
 constexpr const char* kPython = testing::kReferencePython;
 
-std::string script(const std::string& name) { return testing::sourceDir() + "/tests/reference/" + name; }
-
 // A binary PPM of w x h: smooth colour ramps under noise, so that resizing and every patch matter.
 void writePpm(const std::string& path, int w, int h, unsigned seed) {
     std::mt19937 random(seed);
@@ -59,7 +57,7 @@ ModelDims folderDims(const std::string& folder) {
 }
 
 void makeCheckpoint(const std::string& folder, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {kPython, script("make_tiny_checkpoint.py"), folder, "--vocab-size", "1024",
+    std::vector<std::string> args = {kPython, testing::referenceScript("make_tiny_checkpoint.py"), folder, "--vocab-size", "1024",
                                      "--untied"};
     args.insert(args.end(), extra.begin(), extra.end());
     const ProcessResult made = runProcess(args);
@@ -130,7 +128,7 @@ TEST_F(QwenVlReference, ImagesTextAndPaddingGiveTheReferencesNumbers) {
     // 200 x 145 and 115 x 90 pixels: resized to 196 x 140 (four windows) and 112 x 84 (one).
     writePpm(dir.path() + "/a.ppm", 200, 145, 1);
     writePpm(dir.path() + "/b.ppm", 115, 90, 2);
-    const ProcessResult processed = runProcess({kPython, script("image_processor.py"), dir.path() + "/a.ppm",
+    const ProcessResult processed = runProcess({kPython, testing::referenceScript("image_processor.py"), dir.path() + "/a.ppm",
                                                 dir.path() + "/b.ppm", "-o", dir.path() + "/pixels.safetensors"});
     ASSERT_EQ(processed.exitCode, 0) << processed.output;
     const Batch batch = visionBatch(dims, SafetensorsFile(dir.path() + "/pixels.safetensors"));
@@ -144,7 +142,7 @@ TEST_F(QwenVlReference, ImagesTextAndPaddingGiveTheReferencesNumbers) {
         "lm_head.weight"};
     std::string list;
     for (const std::string& n : grads) list += (list.empty() ? "" : ",") + n;
-    const ProcessResult ref = runProcess({kPython, script("run_reference.py"), folder, dir.path() + "/batch.safetensors",
+    const ProcessResult ref = runProcess({kPython, testing::referenceScript("run_reference.py"), folder, dir.path() + "/batch.safetensors",
                                           dir.path() + "/out.safetensors", "--grads", list});
     ASSERT_EQ(ref.exitCode, 0) << ref.output;
     const SafetensorsFile out(dir.path() + "/out.safetensors");

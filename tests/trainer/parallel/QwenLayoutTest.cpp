@@ -12,8 +12,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <mutex>
 
 using namespace parallax;
 using namespace parallax::testing;
@@ -37,17 +35,12 @@ TinySpec qwenSpec(const QwenLayout& layout) {
     return s;
 }
 
-const WorkerRun& oneProcess(bool lora, const std::string& dir) {
-    static std::map<bool, WorkerRun> runs;
-    static std::mutex mutex;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = runs.find(lora);
-    if (it == runs.end()) {
+const WorkerRun& oneProcess(bool lora) {
+    return runOnce(lora ? "one-lora" : "one-full", [lora](const std::string& dir) {
         TinySpec spec = qwenSpec({"one", 1, 1, 1, 0, lora});
         spec.checkpointEvery = 3;
-        it = runs.emplace(lora, runWorker(spec.toToml(), 1, dir)).first;
-    }
-    return it->second;
+        return runWorker(spec.toToml(), 1, dir);
+    });
 }
 
 class QwenLayoutEquivalence : public ::testing::TestWithParam<QwenLayout> {
@@ -55,15 +48,11 @@ protected:
     void SetUp() override {
         if (!QwenData::get().problem.empty()) GTEST_SKIP() << QwenData::get().problem;
     }
-    static TempDir& scratch() {
-        static TempDir dir;
-        return dir;
-    }
 };
 
 TEST_P(QwenLayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
     const QwenLayout& layout = GetParam();
-    const WorkerRun& one = oneProcess(layout.lora, scratch().path() + (layout.lora ? "/one-lora" : "/one-full"));
+    const WorkerRun& one = oneProcess(layout.lora);
     ASSERT_EQ(one.exitCode, 0) << one.output;
     ASSERT_EQ(one.losses().size(), 3u) << one.output;
     EXPECT_NE(one.output.find("conversations: 4 of 4 samples"), std::string::npos) << one.output;

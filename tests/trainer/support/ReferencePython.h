@@ -16,6 +16,9 @@ inline constexpr const char* kReferencePython = "/usr/bin/python3";
 
 inline bool referenceAvailable() { return runProcess({kReferencePython, "-c", "import torch"}).exitCode == 0; }
 
+// A script of tests/reference by its file name.
+inline std::string referenceScript(const std::string& name) { return sourceDir() + "/tests/reference/" + name; }
+
 // A float32 tensor of a file the reference wrote, copied out of the mapping.
 inline torch::Tensor readFloatTensor(const SafetensorsFile& file, const std::string& name) {
     const TensorView v = file.view(name);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <mutex>
 
 namespace parallax::testing {
 
@@ -97,6 +98,16 @@ double maxRelativeDifference(const std::vector<double>& a, const std::vector<dou
         worst = std::max(worst, std::fabs(a[i] - b[i]) / scale);
     }
     return worst;
+}
+
+const WorkerRun& runOnce(const std::string& key, const std::function<WorkerRun(const std::string& dir)>& make) {
+    static std::map<std::string, WorkerRun> runs;
+    static std::mutex mutex;
+    static TempDir scratch;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = runs.find(key);
+    if (it == runs.end()) it = runs.emplace(key, make(scratch.path() + "/" + key)).first;
+    return it->second;
 }
 
 } // namespace parallax::testing

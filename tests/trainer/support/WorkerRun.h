@@ -3,6 +3,7 @@
 #include "core/telemetry/Events.h"
 #include "tests/support/Process.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ std::string workerPath(); // <build>/app/parallax-worker
 // per rank). `extraArgs` go to the worker.
 WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& runDir,
                     const std::vector<std::string>& extraArgs = {});
+
+// The run made by `make` under `key`, made once in the test process and shared by its tests (the
+// one-process baselines the layouts are compared with), and a folder those runs may share.
+const WorkerRun& runOnce(const std::string& key, const std::function<WorkerRun(const std::string& dir)>& make);
 
 // Largest relative difference |a - b| / max(|a|, |b|, tiny) over two loss series of equal length.
 double maxRelativeDifference(const std::vector<double>& a, const std::vector<double>& b);

@@ -1,0 +1,165 @@
+// The qwen_image kind against the independent PyTorch reference of tests/reference (written from
+// diffusers' QwenImageTransformer2DModel's mathematics): a diffusers folder the reference wrote
+// loads into the worker's model, and latents on an odd packed grid (3 x 5) with a padded prompt give
+// the same rotary tables, velocity, flow-matching loss and gradients within fp32 tolerance. Skips
+// with a message where python3-torch is missing.
+
+#include "core/formats/SafetensorsFile.h"
+#include "core/formats/SafetensorsWriter.h"
+#include "core/spec/ModelDims.h"
+#include "tests/support/Process.h"
+#include "tests/trainer/support/ReferencePython.h"
+#include "trainer/models/Model.h"
+#include "trainer/models/PublishedNames.h"
+#include "trainer/models/PublishedWeights.h"
+#include "trainer/models/QwenImageRope.h"
+#include "trainer/models/QwenImageUnits.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+namespace parallax {
+namespace {
+
+using testing::ProcessResult;
+using testing::runProcess;
+
+constexpr const char* kPython = testing::kReferencePython;
+
+ModelDims folderDims(const std::string& folder) {
+    ModelSpec spec;
+    spec.kind = ModelKind::QwenImage;
+    spec.from = folder;
+    return resolveModel(spec);
+}
+
+// Two samples of latents 16 x 6 x 10 (3 x 5 packed tokens), prompts of 7 states, the second
+// padded after 4, sigmas 0.3 and 0.8.
+Batch oddGridBatch(const ModelDims& dims) {
+    torch::manual_seed(5);
+    Batch b;
+    b.images = torch::randn({2, dims.channels, 6, 10});
+    b.noise = torch::randn({2, dims.channels, 6, 10});
+    b.timesteps = torch::tensor({0.3f, 0.8f});
+    b.text_states = torch::randn({2, 7, dims.text_dim});
+    b.attention_mask = torch::ones({2, 7}, torch::kBool);
+    b.attention_mask.index_put_({1, torch::indexing::Slice(4, 7)}, false);
+    b.sample_index = {0, 1};
+    return b;
+}
+
+void writeBatch(const Batch& b, const std::string& path) {
+    const torch::Tensor mask = b.attention_mask.to(torch::kInt64).contiguous();
+    writeSafetensors(path, {{"latents", Dtype::F32, b.images.sizes().vec(), b.images.data_ptr()},
+                            {"noise", Dtype::F32, b.noise.sizes().vec(), b.noise.data_ptr()},
+                            {"sigmas", Dtype::F32, b.timesteps.sizes().vec(), b.timesteps.data_ptr()},
+                            {"prompt_embeds", Dtype::F32, b.text_states.sizes().vec(), b.text_states.data_ptr()},
+                            {"prompt_mask", Dtype::I64, mask.sizes().vec(), mask.data_ptr()}});
+}
+
+class QwenImageReference : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!testing::referenceAvailable())
+            GTEST_SKIP() << kPython << " cannot import torch: apt-get install python3-torch";
+    }
+    void makeCheckpoint(const std::string& folder, const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> args = {kPython, testing::referenceScript("make_tiny_qwen_image.py"), folder};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const ProcessResult made = runProcess(args);
+        ASSERT_EQ(made.exitCode, 0) << made.output;
+    }
+    testing::TempDir dir;
+};
+
+TEST_F(QwenImageReference, AnOddGridAndAPaddedPromptGiveTheReferencesNumbers) {
+    const std::string folder = dir.path() + "/pipeline";
+    makeCheckpoint(folder, {"--pipeline"});
+    const ModelDims dims = folderDims(folder);
+    ASSERT_EQ(dims.kind, ModelKind::QwenImage);
+    const std::shared_ptr<Model> model = constructModel(dims);
+    loadPublishedWeights(*model, folder);
+    const Batch batch = oddGridBatch(dims);
+    writeBatch(batch, dir.path() + "/batch.safetensors");
+
+    const std::vector<std::string> grads = {
+        "img_in.weight", "txt_norm.weight", "txt_in.bias", "time_text_embed.timestep_embedder.linear_1.weight",
+        "transformer_blocks.0.img_mod.1.weight", "transformer_blocks.0.txt_mod.1.bias",
+        "transformer_blocks.0.attn.to_q.weight", "transformer_blocks.0.attn.add_k_proj.weight",
+        "transformer_blocks.0.attn.norm_added_q.weight", "transformer_blocks.0.attn.to_add_out.weight",
+        "transformer_blocks.0.txt_mlp.net.2.weight", "transformer_blocks.1.attn.to_out.0.bias",
+        "transformer_blocks.1.attn.add_v_proj.weight", "transformer_blocks.1.img_mlp.net.0.proj.weight",
+        "norm_out.linear.weight", "proj_out.bias"};
+    std::string list;
+    for (const std::string& n : grads) list += (list.empty() ? "" : ",") + n;
+    const ProcessResult ref = runProcess({kPython, testing::referenceScript("run_qwen_image_reference.py"), folder,
+                                          dir.path() + "/batch.safetensors", dir.path() + "/out.safetensors", "--grads", list});
+    ASSERT_EQ(ref.exitCode, 0) << ref.output;
+    const SafetensorsFile out(dir.path() + "/out.safetensors");
+
+    // The rotary tables of the 3 x 5 grid and the 7 prompt states.
+    const QwenImageRotary rot = qwenImageRotary(3, 5, 7, dims.mrope_section, dims.rope_theta, torch::kCPU);
+    const torch::Tensor image = testing::readFloatTensor(out, "image_freqs"), text = testing::readFloatTensor(out, "text_freqs");
+    EXPECT_LT((rot.imageCos - image.select(-1, 0)).abs().max().item<double>(), 1e-6);
+    EXPECT_LT((rot.imageSin - image.select(-1, 1)).abs().max().item<double>(), 1e-6);
+    EXPECT_LT((rot.textCos - text.select(-1, 0)).abs().max().item<double>(), 1e-6);
+    EXPECT_LT((rot.textSin - text.select(-1, 1)).abs().max().item<double>(), 1e-6);
+
+    {
+        torch::NoGradGuard noGrad;
+        Activation a;
+        for (int64_t i = 0; i + 1 < model->unitCount(); ++i) a = model->unit(i)->forward(a, batch);
+        EXPECT_LT(testing::relativeError(a.at(2), testing::readFloatTensor(out, "temb")), 1e-5);
+        auto& head = dynamic_cast<QwenImageHead&>(*model->unit(model->unitCount() - 1));
+        EXPECT_LT(testing::relativeError(head.predict(a.at(1), a.at(2)), testing::readFloatTensor(out, "output")), 1e-5);
+    }
+    const Activation result = model->forwardAll(batch);
+    const torch::Tensor loss = result.at(0) / result.at(1);
+    loss.backward();
+    EXPECT_NEAR(loss.item<double>(), testing::readFloatTensor(out, "loss").item<double>(), 1e-5);
+    std::map<std::string, torch::Tensor> mine;
+    for (const auto& [name, tensor] : publishedParameters(*model)) mine[name] = tensor.grad();
+    for (const std::string& name : grads) {
+        ASSERT_TRUE(mine.at(name).defined()) << name;
+        EXPECT_LT(testing::relativeError(mine.at(name), testing::readFloatTensor(out, "grad." + name)), 1e-4) << name;
+    }
+    // The last block's text stream feeds nothing: its output projection and MLP get no gradient.
+    for (const char* name : {"transformer_blocks.1.attn.to_add_out.weight", "transformer_blocks.1.txt_mlp.net.2.weight",
+                             "transformer_blocks.1.attn.add_q_proj.weight"})
+        EXPECT_FALSE(mine.at(name).defined()) << name;
+}
+
+// The same weights in a sharded transformer folder and a single file load to the same parameters;
+// a shard cut short is named with its file before any parameter changes.
+TEST_F(QwenImageReference, ShardsLoadLikeOneFileAndATruncatedShardIsNamed) {
+    makeCheckpoint(dir.path() + "/one");
+    makeCheckpoint(dir.path() + "/sharded", {"--max-shard-size", "60000"});
+    ASSERT_TRUE(std::filesystem::exists(dir.path() + "/sharded/diffusion_pytorch_model.safetensors.index.json"));
+    const std::shared_ptr<Model> a = constructModel(folderDims(dir.path() + "/one"));
+    const std::shared_ptr<Model> b = constructModel(folderDims(dir.path() + "/sharded"));
+    loadPublishedWeights(*a, dir.path() + "/one");
+    loadPublishedWeights(*b, dir.path() + "/sharded");
+    const auto pa = publishedParameters(*a), pb = publishedParameters(*b);
+    ASSERT_EQ(pa.size(), pb.size());
+    for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i].second, pb[i].second)) << pa[i].first;
+
+    std::string shard;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path() + "/sharded"))
+        if (entry.path().extension() == ".safetensors") shard = entry.path().string();
+    ASSERT_FALSE(shard.empty());
+    std::filesystem::resize_file(shard, std::filesystem::file_size(shard) / 2);
+    const std::shared_ptr<Model> model = buildModel(folderDims(dir.path() + "/sharded"), 3);
+    const torch::Tensor before = publishedParameters(*model).front().second.clone();
+    try {
+        loadPublishedWeights(*model, dir.path() + "/sharded");
+        FAIL() << "a truncated shard loaded";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(std::filesystem::path(shard).filename().string()), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(torch::equal(before, publishedParameters(*model).front().second));
+}
+
+} // namespace
+} // namespace parallax

@@ -1,0 +1,27 @@
+#pragma once
+
+#include "core/spec/ModelDims.h"
+#include "trainer/models/Model.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace parallax {
+
+// One sample of a latent model (qwen_image): the VAE's normalized latents and the text encoder's
+// states of its prompt.
+struct LatentSample {
+    torch::Tensor latents; // (channels, H, W), H and W even
+    torch::Tensor prompt;  // (tokens, text_dim), at least one token
+};
+
+// The micro-batch of `samples` for flow matching: latents (all of one shape: a micro-batch is one
+// aspect bucket), their prompts padded to the longest with a mask (a prompt longer than
+// model.seq_len keeps its first seq_len states, as the pipelines' max_sequence_length does), and per
+// sample noise and sigma drawn from (seed, step, global index) alone: sigma = the scheduler's shift
+// (core/spec/QwenImageModels.h) of a logit-normal u. Throws DataError naming the samples when
+// shapes disagree.
+Batch latentBatch(const std::vector<LatentSample>& samples, const std::vector<int64_t>& indices, int64_t step,
+                  uint64_t seed, const ModelDims& dims);
+
+} // namespace parallax

@@ -1,0 +1,45 @@
+#pragma once
+
+#include "trainer/data/Dataset.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parallax {
+
+class SafetensorsFile;
+struct TensorInfo;
+
+// data.kind = "latents": samples already encoded for a latent model (qwen_image), as `parallax-cli
+// cache` writes them: a folder of .safetensors shards, each holding per sample "<name>.latents"
+// (channels, H, W; the VAE's normalized latents, H and W even) and "<name>.prompt_embeds" (tokens,
+// text_dim; the text encoder's states, template dropped), F32, BF16 or F16. Samples are numbered
+// in file-name order, and within a file in name order. Every shard's header is checked when the
+// dataset opens (a tensor missing its partner, a wrong rank, channel count or width is an error
+// naming the file and the sample); values are read from the mapped files only when batched.
+class LatentCacheDataset : public Dataset {
+public:
+    LatentCacheDataset(const std::string& folder, const ModelDims& dims, uint64_t seed);
+    ~LatentCacheDataset() override;
+
+    int64_t size() const override { return static_cast<int64_t>(m_samples.size()); }
+    Batch makeBatch(const std::vector<int64_t>& indices, int64_t step) const override;
+    std::string describe() const override;
+
+private:
+    struct Entry {
+        size_t file;
+        const TensorInfo* latents;
+        const TensorInfo* prompt;
+    };
+    void addFile(const std::string& path);
+
+    std::string m_folder;
+    ModelDims m_dims;
+    uint64_t m_seed;
+    std::vector<std::unique_ptr<SafetensorsFile>> m_files;
+    std::vector<Entry> m_samples;
+};
+
+} // namespace parallax

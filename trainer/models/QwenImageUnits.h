@@ -1,0 +1,75 @@
+#pragma once
+
+#include "core/spec/ModelDims.h"
+#include "trainer/models/Linear.h"
+#include "trainer/models/Model.h"
+#include "trainer/models/RmsNorm.h"
+
+namespace parallax {
+
+// The units of Qwen-Image's diffusion transformer as published (docs/models.md, qwen_image; diffusers'
+// QwenImageTransformer2DModel). Their modules carry diffusers' names, which are also the LoRA
+// target names ("to_q", "to_out.0", "img_mod.1", "img_mlp.net.2"). Activation between units:
+// {text (B, T, C), image (B, P, C), timestep embedding (B, C)}.
+
+// Packs latents (B, c, H, W) into tokens of 2 x 2 (B, H / 2 x W / 2, 4 c), each token channel by
+// channel, then row and column within the 2 x 2 (as diffusers' pipelines pack them).
+torch::Tensor packLatents(const torch::Tensor& latents);
+
+// Builds x_t = (1 - sigma) latents + sigma noise from the batch, packs it and embeds it (img_in),
+// normalizes and projects the prompt's states (txt_norm, txt_in) and embeds sigma
+// (time_text_embed.timestep_embedder).
+class QwenImageEmbed : public Unit {
+public:
+    explicit QwenImageEmbed(const ModelDims& dims);
+    Activation forward(const Activation& in, const Batch& batch) override;
+    std::string kindName() const override { return "embed"; }
+    std::string publishedName(const std::string& local) const override { return local; }
+
+    std::shared_ptr<Linear> img_in, txt_in, linear_1, linear_2;
+    std::shared_ptr<RmsNorm> txt_norm;
+};
+
+// One transformer block (transformer_blocks.<index>): per stream a 6-way modulation of SiLU(temb),
+// LayerNorm without affine (eps 1e-6), q/k/v with per-head RMSNorm of q and k and MSRoPE, joint
+// attention over [text, image] with the prompt's mask on the keys, gated residuals, a GELU-tanh MLP.
+// `last`: the text stream's output is read by nothing, so only its keys and values are computed.
+class QwenImageBlock : public Unit {
+public:
+    QwenImageBlock(const ModelDims& dims, int64_t index);
+    Activation forward(const Activation& in, const Batch& batch) override;
+    std::string kindName() const override { return "block"; }
+    bool checkpointUnit() const override { return true; }
+    std::string publishedName(const std::string& local) const override {
+        return "transformer_blocks." + std::to_string(m_index) + "." + local;
+    }
+
+    struct Stream {
+        std::shared_ptr<Linear> mod, q, k, v, out, mlp_in, mlp_out;
+        std::shared_ptr<RmsNorm> norm_q, norm_k;
+    };
+    Stream image, text;
+
+private:
+    int64_t m_index;
+    bool m_last;
+    int64_t m_headDim;
+    double m_theta;
+    std::vector<int64_t> m_axes;
+};
+
+// norm_out (AdaLayerNormContinuous: scale, then shift, of SiLU(temb)) and proj_out; the loss is
+// the squared error against noise - latents, packed, summed over every value.
+class QwenImageHead : public Unit {
+public:
+    explicit QwenImageHead(const ModelDims& dims);
+    Activation forward(const Activation& in, const Batch& batch) override;
+    std::string kindName() const override { return "head"; }
+    std::string publishedName(const std::string& local) const override { return local; }
+    // The velocity the model predicts for image tokens (B, P, C) under temb (B, C): (B, P, 4 c).
+    torch::Tensor predict(const torch::Tensor& image, const torch::Tensor& temb);
+
+    std::shared_ptr<Linear> norm_linear, proj_out;
+};
+
+} // namespace parallax
