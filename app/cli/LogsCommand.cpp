@@ -2,6 +2,7 @@
 #include "app/cli/Commands.h"
 #include "app/cli/Format.h"
 #include "core/launch/Utf8.h"
+#include "core/store/LogLevel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +19,8 @@ void printRow(const LogRow& row) {
         who = "r" + std::to_string(row.rank);
     else
         who = row.stream == "supervisor" ? "sup" : "mpi";
-    const char* level = row.level == "error" ? "E" : row.level == "warn" ? "W" : row.level == "debug" ? "D" : "I";
+    static const char* const kLetters[] = {"D", "I", "W", "E"}; // by LogLevel
+    const char* level = kLetters[LogLevel::fromName(row.level)];
     std::printf("%s %-4s %s %s\n", formatClock(row.t).c_str(), who.c_str(), level, terminalSafe(row.message).c_str());
 }
 

@@ -3,6 +3,7 @@
 #include "core/launch/LogLevelGuess.h"
 #include "core/launch/Utf8.h"
 #include "core/store/BatchedWriter.h"
+#include "core/store/LogLevel.h"
 
 #include <cerrno>
 #include <cstring>
@@ -177,7 +178,7 @@ void OutputRouter::onEvent(const DemuxedLine& d) {
             log->rank = d.rank;
         if (log->t == 0)
             log->t = m_now;
-        if (m_onRankWarning && (log->level == "warn" || log->level == "error"))
+        if (m_onRankWarning && LogLevel::fromName(log->level) >= LogLevel::Warn)
             m_onRankWarning(*log);
     }
     if (m_onEvent)

@@ -1,5 +1,7 @@
 #include "core/store/TraceExport.h"
 
+#include "core/telemetry/PipelineBubbles.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -111,7 +113,7 @@ private:
 };
 
 std::string spanName(const SpanEvent& s) {
-    if (s.kind == "F" || s.kind == "B" || s.kind == "W")
+    if (PipelineBubbles::isCompute(s.kind))
         return s.kind + std::to_string(s.microbatch); // "F3": the schedule's own notation
     return s.kind;
 }

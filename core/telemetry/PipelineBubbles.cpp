@@ -1,5 +1,7 @@
 #include "core/telemetry/PipelineBubbles.h"
 
+#include "core/telemetry/SpanKind.h"
+
 #include "core/spec/Estimates.h"
 #include "core/spec/ScheduleInfo.h"
 
@@ -66,11 +68,13 @@ std::string ms(double seconds) {
 } // namespace
 
 bool PipelineBubbles::isCompute(const std::string& kind) {
-    return kind == "F" || kind == "B" || kind == "W";
+    const std::optional<SpanKind> k = spanKindNamed(kind);
+    return k && spanKindInfo(*k).compute;
 }
 
 bool PipelineBubbles::isPipelineComm(const std::string& kind) {
-    return kind == "recv" || kind == "send";
+    const std::optional<SpanKind> k = spanKindNamed(kind);
+    return k && spanKindInfo(*k).pipelineComm;
 }
 
 int PipelineBubbles::rankCount() const {
@@ -204,7 +208,8 @@ public:
                                    ", before it starts at +" + ms(s.start - t0));
             if (!compute) continue;
             rankStages.emplace(s.step, s.rank, s.stage);
-            if (s.kind == "W") splitBackward.emplace(s.step, s.rank, s.stage);
+            const SpanKind kind = *spanKindNamed(s.kind); // a compute span's
+            if (kind == SpanKind::Weight) splitBackward.emplace(s.step, s.rank, s.stage);
             if (s.microbatch < 0 || (microbatches > 0 && s.microbatch >= microbatches)) {
                 problems.push_back(where(s.step, s.rank, s.stage) + ": " + s.kind + " of micro-batch " +
                                    std::to_string(s.microbatch) + ", outside 0.." +
@@ -212,10 +217,10 @@ public:
                 continue;
             }
             Passes& p = passes[{s.step, s.rank, s.stage, s.microbatch}];
-            if (s.kind == "F") {
+            if (kind == SpanKind::Forward) {
                 ++p.forwards;
                 p.lastForwardEnd = std::max(p.lastForwardEnd, s.end);
-            } else if (s.kind == "B") {
+            } else if (kind == SpanKind::Backward) {
                 ++p.backwards;
                 p.firstBackwardStart = std::min(p.firstBackwardStart, s.start);
                 p.backwardEnds.push_back(s.end);

@@ -1,5 +1,7 @@
 #include "trainer/parallel/PipelineEngine.h"
 
+#include "core/telemetry/SpanKind.h"
+
 #include <chrono>
 #include <map>
 #include <stdexcept>
@@ -122,15 +124,15 @@ public:
         : m_timer(timer), m_spans(spans), m_rank(rank), m_stage(stage), m_step(step) {
         if (m_timer) m_timer->clear();
     }
-    // A span of `kind` ("F", "B", "W", "recv", "send") for micro-batch `micro` begins now.
-    size_t begin(const char* kind, int micro) {
+    // A span of `kind` for micro-batch `micro` begins now.
+    size_t begin(SpanKind kind, int micro) {
         if (!m_timer) return 0;
         SpanEvent s;
         s.rank = m_rank;
         s.stage = m_stage;
         s.step = m_step;
         s.microbatch = micro;
-        s.kind = kind;
+        s.kind = spanKindName(kind);
         m_spans.push_back(std::move(s));
         return m_timer->begin();
     }
@@ -159,13 +161,13 @@ PipelineEngine::InFlight PipelineEngine::runForward(const PipelineAction& action
     const int vs = action.chunk * m_groups.ppSize + m_groups.coord.pp;
     InFlight f;
     if (vs > 0) {
-        const size_t span = spans.begin("recv", action.microbatch);
+        const size_t span = spans.begin(SpanKind::Recv, action.microbatch);
         f.inputs = recvActivation(vs, action.microbatch, /*gradient=*/false);
         spans.end(span);
         for (auto& t : f.inputs)
             if (t.is_floating_point()) t.requires_grad_(true);
     }
-    const size_t span = spans.begin("F", action.microbatch);
+    const size_t span = spans.begin(SpanKind::Forward, action.microbatch);
     f.outputs = forwardChunk(action.chunk, f.inputs, batch);
     spans.end(span);
     if (vs == m_virtualStages - 1) {
@@ -183,11 +185,11 @@ void PipelineEngine::runBackward(const PipelineAction& action, InFlight f, doubl
     WeightGradQueue* weightGrads = m_chunks[static_cast<size_t>(action.chunk)].weightGrads.get();
     Activation grads;
     if (vs < m_virtualStages - 1) {
-        const size_t span = spans.begin("recv", action.microbatch);
+        const size_t span = spans.begin(SpanKind::Recv, action.microbatch);
         grads = recvActivation(vs, action.microbatch, /*gradient=*/true);
         spans.end(span);
     }
-    const size_t span = spans.begin("B", action.microbatch);
+    const size_t span = spans.begin(SpanKind::Backward, action.microbatch);
     if (weightGrads) weightGrads->beginBackward(action.microbatch);
     if (vs == m_virtualStages - 1) {
         (f.outputs.at(0) / lossNormalizer).backward();
@@ -225,7 +227,7 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
     for (const PipelineAction& action : m_schedule) {
         const Batch& batch = microbatches[static_cast<size_t>(action.microbatch)];
         if (action.kind == PipelineAction::Kind::WeightGrad) {
-            const size_t span = spans.begin("W", action.microbatch);
+            const size_t span = spans.begin(SpanKind::Weight, action.microbatch);
             m_chunks[static_cast<size_t>(action.chunk)].weightGrads->run(action.microbatch);
             spans.end(span);
             if (afterBackward) afterBackward();
@@ -244,7 +246,7 @@ PipelineEngine::Result PipelineEngine::runStep(const std::vector<Batch>& microba
         if (chunk.weightGrads && chunk.weightGrads->pending() > 0)
             throw std::logic_error("the pipeline schedule left weight gradients without their W pass");
     if (m_groups.ppSize > 1) {
-        const size_t span = spans.begin("send", -1);
+        const size_t span = spans.begin(SpanKind::Send, -1);
         waitSends();
         spans.end(span);
     } else {

@@ -1,5 +1,7 @@
 #include "ui/plots/PipelineTimeline.h"
 
+#include "core/telemetry/SpanKind.h"
+
 #include <QEvent>
 #include <QLocale>
 #include <QHelpEvent>
@@ -25,21 +27,30 @@ constexpr double kWheelZoom = 0.8;
 // A bar this close to the cursor (pixels) still answers a tooltip: thin bars are hard to hit.
 constexpr int kHitSlackPx = 2;
 
-std::optional<PipelineTimeline::Kind> kindOf(const std::string& kind) {
-    if (kind == "F") return PipelineTimeline::Forward;
-    if (kind == "B") return PipelineTimeline::Backward;
-    if (kind == "W") return PipelineTimeline::Weight;
-    if (kind == "recv" || kind == "send") return PipelineTimeline::Comm;
+std::optional<PipelineTimeline::Kind> kindOf(const std::string& name) {
+    const std::optional<SpanKind> kind = spanKindNamed(name);
+    if (!kind) return std::nullopt;
+    switch (*kind) {
+    case SpanKind::Forward: return PipelineTimeline::Forward;
+    case SpanKind::Backward: return PipelineTimeline::Backward;
+    case SpanKind::Weight: return PipelineTimeline::Weight;
+    case SpanKind::Recv:
+    case SpanKind::Send: return PipelineTimeline::Comm;
+    }
     return std::nullopt;
 }
 
-QString kindName(const std::string& kind) {
-    if (kind == "F") return PipelineTimeline::tr("Forward");
-    if (kind == "B") return PipelineTimeline::tr("Backward");
-    if (kind == "W") return PipelineTimeline::tr("Weight gradients");
-    if (kind == "recv") return PipelineTimeline::tr("Waiting to receive");
-    if (kind == "send") return PipelineTimeline::tr("Draining sends");
-    return QString::fromStdString(kind);
+QString kindName(const std::string& name) {
+    const std::optional<SpanKind> kind = spanKindNamed(name);
+    if (!kind) return QString::fromStdString(name);
+    switch (*kind) {
+    case SpanKind::Forward: return PipelineTimeline::tr("Forward");
+    case SpanKind::Backward: return PipelineTimeline::tr("Backward");
+    case SpanKind::Weight: return PipelineTimeline::tr("Weight gradients");
+    case SpanKind::Recv: return PipelineTimeline::tr("Waiting to receive");
+    case SpanKind::Send: return PipelineTimeline::tr("Draining sends");
+    }
+    return QString::fromStdString(name);
 }
 
 // 1, 2 or 5 times a power of ten, about `target` wide.

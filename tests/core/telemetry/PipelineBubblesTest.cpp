@@ -1,5 +1,6 @@
 #include "core/spec/Estimates.h"
 #include "core/telemetry/PipelineBubbles.h"
+#include "core/telemetry/SpanKind.h"
 #include "tests/support/PipelineSpans.h"
 
 #include <gtest/gtest.h>
@@ -58,6 +59,21 @@ std::string joined(const std::vector<std::string>& problems) {
 }
 
 } // namespace
+
+// The one table of pipeline span kinds: every name reads back as its kind, the passes are compute
+// and the neighbour waits are communication, and other spans have no kind.
+TEST(SpanKinds, NamesRoundTripAndSayWhatTheSpanIs) {
+    for (size_t i = 0; i < kSpanKindCount; ++i) {
+        const SpanKind kind = static_cast<SpanKind>(i);
+        EXPECT_EQ(spanKindNamed(spanKindName(kind)), kind) << spanKindName(kind);
+        EXPECT_EQ(PipelineBubbles::isCompute(spanKindName(kind)), spanKindInfo(kind).compute);
+        EXPECT_EQ(PipelineBubbles::isPipelineComm(spanKindName(kind)), spanKindInfo(kind).pipelineComm);
+        EXPECT_NE(spanKindInfo(kind).compute, spanKindInfo(kind).pipelineComm) << spanKindName(kind);
+    }
+    EXPECT_EQ(std::string(spanKindName(SpanKind::Weight)), "W");
+    EXPECT_EQ(spanKindNamed("optimizer"), std::nullopt);
+    EXPECT_FALSE(PipelineBubbles::isCompute("allreduce"));
+}
 
 TEST(PipelineBubbles, PerfectOneFOneBMatchesTheFormulaExactly) {
     const std::vector<SpanEvent> spans = simulate(Schedule::OneFOneB, 4, 8);
