@@ -575,6 +575,36 @@ TEST(NewRunPage, ParametersAreTheWholeModelWithWhatEachStageHolds) {
               n(double(page.formModel()->estimates()->params)) + QStringLiteral(" whole model"));
 }
 
+// Qwen-Image's transformer reads latents and prompt states: the form offers its prompt width and
+// no vocabulary, a LoRA run lists DiffSynth's targets, and text data is refused beside data.kind.
+TEST(NewRunPage, QwenImageOffersItsPromptWidthAndReadsLatents) {
+    Page p;
+    NewRunPage& page = p.page;
+    page.resize(1280, 720);
+    page.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
+    RunSpec spec = parseSpec("name = \"image\"\n[model]\nkind = \"qwen_image\"\n[finetune]\nmode = \"lora\"\n");
+    page.setSpec(spec);
+    page.formModel()->validateNow();
+    EXPECT_TRUE(page.fieldEditor(QStringLiteral("model.text_dim"))->isVisible());
+    EXPECT_FALSE(page.fieldEditor(QStringLiteral("model.vocab"))->isVisible());
+    EXPECT_FALSE(page.fieldEditor(QStringLiteral("model.kv_heads"))->isVisible());
+    EXPECT_TRUE(page.launchButton()->isEnabled()) << page.messageLabel()->text().toStdString();
+    EXPECT_EQ(page.formModel()->spec().finetune.lora_targets.size(), 12u);
+    ASSERT_TRUE(page.formModel()->estimates().has_value());
+    EXPECT_GT(page.formModel()->estimates()->params, 0);
+
+    spec.data.kind = DataKind::Text;
+    spec.data.path = "corpus.txt";
+    page.setSpec(spec);
+    page.formModel()->validateNow();
+    settle(page);
+    QLabel* data = page.fieldIssueLabel(QStringLiteral("data.kind"));
+    ASSERT_NE(data, nullptr);
+    EXPECT_TRUE(data->text().contains(QStringLiteral("data.kind = \"latents\""))) << data->text().toStdString();
+    EXPECT_FALSE(page.launchButton()->isEnabled());
+}
+
 TEST(NewRunPage, MemoryPerRankDividesByTheLayoutsRanksNotAnInvalidProcessCount) {
     Page p;
     NewRunPage& page = p.page;
