@@ -1,0 +1,124 @@
+// The memory estimate of the New run form against the peak resident memory a run measures, for a
+// qwen_image transformer near 0.5B parameters (14 blocks of 8 heads of 128, prompt states of 3584)
+// on synthetic latents of 32 x 32 (256 image tokens) with 64 prompt states: a LoRA run (DiffSynth's
+// targets, r 16) and a full fine-tune (AdamW), one process, fp32 on CPU. Each mode runs a few
+// steps through `parallax-cli run`; the measured figure is the largest step's peak resident
+// memory (StepEvent.peak_mem), the estimate is estimate(spec).memory, which leaves out the runtime
+// (libraries, allocator slack): the row prints both and their ratio, and the runtime alone (the
+// resident size of a run of the tiny preset).
+//
+//   bench_memory [--layers N] [--heads N] [--latent N] [--prompt N] [--steps N] [--modes lora,full]
+//   (from the build folder, as `make bench` runs it)
+
+#include "core/spec/Estimates.h"
+#include "core/spec/SpecIO.h"
+#include "core/store/RunStore.h"
+#include "tests/support/Process.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace parallax;
+namespace fs = std::filesystem;
+
+struct Options {
+    int64_t layers = 14, heads = 8, latent = 32, prompt = 64, steps = 3;
+    std::vector<std::string> modes = {"lora", "full"};
+};
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string key = argv[i];
+        const char* value = argv[i + 1];
+        if (key == "--layers") o.layers = std::atoll(value);
+        else if (key == "--heads") o.heads = std::atoll(value);
+        else if (key == "--latent") o.latent = std::atoll(value);
+        else if (key == "--prompt") o.prompt = std::atoll(value);
+        else if (key == "--steps") o.steps = std::atoll(value);
+        else if (key == "--modes") {
+            o.modes.clear();
+            std::stringstream list(value);
+            for (std::string m; std::getline(list, m, ',');) o.modes.push_back(m);
+        } else {
+            std::fprintf(stderr, "unknown option %s\n", key.c_str());
+            std::exit(2);
+        }
+    }
+    return o;
+}
+
+// The spec of one mode ("lora", "full", or "tiny": the runtime's own footprint).
+std::string specText(const Options& o, const std::string& mode) {
+    std::ostringstream s;
+    s << "name = \"memory-" << mode << "\"\n[model]\nkind = \"qwen_image\"\n";
+    if (mode != "tiny")
+        // The published preset's head width (128) and rotary axes, narrowed and shortened.
+        s << "preset = \"20b-512px\"\nlayers = " << o.layers << "\nheads = " << o.heads << "\ndim = " << o.heads * 128
+          << "\nffn = " << 4 * o.heads * 128 << "\nseq_len = " << o.prompt
+          << "\nimage_size = " << o.latent << "\n";
+    s << "[data]\nkind = \"synthetic\"\n[train]\nsteps = " << o.steps
+      << "\nglobal_batch = 1\nmicro_batch = 1\nwarmup = 1\ncheckpoint_every = 0\n";
+    if (mode == "lora") s << "[finetune]\nmode = \"lora\"\nlora_r = 16\nlora_alpha = 16\n";
+    s << "[telemetry]\ndevice_sample_ms = 1000\n";
+    return s.str();
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+// The largest step peak of the newest run in `store`.
+double measuredPeak(const std::string& store) {
+    RunStore runs(store);
+    int64_t newest = 0;
+    for (const RunRecord& r : runs.listRuns()) newest = std::max(newest, r.id);
+    double peak = 0;
+    for (const StepEvent& s : runs.metrics(newest)) peak = std::max(peak, s.peak_mem);
+    return peak;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parse(argc, argv);
+    const fs::path root = fs::temp_directory_path() / ("parallax-memory-bench-" + std::to_string(::getpid()));
+    fs::create_directories(root);
+    const std::string cli = (fs::current_path() / "app" / "parallax-cli").string();
+    int status = 0;
+    std::printf("| run | parameters | estimate MiB (weights / grads / optimizer / activations / buffers) | measured peak MiB | measured / estimate |\n");
+    std::printf("|---|---:|---|---:|---:|\n");
+    std::vector<std::string> modes = o.modes;
+    modes.insert(modes.begin(), "tiny");
+    for (const std::string& mode : modes) {
+        const std::string text = specText(o, mode);
+        const fs::path spec = root / (mode + ".toml");
+        std::ofstream(spec) << text;
+        const Estimates e = estimate(parseSpec(text, spec.string()));
+        const MemoryEstimate& m = e.memory;
+        const double total = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;
+        const std::string store = (root / (mode + ".db")).string();
+        const testing::ProcessResult run = testing::runProcess({cli, "--store", store, "run", spec.string()});
+        if (run.exitCode != 0) {
+            std::printf("| %s | failed (exit %d) | | | |\n%s\n", mode.c_str(), run.exitCode, run.output.c_str());
+            status = 1;
+            continue;
+        }
+        const double peak = measuredPeak(store);
+        std::printf("| %s | %s | %.0f (%.0f / %.0f / %.0f / %.0f / %.0f) | %.0f | %.2f |\n", mode.c_str(),
+                    formatCount(double(e.params)).c_str(), mib(total), mib(m.weights), mib(m.gradients),
+                    mib(m.optimizer), mib(m.activations), mib(m.buffers), mib(peak), total > 0 ? peak / total : 0.0);
+        std::fflush(stdout);
+    }
+    fs::remove_all(root);
+    return status;
+}
