@@ -338,7 +338,7 @@ private:
         if (!latentModel || data.kind == DataKind::Synthetic) return true;
         if (data.kind != DataKind::Latents) {
             error("data.kind", "model.kind = " + inQuotes(d.kind) + " trains on VAE latents and prompt states: use "
-                                   "data.kind = \"latents\" (a folder of them, as `parallax-cli cache` writes it) or "
+                                   "data.kind = \"latents\" (a folder of safetensors shards of them: docs/spec.md) or "
                                    "\"synthetic\"",
                   {"model.kind"});
             return false;

@@ -36,7 +36,7 @@ LatentCacheDataset::LatentCacheDataset(const std::string& folder, const ModelDim
     for (const std::string& name : names) addFile(joinPath(folder, name));
     if (m_samples.empty())
         throw DataError("data.path = \"" + folder + "\" holds no samples: no *.safetensors file with <name>" + kLatents +
-                        " and <name>" + kPrompt + " tensors; write the cache with `parallax-cli cache`");
+                        " and <name>" + kPrompt + " tensors (docs/spec.md, data.kind = \"latents\")");
 }
 
 LatentCacheDataset::~LatentCacheDataset() = default;

@@ -11,8 +11,8 @@ namespace parallax {
 class SafetensorsFile;
 struct TensorInfo;
 
-// data.kind = "latents": samples already encoded for a latent model (qwen_image), as `parallax-cli
-// cache` writes them: a folder of .safetensors shards, each holding per sample "<name>.latents"
+// data.kind = "latents": samples already encoded for a latent model (qwen_image) by a VAE and a text
+// encoder: a folder of .safetensors shards, each holding per sample "<name>.latents"
 // (channels, H, W; the VAE's normalized latents, H and W even) and "<name>.prompt_embeds" (tokens,
 // text_dim; the text encoder's states, template dropped), F32, BF16 or F16. Samples are numbered
 // in file-name order, and within a file in name order. Every shard's header is checked when the
