@@ -257,8 +257,9 @@ const SubcommandEntry kSubcommands[] = {
      "Medians of the steady steps of RUN, each rank's GPU or CPU over them, and its pipeline bubbles",
      reportArguments, false},
     {"export",
-     "Write a qwen2 / qwen2_5_vl run as a Hugging Face folder that transformers loads, or a LoRA "
-     "run's PEFT adapter",
+     "Write a qwen2 / qwen2_5_vl run as a Hugging Face folder that transformers loads (a qwen_image "
+     "run as the diffusers transformer folder), or a LoRA run's adapter (PEFT; diffusers and ComfyUI "
+     "files too for qwen_image)",
      exportArguments, false},
     {"trace",
      "Write RUN as a trace for Perfetto or chrome://tracing: spans per rank and stage, steps, "

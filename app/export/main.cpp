@@ -29,12 +29,18 @@ int main(int argc, char** argv) {
         o.maxShardBytes = parseShardSize(shard);
         const HfExportResult r = exportHfFolder(o, [](const std::string& line) { std::cout << line << std::endl; });
         if (r.adapter) {
-            std::cout << o.out << ": the LoRA adapter; load it with PEFT's PeftModel.from_pretrained" << std::endl;
+            std::cout << o.out << ": the LoRA adapter; load it with PEFT's PeftModel.from_pretrained"
+                      << (r.diffusers ? " (or pytorch_lora_weights.safetensors with diffusers' load_lora_weights, "
+                                        "lora_comfyui.safetensors in ComfyUI)"
+                                      : "")
+                      << std::endl;
             return 0;
         }
         std::cout << o.out << ": " << r.tensors << " tensors";
         if (r.merged) std::cout << ", " << r.merged << " LoRA adapters merged";
-        std::cout << "; load it with transformers' from_pretrained" << std::endl;
+        std::cout << (r.diffusers ? "; load it with diffusers' QwenImageTransformer2DModel.from_pretrained"
+                                  : "; load it with transformers' from_pretrained")
+                  << std::endl;
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "parallax-export: " << e.what() << std::endl;

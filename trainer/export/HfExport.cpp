@@ -1,6 +1,7 @@
 #include "trainer/export/HfExport.h"
 
 #include "core/formats/CheckpointWriter.h"
+#include "core/spec/ModelConfigFile.h"
 #include "core/spec/ModelKinds.h"
 #include "core/spec/SpecIO.h"
 #include "core/util/Files.h"
@@ -55,7 +56,8 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     const ModelDims dims = resolveModel(spec);
     if (!publishedModel(modelKindInfo(dims.kind)))
         throw std::runtime_error(o.run + ": model.kind = \"" + choiceName(dims.kind) +
-                                 "\" has no published form to export; export writes qwen2 and qwen2_5_vl runs");
+                                 "\" has no published form to export; export writes runs of " +
+                                 modelKindNames(publishedModel));
     if (spec.model.from.empty())
         throw std::runtime_error(o.run + ": the run started from a preset, so there is no config.json or tokenizer to "
                                  "copy; export writes runs started from model.from");
@@ -65,11 +67,15 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     requireEmptyOut(o.out);
     HfExportResult result;
     result.checkpoint = reader.dir();
+    result.diffusers = readsLatents(modelKindInfo(dims.kind));
     if (o.adapterOnly && isRegularFile(joinPath(reader.dir(), "adapter/adapter_config.json"))) {
-        for (const char* name : {"adapter_config.json", "adapter_model.safetensors"})
-            fs::copy_file(joinPath(joinPath(reader.dir(), "adapter"), name), joinPath(o.out, name));
+        // PEFT's folder, and for a diffusers model the same adapter as diffusers and ComfyUI load it.
+        for (const char* name : {"adapter_config.json", "adapter_model.safetensors", kDiffusersLoraFile, kComfyUiLoraFile}) {
+            const std::string from = joinPath(joinPath(reader.dir(), "adapter"), name);
+            if (isRegularFile(from)) fs::copy_file(from, joinPath(o.out, name));
+        }
         result.adapter = true;
-        say("copied the PEFT adapter of " + reader.dir());
+        say("copied the LoRA adapter of " + reader.dir());
         return result;
     }
 
@@ -106,20 +112,25 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     }
     CheckpointWriteOptions write;
     write.maxShardBytes = o.maxShardBytes;
+    // The kind's own file name: model.safetensors, diffusion_pytorch_model.safetensors.
+    const std::string weightsFile = modelKindInfo(dims.kind).weights_file;
+    write.prefix = weightsFile.substr(0, weightsFile.size() - std::string(".safetensors").size());
     const WrittenCheckpoint written = writeCheckpoint(o.out, tensors, write);
     result.tensors = static_cast<int64_t>(tensors.size());
     result.bytes = written.totalSize;
     say("wrote " + std::to_string(tensors.size()) + " tensors (" + std::to_string(written.totalSize) + " bytes) in " +
         std::to_string(written.files.size()) + " file(s)");
+    // A diffusers pipeline's transformer/ holds the config of what was trained.
+    const std::string part = modelPartFolder(spec.model.from);
     for (const char* name : kSideFiles) {
-        const std::string from = joinPath(spec.model.from, name);
+        const std::string from = joinPath(part, name);
         if (!isRegularFile(from)) continue;
         fs::copy_file(from, joinPath(o.out, name), fs::copy_options::overwrite_existing);
         result.copied.push_back(name);
     }
     if (!isRegularFile(joinPath(o.out, "config.json")))
-        throw std::runtime_error(spec.model.from + " has no config.json to copy (model.from)");
-    say("copied " + std::to_string(result.copied.size()) + " files from " + spec.model.from);
+        throw std::runtime_error(part + " has no config.json to copy (model.from)");
+    say("copied " + std::to_string(result.copied.size()) + " files from " + part);
     return result;
 }
 

@@ -28,6 +28,7 @@ struct HfExportResult {
     int64_t tensors = 0;
     int64_t merged = 0;         // LoRA adapters merged into their weights
     bool adapter = false;       // the adapter folder was written (adapterOnly)
+    bool diffusers = false;     // a diffusers model (qwen_image): its transformer folder, its adapter files
     uint64_t bytes = 0;
     std::vector<std::string> copied; // files copied from model.from
 };

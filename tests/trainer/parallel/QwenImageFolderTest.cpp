@@ -9,6 +9,7 @@
 #include "tests/trainer/support/ReferencePython.h"
 #include "tests/trainer/support/SpecText.h"
 #include "tests/trainer/support/WorkerRun.h"
+#include "trainer/export/HfExport.h"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,52 @@ TEST_P(QwenImageFolder, SameLossesAndWeightsAsOneProcess) {
     const TensorInfo* a = diffusers.find("transformer.transformer_blocks.0.attn.to_q.lora_A.weight");
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->shape, (std::vector<int64_t>{4, 64}));
+}
+
+// A LoRA run exported both ways: its adapter folder holds the diffusers and ComfyUI files, and the
+// merged transformer folder is what the independent reference computes from the base folder and the
+// exported diffusers LoRA file (W + alpha / r B A for every adapted Linear), and it loads there as a
+// QwenImageTransformer2DModel folder (config.json copied from the pipeline's transformer/).
+TEST_F(QwenImageFolder, ALoraRunExportsItsAdapterAndTheMergedTransformer) {
+    const QwenImageData& data = QwenImageData::get();
+    const WorkerRun& run = runOnce("one-lora", [&](const std::string& dir) {
+        return runWorker(imageSpec({"one", 1, 1, 1, 0, true}).toToml(), 1, dir);
+    });
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    TempDir out;
+    HfExportOptions o;
+    o.run = run.runDir;
+    o.out = out.path() + "/adapter";
+    o.adapterOnly = true;
+    ASSERT_TRUE(exportHfFolder(o, {}).adapter);
+    for (const char* file : {"adapter_config.json", "adapter_model.safetensors", "pytorch_lora_weights.safetensors",
+                             "lora_comfyui.safetensors"})
+        EXPECT_TRUE(std::filesystem::exists(o.out + "/" + file)) << file;
+    o.out = out.path() + "/merged";
+    o.adapterOnly = false;
+    o.bf16 = false;
+    const HfExportResult merged = exportHfFolder(o, {});
+    EXPECT_EQ(merged.merged, 24);
+    EXPECT_TRUE(std::filesystem::exists(o.out + "/diffusion_pytorch_model.safetensors"));
+    const std::string check = R"(
+import sys
+sys.path.insert(0, sys.argv[1])
+import qwen_image, safetensors_io
+base = qwen_image.load_model(sys.argv[2]).params
+merged = qwen_image.load_model(sys.argv[3]).params
+lora = safetensors_io.load(sys.argv[4])
+worst, adapted = 0.0, 0
+for name, w in base.items():
+    a = lora.get("transformer." + name[:-len(".weight")] + ".lora_A.weight")
+    want = w + (8 / 4) * lora["transformer." + name[:-len(".weight")] + ".lora_B.weight"] @ a if a is not None else w
+    adapted += a is not None
+    worst = max(worst, (merged[name] - want).abs().max().item())
+print(adapted, worst)
+sys.exit(0 if adapted == 24 and worst < 1e-5 else 1)
+)";
+    const ProcessResult checked = runProcess({kReferencePython, "-c", check, sourceDir() + "/tests/reference", data.folder,
+                                              o.out, out.path() + "/adapter/pytorch_lora_weights.safetensors"});
+    EXPECT_EQ(checked.exitCode, 0) << checked.output;
 }
 
 // Data, tensor and pipeline parallelism and ZeRO-3, fully and under LoRA, with the last block's
