@@ -278,7 +278,12 @@ def block(p, name, img, txt, temb, text_mask, image_angles, text_angles, head_di
 
 # ---------------------------------------------------------------- model
 
-class QwenImageTransformer:
+class DiffusersModel:
+    """A diffusers model's parameters by their state-dict names, with its config; `class_name` names it in
+    messages and `first` is a parameter whose dtype is the model's."""
+    class_name = CLASS_NAME
+    first = "img_in.weight"
+
     def __init__(self, cfg, params):
         self.cfg = cfg
         self.params = params
@@ -289,17 +294,19 @@ class QwenImageTransformer:
 
     @property
     def dtype(self):
-        return self.params["img_in.weight"].dtype
+        return self.params[self.first].dtype
 
     def requires_grad(self, names):
         """Gradients for these names only (others frozen); unknown names are an error naming them."""
         unknown = [n for n in names if n not in self.params]
         if unknown:
-            raise InputError(f"not parameters of {CLASS_NAME}: {', '.join(unknown)}")
+            raise InputError(f"not parameters of {self.class_name}: {', '.join(unknown)}")
         for name, t in self.params.items():
             t.requires_grad_(name in names)
             t.grad = None
 
+
+class QwenImageTransformer(DiffusersModel):
     def time_embedding(self, timesteps):
         p, name = self.params, "time_text_embed.timestep_embedder"
         features = timestep_features(timesteps).to(self.dtype)

@@ -330,27 +330,9 @@ def as_video(x, channels, what):
     return x, single
 
 
-class QwenImageVAE:
-    def __init__(self, cfg, params):
-        self.cfg = cfg
-        self.params = params
-
-    def to(self, dtype):
-        self.params = {k: v.detach().to(dtype) for k, v in self.params.items()}
-        return self
-
-    @property
-    def dtype(self):
-        return self.params["quant_conv.weight"].dtype
-
-    def requires_grad(self, names):
-        """Gradients for these names only (others frozen); unknown names are an error naming them."""
-        unknown = [n for n in names if n not in self.params]
-        if unknown:
-            raise InputError(f"not parameters of {CLASS_NAME}: {', '.join(unknown)}")
-        for name, t in self.params.items():
-            t.requires_grad_(name in names)
-            t.grad = None
+class QwenImageVAE(qwen_image.DiffusersModel):
+    class_name = CLASS_NAME
+    first = "quant_conv.weight"
 
     def encode(self, images):
         """images (B, C, H, W) or (B, C, T, H, W), T = 1 + 4k, in [-1, 1] -> the posterior's (mean, logvar),
