@@ -20,7 +20,7 @@ void printRow(const LogRow& row) {
     else
         who = row.stream == "supervisor" ? "sup" : "mpi";
     static const char* const kLetters[] = {"D", "I", "W", "E"}; // by LogLevel
-    const char* level = kLetters[LogLevel::fromName(row.level)];
+    const char* level = kLetters[row.level];
     std::printf("%s %-4s %s %s\n", formatClock(row.t).c_str(), who.c_str(), level, terminalSafe(row.message).c_str());
 }
 

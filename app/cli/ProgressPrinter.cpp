@@ -57,9 +57,10 @@ void ProgressPrinter::update(const SupervisorProgress& p) {
     }
 }
 
-void ProgressPrinter::notice(const std::string& level, const std::string& message) {
+void ProgressPrinter::notice(LogLevel::Value level, const std::string& message) {
     clearLine();
-    std::cerr << "parallax: " << (level == "info" ? "" : level + ": ") << message << std::endl;
+    const std::string prefix = level == LogLevel::Info ? std::string() : std::string(LogLevel::name(level)) + ": ";
+    std::cerr << "parallax: " << prefix << message << std::endl;
     draw();
 }
 

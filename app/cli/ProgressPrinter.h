@@ -15,7 +15,7 @@ public:
 
     void update(const SupervisorProgress& p);
     // A message on stderr that must not be overwritten by the progress line.
-    void notice(const std::string& level, const std::string& message);
+    void notice(LogLevel::Value level, const std::string& message);
     // Ends the progress line (before the final summary).
     void finish();
 

@@ -158,7 +158,7 @@ SupervisorOptions supervisorOptions(const std::string& storePath, const RunStore
 // run's id once the run exists, and from then on writes into the run's folder.
 void reportTo(SupervisorOptions& options, ProgressPrinter& progress, const std::string& storePath, int& notifyFd) {
     options.on_progress = [&](const SupervisorProgress& p) { progress.update(p); };
-    options.on_notice = [&](const std::string& level, const std::string& message) {
+    options.on_notice = [&](LogLevel::Value level, const std::string& message) {
         progress.notice(level, message);
     };
     options.on_rank_warning = options.on_notice;

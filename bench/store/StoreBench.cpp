@@ -290,7 +290,7 @@ private:
             r.t = 1.7e9 + static_cast<double>(i) * 0.001;
             r.rank = static_cast<int>(i % 16);
             r.host = r.rank < 8 ? "gpu-node-01" : "gpu-node-02";
-            r.level = i % 50 == 0 ? "warn" : (i % 997 == 0 ? "error" : "info");
+            r.level = i % 50 == 0 ? LogLevel::Warn : (i % 997 == 0 ? LogLevel::Error : LogLevel::Info);
             r.stream = "stdout";
             r.message = gen.next();
             lines.push_back(std::move(r));

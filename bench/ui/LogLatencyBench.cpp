@@ -42,7 +42,7 @@ LogRow line(int rank, const std::string& level, std::string message) {
     LogRow r;
     r.rank = rank;
     r.host = "node" + std::to_string(rank / 8);
-    r.level = level;
+    r.level = LogLevel::fromName(level);
     r.stream = "stdout";
     r.message = std::move(message);
     r.t = static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(

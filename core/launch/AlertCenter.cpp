@@ -29,7 +29,7 @@ bool AlertCenter::checkHang(Clock::time_point now) {
     const std::optional<HangDetector::Finding> hang = m_hangs.hang(now);
     if (!hang) {
         if (m_hangSince) {
-            m_notices.notice("info", "steps again after the hang named above");
+            m_notices.notice(LogLevel::Info, "steps again after the hang named above");
             raise(AlertKind::Hang, m_hangFinding, false);
             m_hangSince.reset();
             m_hangMessage.clear();
@@ -40,7 +40,7 @@ bool AlertCenter::checkHang(Clock::time_point now) {
         m_hangSince = now;
     // Said at once, and again each minute while it lasts (with its growing times).
     if (m_hangMessage.empty() || now - m_lastHangSaid >= std::chrono::seconds(60)) {
-        m_notices.notice("warn", "hang: " + hang->message);
+        m_notices.notice(LogLevel::Warn, "hang: " + hang->message);
         m_lastHangSaid = now;
     }
     if (hang->message != m_hangMessage)
@@ -52,7 +52,7 @@ bool AlertCenter::checkHang(Clock::time_point now) {
     m_failReason = "hang: " + hang->message + "; the run was ended after " +
                    std::to_string(m_policy.fail_after.count()) + " s (telemetry.on_hang = \"fail\"); each rank's flight "
                    "recorder is in " + m_policy.flight_recorders + " (a stopped rank cannot write its own)";
-    m_notices.notice("error", m_failReason);
+    m_notices.notice(LogLevel::Error, m_failReason);
     HangDetector::Finding failed = *hang;
     failed.message = m_failReason;
     raise(AlertKind::Hang, failed, true);
@@ -63,7 +63,7 @@ void AlertCenter::checkStraggler(Clock::time_point now) {
     const std::optional<HangDetector::Finding> straggler = m_hangs.straggler();
     if (straggler &&
         (straggler->ranks != m_stragglerSaidRanks || now - m_stragglerSaidAt >= std::chrono::minutes(1))) {
-        m_notices.notice("warn", "straggler: " + straggler->message);
+        m_notices.notice(LogLevel::Warn, "straggler: " + straggler->message);
         m_stragglerSaidRanks = straggler->ranks;
         m_stragglerSaidAt = now;
     }

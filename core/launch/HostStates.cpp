@@ -32,11 +32,11 @@ std::optional<std::string> HostStates::review(const std::vector<HostWatch::Look>
             known == m_states.end() ? std::nullopt : std::optional<HostState>(known->second);
         const bool changed = was != state;
         if (changed && state == HostState::Silent)
-            m_notices.notice("warn", h.name + " silent for " + std::to_string(h.silent.count() / 1000) + " s (" +
+            m_notices.notice(LogLevel::Warn, h.name + " silent for " + std::to_string(h.silent.count() / 1000) + " s (" +
                                          (h.last_error.empty() ? std::string("ssh probes unanswered") : h.last_error) +
                                          "); the run fails if it stays silent for " + std::to_string(m_timeoutS) + " s");
         if (changed && state == HostState::Answering && was)
-            m_notices.notice("info", h.name + " answers again");
+            m_notices.notice(LogLevel::Info, h.name + " answers again");
         if (changed || recordAll) {
             HostStatus status = h.status;
             status.state = state;
@@ -48,7 +48,7 @@ std::optional<std::string> HostStates::review(const std::vector<HostWatch::Look>
             ended = h.name + " has not answered for " + std::to_string(h.silent.count() / 1000) + " s (" +
                     m_ranksOn(h.name) + " run there" + (h.last_error.empty() ? std::string() : "; " + h.last_error) +
                     "): the run was ended on every host";
-            m_notices.notice("error", *ended);
+            m_notices.notice(LogLevel::Error, *ended);
         }
     }
     if (recordAll)
@@ -68,7 +68,7 @@ void HostStates::sayIfSshIsSlow(const HostWatch::Look& h) {
          << m_timeoutS << " is too tight for the probes alone (set it to at least "
          << static_cast<int64_t>(std::ceil(4 * h.slowest_ms / 1000.0))
          << " s); meanwhile the ranks' output from " << h.name << " counts as its sign of life too";
-    m_notices.notice("warn", said.str());
+    m_notices.notice(LogLevel::Warn, said.str());
 }
 
 } // namespace parallax

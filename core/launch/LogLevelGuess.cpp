@@ -10,16 +10,16 @@ constexpr std::string_view kWarnWords[] = {"warn", "Warn", "WARN"};
 
 } // namespace
 
-const char* guessLogLevel(std::string_view line) {
+LogLevel::Value guessLogLevel(std::string_view line) {
     for (std::string_view w : kErrorWords) {
         if (line.find(w) != std::string_view::npos)
-            return "error";
+            return LogLevel::Error;
     }
     for (std::string_view w : kWarnWords) {
         if (line.find(w) != std::string_view::npos)
-            return "warn";
+            return LogLevel::Warn;
     }
-    return "info";
+    return LogLevel::Info;
 }
 
 } // namespace parallax

@@ -176,7 +176,7 @@ std::string recoverRunOutput(RunStore& store, int64_t runId, const std::string& 
         row.t = run.ended_at > 0 ? run.ended_at : fileTime(outputLogOf(run));
         row.rank = -1;
         row.host = thisHost;
-        row.level = "warn";
+        row.level = LogLevel::Warn;
         row.stream = "supervisor";
         row.message = said;
         store.insertLog(run.id, row);

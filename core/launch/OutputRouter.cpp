@@ -140,7 +140,7 @@ void OutputRouter::onRankLine(const DemuxedLine& d) {
             row.t = m_now;
             row.rank = d.rank;
             row.host = hostOfRank(d.rank);
-            row.level = "warn";
+            row.level = LogLevel::Warn;
             row.stream = streamName(d.stream);
             std::string_view echo = d.payload.substr(0, kMalformedEcho);
             // Do not cut a UTF-8 sequence in half.

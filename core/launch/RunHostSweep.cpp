@@ -15,11 +15,11 @@ bool sweepRunHosts(RunStore& store, const ClusterProfile& cluster, int64_t runId
     for (const HostCleanupResult& r : cleanUpHosts(jobs, cleanupLockFolder(store.path()))) {
         if (r.reached) {
             if (r.ended > 0)
-                notices.notice("warn", r.host + ": ended " + std::to_string(r.ended) +
+                notices.notice(LogLevel::Warn, r.host + ": ended " + std::to_string(r.ended) +
                                            " process(es) of the run that were still running there");
             continue;
         }
-        notices.notice("warn", r.host + ": cannot end the run's processes there now (" +
+        notices.notice(LogLevel::Warn, r.host + ": cannot end the run's processes there now (" +
                                    (r.answered ? "it answered with an error: " : std::string()) + r.error +
                                    "); that is done as soon as it answers again (parallax-cli cleanup)");
         try {

@@ -12,13 +12,13 @@ namespace parallax {
 // host), handed to `write` (the StoreFlusher), and to `onNotice` for the terminal.
 class RunNotices : public NoticeSink {
 public:
-    using Callback = std::function<void(const std::string& level, const std::string& message)>;
+    using Callback = std::function<void(LogLevel::Value level, const std::string& message)>;
 
     RunNotices(std::string host, std::function<void(const LogRow&)> write, Callback onNotice);
 
-    void notice(const std::string& level, const std::string& message) override;
+    void notice(LogLevel::Value level, const std::string& message) override;
     // The row a notice becomes, at time `t` (seconds since the epoch).
-    static LogRow row(const std::string& host, const std::string& level, const std::string& message, double t);
+    static LogRow row(const std::string& host, LogLevel::Value level, const std::string& message, double t);
 
 private:
     std::string m_host;

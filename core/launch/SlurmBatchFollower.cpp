@@ -59,7 +59,7 @@ void SlurmBatchFollower::submit(const LaunchPlan& plan) {
     m_job.job.state = "PENDING";
     m_store.setSlurmJob(m_runId, m_job.job);
     m_store.setSupervisor(m_runId, static_cast<int64_t>(getpid()), m_host);
-    m_notices.notice("info", "supervisor " + std::to_string(getpid()) + " on " + m_host + " submitted Slurm job " +
+    m_notices.notice(LogLevel::Info, "supervisor " + std::to_string(getpid()) + " on " + m_host + " submitted Slurm job " +
                                  m_jobId + " (" + plan.commandLine() + "); it runs " + script +
                                  " and goes on if this supervisor ends: parallax-cli attach " +
                                  std::to_string(m_runId) + " follows it again");
@@ -87,7 +87,7 @@ void SlurmBatchFollower::query(bool force, Clock::time_point now) {
     SlurmJobStatus st = m_slurm.query(m_jobId, m_batch ? std::chrono::seconds(10) : std::chrono::seconds(3));
     if (!st.known) {
         if (m_job.known || m_job.error != st.error)
-            m_notices.notice("warn", "Slurm does not say how job " + m_jobId + " is (" + st.error + ")");
+            m_notices.notice(LogLevel::Warn, "Slurm does not say how job " + m_jobId + " is (" + st.error + ")");
         m_job.error = st.error;
         m_job.known = false;
         return;
@@ -116,7 +116,7 @@ void SlurmBatchFollower::record(const SlurmJobStatus& st) {
     if (said == m_recorded)
         return;
     if (j.state != m_job.job.state || j.reason != m_job.job.reason)
-        m_notices.notice("info", "Slurm job " + m_jobId + ": " + j.state +
+        m_notices.notice(LogLevel::Info, "Slurm job " + m_jobId + ": " + j.state +
                                      (j.reason.empty() ? std::string() : " (" + j.reason + ")") +
                                      (j.queue_position > 0 ? ", place " + std::to_string(j.queue_position) +
                                                                  " in the queue"
@@ -180,7 +180,7 @@ void SlurmBatchFollower::signalRanks(int signal) {
     const std::string name = signalName(signal).substr(3); // "SIGUSR1" -> "USR1"
     const std::string problem = slurmEndState(m_job.job.state) ? std::string() : m_slurm.signal(m_jobId, name);
     if (!problem.empty())
-        m_notices.notice("error", "cannot signal the ranks of Slurm job " + m_jobId + ": " + problem);
+        m_notices.notice(LogLevel::Error, "cannot signal the ranks of Slurm job " + m_jobId + ": " + problem);
 }
 
 void SlurmBatchFollower::killRanks() { signalRanks(SIGKILL); }
@@ -191,7 +191,7 @@ void SlurmBatchFollower::killAll() {
         return;
     const std::string problem = m_slurm.cancel(m_jobId);
     if (!problem.empty())
-        m_notices.notice("error", "cannot cancel Slurm job " + m_jobId + ": " + problem);
+        m_notices.notice(LogLevel::Error, "cannot cancel Slurm job " + m_jobId + ": " + problem);
 }
 
 } // namespace parallax

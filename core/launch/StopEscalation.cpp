@@ -110,26 +110,26 @@ void StopEscalation::advance(bool byDeadline, Clock::time_point now) {
         if (m_launch.queued()) {
             // Nothing runs yet, so nothing to checkpoint: the job leaves the queue.
             m_phase = StopPhase::Kill;
-            m_notices.notice("warn", "stop requested (" + signalName(m_signal) + ") while " + name +
+            m_notices.notice(LogLevel::Warn, "stop requested (" + signalName(m_signal) + ") while " + name +
                                          " waits in the queue: it is cancelled");
             m_launch.killAll();
             break;
         }
         m_launch.signalRanks(SIGUSR1);
-        m_notices.notice("warn", "stop requested (" + signalName(m_signal) + "): SIGUSR1 to " + name +
+        m_notices.notice(LogLevel::Warn, "stop requested (" + signalName(m_signal) + "): SIGUSR1 to " + name +
                                      " asks the ranks to checkpoint and stop; SIGTERM in " + seconds(m_stopGrace));
         break;
     case StopPhase::Graceful:
         m_phase = StopPhase::Terminate;
         m_deadline = now + m_termGrace;
         m_launch.terminate();
-        m_notices.notice("warn", std::string(byDeadline ? "the ranks did not stop within " + seconds(m_stopGrace)
+        m_notices.notice(LogLevel::Warn, std::string(byDeadline ? "the ranks did not stop within " + seconds(m_stopGrace)
                                                         : std::string("stop requested again")) +
                                      ": SIGTERM to " + name + "; SIGKILL in " + seconds(m_termGrace));
         break;
     case StopPhase::Terminate:
         m_phase = StopPhase::Kill;
-        m_notices.notice("warn", std::string(byDeadline ? name + " did not exit within " + seconds(m_termGrace)
+        m_notices.notice(LogLevel::Warn, std::string(byDeadline ? name + " did not exit within " + seconds(m_termGrace)
                                                         : std::string("stop requested again")) +
                                      ": SIGKILL to every process of the launch");
         m_launch.killRanks();

@@ -103,7 +103,7 @@ void StoreFlusher::afterWrite() {
     m_errorReported = false;
     std::cerr << "parallax: run " << m_runId << ": " << m_store.path() << " takes rows again\n";
     // Said on the terminal while the store refused rows; now the run's log keeps it too.
-    m_notices.notice("warn", "the store refused rows for " +
+    m_notices.notice(LogLevel::Warn, "the store refused rows for " +
                                  std::to_string(static_cast<int>(wallNow() - m_refusedSince)) + " s (" + m_refusal +
                                  "); they were kept meanwhile and are all written now");
 }
@@ -124,12 +124,12 @@ void StoreFlusher::importSpool() {
         m_spoolImported += done.rows;
         if (done.to < m_router->rawBytes() && done.to > from)
             return;
-        m_notices.notice("warn", "the store refused rows for a while; " + std::to_string(m_spoolImported) +
+        m_notices.notice(LogLevel::Warn, "the store refused rows for a while; " + std::to_string(m_spoolImported) +
                                      " row(s) kept meanwhile in output.log only were imported from it");
     } catch (const StoreError&) {
         throw;
     } catch (const std::exception& e) {
-        m_notices.notice("error", "lines kept in output.log while the store refused rows could not be imported: " +
+        m_notices.notice(LogLevel::Error, "lines kept in output.log while the store refused rows could not be imported: " +
                                       std::string(e.what()));
     }
     m_spoolImported = 0;
@@ -191,7 +191,7 @@ void StoreFlusher::remarkLateEnd(Clock::duration waited) {
                              " s after the run ended (it refused them meanwhile)";
     std::cerr << "parallax: run " << m_runId << ": " << said << "\n";
     try {
-        m_store.insertLog(m_runId, RunNotices::row(m_host, "warn", said, wallNow()));
+        m_store.insertLog(m_runId, RunNotices::row(m_host, LogLevel::Warn, said, wallNow()));
     } catch (const StoreError&) {
         // The run's end is recorded; this line is only a remark about it.
     }

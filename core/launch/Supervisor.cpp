@@ -116,7 +116,7 @@ struct Supervisor::State : LaunchControl {
     double startedAt = wallNow();
 
     const RunSpec& spec() const { return prepared.spec.spec; }
-    void notice(const std::string& level, const std::string& message) { notices.notice(level, message); }
+    void notice(LogLevel::Value level, const std::string& message) { notices.notice(level, message); }
 
     // ------------------------------------------------------------------ before the run exists
     void prepare() {
@@ -168,18 +168,18 @@ struct Supervisor::State : LaunchControl {
         outputLog = folder.output_log;
         flusher->setRunDir(runDir);
         if (!folder.notice.empty())
-            notice("warn", folder.notice);
+            notice(LogLevel::Warn, folder.notice);
         for (const std::string& line : issueLines(prepared.spec.warnings, true))
-            notice("warn", "spec: " + line);
+            notice(LogLevel::Warn, "spec: " + line);
         for (const HostCheck& c : prepared.host_checks) {
-            notice("info", "preflight: " + c.host + " (" + c.hostname + ") answers in " +
+            notice(LogLevel::Info, "preflight: " + c.host + " (" + c.hostname + ") answers in " +
                                std::to_string(static_cast<int>(c.latency_ms)) + " ms, " + std::to_string(c.cores) +
                                " cores, " + ("worker sha256 " + c.worker_build.substr(0, 12)));
             for (const std::string& note : c.notes)
-                notice("warn", "preflight: " + note);
+                notice(LogLevel::Warn, "preflight: " + note);
         }
         if (prepared.parent_run)
-            notice("info", "resuming run " + std::to_string(*prepared.parent_run) + " from " + prepared.resume_dir);
+            notice(LogLevel::Info, "resuming run " + std::to_string(*prepared.parent_run) + " from " + prepared.resume_dir);
         plan = prepared.draft.forRun(runDir + "/spec.toml", runDir, prepared.resume_dir);
         batch = !plan.submit.empty();
         if (spec().launch.target == Target::Slurm)
@@ -215,10 +215,10 @@ struct Supervisor::State : LaunchControl {
         flusher->setRouter(router.get());
         router->setErrorHandler([this](const std::exception& e) { flusher->reportError(e); });
         setUpAlerts();
-        router->setRawLogErrorHandler([this](const std::string& what) { notice("error", "output.log: " + what); });
+        router->setRawLogErrorHandler([this](const std::string& what) { notice(LogLevel::Error, "output.log: " + what); });
         if (opt.on_rank_warning)
             router->setRankWarningHandler([this](const LogEvent& e) {
-                opt.on_rank_warning(e.level, "rank " + std::to_string(e.rank) + ": " + e.message);
+                opt.on_rank_warning(LogLevel::fromName(e.level), "rank " + std::to_string(e.rank) + ": " + e.message);
             });
     }
 
@@ -247,7 +247,7 @@ struct Supervisor::State : LaunchControl {
         if (!attached) {
             store.setLaunchCommand(runId, plan.commandLine());
             for (const std::string& w : plan.warnings)
-                notice("warn", w);
+                notice(LogLevel::Warn, w);
         }
         if (opt.on_created) {
             if (const std::optional<RunRecord> record = store.run(runId))
@@ -277,7 +277,7 @@ struct Supervisor::State : LaunchControl {
                                         : "cannot start the launcher " + name + ": " + std::strerror(rc)});
         }
         store.markRunning(runId, static_cast<int64_t>(getpid()), host);
-        notice("info", "supervisor " + std::to_string(getpid()) + " on " + host + " started " + plan.argv.front() +
+        notice(LogLevel::Info, "supervisor " + std::to_string(getpid()) + " on " + host + " started " + plan.argv.front() +
                            " (pid " + std::to_string(launcher.pid()) + "): " + plan.commandLine());
         if (prepared.launch.cluster && spec().launch.target == Target::Hosts)
             watchHosts();
@@ -288,7 +288,7 @@ struct Supervisor::State : LaunchControl {
         hostWatch.reset();
         cleanUpOnHosts();
         if (launcherControl->killed() > 0)
-            notice("warn", "killed " + std::to_string(launcherControl->killed()) +
+            notice(LogLevel::Warn, "killed " + std::to_string(launcherControl->killed()) +
                                " process(es) of the launch that outlived the launcher");
         return finish(continueAfter(decideRunOutcome(endFacts())));
     }
@@ -368,7 +368,7 @@ struct Supervisor::State : LaunchControl {
         heartbeat->beat();
         if (!heartbeat->failure().empty() && !heartbeatFailureReported) {
             heartbeatFailureReported = true;
-            notice("error", "cannot update " + heartbeat->path() + " (" + heartbeat->failure() +
+            notice(LogLevel::Error, "cannot update " + heartbeat->path() + " (" + heartbeat->failure() +
                                 "): the ranks end themselves if it stays unchanged for 30 s");
         } else if (heartbeat->failure().empty()) {
             heartbeatFailureReported = false;
@@ -413,7 +413,7 @@ struct Supervisor::State : LaunchControl {
     RunRecord followBatch() {
         if (attached) {
             store.setSupervisor(runId, static_cast<int64_t>(getpid()), host);
-            notice("info", "supervisor " + std::to_string(getpid()) + " on " + host + " follows Slurm job " +
+            notice(LogLevel::Info, "supervisor " + std::to_string(getpid()) + " on " + host + " follows Slurm job " +
                                follower->jobId() + " again, from byte " + std::to_string(follower->bytesRead()) +
                                " of " + runDir + "/output.log");
         } else {
@@ -499,7 +499,7 @@ struct Supervisor::State : LaunchControl {
             throw flusher->damagedError(o);
         }
         const double endedAt = wallNow(); // not when a busy store took the end
-        notice(o.state == RunState::Failed ? "error" : "info",
+        notice(o.state == RunState::Failed ? LogLevel::Error : LogLevel::Info,
                "run " + runStateName(o.state) + (o.reason.empty() ? std::string() : ": " + o.reason) +
                    (o.exit_code ? " (launcher exit code " + std::to_string(*o.exit_code) + ")" : std::string()));
         closeOutputLog();
@@ -571,7 +571,7 @@ RunRecord Supervisor::run() {
         // The run exists: it must not stay "running" with nobody watching it, nor its job go on.
         s.abandon();
         if (s.batch && !s.follower->jobId().empty())
-            s.notice("error", "Slurm job " + s.follower->jobId() + " was cancelled: its supervisor cannot follow it");
+            s.notice(LogLevel::Error, "Slurm job " + s.follower->jobId() + " was cancelled: its supervisor cannot follow it");
         if (!s.flusher)
             throw;
         return s.finish({RunState::Failed, std::nullopt, std::string("supervisor error: ") + e.what()});

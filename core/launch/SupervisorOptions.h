@@ -68,10 +68,10 @@ struct SupervisorOptions {
     std::function<void(const SupervisorProgress&)> on_progress;
     std::chrono::milliseconds progress_interval{250};
     // The supervisor's own notices, as written to the run's log (stream "supervisor").
-    std::function<void(const std::string& level, const std::string& message)> on_notice;
+    std::function<void(LogLevel::Value level, const std::string& message)> on_notice;
     // Warnings and errors a rank reports through telemetry, e.g. a damaged checkpoint it skipped
     // when resuming ("rank 0: ..."); they are in the run's log as well.
-    std::function<void(const std::string& level, const std::string& message)> on_rank_warning;
+    std::function<void(LogLevel::Value level, const std::string& message)> on_rank_warning;
 };
 
 } // namespace parallax

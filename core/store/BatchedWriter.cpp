@@ -72,7 +72,7 @@ LogRow BatchedWriter::logRow(const LogEvent& e) {
     LogRow row;
     row.t = e.t;
     row.rank = e.rank;
-    row.level = e.level;
+    row.level = LogLevel::fromName(e.level);
     row.stream = "telemetry";
     row.message = e.message;
     return row;
@@ -89,7 +89,7 @@ void BatchedWriter::add(const RunEndEvent& e) {
     row.t = e.t;
     row.rank = 0;
     row.host = hostOfRank(0);
-    row.level = e.status == runStateName(RunState::Failed) ? "error" : "info";
+    row.level = e.status == runStateName(RunState::Failed) ? LogLevel::Error : LogLevel::Info;
     row.stream = "telemetry";
     row.message = "run ended: " + (e.status.empty() ? std::string("unknown status") : e.status) +
                   " at step " + std::to_string(e.step) + (e.reason.empty() ? "" : ": " + e.reason);

@@ -22,14 +22,18 @@ int fromNameStrict(const std::string& level) {
     return -1;
 }
 
-int fromName(const std::string& level) {
+Value fromName(const std::string& level) {
     const int exact = fromNameStrict(level);
-    if (exact >= 0) return exact;
+    if (exact >= 0) return static_cast<Value>(exact);
     const std::string l = lower(level);
     if (l == "debug" || l == "trace") return Debug;
     if (l == "warn" || l == "warning") return Warn;
     if (l == "error" || l == "err" || l == "fatal" || l == "critical") return Error;
     return Info;
+}
+
+Value fromInt(long long value) {
+    return value >= Debug && value <= Error ? static_cast<Value>(value) : Info;
 }
 
 const char* name(int value) {

@@ -125,7 +125,7 @@ std::vector<LogRow> LogQueries::logs(int64_t run, const LogQuery& q) const {
         r.t = s.real(1);
         r.rank = static_cast<int>(s.int64(2));
         r.host = s.text(3);
-        r.level = LogLevel::name(static_cast<int>(s.int64(4)));
+        r.level = LogLevel::fromInt(s.int64(4));
         r.stream = s.text(5);
         r.message = s.text(6);
         out.push_back(std::move(r));

@@ -17,7 +17,7 @@ void bindLog(SqlStatement& s, int b, int64_t run, const LogRow& row) {
     s.bind(b + 2, row.t);
     s.bind(b + 3, row.rank);
     s.bind(b + 4, row.host);
-    s.bind(b + 5, LogLevel::fromName(row.level));
+    s.bind(b + 5, static_cast<int>(row.level));
     s.bind(b + 6, row.stream);
     s.bind(b + 7, row.message);
 }

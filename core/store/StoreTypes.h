@@ -3,6 +3,7 @@
 #include "core/spec/Choice.h"
 #include "core/store/AlertKind.h"
 #include "core/store/HostState.h"
+#include "core/store/LogLevel.h"
 #include "core/store/RunState.h"
 #include "core/telemetry/Events.h"
 
@@ -135,7 +136,7 @@ struct LogRow {
     double t = 0;
     int rank = -1;
     std::string host;
-    std::string level;   // debug | info | warn | error
+    LogLevel::Value level = LogLevel::Info;
     std::string stream;  // stdout | stderr | telemetry | supervisor
     std::string message;
 };

@@ -170,7 +170,7 @@ TraceCounts writeTrace(const RunStore& store, int64_t runId, std::ostream& out) 
         const bool ofRank = l.rank >= 0;
         trace.instant(l.t, ofRank ? trace.hostPid(l.rank) : kRunPid, ofRank ? l.rank : kSupervisorTid,
                       l.message.size() > 80 ? l.message.substr(0, 77) + "..." : l.message, "log",
-                      {{"level", l.level}, {"stream", l.stream}, {"message", l.message}});
+                      {{"level", LogLevel::name(l.level)}, {"stream", l.stream}, {"message", l.message}});
         ++counts.logs;
     }
     counts.events = trace.write(out);

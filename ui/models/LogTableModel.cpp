@@ -36,7 +36,7 @@ LogQuery filterOnly(const LogQuery& q) {
     return f;
 }
 
-QString levelText(const std::string& level) { return QString::fromStdString(level); }
+QString levelText(LogLevel::Value level) { return QString::fromLatin1(LogLevel::name(level)); }
 
 } // namespace
 

@@ -12,7 +12,9 @@ class RecordedNotices : public NoticeSink {
 public:
     std::vector<std::string> said;
 
-    void notice(const std::string& level, const std::string& message) override { said.push_back(level + ": " + message); }
+    void notice(LogLevel::Value level, const std::string& message) override {
+        said.push_back(std::string(LogLevel::name(level)) + ": " + message);
+    }
     // How many begin with `start`.
     size_t count(const std::string& start) const {
         size_t n = 0;

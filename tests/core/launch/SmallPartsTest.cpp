@@ -69,16 +69,16 @@ TEST(Utf8, TerminalSafeTextShowsControlsInsteadOfObeyingThem) {
 }
 
 TEST(LogLevelGuess, Keywords) {
-    EXPECT_STREQ(guessLogLevel("RuntimeError: CUDA error: out of memory"), "error");
-    EXPECT_STREQ(guessLogLevel("Traceback (most recent call last):"), "error");
-    EXPECT_STREQ(guessLogLevel("terminate called after throwing an instance of 'c10::Error'"), "error");
-    EXPECT_STREQ(guessLogLevel("Segmentation fault (core dumped)"), "error");
-    EXPECT_STREQ(guessLogLevel("Killed"), "error");
-    EXPECT_STREQ(guessLogLevel("UserWarning: something"), "warn");
-    EXPECT_STREQ(guessLogLevel("WARNING: There was an error"), "error");
-    EXPECT_STREQ(guessLogLevel("[W ProcessGroup] warn: slow"), "warn");
-    EXPECT_STREQ(guessLogLevel("NCCL INFO Bootstrap : Using eth0"), "info");
-    EXPECT_STREQ(guessLogLevel(""), "info");
+    EXPECT_EQ(guessLogLevel("RuntimeError: CUDA error: out of memory"), LogLevel::Error);
+    EXPECT_EQ(guessLogLevel("Traceback (most recent call last):"), LogLevel::Error);
+    EXPECT_EQ(guessLogLevel("terminate called after throwing an instance of 'c10::Error'"), LogLevel::Error);
+    EXPECT_EQ(guessLogLevel("Segmentation fault (core dumped)"), LogLevel::Error);
+    EXPECT_EQ(guessLogLevel("Killed"), LogLevel::Error);
+    EXPECT_EQ(guessLogLevel("UserWarning: something"), LogLevel::Warn);
+    EXPECT_EQ(guessLogLevel("WARNING: There was an error"), LogLevel::Error);
+    EXPECT_EQ(guessLogLevel("[W ProcessGroup] warn: slow"), LogLevel::Warn);
+    EXPECT_EQ(guessLogLevel("NCCL INFO Bootstrap : Using eth0"), LogLevel::Info);
+    EXPECT_EQ(guessLogLevel(""), LogLevel::Info);
 }
 
 TEST(SignalNames, NamesAndDescriptions) {

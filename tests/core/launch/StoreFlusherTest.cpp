@@ -36,7 +36,7 @@ protected:
         flusher->setDamageHandler([this](const std::string& what) { damages.push_back(what); });
         flusher->beginLive();
     }
-    LogRow row(const std::string& message) { return RunNotices::row("host1", "info", message, 1.0); }
+    LogRow row(const std::string& message) { return RunNotices::row("host1", LogLevel::Info, message, 1.0); }
     int64_t rows() {
         LogQuery q;
         return RunStore(path).logCount(run, q);

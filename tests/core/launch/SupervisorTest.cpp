@@ -181,7 +181,7 @@ TEST_F(SupervisorE2E, SucceededRunStoresTelemetryLogsAndOutput) {
     const LogRow* start0 = findLog(rank0, "rank 0 starting with spec " + r.run_dir + "/spec.toml");
     ASSERT_NE(start0, nullptr);
     EXPECT_EQ(start0->stream, "stdout");
-    EXPECT_EQ(start0->level, "info");
+    EXPECT_EQ(start0->level, LogLevel::Info);
     EXPECT_EQ(start0->host, "fakehost-0");
     const LogRow* longLog = findLog(rank0, "long telemetry message");
     ASSERT_NE(longLog, nullptr); // 9 KiB: forwarded by mpirun in chunks, joined again
@@ -193,14 +193,14 @@ TEST_F(SupervisorE2E, SucceededRunStoresTelemetryLogsAndOutput) {
     const LogRow* warn = findLog(rank1, "rank 1: WARNING");
     ASSERT_NE(warn, nullptr);
     EXPECT_EQ(warn->stream, "stderr");
-    EXPECT_EQ(warn->level, "warn");
+    EXPECT_EQ(warn->level, LogLevel::Warn);
     EXPECT_EQ(warn->host, "fakehost-1");
     const LogRow* traceback = findLog(rank1, "Traceback");
     ASSERT_NE(traceback, nullptr);
-    EXPECT_EQ(traceback->level, "error");
+    EXPECT_EQ(traceback->level, LogLevel::Error);
     const LogRow* malformed = findLog(rank1, "malformed telemetry:");
     ASSERT_NE(malformed, nullptr);
-    EXPECT_EQ(malformed->level, "warn");
+    EXPECT_EQ(malformed->level, LogLevel::Warn);
     EXPECT_EQ(malformed->rank, 1);
     EXPECT_TRUE(contains(malformed->message, "truncated")) << malformed->message;
     EXPECT_TRUE(contains(malformed->message, "@plx {\"ev\":\"step\",\"v\":1,\"step\":")) << malformed->message;
@@ -236,7 +236,7 @@ TEST_F(SupervisorE2E, RankKilledBySignalFailsTheRun) {
     EXPECT_NE(*r.exit_code, 0);
     const LogRow* final = findLog(logs(r.id, {-1}), "run failed: rank 1");
     ASSERT_NE(final, nullptr);
-    EXPECT_EQ(final->level, "error");
+    EXPECT_EQ(final->level, LogLevel::Error);
     EXPECT_EQ(m_store->metrics(r.id).size(), 5u); // what arrived before the failure is kept
     expectNothingLeft(r);
 }
@@ -268,7 +268,7 @@ TEST_F(SupervisorE2E, SigtermToTheSupervisorStopsGracefully) {
     const std::vector<LogRow> own = logs(r.id, {-1});
     const LogRow* requested = findLog(own, "stop requested (SIGTERM): SIGUSR1 to mpirun");
     ASSERT_NE(requested, nullptr);
-    EXPECT_EQ(requested->level, "warn");
+    EXPECT_EQ(requested->level, LogLevel::Warn);
     expectNothingLeft(r);
 }
 
@@ -460,7 +460,7 @@ TEST_F(SupervisorE2E, AStoreLockedPastTheRunsEndLosesNoRow) {
                 locker.join();
         }
     } unlock{release, locker};
-    o.on_notice = [&](const std::string&, const std::string& message) {
+    o.on_notice = [&](LogLevel::Value, const std::string& message) {
         if (locker.joinable() || !contains(message, "started mpirun"))
             return;
         locker = std::thread([&] {

@@ -175,10 +175,10 @@ TEST_F(BatchedWriterTest, TelemetryEventsGoWhereTheyBelong) {
     EXPECT_EQ(logs[0].message, "slow rank");
     EXPECT_EQ(logs[0].stream, "telemetry");
     EXPECT_EQ(logs[0].host, "n1");
-    EXPECT_EQ(logs[0].level, "warn");
+    EXPECT_EQ(logs[0].level, LogLevel::Warn);
     EXPECT_EQ(logs[0].rank, 1);
     EXPECT_EQ(logs[0].t, 7);
-    EXPECT_EQ(logs[1].level, "error");
+    EXPECT_EQ(logs[1].level, LogLevel::Error);
     EXPECT_NE(logs[1].message.find("failed at step 2: boom"), std::string::npos) << logs[1].message;
 }
 

@@ -23,7 +23,7 @@ LogRow line(const std::string& message, int rank = 0) {
     r.t = 1.0;
     r.rank = rank;
     r.host = "node0";
-    r.level = "info";
+    r.level = LogLevel::Info;
     r.stream = "stdout";
     r.message = message;
     return r;

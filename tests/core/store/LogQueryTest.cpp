@@ -40,7 +40,7 @@ protected:
             row.t = 100.0 + n;
             row.rank = rank;
             row.host = rank < 0 ? "login" : "node" + std::to_string(rank / 2);
-            row.level = level;
+            row.level = LogLevel::fromName(level);
             row.stream = rank < 0 ? "supervisor" : "stdout";
             row.message = message;
             lineIds.push_back(store.insertLog(run, row));
@@ -73,10 +73,10 @@ TEST_F(LogQueryTest, EveryFieldRoundTripsAndLevelsAreNormalized) {
     EXPECT_EQ(all[3].t, 103.0);
     EXPECT_EQ(all[3].rank, 3);
     EXPECT_EQ(all[3].host, "node1");
-    EXPECT_EQ(all[3].level, "error");
+    EXPECT_EQ(all[3].level, LogLevel::Error);
     EXPECT_EQ(all[3].stream, "stdout");
     EXPECT_EQ(all[3].message, "CUDA_ERROR_OUT_OF_MEMORY: out of memory on device 3");
-    EXPECT_EQ(all[7].level, "warn"); // "warning"
+    EXPECT_EQ(all[7].level, LogLevel::Warn); // "warning"
     EXPECT_EQ(all[7].rank, -1);
     EXPECT_EQ(all[7].stream, "supervisor");
     EXPECT_EQ(store.logCount(run), 8);

@@ -183,7 +183,7 @@ void expectRecordsAsWritten(RunStore& store) {
     LogQuery search;
     search.match = "zyzzyva";
     ASSERT_EQ(store.logs(1, search).size(), 1u);
-    EXPECT_EQ(store.logs(1, search)[0].level, "error");
+    EXPECT_EQ(store.logs(1, search)[0].level, LogLevel::Error);
     EXPECT_EQ(store.logCount(1), 2);
     ASSERT_EQ(store.hostStatuses(1).size(), 1u);
     EXPECT_EQ(store.hostStatuses(1)[0].latency_ms, 12.5);

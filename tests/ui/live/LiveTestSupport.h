@@ -43,7 +43,7 @@ inline LogRow logLine(int rank, const std::string& level, const std::string& mes
     LogRow r;
     r.rank = rank;
     r.host = rank < 0 ? "console" : "node" + std::to_string(rank / 2);
-    r.level = level;
+    r.level = LogLevel::fromName(level);
     r.stream = rank < 0 ? "supervisor" : "stdout";
     r.message = message;
     r.t = t;

@@ -162,7 +162,7 @@ TEST_F(LogTableModelTest, FindsTheFirstErrorUnderTheFilter) {
     const std::vector<LogRow> rows = ts.store.logs(run, q);
     int expected = -1;
     for (size_t i = 0; i < rows.size() && expected < 0; ++i) {
-        if (rows[i].level == "error") expected = static_cast<int>(i);
+        if (rows[i].level == LogLevel::Error) expected = static_cast<int>(i);
     }
     ASSERT_GE(expected, 0);
     EXPECT_EQ(row, expected);
