@@ -377,6 +377,7 @@ class CausalLM(nn.Module):
         elif position_ids is None:
             position_ids = torch.arange(input_ids.shape[1]).expand(input_ids.shape[0], -1)
         hidden = self.text_model(embeds, position_ids, attention_mask)
+        out["hidden"] = hidden  # the last hidden state, after the final norm
         out["logits"] = self.head(hidden)
         out["position_ids"] = position_ids
         if labels is not None:

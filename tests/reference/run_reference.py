@@ -96,7 +96,7 @@ def run(args):
     for p in wanted.values():
         p.requires_grad_(True)
     out = model(**inputs)
-    result = {"logits": out["logits"], "position_ids": out["position_ids"]}
+    result = {"logits": out["logits"], "hidden": out["hidden"], "position_ids": out["position_ids"]}
     if "image_features" in out:
         result["image_features"] = out["image_features"]
     metadata = {"kind": model.cfg.kind, "layout": layout}

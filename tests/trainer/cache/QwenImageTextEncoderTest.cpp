@@ -1,0 +1,150 @@
+// Qwen-Image's text encoder: prompts through the published template and Qwen's real tokenizer.json,
+// states from the language model of a Qwen2.5-VL folder (the reference's tiny checkpoint) equal to
+// the independent PyTorch reference's last hidden state past the template's 34 tokens; truncation at
+// 1024; clear errors for a folder without its parts. Skips with a message where python3-torch or the
+// tokenizer is missing.
+
+#include "core/formats/SafetensorsFile.h"
+#include "core/formats/SafetensorsWriter.h"
+#include "core/text/Tokenizer.h"
+#include "tests/support/Process.h"
+#include "tests/trainer/support/ReferencePython.h"
+#include "trainer/cache/QwenImageTextEncoder.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace parallax {
+namespace {
+
+using testing::runProcess;
+
+std::string oracleTokenizer() { return testing::buildDir() + "/npm-oracle/qwen/tokenizer.json"; }
+
+// A pipeline folder with what the encoder reads: tokenizer/tokenizer.json and text_encoder/.
+class PipelineFolder {
+public:
+    std::string problem;
+    std::string path;
+
+    PipelineFolder() {
+        if (!std::ifstream(oracleTokenizer())) {
+            problem = "Qwen's tokenizer.json is installed by the text.oracle_install test";
+            return;
+        }
+        if (!testing::referenceAvailable()) {
+            problem = std::string(testing::kReferencePython) + " cannot import torch: apt-get install python3-torch";
+            return;
+        }
+        path = m_tmp.path() + "/pipeline";
+        std::filesystem::create_directories(path + "/tokenizer");
+        std::filesystem::copy_file(oracleTokenizer(), path + "/tokenizer/tokenizer.json");
+        const auto made = runProcess({testing::kReferencePython, testing::referenceScript("make_tiny_checkpoint.py"),
+                                      path + "/text_encoder", "--config-shape", "nested", "--layout", "current",
+                                      "--untied"}); // as Qwen2.5-VL-7B, Qwen-Image's encoder
+        if (made.exitCode != 0) problem = "make_tiny_checkpoint.py failed: " + made.output;
+    }
+    const std::string& tmp() const { return m_tmp.path(); }
+
+private:
+    testing::TempDir m_tmp;
+};
+
+// The reference's last hidden states of several samples' ids, in one batch padded on the right
+// (attention_mask 0), each sample's real positions.
+std::vector<torch::Tensor> referenceHidden(const PipelineFolder& f, const std::vector<std::vector<int32_t>>& samples) {
+    size_t longest = 0;
+    for (const auto& ids : samples) longest = std::max(longest, ids.size());
+    const int64_t b = static_cast<int64_t>(samples.size()), t = static_cast<int64_t>(longest);
+    torch::Tensor ids = torch::zeros({b, t}, torch::kInt64), mask = torch::zeros({b, t}, torch::kInt64);
+    for (int64_t i = 0; i < b; ++i) {
+        const auto& s = samples[static_cast<size_t>(i)];
+        const int64_t n = static_cast<int64_t>(s.size());
+        ids[i].narrow(0, 0, n).copy_(torch::tensor(std::vector<int64_t>(s.begin(), s.end())));
+        mask[i].narrow(0, 0, n).fill_(1);
+    }
+    const std::string in = f.tmp() + "/prompts.safetensors", out = f.tmp() + "/hidden.safetensors";
+    writeSafetensors(in, {{"input_ids", Dtype::I64, ids.sizes().vec(), ids.data_ptr()},
+                          {"attention_mask", Dtype::I64, mask.sizes().vec(), mask.data_ptr()}});
+    const auto ran = runProcess({testing::kReferencePython, testing::referenceScript("run_reference.py"),
+                                 f.path + "/text_encoder", in, out});
+    EXPECT_EQ(ran.exitCode, 0) << ran.output;
+    const torch::Tensor hidden = testing::readFloatTensor(SafetensorsFile(out), "hidden");
+    std::vector<torch::Tensor> each;
+    for (int64_t i = 0; i < b; ++i) each.push_back(hidden[i].narrow(0, 0, static_cast<int64_t>(samples[static_cast<size_t>(i)].size())));
+    return each;
+}
+
+TEST(QwenImageTextEncoder, PromptStatesEqualTheReferencesPastTheTemplate) {
+    const PipelineFolder f;
+    if (!f.problem.empty()) GTEST_SKIP() << f.problem;
+    const QwenImageTextEncoder encoder(f.path);
+    EXPECT_EQ(encoder.width(), 64);
+    const std::vector<std::string> prompts = {"A red cube on a wooden table, soft light.",
+                                              "Ein Schild mit der Aufschrift \"Café 24h\" — 夜の街.", ""};
+    std::vector<std::vector<int32_t>> ids;
+    for (const std::string& prompt : prompts) ids.push_back(encoder.prompt().ids(prompt));
+    const std::vector<torch::Tensor> want = referenceHidden(f, ids);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        const torch::Tensor mine = encoder.encode(prompts[i]);
+        ASSERT_EQ(mine.size(0), static_cast<int64_t>(ids[i].size()) - 34) << prompts[i];
+        EXPECT_LT(testing::relativeError(mine, want[i].narrow(0, 34, want[i].size(0) - 34)), 1e-5) << prompts[i];
+    }
+    // Padded to the longest, with a mask; each row as encoded alone.
+    const auto [states, mask] = encoder.encodeBatch({"short", "a somewhat longer prompt about a lighthouse at dusk"});
+    ASSERT_EQ(states.dim(), 3);
+    EXPECT_EQ(mask.sum(1)[0].item<int64_t>(), encoder.encode("short").size(0));
+    EXPECT_EQ(mask.sum(1)[1].item<int64_t>(), states.size(1));
+    const int64_t n = encoder.encode("short").size(0);
+    EXPECT_TRUE(torch::equal(states[0].narrow(0, 0, n), encoder.encode("short")));
+    EXPECT_EQ(states[0].narrow(0, n, states.size(1) - n).abs().sum().item<double>(), 0.0);
+}
+
+TEST(QwenImageTextEncoder, TokensAreThePublishedTemplatesAndAreCutAt1024PastIt) {
+    if (!std::ifstream(oracleTokenizer())) GTEST_SKIP() << "Qwen's tokenizer.json is installed by the text.oracle_install test";
+    const Tokenizer tokenizer = Tokenizer::load(oracleTokenizer());
+    const QwenImagePrompt prompt(tokenizer, qwenImagePromptTemplate());
+    // The template as the published pipeline writes it, encoded whole.
+    const std::string written =
+        "<|im_start|>system\nDescribe the image by detailing the color, shape, size, texture, quantity, text, spatial "
+        "relationships of the objects and background:<|im_end|>\n<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n";
+    const std::string text = "Two cats, one black, one white.";
+    std::string filled = written;
+    filled.replace(filled.find("{}"), 2, text);
+    EXPECT_EQ(prompt.ids(text), tokenizer.encode(filled));
+    std::string longText;
+    for (int i = 0; i < 600; ++i) longText += "red blue ";
+    const std::vector<int32_t> cut = prompt.ids(longText);
+    EXPECT_EQ(cut.size(), 34u + 1024u);
+    std::string longFilled = written;
+    longFilled.replace(longFilled.find("{}"), 2, longText);
+    const std::vector<int32_t> whole = tokenizer.encode(longFilled);
+    EXPECT_TRUE(std::equal(cut.begin(), cut.end(), whole.begin()));
+}
+
+TEST(QwenImageTextEncoder, AFolderWithoutItsPartsIsNamed) {
+    if (!std::ifstream(oracleTokenizer())) GTEST_SKIP() << "Qwen's tokenizer.json is installed by the text.oracle_install test";
+    testing::TempDir tmp;
+    const std::string folder = tmp.path() + "/pipeline";
+    std::filesystem::create_directories(folder + "/tokenizer");
+    std::ofstream(folder + "/tokenizer/vocab.json") << "{}";
+    try {
+        QwenImageTextEncoder encoder(folder);
+        FAIL() << "a tokenizer folder without tokenizer.json loaded";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("tokenizer.json"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("save_pretrained"), std::string::npos) << e.what();
+    }
+    std::filesystem::copy_file(oracleTokenizer(), folder + "/tokenizer/tokenizer.json");
+    try {
+        QwenImageTextEncoder encoder(folder);
+        FAIL() << "a folder without text_encoder/ loaded";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("text_encoder/config.json"), std::string::npos) << e.what();
+    }
+}
+
+} // namespace
+} // namespace parallax

@@ -1,0 +1,89 @@
+#include "trainer/cache/QwenImageTextEncoder.h"
+
+#include "core/spec/ModelConfigFile.h"
+#include "core/spec/ModelDims.h"
+#include "core/util/Files.h"
+#include "trainer/models/PublishedWeights.h"
+
+#include <stdexcept>
+
+namespace parallax {
+
+namespace {
+
+std::string part(const std::string& pipelineFolder, const std::string& name, const std::string& needs) {
+    const std::string folder = joinPath(pipelineFolder, name);
+    if (!isRegularFile(joinPath(folder, needs)))
+        throw std::invalid_argument(pipelineFolder + ": Qwen-Image's text encoder needs " + name + "/" + needs +
+                                    " (a diffusers pipeline folder: model_index.json, text_encoder/, tokenizer/, "
+                                    "transformer/, vae/)");
+    return folder;
+}
+
+Tokenizer tokenizerOf(const std::string& pipelineFolder) {
+    const std::string folder = joinPath(pipelineFolder, "tokenizer");
+    if (!isRegularFile(joinPath(folder, "tokenizer.json")) && isRegularFile(joinPath(folder, "vocab.json")))
+        throw std::invalid_argument(folder + " holds vocab.json and merges.txt but no tokenizer.json, the one form read "
+                                    "here: write it once with transformers (AutoTokenizer.from_pretrained(\"" + folder +
+                                    "\").save_pretrained(\"" + folder + "\"))");
+    return Tokenizer::load(part(pipelineFolder, "tokenizer", "tokenizer.json"));
+}
+
+} // namespace
+
+QwenImageTextEncoder::QwenImageTextEncoder(const std::string& pipelineFolder, torch::Device device,
+                                           torch::ScalarType dtype)
+    : m_device(device), m_dtype(dtype) {
+    m_prompt = std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder), qwenImagePromptTemplate());
+    const std::string folder = part(pipelineFolder, "text_encoder", "config.json");
+    ModelSpec spec;
+    spec.kind = ModelKind::Qwen2_5_Vl;
+    spec.from = folder;
+    const ModelDims dims = resolveModel(spec);
+    m_width = dims.dim;
+    m_model = constructModel(dims);
+    loadPublishedWeights(*m_model, folder);
+    m_model->eval();
+    m_model->to(device, dtype);
+    for (const std::shared_ptr<Unit>& unit : m_model->units()) {
+        if (auto embed = std::dynamic_pointer_cast<QwenEmbedding>(unit)) m_embed = embed;
+        else if (auto head = std::dynamic_pointer_cast<QwenHead>(unit)) m_head = head;
+        else if (m_embed && !m_head) m_layers.push_back(unit); // the decoder layers, between the two
+    }
+    if (!m_embed || !m_head || m_layers.empty())
+        throw std::logic_error(folder + ": the qwen2_5_vl model has no language model to encode prompts with");
+}
+
+torch::Tensor QwenImageTextEncoder::encode(const std::string& prompt) const {
+    const std::vector<int32_t> ids = m_prompt->ids(prompt);
+    const int64_t drop = m_prompt->format().drop;
+    if (static_cast<int64_t>(ids.size()) <= drop) return torch::zeros({0, m_width});
+    torch::InferenceMode inference;
+    Batch batch;
+    batch.tokens = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).unsqueeze(0).to(m_device);
+    batch.labels = torch::full_like(batch.tokens, -100); // the tokens are the input as they are (no next-token shift)
+    Activation x = m_embed->forward({}, batch);
+    for (const std::shared_ptr<Unit>& layer : m_layers) x = layer->forward(x, batch);
+    const torch::Tensor states = m_head->norm->forward(x.at(0)).squeeze(0); // (T, C)
+    return states.narrow(0, drop, states.size(0) - drop).to(torch::kCPU, torch::kFloat32).clone();
+}
+
+std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const std::vector<std::string>& prompts) const {
+    std::vector<torch::Tensor> each;
+    int64_t longest = 0;
+    for (const std::string& p : prompts) {
+        each.push_back(encode(p));
+        longest = std::max(longest, each.back().size(0));
+    }
+    const int64_t n = static_cast<int64_t>(prompts.size());
+    torch::Tensor states = torch::zeros({n, longest, m_width});
+    torch::Tensor mask = torch::zeros({n, longest}, torch::kBool);
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t t = each[static_cast<size_t>(i)].size(0);
+        states[i].narrow(0, 0, t).copy_(each[static_cast<size_t>(i)]);
+        mask[i].narrow(0, 0, t).fill_(true);
+    }
+    return {states, mask};
+}
+
+} // namespace parallax

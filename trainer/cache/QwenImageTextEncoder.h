@@ -1,0 +1,44 @@
+#pragma once
+
+#include "trainer/cache/QwenImagePrompt.h"
+#include "trainer/models/Model.h"
+#include "trainer/models/QwenText.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace parallax {
+
+// Qwen-Image's text encoder: the language model of Qwen2.5-VL, frozen, from a pipeline folder's
+// text_encoder/ (config.json and its weights in either published name layout) with the tokenizer of
+// its tokenizer/ (tokenizer.json). A prompt's states are the last hidden state (after the final
+// RMSNorm) of its tokens past the template's first 34, at most 1024, as the published pipeline gives
+// them to the transformer. Runs on `device` in `dtype` under inference mode; errors name the folder
+// and the file.
+class QwenImageTextEncoder {
+public:
+    QwenImageTextEncoder(const std::string& pipelineFolder, torch::Device device = torch::kCPU,
+                         torch::ScalarType dtype = torch::kFloat32);
+
+    // One prompt's states (T, C) in float32 on the CPU, T <= 1024; T = 0 for nothing past the template.
+    torch::Tensor encode(const std::string& prompt) const;
+    // Several prompts, padded to the longest: {states (B, T, C), mask (B, T) bool, false for padding}.
+    std::pair<torch::Tensor, torch::Tensor> encodeBatch(const std::vector<std::string>& prompts) const;
+
+    int64_t width() const { return m_width; } // C: the transformer's joint_attention_dim
+    const QwenImagePrompt& prompt() const { return *m_prompt; }
+
+private:
+    std::unique_ptr<QwenImagePrompt> m_prompt;
+    std::shared_ptr<Model> m_model; // the whole Qwen2.5-VL; only its language model runs
+    std::vector<std::shared_ptr<Unit>> m_layers;
+    std::shared_ptr<Unit> m_embed;
+    std::shared_ptr<QwenHead> m_head; // its final norm
+    torch::Device m_device;
+    torch::ScalarType m_dtype;
+    int64_t m_width = 0;
+};
+
+} // namespace parallax
