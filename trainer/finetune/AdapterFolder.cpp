@@ -44,9 +44,7 @@ std::string adaptedModulesPattern(const std::vector<AdaptedLayer>& adapted) {
     return out + ")";
 }
 
-} // namespace
-
-std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase& base) {
+json adapterConfig(const AppliedFinetune& finetune, const AdapterBase& base) {
     const FinetuneSpec& f = finetune.spec;
     json config;
     config["peft_type"] = "LORA";
@@ -63,7 +61,31 @@ std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase
     config["fan_in_fan_out"] = false;
     config["init_lora_weights"] = true;
     config["inference_mode"] = true;
-    return config.dump(2) + "\n";
+    return config;
+}
+
+// diffusers' lora_adapter_metadata: the LoraConfig under "transformer." keys, which its loader
+// builds the adapter from (without it, it takes alpha = r: a scale of 1).
+std::string diffusersLoraMetadata(const AppliedFinetune& finetune, const AdapterBase& base) {
+    const json config = adapterConfig(finetune, base);
+    json prefixed;
+    for (const auto& [key, value] : config.items()) prefixed["transformer." + key] = value;
+    return prefixed.dump(2);
+}
+
+// ComfyUI's: an alpha per module beside its lora_A / lora_B, the module's scale alpha / r.
+std::map<std::string, torch::Tensor> withComfyUiAlphas(std::map<std::string, torch::Tensor> tensors,
+                                                       const AppliedFinetune& finetune, const std::string& prefix) {
+    const double alpha = finetune.scale * static_cast<double>(finetune.spec.lora_r);
+    for (const AdaptedLayer& a : finetune.adapted)
+        tensors[prefix + a.published + ".alpha"] = torch::full({}, alpha, torch::kFloat);
+    return tensors;
+}
+
+} // namespace
+
+std::string adapterConfigJson(const AppliedFinetune& finetune, const AdapterBase& base) {
+    return adapterConfig(finetune, base).dump(2) + "\n";
 }
 
 std::map<std::string, torch::Tensor> adapterTensors(const AppliedFinetune& finetune, const FullTensor& full,
@@ -90,10 +112,12 @@ std::map<std::string, torch::Tensor> prefixedAdapterTensors(const AppliedFinetun
 
 namespace {
 
-void writeTensors(const std::string& path, const std::map<std::string, torch::Tensor>& tensors) {
+void writeTensors(const std::string& path, const std::map<std::string, torch::Tensor>& tensors,
+                  TensorMetadata metadata = {}) {
     std::vector<TensorData> data;
     for (const auto& [name, t] : tensors) data.push_back({name, Dtype::F32, t.sizes().vec(), t.data_ptr()});
-    writeSafetensors(path, data, {{"format", "pt"}});
+    metadata.insert(metadata.begin(), {"format", "pt"});
+    writeSafetensors(path, data, metadata);
 }
 
 } // namespace
@@ -104,8 +128,10 @@ void writeAdapterFolder(const std::string& dir, const AppliedFinetune& finetune,
     writeTensors(joinPath(dir, "adapter_model.safetensors"), adapterTensors(finetune, full, base.layout));
     writeFileAtomic(joinPath(dir, "adapter_config.json"), adapterConfigJson(finetune, base));
     if (!base.diffusers) return;
-    writeTensors(joinPath(dir, kDiffusersLoraFile), prefixedAdapterTensors(finetune, full, "transformer."));
-    writeTensors(joinPath(dir, kComfyUiLoraFile), prefixedAdapterTensors(finetune, full, "diffusion_model."));
+    writeTensors(joinPath(dir, kDiffusersLoraFile), prefixedAdapterTensors(finetune, full, "transformer."),
+                 {{kDiffusersLoraMetadataKey, diffusersLoraMetadata(finetune, base)}});
+    writeTensors(joinPath(dir, kComfyUiLoraFile),
+                 withComfyUiAlphas(prefixedAdapterTensors(finetune, full, "diffusion_model."), finetune, "diffusion_model."));
 }
 
 std::map<std::string, torch::Tensor> mergedWeights(const AppliedFinetune& finetune, const FullTensor& full) {

@@ -31,8 +31,13 @@ struct AdapterBase {
 // The single files a diffusers adapter folder holds besides PEFT's: pytorch_lora_weights.safetensors
 // with "transformer.<module path>.lora_A.weight" / ".lora_B.weight" (diffusers' save_lora_weights),
 // and lora_comfyui.safetensors with "diffusion_model.<module path>..." (ComfyUI).
+// The first carries the adapter's LoraConfig (adapter_config.json's fields under "transformer." keys)
+// as JSON in its metadata under kDiffusersLoraMetadataKey, as diffusers' training scripts save it, so
+// that load_lora_weights applies alpha / r; the second an "<module>.alpha" scalar per module (ComfyUI
+// scales by alpha / r).
 constexpr const char* kDiffusersLoraFile = "pytorch_lora_weights.safetensors";
 constexpr const char* kComfyUiLoraFile = "lora_comfyui.safetensors";
+constexpr const char* kDiffusersLoraMetadataKey = "lora_adapter_metadata";
 
 // The adapter's tensors with `prefix` ("transformer.", "diffusion_model.") before each adapted
 // module's published path.

@@ -8,6 +8,7 @@
 #include "core/formats/SafetensorsWriter.h"
 #include "core/spec/ModelDims.h"
 #include "tests/support/Process.h"
+#include "tests/trainer/support/QwenImageCompare.h"
 #include "tests/trainer/support/ReferencePython.h"
 #include "trainer/models/Model.h"
 #include "trainer/models/PublishedNames.h"
@@ -28,12 +29,7 @@ using testing::runProcess;
 
 constexpr const char* kPython = testing::kReferencePython;
 
-ModelDims folderDims(const std::string& folder) {
-    ModelSpec spec;
-    spec.kind = ModelKind::QwenImage;
-    spec.from = folder;
-    return resolveModel(spec);
-}
+using testing::qwenImageFolderDims;
 
 // Two samples of latents 16 x 6 x 10 (3 x 5 packed tokens), prompts of 7 states, the second
 // padded after 4, sigmas 0.3 and 0.8.
@@ -48,15 +44,6 @@ Batch oddGridBatch(const ModelDims& dims) {
     b.attention_mask.index_put_({1, torch::indexing::Slice(4, 7)}, false);
     b.sample_index = {0, 1};
     return b;
-}
-
-void writeBatch(const Batch& b, const std::string& path) {
-    const torch::Tensor mask = b.attention_mask.to(torch::kInt64).contiguous();
-    writeSafetensors(path, {{"latents", Dtype::F32, b.images.sizes().vec(), b.images.data_ptr()},
-                            {"noise", Dtype::F32, b.noise.sizes().vec(), b.noise.data_ptr()},
-                            {"sigmas", Dtype::F32, b.timesteps.sizes().vec(), b.timesteps.data_ptr()},
-                            {"prompt_embeds", Dtype::F32, b.text_states.sizes().vec(), b.text_states.data_ptr()},
-                            {"prompt_mask", Dtype::I64, mask.sizes().vec(), mask.data_ptr()}});
 }
 
 class QwenImageReference : public ::testing::Test {
@@ -77,23 +64,15 @@ protected:
 TEST_F(QwenImageReference, AnOddGridAndAPaddedPromptGiveTheReferencesNumbers) {
     const std::string folder = dir.path() + "/pipeline";
     makeCheckpoint(folder, {"--pipeline"});
-    const ModelDims dims = folderDims(folder);
+    const ModelDims dims = qwenImageFolderDims(folder);
     ASSERT_EQ(dims.kind, ModelKind::QwenImage);
     const std::shared_ptr<Model> model = constructModel(dims);
     loadPublishedWeights(*model, folder);
     const Batch batch = oddGridBatch(dims);
-    writeBatch(batch, dir.path() + "/batch.safetensors");
+    testing::writeQwenImageBatch(batch, dir.path() + "/batch.safetensors");
 
-    const std::vector<std::string> grads = {
-        "img_in.weight", "txt_norm.weight", "txt_in.bias", "time_text_embed.timestep_embedder.linear_1.weight",
-        "transformer_blocks.0.img_mod.1.weight", "transformer_blocks.0.txt_mod.1.bias",
-        "transformer_blocks.0.attn.to_q.weight", "transformer_blocks.0.attn.add_k_proj.weight",
-        "transformer_blocks.0.attn.norm_added_q.weight", "transformer_blocks.0.attn.to_add_out.weight",
-        "transformer_blocks.0.txt_mlp.net.2.weight", "transformer_blocks.1.attn.to_out.0.bias",
-        "transformer_blocks.1.attn.add_v_proj.weight", "transformer_blocks.1.img_mlp.net.0.proj.weight",
-        "norm_out.linear.weight", "proj_out.bias"};
     std::string list;
-    for (const std::string& n : grads) list += (list.empty() ? "" : ",") + n;
+    for (const std::string& n : testing::qwenImageGradNames()) list += (list.empty() ? "" : ",") + n;
     const ProcessResult ref = runProcess({kPython, testing::referenceScript("run_qwen_image_reference.py"), folder,
                                           dir.path() + "/batch.safetensors", dir.path() + "/out.safetensors", "--grads", list});
     ASSERT_EQ(ref.exitCode, 0) << ref.output;
@@ -107,25 +86,13 @@ TEST_F(QwenImageReference, AnOddGridAndAPaddedPromptGiveTheReferencesNumbers) {
     EXPECT_LT((rot.textCos - text.select(-1, 0)).abs().max().item<double>(), 1e-6);
     EXPECT_LT((rot.textSin - text.select(-1, 1)).abs().max().item<double>(), 1e-6);
 
-    {
-        torch::NoGradGuard noGrad;
-        Activation a;
-        for (int64_t i = 0; i + 1 < model->unitCount(); ++i) a = model->unit(i)->forward(a, batch);
-        EXPECT_LT(testing::relativeError(a.at(2), testing::readFloatTensor(out, "temb")), 1e-5);
-        auto& head = dynamic_cast<QwenImageHead&>(*model->unit(model->unitCount() - 1));
-        EXPECT_LT(testing::relativeError(head.predict(a.at(1), a.at(2)), testing::readFloatTensor(out, "output")), 1e-5);
-    }
-    const Activation result = model->forwardAll(batch);
-    const torch::Tensor loss = result.at(0) / result.at(1);
-    loss.backward();
-    EXPECT_NEAR(loss.item<double>(), testing::readFloatTensor(out, "loss").item<double>(), 1e-5);
-    std::map<std::string, torch::Tensor> mine;
-    for (const auto& [name, tensor] : publishedParameters(*model)) mine[name] = tensor.grad();
-    for (const std::string& name : grads) {
-        ASSERT_TRUE(mine.at(name).defined()) << name;
-        EXPECT_LT(testing::relativeError(mine.at(name), testing::readFloatTensor(out, "grad." + name)), 1e-4) << name;
-    }
+    torch::Tensor temb;
+    testing::qwenImagePrediction(*model, batch, &temb);
+    EXPECT_LT(testing::relativeError(temb, testing::readFloatTensor(out, "temb")), 1e-5);
+    testing::expectSameOutputAndLoss(*model, batch, out);
+    testing::expectSameGradients(*model, out);
     // The last block's text stream feeds nothing: its output projection and MLP get no gradient.
+    const std::map<std::string, torch::Tensor> mine = testing::publishedGradients(*model);
     for (const char* name : {"transformer_blocks.1.attn.to_add_out.weight", "transformer_blocks.1.txt_mlp.net.2.weight",
                              "transformer_blocks.1.attn.add_q_proj.weight"})
         EXPECT_FALSE(mine.at(name).defined()) << name;
@@ -137,8 +104,8 @@ TEST_F(QwenImageReference, ShardsLoadLikeOneFileAndATruncatedShardIsNamed) {
     makeCheckpoint(dir.path() + "/one");
     makeCheckpoint(dir.path() + "/sharded", {"--max-shard-size", "60000"});
     ASSERT_TRUE(std::filesystem::exists(dir.path() + "/sharded/diffusion_pytorch_model.safetensors.index.json"));
-    const std::shared_ptr<Model> a = constructModel(folderDims(dir.path() + "/one"));
-    const std::shared_ptr<Model> b = constructModel(folderDims(dir.path() + "/sharded"));
+    const std::shared_ptr<Model> a = constructModel(qwenImageFolderDims(dir.path() + "/one"));
+    const std::shared_ptr<Model> b = constructModel(qwenImageFolderDims(dir.path() + "/sharded"));
     loadPublishedWeights(*a, dir.path() + "/one");
     loadPublishedWeights(*b, dir.path() + "/sharded");
     const auto pa = publishedParameters(*a), pb = publishedParameters(*b);
@@ -150,7 +117,7 @@ TEST_F(QwenImageReference, ShardsLoadLikeOneFileAndATruncatedShardIsNamed) {
         if (entry.path().extension() == ".safetensors") shard = entry.path().string();
     ASSERT_FALSE(shard.empty());
     std::filesystem::resize_file(shard, std::filesystem::file_size(shard) / 2);
-    const std::shared_ptr<Model> model = buildModel(folderDims(dir.path() + "/sharded"), 3);
+    const std::shared_ptr<Model> model = buildModel(qwenImageFolderDims(dir.path() + "/sharded"), 3);
     const torch::Tensor before = publishedParameters(*model).front().second.clone();
     try {
         loadPublishedWeights(*model, dir.path() + "/sharded");
