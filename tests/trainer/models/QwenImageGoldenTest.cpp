@@ -3,7 +3,8 @@
 // the checkpoint and config as diffusers saved them load through model.from, and the batch its
 // training script's way (an odd packed grid of 3 x 5, a padded prompt) gives the same velocity,
 // flow-matching loss and gradients, no gradient for exactly the parameters diffusers left without
-// one, and the same LoRA step.
+// one, and the same LoRA step; and diffusers' LoRA loader reads the worker's adapter file to the
+// worker's output.
 
 #include "core/formats/SafetensorsFile.h"
 #include "core/spec/ModelKinds.h"
@@ -166,6 +167,43 @@ TEST(QwenImageGolden, LoraStepEqualsPeft) {
         // A step moves each value by about lr: within a thousandth of it.
         EXPECT_TRUE(torch::allclose(p.detach(), testing::readFloatTensor(peft, "updated." + key), 0, 1e-6)) << key;
     }
+}
+
+// A LoRA the worker trained on this checkpoint (4 steps of lr 1e-2, r 4, alpha 8, the default
+// targets), its pytorch_lora_weights.safetensors as the run wrote it, loaded by diffusers' own loader
+// (check_qwen_image_lora.py: QwenImagePipeline.lora_state_dict, then load_lora_into_transformer):
+// diffusers' output on the batch equals the worker's with the same adapter, and the worker writes
+// the same file from those weights again.
+TEST(QwenImageGolden, DiffusersLoadsTheWorkersLora) {
+    const std::shared_ptr<Model> model = goldenModel();
+    const std::string dir = goldenDir() + "/worker_lora";
+    const SafetensorsFile lora(dir + "/" + kDiffusersLoraFile);
+    AppliedFinetune applied;
+    loadAdapters(*model, applied, lora, [](const std::string& key) { return "transformer." + key; });
+    const Batch batch = testing::readQwenImageBatch(goldenDir() + "/batch.safetensors");
+    const SafetensorsFile diffusers(dir + "/diffusers_output.safetensors");
+    const torch::Tensor mine = testing::qwenImagePrediction(*model, batch);
+    EXPECT_LT(testing::relativeError(mine, testing::readFloatTensor(diffusers, "output")), 1e-5);
+    // The adapter matters: without it the output moves by more than a hundred times that.
+    const SafetensorsFile golden(goldenDir() + "/golden.safetensors");
+    EXPECT_GT(testing::relativeError(mine, testing::readFloatTensor(golden, "output")), 1e-3);
+
+    testing::TempDir out;
+    const FullTensor full = [&model](const std::string& name) { return model->named_parameters()[name].detach(); };
+    AdapterBase base;
+    base.diffusers = true;
+    writeAdapterFolder(out.path(), applied, base, full);
+    const SafetensorsFile again(out.path() + "/" + kDiffusersLoraFile);
+    ASSERT_EQ(again.tensors().size(), lora.tensors().size());
+    for (const TensorInfo& t : lora.tensors()) {
+        ASSERT_NE(again.find(t.name), nullptr) << t.name;
+        EXPECT_TRUE(torch::equal(testing::readFloatTensor(again, t.name), testing::readFloatTensor(lora, t.name))) << t.name;
+    }
+    auto written = nlohmann::json::parse(metadataValue(again, kDiffusersLoraMetadataKey));
+    auto committed = nlohmann::json::parse(metadataValue(lora, kDiffusersLoraMetadataKey));
+    written.erase("transformer.base_model_name_or_path");
+    committed.erase("transformer.base_model_name_or_path");
+    EXPECT_EQ(written, committed);
 }
 
 } // namespace
