@@ -98,7 +98,9 @@ TEST_F(QwenImageVaeTest, ABf16CheckpointLoadsIntoFp32AndBf16) {
     const torch::Tensor latents = low->encode(images);
     EXPECT_EQ(latents.scalar_type(), torch::kBFloat16);
     EXPECT_LT(relativeError(latents.to(torch::kFloat32), expected), 0.05);
-    EXPECT_EQ(low->decode(latents).scalar_type(), torch::kBFloat16);
+    const torch::Tensor images16 = low->decode(latents);
+    EXPECT_EQ(images16.scalar_type(), torch::kBFloat16);
+    EXPECT_LT(relativeError(images16.to(torch::kFloat32), vae->decode(latents)), 0.1); // 0.04 measured
 }
 
 TEST_F(QwenImageVaeTest, ShardsLoadLikeOneFileAndOnePartLoadsAlone) {
