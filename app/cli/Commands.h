@@ -70,6 +70,15 @@ struct ExportCommandOptions {
 };
 int exportCommand(const std::string& storePath, const ExportCommandOptions& o);
 
+// SPEC's image-caption dataset encoded once into its latent cache: runs parallax-cache (beside this
+// executable), which prints its progress.
+struct CacheCommandOptions {
+    std::string spec;
+    std::string device = "cpu"; // cpu or cuda
+    bool bf16 = false;
+};
+int cacheCommand(const CacheCommandOptions& o);
+
 int checkCommand(const std::string& storePath, const std::string& spec);
 
 struct FitCommandOptions {

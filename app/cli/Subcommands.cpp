@@ -235,6 +235,15 @@ Handler tokenizeArguments(CLI::App& tokenize) {
     return [o](const std::string&) { return tokenizeCommand(*o); };
 }
 
+Handler cacheArguments(CLI::App& cache) {
+    auto o = std::make_shared<CacheCommandOptions>();
+    cache.add_option("spec", o->spec, "SPEC.toml: model.from a Qwen-Image pipeline folder, data.path its dataset")
+        ->required();
+    cache.add_option("--device", o->device, "cpu or cuda (the first GPU)")->capture_default_str();
+    cache.add_flag("--bf16", o->bf16, "Run the VAE and the text encoder in bf16 (default fp32)");
+    return [o](const std::string&) { return cacheCommand(*o); };
+}
+
 struct SubcommandEntry {
     const char* name;
     const char* description;
@@ -261,6 +270,11 @@ const SubcommandEntry kSubcommands[] = {
      "run as the diffusers transformer folder), or a LoRA run's adapter (PEFT; diffusers and ComfyUI "
      "files too for qwen_image)",
      exportArguments, false},
+    {"cache",
+     "Encode SPEC's image-caption dataset once (the VAE's latents of each image at its aspect bucket, the "
+     "text encoder's states of each prompt) into the cache beside it, which its qwen_image runs read; "
+     "goes on where a cut-short cache stopped",
+     cacheArguments, false},
     {"trace",
      "Write RUN as a trace for Perfetto or chrome://tracing: spans per rank and stage, steps, "
      "checkpoints, flight-recorder waits and log lines, one track per rank grouped by host",

@@ -35,4 +35,17 @@ std::string locateWorker() {
                    "); build it (cmake -DPARALLAX_WORKER=ON) or set PARALLAX_WORKER to its path");
 }
 
+void execBeside(const std::string& name, const std::vector<std::string>& args, const std::string& missing) {
+    const std::string tool = (fs::path(selfExecutable()).parent_path() / name).string();
+    if (access(tool.c_str(), X_OK) != 0)
+        throw CliError(name + " not found beside parallax-cli (" + tool + "); " + missing);
+    std::vector<std::string> words = {tool};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    throw CliError("cannot run " + tool);
+}
+
 } // namespace parallax

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace parallax {
 
@@ -11,5 +12,9 @@ std::string selfExecutable();
 std::string locateWorker();
 // Where locateWorker() would look, without checking (for `check`).
 std::string expectedWorkerPath();
+
+// `name` (parallax-export, parallax-cache) beside this executable, run in place of this process with
+// `args` after it. Throws CliError, with `missing` (how it is built) when it is not there.
+[[noreturn]] void execBeside(const std::string& name, const std::vector<std::string>& args, const std::string& missing);
 
 } // namespace parallax

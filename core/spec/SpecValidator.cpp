@@ -338,18 +338,24 @@ private:
         if (!latentModel || data.kind == DataKind::Synthetic) return true;
         if (data.kind != DataKind::Latents) {
             error("data.kind", "model.kind = " + inQuotes(d.kind) + " trains on VAE latents and prompt states: use "
-                                   "data.kind = \"latents\" (a folder of safetensors shards of them: docs/spec.md) or "
-                                   "\"synthetic\"",
+                                   "data.kind = \"latents\" (an image-caption dataset cached by parallax-cli cache, or a folder "
+                                   "of safetensors shards: docs/spec.md) or \"synthetic\"",
                   {"model.kind"});
             return false;
         }
         if (data.path.empty())
-            error("data.path", "data.path is empty; data.kind = \"latents\" reads a folder of latent shards "
-                               "(*.safetensors): set data.path",
+            error("data.path", "data.path is empty; data.kind = \"latents\" reads an image-caption dataset "
+                               "(through its cache) or a folder of latent shards (*.safetensors): set data.path",
                   {"data.kind"});
-        else if (!isDirectory(data.path) && !remote())
-            error("data.path", "data.path = " + inQuotes(data.path) + " is not a folder; data.kind = \"latents\" "
-                               "reads a folder of latent shards (*.safetensors)",
+        else if (!isDirectory(data.path) && !isRegularFile(data.path) && !remote())
+            error("data.path", "data.path = " + inQuotes(data.path) + " does not exist; data.kind = \"latents\" "
+                               "reads an image-caption dataset (metadata.csv, .json, .jsonl, or a folder of images "
+                               "with .txt captions) through its cache, or a folder of latent shards (*.safetensors)",
+                  {"data.kind"});
+        // An image-caption dataset's images are cached at aspect buckets of at most max_pixels.
+        if (data.max_pixels < 256)
+            error("data.max_pixels", "data.max_pixels = " + num(data.max_pixels) + " is below one 16 x 16 aspect bucket "
+                                     "(256 pixels), the least an image is cached at",
                   {"data.kind"});
         return false;
     }

@@ -34,9 +34,9 @@ TINY = {"patch_size": 2, "in_channels": 64, "out_channels": 16, "num_layers": 2,
 DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16}
 
 
-def config(layers=TINY["num_layers"]):
+def config(layers=TINY["num_layers"], joint_dim=TINY["joint_attention_dim"]):
     return {"_class_name": qwen_image.CLASS_NAME, "_diffusers_version": DIFFUSERS_VERSION,
-            **TINY, "num_layers": layers}
+            **TINY, "num_layers": layers, "joint_attention_dim": joint_dim}
 
 
 def draw(cfg, seed=0):
@@ -54,8 +54,8 @@ def draw(cfg, seed=0):
     return params
 
 
-def tiny_model(layers=TINY["num_layers"], seed=0, dtype=torch.float32):
-    cfg = qwen_image.parse_config(config(layers), "tiny config")
+def tiny_model(layers=TINY["num_layers"], seed=0, dtype=torch.float32, joint_dim=TINY["joint_attention_dim"]):
+    cfg = qwen_image.parse_config(config(layers, joint_dim), "tiny config")
     return qwen_image.QwenImageTransformer(cfg, draw(cfg, seed)).to(dtype)
 
 
@@ -82,9 +82,10 @@ def write_json(path, value):
         f.write("\n")
 
 
-def write(folder, seed=0, layers=TINY["num_layers"], pipeline=False, max_shard_size=10_000_000_000, dtype="F32"):
+def write(folder, seed=0, layers=TINY["num_layers"], pipeline=False, max_shard_size=10_000_000_000, dtype="F32",
+          joint_dim=TINY["joint_attention_dim"]):
     """Writes the folder; returns the model in float32 as drawn (before any BF16 rounding)."""
-    model = tiny_model(layers, seed)
+    model = tiny_model(layers, seed, joint_dim=joint_dim)
     target = folder
     if pipeline:
         os.makedirs(folder, exist_ok=True)
@@ -93,7 +94,7 @@ def write(folder, seed=0, layers=TINY["num_layers"], pipeline=False, max_shard_s
                     "transformer": ["diffusers", qwen_image.CLASS_NAME]})
         target = os.path.join(folder, "transformer")
     os.makedirs(target, exist_ok=True)
-    write_json(os.path.join(target, "config.json"), config(layers))
+    write_json(os.path.join(target, "config.json"), config(layers, joint_dim))
     save_weights(target, {k: v.to(DTYPES[dtype]) for k, v in model.params.items()}, max_shard_size)
     return model
 
@@ -106,12 +107,14 @@ def main(argv):
     p.add_argument("--pipeline", action="store_true")
     p.add_argument("--max-shard-size", type=int, default=10_000_000_000)
     p.add_argument("--dtype", choices=sorted(DTYPES), default="F32")
+    p.add_argument("--joint-dim", type=int, default=TINY["joint_attention_dim"],
+                   help="the text encoder's width (64 for the tiny Qwen2.5-VL of make_tiny_checkpoint.py)")
     a = p.parse_args(argv)
     if a.layers < 1:
         p.error("--layers must be at least 1")
     if a.max_shard_size < 1:
         p.error("--max-shard-size must be positive")
-    write(a.folder, a.seed, a.layers, a.pipeline, a.max_shard_size, a.dtype)
+    write(a.folder, a.seed, a.layers, a.pipeline, a.max_shard_size, a.dtype, a.joint_dim)
     return 0
 
 

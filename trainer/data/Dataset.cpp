@@ -3,7 +3,7 @@
 #include "trainer/data/DataError.h"
 #include "trainer/data/FashionMnistDataset.h"
 #include "trainer/data/ImageFolderDataset.h"
-#include "trainer/data/LatentCacheDataset.h"
+#include "trainer/data/LatentData.h"
 #include "trainer/data/SyntheticDataset.h"
 #include "trainer/data/TextDataset.h"
 #if PARALLAX_WITH_CONVERSATIONS
@@ -35,7 +35,7 @@ std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims
         }
         return std::make_unique<TextDataset>(data.path, dims);
     case DataKind::ImageFolder: return std::make_unique<ImageFolderDataset>(data.path, dims, seed);
-    case DataKind::Latents: return std::make_unique<LatentCacheDataset>(data.path, dims, seed);
+    case DataKind::Latents: return openLatentData(data, dims, seed, modelFolder);
     case DataKind::Conversations:
 #if PARALLAX_WITH_CONVERSATIONS
         return std::make_unique<ConversationDataset>(data, dims, modelFolder);

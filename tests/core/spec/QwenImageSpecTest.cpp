@@ -29,8 +29,15 @@ TEST(QwenImageSpec, ReadsLatentsOrSyntheticDataAndNothingElseDoes) {
     EXPECT_TRUE(hasIssue(issues, "data.kind", "which model.kind = \"gpt\" cannot read; use model.kind = \"qwen_image\"", false))
         << describe(issues);
     issues = issuesOf("[model]\nkind = \"qwen_image\"\n[data]\nkind = \"latents\"\n");
-    EXPECT_TRUE(hasIssue(issues, "data.path", "data.path is empty; data.kind = \"latents\" reads a folder", false))
+    EXPECT_TRUE(hasIssue(issues, "data.path", "data.path is empty; data.kind = \"latents\" reads an image-caption", false))
         << describe(issues);
+    issues = issuesOf("[model]\nkind = \"qwen_image\"\n[data]\nkind = \"latents\"\npath = \"/nowhere/metadata.csv\"\n");
+    EXPECT_TRUE(hasIssue(issues, "data.path", "\"/nowhere/metadata.csv\" does not exist", false)) << describe(issues);
+    // max_pixels is the aspect buckets' budget there: no warning, and at least one 16 x 16 bucket.
+    issues = issuesOf("[model]\nkind = \"qwen_image\"\n[data]\nkind = \"latents\"\npath = \"/tmp\"\nmax_pixels = 4096\n");
+    EXPECT_TRUE(issues.empty()) << describe(issues);
+    issues = issuesOf("[model]\nkind = \"qwen_image\"\n[data]\nkind = \"latents\"\npath = \"/tmp\"\nmax_pixels = 100\n");
+    EXPECT_TRUE(hasIssue(issues, "data.max_pixels", "16 x 16 aspect bucket", false)) << describe(issues);
     issues = issuesOf("[model]\nkind = \"qwen_image\"\n[data]\nkind = \"synthetic\"\n");
     EXPECT_TRUE(issues.empty()) << describe(issues);
     // Image folders are for the kinds that read pixels.

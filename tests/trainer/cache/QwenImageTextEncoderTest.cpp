@@ -8,11 +8,13 @@
 #include "core/formats/SafetensorsWriter.h"
 #include "core/text/Tokenizer.h"
 #include "tests/support/Process.h"
+#include "tests/trainer/cache/TinyPipeline.h"
 #include "tests/trainer/support/ReferencePython.h"
 #include "trainer/cache/QwenImageTextEncoder.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -21,36 +23,8 @@ namespace {
 
 using testing::runProcess;
 
-std::string oracleTokenizer() { return testing::buildDir() + "/npm-oracle/qwen/tokenizer.json"; }
-
-// A pipeline folder with what the encoder reads: tokenizer/tokenizer.json and text_encoder/.
-class PipelineFolder {
-public:
-    std::string problem;
-    std::string path;
-
-    PipelineFolder() {
-        if (!std::ifstream(oracleTokenizer())) {
-            problem = "Qwen's tokenizer.json is installed by the text.oracle_install test";
-            return;
-        }
-        if (!testing::referenceAvailable()) {
-            problem = std::string(testing::kReferencePython) + " cannot import torch: apt-get install python3-torch";
-            return;
-        }
-        path = m_tmp.path() + "/pipeline";
-        std::filesystem::create_directories(path + "/tokenizer");
-        std::filesystem::copy_file(oracleTokenizer(), path + "/tokenizer/tokenizer.json");
-        const auto made = runProcess({testing::kReferencePython, testing::referenceScript("make_tiny_checkpoint.py"),
-                                      path + "/text_encoder", "--config-shape", "nested", "--layout", "current",
-                                      "--untied"}); // as Qwen2.5-VL-7B, Qwen-Image's encoder
-        if (made.exitCode != 0) problem = "make_tiny_checkpoint.py failed: " + made.output;
-    }
-    const std::string& tmp() const { return m_tmp.path(); }
-
-private:
-    testing::TempDir m_tmp;
-};
+using testing::oracleTokenizer;
+using PipelineFolder = testing::TinyPipeline;
 
 // The reference's last hidden states of several samples' ids, in one batch padded on the right
 // (attention_mask 0), each sample's real positions.

@@ -1,0 +1,163 @@
+// `parallax-cli cache`: an image-caption dataset of PNGs of three aspects encoded into its cache by
+// the tiny pipeline's VAE and text encoder; each sample's latents and prompt states equal what the
+// VAE and the encoder give for its image fitted to its bucket; a cache killed (SIGKILL) after its
+// first shard goes on from there and ends equal to one made whole; a changed caption makes it again;
+// a qwen_image LoRA run trains on the dataset through its cache, and refuses without one.
+
+#include "core/captions/AspectBucket.h"
+#include "core/captions/LatentCache.h"
+#include "core/formats/SafetensorsFile.h"
+#include "core/image/ImageDecoder.h"
+#include "core/spec/SpecIO.h"
+#include "tests/core/conversations/PngFile.h"
+#include "tests/trainer/cache/TinyPipeline.h"
+#include "tests/trainer/support/SpecText.h"
+#include "tests/trainer/support/WorkerRun.h"
+#include "trainer/cache/LatentCacheWriter.h"
+#include "trainer/cache/QwenImageTextEncoder.h"
+#include "trainer/models/PublishedWeights.h"
+#include "trainer/models/QwenImageVaeWeights.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace parallax {
+namespace {
+
+using namespace testing;
+
+constexpr int kImages = 70; // three shards: 32, 32 and 6
+
+class LatentCache : public ::testing::Test {
+protected:
+    static TinyPipeline& pipeline() {
+        static TinyPipeline p;
+        return p;
+    }
+    void SetUp() override {
+        if (!pipeline().problem.empty()) GTEST_SKIP() << pipeline().problem;
+        data = tmp.path() + "/photos";
+        std::filesystem::create_directories(data);
+        const int sides[3][2] = {{48, 32}, {40, 40}, {30, 52}}; // buckets 48 x 32, 32 x 32, 16 x 48 within 48 x 32
+        for (int i = 0; i < kImages; ++i) {
+            char name[16];
+            std::snprintf(name, sizeof name, "img%03d", i);
+            writeRampPng(data + "/" + name + ".png", sides[i % 3][0], sides[i % 3][1], static_cast<unsigned>(i + 1));
+            std::ofstream(data + "/" + name + ".txt") << "photo " << i << (i % 2 ? " of a red ramp" : ", noisy");
+        }
+        spec = readSpecFile(writeSpec());
+    }
+    std::string writeSpec(const std::string& extra = "") {
+        TinySpec s;
+        s.kind = "qwen_image";
+        s.extraModel = "from = \"" + pipeline().path + "\"\nseq_len = 64";
+        s.data = "latents";
+        s.extraData = "path = \"" + data + "\"\nmax_pixels = 1536\nshuffle = false" + extra;
+        s.finetune = "mode = \"lora\"\nlora_r = 4\nlora_alpha = 8";
+        s.steps = 4;
+        s.globalBatch = 2;
+        s.microBatch = 1;
+        const std::string path = tmp.path() + "/spec.toml";
+        std::ofstream(path) << s.toToml();
+        return path;
+    }
+    std::function<void(const std::string&)> record() {
+        return [this](const std::string& line) { said += line + "\n"; };
+    }
+    TempDir tmp;
+    std::string data, said;
+    RunSpec spec;
+};
+
+TEST_F(LatentCache, EachSampleIsItsImageAtItsBucketAndItsPromptsStates) {
+    const LatentCacheResult r = writeLatentCache(spec, {}, record());
+    EXPECT_EQ(r.samples, kImages);
+    EXPECT_EQ(r.encoded, kImages);
+    EXPECT_EQ(r.folder, data + "/.parallax-cache");
+    ASSERT_EQ(r.buckets.size(), 3u) << said;
+    EXPECT_EQ(r.buckets.at(BucketSize{48, 32}), 24);
+    EXPECT_EQ(r.buckets.at(BucketSize{32, 32}), 23);
+    EXPECT_EQ(r.buckets.at(BucketSize{16, 48}), 23);
+    EXPECT_NE(said.find("cache: 64 of 70 samples"), std::string::npos) << said;
+    for (int s = 0; s < 3; ++s) EXPECT_TRUE(std::filesystem::exists(r.folder + "/" + cacheShardName(s)));
+
+    // Sample 34 (40 x 40 -> 32 x 32) in shard 1, against the VAE and the encoder themselves.
+    const SafetensorsFile shard(r.folder + "/" + cacheShardName(1));
+    const torch::Tensor latents = tensorOf(shard.view(cacheSampleName(34) + ".latents"));
+    const torch::Tensor prompt = tensorOf(shard.view(cacheSampleName(34) + ".prompt_embeds"));
+    Image fitted = fitToBucket(decodeImageFile(data + "/img034.png").rgb, {32, 32});
+    const torch::Tensor image = torch::from_blob(fitted.samples.data(), {32, 32, 3}, torch::kUInt8)
+                                    .permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32).div(127.5).sub(1.0);
+    QwenImageVaeOptions options;
+    options.decoder = false;
+    const auto vae = loadQwenImageVae(pipeline().path, options);
+    EXPECT_TRUE(torch::equal(latents, vae->encode(image).squeeze(0)));
+    EXPECT_EQ(latents.sizes(), (std::vector<int64_t>{16, 4, 4}));
+    EXPECT_TRUE(torch::equal(prompt, QwenImageTextEncoder(pipeline().path).encode("photo 34, noisy")));
+}
+
+TEST_F(LatentCache, AKilledCacheGoesOnFromItsLastShardAndEndsAsOneMadeWhole) {
+    const LatentCacheResult whole = writeLatentCache(spec, {}, record());
+    const std::string kept = tmp.path() + "/whole";
+    std::filesystem::rename(whole.folder, kept);
+
+    const std::string cacher = buildDir() + "/app/parallax-cache";
+    BackgroundProcess first = startProcess({cacher, tmp.path() + "/spec.toml"}, tmp.path() + "/first.out");
+    const std::string firstShard = whole.folder + "/" + cacheShardName(0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!std::filesystem::exists(firstShard) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ::kill(first.pid, SIGKILL);
+    EXPECT_EQ(first.wait(), 128 + SIGKILL) << first.output();
+    ASSERT_TRUE(std::filesystem::exists(firstShard)) << first.output();
+    ASSERT_FALSE(std::filesystem::exists(whole.folder + "/" + cacheShardName(2))) << "killed after its last shard";
+
+    const ProcessResult again = runProcess({cacher, tmp.path() + "/spec.toml"});
+    ASSERT_EQ(again.exitCode, 0) << again.output;
+    EXPECT_NE(again.output.find("going on from sample "), std::string::npos) << again.output;
+    EXPECT_NE(again.output.find("70 samples"), std::string::npos) << again.output;
+    for (int s = 0; s < 3; ++s) {
+        const SafetensorsFile a(kept + "/" + cacheShardName(s)), b(whole.folder + "/" + cacheShardName(s));
+        ASSERT_EQ(a.tensors().size(), b.tensors().size());
+        for (const TensorInfo& t : a.tensors())
+            EXPECT_TRUE(torch::equal(tensorOf(a.view(t.name)), tensorOf(b.view(t.name)))) << t.name;
+    }
+    const ProcessResult done = runProcess({cacher, tmp.path() + "/spec.toml"});
+    EXPECT_NE(done.output.find("all 70 samples are encoded already"), std::string::npos) << done.output;
+}
+
+TEST_F(LatentCache, AChangedCaptionMakesTheCacheAgain) {
+    writeLatentCache(spec, {}, record());
+    std::ofstream(data + "/img007.txt") << "another caption";
+    said.clear();
+    const LatentCacheResult r = writeLatentCache(spec, {}, record());
+    EXPECT_EQ(r.resumed, 0);
+    EXPECT_EQ(r.encoded, kImages);
+    EXPECT_NE(said.find("was made for another dataset, pipeline or data.max_pixels: making it again"), std::string::npos)
+        << said;
+}
+
+TEST_F(LatentCache, ALoraRunTrainsThroughTheCacheAndRefusesWithoutOne) {
+    TempDir runs;
+    std::ifstream in(tmp.path() + "/spec.toml");
+    const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const WorkerRun refused = runWorker(toml, 1, runs.path() + "/refused");
+    EXPECT_NE(refused.exitCode, 0);
+    EXPECT_NE(refused.output.find("its latent cache holds 0 of 70 samples"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("parallax-cli cache SPEC"), std::string::npos) << refused.output;
+
+    writeLatentCache(spec, {}, record());
+    const WorkerRun run = runWorker(toml, 1, runs.path() + "/run");
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    EXPECT_NE(run.output.find("latents: 70 samples in 3 shards"), std::string::npos) << run.output;
+    ASSERT_EQ(run.losses().size(), 4u);
+    for (double loss : run.losses()) EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
+}
+
+} // namespace
+} // namespace parallax

@@ -1,0 +1,123 @@
+#include "trainer/cache/LatentCacheWriter.h"
+
+#include "core/captions/ImageCaptions.h"
+#include "core/captions/LatentCache.h"
+#include "core/formats/SafetensorsWriter.h"
+#include "core/image/ImageDecoder.h"
+#include "core/image/ImageError.h"
+#include "core/spec/ModelKinds.h"
+#include "core/util/Files.h"
+#include "trainer/cache/QwenImageTextEncoder.h"
+#include "trainer/models/QwenImageVaeWeights.h"
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+namespace parallax {
+
+namespace {
+
+std::vector<CaptionSample> datasetOf(const RunSpec& spec) {
+    const ModelKindInfo* kind = modelKindInfo(spec.model.kind);
+    if (kind == nullptr || !readsLatents(*kind) || spec.model.from.empty())
+        throw std::invalid_argument("parallax-cli cache encodes images for a latent model from its pipeline folder: "
+                                    "set model.kind = \"qwen_image\" and model.from = the folder (vae/, text_encoder/, "
+                                    "tokenizer/, transformer/)");
+    if (spec.data.kind != DataKind::Latents)
+        throw std::invalid_argument("parallax-cli cache reads data.kind = \"latents\" with data.path = an image-caption "
+                                    "dataset (metadata.csv, .json, .jsonl, or images with .txt captions)");
+    try {
+        return readImageCaptions(spec.data.path);
+    } catch (const CaptionError& e) {
+        throw std::invalid_argument(std::string("data.path: ") + e.what());
+    }
+}
+
+// The image of `s` at its bucket, (1, 3, H, W) in [-1, 1].
+torch::Tensor imageTensor(const CaptionSample& s, int64_t maxPixels, BucketSize& bucket) {
+    DecodedImage decoded;
+    try {
+        decoded = decodeImageFile(s.image);
+    } catch (const ImageError& e) {
+        throw std::invalid_argument(s.source + ": " + e.what());
+    }
+    bucket = bucketFor(decoded.rgb.width, decoded.rgb.height, maxPixels);
+    Image fitted = fitToBucket(decoded.rgb, bucket);
+    const torch::Tensor hwc = torch::from_blob(fitted.samples.data(), {fitted.height, fitted.width, 3}, torch::kUInt8);
+    return hwc.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32).div(127.5).sub(1.0);
+}
+
+void clearStale(const std::string& folder, const std::function<void(const std::string&)>& say) {
+    if (!isDirectory(folder)) return;
+    int64_t removed = 0;
+    for (const std::string& name : listDirectory(folder))
+        if (name.rfind("shard-", 0) == 0 || name == "cache.json") {
+            removeAll(joinPath(folder, name));
+            ++removed;
+        }
+    if (removed) say(folder + " was made for another dataset, pipeline or data.max_pixels: making it again");
+}
+
+} // namespace
+
+LatentCacheResult writeLatentCache(const RunSpec& spec, const LatentCacheOptions& options,
+                                   const std::function<void(const std::string&)>& say) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<CaptionSample> samples = datasetOf(spec);
+    for (const CaptionSample& s : samples)
+        if (!s.edit_images.empty())
+            throw std::invalid_argument(s.source + ": edit_image: Qwen-Image-Edit's reference images are not encoded "
+                                        "yet; cache a text-to-image dataset (image and prompt)");
+    const LatentCacheKey key = latentCacheKey(samples, spec.model.from, spec.data.max_pixels);
+    LatentCacheStatus status = latentCacheStatus(spec.data.path, key);
+    LatentCacheResult result;
+    result.folder = status.folder;
+    result.samples = key.samples;
+    if (!status.made_for_this) {
+        clearStale(status.folder, say);
+        writeLatentCacheManifest(status.folder, key);
+        status = latentCacheStatus(spec.data.path, key);
+    }
+    result.resumed = status.samples_done;
+    if (status.complete()) {
+        say(status.folder + ": all " + std::to_string(key.samples) + " samples are encoded already");
+        return result;
+    }
+    if (status.samples_done)
+        say("going on from sample " + std::to_string(status.samples_done) + " of " + std::to_string(key.samples));
+    say("loading the VAE's encoder and the text encoder of " + spec.model.from);
+    QwenImageVaeOptions vaeOptions;
+    vaeOptions.decoder = false;
+    vaeOptions.device = options.device;
+    vaeOptions.dtype = options.dtype;
+    const std::shared_ptr<QwenImageVae> vae = loadQwenImageVae(spec.model.from, vaeOptions);
+    const QwenImageTextEncoder text(spec.model.from, options.device, options.dtype);
+    const auto encodeStart = std::chrono::steady_clock::now();
+    for (int64_t shard = status.shards_done; shard < cacheShardCount(key.samples); ++shard) {
+        std::vector<torch::Tensor> keep;
+        std::vector<TensorData> tensors;
+        const int64_t first = shard * kCacheShardSamples, last = std::min(key.samples, first + kCacheShardSamples);
+        for (int64_t i = first; i < last; ++i) {
+            const CaptionSample& s = samples[static_cast<size_t>(i)];
+            BucketSize bucket;
+            const torch::Tensor image = imageTensor(s, spec.data.max_pixels, bucket).to(options.device);
+            keep.push_back(vae->encode(image).squeeze(0).to(torch::kCPU, torch::kFloat32).contiguous());
+            keep.push_back(text.encode(s.prompt).contiguous());
+            const std::string name = cacheSampleName(i);
+            tensors.push_back({name + ".latents", Dtype::F32, keep[keep.size() - 2].sizes().vec(), keep[keep.size() - 2].data_ptr()});
+            tensors.push_back({name + ".prompt_embeds", Dtype::F32, keep.back().sizes().vec(), keep.back().data_ptr()});
+            ++result.buckets[bucket];
+        }
+        writeSafetensors(joinPath(status.folder, cacheShardName(shard)), tensors, {{"source", spec.data.path}});
+        result.encoded += last - first;
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - encodeStart).count();
+        char rate[64];
+        std::snprintf(rate, sizeof rate, " (%.2f images/s)", seconds > 0 ? result.encoded / seconds : 0.0);
+        say("cache: " + std::to_string(last) + " of " + std::to_string(key.samples) + " samples" + rate);
+    }
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+} // namespace parallax

@@ -1,0 +1,54 @@
+#include "trainer/data/LatentData.h"
+
+#include "core/util/Files.h"
+#include "trainer/data/DataError.h"
+#include "trainer/data/LatentCacheDataset.h"
+
+#if PARALLAX_WITH_CAPTIONS
+#include "core/captions/ImageCaptions.h"
+#include "core/captions/LatentCache.h"
+#endif
+
+namespace parallax {
+
+namespace {
+
+bool holdsShards(const std::string& folder) {
+    if (!isDirectory(folder)) return false;
+    for (const std::string& name : listDirectory(folder))
+        if (name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0) return true;
+    return false;
+}
+
+} // namespace
+
+std::unique_ptr<Dataset> openLatentData(const DataSpec& data, const ModelDims& dims, uint64_t seed,
+                                        const std::string& modelFolder) {
+    if (holdsShards(data.path)) return std::make_unique<LatentCacheDataset>(data.path, dims, seed);
+#if PARALLAX_WITH_CAPTIONS
+    std::vector<CaptionSample> samples;
+    try {
+        samples = readImageCaptions(data.path);
+    } catch (const CaptionError& e) {
+        throw DataError(std::string("data.path: ") + e.what() +
+                        " (data.kind = \"latents\" reads latent shards, or an image-caption dataset through its cache)");
+    }
+    if (modelFolder.empty())
+        throw DataError("data.path = \"" + data.path + "\" is an image-caption dataset: its latents come from the VAE "
+                        "and text encoder of model.from's pipeline folder; set model.from");
+    const LatentCacheStatus status =
+        latentCacheStatus(data.path, latentCacheKey(samples, modelFolder, data.max_pixels));
+    if (!status.complete())
+        throw DataError("data.path = \"" + data.path + "\": its latent cache holds " +
+                        std::to_string(status.made_for_this ? status.samples_done : 0) + " of " +
+                        std::to_string(status.samples) + " samples" +
+                        (status.made_for_this ? "" : " made for this model.from and data.max_pixels") +
+                        "; run `parallax-cli cache SPEC` first (it goes on where it stopped)");
+    return std::make_unique<LatentCacheDataset>(status.folder, dims, seed);
+#else
+    throw DataError("data.path = \"" + data.path + "\" holds no latent shards (*.safetensors), and this worker was "
+                    "built without the image decoders that read image-caption datasets (packaging/deps.sh)");
+#endif
+}
+
+} // namespace parallax
