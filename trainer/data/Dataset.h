@@ -22,6 +22,9 @@ public:
     virtual Batch makeBatch(const std::vector<int64_t>& indices, int64_t step) const = 0;
     // One line for logs and the console: "fashion-mnist train, 60000 images from /usr/share/...".
     virtual std::string describe() const = 0;
+    // One id per sample where only samples of one id may share a micro-batch (latents of one size:
+    // an aspect bucket); empty when any may (DistributedSampler::setGroups).
+    virtual std::vector<int64_t> sampleGroups() const { return {}; }
 };
 
 // The dataset of `data.kind` shaped for `dims`. `modelFolder` (model.from) holds the tokenizer

@@ -38,7 +38,7 @@ private:
 DistributedSampler::DistributedSampler(int64_t datasetSize, int64_t globalBatch, int64_t dpSize, int64_t dpRank,
                                        int64_t microBatch, uint64_t seed, bool shuffle)
     : m_size(datasetSize), m_globalBatch(globalBatch), m_dpSize(dpSize), m_dpRank(dpRank), m_microBatch(microBatch),
-      m_seed(seed), m_shuffle(shuffle) {
+      m_seed(seed), m_shuffle(shuffle), m_epochLength(datasetSize) {
     if (datasetSize <= 0) throw std::invalid_argument("the dataset is empty");
     if (globalBatch <= 0 || microBatch <= 0 || dpSize <= 0)
         throw std::invalid_argument("train.global_batch, train.micro_batch and parallel.dp must be positive");
@@ -51,22 +51,62 @@ DistributedSampler::DistributedSampler(int64_t datasetSize, int64_t globalBatch,
                                     std::to_string(dpSize * microBatch));
 }
 
+namespace {
+
+template <class T> void shuffleWith(SplitMix& rng, std::vector<T>& v) {
+    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(static_cast<uint64_t>(i))]);
+}
+
+} // namespace
+
+int64_t DistributedSampler::setGroups(const std::vector<int64_t>& groups) {
+    if (static_cast<int64_t>(groups.size()) != m_size)
+        throw std::invalid_argument("the sample groups number " + std::to_string(groups.size()) + ", the dataset " +
+                                    std::to_string(m_size));
+    std::map<int64_t, std::vector<int64_t>> byGroup;
+    for (int64_t i = 0; i < m_size; ++i) byGroup[groups[static_cast<size_t>(i)]].push_back(i);
+    m_groups.clear();
+    m_permutations.clear();
+    m_epochLength = m_size;
+    if (byGroup.size() <= 1) return 0;
+    int64_t used = 0;
+    for (auto& [group, members] : byGroup) {
+        used += static_cast<int64_t>(members.size()) / m_microBatch * m_microBatch;
+        m_groups.push_back(std::move(members));
+    }
+    if (used == 0)
+        throw std::invalid_argument("no group of samples (aspect bucket) has train.micro_batch = " +
+                                    std::to_string(m_microBatch) + " samples: lower train.micro_batch");
+    m_epochLength = used;
+    return m_size - used;
+}
+
 const std::vector<int64_t>& DistributedSampler::permutation(int64_t epoch) {
     auto found = m_permutations.find(epoch);
     if (found != m_permutations.end()) return found->second;
     if (m_permutations.size() >= 2) m_permutations.erase(m_permutations.begin());
-    std::vector<int64_t> perm(static_cast<size_t>(m_size));
-    for (int64_t i = 0; i < m_size; ++i) perm[static_cast<size_t>(i)] = i;
-    if (m_shuffle) {
-        SplitMix rng(hashValues({kPermutationStream, m_seed, static_cast<uint64_t>(epoch)}));
-        for (int64_t i = m_size - 1; i > 0; --i)
-            std::swap(perm[static_cast<size_t>(i)], perm[rng.below(static_cast<uint64_t>(i + 1))]);
+    SplitMix rng(hashValues({kPermutationStream, m_seed, static_cast<uint64_t>(epoch)}));
+    std::vector<int64_t> perm;
+    perm.reserve(static_cast<size_t>(m_epochLength));
+    if (m_groups.empty()) {
+        for (int64_t i = 0; i < m_size; ++i) perm.push_back(i);
+        if (m_shuffle) shuffleWith(rng, perm);
+    } else {
+        std::vector<std::vector<int64_t>> runs;
+        for (std::vector<int64_t> members : m_groups) {
+            if (m_shuffle) shuffleWith(rng, members);
+            for (size_t i = 0; i + static_cast<size_t>(m_microBatch) <= members.size(); i += static_cast<size_t>(m_microBatch))
+                runs.emplace_back(members.begin() + static_cast<std::ptrdiff_t>(i),
+                                  members.begin() + static_cast<std::ptrdiff_t>(i) + m_microBatch);
+        }
+        if (m_shuffle) shuffleWith(rng, runs);
+        for (const std::vector<int64_t>& run : runs) perm.insert(perm.end(), run.begin(), run.end());
     }
     return m_permutations.emplace(epoch, std::move(perm)).first->second;
 }
 
 int64_t DistributedSampler::indexAt(int64_t position) {
-    return permutation(position / m_size)[static_cast<size_t>(position % m_size)];
+    return permutation(position / m_epochLength)[static_cast<size_t>(position % m_epochLength)];
 }
 
 std::vector<int64_t> DistributedSampler::microBatch(int64_t step, int64_t micro) {

@@ -89,6 +89,13 @@ Batch LatentCacheDataset::makeBatch(const std::vector<int64_t>& indices, int64_t
     return latentBatch(samples, indices, step, m_seed, m_dims);
 }
 
+std::vector<int64_t> LatentCacheDataset::sampleGroups() const {
+    std::vector<int64_t> groups;
+    groups.reserve(m_samples.size());
+    for (const Entry& e : m_samples) groups.push_back(e.latents->shape[1] * (int64_t(1) << 32) + e.latents->shape[2]);
+    return groups;
+}
+
 std::string LatentCacheDataset::describe() const {
     return "latents: " + std::to_string(m_samples.size()) + " samples in " + std::to_string(m_files.size()) +
            " shards of " + m_folder;

@@ -26,6 +26,8 @@ public:
     int64_t size() const override { return static_cast<int64_t>(m_samples.size()); }
     Batch makeBatch(const std::vector<int64_t>& indices, int64_t step) const override;
     std::string describe() const override;
+    // The latents' size (H, W), one id each: a micro-batch holds one.
+    std::vector<int64_t> sampleGroups() const override;
 
 private:
     struct Entry {

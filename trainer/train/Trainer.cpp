@@ -37,6 +37,7 @@
 #include <cmath>
 #include <iomanip>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace parallax {
@@ -96,6 +97,13 @@ void Trainer::setup() {
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
                                                      m_groups.coord.dp, m_spec.train.micro_batch,
                                                      m_spec.train.seed, m_spec.data.shuffle);
+    if (const std::vector<int64_t> groups = m_dataset->sampleGroups(); !groups.empty()) {
+        const int64_t left = m_sampler->setGroups(groups);
+        const size_t kinds = std::set<int64_t>(groups.begin(), groups.end()).size();
+        if (kinds > 1 && m_groups.worldRank() == 0)
+            m_out.info("aspect buckets: " + std::to_string(kinds) + ", each micro-batch of one; an epoch leaves out " +
+                       std::to_string(left) + " samples (each bucket's last, shorter run of train.micro_batch)");
+    }
 
     const PeakFlops peak = devicePeakFlops(m_device.is_cuda() ? m_device.index() : -1, m_spec.train.precision.value(),
                                            torch::get_num_threads());

@@ -52,16 +52,17 @@ protected:
         }
         spec = readSpecFile(writeSpec());
     }
-    std::string writeSpec(const std::string& extra = "") {
+    std::string writeSpec(const std::string& extra = "", int64_t microBatch = 1, int64_t dp = 1) {
         TinySpec s;
+        s.dp = dp;
         s.kind = "qwen_image";
         s.extraModel = "from = \"" + pipeline().path + "\"\nseq_len = 64";
         s.data = "latents";
         s.extraData = "path = \"" + data + "\"\nmax_pixels = 1536\nshuffle = false" + extra;
         s.finetune = "mode = \"lora\"\nlora_r = 4\nlora_alpha = 8";
         s.steps = 4;
-        s.globalBatch = 2;
-        s.microBatch = 1;
+        s.globalBatch = 2 * microBatch;
+        s.microBatch = microBatch;
         const std::string path = tmp.path() + "/spec.toml";
         std::ofstream(path) << s.toToml();
         return path;
@@ -157,6 +158,25 @@ TEST_F(LatentCache, ALoraRunTrainsThroughTheCacheAndRefusesWithoutOne) {
     EXPECT_NE(run.output.find("latents: 70 samples in 3 shards"), std::string::npos) << run.output;
     ASSERT_EQ(run.losses().size(), 4u);
     for (double loss : run.losses()) EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
+}
+
+// Micro-batches of two from three aspect buckets: each holds one bucket, and two data-parallel ranks
+// train the numbers of one process.
+TEST_F(LatentCache, MicroBatchesOfOneBucketTrainTheSameOnTwoRanks) {
+    writeLatentCache(spec, {}, record());
+    TempDir runs;
+    const auto toml = [this](int64_t dp) {
+        std::ifstream in(writeSpec("", 2, dp));
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    const WorkerRun one = runWorker(toml(1), 1, runs.path() + "/one");
+    ASSERT_EQ(one.exitCode, 0) << one.output;
+    EXPECT_NE(one.output.find("aspect buckets: 3, each micro-batch of one; an epoch leaves out 2 samples"),
+              std::string::npos) << one.output;
+    const WorkerRun two = runWorker(toml(2), 2, runs.path() + "/two");
+    ASSERT_EQ(two.exitCode, 0) << two.output;
+    ASSERT_EQ(one.losses().size(), 4u);
+    EXPECT_LT(maxRelativeDifference(one.losses(), two.losses()), 1e-5);
 }
 
 } // namespace
