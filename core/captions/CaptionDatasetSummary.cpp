@@ -1,0 +1,53 @@
+#include "core/captions/CaptionDatasetSummary.h"
+
+#include "core/captions/ImageCaptions.h"
+#include "core/image/ImageDecoder.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+#include <vector>
+
+namespace parallax {
+
+CaptionDatasetSummary summarizeCaptionDataset(const std::string& datasetPath, const std::string& modelFrom,
+                                              int64_t maxPixels) {
+    CaptionDatasetSummary out;
+    try {
+        const std::vector<CaptionSample> samples = readImageCaptions(datasetPath);
+        std::vector<BucketSize> sizes;
+        sizes.reserve(samples.size());
+        for (const CaptionSample& s : samples) {
+            try {
+                const ImageInfo info = readImageInfoFile(s.image);
+                sizes.push_back(bucketFor(info.width, info.height, maxPixels));
+            } catch (const std::exception& e) {
+                // The sample's own file and line come first, so that the caption or the row can be found.
+                throw CaptionError(s.source + ": " + e.what());
+            }
+        }
+        out.samples = static_cast<int64_t>(samples.size());
+        out.buckets = bucketCounts(sizes);
+        out.cache = latentCacheStatus(datasetPath, latentCacheKey(samples, modelFrom, maxPixels));
+    } catch (const std::exception& e) {
+        out = CaptionDatasetSummary{};
+        out.error = e.what();
+    }
+    return out;
+}
+
+std::string bucketSummaryText(const CaptionDatasetSummary& summary) {
+    std::vector<std::pair<BucketSize, int64_t>> buckets(summary.buckets.begin(), summary.buckets.end());
+    std::stable_sort(buckets.begin(), buckets.end(), [](const auto& a, const auto& b) {
+        if (a.second != b.second) return a.second > b.second;
+        return b.first < a.first; // equal counts: the wider (then taller) first
+    });
+    std::string text = std::to_string(summary.samples) + (summary.samples == 1 ? " image in " : " images in ") +
+                       std::to_string(buckets.size()) + (buckets.size() == 1 ? " bucket" : " buckets");
+    for (size_t i = 0; i < buckets.size(); ++i)
+        text += (i ? ", " : ": ") + std::to_string(buckets[i].first.width) + " x " +
+                std::to_string(buckets[i].first.height) + " (" + std::to_string(buckets[i].second) + ")";
+    return text;
+}
+
+} // namespace parallax

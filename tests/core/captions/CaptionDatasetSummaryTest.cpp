@@ -1,0 +1,100 @@
+// What the console shows of an image-caption dataset: its samples, their aspect buckets from the
+// images' headers, how much of its latent cache is there for a pipeline and pixel budget, and the
+// dataset's problem naming the file.
+
+#include "core/captions/CaptionDatasetSummary.h"
+#include "tests/core/conversations/PngFile.h"
+#include "tests/support/Process.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace parallax {
+namespace {
+
+using testing::TempDir;
+
+constexpr int64_t kMaxPixels = 48 * 48;
+
+// Three wide (48 x 32), two square (32 x 32) and one tall (16 x 48) image, each with its caption.
+void writeDataset(const std::string& folder) {
+    std::filesystem::create_directories(folder);
+    const struct {
+        const char* name;
+        int w, h;
+    } images[] = {{"a", 48, 32}, {"b", 50, 34}, {"c", 60, 40}, {"d", 32, 32}, {"e", 33, 33}, {"f", 20, 50}};
+    unsigned seed = 1;
+    for (const auto& i : images) {
+        testing::writeRampPng(folder + "/" + i.name + ".png", i.w, i.h, seed++);
+        std::ofstream(folder + "/" + i.name + ".txt") << "a picture called " << i.name;
+    }
+}
+
+TEST(CaptionDatasetSummary, CountsSamplesAndBucketsFromTheHeaders) {
+    TempDir tmp;
+    writeDataset(tmp.path() + "/data");
+    const CaptionDatasetSummary s = summarizeCaptionDataset(tmp.path() + "/data", tmp.path() + "/pipe", kMaxPixels);
+    ASSERT_TRUE(s.ok()) << s.error;
+    EXPECT_EQ(s.samples, 6);
+    ASSERT_EQ(s.buckets.size(), 3u);
+    EXPECT_EQ(s.buckets.at(BucketSize{48, 32}), 3);
+    EXPECT_EQ(s.buckets.at(BucketSize{32, 32}), 2);
+    EXPECT_EQ(s.buckets.at(BucketSize{16, 48}), 1);
+    EXPECT_EQ(bucketSummaryText(s), "6 images in 3 buckets: 48 x 32 (3), 32 x 32 (2), 16 x 48 (1)");
+    EXPECT_EQ(s.cache.samples, 6);
+    EXPECT_EQ(s.cache.samples_done, 0);
+    EXPECT_FALSE(s.cache.made_for_this);
+    EXPECT_FALSE(s.cache.complete());
+    EXPECT_EQ(s.cache.folder, tmp.path() + "/data/.parallax-cache");
+}
+
+TEST(CaptionDatasetSummary, CacheIsCompleteOnlyForItsPipelineAndBudget) {
+    TempDir tmp;
+    const std::string data = tmp.path() + "/data", pipe = tmp.path() + "/pipe";
+    writeDataset(data);
+    CaptionDatasetSummary s = summarizeCaptionDataset(data, pipe, kMaxPixels);
+    ASSERT_TRUE(s.ok()) << s.error;
+    // A cache as parallax-cache leaves it: its manifest, then the one shard six samples fill.
+    writeLatentCacheManifest(s.cache.folder, latentCacheKey(readImageCaptions(data), pipe, kMaxPixels));
+    s = summarizeCaptionDataset(data, pipe, kMaxPixels);
+    EXPECT_TRUE(s.cache.made_for_this);
+    EXPECT_EQ(s.cache.samples_done, 0);
+    std::ofstream(s.cache.folder + "/" + cacheShardName(0)) << "shard";
+    s = summarizeCaptionDataset(data, pipe, kMaxPixels);
+    EXPECT_TRUE(s.cache.complete());
+    EXPECT_EQ(s.cache.samples_done, 6);
+    // Another budget or another pipeline folder is another cache.
+    EXPECT_FALSE(summarizeCaptionDataset(data, pipe, 32 * 32).cache.made_for_this);
+    EXPECT_FALSE(summarizeCaptionDataset(data, tmp.path() + "/other", kMaxPixels).cache.made_for_this);
+    // A caption changed since: the cache no longer holds this dataset.
+    std::ofstream(data + "/a.txt") << "another caption";
+    EXPECT_FALSE(summarizeCaptionDataset(data, pipe, kMaxPixels).cache.complete());
+}
+
+TEST(CaptionDatasetSummary, ProblemsNameTheFile) {
+    TempDir tmp;
+    const std::string data = tmp.path() + "/data";
+    writeDataset(data);
+    testing::writeRampPng(data + "/uncaptioned.png", 16, 16, 9);
+    CaptionDatasetSummary s = summarizeCaptionDataset(data, tmp.path() + "/pipe", kMaxPixels);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.error.find("uncaptioned.png"), std::string::npos) << s.error;
+    EXPECT_EQ(s.samples, 0);
+    EXPECT_TRUE(s.buckets.empty());
+
+    // An image whose header is cut off: named through its caption file.
+    std::filesystem::remove(data + "/uncaptioned.png");
+    std::filesystem::resize_file(data + "/c.png", 20);
+    s = summarizeCaptionDataset(data, tmp.path() + "/pipe", kMaxPixels);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.error.find(data + "/c.txt: "), std::string::npos) << s.error;
+    EXPECT_NE(s.error.find("c.png"), std::string::npos) << s.error;
+
+    s = summarizeCaptionDataset(tmp.path() + "/missing", tmp.path() + "/pipe", kMaxPixels);
+    EXPECT_NE(s.error.find(tmp.path() + "/missing: no such file or folder"), std::string::npos) << s.error;
+}
+
+} // namespace
+} // namespace parallax
