@@ -34,7 +34,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Programs a run starts, which no library dependency brings.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "openmpi-bin, openssh-client")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist")
+# LibTorch's CPU matrix products through OpenBLAS rather than the reference BLAS libblas3 gives.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0-openmp, dataset-fashion-mnist")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-client")
 set(CPACK_DEBIAN_COMPRESSION_TYPE gzip)
 set(CPACK_STRIP_FILES ON)

@@ -5,6 +5,9 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libopenmpi-dev openmpi-bin
+  # LibTorch's matrix products on the CPU: Debian's LibTorch links libblas.so.3, which without this
+  # is the reference BLAS (unblocked loops). OpenBLAS's OpenMP build takes the threads LibTorch sets.
+  libopenblas0-openmp
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev

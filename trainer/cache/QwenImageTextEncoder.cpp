@@ -43,15 +43,27 @@ QwenImageTextEncoder::QwenImageTextEncoder(const std::string& pipelineFolder, to
     m_width = dims.dim;
     m_model = constructModel(dims);
     loadPublishedWeights(*m_model, folder);
+    takeModel(folder);
+}
+
+QwenImageTextEncoder::QwenImageTextEncoder(std::shared_ptr<Model> model, Tokenizer tokenizer, torch::Device device,
+                                           torch::ScalarType dtype, const std::string& source)
+    : m_model(std::move(model)), m_device(device), m_dtype(dtype) {
+    m_prompt = std::make_unique<QwenImagePrompt>(std::move(tokenizer), qwenImagePromptTemplate());
+    m_width = m_model->dims().dim;
+    takeModel(source);
+}
+
+void QwenImageTextEncoder::takeModel(const std::string& source) {
     m_model->eval();
-    m_model->to(device, dtype);
+    m_model->to(m_device, m_dtype);
     for (const std::shared_ptr<Unit>& unit : m_model->units()) {
         if (auto embed = std::dynamic_pointer_cast<QwenEmbedding>(unit)) m_embed = embed;
         else if (auto head = std::dynamic_pointer_cast<QwenHead>(unit)) m_head = head;
         else if (m_embed && !m_head) m_layers.push_back(unit); // the decoder layers, between the two
     }
     if (!m_embed || !m_head || m_layers.empty())
-        throw std::logic_error(folder + ": the qwen2_5_vl model has no language model to encode prompts with");
+        throw std::logic_error(source + ": the model has no Qwen language model to encode prompts with");
 }
 
 torch::Tensor QwenImageTextEncoder::encode(const std::string& prompt) const {

@@ -21,6 +21,10 @@ class QwenImageTextEncoder {
 public:
     QwenImageTextEncoder(const std::string& pipelineFolder, torch::Device device = torch::kCPU,
                          torch::ScalarType dtype = torch::kFloat32);
+    // A language model already built (a Qwen2 or Qwen2.5-VL model with its weights) and the tokenizer:
+    // for measurements at sizes no folder here holds. `source` names it in messages.
+    QwenImageTextEncoder(std::shared_ptr<Model> model, Tokenizer tokenizer, torch::Device device,
+                         torch::ScalarType dtype, const std::string& source);
 
     // One prompt's states (T, C) in float32 on the CPU, T <= 1024; T = 0 for nothing past the template.
     torch::Tensor encode(const std::string& prompt) const;
@@ -31,6 +35,7 @@ public:
     const QwenImagePrompt& prompt() const { return *m_prompt; }
 
 private:
+    void takeModel(const std::string& source); // finds the embedding, the layers and the final norm
     std::unique_ptr<QwenImagePrompt> m_prompt;
     std::shared_ptr<Model> m_model; // the whole Qwen2.5-VL; only its language model runs
     std::vector<std::shared_ptr<Unit>> m_layers;
