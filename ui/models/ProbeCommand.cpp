@@ -41,8 +41,10 @@ void ProbeCommand::startCommand(const QStringList& arguments, const QList<int>& 
     process->setProgram(program);
     process->setArguments(QStringList{QStringLiteral("--store"), m_storePath} + arguments);
     const QString what = QStringLiteral("parallax-cli ") + arguments.value(0);
-    connect(process, &QProcess::readyReadStandardError, this, [this, process] {
-        m_errBuffer += process->readAllStandardError();
+    const bool merged = m_mergedOutput;
+    if (merged) process->setProcessChannelMode(QProcess::MergedChannels);
+    const auto readLines = [this, process, merged] {
+        m_errBuffer += merged ? process->readAllStandardOutput() : process->readAllStandardError();
         for (int end; (end = m_errBuffer.indexOf('\n')) >= 0;) {
             const QString line = QString::fromUtf8(m_errBuffer.left(end)).trimmed();
             m_errBuffer.remove(0, end + 1);
@@ -50,18 +52,21 @@ void ProbeCommand::startCommand(const QStringList& arguments, const QList<int>& 
             m_errText += line + QChar('\n');
             emit progress(line);
         }
-    });
+    };
+    connect(process, merged ? &QProcess::readyReadStandardOutput : &QProcess::readyReadStandardError, this, readLines);
     connect(process, &QProcess::errorOccurred, this, [this, process](QProcess::ProcessError error) {
         if (error != QProcess::FailedToStart || process != m_process) return;
         m_process = nullptr;
         process->deleteLater();
         emit failed(tr("%1 could not be started: %2").arg(process->program(), process->errorString()));
     });
-    connect(process, &QProcess::finished, this, [this, process, answers, what](int code, QProcess::ExitStatus status) {
+    connect(process, &QProcess::finished, this, [this, process, answers, what, merged, readLines](int code, QProcess::ExitStatus status) {
         if (process != m_process) return;
+        if (merged) readLines();
         m_process = nullptr;
         process->deleteLater();
-        const QString output = QString::fromUtf8(process->readAllStandardOutput());
+        const QString output = merged ? m_errText + QString::fromUtf8(m_errBuffer)
+                                      : QString::fromUtf8(process->readAllStandardOutput());
         if (status == QProcess::NormalExit && answers.contains(code)) {
             answered(code, output);
             return;

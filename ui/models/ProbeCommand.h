@@ -37,6 +37,9 @@ protected:
     void startCommand(const QStringList& arguments, const QList<int>& answers);
     // The command ended with an answer: its standard output.
     virtual void answered(int exitCode, const QString& output) = 0;
+    // For a command that reports its progress on standard output (cache): both streams are read as
+    // progress lines, and the answer is all of them.
+    void setMergedOutput(bool merged) { m_mergedOutput = merged; }
 
 private:
     QString m_storePath;
@@ -44,6 +47,7 @@ private:
     QPointer<QProcess> m_process;
     QByteArray m_errBuffer;
     QString m_errText;
+    bool m_mergedOutput = false;
 };
 
 } // namespace parallax

@@ -7,6 +7,7 @@
 #include "ui/models/SpecDocument.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/models/SpecPresets.h"
+#include "ui/pages/DatasetCacheRow.h"
 #include "ui/pages/EstimatePanel.h"
 #include "ui/pages/ProbeRow.h"
 #include "ui/pages/ProbeRows.h"
@@ -45,8 +46,11 @@ QString q(const std::string& s) {
 
 NewRunPage::NewRunPage(QWidget* parent)
     : QWidget(parent), m_model(new SpecFormModel(this)), m_document(new SpecDocument(m_model, this)),
-      m_launcher(new RunLauncher(this)), m_probes(new ProbeRows(m_document, this)) {
-    m_form = new SpecForm(m_model, m_probes->placements(),
+      m_launcher(new RunLauncher(this)), m_probes(new ProbeRows(m_document, this)),
+      m_datasetCache(new DatasetCacheRow(m_document, this)) {
+    std::vector<SpecForm::Placement> placements = m_probes->placements();
+    for (const SpecForm::Placement& p : m_datasetCache->placements()) placements.push_back(p);
+    m_form = new SpecForm(m_model, placements,
                           [this](const QString& title, const QString& what) { return confirmDiscard(title, what); });
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(buildTopBar());
@@ -162,6 +166,7 @@ void NewRunPage::connectModel() {
         if (m_messageKind == MessageKind::SpecErrors && !m_model->hasErrors()) clearMessage();
     });
     connect(m_document, &SpecDocument::sourcePathChanged, this, &NewRunPage::specFileChanged);
+    connect(m_datasetCache, &DatasetCacheRow::issuesChanged, this, &NewRunPage::showIssues);
 }
 
 void NewRunPage::connectLauncher() {
@@ -230,7 +235,8 @@ void NewRunPage::showEvent(QShowEvent* event) {
 
 void NewRunPage::showIssues() {
     m_form->showIssues();
-    m_issues->showIssues(*m_model, [this](const QString& path) { return fieldEditor(path) != nullptr; });
+    m_issues->showIssues(*m_model, [this](const QString& path) { return fieldEditor(path) != nullptr; },
+                         m_datasetCache->issues());
 }
 
 void NewRunPage::updateLaunchButton() {

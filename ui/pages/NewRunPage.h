@@ -26,6 +26,7 @@ namespace parallax {
 
 class EstimatePanel;
 class AdviseRunner;
+class DatasetCacheRow;
 class BalanceRunner;
 class FitRunner;
 class LayoutAdviceModel;
@@ -113,6 +114,8 @@ public:
     QPushButton* adviceButton() const;
     QPushButton* adviceUseButton() const;
     QLabel* adviceStatusLabel() const;
+    // The dataset's buckets and latent cache, with "Cache now", for a latent model on image-caption data.
+    DatasetCacheRow* datasetCacheRow() const { return m_datasetCache; }
     QLabel* messageLabel() const { return m_message; }
     QString microBatchesText() const;
 
@@ -169,6 +172,7 @@ private:
     SpecDocument* m_document;
     RunLauncher* m_launcher;
     ProbeRows* m_probes;
+    DatasetCacheRow* m_datasetCache;
     SpecForm* m_form = nullptr;
     MessageKind m_messageKind = MessageKind::None;
     qint64 m_messageRun = 0; // the run a Launch message is about (0: still starting)

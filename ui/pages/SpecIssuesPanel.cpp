@@ -32,8 +32,10 @@ SpecIssuesPanel::SpecIssuesPanel(QWidget* parent) : QGroupBox(tr("Issues"), pare
     connect(m_list, &QListWidget::itemClicked, m_list, &QListWidget::itemActivated);
 }
 
-void SpecIssuesPanel::showIssues(const SpecFormModel& model, const std::function<bool(const QString& path)>& hasField) {
-    const std::vector<SpecIssue>& issues = model.issues();
+void SpecIssuesPanel::showIssues(const SpecFormModel& model, const std::function<bool(const QString& path)>& hasField,
+                                 const std::vector<SpecIssue>& more) {
+    std::vector<SpecIssue> issues = model.issues();
+    issues.insert(issues.end(), more.begin(), more.end());
     int errors = 0;
     int warnings = 0;
     m_list->clear();
@@ -44,7 +46,7 @@ void SpecIssuesPanel::showIssues(const SpecFormModel& model, const std::function
             (warning ? warnings : errors) += 1;
             QString text = q(issue.message).contains(q(issue.field)) ? q(issue.message)
                                                                       : q(issue.field) + QStringLiteral(": ") + q(issue.message);
-            const QString cause = model.causeOf(i);
+            const QString cause = i < model.issues().size() ? model.causeOf(i) : QString();
             if (!cause.isEmpty()) text += tr(" (since %1 was changed)").arg(cause);
             auto* item = new QListWidgetItem(text, m_list);
             item->setData(Qt::UserRole, q(issue.field));

@@ -4,6 +4,7 @@
 #include <QString>
 
 #include <functional>
+#include <vector>
 
 class QLabel;
 class QListWidget;
@@ -11,6 +12,7 @@ class QListWidget;
 namespace parallax {
 
 class SpecFormModel;
+struct SpecIssue;
 
 // The New run form's list of the spec's issues: errors, then warnings, each with the edit that
 // brought it about, and a line that counts them. Clicking one asks for its field.
@@ -19,9 +21,10 @@ class SpecIssuesPanel : public QGroupBox {
 public:
     explicit SpecIssuesPanel(QWidget* parent = nullptr);
 
-    // The issues of `model`'s last validation; `hasField` says whether the form has a field to go
-    // to for a path.
-    void showIssues(const SpecFormModel& model, const std::function<bool(const QString& path)>& hasField);
+    // The issues of `model`'s last validation, then `more` (what the form found on disk: a dataset's
+    // cache); `hasField` says whether the form has a field to go to for a path.
+    void showIssues(const SpecFormModel& model, const std::function<bool(const QString& path)>& hasField,
+                    const std::vector<SpecIssue>& more = {});
 
 signals:
     void fieldActivated(const QString& path);
