@@ -6,7 +6,7 @@
 // model_index.json listing them. `problem` says why it could not be made: the tests skip saying so.
 
 #include "tests/support/Process.h"
-#include "tests/trainer/support/ReferencePython.h"
+#include "tests/support/ReferenceScripts.h"
 
 #include <filesystem>
 #include <fstream>

@@ -4,20 +4,13 @@
 
 #include "core/formats/SafetensorsFile.h"
 #include "tests/support/Process.h"
+#include "tests/support/ReferenceScripts.h"
 
 #include <torch/torch.h>
 
 #include <string>
 
 namespace parallax::testing {
-
-// The interpreter with Debian's python3-torch (the one on PATH may be another).
-inline constexpr const char* kReferencePython = "/usr/bin/python3";
-
-inline bool referenceAvailable() { return runProcess({kReferencePython, "-c", "import torch"}).exitCode == 0; }
-
-// A script of tests/reference by its file name.
-inline std::string referenceScript(const std::string& name) { return sourceDir() + "/tests/reference/" + name; }
 
 // A float32 tensor of a file the reference wrote, copied out of the mapping.
 inline torch::Tensor readFloatTensor(const SafetensorsFile& file, const std::string& name) {
