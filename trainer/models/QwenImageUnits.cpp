@@ -91,13 +91,17 @@ QwenImageEmbed::QwenImageEmbed(const ModelDims& d) {
 }
 
 Activation QwenImageEmbed::forward(const Activation& /*in*/, const Batch& batch) {
-    const torch::ScalarType dtype = img_in->weight.scalar_type();
     const torch::Tensor sigma = batch.timesteps.to(torch::kFloat32); // (B)
     const torch::Tensor s = sigma.view({-1, 1, 1, 1});
     const torch::Tensor xt = (1.0 - s) * batch.images.to(torch::kFloat32) + s * batch.noise.to(torch::kFloat32);
-    torch::Tensor image = img_in->forward(packLatents(xt).to(dtype));                           // (B, P, C)
-    torch::Tensor text = txt_in->forward(txt_norm->forward(batch.text_states.to(dtype)));      // (B, T, C)
-    torch::Tensor temb = linear_2->forward(torch::silu(linear_1->forward(timestepFeatures(sigma).to(dtype)))); // (B, C)
+    return embed(packLatents(xt), batch.text_states, sigma);
+}
+
+Activation QwenImageEmbed::embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma) {
+    const torch::ScalarType dtype = img_in->weight.scalar_type();
+    torch::Tensor image = img_in->forward(packed.to(dtype));                                   // (B, P, C)
+    torch::Tensor text = txt_in->forward(txt_norm->forward(textStates.to(dtype)));             // (B, T, C)
+    torch::Tensor temb = linear_2->forward(torch::silu(linear_1->forward(timestepFeatures(sigma.to(torch::kFloat32)).to(dtype)))); // (B, C)
     return {text, image, temb};
 }
 

@@ -23,6 +23,9 @@ class QwenImageEmbed : public Unit {
 public:
     explicit QwenImageEmbed(const ModelDims& dims);
     Activation forward(const Activation& in, const Batch& batch) override;
+    // The same for latents that are already x_t and packed (B, P, 4 c), at sigma (B), with the
+    // prompt's states (B, T, text_dim): what a sampler steps.
+    Activation embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma);
     std::string kindName() const override { return "embed"; }
     std::string publishedName(const std::string& local) const override { return local; }
 
