@@ -39,7 +39,8 @@ MeasuredBalance measureBalance(const std::string& storePath, const RunSpec& spec
     try {
         RunSpec check = spec;
         check.parallel.stage_layers.clear();
-        if (check.parallel.pp < 2 || (check.parallel.schedule == Schedule::Interleaved && check.parallel.virtual_stages > 1))
+        if (check.parallel.pp < 2 || (scheduleInfo(check.parallel.schedule) && scheduleInfo(check.parallel.schedule)->chunked &&
+                                        check.parallel.virtual_stages > 1))
             balanceStages(check, {});
     } catch (const std::invalid_argument& e) {
         throw CliError(std::string("balance: ") + e.what(), ExitCode::Usage);

@@ -251,7 +251,7 @@ double inFlightMicroBatches(const StageLayout& l, int64_t stage) {
     if (l.pp <= 1) return 1;
     const double md = double(l.m), ppd = double(l.pp), vd = double(l.chunks);
     const double later = ppd - double(stage); // this stage and the ones after it
-    if (l.schedule == Schedule::GPipe) return md;
+    if (scheduleInfo(l.schedule).forwardsFirst) return md;
     if (l.chunks > 1) return std::min(md * vd, 2 * (later - 1) + (vd - 1) * ppd + 1) / vd;
     // Forwards in flight as 1f1b, plus micro-batches whose weight gradients wait: zb1 holds at most p
     // of both together on every stage.

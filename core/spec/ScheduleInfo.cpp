@@ -12,11 +12,11 @@ namespace {
 
 // In Schedule's order.
 constexpr ScheduleInfo kSchedules[] = {
-    {Schedule::GPipe, /*chunked=*/false, /*refusesChunks=*/false, /*splitBackward=*/false, 1,
-     "(p - 1) / (m + p - 1)"},
-    {Schedule::OneFOneB, false, false, false, 1, "(p - 1) / (m + p - 1)"},
-    {Schedule::Interleaved, true, false, false, 1, "(p - 1) / (v m + p - 1)"},
-    {Schedule::ZeroBubble, false, true, true, 3, "(p - 1) / (3 m + p - 1)"},
+    {Schedule::GPipe, /*chunked=*/false, /*refusesChunks=*/false, /*splitBackward=*/false, /*forwardsFirst=*/true,
+     1, "(p - 1) / (m + p - 1)"},
+    {Schedule::OneFOneB, false, false, false, false, 1, "(p - 1) / (m + p - 1)"},
+    {Schedule::Interleaved, true, false, false, false, 1, "(p - 1) / (v m + p - 1)"},
+    {Schedule::ZeroBubble, false, true, true, false, 3, "(p - 1) / (3 m + p - 1)"},
 };
 static_assert(std::extent_v<decltype(kSchedules)> == kChoiceCount<Schedule>, "a row per Schedule");
 

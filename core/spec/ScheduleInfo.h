@@ -17,6 +17,9 @@ struct ScheduleInfo {
     bool refusesChunks;
     // Runs each backward as an input-gradient pass and a deferred weight-gradient pass (ZB-H1).
     bool splitBackward;
+    // Runs every micro-batch's forward before any backward (GPipe): a stage holds the activations of
+    // all of a step's micro-batches at once (the memory estimate).
+    bool forwardsFirst;
     // The idle share of a step's window with unit passes (T_F = T_B = T_W = 1) is
     // (p - 1) / (fill x chunks x m + p - 1): the p - 1 warm-up and drain rounds against the work a
     // stage does in a step. ZB-H1 fills two thirds of 1F1B's rounds with weight-gradient passes

@@ -1,6 +1,7 @@
 #include "trainer/data/ConversationDataset.h"
 
 #include "core/spec/Choice.h"
+#include "core/spec/ModelKinds.h"
 #include "core/text/TokenizerError.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
@@ -36,7 +37,7 @@ ConversationDataset::ConversationDataset(const DataSpec& data, const ModelDims& 
     if (t.idCount() > dims.vocab)
         throw DataError(t.source() + " has ids up to " + std::to_string(t.idCount() - 1) + ", but the model's vocabulary "
                         "holds " + std::to_string(dims.vocab) + " (vocab_size): use the tokenizer of model.from");
-    const bool tower = dims.kind == ModelKind::Qwen2_5_Vl;
+    const bool tower = hasVisionTower(modelKindInfo(dims.kind));
     if (tower) {
         requireToken(t, "<|image_pad|>", dims.tokens.image_pad, "image_token_id");
         requireToken(t, "<|vision_start|>", dims.tokens.vision_start, "vision_start_token_id");
@@ -123,7 +124,7 @@ Batch ConversationDataset::makeBatch(const std::vector<int64_t>& indices, int64_
                                               torch::kFloat32)
                                  .clone();
     }
-    if (m_dims.kind == ModelKind::Qwen2_5_Vl)
+    if (hasVisionTower(modelKindInfo(m_dims.kind)))
         batch.positions = findImageTokens(batch.tokens, batch.attention_mask, batch.image_grid, m_dims, indices).positions;
     return batch;
 }
