@@ -20,7 +20,7 @@ void CacheRunner::start(const QString& specPath, bool cuda) {
 void CacheRunner::answered(int, const QString& output) {
     QString folderLine;
     for (const QString& line : output.split(QChar('\n'), Qt::SkipEmptyParts))
-        if (!line.startsWith(QLatin1String("  bucket ")) && !line.startsWith(QLatin1String("cache: "))) folderLine = line;
+        if (!line.startsWith(QLatin1String("bucket ")) && !line.startsWith(QLatin1String("cache: "))) folderLine = line;
     emit finished(folderLine.trimmed());
 }
 
