@@ -118,7 +118,8 @@ TEST_P(QwenImageFolder, SameLossesAndWeightsAsOneProcess) {
     const SafetensorsFile diffusers(many.runDir + "/adapter/pytorch_lora_weights.safetensors");
     const SafetensorsFile comfy(many.runDir + "/adapter/lora_comfyui.safetensors");
     EXPECT_EQ(diffusers.tensors().size(), 48u);
-    EXPECT_EQ(comfy.tensors().size(), 48u);
+    EXPECT_EQ(comfy.tensors().size(), 72u) << "lora_A, lora_B and ComfyUI's alpha for each of the 24";
+    EXPECT_NE(comfy.find("diffusion_model.transformer_blocks.0.attn.to_q.alpha"), nullptr);
     EXPECT_NE(diffusers.find("transformer.transformer_blocks.1.attn.to_add_out.lora_B.weight"), nullptr);
     EXPECT_NE(diffusers.find("transformer.transformer_blocks.0.img_mod.1.lora_A.weight"), nullptr);
     EXPECT_NE(comfy.find("diffusion_model.transformer_blocks.0.txt_mlp.net.2.lora_A.weight"), nullptr);
