@@ -92,19 +92,21 @@ inline pid_t rankPid(const std::string& dir, int rank) {
 }
 
 // World rank `rank` of the runs under `dir` at half speed while this lives, the way a slower or
-// shared device is: stopped (SIGSTOP) and continued in turns of 40 ms. The rank is looked for again
-// every few turns, so that each of several runs in turn is slowed (a probe, then the runs).
+// shared device is: stopped (SIGSTOP) and continued in turns of 10 ms, shorter than a unit's forward
+// (with turns of 40 ms, a unit of a few ms could run whole between stops and be timed at full
+// speed). The rank is looked for again every few turns, so that each of several runs in turn is
+// slowed (a probe, then the runs).
 class HalfSpeedRank {
 public:
     HalfSpeedRank(std::string dir, int rank)
         : m_thread([this, dir = std::move(dir), rank] {
               pid_t victim = 0;
               for (int turn = 0; m_slowing; ++turn) {
-                  if (turn % 4 == 0 || victim == 0) victim = rankPid(dir, rank);
+                  if (turn % 16 == 0 || victim == 0) victim = rankPid(dir, rank);
                   if (victim > 0) ::kill(victim, SIGSTOP);
-                  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+                  std::this_thread::sleep_for(std::chrono::milliseconds(10));
                   if (victim > 0) ::kill(victim, SIGCONT);
-                  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+                  std::this_thread::sleep_for(std::chrono::milliseconds(10));
               }
           }) {}
     ~HalfSpeedRank() {
