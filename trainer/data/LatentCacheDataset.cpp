@@ -41,6 +41,13 @@ LatentCacheDataset::LatentCacheDataset(const std::string& folder, const ModelDim
 
 LatentCacheDataset::~LatentCacheDataset() = default;
 
+bool LatentCacheDataset::holdsShards(const std::string& folder) {
+    if (!isDirectory(folder)) return false;
+    for (const std::string& name : listDirectory(folder))
+        if (endsWith(name, ".safetensors")) return true;
+    return false;
+}
+
 void LatentCacheDataset::addFile(const std::string& path) {
     try {
         m_files.push_back(std::make_unique<SafetensorsFile>(path));

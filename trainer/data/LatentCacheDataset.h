@@ -21,6 +21,8 @@ struct TensorInfo;
 class LatentCacheDataset : public Dataset {
 public:
     LatentCacheDataset(const std::string& folder, const ModelDims& dims, uint64_t seed);
+    // Whether `folder` is a folder holding any *.safetensors shard (what this dataset reads).
+    static bool holdsShards(const std::string& folder);
     ~LatentCacheDataset() override;
 
     int64_t size() const override { return static_cast<int64_t>(m_samples.size()); }

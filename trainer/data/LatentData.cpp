@@ -1,6 +1,5 @@
 #include "trainer/data/LatentData.h"
 
-#include "core/util/Files.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/LatentCacheDataset.h"
 
@@ -11,20 +10,9 @@
 
 namespace parallax {
 
-namespace {
-
-bool holdsShards(const std::string& folder) {
-    if (!isDirectory(folder)) return false;
-    for (const std::string& name : listDirectory(folder))
-        if (name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0) return true;
-    return false;
-}
-
-} // namespace
-
 std::unique_ptr<Dataset> openLatentData(const DataSpec& data, const ModelDims& dims, uint64_t seed,
                                         const std::string& modelFolder) {
-    if (holdsShards(data.path)) return std::make_unique<LatentCacheDataset>(data.path, dims, seed);
+    if (LatentCacheDataset::holdsShards(data.path)) return std::make_unique<LatentCacheDataset>(data.path, dims, seed);
 #if PARALLAX_WITH_CAPTIONS
     std::vector<CaptionSample> samples;
     try {
