@@ -24,15 +24,15 @@ std::string TinySpec::toToml() const {
     return o.str();
 }
 
-TinySpec bubbleComparisonSpec(const std::string& schedule, int64_t steps) {
+TinySpec bubbleComparisonSpec(const std::string& schedule, int64_t steps, int pp) {
     TinySpec spec;
     spec.kind = "gpt";
-    spec.layers = 4;
+    spec.layers = 2 * pp;
     spec.extraModel = "dim = 128\nffn = 512\n";
     spec.steps = steps;
     spec.globalBatch = 32;
     spec.microBatch = 4; // 8 micro-batches per step
-    spec.pp = 2;
+    spec.pp = pp;
     spec.schedule = schedule;
     spec.spanEvery = 1;
     return spec;

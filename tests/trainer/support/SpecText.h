@@ -28,8 +28,8 @@ struct TinySpec {
     std::string toToml() const;
 };
 
-// gpt of 4 layers (width 128) at pp = 2 with 8 micro-batches per step under `schedule`, every
-// step's spans reported: the run that compares the pipeline schedules' bubbles.
-TinySpec bubbleComparisonSpec(const std::string& schedule, int64_t steps);
+// gpt of two layers (width 128) per stage over `pp` stages with 8 micro-batches per step under
+// `schedule`, every step's spans reported: the run that compares the pipeline schedules' bubbles.
+TinySpec bubbleComparisonSpec(const std::string& schedule, int64_t steps, int pp = 2);
 
 } // namespace parallax::testing
