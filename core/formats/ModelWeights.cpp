@@ -121,7 +121,9 @@ ModelWeightsCheck checkModelWeights(const std::string& folder, const ModelDims& 
         throw std::invalid_argument("model.kind = \"" + std::string(kind.name) +
                                     "\" declares no published weights to check a folder against");
     ModelWeightsCheck check;
-    const std::vector<ModelTensor> expected = kind.tensors(dims);
+    std::vector<ModelTensor> expected; // what a folder stores: a tied copy is its source's tensor
+    for (ModelTensor& t : kind.tensors(dims))
+        if (!t.tiedCopy()) expected.push_back(std::move(t));
     check.expected = expected.size();
     Shards shards(modelPartFolder(folder), kind.weights_file);
     if (!shards.locate(check)) return check;

@@ -99,6 +99,22 @@ int64_t unitParameters(const std::vector<Unit>& units, bool trainableOnly) {
     return total;
 }
 
+// A tied copy (ModelTensor::tiedCopy) is a second place for one weight: the memory figures hold
+// it, the model's size does not count it. Its elements, and those of it that train.
+std::pair<int64_t, int64_t> tiedCopyElements(const ModelDims& d, const FinetuneSpec& finetune) {
+    const ModelKindInfo& kind = modelKindInfo(d.kind);
+    if (!publishedModel(kind)) return {0, 0};
+    const std::vector<ModelTensor> tensors = kind.tensors(d);
+    const std::vector<TensorTraining> plan = planFinetune(tensors, finetune);
+    int64_t held = 0, trained = 0;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (!tensors[i].tiedCopy()) continue;
+        held += tensors[i].elements();
+        if (plan[i].trains || plan[i].saved) trained += tensors[i].elements();
+    }
+    return {held, trained};
+}
+
 struct StageLoad {
     double split = 0, replicated = 0;                   // parameters kept with a master copy
     double frozenSplit = 0, frozenReplicated = 0;       // [finetune]'s frozen ones: the compute copy only
@@ -132,7 +148,9 @@ void requireUsableLayout(const RunSpec& spec) {
 
 } // namespace
 
-int64_t parameterCount(const ModelDims& dims) { return unitParameters(buildUnits(dims), false); }
+int64_t parameterCount(const ModelDims& dims) {
+    return unitParameters(buildUnits(dims), false) - tiedCopyElements(dims, FinetuneSpec()).first;
+}
 
 double forwardFlopsPerSample(const ModelDims& d) {
     double flops = 0;
@@ -295,8 +313,9 @@ Estimates estimate(const RunSpec& spec) {
     const std::vector<Unit> units = buildUnits(d, spec.finetune);
 
     Estimates e;
-    e.params = unitParameters(units, false);
-    e.trainable_params = unitParameters(units, true);
+    const auto [tiedHeld, tiedTrained] = tiedCopyElements(d, spec.finetune);
+    e.params = unitParameters(units, false) - tiedHeld;
+    e.trainable_params = unitParameters(units, true) - tiedTrained;
     for (const Unit& u : units)
         e.adapter_params = saturatingAdd(e.adapter_params, saturatingAdd(u.adapterSplit, u.adapterReplicated));
     const double tokens = double(d.tokensPerSample());

@@ -185,9 +185,8 @@ private:
             for (const ModelTensor& t : tensors)
                 if (moduleWithin(t.module(), name)) found = found ? found : &t;
             if (!found) {
-                const std::string tied = m_dims->tie_embeddings ? " (here tied to embed_tokens)" : "";
                 error("finetune.modules_to_save", field + " is no module of the model; name one as the checkpoint "
-                                                          "does, e.g. embed_tokens, lm_head" + tied + ", merger");
+                                                          "does, e.g. embed_tokens, lm_head, merger");
                 continue;
             }
             if (partFrozen(found->part, f))
@@ -195,6 +194,25 @@ private:
                                                      freezeField(found->part) +
                                                      " = true freezes; a whole copy of it trains all the same",
                      {freezeField(found->part)});
+        }
+        checkTiedModulesSaved(tensors);
+    }
+
+    // A tied copy and its source are one weight (tie_word_embeddings): both train or neither.
+    void checkTiedModulesSaved(const std::vector<ModelTensor>& tensors) {
+        auto saved = [this](const std::string& module) {
+            for (const std::string& name : f.modules_to_save)
+                if (moduleWithin(module, name)) return true;
+            return false;
+        };
+        for (const ModelTensor& copy : tensors) {
+            if (!copy.tiedCopy()) continue;
+            const std::string source = copy.tiedTo.substr(0, copy.tiedTo.rfind('.'));
+            if (saved(copy.module()) == saved(source)) continue;
+            const std::string named = saved(source) ? source : copy.module(), other = saved(source) ? copy.module() : source;
+            error("finetune.modules_to_save",
+                  "finetune.modules_to_save trains " + named + " but not " + other + ", which this model ties to it "
+                  "(tie_word_embeddings = true): they are one weight; name both or neither");
         }
     }
 };

@@ -37,6 +37,12 @@ void ModelStructure::tensor(const std::string& name, std::vector<int64_t> shape,
     tensors.push_back({name, std::move(shape), static_cast<int>(units.size()) - 1, part, split, adaptable});
 }
 
+void ModelStructure::tiedCopy(const std::string& name, const std::string& source, std::vector<int64_t> shape,
+                              TensorSplit split) {
+    tensor(name, std::move(shape), split);
+    tensors.back().tiedTo = source;
+}
+
 void ModelStructure::linear(const std::string& module, int64_t in, int64_t out, bool bias, TensorSplit split) {
     tensor(module + ".weight", {out, in}, split, true);
     if (bias) tensor(module + ".bias", {out}, split == TensorSplit::Row ? TensorSplit::Replicated : split);

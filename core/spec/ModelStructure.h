@@ -18,6 +18,8 @@ struct ModelStructure {
 
     void unit(const UnitEstimate& u) { units.push_back(u); }
     void tensor(const std::string& name, std::vector<int64_t> shape, TensorSplit split, bool adaptable = false);
+    // A tied copy (ModelTensor::tiedTo) of tensor `source`: held in the unit, not stored.
+    void tiedCopy(const std::string& name, const std::string& source, std::vector<int64_t> shape, TensorSplit split);
     // A Linear(in, out): its weight (out, in), and its bias (out), which a row split leaves whole.
     void linear(const std::string& module, int64_t in, int64_t out, bool bias, TensorSplit split);
 };

@@ -29,8 +29,14 @@ struct ModelTensor {
     TensorSplit split = TensorSplit::Replicated;
     // LoRA may adapt it: a Linear's weight (out, in), the output head excepted (as in PEFT).
     bool adaptable = false;
+    // Set: the model's own copy of the tensor so named, tied to it (lm_head.weight of a model with
+    // tie_word_embeddings holds model.embed_tokens.weight's values): held, with a gradient and
+    // optimizer state, where its unit runs, but never stored in a folder and not counted in the
+    // model's size.
+    std::string tiedTo;
 
     int64_t elements() const;
+    bool tiedCopy() const { return !tiedTo.empty(); }
     // The module that holds it, its name less ".weight" / ".bias": "model.layers.0.self_attn.q_proj".
     std::string module() const;
 };

@@ -62,11 +62,13 @@ std::vector<SpecIssue> publishedModelIssues(const RunSpec& spec, const ModelDims
         issues.error("model.kind", "model.kind = " + tomlString(kind.name) +
                                        " has no model in this build's worker yet: the spec, its estimates and a "
                                        "folder's check work, a run does not start");
-    if (d.tie_embeddings)
-        issues.error(spec.model.from.empty() ? "model.preset" : "model.from",
-                     "this model ties lm_head to embed_tokens (tie_word_embeddings = true), which Parallax does not "
-                     "train yet; use an untied model (Qwen2.5-VL 7B and larger, Qwen2.5 7B and larger, or a preset "
-                     "without \"tied\")");
+    // The tied copies meet where the first and the last stage do: the pipeline group of two.
+    if (d.tie_embeddings && spec.parallel.pp > 2)
+        issues.error("parallel.pp", "parallel.pp = " + num(spec.parallel.pp) + ", but this model ties lm_head to "
+                                    "embed_tokens (tie_word_embeddings = true): the first stage's embedding and the "
+                                    "last stage's head add their gradients over a pipeline of at most 2 stages; use "
+                                    "parallel.pp = 1 or 2 (and data or tensor parallelism for the rest)",
+                     {spec.model.from.empty() ? "model.preset" : "model.from"});
     if (d.heads % d.kvHeads() != 0)
         issues.error("model.kv_heads", "model.heads = " + num(d.heads) + " is not divisible by model.kv_heads = " +
                                            num(d.kvHeads()) + "; each key/value head serves heads / kv_heads query "

@@ -69,7 +69,9 @@ void head(Structure& m, const ModelDims& d) {
     u.input = S * C;
     m.unit(u);
     m.tensor("model.norm.weight", {d.dim}, TensorSplit::Replicated);
-    if (!d.tie_embeddings) m.tensor("lm_head.weight", {d.vocab, d.dim}, TensorSplit::Vocab);
+    // Tied (tie_word_embeddings): the head holds a copy of embed_tokens that trains with it.
+    if (d.tie_embeddings) m.tiedCopy("lm_head.weight", "model.embed_tokens.weight", {d.vocab, d.dim}, TensorSplit::Vocab);
+    else m.tensor("lm_head.weight", {d.vocab, d.dim}, TensorSplit::Vocab);
 }
 
 void languageModel(Structure& m, const ModelDims& d, double embeddingInput) {

@@ -15,8 +15,8 @@ namespace parallax {
 //
 // Decoder layer (C = dim, H heads of D = C / H, K key/value heads, F = ffn): RMSNorm, q (C -> C),
 // k and v (C -> K D) with bias, o (C -> C) without; RMSNorm, SwiGLU gate and up (C -> F) and down
-// (F -> C) without bias. Head: RMSNorm, lm_head (C -> V) without bias, or the embedding's weight
-// when tie_embeddings. Vision block (Cv, Hv heads, Fv): RMSNorm, fused qkv (Cv -> 3 Cv) and proj
+// (F -> C) without bias. Head: RMSNorm, lm_head (C -> V) without bias; when tie_embeddings a tied
+// copy of the embedding's weight (held and trained on the head's stage, not stored). Vision block (Cv, Hv heads, Fv): RMSNorm, fused qkv (Cv -> 3 Cv) and proj
 // with bias; RMSNorm, SwiGLU with bias. Patch embedding: one Linear without bias over 3 channels x
 // vision_temporal frames x patch x patch values. Merger: RMSNorm, Linear (Cv m^2 -> Cv m^2), GELU,
 // Linear (Cv m^2 -> C), m = vision_merge.

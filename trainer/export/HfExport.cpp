@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -97,12 +98,15 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     std::vector<torch::Tensor> keep;
     std::vector<TensorData> tensors;
     result.merged = static_cast<int64_t>(merged.size());
+    std::set<std::string> tiedCopies; // the folder's config says tie_word_embeddings: its source is stored
+    for (const Model::Tie& t : model->ties()) tiedCopies.insert(t.copy);
     for (int64_t u = 0; u < model->unitCount(); ++u) {
         const std::shared_ptr<Unit> unit = model->unit(u);
         for (const auto& item : unit->named_parameters()) {
             const std::string& local = item.key();
             if (local.find("lora_A.") != std::string::npos || local.find("lora_B.") != std::string::npos) continue;
             const std::string name = "units." + std::to_string(u) + "." + local;
+            if (tiedCopies.count(name)) continue;
             const auto m = merged.find(name);
             torch::Tensor t = (m != merged.end() ? m->second : full(name)).contiguous();
             keep.push_back(o.bf16 ? t.to(torch::kBFloat16).contiguous() : t);

@@ -55,10 +55,6 @@ void validate(const ModelDims& d) {
                                         std::to_string(d.headDim()) + "; keep model.dim / model.heads at the "
                                         "preset's or the folder's head width");
     }
-    if ((d.kind == ModelKind::Qwen2 || d.kind == ModelKind::Qwen2_5_Vl) && d.tie_embeddings)
-        throw std::invalid_argument("this model ties lm_head to embed_tokens (tie_word_embeddings = true), which "
-                                    "this build does not train yet; use an untied model (e.g. Qwen2.5-7B or a tiny "
-                                    "preset)");
 }
 
 template <class M>
@@ -105,6 +101,11 @@ void Model::addUnit(std::shared_ptr<Unit> unit) {
     m_units.push_back(std::move(unit));
 }
 
+void Model::tie(int64_t sourceUnit, const std::string& sourceLocal, int64_t copyUnit, const std::string& copyLocal) {
+    auto name = [](int64_t unit, const std::string& local) { return "units." + std::to_string(unit) + "." + local; };
+    m_ties.push_back({name(sourceUnit, sourceLocal), name(copyUnit, copyLocal)});
+}
+
 void Model::replaceUnit(int64_t i, std::shared_ptr<Unit> unit) {
     if (i < 0 || i >= unitCount())
         throw std::out_of_range("replaceUnit: unit " + std::to_string(i) + " of " + std::to_string(unitCount()));
@@ -140,6 +141,10 @@ void initializeModel(Model& model, uint64_t seed) {
             }
         }
     }
+    // A tied copy was drawn like any parameter (the draws of the others stay those of an untied
+    // model); it takes its source's values.
+    const auto params = model.named_parameters();
+    for (const Model::Tie& t : model.ties()) params[t.copy].copy_(params[t.source]);
 }
 
 std::shared_ptr<Model> constructModel(const ModelDims& dims) {

@@ -73,11 +73,23 @@ public:
     // Runs every unit in order: returns {loss_sum, loss_count}.
     Activation forwardAll(const Batch& batch);
 
+    // Declared by the model: parameters that are one weight in its mathematics but live in two
+    // units (a head tied to the token embedding), so that pipeline stages can hold them apart. Each
+    // `copy` starts with its `source`'s values; the trainer adds their gradients together so that
+    // both take the same updates (trainer/parallel/TiedParameters.h). Names as named_parameters().
+    struct Tie {
+        std::string source, copy;
+    };
+    const std::vector<Tie>& ties() const { return m_ties; }
+
 protected:
     void addUnit(std::shared_ptr<Unit> unit);
+    // Ties parameter `copyLocal` of unit `copyUnit` to `sourceLocal` of unit `sourceUnit`.
+    void tie(int64_t sourceUnit, const std::string& sourceLocal, int64_t copyUnit, const std::string& copyLocal);
 
 private:
     ModelDims m_dims;
+    std::vector<Tie> m_ties;
     std::vector<std::shared_ptr<Unit>> m_units;
     // The "units" submodule whose children "0", "1", ... are the units (a registered name cannot
     // contain a dot, so the units hang under one container).

@@ -58,6 +58,8 @@ PublishedWeightSource::PublishedWeightSource(const Model& model, std::string fol
                                    published[i].first);
         m_stored[named[i].key()] = layoutName(published[i].first, check.layout);
     }
+    // A tied copy is not stored (tie_word_embeddings: no lm_head.weight): it reads its source.
+    for (const Model::Tie& t : model.ties()) m_stored[t.copy] = m_stored.at(t.source);
 }
 
 PublishedWeightSource::~PublishedWeightSource() = default;

@@ -19,9 +19,12 @@ public:
         addUnit(std::make_shared<QwenPatchEmbed>(dims, layouts));
         for (int64_t i = 0; i < dims.vision_layers; ++i) addUnit(std::make_shared<QwenVisionBlock>(dims, i, layouts));
         addUnit(std::make_shared<QwenPatchMerger>(dims, layouts));
+        const int64_t embedding = unitCount();
         addUnit(std::make_shared<QwenEmbedding>(dims));
         for (int64_t i = 0; i < dims.layers; ++i) addUnit(std::make_shared<QwenDecoderLayer>(dims, i));
         addUnit(std::make_shared<QwenHead>(dims));
+        // tie_word_embeddings (the 3B): lm_head is embed_tokens (Model::ties()).
+        if (dims.tie_embeddings) tie(embedding, "embed_tokens.weight", unitCount() - 1, "lm_head.weight");
     }
 };
 

@@ -45,13 +45,12 @@ torch::Tensor DataParallel::gradShard(size_t b) const {
     return m_buckets.buckets()[b].grads.narrow(0, shardOffset(b), shardLength(b));
 }
 
+torch::Tensor DataParallel::reducedGrads(size_t b) const {
+    return m_stage == 2 ? m_gradShards[b] : m_buckets.buckets()[b].grads;
+}
+
 torch::Tensor DataParallel::gradNormSquared(bool includeReplicated) const {
-    std::vector<torch::Tensor> held;
-    for (size_t b = 0; b < m_buckets.buckets().size(); ++b) {
-        const Bucket& bucket = m_buckets.buckets()[b];
-        if (bucket.sharded || includeReplicated) held.push_back(m_stage == 2 ? m_gradShards[b] : bucket.grads);
-    }
-    return sumOfSquares(held);
+    return reducedNormSquared(*this, m_buckets, includeReplicated);
 }
 
 void DataParallel::loadParameterValues(const ParamSlot& s, const torch::Tensor& flat) {

@@ -51,6 +51,7 @@ public:
     torch::Tensor paramShard(size_t b) const override;
     // Reduced gradients of that slice (a view of the bucket, or stage 2's own buffer).
     torch::Tensor gradShard(size_t b) const override;
+    torch::Tensor reducedGrads(size_t b) const override;
     // Sum of squares of the reduced gradients this rank holds: the whole buckets (stages 0, 1), its
     // slices (stage 2). Replicated tensor-parallel parameters only when `includeReplicated`.
     torch::Tensor gradNormSquared(bool includeReplicated) const override;

@@ -1,5 +1,7 @@
 #include "trainer/parallel/GradBuckets.h"
 
+#include "trainer/parallel/GradientReducer.h"
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -46,6 +48,12 @@ GradBuckets::GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>
         }
         const int group = (decays(name, p) ? 1 : 0) + (sharded.count(name) ? 2 : 0);
         Pending& cur = open[group];
+        if (options.alone.count(name)) { // after the open bucket of its group, as arrival order has it
+            if (!cur.members.empty()) closed.emplace_back(group, std::move(cur));
+            cur = Pending{};
+            closed.emplace_back(group, Pending{{i}, p.numel()});
+            continue;
+        }
         if (!options.perUnit && !cur.members.empty() && cur.numel + p.numel() > capacity) {
             closed.emplace_back(group, std::move(cur));
             cur = Pending{};
@@ -110,6 +118,15 @@ torch::Tensor sumOfSquares(const std::vector<torch::Tensor>& tensors) {
     // One multi-tensor pass on CUDA over all the buckets (each read once, no squared copy; float32
     // accumulation), one norm per tensor elsewhere.
     return torch::stack(at::_foreach_norm(tensors, 2)).to(torch::kDouble).square().sum().reshape({1});
+}
+
+torch::Tensor reducedNormSquared(const GradientReducer& reducer, const GradBuckets& buckets, bool includeReplicated) {
+    std::vector<torch::Tensor> held;
+    for (size_t b = 0; b < buckets.buckets().size(); ++b) {
+        const Bucket& bucket = buckets.buckets()[b];
+        if ((bucket.sharded || includeReplicated) && !bucket.tiedCopy) held.push_back(reducer.reducedGrads(b));
+    }
+    return sumOfSquares(held);
 }
 
 } // namespace parallax

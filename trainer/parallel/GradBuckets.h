@@ -32,6 +32,9 @@ struct Bucket {
     bool sharded = false;
     int unit = -1;          // the model unit whose parameters it holds (BucketOptions::perUnit)
     int64_t used = 0;       // elements holding parameters; the rest is padding
+    // It holds a tied copy (TiedParameters): its gradient equals its source's, so a gradient norm
+    // counts it there only.
+    bool tiedCopy = false;
     int64_t numel() const { return params.numel(); }
 };
 
@@ -40,11 +43,15 @@ struct BucketOptions {
     std::set<std::string> sharded; // tensor-parallel shards
     int64_t padMultiple = 1;        // ZeRO: equal shards for every data-parallel rank
     bool perUnit = false;           // ZeRO-3: buckets never span two units ("units.<i>." names)
+    // Parameters that get a bucket of their own: two of the same size then have the same slices on
+    // every data-parallel rank (TiedParameters).
+    std::set<std::string> alone;
 };
 
 // Packs trainable parameters into buckets of at most `bucketBytes`, in reverse registration order
 // (backward produces the last layers' gradients first), never mixing decay and no-decay parameters,
-// nor tensor-parallel shards and replicated parameters (nor units, with perUnit).
+// nor tensor-parallel shards and replicated parameters (nor units, with perUnit, nor anything with
+// a parameter of `alone`).
 class GradBuckets {
 public:
     GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>>& namedParams, const BucketOptions& options);

@@ -11,6 +11,7 @@
 namespace parallax {
 
 struct ParamSlot;
+class GradBuckets;
 
 // How gradients of the data-parallel replicas meet and which slice of every bucket this rank's
 // optimizer updates: DataParallel (plain, ZeRO-1, ZeRO-2) and Zero3 implement it.
@@ -31,7 +32,10 @@ public:
     virtual int64_t shardLength(size_t b) const = 0;
     virtual torch::Tensor paramShard(size_t b) const = 0;
     virtual torch::Tensor gradShard(size_t b) const = 0;
-    // Sum of squares of the reduced gradients this rank holds (tensor-parallel replicated buckets
+    // Bucket `b`'s reduced gradient as this rank holds it after finishStep(): the whole bucket, or
+    // its slice where the layout slices gradients. The norm reads it; gradShard(b) lies within it.
+    virtual torch::Tensor reducedGrads(size_t b) const = 0;
+    // Sum of squares of the reduced gradients this rank holds (buckets of tied copies excepted) (tensor-parallel replicated buckets
     // only when `includeReplicated`) as a 1-element float64 tensor on their device, undefined when it
     // holds none (sumOfSquares), and whether those are slices of the data-parallel group (so the
     // norm must also be summed over it).
@@ -69,5 +73,9 @@ public:
     // A line for the log on what this rank holds between steps; empty: nothing to say.
     virtual std::string residencyNote() const { return {}; }
 };
+
+// What gradNormSquared returns, from `reducer`'s reducedGrads of `buckets`' buckets: tensor-parallel
+// replicated ones only when `includeReplicated`, tied copies never.
+torch::Tensor reducedNormSquared(const GradientReducer& reducer, const GradBuckets& buckets, bool includeReplicated);
 
 } // namespace parallax

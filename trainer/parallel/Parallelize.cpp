@@ -93,6 +93,7 @@ std::unique_ptr<GradientReducer> zero3(Model& model, const RunSpec& spec, GradBu
 ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& dims, ProcessGroups& groups,
                           torch::Device device) {
     ParallelModel out;
+    const std::set<std::string> tied = TiedParameters::trained(model); // on the whole model
     out.chunks = placeStages(model, spec, dims, groups);
     const bool splitBackward = splitsBackward(spec.parallel.schedule.value(), groups.ppSize);
     if (splitBackward) deferWeightGrads(out.chunks);
@@ -113,7 +114,10 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     for (const auto& [name, shard] : out.tpPlan) options.sharded.insert(name);
     options.padMultiple = zero > 0 ? groups.dpSize : 1;
     options.perUnit = zero == 3;
+    options.alone = tied;
     out.buckets = std::make_unique<GradBuckets>(named, options);
+    auto ties = std::make_unique<TiedParameters>(model.ties(), tied, *out.buckets, groups);
+    if (!ties->empty()) out.ties = std::move(ties);
     // Gradients cross the wire in parallel.reduce_dtype (the validator allows bf16 only with NCCL).
     const torch::ScalarType reduceType = spec.parallel.reduce_dtype == Precision::Bf16 ? torch::kBFloat16 : torch::kFloat;
     if (zero == 3) {

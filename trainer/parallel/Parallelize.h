@@ -8,6 +8,7 @@
 #include "trainer/parallel/GradientReducer.h"
 #include "trainer/parallel/PipelineEngine.h"
 #include "trainer/parallel/TensorParallel.h"
+#include "trainer/parallel/TiedParameters.h"
 
 #include <memory>
 #include <vector>
@@ -20,6 +21,7 @@ struct ParallelModel {
     TensorParallelPlan tpPlan;                // where each tensor-parallel parameter sits in the full one
     std::unique_ptr<GradBuckets> buckets;     // every trainable parameter and its gradient, flat
     std::unique_ptr<GradientReducer> reducer; // DataParallel (ZeRO 0-2) or Zero3, over the buckets
+    std::unique_ptr<TiedParameters> ties;     // the model's tied parameters that train here; null: none
 };
 
 // Applies `spec.parallel` to a model built for one device, from the outside and from the inside out:
@@ -29,8 +31,8 @@ struct ParallelModel {
 //  3. activation checkpointing of the blocks (train.activation_checkpointing);
 //  4. the gradient buckets and their reducer: data parallel, ZeRO-1/2 (DataParallel) or ZeRO-3
 //     (Zero3, with its unit wrappers, forward-only parameters and, under bf16 on a GPU, bf16 product
-//     copies of the Linear weights).
-// The training loop then talks to the reducer only.
+//     copies of the Linear weights), and the tied parameters' buckets of their own (TiedParameters).
+// The training loop then talks to the reducer, and after its reductions to the ties.
 ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& dims, ProcessGroups& groups,
                           torch::Device device);
 

@@ -430,10 +430,7 @@ void Zero3::finishStep() {
 }
 
 torch::Tensor Zero3::gradNormSquared(bool includeReplicated) const {
-    std::vector<torch::Tensor> held;
-    for (size_t b = 0; b < m_gradShards.size(); ++b)
-        if (m_buckets.buckets()[b].sharded || includeReplicated) held.push_back(m_gradShards[b]);
-    return sumOfSquares(held);
+    return reducedNormSquared(*this, m_buckets, includeReplicated);
 }
 
 int64_t Zero3::wholeParameterValues(bool prefetched) const {

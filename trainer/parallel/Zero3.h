@@ -60,6 +60,7 @@ public:
     int64_t shardLength(size_t b) const override;
     torch::Tensor paramShard(size_t b) const override { return m_paramShards[b]; }
     torch::Tensor gradShard(size_t b) const override { return m_gradShards[b]; }
+    torch::Tensor reducedGrads(size_t b) const override { return m_gradShards[b]; }
     torch::Tensor gradNormSquared(bool includeReplicated) const override;
     bool gradientsSliced() const override { return dpSize() > 1; }
     bool optimizerSliced() const override { return dpSize() > 1; }

@@ -193,6 +193,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     queued.spans = std::move(r.spans);
     m_stepClock->lap();
     reducer.finishStep();
+    if (m_parallel.ties) m_parallel.ties->addGradients(reducer);
     m_stepClock->lap();
 
     const auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(m_device);

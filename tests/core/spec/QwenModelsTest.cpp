@@ -58,7 +58,7 @@ TEST(QwenModels, PresetsHoldThePublishedParameterCounts) {
     EXPECT_EQ(units[33].params(), 1280 + 36707328);          // merger
     EXPECT_EQ(units[34].params(), 151936 * 2048);            // embedding (the head reuses it)
     EXPECT_EQ(units[35].params(), 77076992);                 // a decoder layer
-    EXPECT_EQ(units.back().params(), 2048);                  // final norm only: tied
+    EXPECT_EQ(units.back().params(), 2048 + 151936 * 2048);  // final norm, and the head's copy of the embedding
 }
 
 // The Qwen2.5-7B index lists 339 tensors; the 7B VL adds 390 for its tower. Names and shapes are
@@ -108,9 +108,14 @@ TEST(QwenModels, TensorsAreThePublishedNamesAndTheUnitsCountThem) {
                 EXPECT_EQ(held[u], units[u].params()) << k.name << " " << p.name << " unit " << u;
         }
     }
-    // The tied tiny model has no lm_head; the untied one does.
-    EXPECT_EQ(find(kind.tensors(preset(ModelKind::Qwen2_5_Vl, "tiny-tied")), "lm_head.weight"), nullptr);
-    EXPECT_NE(find(kind.tensors(preset(ModelKind::Qwen2_5_Vl, "tiny")), "lm_head.weight"), nullptr);
+    // The tied tiny model's lm_head is the head's copy of embed_tokens (not stored); the untied one's
+    // is its own.
+    const std::vector<ModelTensor> tied = kind.tensors(preset(ModelKind::Qwen2_5_Vl, "tiny-tied"));
+    const std::vector<ModelTensor> untied = kind.tensors(preset(ModelKind::Qwen2_5_Vl, "tiny"));
+    ASSERT_NE(find(tied, "lm_head.weight"), nullptr);
+    EXPECT_EQ(find(tied, "lm_head.weight")->tiedTo, "model.embed_tokens.weight");
+    ASSERT_NE(find(untied, "lm_head.weight"), nullptr);
+    EXPECT_FALSE(find(untied, "lm_head.weight")->tiedCopy());
 }
 
 TEST(QwenModels, NamesInTheNestedLayoutAndLoraTargets) {

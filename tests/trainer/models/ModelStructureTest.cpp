@@ -37,11 +37,13 @@ TEST(ModelStructure, EveryPresetHoldsTheParametersTheEstimatesCount) {
         const ModelKind kind = info.kind;
         for (const std::string& preset : modelPresets(kind)) {
             const ModelDims dims = dimsOf(kind, preset);
-            if (dims.tie_embeddings) continue; // refused before a model is built (the spec says so)
             auto model = constructModel(dims); // shapes only: drawing the 1b presets' values takes minutes
-            int64_t held = 0;
+            int64_t held = 0, tiedCopies = 0; // a tied head's copy is held but not counted in the size
             for (const auto& p : model->parameters()) held += p.numel();
-            EXPECT_EQ(held, parameterCount(dims)) << choiceName(kind) << " " << preset;
+            if (publishedModel(info))
+                for (const ModelTensor& t : info.tensors(dims)) tiedCopies += t.tiedCopy() ? t.elements() : 0;
+            EXPECT_EQ(tiedCopies > 0, dims.tie_embeddings) << choiceName(kind) << " " << preset;
+            EXPECT_EQ(held, parameterCount(dims) + tiedCopies) << choiceName(kind) << " " << preset;
             const std::vector<UnitEstimate> units = modelKindInfo(kind).units(dims);
             ASSERT_EQ(model->unitCount(), static_cast<int64_t>(units.size())) << choiceName(kind) << " " << preset;
             for (int64_t u = 0; u < model->unitCount(); ++u) {
@@ -144,9 +146,10 @@ INSTANTIATE_TEST_SUITE_P(Presets, ModelStructure,
 // and loaded against, and what the estimates count): the same published names, shapes, units and
 // parts.
 TEST(ModelStructure, PublishedKindsHoldTheTensorsTheirTablesDeclare) {
-    ModelDims qwen2 = dimsOf(ModelKind::Qwen2, "tiny");
+    ModelDims qwen2 = dimsOf(ModelKind::Qwen2, "tiny"), tied = qwen2;
     qwen2.tie_embeddings = false;
-    for (const ModelDims& dims : {dimsOf(ModelKind::Qwen2_5_Vl, "tiny"), qwen2}) {
+    tied.tie_embeddings = true; // lm_head: the head's copy of embed_tokens, declared as such
+    for (const ModelDims& dims : {dimsOf(ModelKind::Qwen2_5_Vl, "tiny"), qwen2, tied}) {
         SCOPED_TRACE(choiceName(dims.kind));
         const std::shared_ptr<Model> model = constructModel(dims);
         const std::vector<ModelTensor> declared = modelKindInfo(dims.kind).tensors(dims);
@@ -164,6 +167,12 @@ TEST(ModelStructure, PublishedKindsHoldTheTensorsTheirTablesDeclare) {
             EXPECT_EQ(shape, t.shape) << name;
             EXPECT_EQ(unit, t.unit) << name;
             EXPECT_EQ(part, std::optional<ModelPart>(t.part)) << name;
+        }
+        // The table's tied copy is the model's: its lm_head ties to embed_tokens.
+        ASSERT_EQ(model->ties().size(), dims.tie_embeddings ? 1u : 0u);
+        for (const Model::Tie& t : model->ties()) {
+            EXPECT_NE(t.source.find(".embed_tokens.weight"), std::string::npos) << t.source;
+            EXPECT_NE(t.copy.find(".lm_head.weight"), std::string::npos) << t.copy;
         }
     }
 }

@@ -56,9 +56,9 @@ ModelDims folderDims(const std::string& folder) {
     return resolveModel(spec);
 }
 
-void makeCheckpoint(const std::string& folder, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {kPython, testing::referenceScript("make_tiny_checkpoint.py"), folder, "--vocab-size", "1024",
-                                     "--untied"};
+void makeCheckpoint(const std::string& folder, const std::vector<std::string>& extra = {}, bool tied = false) {
+    std::vector<std::string> args = {kPython, testing::referenceScript("make_tiny_checkpoint.py"), folder, "--vocab-size", "1024"};
+    if (!tied) args.push_back("--untied");
     args.insert(args.end(), extra.begin(), extra.end());
     const ProcessResult made = runProcess(args);
     ASSERT_EQ(made.exitCode, 0) << made.output;
@@ -118,9 +118,9 @@ protected:
     testing::TempDir dir;
 };
 
-TEST_F(QwenVlReference, ImagesTextAndPaddingGiveTheReferencesNumbers) {
-    const std::string folder = dir.path() + "/model";
-    makeCheckpoint(folder);
+// The model of `folder` and the reference on the same batch: positions, image features, logits,
+// loss and the gradients of `grads`.
+void expectTheReferencesNumbers(const std::string& folder, const testing::TempDir& dir, const std::vector<std::string>& grads) {
     const ModelDims dims = folderDims(folder);
     const std::shared_ptr<Model> model = constructModel(dims);
     loadPublishedWeights(*model, folder);
@@ -135,11 +135,6 @@ TEST_F(QwenVlReference, ImagesTextAndPaddingGiveTheReferencesNumbers) {
     ASSERT_EQ(batch.image_grid.sum(0)[0].item<int64_t>(), 2);
     writeBatch(batch, dir.path() + "/batch.safetensors");
 
-    const std::vector<std::string> grads = {
-        "visual.patch_embed.proj.weight", "visual.blocks.0.attn.qkv.weight", "visual.blocks.1.attn.proj.bias",
-        "visual.blocks.1.mlp.down_proj.weight", "visual.merger.mlp.0.weight", "visual.merger.ln_q.weight",
-        "model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight", "model.layers.1.mlp.up_proj.weight",
-        "lm_head.weight"};
     std::string list;
     for (const std::string& n : grads) list += (list.empty() ? "" : ",") + n;
     const ProcessResult ref = runProcess({kPython, testing::referenceScript("run_reference.py"), folder, dir.path() + "/batch.safetensors",
@@ -156,6 +151,27 @@ TEST_F(QwenVlReference, ImagesTextAndPaddingGiveTheReferencesNumbers) {
         EXPECT_LT(testing::relativeError(a.at(0), testing::readFloatTensor(out, "image_features")), 1e-5);
     }
     testing::expectEqualToReference(*model, batch, out, grads);
+}
+
+TEST_F(QwenVlReference, ImagesTextAndPaddingGiveTheReferencesNumbers) {
+    const std::string folder = dir.path() + "/model";
+    makeCheckpoint(folder);
+    expectTheReferencesNumbers(folder, dir,
+                               {"visual.patch_embed.proj.weight", "visual.blocks.0.attn.qkv.weight",
+                                "visual.blocks.1.attn.proj.bias", "visual.blocks.1.mlp.down_proj.weight",
+                                "visual.merger.mlp.0.weight", "visual.merger.ln_q.weight", "model.embed_tokens.weight",
+                                "model.layers.0.self_attn.q_proj.weight", "model.layers.1.mlp.up_proj.weight",
+                                "lm_head.weight"});
+}
+
+// The 3B's shape: lm_head tied to embed_tokens, the folder without lm_head.weight. The head's copy
+// reads the embedding's values, and the two places' gradients together are the reference's one.
+TEST_F(QwenVlReference, ATiedHeadGivesTheReferencesNumbers) {
+    const std::string folder = dir.path() + "/model";
+    makeCheckpoint(folder, {}, /*tied=*/true);
+    ASSERT_TRUE(folderDims(folder).tie_embeddings);
+    EXPECT_EQ(SafetensorsFile(folder + "/model.safetensors").find("lm_head.weight"), nullptr);
+    expectTheReferencesNumbers(folder, dir, {"model.embed_tokens.weight", "model.layers.1.mlp.up_proj.weight"});
 }
 
 // The same weights written by transformers 4.52 and later (model.language_model.*, model.visual.*,

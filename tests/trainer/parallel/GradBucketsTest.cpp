@@ -82,3 +82,35 @@ TEST(GradBuckets, CapacitySplitsAndOrderIsReverse) {
     EXPECT_EQ(buckets.slots().front().name, "b.weight");
     for (const ParamSlot& s : buckets.slots()) EXPECT_EQ(s.decay, s.shape.size() >= 2) << s.name;
 }
+
+// A parameter of `alone` (a tied pair: TiedParameters) gets a bucket of its own, padded as the
+// others, so that two of one size have the same slices on every data-parallel rank; the rest keep
+// their buckets and the arrival order.
+TEST(GradBuckets, AParameterAloneHasABucketOfItsOwn) {
+    struct ThreeLayer : torch::nn::Module {
+        ThreeLayer() {
+            a = register_module("a", torch::nn::Linear(8, 8));
+            b = register_module("b", torch::nn::Linear(8, 8));
+            c = register_module("c", torch::nn::Linear(8, 8));
+        }
+        torch::nn::Linear a{nullptr}, b{nullptr}, c{nullptr};
+    } model;
+    BucketOptions options;
+    options.bucketBytes = 1e9;
+    options.padMultiple = 3;
+    options.alone = {"a.weight", "c.weight"};
+    GradBuckets buckets(named(model), options);
+    std::vector<std::vector<std::string>> held;
+    for (const Bucket& bucket : buckets.buckets()) {
+        held.emplace_back();
+        for (int s : bucket.slots) held.back().push_back(buckets.slots()[static_cast<size_t>(s)].name);
+    }
+    // Reverse registration order: c.weight alone, then b.weight (its group's bucket closes at a.weight),
+    // a.weight alone, and the biases together.
+    const std::vector<std::vector<std::string>> expected = {
+        {"c.weight"}, {"b.weight"}, {"a.weight"}, {"c.bias", "b.bias", "a.bias"}};
+    EXPECT_EQ(held, expected);
+    EXPECT_EQ(buckets.buckets()[0].numel(), 66); // 64 padded to a multiple of 3
+    EXPECT_EQ(buckets.buckets()[2].numel(), 66);
+    EXPECT_FALSE(buckets.buckets()[0].tiedCopy); // TiedParameters marks the copy's bucket
+}

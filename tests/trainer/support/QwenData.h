@@ -28,6 +28,21 @@ public:
     std::string problem; // why the data could not be made: the tests skip saying so
     std::string folder, jsonl;
 
+    // The same tiny model with lm_head tied to embed_tokens (as the 3B), made on first use; empty
+    // with `problem` set when it could not be made.
+    const std::string& tiedFolder() {
+        if (!m_tied.empty() || !problem.empty()) return m_tied;
+        const std::string tied = m_dir.path() + "/qwen-tied";
+        const ProcessResult made = runProcess({kReferencePython, sourceDir() + "/tests/reference/make_tiny_checkpoint.py", tied});
+        if (made.exitCode != 0) {
+            problem = "make_tiny_checkpoint.py failed: " + made.output;
+            return m_tied;
+        }
+        std::filesystem::copy_file(folder + "/tokenizer.json", tied + "/tokenizer.json");
+        m_tied = tied;
+        return m_tied;
+    }
+
 private:
     QwenData() {
         const std::string tokenizer = buildDir() + "/npm-oracle/qwen/tokenizer.json";
@@ -63,15 +78,17 @@ private:
             << "\n";
     }
     TempDir m_dir;
+    std::string m_tied;
 };
 
-// One process, three steps of 4 samples (micro-batch 1) on QwenData from its folder: a full
-// fine-tune of the language model (the tower and merger frozen, as [finetune] defaults) or LoRA r 4.
-inline TinySpec qwenConversationSpec(bool lora) {
+// One process, three steps of 4 samples (micro-batch 1) on QwenData from its folder (or `folder`):
+// a full fine-tune of the language model (the tower and merger frozen, as [finetune] defaults) or
+// LoRA r 4.
+inline TinySpec qwenConversationSpec(bool lora, const std::string& folder = "") {
     const QwenData& data = QwenData::get();
     TinySpec s;
     s.kind = "qwen2_5_vl";
-    s.extraModel = "from = \"" + data.folder + "\"\nseq_len = 160";
+    s.extraModel = "from = \"" + (folder.empty() ? data.folder : folder) + "\"\nseq_len = 160";
     s.data = "conversations";
     s.extraData = "path = \"" + data.jsonl + "\"\nmax_pixels = 50176\nshuffle = false";
     s.finetune = lora ? "mode = \"lora\"\nlora_r = 4\nlora_alpha = 8" : "mode = \"full\"";
