@@ -43,4 +43,11 @@ std::shared_ptr<torch::nn::Module> moduleGroup(torch::nn::Module& parent, const 
     return parent.register_module(name, std::make_shared<torch::nn::Module>(name));
 }
 
+torch::Tensor reachingParameters(const torch::Tensor& x, torch::nn::Module& module) {
+    torch::Tensor zero;
+    for (const torch::Tensor& p : module.parameters())
+        if (p.requires_grad()) zero = zero.defined() ? zero + p.sum() * 0 : p.sum() * 0;
+    return zero.defined() ? x + zero.to(x.scalar_type()) : x;
+}
+
 } // namespace parallax

@@ -13,6 +13,13 @@ namespace parallax {
 // Standard deviation of every Linear and Embedding weight at initialization (docs/models.md).
 constexpr double kInitStd = 0.02;
 
+// `x` (empty: a unit's output for no input, such as a vision unit's for a batch without images)
+// with `module`'s trainable parameters reached by autograd at zero: x + 0 * (their sum), the same
+// values. A backward then runs the unit on every rank, with zero gradients where it had no input,
+// as collectives over its parameters (ZeRO-3's gathers and reductions) need every data-parallel rank
+// to join in the same order.
+torch::Tensor reachingParameters(const torch::Tensor& x, torch::nn::Module& module);
+
 // Multi-head attention of (B, S, C') projections; the head count is C' / headDim so that a
 // tensor-parallel rank holding a subset of the heads runs the same code. Returns (B, S, C').
 torch::Tensor multiHeadAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

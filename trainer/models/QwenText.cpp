@@ -23,7 +23,9 @@ Activation QwenEmbedding::forward(const Activation& in, const Batch& batch) {
     if (count != features.size(0))
         throw std::invalid_argument("the batch has " + std::to_string(count) + " <|image_pad|> tokens but its images give " +
                                     std::to_string(features.size(0)) + " features");
-    if (count == 0) return {x};
+    // No image here: the features (empty) still reach x, at zero, so that a backward runs through the
+    // tower on this rank too (reachingParameters).
+    if (count == 0) return {features.requires_grad() ? x + features.sum().to(x.scalar_type()) : x};
     if (!batch.positions.defined() || batch.positions.dim() != 3)
         throw std::invalid_argument("a " + choiceName(m_dims.kind) +
                                     " batch with images needs M-RoPE positions (3, B, T) (findImageTokens)");

@@ -94,7 +94,7 @@ Activation QwenPatchEmbed::forward(const Activation& /*in*/, const Batch& batch)
     if (rows != layout.patches || (pixels.defined() && (pixels.dim() != 2 || pixels.size(1) != values)))
         throw std::invalid_argument("pixel_values has shape " + shapeText(pixels) + ", but image_grid_thw asks for [" +
                                     std::to_string(layout.patches) + ", " + std::to_string(values) + "]");
-    if (layout.patches == 0) return {torch::zeros({0, cv}, weight.options())};
+    if (layout.patches == 0) return {reachingParameters(torch::zeros({0, cv}, weight.options()), *this)};
     const torch::Tensor x = torch::matmul(pixels.to(weight.scalar_type()), weight.view({cv, values}).t()); // (S, Cv)
     return {x.view({layout.patches / unit, unit, cv}).index_select(0, layout.order.to(x.device())).view({-1, cv})};
 }
@@ -117,7 +117,7 @@ QwenVisionBlock::QwenVisionBlock(const ModelDims& d, int64_t index, std::shared_
 Activation QwenVisionBlock::forward(const Activation& in, const Batch& batch) {
     const torch::Tensor& x = in.at(0); // (S, Cv)
     const int64_t s = x.size(0);
-    if (s == 0) return {x};
+    if (s == 0) return {reachingParameters(x, *this)};
     const std::shared_ptr<const VisionLayout> held = m_layouts->of(batch.image_grid);
     const VisionLayout& layout = *held;
     const int64_t heads = m_dims.vision_heads, d = x.size(1) / heads;
@@ -156,7 +156,7 @@ QwenPatchMerger::QwenPatchMerger(const ModelDims& d, std::shared_ptr<VisionLayou
 Activation QwenPatchMerger::forward(const Activation& in, const Batch& batch) {
     const torch::Tensor& x = in.at(0); // (S, Cv), window order
     const int64_t unit = m_dims.vision_dim * m_dims.vision_merge * m_dims.vision_merge;
-    if (x.size(0) == 0) return {torch::zeros({0, m_dims.dim}, mlp2->weight.options())};
+    if (x.size(0) == 0) return {reachingParameters(torch::zeros({0, m_dims.dim}, mlp2->weight.options()) + x.sum(), *this)};
     const torch::Tensor merged = mlp2->forward(torch::gelu(mlp0->forward(ln_q->forward(x).reshape({-1, unit}))));
     return {merged.index_select(0, m_layouts->of(batch.image_grid)->restore.to(merged.device()))}; // (units, C), processor order
 }
