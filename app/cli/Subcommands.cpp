@@ -228,7 +228,8 @@ Handler adviseArguments(CLI::App& advise) {
 Handler tokenizeArguments(CLI::App& tokenize) {
     auto o = std::make_shared<TokenizeCommandOptions>();
     tokenize.add_option("tokenizer", o->tokenizer,
-                        "A tokenizer.json, or a model folder holding one (byte-level BPE: Qwen, Llama 3, GPT-2)")
+                        "A tokenizer.json, or a model folder holding one or a Qwen2Tokenizer's vocab.json, "
+                        "merges.txt and tokenizer_config.json (byte-level BPE: Qwen, Llama 3, GPT-2)")
         ->required();
     tokenize.add_flag("--decode", o->decode,
                       "Read lines of ids and print their text (a text holding line breaks prints them)");

@@ -1,6 +1,7 @@
 #include "core/text/Tokenizer.h"
 
 #include "core/text/TokenizerError.h"
+#include "core/text/TokenizerFiles.h"
 #include "core/text/TokenizerImpl.h"
 #include "core/text/Utf8Repair.h"
 #include "core/util/Files.h"
@@ -10,8 +11,6 @@
 namespace parallax {
 
 namespace {
-
-constexpr int64_t kLargestFile = int64_t{1} << 30;
 
 // Texts are cut into pieces by 32-bit offsets.
 void checkLength(std::string_view text) {
@@ -93,25 +92,16 @@ void encodeStretch(const Tokenizer::Impl& t, std::string_view text, uint32_t bas
 } // namespace
 
 Tokenizer Tokenizer::load(const std::string& fileOrFolder) {
-    std::string file = fileOrFolder;
-    if (isDirectory(fileOrFolder)) {
-        file = joinPath(fileOrFolder, "tokenizer.json");
-        if (!pathExists(file))
-            throw TokenizerError(fileOrFolder + " has no tokenizer.json (a Hugging Face model folder has one beside "
-                                 "config.json)");
-    }
-    const int64_t size = fileSize(file);
-    if (size < 0)
-        throw TokenizerError(file + " cannot be read: " + (pathExists(file) ? "permission denied?" : "no such file"));
-    if (size > kLargestFile)
-        throw TokenizerError(file + " is " + std::to_string(size) + " bytes; a tokenizer.json of more than 1 GiB is not read");
-    std::string text;
-    try {
-        text = readFile(file);
-    } catch (const FileError& e) {
-        throw TokenizerError(file + " cannot be read: " + e.what());
-    }
-    return fromJson(text, file);
+    if (!isDirectory(fileOrFolder))
+        return fromJson(readTokenizerFile(fileOrFolder), fileOrFolder);
+    const std::string file = joinPath(fileOrFolder, "tokenizer.json");
+    if (pathExists(file))
+        return fromJson(readTokenizerFile(file), file);
+    if (!hasTokenizerFiles(fileOrFolder))
+        throw TokenizerError(fileOrFolder + " has no tokenizer.json, nor the vocab.json, merges.txt and "
+                             "tokenizer_config.json of a Qwen2Tokenizer (a Hugging Face model folder has one of the "
+                             "two beside config.json)");
+    return Tokenizer(readTokenizerJson(qwen2TokenizerJson(fileOrFolder), fileOrFolder + " (vocab.json, merges.txt)"));
 }
 
 Tokenizer Tokenizer::fromJson(const std::string& json, const std::string& source) {

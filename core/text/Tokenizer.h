@@ -12,7 +12,9 @@
 namespace parallax {
 
 // A byte-level BPE tokenizer read from a Hugging Face tokenizer.json (the GPT-2 family: GPT-2,
-// Llama 3, Qwen): ids equal those of the Rust tokenizers' encode(text, add_special_tokens=False).
+// Llama 3, Qwen), or from a folder of transformers' Qwen2Tokenizer files without one (vocab.json,
+// merges.txt, tokenizer_config.json: TokenizerFiles.h): ids equal those of the Rust tokenizers'
+// encode(text, add_special_tokens=False).
 //
 // A text goes through: invalid UTF-8 replaced (repairUtf8: one U+FFFD per maximal ill-formed
 // subpart, as a browser's TextDecoder and Rust's from_utf8_lossy do); added tokens found in it as
@@ -31,7 +33,10 @@ namespace parallax {
 // Copies share one immutable tokenizer; every const function may run on many threads at once.
 class Tokenizer {
 public:
-    // A tokenizer.json, or a model folder holding one. TokenizerError naming the file and the field.
+    // A tokenizer.json, or a model folder holding either form: its tokenizer.json, read first, or else
+    // the vocab.json, merges.txt and tokenizer_config.json (tokenizer_class Qwen2Tokenizer or
+    // Qwen2TokenizerFast; added tokens from its added_tokens_decoder, or added_tokens.json) that
+    // transformers saves for a Qwen2 tokenizer. TokenizerError naming the file and the field or line.
     static Tokenizer load(const std::string& fileOrFolder);
     // The text of a tokenizer.json; `source` names it in messages.
     static Tokenizer fromJson(const std::string& json, const std::string& source);

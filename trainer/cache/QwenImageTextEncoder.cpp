@@ -20,13 +20,15 @@ std::string part(const std::string& pipelineFolder, const std::string& name, con
     return folder;
 }
 
+// tokenizer/ in either form Tokenizer::load reads: tokenizer.json, or a Qwen2Tokenizer's vocab.json,
+// merges.txt and tokenizer_config.json (as Qwen-Image's published folders ship it).
 Tokenizer tokenizerOf(const std::string& pipelineFolder) {
     const std::string folder = joinPath(pipelineFolder, "tokenizer");
-    if (!isRegularFile(joinPath(folder, "tokenizer.json")) && isRegularFile(joinPath(folder, "vocab.json")))
-        throw std::invalid_argument(folder + " holds vocab.json and merges.txt but no tokenizer.json, the one form read "
-                                    "here: write it once with transformers (AutoTokenizer.from_pretrained(\"" + folder +
-                                    "\").save_pretrained(\"" + folder + "\"))");
-    return Tokenizer::load(part(pipelineFolder, "tokenizer", "tokenizer.json"));
+    if (!isDirectory(folder))
+        throw std::invalid_argument(pipelineFolder + ": Qwen-Image's text encoder needs tokenizer/ (tokenizer.json, or "
+                                    "vocab.json, merges.txt and tokenizer_config.json; a diffusers pipeline folder: "
+                                    "model_index.json, text_encoder/, tokenizer/, transformer/, vae/)");
+    return Tokenizer::load(folder);
 }
 
 } // namespace

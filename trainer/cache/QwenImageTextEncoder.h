@@ -13,7 +13,8 @@ namespace parallax {
 
 // Qwen-Image's text encoder: the language model of Qwen2.5-VL, frozen, from a pipeline folder's
 // text_encoder/ (config.json and its weights in either published name layout) with the tokenizer of
-// its tokenizer/ (tokenizer.json). A prompt's states are the last hidden state (after the final
+// its tokenizer/ (tokenizer.json, or a Qwen2Tokenizer's vocab.json, merges.txt and tokenizer_config.json,
+// as Tokenizer::load reads a folder). A prompt's states are the last hidden state (after the final
 // RMSNorm) of its tokens past the template's first 34, at most 1024, as the published pipeline gives
 // them to the transformer. Runs on `device` in `dtype` under inference mode; errors name the folder
 // and the file.

@@ -1,12 +1,15 @@
 // Qwen-Image's text encoder: prompts through the published template and Qwen's real tokenizer.json,
 // states from the language model of a Qwen2.5-VL folder (the reference's tiny checkpoint) equal to
 // the independent PyTorch reference's last hidden state past the template's 34 tokens; truncation at
-// 1024; clear errors for a folder without its parts. Skips with a message where python3-torch or the
-// tokenizer is missing.
+// 1024; clear errors for a folder without its parts, and tokenizer/ read in either form. Skips with a
+// message where python3-torch or the tokenizer is missing.
 
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "core/text/Tokenizer.h"
+#include "core/text/TokenizerError.h"
+#include "core/util/Files.h"
+#include "tests/core/text/Qwen2TokenizerFolder.h"
 #include "tests/support/Process.h"
 #include "tests/trainer/cache/TinyPipeline.h"
 #include "tests/trainer/support/ReferencePython.h"
@@ -102,21 +105,35 @@ TEST(QwenImageTextEncoder, AFolderWithoutItsPartsIsNamed) {
     if (!std::ifstream(oracleTokenizer())) GTEST_SKIP() << "Qwen's tokenizer.json is installed by the text.oracle_install test";
     testing::TempDir tmp;
     const std::string folder = tmp.path() + "/pipeline";
+    std::filesystem::create_directories(folder);
+    try {
+        QwenImageTextEncoder encoder(folder);
+        FAIL() << "a folder without tokenizer/ loaded";
+    } catch (const std::invalid_argument& e) {
+        for (const char* w : {"tokenizer/", "tokenizer.json", "vocab.json, merges.txt"})
+            EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << w << " missing from: " << e.what();
+    }
     std::filesystem::create_directories(folder + "/tokenizer");
     std::ofstream(folder + "/tokenizer/vocab.json") << "{}";
     try {
         QwenImageTextEncoder encoder(folder);
-        FAIL() << "a tokenizer folder without tokenizer.json loaded";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("tokenizer.json"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("save_pretrained"), std::string::npos) << e.what();
+        FAIL() << "a tokenizer folder with vocab.json alone loaded";
+    } catch (const TokenizerError& e) {
+        for (const char* w : {"no merges.txt", "tokenizer.json"})
+            EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << w << " missing from: " << e.what();
     }
-    std::filesystem::copy_file(oracleTokenizer(), folder + "/tokenizer/tokenizer.json");
-    try {
-        QwenImageTextEncoder encoder(folder);
-        FAIL() << "a folder without text_encoder/ loaded";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("text_encoder/config.json"), std::string::npos) << e.what();
+    // Either form of tokenizer/ loads: the published one (vocab.json, merges.txt, tokenizer_config.json)
+    // and tokenizer.json; then the missing text_encoder/ is named.
+    testing::writeQwen2TokenizerFolder(nlohmann::json::parse(readFile(oracleTokenizer())), folder + "/tokenizer");
+    for (const bool withJson : {false, true}) {
+        if (withJson)
+            std::filesystem::copy_file(oracleTokenizer(), folder + "/tokenizer/tokenizer.json");
+        try {
+            QwenImageTextEncoder encoder(folder);
+            FAIL() << "a folder without text_encoder/ loaded";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("text_encoder/config.json"), std::string::npos) << e.what();
+        }
     }
 }
 
