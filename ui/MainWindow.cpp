@@ -22,6 +22,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QShowEvent>
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
@@ -149,9 +150,24 @@ MainWindow::MainWindow(const QString& storePath, QWidget* parent) : QMainWindow(
 
 void MainWindow::fitToScreen() {
     // A geometry saved on a larger screen (or the default size on a small one) would open partly off
-    // this one.
-    if (const QScreen* s = screen())
-        setGeometry(fitWindowToScreen(geometry(), minimumSizeHint().expandedTo(minimumSize()), s->availableGeometry()));
+    // the screen the window lands on. What must fit is the frame: the window system puts its title
+    // bar and borders around geometry(), and says how wide they are once the window exists, so the
+    // window is fitted again when it is first shown (showEvent).
+    const QScreen* s = screen();
+    if (!s || isMaximized() || isFullScreen()) return;
+    const QRect frame = frameGeometry(), inner = geometry();
+    const QMargins margins(inner.left() - frame.left(), inner.top() - frame.top(), frame.right() - inner.right(),
+                           frame.bottom() - inner.bottom());
+    const QSize minimum = minimumSizeHint().expandedTo(minimumSize()).grownBy(margins);
+    const QRect fitted = fitWindowToScreen(frame, minimum, s->availableGeometry()).marginsRemoved(margins);
+    if (fitted != inner) setGeometry(fitted);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (event->spontaneous() || m_fittedShown) return;
+    m_fittedShown = true;
+    fitToScreen();
 }
 
 MainWindow::~MainWindow() {

@@ -81,12 +81,14 @@ public:
     // store's own pages (Compare's splitters, Runs' columns) and its last spec apart per store.
     void saveSettings() const;
     void restoreSettings();
+    // Within the available area of the screen the window is on, its frame included.
     void fitToScreen();
     // The spec last opened or saved in the New run form on this store (empty: none).
     QString lastSpecOfStore() const;
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     // The stored spec of run `id`, or nullopt with the reason in the status bar.
@@ -113,6 +115,7 @@ private:
     RunListModel* m_runs = nullptr;
     // The first runs list was seen (or a run opened): the window has landed on its page.
     bool m_pickedLiveRun = false;
+    bool m_fittedShown = false; // fitted to the screen with its frame, at the first show
     RunLauncher* m_attacher = nullptr;  // follows Slurm batch jobs nobody follows
     QString m_cliPath;                  // set by setCliPath; empty: beside the console
     QSet<qint64> m_attached;             // runs it was started for

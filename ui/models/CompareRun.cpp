@@ -75,6 +75,7 @@ std::optional<CompareRun> CompareRun::load(const RunStore& store, int64_t id) {
     line.erase(std::find(line.begin(), line.end(), id), line.end());
     std::vector<int64_t> continues;
     std::vector<StepEvent> earlierSteps;
+    double earlierSeconds = 0;
     int64_t before = metrics.empty() ? std::numeric_limits<int64_t>::max() : metrics.front().step;
     for (auto it = line.rbegin(); it != line.rend(); ++it) {
         std::vector<StepEvent> earlier = store.metrics(*it);
@@ -84,10 +85,14 @@ std::optional<CompareRun> CompareRun::load(const RunStore& store, int64_t id) {
         before = earlier.front().step;
         earlierSteps.insert(earlierSteps.begin(), earlier.begin(), earlier.end());
         continues.insert(continues.begin(), *it);
+        if (const std::optional<RunRecord> r = store.run(*it); r && r->started_at > 0)
+            earlierSeconds += std::max(0.0, (r->ended_at > 0 ? r->ended_at : earlier.back().t) - r->started_at);
     }
     CompareRun run = fromRows(std::move(*record), std::move(metrics), earlierSteps);
     run.report = std::move(report);
     run.continues = std::move(continues);
+    run.earlier = std::move(earlierSteps);
+    run.earlierSeconds = earlierSeconds;
     return run;
 }
 

@@ -33,6 +33,10 @@ struct CompareRun {
     // A resumed run (or one gone on after a lost host) is drawn as its lineage: the runs it
     // continues, oldest first, each up to the step the next took over from (empty: none).
     std::vector<int64_t> continues;
+    // Those runs' steps as drawn (each up to where the next took over), and how long they ran:
+    // the summary's throughput and duration cover the whole lineage.
+    std::vector<StepEvent> earlier;
+    double earlierSeconds = 0;
 
     QString title() const; // "#12 mmdit-dp2", "#14 elastic (continues #12, #13)"
     std::shared_ptr<const MetricSeries> seriesOf(CompareMetric metric) const { return series[size_t(metric)]; }

@@ -1,5 +1,7 @@
 #include "ui/models/LiveSummary.h"
 
+#include "ui/models/ResumeCheck.h"
+
 #include "core/util/Duration.h"
 #include "ui/models/RunColors.h"
 
@@ -55,11 +57,13 @@ LiveSummary LiveSummary::of(const RunSnapshot& snapshot, const Context& context)
     if (const auto bad = snapshot.firstNonFiniteLossStep())
         s.lossWarning = tr("The loss is not a number from step %1 on (NaN or infinite).").arg(*bad);
     s.describeResumed(snapshot, context);
+    s.describeStart(snapshot);
+    s.describeRecovered(snapshot);
     const std::optional<RunState> state =
         snapshot.record() ? std::optional<RunState>(snapshot.record()->state) : std::nullopt;
     s.stopEnabled = !context.commandBusy && (state == RunState::Running || state == RunState::Queued);
-    s.resumeEnabled = !context.commandBusy &&
-                      (state == RunState::Stopped || state == RunState::Failed || state == RunState::Lost);
+    s.resumeRefused = context.resumeRefused;
+    s.resumeEnabled = !context.commandBusy && state && ResumeCheck::resumableState(*state) && s.resumeRefused.isEmpty();
     return s;
 }
 
@@ -156,6 +160,33 @@ void LiveSummary::describeResumed(const RunSnapshot& snapshot, const Context& co
     from.tip = tr("This run continues #%1 from its checkpoint; its curves start where it took over").arg(*parent);
     resumedFrom = from;
     openParent = tr("Open #%1").arg(*parent);
+}
+
+void LiveSummary::describeStart(const RunSnapshot& snapshot) {
+    // Between Launch and the first step (seconds to minutes: processes start, a model loads) a
+    // running run says what it waits for, not "step 0 / 300".
+    const std::optional<RunRecord>& record = snapshot.record();
+    if (!record || record->state != RunState::Running || snapshot.lastStep()) return;
+    const int ranks = snapshot.runStart() ? snapshot.runStart()->world : record->world_size;
+    if (snapshot.runStart())
+        progress = ranks == 1 ? tr("1 rank started · waiting for the first step")
+                              : tr("%1 ranks started · waiting for the first step").arg(ranks);
+    else if (ranks > 0)
+        progress = ranks == 1 ? tr("starting 1 rank…") : tr("starting %1 ranks…").arg(ranks);
+    else
+        progress = tr("starting…");
+    progressFormat = progress;
+}
+
+void LiveSummary::describeRecovered(const RunSnapshot& snapshot) {
+    for (const RunAlert& a : snapshot.clearedAlerts()) {
+        if (a.kind != AlertKind::Hang) continue;
+        const QString at = QDateTime::fromSecsSinceEpoch(qint64(a.t)).toString(QStringLiteral("HH:mm:ss"));
+        recovered.text = tr("Recovered at %1 from a hang%2.")
+                             .arg(at)
+                             .arg(a.step >= 0 ? tr(" at step %1").arg(a.step) : QString());
+        recovered.tip = tr("What the supervisor said while it lasted: %1").arg(q(a.message));
+    }
 }
 
 LiveSummary::Text LiveSummary::slurmJob(const SlurmJob& j, bool runEnded, qint64 now) {

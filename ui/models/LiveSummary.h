@@ -24,6 +24,7 @@ public:
         qint64 run = 0;                  // the run shown; 0: none
         bool commandBusy = false;        // a Stop or Resume is under way
         std::optional<RunRecord> parent; // the record of the run this one continues, where known
+        QString resumeRefused;           // why a run that ended is not resumed (ResumeCheck); "" if it may be
         double now = 0;                  // seconds since the epoch; 0: no stall is judged
     };
     // A text with its tooltip.
@@ -39,7 +40,7 @@ public:
     QString failure;                  // why a failed or lost run ended; "" for any other
     int progressMaximum = 1;
     int progressValue = 0;
-    QString progress;                 // "step 100 / 200"
+    QString progress;                 // "step 100 / 200"; "starting 4 ranks…" before a running run's first step
     QString progressFormat;           // "step 100 / 200 (50.0%)"
     Text eta;
     QString rate;
@@ -49,10 +50,14 @@ public:
     std::optional<RunSnapshot::Straggler> straggler; // none while the supervisor names one itself
     QString stragglerText;
     QString lossWarning;              // "" while the loss is finite
+    // A hang the supervisor saw clear: "Recovered at 10:02:13 from a hang: ..."; "" when there was
+    // none. It stays after the run ends: the run went through it.
+    Text recovered;
     std::optional<Text> resumedFrom;  // "Resumed from #3 (base) at step 40"; none for a fresh run
     QString openParent;               // "Open #3"
     bool stopEnabled = false;
     bool resumeEnabled = false;       // Resume, and Resume with changes
+    QString resumeRefused;            // their tooltip while a run that continues this one refuses them
 
     static LiveSummary of(const RunSnapshot& snapshot, const Context& context);
 
@@ -70,6 +75,8 @@ private:
     void describePace(const RunSnapshot& snapshot, const Context& context);
     void describeStraggler(const RunSnapshot& snapshot);
     void describeResumed(const RunSnapshot& snapshot, const Context& context);
+    void describeStart(const RunSnapshot& snapshot);
+    void describeRecovered(const RunSnapshot& snapshot);
 };
 
 } // namespace parallax

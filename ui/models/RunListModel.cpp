@@ -4,6 +4,7 @@
 #include "ui/models/RunColors.h"
 
 #include "ui/models/RunStoreThread.h"
+#include "ui/models/TableRoles.h"
 
 #include <QDateTime>
 #include <QRegularExpression>
@@ -274,6 +275,33 @@ std::optional<double> RunListModel::sortNumber(int row, int column) const {
     }
 }
 
+QVariant RunListModel::rawValue(int row, int column) const {
+    const RunRecord& r = record(row);
+    const auto number = [](const std::optional<double>& v) { return v ? QVariant(*v) : QVariant(); };
+    switch (column) {
+    case IdColumn: return qlonglong(r.id);
+    case StateColumn: return q(runStateName(r.state));
+    case NameColumn: return QVariantList{q(r.name), r.parent_run ? QVariant(qlonglong(*r.parent_run)) : QVariant()};
+    case ModelColumn: return q(r.model_kind);
+    case LayoutColumn: return q(r.layout);
+    case StepsColumn:
+        return QVariantList{qlonglong(r.last_step < 0 ? 0 : stepsDoneAfter(r.last_step)),
+                            r.steps_total > 0 ? QVariant(qlonglong(r.steps_total)) : QVariant()};
+    case LossColumn: return number(r.last_loss);
+    case TokensPerSecondColumn: return number(r.tokens_per_s);
+    case MfuColumn: return number(r.mfu);
+    case DurationColumn: return number(sortNumber(row, DurationColumn));
+    case CreatedColumn: return r.created_at > 0 ? QVariant(r.created_at) : QVariant();
+    case TagsColumn: {
+        QStringList tags;
+        for (const std::string& t : r.tags) tags << q(t);
+        return tags.join(QChar(','));
+    }
+    case NotesColumn: return q(r.notes);
+    default: return {};
+    }
+}
+
 int RunListModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : int(m_runs.size());
 }
@@ -289,6 +317,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case RunIdRole: return qlonglong(r.id);
     case StateRole: return q(runStateName(r.state));
+    case RawValueRole: return rawValue(index.row(), column);
     case SortRole: {
         if (const std::optional<double> n = sortNumber(index.row(), column)) return *n;
         if (column == StepsColumn || column == LossColumn || column == TokensPerSecondColumn || column == MfuColumn ||
@@ -348,7 +377,19 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount) return {};
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
+    if (role == RawValueRole) {
+        // The names of RunRecord's fields, with the unit where the value has one.
+        switch (section) {
+        case NameColumn: return QStringList{QStringLiteral("name"), QStringLiteral("parent_run")};
+        case StepsColumn: return QStringList{QStringLiteral("steps_done"), QStringLiteral("steps_total")};
+        default: break;
+        }
+        static const char* fields[] = {"id",   "state", "name",       "model",      "layout", "steps", "loss",
+                                       "tokens_per_s", "mfu", "duration_s", "created_at", "tags",   "notes"};
+        return QString::fromLatin1(fields[section]);
+    }
+    if (role != Qt::DisplayRole) return {};
     static const char* names[] = {QT_TR_NOOP("ID"),       QT_TR_NOOP("State"),    QT_TR_NOOP("Name"),
                                   QT_TR_NOOP("Model"),    QT_TR_NOOP("Layout"),   QT_TR_NOOP("Steps"),
                                   QT_TR_NOOP("Loss"),     QT_TR_NOOP("Tokens/s"), QT_TR_NOOP("MFU"),

@@ -75,6 +75,8 @@ public:
 
     // A raw value of the column for sorting; empty for a missing number.
     std::optional<double> sortNumber(int row, int column) const;
+    // A cell's value as data for RawValueRole (see TableRoles.h): what Export CSV writes.
+    QVariant rawValue(int row, int column) const;
     static QColor stateColor(const QString& state);
     static QString formatDuration(double seconds);
     // Tags as typed in the table: separated by commas or spaces, empty ones dropped, each once.

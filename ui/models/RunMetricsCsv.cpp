@@ -29,6 +29,12 @@ void appendInt(std::string& out, int64_t v) {
 
 } // namespace
 
+std::string csvNumber(double v) {
+    std::string out;
+    appendDouble(out, v);
+    return out;
+}
+
 std::string runMetricsCsvHeader() {
     return "step,loss,lr,grad_norm,tokens_per_s,samples_per_s,step_ms,step_ms_min,step_ms_max,slowest_rank,mfu,"
            "tokens,peak_mem,t";

@@ -48,6 +48,13 @@ std::vector<RunAlert> RunSnapshot::activeAlerts() const {
     return active;
 }
 
+std::vector<RunAlert> RunSnapshot::clearedAlerts() const {
+    std::vector<RunAlert> cleared;
+    for (const RunAlert& a : m_alerts)
+        if (!a.active) cleared.push_back(a);
+    return cleared;
+}
+
 std::optional<int64_t> RunSnapshot::parentRun() const {
     if (!m_record || !m_record->parent_run || *m_record->parent_run <= 0) return std::nullopt;
     return m_record->parent_run;

@@ -72,6 +72,9 @@ public:
     // The run's alerts as the store has them (RunStore::alerts); the active ones, by kind.
     void setAlerts(const std::vector<RunAlert>& alerts);
     std::vector<RunAlert> activeAlerts() const;
+    // The ones the supervisor saw clear (a hang whose ranks stepped again): each kind's last word,
+    // its message, with t when it cleared.
+    std::vector<RunAlert> clearedAlerts() const;
 
     // The run this one resumes (its record's parent) and the step it continued at (run_start's
     // start_step, else its first recorded step); nullopt for a run started afresh.

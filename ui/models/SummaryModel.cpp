@@ -27,13 +27,16 @@ SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now)
     Figures f;
     const RunRecord& r = run.record;
     std::vector<double> throughput, mfu;
-    for (size_t i = 0; i < run.metrics.size(); ++i) {
-        const StepEvent& e = run.metrics[i];
-        if (std::isfinite(e.loss) && (!f.bestLoss || e.loss < *f.bestLoss)) f.bestLoss = e.loss;
-        // The first step pays for allocation and warm-up; it would drag the median of short runs.
-        if (i == 0 && run.metrics.size() > 1) continue;
-        if (e.tokens_per_s > 0) throughput.push_back(e.tokens_per_s);
-        if (e.mfu > 0) mfu.push_back(e.mfu);
+    // A continued run's figures cover its lineage: the steps of the runs it continues, then its own.
+    for (const std::vector<StepEvent>* rows : {&run.earlier, &run.metrics}) {
+        for (size_t i = 0; i < rows->size(); ++i) {
+            const StepEvent& e = (*rows)[i];
+            if (std::isfinite(e.loss) && (!f.bestLoss || e.loss < *f.bestLoss)) f.bestLoss = e.loss;
+            // The first step pays for allocation and warm-up; it would drag the median of short runs.
+            if (i == 0 && rows->size() > 1) continue;
+            if (e.tokens_per_s > 0) throughput.push_back(e.tokens_per_s);
+            if (e.mfu > 0) mfu.push_back(e.mfu);
+        }
     }
     if (!run.metrics.empty()) f.finalLoss = run.metrics.back().loss;
     else f.finalLoss = r.last_loss;
@@ -67,7 +70,8 @@ SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now)
         if (!f.pipelined) f.bubble.reset(), f.bubbleTheory.reset();
         if (!f.onGpu) f.gpuUtilization.reset();
     }
-    if (r.started_at > 0) f.duration = std::max(0.0, (r.ended_at > 0 ? r.ended_at : now) - r.started_at);
+    if (r.started_at > 0)
+        f.duration = run.earlierSeconds + std::max(0.0, (r.ended_at > 0 ? r.ended_at : now) - r.started_at);
     f.steps = (run.metrics.empty() ? std::max<int64_t>(-1, r.last_step) : run.metrics.back().step) + 1;
     f.stepsTotal = r.steps_total;
     f.rankParams = r.params;

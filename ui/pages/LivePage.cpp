@@ -4,6 +4,7 @@
 #include "ui/models/DeviceGridModel.h"
 #include "ui/models/LiveSummary.h"
 #include "ui/models/RunLauncher.h"
+#include "ui/models/ResumeCheck.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
@@ -143,13 +144,15 @@ QLayout* LivePage::buildHeader() {
     m_stop = new QPushButton(tr("Stop"), this);
     m_stop->setToolTip(tr("Ask the run's supervisor to stop the ranks (parallax-cli stop)"));
     m_resume = new QPushButton(tr("Resume"), this);
-    m_resume->setToolTip(tr("Start a new run from this run's last checkpoint (parallax-cli resume --detach)"));
+    m_resumeTip = tr("Start a new run from this run's last checkpoint (parallax-cli resume --detach)");
+    m_resume->setToolTip(m_resumeTip);
     connect(m_stop, &QPushButton::clicked, this, &LivePage::stopRun);
     connect(m_resume, &QPushButton::clicked, this, &LivePage::resumeRun);
     m_resumeChanged = new QPushButton(tr("Resume with changes…"), this);
     m_resumeChanged->setObjectName(QStringLiteral("resumeWithChanges"));
-    m_resumeChanged->setToolTip(tr("Continue from this run's last checkpoint with its spec edited in the New run "
-                                   "form: another layout, hosts or devices (parallax-cli run SPEC --from RUN)"));
+    m_resumeChangedTip = tr("Continue from this run's last checkpoint with its spec edited in the New run "
+                            "form: another layout, hosts or devices (parallax-cli run SPEC --from RUN)");
+    m_resumeChanged->setToolTip(m_resumeChangedTip);
     connect(m_resumeChanged, &QPushButton::clicked, this, [this] {
         if (m_run > 0) emit resumeWithChanges(m_run);
     });
@@ -196,6 +199,12 @@ void LivePage::buildBanners(QVBoxLayout* root) {
         "QLabel { background: #ffebee; color: #b71c1c; border: 1px solid #e57373; padding: 4px; }"));
     m_lossWarning->hide();
     root->addWidget(m_lossWarning);
+    m_recovered = new QLabel(this);
+    m_recovered->setObjectName(QStringLiteral("recovered"));
+    m_recovered->setStyleSheet(QStringLiteral(
+        "QLabel { background: #e8f5e9; color: #1b5e20; border: 1px solid #81c784; padding: 4px; }"));
+    m_recovered->hide();
+    root->addWidget(m_recovered);
     m_commandStatus = new QLabel(this);
     m_commandStatus->setWordWrap(true);
     m_commandStatus->hide();
@@ -356,6 +365,7 @@ void LivePage::setRunList(RunListModel* runs) {
         const auto changed = [this] {
             followNewestRun();
             refreshPicker();
+            scheduleRefresh(); // a run that continues the one shown turns Resume off
         };
         connect(m_runs, &QAbstractItemModel::modelReset, this, changed);
         connect(m_runs, &QAbstractItemModel::rowsInserted, this, changed);
@@ -554,6 +564,7 @@ void LivePage::refreshLabels() {
     context.commandBusy = m_launcher->isBusy();
     context.now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) / 1000.0;
     if (const std::optional<int64_t> parent = m_snapshot.parentRun(); parent && m_runs) context.parent = m_runs->run(*parent);
+    if (m_runs && m_run > 0) context.resumeRefused = ResumeCheck::of(*m_runs, m_run).why;
     const LiveSummary s = LiveSummary::of(m_snapshot, context);
 
     m_resumed->setVisible(s.resumedFrom.has_value());
@@ -587,10 +598,15 @@ void LivePage::refreshLabels() {
     m_straggler->setVisible(s.straggler.has_value());
     if (!s.lossWarning.isEmpty()) m_lossWarning->setText(s.lossWarning);
     m_lossWarning->setVisible(!s.lossWarning.isEmpty());
+    m_recovered->setText(s.recovered.text);
+    m_recovered->setToolTip(s.recovered.tip);
+    m_recovered->setVisible(!s.recovered.text.isEmpty());
 
     m_stop->setEnabled(s.stopEnabled);
     m_resume->setEnabled(s.resumeEnabled);
     m_resumeChanged->setEnabled(s.resumeEnabled);
+    m_resume->setToolTip(s.resumeRefused.isEmpty() ? m_resumeTip : s.resumeRefused);
+    m_resumeChanged->setToolTip(s.resumeRefused.isEmpty() ? m_resumeChangedTip : s.resumeRefused);
 }
 
 void LivePage::stopRun() {
@@ -602,6 +618,8 @@ void LivePage::stopRun() {
 
 void LivePage::resumeRun() {
     if (m_run <= 0 || m_launcher->isBusy()) return;
+    // A run that another run continues is not resumed twice (ResumeCheck).
+    if (m_runs && !ResumeCheck::of(*m_runs, m_run).why.isEmpty()) return;
     beginCommand({QStringLiteral("resume"), QString::number(m_run), QStringLiteral("--detach")});
     m_launcher->resume(m_run);
     refreshLabels();

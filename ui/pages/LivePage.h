@@ -157,6 +157,7 @@ private:
     QLabel* m_mfu = nullptr;
     QLabel* m_straggler = nullptr;
     QLabel* m_lossWarning = nullptr;
+    QLabel* m_recovered = nullptr; // a hang that cleared
     QLabel* m_hostAlarm = nullptr;
     QLabel* m_alert = nullptr;
     QComboBox* m_picker = nullptr;
@@ -171,6 +172,7 @@ private:
     QPushButton* m_stop = nullptr;
     QPushButton* m_resume = nullptr;
     QPushButton* m_resumeChanged = nullptr;
+    QString m_resumeTip, m_resumeChangedTip; // what they do, shown while no continuation refuses them
     QComboBox* m_axis = nullptr;
     QCheckBox* m_logLoss = nullptr;
     QSpinBox* m_smoothing = nullptr;

@@ -3,6 +3,7 @@
 #include "ui/widgets/FileDialogs.h"
 
 #include "core/store/StoreTypes.h"
+#include "ui/models/ResumeCheck.h"
 #include "ui/models/ResumeStepReader.h"
 #include "ui/models/RunDeleter.h"
 #include "ui/models/RunFilterModel.h"
@@ -37,14 +38,6 @@
 #include <map>
 
 namespace parallax {
-
-namespace {
-
-bool resumable(const RunRecord& r) {
-    return r.state == RunState::Stopped || r.state == RunState::Failed || r.state == RunState::Lost;
-}
-
-} // namespace
 
 RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* writer, QWidget* parent)
     : QWidget(parent), m_runs(runs), m_watcher(watcher), m_writer(writer), m_filter(new RunFilterModel(this)),
@@ -134,7 +127,8 @@ QHBoxLayout* RunsPage::buildActions() {
     m_open = new QPushButton(tr("Open"), this);
     m_open->setToolTip(tr("Show the run on the Live page"));
     m_resume = new QPushButton(tr("Resume"), this);
-    m_resume->setToolTip(tr("Continue a stopped, failed or lost run from its last checkpoint (parallax-cli resume)"));
+    m_resumeTip = tr("Continue a stopped, failed or lost run from its last checkpoint (parallax-cli resume)");
+    m_resume->setToolTip(m_resumeTip);
     m_compare = new QPushButton(tr("Compare"), this);
     m_compare->setToolTip(tr("Compare the selected runs"));
     m_exportMetrics = new QPushButton(tr("Export metrics…"), this);
@@ -242,7 +236,10 @@ void RunsPage::updateActions() {
     const qint64 id = currentRun();
     const std::optional<RunRecord> r = id ? m_runs->run(id) : std::nullopt;
     m_open->setEnabled(r.has_value());
-    m_resume->setEnabled(r && resumable(*r) && !m_launcher->isBusy());
+    // A run another run already continues is not resumed again; the tooltip names the run to resume.
+    const ResumeCheck resume = r ? ResumeCheck::of(*m_runs, id) : ResumeCheck();
+    m_resume->setEnabled(resume.allowed && !m_launcher->isBusy());
+    m_resume->setToolTip(resume.why.isEmpty() ? m_resumeTip : resume.why);
     m_compare->setEnabled(selectedRuns().size() >= 1);
     m_exportMetrics->setEnabled(r.has_value() && m_watcher);
     m_exportTrace->setEnabled(r.has_value() && m_watcher);
@@ -253,9 +250,11 @@ void RunsPage::updateActions() {
 void RunsPage::showContextMenu(const QPoint& pos) {
     if (!m_view->indexAt(pos).isValid()) return;
     QMenu menu(this);
+    menu.setToolTipsVisible(true);
     for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportTrace, m_exportSpec, m_delete}) {
         QAction* a = menu.addAction(b->text(), b, &QPushButton::click);
         a->setEnabled(b->isEnabled());
+        a->setToolTip(b->toolTip());
         if (b == m_exportSpec) menu.addSeparator();
     }
     menu.addSeparator();
@@ -269,7 +268,7 @@ void RunsPage::openCurrent() {
 
 void RunsPage::resumeCurrent() {
     const qint64 id = currentRun();
-    if (!id) return;
+    if (!id || !ResumeCheck::of(*m_runs, id).allowed) return;
     m_launcher->resume(id);
     updateActions();
 }

@@ -42,6 +42,7 @@ public:
     RunLauncher* launcher() const { return m_launcher; }
     QLineEdit* filterEdit() const { return m_filterEdit; }
     QComboBox* stateCombo() const { return m_state; }
+    QPushButton* resumeButton() const { return m_resume; }
 
     void setStorePath(const QString& path);
     // "" for every state.
@@ -99,6 +100,7 @@ private:
     QLabel* m_count = nullptr;
     QPushButton* m_open = nullptr;
     QPushButton* m_resume = nullptr;
+    QString m_resumeTip; // what Resume does, shown while no run that continues the selected one says why not
     QPushButton* m_compare = nullptr;
     QPushButton* m_exportMetrics = nullptr;
     QPushButton* m_exportTrace = nullptr;

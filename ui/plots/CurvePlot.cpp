@@ -330,7 +330,8 @@ bool CurvePlot::dataXBounds(double& lo, double& hi) const {
 
 void CurvePlot::fitX() {
     double lo = 0, hi = 1;
-    if (!dataXBounds(lo, hi)) return;
+    // No data (a run that has not stepped yet): the empty default, not the last run's range.
+    if (!dataXBounds(lo, hi)) lo = 0, hi = 1;
     if (hi <= lo) {
         lo -= 0.5;
         hi += 0.5;
@@ -367,6 +368,10 @@ void CurvePlot::beforeReplot() {
         }
         c.graph->data()->set(points, true);
         m_drawnPoints += m_scratch.size();
+    }
+    if (m_fitY && yLo > yHi && m_drawnPoints == 0) {
+        yLo = m_logScale ? 1 : 0; // nothing to fit: the empty default
+        yHi = m_logScale ? 10 : 1;
     }
     if (m_fitY && yLo <= yHi) {
         double lo = yLo, hi = yHi;

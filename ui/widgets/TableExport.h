@@ -2,6 +2,7 @@
 
 #include "ui/models/PlotTable.h"
 
+#include <QList>
 #include <QModelIndexList>
 #include <QObject>
 #include <QString>
@@ -14,17 +15,23 @@ namespace parallax {
 
 // Copy and Export CSV… for a table of the console: installed on a QTableView, it adds both to the
 // view's right-click menu (and Ctrl+C). Copy puts the selected cells on the clipboard as
-// tab-separated rows, which spreadsheets paste cell by cell; Export CSV… writes every row the view
-// shows (its filter and sort order) with the header, as RFC 4180 CSV. Cells are the display text.
+// tab-separated rows under their column headers, which spreadsheets paste cell by cell, as the table
+// shows them. Export CSV… writes every row the view shows (its filter and sort order) with the
+// header, as RFC 4180 CSV, for programs to read: where the model answers RawValueRole (TableRoles.h)
+// the cells are its raw values (numbers as numbers, durations in seconds), else the text shown.
 class TableExport : public QObject {
     Q_OBJECT
 public:
     // A view whose menu is its own (Qt::CustomContextMenu) adds actions() to that menu itself.
     static TableExport* install(QTableView* view, const QString& baseName);
 
-    // The rows of `model` (every row and column, or those of `cells` where given) with a header.
-    static PlotTable table(const QAbstractItemModel& model, const QModelIndexList& cells = {});
-    // Tab-separated rows of the selected cells, without a header (what Copy puts on the clipboard).
+    // What a cell is written as: the text shown, or its raw value where the model gives one.
+    enum class Cells { Shown, Raw };
+    // The rows of `model` (every row and column, or those of `cells` where given) under a header,
+    // leaving out the columns in `hidden`.
+    static PlotTable table(const QAbstractItemModel& model, const QModelIndexList& cells = {},
+                           Cells what = Cells::Shown, const QList<int>& hidden = {});
+    // Tab-separated rows of the selected cells under their headers (what Copy puts on the clipboard).
     QString selectionText() const;
     bool saveCsv(const QString& path, QString* error = nullptr) const;
 

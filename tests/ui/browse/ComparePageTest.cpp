@@ -122,6 +122,36 @@ TEST(ComparePage, AContinuedRunIsDrawnAsItsLineage) {
     EXPECT_TRUE(CompareRun::load(store.store, parent)->continues.empty());
 }
 
+// A continued run's summary covers its lineage: the median throughput over the parent's steps (up
+// to where it took over) and its own, each without its first step; the parent's time in the duration.
+TEST(ComparePage, AContinuedRunsSummaryCoversItsLineage) {
+    CraftedStore store;
+    // tokens/s of step s: 1000 + s. The parent ran steps 0..49, the child 40..99 from step 40.
+    const int64_t parent = store.addRun(tinySpec("elastic"), RunState::Failed, 50, 4.0);
+    const int64_t child = store.addContinuation(tinySpec("elastic"), parent, 40, RunState::Succeeded, 60);
+    CompareRun run = *CompareRun::load(store.store, child);
+    ASSERT_EQ(run.earlier.size(), 40u) << "the parent's steps 0..39";
+    const RunRecord p = *store.store.run(parent);
+    EXPECT_DOUBLE_EQ(run.earlierSeconds, p.ended_at - p.started_at);
+    SummaryModel::Figures f = SummaryModel::figuresOf(run, 0);
+    // 1001..1039 and 1041..1099: 98 values, the middle two 1050 and 1051.
+    ASSERT_TRUE(f.tokensPerSecond);
+    EXPECT_NEAR(*f.tokensPerSecond, 1050.5, 0.5);
+    // The parent's hour counts in the duration.
+    run.record.started_at = 1000;
+    run.record.ended_at = 1600;
+    run.earlierSeconds = 3000;
+    f = SummaryModel::figuresOf(run, 0);
+    ASSERT_TRUE(f.duration);
+    EXPECT_DOUBLE_EQ(*f.duration, 3600);
+    // Alone, the child's own figures.
+    run.earlier.clear();
+    run.earlierSeconds = 0;
+    f = SummaryModel::figuresOf(run, 0);
+    EXPECT_NEAR(*f.tokensPerSecond, 1070, 0.5);
+    EXPECT_DOUBLE_EQ(*f.duration, 600);
+}
+
 TEST(ComparePage, IdenticalSpecsHaveNoDifferences) {
     CraftedStore store;
     const int64_t a = store.addRun(tinySpec("same"), RunState::Succeeded, 3);

@@ -16,6 +16,8 @@
 #include <QTextBrowser>
 #include <QPushButton>
 #include <QFile>
+#include <QGuiApplication>
+#include <QProcess>
 #include <QScreen>
 #include <QSettings>
 #include <QTemporaryDir>
@@ -91,6 +93,56 @@ TEST(MainWindow, RemembersGeometryPageAndSplitters) {
                                            again.screen()->availableGeometry());
     EXPECT_EQ(again.size(), fitted.size());
     EXPECT_EQ(again.comparePage()->mainSplitter()->sizes(), sizes);
+}
+
+// A window saved at 1440 x 900, opened again on a 1280 x 720 screen: its frame (title bar and
+// borders included) lies wholly on the screen. The offscreen platform takes its screens when the
+// application starts (QT_QPA_PLATFORM=offscreen:configfile=FILE), so the next test runs in a process
+// of its own on such a screen.
+TEST(MainWindow, OpensWhollyOnAScreenSmallerThanItsSavedGeometry) {
+    if (QGuiApplication::platformName() != QStringLiteral("offscreen")) GTEST_SKIP() << "needs the offscreen platform";
+    QTemporaryDir dir;
+    const QString config = dir.filePath(QStringLiteral("screen.json"));
+    QFile file(config);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write(R"({"windowFrameMargins": true, "screens": [{"name": "small", "x": 0, "y": 0, "width": 1280,
+                   "height": 720, "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})");
+    file.close();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen:configfile=") + config);
+    QProcess child;
+    child.setProcessEnvironment(env);
+    child.setProcessChannelMode(QProcess::MergedChannels);
+    child.start(QCoreApplication::applicationFilePath(),
+                {QStringLiteral("--gtest_filter=MainWindowOnASmallScreen.*"), QStringLiteral("--gtest_also_run_disabled_tests")});
+    ASSERT_TRUE(child.waitForFinished(120000));
+    const QString out = QString::fromLocal8Bit(child.readAll());
+    EXPECT_EQ(child.exitCode(), 0) << out.toStdString();
+    EXPECT_TRUE(out.contains(QStringLiteral("[  PASSED  ] 1 test"))) << out.toStdString();
+}
+
+// Run by the test above, on its 1280 x 720 screen.
+TEST(MainWindowOnASmallScreen, DISABLED_FitsTheFrameOfASavedLargerWindow) {
+    const QScreen* screen = QGuiApplication::primaryScreen();
+    ASSERT_NE(screen, nullptr);
+    ASSERT_EQ(screen->availableGeometry(), QRect(0, 0, 1280, 720));
+    IsolatedSettings settings;
+    CraftedStore store;
+    {
+        // As it was left on a 1440 x 900 screen.
+        MainWindow w(store.qpath());
+        w.setGeometry(40, 30, 1440, 900);
+        w.saveSettings();
+    }
+    MainWindow again(store.qpath());
+    again.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&again));
+    const QRect frame = again.frameGeometry();
+    EXPECT_NE(frame, again.geometry()) << "the platform gives the window a frame";
+    EXPECT_TRUE(screen->availableGeometry().contains(frame))
+        << frame.x() << "," << frame.y() << " " << frame.width() << "x" << frame.height();
+    // As large as the screen lets it be.
+    EXPECT_EQ(frame.size(), QSize(1280, 720)) << frame.width() << "x" << frame.height();
 }
 
 // What belongs to a store is kept apart per store: the spec last opened in the New run form (opened

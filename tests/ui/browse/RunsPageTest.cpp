@@ -5,9 +5,14 @@
 #include "ui/models/RunMetricsCsv.h"
 #include "ui/models/RunStoreThread.h"
 #include "ui/models/StoreWatcher.h"
+#include "ui/models/RunLauncher.h"
 #include "ui/pages/RunsPage.h"
+#include "ui/widgets/TableExport.h"
 
+#include <QApplication>
+#include <QClipboard>
 #include <QComboBox>
+#include <QPushButton>
 #include <QFile>
 #include <QJsonObject>
 #include <QJsonDocument>
@@ -178,6 +183,89 @@ TEST(RunsPage, AResumedRunSaysWhichRunAndStepItContinues) {
         << name().toStdString();
     const QString parentTip = f.runs.index(f.runs.rowOfRun(f.failed), RunListModel::IdColumn).data(Qt::ToolTipRole).toString();
     EXPECT_EQ(parentTip, QStringLiteral("Resumed as run #%1 at step 12 (running)").arg(resumed));
+}
+
+// A run that another run already continues is not resumed again: that would start a second branch
+// from its older checkpoint. Resume is off, its tooltip names the run that continues it and the run
+// to resume, the newest of the lineage.
+TEST(RunsPage, ResumeIsOffForARunThatAnotherRunContinues) {
+    Fixture f;
+    QPushButton* resume = f.page->resumeButton();
+    f.page->selectRun(f.failed);
+    EXPECT_TRUE(resume->isEnabled());
+    const QString whatItDoes = resume->toolTip();
+
+    const int64_t next = f.store.addContinuation(tinySpec("gpt-text-lr3e3"), f.failed, 12, RunState::Failed, 3);
+    f.watcher->pollNow();
+    ASSERT_TRUE(waitFor([&] { return f.runs.rowOfRun(next) >= 0; }));
+    f.page->selectRun(f.failed);
+    EXPECT_FALSE(resume->isEnabled());
+    EXPECT_EQ(resume->toolTip(), QStringLiteral("Run #%1 already continues this run: resume run #%1").arg(next));
+    f.page->resumeCurrent();
+    EXPECT_FALSE(f.page->launcher()->isBusy()) << "nothing was started";
+
+    // The continuation, which no run continues yet, is the one to resume.
+    f.page->selectRun(next);
+    EXPECT_TRUE(resume->isEnabled());
+    EXPECT_EQ(resume->toolTip(), whatItDoes);
+
+    // Further down the lineage, the newest run is named, as it is going.
+    const int64_t newest = f.store.addContinuation(tinySpec("gpt-text-lr3e3"), next, 15, RunState::Running, 2);
+    f.watcher->pollNow();
+    ASSERT_TRUE(waitFor([&] { return f.runs.rowOfRun(newest) >= 0; }));
+    f.page->selectRun(f.failed);
+    EXPECT_FALSE(resume->isEnabled());
+    EXPECT_EQ(resume->toolTip(),
+              QStringLiteral("Run #%1 already continues this run, and run #%2 continues the lineage (running)").arg(next).arg(newest));
+    f.page->selectRun(next);
+    EXPECT_FALSE(resume->isEnabled());
+    EXPECT_EQ(resume->toolTip(), QStringLiteral("Run #%1 already continues this run (running)").arg(newest));
+}
+
+// Copy puts the selected rows on the clipboard under the column headers, as the table shows them;
+// Export CSV writes raw values: numbers as numbers, durations in seconds, steps done and planned in
+// columns of their own, no units.
+TEST(RunsPage, CopiesWithTheHeaderAndExportsRawValuesAsCsv) {
+    Fixture f;
+    auto* exporter = f.page->view()->findChild<TableExport*>();
+    ASSERT_NE(exporter, nullptr);
+    f.page->selectRun(f.failed);
+    exporter->copyAction()->trigger();
+    const QStringList copied = QApplication::clipboard()->text().split(QChar('\n'), Qt::SkipEmptyParts);
+    ASSERT_EQ(copied.size(), 2) << QApplication::clipboard()->text().toStdString();
+    EXPECT_EQ(copied[0], QStringLiteral("ID\tState\tName\tModel\tLayout\tSteps\tLoss\tTokens/s\tMFU\tDuration\tCreated\tTags\tNotes"));
+    EXPECT_TRUE(copied[1].startsWith(QStringLiteral("%1\tfailed\tgpt-text-lr3e3\t").arg(f.failed))) << copied[1].toStdString();
+    EXPECT_TRUE(copied[1].contains(QStringLiteral("\t12 / 20\t"))) << copied[1].toStdString();
+
+    const QString path = f.store.dir.filePath(QStringLiteral("runs.csv"));
+    QString error;
+    ASSERT_TRUE(exporter->saveCsv(path, &error)) << error.toStdString();
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split(QChar('\n'), Qt::SkipEmptyParts);
+    ASSERT_EQ(lines.size(), 4);
+    EXPECT_EQ(lines[0], QStringLiteral("id,state,name,parent_run,model,layout,steps_done,steps_total,loss,tokens_per_s,mfu,"
+                                       "duration_s,created_at,tags,notes"));
+    QStringList failed;
+    for (const QString& line : lines)
+        if (line.startsWith(QStringLiteral("%1,").arg(f.failed))) failed = line.split(QChar(','));
+    ASSERT_EQ(failed.size(), 15) << lines.join(QChar('\n')).toStdString();
+    const RunRecord r = *f.runs.run(f.failed);
+    EXPECT_EQ(failed[1], QStringLiteral("failed"));
+    EXPECT_EQ(failed[2], QStringLiteral("gpt-text-lr3e3"));
+    EXPECT_EQ(failed[3], QString()); // no parent
+    EXPECT_EQ(failed[5], QStringLiteral("dp2 tp1 pp1 zero0"));
+    EXPECT_EQ(failed[6], QStringLiteral("12"));
+    EXPECT_EQ(failed[7], QStringLiteral("20"));
+    EXPECT_EQ(failed[8].toDouble(), *r.last_loss); // every digit, not the 5 shown
+    EXPECT_EQ(failed[9], QStringLiteral("1011"));
+    EXPECT_EQ(failed[10], QStringLiteral("0.25")); // a fraction, not "25.0%"
+    bool seconds = false;
+    EXPECT_EQ(failed[11].toDouble(&seconds), r.ended_at - r.started_at) << failed[11].toStdString();
+    EXPECT_TRUE(seconds) << failed[11].toStdString();
+    EXPECT_EQ(failed[12].toDouble(), r.created_at);
+    const QString succeeded = lines.filter(QStringLiteral("mmdit-fashion-dp2")).value(0);
+    EXPECT_TRUE(succeeded.endsWith(QStringLiteral(",baseline,"))) << succeeded.toStdString();
 }
 
 TEST(RunsPage, ExportsMetricsAsCsvAndTheSpec) {

@@ -2,6 +2,7 @@
 #include "ui/widgets/DeviceGridDiagram.h"
 #include "ui/widgets/MemoryBar.h"
 #include "ui/widgets/TableExport.h"
+#include "ui/models/TableRoles.h"
 
 #include <QAction>
 #include <QFile>
@@ -65,8 +66,9 @@ TEST(MemoryBar, SumsItsPartsAgainstTheCapacity) {
     EXPECT_TRUE(bar.toolTip().contains(QStringLiteral("weights")));
 }
 
-// Every table's Copy and Export CSV: the selected cells tab-separated; the rows the view shows (its
-// sort order, without hidden columns) as CSV with the header, cells with commas and quotes quoted.
+// Every table's Copy and Export CSV: the selected cells tab-separated under their headers; the rows
+// the view shows (its sort order, without hidden columns) as CSV with the header, cells with commas
+// and quotes quoted.
 TEST(TableExport, CopiesTheSelectionAndExportsTheRowsShownAsCsv) {
     QStandardItemModel model(3, 3);
     model.setHorizontalHeaderLabels({QStringLiteral("run"), QStringLiteral("note"), QStringLiteral("hidden")});
@@ -88,7 +90,7 @@ TEST(TableExport, CopiesTheSelectionAndExportsTheRowsShownAsCsv) {
     EXPECT_EQ(exporter->copyAction()->shortcut(), QKeySequence(QKeySequence::Copy));
 
     view.selectionModel()->select(QItemSelection(sorted.index(0, 0), sorted.index(1, 1)), QItemSelectionModel::Select);
-    EXPECT_EQ(exporter->selectionText(), QStringLiteral("1\tsay \"hi\"\n2\twith, comma\n"));
+    EXPECT_EQ(exporter->selectionText(), QStringLiteral("run\tnote\n1\tsay \"hi\"\n2\twith, comma\n"));
 
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("t.csv"));
@@ -100,6 +102,42 @@ TEST(TableExport, CopiesTheSelectionAndExportsTheRowsShownAsCsv) {
               QStringLiteral("run,note\n1,\"say \"\"hi\"\"\"\n2,\"with, comma\"\n3,plain\n"));
     EXPECT_FALSE(exporter->saveCsv(dir.filePath(QStringLiteral("no/such/folder/t.csv")), &error));
     EXPECT_TRUE(error.contains(QStringLiteral("no/such/folder"))) << error.toStdString();
+}
+
+// Export CSV writes a model's raw values where it gives them (RawValueRole): numbers in their
+// shortest exact form, a missing value as an empty cell, a column of two fields as two columns named
+// by the header. Copy keeps the text the table shows.
+TEST(TableExport, ExportsRawValuesWhereTheModelGivesThem) {
+    QStandardItemModel model(2, 3);
+    model.setHorizontalHeaderLabels({QStringLiteral("Steps"), QStringLiteral("Duration"), QStringLiteral("Name")});
+    model.setHeaderData(0, Qt::Horizontal, QStringList{QStringLiteral("steps_done"), QStringLiteral("steps_total")}, RawValueRole);
+    model.setHeaderData(1, Qt::Horizontal, QStringLiteral("duration_s"), RawValueRole);
+    const auto cell = [](const QString& shown, const QVariant& raw) {
+        auto* item = new QStandardItem(shown);
+        item->setData(raw, RawValueRole);
+        return item;
+    };
+    model.setItem(0, 0, cell(QStringLiteral("60 / 60"), QVariantList{qlonglong(60), qlonglong(60)}));
+    model.setItem(0, 1, cell(QStringLiteral("1m 07s"), 67.1));
+    model.setItem(0, 2, new QStandardItem(QStringLiteral("a")));
+    model.setItem(1, 0, cell(QStringLiteral("3"), QVariantList{qlonglong(3), QVariant()}));
+    model.setItem(1, 1, cell(QString(), QVariant()));
+    model.setItem(1, 2, new QStandardItem(QStringLiteral("b")));
+    QTableView view;
+    view.setModel(&model);
+    TableExport* exporter = TableExport::install(&view, QStringLiteral("runs"));
+
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("raw.csv"));
+    QString error;
+    ASSERT_TRUE(exporter->saveCsv(path, &error)) << error.toStdString();
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    EXPECT_EQ(QString::fromUtf8(file.readAll()),
+              QStringLiteral("steps_done,steps_total,duration_s,Name\n60,60,67.1,a\n3,,,b\n"));
+
+    view.selectionModel()->select(QItemSelection(model.index(0, 0), model.index(0, 1)), QItemSelectionModel::Select);
+    EXPECT_EQ(exporter->selectionText(), QStringLiteral("Steps\tDuration\n60 / 60\t1m 07s\n"));
 }
 
 // A window saved at 1440 x 900 (or opened at that default) on a 1280 x 720 screen: it fits the

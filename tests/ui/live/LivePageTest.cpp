@@ -5,6 +5,8 @@
 #include "ui/models/RunListModel.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/plots/CurvePlot.h"
+
+#include <qcustomplot.h>
 #include "ui/plots/HeatMapPlot.h"
 #include "ui/widgets/HostAlarmDelegate.h"
 
@@ -157,6 +159,21 @@ TEST(LivePageTest, ShowsStepOfTotalAndNamesTheStraggler) {
         }
         return true;
     }));
+
+    // A run that has not stepped yet: its ranks starting, and empty plots on the empty default axes,
+    // not the last run's.
+    for (CurvePlot* p : plots) ASSERT_GT(p->customPlot()->xAxis->range().upper, 50) << "the straggler run's steps";
+    const int64_t starting = ts.newRun("starting", 300, 2);
+    ts.store.markRunning(starting, 4343, "node0");
+    page.setRun(starting);
+    ASSERT_TRUE(waitFor([&] { return bar->text() == QStringLiteral("starting 2 ranks…"); })) << bar->text().toStdString();
+    for (CurvePlot* p : plots) {
+        p->replotNow();
+        EXPECT_EQ(p->customPlot()->xAxis->range(), QCPRange(0, 1));
+        EXPECT_EQ(p->drawnPoints(), 0u);
+    }
+    page.setRun(run);
+    ASSERT_TRUE(waitFor([&] { return page.progressText() == QStringLiteral("step 100 / 200"); }));
 
     // Steps that no longer differ clear the flag; the run's end flips the buttons.
     {
@@ -491,6 +508,17 @@ TEST(LivePageTest, AResumedRunNamesTheRunItContinuesAndOpensIt) {
     page.setRun(fresh);
     ASSERT_TRUE(waitFor([&] { return page.stateText() == QStringLiteral("queued"); }));
     EXPECT_TRUE(page.resumedText().isEmpty());
+
+    // The stopped parent, which the child already continues, is not resumed again: Resume and
+    // Resume with changes are off and name the run that continues it.
+    page.setRun(parent);
+    ASSERT_TRUE(waitFor([&] { return page.stateText() == QStringLiteral("stopped"); }));
+    auto* withChanges = page.findChild<QPushButton*>(QStringLiteral("resumeWithChanges"));
+    ASSERT_NE(withChanges, nullptr);
+    const QString why = QStringLiteral("Run #%1 already continues this run (running)").arg(child);
+    ASSERT_TRUE(waitFor([&] { return withChanges->toolTip() == why; })) << withChanges->toolTip().toStdString();
+    EXPECT_FALSE(page.resumeEnabled());
+    EXPECT_FALSE(withChanges->isEnabled());
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <QDateTime>
+
 #include <cmath>
 
 namespace parallax {
@@ -83,6 +85,13 @@ TEST(LiveSummaryTest, ARunningRunShowsItsProgressPaceAndStop) {
     busy.commandBusy = true;
     EXPECT_FALSE(LiveSummary::of(halfWay(), busy).stopEnabled);
     EXPECT_FALSE(LiveSummary::of(halfWay(RunState::Stopped), busy).resumeEnabled);
+
+    // A stopped run that another run already continues is not resumed again; the buttons say why.
+    LiveSummary::Context continued = shown();
+    continued.resumeRefused = QStringLiteral("Run #8 already continues this run: resume run #8");
+    const LiveSummary refused = LiveSummary::of(halfWay(RunState::Stopped), continued);
+    EXPECT_FALSE(refused.resumeEnabled);
+    EXPECT_EQ(refused.resumeRefused, continued.resumeRefused);
 }
 
 // The headline is the median of the recent steps, not the last one; a run whose steps stop shows no
@@ -251,6 +260,55 @@ TEST(LiveSummaryTest, ListsTheSupervisorsAlertsALineEach) {
     slow.message = "rank 5 is slow";
     EXPECT_EQ(LiveSummary::alertLines({hang, slow}), QStringLiteral("Hang: no step for 41 s\nStraggler: rank 5 is slow"));
     EXPECT_TRUE(LiveSummary::alertLines({}).isEmpty());
+}
+
+// Between Launch and the first step a running run says what it waits for: its ranks starting, then
+// started and waiting for the first step; not "step 0 / 200".
+TEST(LiveSummaryTest, ARunBeforeItsFirstStepSaysItsRanksAreStarting) {
+    RunSnapshot s;
+    RunRecord r = record(RunState::Running);
+    r.world_size = 4;
+    s.setRecord(r);
+    LiveSummary summary = LiveSummary::of(s, shown());
+    EXPECT_EQ(summary.progress, QStringLiteral("starting 4 ranks…"));
+    EXPECT_EQ(summary.progressFormat, summary.progress);
+    EXPECT_EQ(summary.progressValue, 0);
+    RunStartEvent started;
+    started.world = 4;
+    s.setRunStart(started);
+    summary = LiveSummary::of(s, shown());
+    EXPECT_EQ(summary.progress, QStringLiteral("4 ranks started · waiting for the first step"));
+    s.addMetrics({stepEvent(0, 2.0, 1000)}, true);
+    EXPECT_EQ(LiveSummary::of(s, shown()).progress, QStringLiteral("step 1 / 200"));
+    // A run that ended before its first step says its steps, as any ended run.
+    RunSnapshot failed;
+    r.state = RunState::Failed;
+    failed.setRecord(r);
+    EXPECT_EQ(LiveSummary::of(failed, shown()).progress, QStringLiteral("step 0 / 200"));
+}
+
+// A hang the supervisor saw clear is said, with when and the step, and stays after the run ended;
+// while the hang is active it is an alert, not a recovery.
+TEST(LiveSummaryTest, AHangThatClearedIsSaidToHaveRecovered) {
+    RunSnapshot s = halfWay();
+    RunAlert hang;
+    hang.kind = AlertKind::Hang;
+    hang.message = "no step for 41 s: rank 3 waits in all_reduce";
+    hang.step = 57;
+    hang.t = QDateTime(QDate(2026, 12, 6), QTime(10, 2, 13)).toSecsSinceEpoch();
+    s.setAlerts({hang});
+    EXPECT_TRUE(LiveSummary::of(s, shown()).recovered.text.isEmpty()) << "still active";
+    hang.active = false;
+    RunAlert straggler;
+    straggler.kind = AlertKind::Straggler;
+    straggler.active = false;
+    s.setAlerts({hang, straggler});
+    const LiveSummary summary = LiveSummary::of(s, shown());
+    EXPECT_EQ(summary.recovered.text, QStringLiteral("Recovered at 10:02:13 from a hang at step 57."));
+    EXPECT_EQ(summary.recovered.tip,
+              QStringLiteral("What the supervisor said while it lasted: no step for 41 s: rank 3 waits in all_reduce"));
+    s.setAlerts({straggler});
+    EXPECT_TRUE(LiveSummary::of(s, shown()).recovered.text.isEmpty()) << "a straggler that passed is no recovery";
 }
 
 } // namespace
