@@ -1,5 +1,6 @@
 #include "core/launch/HangDetector.h"
 
+#include "core/launch/RankList.h"
 #include "core/spec/MeshCoord.h"
 
 #include <algorithm>
@@ -26,11 +27,8 @@ std::string bytesText(int64_t bytes) {
     return s.str();
 }
 
-std::string ranksText(const std::vector<int>& ranks) {
-    std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-    for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-    return out;
-}
+// Hosts a message names one by one; past this many, it counts them.
+constexpr size_t kHostsNamed = 3;
 
 // "rank 0 waits", "ranks 0, 2 wait".
 std::string ranksDo(const std::vector<int>& ranks, const std::string& verb) {
@@ -74,6 +72,32 @@ void HangDetector::onRankStep(const RankStepEvent& e) {
 std::string HangDetector::who(int rank) const {
     const std::string host = m_hostOf ? m_hostOf(rank) : std::string();
     return "rank " + std::to_string(rank) + (host.empty() ? std::string() : " on " + host);
+}
+
+std::vector<std::pair<std::string, std::vector<int>>> HangDetector::byHost(const std::vector<int>& ranks) const {
+    std::vector<std::pair<std::string, std::vector<int>>> groups;
+    std::map<std::string, size_t> at;
+    for (int r : ranks) {
+        const std::string host = m_hostOf ? m_hostOf(r) : std::string();
+        const auto [it, added] = at.emplace(host, groups.size());
+        if (added) groups.push_back({host, {}});
+        groups[it->second].second.push_back(r);
+    }
+    return groups;
+}
+
+std::string HangDetector::whoAll(const std::vector<int>& ranks) const {
+    const auto groups = byHost(ranks);
+    auto on = [](const std::string& host) { return host.empty() ? std::string() : " on " + host; };
+    std::string out;
+    if (groups.size() <= kHostsNamed) {
+        for (size_t i = 0; i < groups.size(); ++i)
+            out += (i ? ", " : "") + ranksText(groups[i].second) + on(groups[i].first);
+        return out;
+    }
+    std::string hosts;
+    for (size_t i = 0; i < kHostsNamed; ++i) hosts += groups[i].first + ", ";
+    return ranksText(ranks) + " on " + countText(groups.size()) + " hosts (" + hosts + "…)";
 }
 
 std::string HangDetector::since(Clock::time_point t, Clock::time_point now) const {
@@ -128,14 +152,27 @@ std::optional<HangDetector::Finding> HangDetector::hang(Clock::time_point now) c
     }
     const Waited w = waitedIn(waiting);
     if (!silent.empty()) {
-        for (size_t i = 0; i < silent.size(); ++i) {
-            const int r = silent[i];
-            const auto it = m_ranks.find(r);
-            f.message += (i ? "; " : "") + who(r) + " is silent (" +
-                         (it == m_ranks.end() ? std::string("no heartbeat ever")
-                                              : "no heartbeat for " + since(it->second.arrived, now)) +
-                         ": stopped, or its host is gone)";
+        // A host at a time (a lost host silences all its ranks), the first few hosts named.
+        const auto groups = byHost(silent);
+        std::vector<int> rest;
+        for (size_t g = 0; g < groups.size(); ++g) {
+            const auto& [host, ranks] = groups[g];
+            if (g >= kHostsNamed) {
+                rest.insert(rest.end(), ranks.begin(), ranks.end());
+                continue;
+            }
+            std::optional<Clock::time_point> heard; // the longest silence of the group
+            for (int r : ranks)
+                if (const auto it = m_ranks.find(r); it != m_ranks.end() && (!heard || it->second.arrived < *heard))
+                    heard = it->second.arrived;
+            const bool one = ranks.size() == 1;
+            f.message += (g ? "; " : "") + ranksText(ranks) + (host.empty() ? "" : " on " + host) +
+                         (one ? " is" : " are") + " silent (" +
+                         (heard ? "no heartbeat for " + since(*heard, now) : std::string("no heartbeat ever")) +
+                         ": stopped, or " + (one ? "its" : "their") + " host is gone)";
         }
+        if (!rest.empty())
+            f.message += "; and " + ranksText(rest) + " on " + countText(groups.size() - kHostsNamed) + " more hosts";
         f.ranks = silent;
         if (!w.inside.empty())
             f.message += "; " + ranksDo(w.inside, "wait") + " in " + w.operation + " for " +
@@ -180,6 +217,7 @@ std::optional<HangDetector::Finding> HangDetector::notEntered(const Waited& w, c
         if (theirs < 0) continue; // not in such a group
         if (theirs < w.seq) {
             behind.push_back(r);
+            if (behind.size() > kHostsNamed) continue; // the first few said, the rest counted
             where += (where.empty() ? "" : "; ") + who(r) +
                      (state.last.pending_op.empty()
                           ? std::string(" is computing, in no operation")
@@ -189,6 +227,7 @@ std::optional<HangDetector::Finding> HangDetector::notEntered(const Waited& w, c
     }
     if (behind.empty())
         return std::nullopt;
+    if (behind.size() > kHostsNamed) where += "; …";
     Finding f;
     f.ranks = behind;
     f.message = noStep + ": " + ranksText(behind) + " " + (behind.size() == 1 ? "has" : "have") + " not entered " +
@@ -260,9 +299,7 @@ std::optional<HangDetector::Finding> HangDetector::straggler() const {
     const double rest = median(others);
     if (!slowerThan(slowest->second, rest)) return std::nullopt;
     const std::vector<int>& ranks = stages.at(slowest->first);
-    std::string what = "pipeline stage " + std::to_string(slowest->first) + " (";
-    for (size_t i = 0; i < ranks.size(); ++i) what += (i ? ", " : "") + who(ranks[i]);
-    what += ")";
+    const std::string what = "pipeline stage " + std::to_string(slowest->first) + " (" + whoAll(ranks) + ")";
     return Finding{said(what, slowest->second, rest, "the other stages",
                         "the stages next to it wait for its activations and gradients"),
                    ranks, newest};

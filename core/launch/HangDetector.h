@@ -77,6 +77,11 @@ private:
     Waited waitedIn(const std::vector<int>& waiting) const;
     std::optional<Finding> notEntered(const Waited& waited, const std::string& noStep) const;
     std::string who(int rank) const;
+    // Ranks grouped by host, bounded: "ranks 0-3 on node0, ranks 4-7 on node1"; past three hosts
+    // "256 ranks (512-767) on 32 hosts (node64, node65, node66, …)".
+    std::string whoAll(const std::vector<int>& ranks) const;
+    // The ranks of `ranks` on each host, hosts in the order of their first rank.
+    std::vector<std::pair<std::string, std::vector<int>>> byHost(const std::vector<int>& ranks) const;
     std::string since(Clock::time_point t, Clock::time_point now) const;
 
     Options m_options;

@@ -1,4 +1,5 @@
 #include "core/launch/HangDetector.h"
+#include "core/launch/RankList.h"
 
 #include <gtest/gtest.h>
 
@@ -156,4 +157,88 @@ TEST(HangDetector, RanksAreComparedWithinTheirStageAndStagesWithEachOther) {
               std::string::npos)
         << f->message;
     EXPECT_NE(f->message.find("the stages next to it wait for its activations and gradients"), std::string::npos);
+}
+
+TEST(RankList, RangesAreBoundedAndCountsAreRead) {
+    EXPECT_EQ(rankRanges({5}), "5");
+    EXPECT_EQ(rankRanges({2, 0}), "0, 2");
+    EXPECT_EQ(rankRanges({0, 1}), "0, 1");
+    EXPECT_EQ(rankRanges({3, 0, 1, 2, 2, 7, 9, 10, 11}), "0-3, 7, 9-11");
+    std::vector<int> even;
+    for (int r = 0; r < 1024; r += 2) even.push_back(r);
+    EXPECT_EQ(rankRanges(even), "0, 2, 4, 6, 8, … (512 pieces in all)");
+    EXPECT_EQ(countText(7), "7");
+    EXPECT_EQ(countText(1023), "1,023");
+    EXPECT_EQ(countText(1234567), "1,234,567");
+    EXPECT_EQ(ranksText({4}), "rank 4");
+    EXPECT_EQ(ranksText({0, 1, 2, 3}), "ranks 0-3");
+    std::vector<int> all(1024);
+    for (int r = 0; r < 1024; ++r) all[size_t(r)] = r;
+    all.erase(all.begin() + 1019);
+    EXPECT_EQ(ranksText(all), "1,023 ranks (0-1018, 1020-1023)");
+}
+
+namespace {
+
+// 1,024 ranks on 128 hosts of 8: rank r on node<r / 8>.
+HangDetector wideDetector() {
+    HangDetector::Options o;
+    o.hang_after = 30s;
+    HangDetector d(o);
+    d.setWorld(1024);
+    d.setHostOf([](int rank) { return "node" + std::to_string(rank / 8); });
+    StepEvent s;
+    s.step_ms = 100;
+    d.onStep(s, t0);
+    return d;
+}
+
+} // namespace
+
+// At 1,024 ranks a hang is said in ranges, a host at a time, in a few lines, however many ranks
+// wait; every rank at fault is still in the finding's list.
+TEST(HangDetector, AtAThousandRanksTheMessageNamesRangesAndHosts) {
+    HangDetector one = wideDetector();
+    for (int r = 0; r < 1024; ++r)
+        one.onComm(r == 1019 ? beat(r, {50, 5193}, {50, 5193}) : beat(r, {50, 5194}, {50, 5193}, "all_reduce", 5194, 31),
+                   r == 1019 ? t0 + 5s : t0 + 39s);
+    auto f = one.hang(t0 + 40s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->ranks, std::vector<int>{1019});
+    EXPECT_EQ(f->message, "no step for 40 s: rank 1019 on node127 is silent (no heartbeat for 35 s: stopped, or its "
+                          "host is gone); 1,023 ranks (0-1018, 1020-1023) wait in all_reduce #5194 of the dp group "
+                          "(4 MiB) for 31 s");
+    EXPECT_LT(f->message.size(), 300u);
+
+    // A whole host gone: its eight ranks in one clause.
+    HangDetector host = wideDetector();
+    for (int r = 0; r < 1016; ++r) host.onComm(beat(r, {50, 5194}, {50, 5193}, "all_reduce", 5194, 31), t0 + 39s);
+    f = host.hang(t0 + 40s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->ranks.size(), 8u);
+    EXPECT_EQ(f->message, "no step for 40 s: ranks 1016-1023 on node127 are silent (no heartbeat ever: stopped, or "
+                          "their host is gone); 1,016 ranks (0-1015) wait in all_reduce #5194 of the dp group (4 MiB) "
+                          "for 31 s");
+
+    // Five hosts gone: three named, the rest counted.
+    HangDetector five = wideDetector();
+    for (int r = 0; r < 984; ++r) five.onComm(beat(r, {50, 5194}, {50, 5193}, "all_reduce", 5194, 31), t0 + 39s);
+    f = five.hang(t0 + 40s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->ranks.size(), 40u);
+    EXPECT_NE(f->message.find("ranks 984-991 on node123 are silent"), std::string::npos) << f->message;
+    EXPECT_NE(f->message.find("; and 16 ranks (1008-1023) on 2 more hosts; "), std::string::npos) << f->message;
+    EXPECT_LT(f->message.size(), 500u) << f->message;
+
+    // Many ranks behind: the first few said, the rest counted.
+    HangDetector behind = wideDetector();
+    for (int r = 0; r < 1024; ++r)
+        behind.onComm(r % 2 ? beat(r, {50, 5193}, {50, 5193}) : beat(r, {50, 5194}, {50, 5193}, "all_reduce", 5194, 31),
+                      t0 + 39s);
+    f = behind.hang(t0 + 40s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->ranks.size(), 512u);
+    EXPECT_LT(f->message.size(), 500u) << f->message;
+    EXPECT_NE(f->message.find("512 ranks (1, 3, 5, 7, 9, … (512 pieces in all)) have not entered"), std::string::npos)
+        << f->message;
 }
