@@ -48,6 +48,40 @@ std::vector<double> binRow(const std::vector<X>& xs, const std::vector<V>& value
     return row;
 }
 
+// Rows of `cells` (ranks x columns) `perRow` at a time: in each column, the member farthest from
+// the column's median over every rank, so that a straggler (hotter) or a rank that waits (cooler)
+// is never averaged away; a rank without a value where the others have one (it stopped) is the
+// farthest of all.
+std::vector<std::vector<double>> binRows(const std::vector<std::vector<double>>& cells, int perRow) {
+    if (perRow <= 1 || cells.empty()) return cells;
+    const size_t columns = cells.front().size();
+    std::vector<double> medians(columns, kNaN);
+    for (size_t c = 0; c < columns; ++c) {
+        std::vector<double> v;
+        for (const auto& row : cells)
+            if (std::isfinite(row[c])) v.push_back(row[c]);
+        if (v.empty()) continue;
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        medians[c] = v[v.size() / 2];
+    }
+    std::vector<std::vector<double>> out;
+    for (size_t first = 0; first < cells.size(); first += static_cast<size_t>(perRow)) {
+        const size_t last = std::min(cells.size(), first + static_cast<size_t>(perRow));
+        std::vector<double> row(columns, kNaN);
+        for (size_t c = 0; c < columns; ++c) {
+            if (!std::isfinite(medians[c])) continue;
+            double farthest = -1;
+            for (size_t r = first; r < last; ++r) {
+                const double v = cells[r][c];
+                const double d = std::isfinite(v) ? std::abs(v - medians[c]) : std::numeric_limits<double>::infinity();
+                if (d > farthest) farthest = d, row[c] = v;
+            }
+        }
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
 QCPColorGradient activityGradient() {
     QCPColorGradient g;
     g.clearColorStops();
@@ -81,7 +115,7 @@ HeatMapPlot::HeatMapPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
             PlotTable t;
             QCPColorMapData* d = m_map->data();
             t.header << m_plot->xAxis->label();
-            for (int r = 0; r < rows(); ++r) t.header << tr("rank %1").arg(r);
+            for (int r = 0; r < rows(); ++r) t.header << rowName(r);
             for (int k = 0; k < columns(); ++k) {
                 const double key = m_firstKey + k * m_cellWidth;
                 QStringList row{QString::number(key, 'g', 10)};
@@ -165,7 +199,9 @@ void HeatMapPlot::fill(int columns, int rows, double firstKey, double cellWidth,
     data->setSize(keys, values);
     const QCPRange keyRange = columns == 1 ? QCPRange(firstKey - cellWidth / 4, firstKey + cellWidth / 4)
                                            : QCPRange(firstKey, firstKey + cellWidth * (columns - 1));
-    const QCPRange valueRange = rows == 1 ? QCPRange(-0.25, 0.25) : QCPRange(0, rows - 1);
+    // A row stands for m_ranksPerRow ranks: centred on them, so that the axis reads rank indices.
+    const double h = m_ranksPerRow, first = (h - 1) / 2;
+    const QCPRange valueRange = rows == 1 ? QCPRange(first - h / 4, first + h / 4) : QCPRange(first, first + h * (rows - 1));
     data->setRange(keyRange, valueRange);
     for (int c = 0; c < keys; ++c)
         for (int r = 0; r < values; ++r) data->setCell(c, r, cell(std::min(c, columns - 1), std::min(r, rows - 1)));
@@ -229,10 +265,10 @@ void HeatMapPlot::buildSteps(int maxColumns) {
         cells.push_back(binRow(h.steps, h.computeShare, x0, w, columns, 100.0));
         labels.push_back(h.label);
     }
-    fill(columns, rows, x0 - 0.5 + w / 2, w,
-         [&cells](int c, int r) { return cells[static_cast<size_t>(r)][static_cast<size_t>(c)]; });
+    fillRanks(cells, x0 - 0.5 + w / 2, w);
     m_scale->axis()->setLabel(tr("compute %"));
-    setToolTip(tr("Each cell: the share of those steps the rank computed; the rest it waited in collectives"));
+    setToolTip(tr("Each cell: the share of those steps the rank computed; the rest it waited in collectives") +
+               binnedNote());
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
     m_plot->xAxis->ticker()->setTickCount(4);
     m_plot->xAxis->setLabel(tr("step"));
@@ -262,7 +298,7 @@ void HeatMapPlot::buildTime(int maxColumns) {
         cells.push_back(std::move(row));
         labels.push_back(h.label);
     }
-    fill(columns, rows, w / 2, w, [&cells](int c, int r) { return cells[static_cast<size_t>(r)][static_cast<size_t>(c)]; });
+    fillRanks(cells, w / 2, w);
     const int threads = m_model->cpuThreadsPerRank();
     m_scale->axis()->setLabel(gpu ? tr("GPU util %")
                                   : threads == 1 ? tr("CPU %, 1 thread") : tr("CPU %, %1 threads").arg(threads));
@@ -272,12 +308,42 @@ void HeatMapPlot::buildTime(int maxColumns) {
     m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setLabel(tr("elapsed (h:m:s)"));
     m_plot->xAxis->setRange(0, span);
-    setToolTip(tr("This run has no per-step compute and wait times: each cell is the device's utilization"));
+    setToolTip(tr("This run has no per-step compute and wait times: each cell is the device's utilization") +
+               binnedNote());
     setRowLabels(labels);
+}
+
+void HeatMapPlot::fillRanks(const std::vector<std::vector<double>>& cells, double firstKey, double cellWidth) {
+    m_ranks = static_cast<int>(cells.size());
+    // At most one row per two pixels: more ranks share a row (binRows) rather than go undrawn.
+    const int most = std::max(8, m_plot->axisRect()->height() / 2);
+    m_ranksPerRow = std::max(1, (m_ranks + most - 1) / most);
+    const std::vector<std::vector<double>> rows = binRows(cells, m_ranksPerRow);
+    const int columns = rows.empty() ? 0 : static_cast<int>(rows.front().size());
+    fill(columns, static_cast<int>(rows.size()), firstKey, cellWidth,
+         [&rows](int c, int r) { return rows[static_cast<size_t>(r)][static_cast<size_t>(c)]; });
+}
+
+QString HeatMapPlot::rowName(int row) const {
+    if (m_ranksPerRow <= 1) return tr("rank %1").arg(row);
+    const int first = row * m_ranksPerRow, last = std::min(m_ranks, first + m_ranksPerRow) - 1;
+    return tr("ranks %1-%2").arg(first).arg(last);
+}
+
+QString HeatMapPlot::binnedNote() const {
+    if (m_ranksPerRow <= 1) return QString();
+    return tr("\n%1 ranks a row: each cell shows the rank of the row farthest from all ranks' median, so a "
+              "straggler or a rank that stopped is never averaged away").arg(m_ranksPerRow);
 }
 
 void HeatMapPlot::setRowLabels(const std::vector<QString>& labels) {
     const int rows = static_cast<int>(labels.size());
+    if (m_ranksPerRow > 1) {
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        m_plot->yAxis->setLabel(tr("rank (%1 a row)").arg(m_ranksPerRow));
+        m_plot->yAxis->setRange(-0.5, rows - 0.5);
+        return;
+    }
     if (rows <= 32) {
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
         for (int r = 0; r < rows; ++r) ticker->addTick(r, labels[static_cast<size_t>(r)]);

@@ -184,5 +184,39 @@ TEST(HeatMapPlotTest, ASingleRankAndASingleStepAreDrawn) {
     EXPECT_GT(pixelsOf(plot, seventy), 2000) << "the step's column is drawn";
 }
 
+// 1,024 ranks in a map 95 pixels high: ranks share rows, and in each cell the rank farthest from
+// the median shows, so the straggler (rank 517, computing 95%) and the rank that stopped at step
+// 30 (rank 900) are drawn, where one row per rank would have dropped nine ranks in ten.
+TEST(HeatMapPlotTest, AThousandRanksShareRowsWithoutLosingTheOutliers) {
+    DeviceGridModel model;
+    model.setRankHosts(std::vector<std::string>(1024, "node"));
+    std::vector<RankStepEvent> rows;
+    for (int64_t s = 0; s < 60; ++s)
+        for (int r = 0; r < 1024; ++r) {
+            if (r == 900 && s >= 30) continue;
+            rows.push_back(r == 517 ? rankStep(r, s, 95, 5) : rankStep(r, s, 40, 60));
+        }
+    model.addRankSteps(rows, true);
+    HeatMapPlot plot;
+    plot.resize(400, 95);
+    plot.setModel(&model);
+    plot.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&plot));
+    plot.rebuildNow();
+    ASSERT_GT(plot.ranksPerRow(), 1);
+    EXPECT_LE(plot.rows() * 2, plot.customPlot()->axisRect()->height() + 2 * plot.ranksPerRow());
+    EXPECT_EQ(plot.rows(), (1024 + plot.ranksPerRow() - 1) / plot.ranksPerRow());
+    const int straggler = 517 / plot.ranksPerRow(), stopped = 900 / plot.ranksPerRow();
+    for (int c = 0; c < plot.columns(); ++c) {
+        EXPECT_NEAR(plot.cellValue(c, straggler), 95.0, 1e-4) << "column " << c;
+        EXPECT_NEAR(plot.cellValue(c, straggler == 0 ? 1 : 0), 40.0, 1e-4) << "column " << c;
+    }
+    EXPECT_NEAR(plot.cellValue(0, stopped), 40.0, 1e-4);
+    EXPECT_TRUE(std::isnan(plot.cellValue(plot.columns() - 1, stopped))) << "the row of the rank that stopped ends";
+    // The axis reads rank indices; the tooltip says how the rows are made.
+    EXPECT_EQ(plot.customPlot()->yAxis->range().upper, 1023.5);
+    EXPECT_TRUE(plot.toolTip().contains(QStringLiteral("ranks a row"))) << plot.toolTip().toStdString();
+}
+
 } // namespace
 } // namespace parallax
