@@ -56,6 +56,8 @@ size_t checkHostsOverSsh(const ClusterProfile& cluster, const std::string& worke
     const std::vector<std::string> problems = preflightProblems(checks);
     for (const std::string& p : problems) std::printf("  problem: %s\n", p.c_str());
     if (problems.empty()) std::cout << "  every host is ready" << std::endl;
+    else std::cout << "\nnot ready to launch: " << problems.size() << (problems.size() == 1 ? " problem" : " problems")
+                   << " with the hosts (above)" << std::endl;
     return problems.size();
 }
 
@@ -70,7 +72,7 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
         std::cout << "checked against this machine: " << machine.cores << " cores, "
                   << formatBytes(static_cast<double>(machine.ram_bytes)) << " of memory" << std::endl;
     if (issues.empty())
-        std::cout << specPath << ": no problems found" << std::endl;
+        std::cout << specPath << ": no problems found in the spec" << std::endl;
     else
     {
         std::string text = formatIssues(issues);

@@ -1,6 +1,7 @@
 #include "core/launch/LauncherFailure.h"
 
 #include "core/launch/SignalNames.h"
+#include "core/launch/Ssh.h"
 
 namespace parallax {
 
@@ -24,9 +25,8 @@ std::string LauncherFailure::describe(const std::string& fallbackHost) const {
                (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : std::string()) +
                ": not found or not executable there";
     case Kind::Unreachable: // the host ssh names, never the fallback (the launcher's own host)
-        return (host.empty() ? std::string("a host") : host) + ": " + message +
-               "; nothing was started there (check that `ssh " + (host.empty() ? std::string("HOST") : host) +
-               " true` works from here without a password)";
+        return (host.empty() ? std::string("a host") : host) + ": " + message + "; nothing was started there (" +
+               sshRemedy(message, host.empty() ? std::string("HOST") : host) + ")";
     }
     return who + " failed";
 }

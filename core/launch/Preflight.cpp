@@ -241,10 +241,7 @@ std::vector<HostCheck> preflight(const ClusterProfile& cluster, const PreflightO
         }
         if (r.exit_code == 255) {
             const std::string why = sshComplaint(r.err);
-            c.problems.push_back(c.host + ": " + (why.empty() ? "ssh failed" : why) +
-                                 "; check that `ssh " + c.host +
-                                 " true` works here without a password (a key in the agent or the profile's "
-                                 "ssh.identity_file)");
+            c.problems.push_back(c.host + ": " + (why.empty() ? "ssh failed" : why) + "; " + sshRemedy(why, c.host));
             continue;
         }
         judgeHost(c, r, worker, localBuild, o, token);

@@ -62,4 +62,26 @@ std::string mpirunSshArgs(const SshSettings& ssh) {
     return out;
 }
 
+std::string sshRemedy(const std::string& complaint, const std::string& host) {
+    auto says = [&complaint](std::initializer_list<const char*> phrases) {
+        for (const char* p : phrases)
+            if (complaint.find(p) != std::string::npos) return true;
+        return false;
+    };
+    if (says({"Could not resolve hostname", "Name or service not known", "Temporary failure in name resolution",
+              "nodename nor servname"}))
+        return "the name " + host + " does not resolve here: check its spelling, /etc/hosts, DNS, or a Host entry "
+               "in ~/.ssh/config";
+    if (says({"Connection refused"}))
+        return "nothing answers ssh there: start sshd on " + host + ", or set its port (ssh.port in the profile, "
+               "or ~/.ssh/config)";
+    if (says({"No route to host", "Network is unreachable", "Connection timed out", "Operation timed out"}))
+        return "check that " + host + " is up and reachable from this machine's network";
+    if (says({"Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED"}))
+        return "its host key is unknown here or has changed: connect once with `ssh " + host +
+               "` and check the key (a stale line of ~/.ssh/known_hosts goes)";
+    return "check that `ssh " + host + " true` works here without a password (a key in the agent or the profile's "
+           "ssh.identity_file)";
+}
+
 } // namespace parallax

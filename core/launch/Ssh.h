@@ -27,6 +27,12 @@ std::vector<std::string> sshArguments(const SshSettings& ssh);
 std::vector<std::string> sshCommand(const std::string& host, const SshSettings& ssh,
                                     const std::vector<std::string>& remote, const SshOptions& options = {});
 
+// What to do when ssh could not reach `host` (exit status 255), from its complaint (the last line it
+// wrote to stderr): the fix that cause asks for (a name that does not resolve, no sshd on the
+// port, a host down or cut off, an unknown or changed host key), else that `ssh HOST true` must
+// work without a password.
+std::string sshRemedy(const std::string& complaint, const std::string& host);
+
 // The same settings as Open MPI's rsh launcher takes them (plm_rsh_args), which it splits at
 // blanks: std::invalid_argument naming the setting when a value holds one.
 std::string mpirunSshArgs(const SshSettings& ssh);

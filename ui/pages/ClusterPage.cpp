@@ -398,7 +398,11 @@ void ClusterPage::refreshStatus() {
                 bad = true;
             }
             if (r.localBuild.empty())
-                lines << tr("note: there is no parallax-worker at %1 here, so the hosts' builds could not be compared")
+                lines << (QFileInfo(m_localWorker).isFile()
+                              ? tr("note: the build of %1 could not be read here (sha256sum failed or took over "
+                                   "10 s), so the hosts' builds were not compared")
+                              : tr("note: there is no parallax-worker at %1 here, so the hosts' builds could not be "
+                                   "compared"))
                              .arg(m_localWorker);
         }
     } else {

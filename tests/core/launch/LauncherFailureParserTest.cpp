@@ -227,16 +227,20 @@ This usually is caused by:
     EXPECT_EQ(f->kind, LauncherFailure::Kind::Unreachable);
     EXPECT_EQ(f->host, "node2");
     EXPECT_EQ(f->describe("thishost"),
-              "node2: ssh: connect to host node2 port 22: Connection refused; nothing was started there (check that "
-              "`ssh node2 true` works from here without a password)");
+              "node2: ssh: connect to host node2 port 22: Connection refused; nothing was started there (nothing "
+              "answers ssh there: start sshd on node2, or set its port (ssh.port in the profile, or ~/.ssh/config))");
 
     f = parse("ssh: Could not resolve hostname nodex: Name or service not known");
     ASSERT_TRUE(f);
     EXPECT_EQ(f->host, "nodex");
+    EXPECT_NE(f->describe("thishost").find("(the name nodex does not resolve here: check its spelling"),
+              std::string::npos) << f->describe("thishost");
     f = parse("root@node3: Permission denied (publickey).");
     ASSERT_TRUE(f);
     EXPECT_EQ(f->host, "node3");
     EXPECT_EQ(f->message, "root@node3: Permission denied (publickey).");
+    EXPECT_NE(f->describe("thishost").find("check that `ssh node3 true` works here without a password"),
+              std::string::npos) << f->describe("thishost");
     f = parse("Host key verification failed.");
     ASSERT_TRUE(f);
     EXPECT_EQ(f->describe("thishost").rfind("a host: Host key verification failed.", 0), 0u) << f->describe();

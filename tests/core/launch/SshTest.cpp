@@ -42,6 +42,22 @@ TEST(Ssh, EveryRemoteArgumentIsQuotedOnceForTheRemoteShell) {
 
 // A stop request (a byte on the pipe, as a signal handler writes) gives every command SIGTERM once;
 // one that traps it finishes its own way and is waited for.
+// Each cause of an unreachable host gets its own fix, a password only where keys are the matter.
+TEST(Ssh, TheRemedyFollowsSshsComplaint) {
+    EXPECT_EQ(sshRemedy("ssh: Could not resolve hostname gpu7: Temporary failure in name resolution", "gpu7"),
+              "the name gpu7 does not resolve here: check its spelling, /etc/hosts, DNS, or a Host entry in "
+              "~/.ssh/config");
+    EXPECT_EQ(sshRemedy("ssh: connect to host 10.0.0.7 port 22: Connection refused", "10.0.0.7"),
+              "nothing answers ssh there: start sshd on 10.0.0.7, or set its port (ssh.port in the profile, or "
+              "~/.ssh/config)");
+    EXPECT_EQ(sshRemedy("ssh: connect to host gpu7 port 22: No route to host", "gpu7"),
+              "check that gpu7 is up and reachable from this machine's network");
+    EXPECT_NE(sshRemedy("Host key verification failed.", "gpu7").find("connect once with `ssh gpu7`"), std::string::npos);
+    EXPECT_EQ(sshRemedy("root@gpu7: Permission denied (publickey).", "gpu7"),
+              "check that `ssh gpu7 true` works here without a password (a key in the agent or the profile's "
+              "ssh.identity_file)");
+}
+
 TEST(CommandRun, AStopRequestTerminatesTheCommandsAndWaitsForThem) {
     int stop[2];
     ASSERT_EQ(pipe(stop), 0);
