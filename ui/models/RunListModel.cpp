@@ -59,6 +59,9 @@ std::optional<std::pair<int, int>> changedColumns(const RunRecord& a, const RunR
     mark(a.created_at != b.created_at, RunListModel::CreatedColumn);
     mark(a.tags != b.tags, RunListModel::TagsColumn);
     mark(a.notes != b.notes, RunListModel::NotesColumn);
+    const bool specChanged = a.spec_toml != b.spec_toml;
+    mark(specChanged, RunListModel::BaseModelColumn);
+    mark(specChanged, RunListModel::FinetuneColumn);
     if (last < 0) return std::nullopt;
     return std::make_pair(first, last);
 }
@@ -116,6 +119,7 @@ void RunListModel::setRuns(std::vector<RunRecord> runs) {
     if (m_runs.empty() || structural > kResetThreshold) {
         beginResetModel();
         m_runs = std::move(runs);
+        m_origins.clear();
         m_search.clear();
         m_search.reserve(m_runs.size());
         for (const RunRecord& r : m_runs) m_search.push_back(buildSearchText(r));
@@ -187,6 +191,17 @@ int RunListModel::runningCount() const {
     return int(std::count_if(m_runs.begin(), m_runs.end(), [](const RunRecord& r) {
         return r.state == RunState::Running || r.state == RunState::Queued;
     }));
+}
+
+const RunOrigin& RunListModel::origin(int row) const {
+    static const RunOrigin none;
+    if (row < 0 || row >= rowCount()) return none;
+    const RunRecord& r = record(row);
+    const size_t hash = std::hash<std::string>()(r.spec_toml);
+    auto it = m_origins.find(r.id);
+    if (it == m_origins.end() || it->second.specHash != hash)
+        it = m_origins.insert_or_assign(r.id, CachedOrigin{hash, RunOrigin::of(r)}).first;
+    return it->second.origin;
 }
 
 double RunListModel::durationOf(const RunRecord& r) const {
@@ -298,6 +313,17 @@ QVariant RunListModel::rawValue(int row, int column) const {
         return tags.join(QChar(','));
     }
     case NotesColumn: return q(r.notes);
+    case BaseModelColumn: {
+        const RunOrigin& o = origin(row);
+        if (!o.hasSpec()) return QVariantList{QVariant(), QVariant()};
+        return QVariantList{o.from.isEmpty() ? QVariant() : QVariant(o.from), o.preset.isEmpty() ? QVariant() : QVariant(o.preset)};
+    }
+    case FinetuneColumn: {
+        const RunOrigin& o = origin(row);
+        if (!o.published || !o.specError.isEmpty()) return QVariantList{QVariant(), QVariant()};
+        return QVariantList{o.lora ? QStringLiteral("lora") : QStringLiteral("full"),
+                            o.lora ? QVariant(qlonglong(o.loraRank)) : QVariant()};
+    }
     default: return {};
     }
 }
@@ -349,6 +375,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
                        : QString();
         case TagsColumn: return joinTags(r.tags);
         case NotesColumn: return q(r.notes);
+        case BaseModelColumn: return origin(index.row()).baseModel;
+        case FinetuneColumn: return origin(index.row()).mode;
         default: return {};
         }
     case Qt::ForegroundRole:
@@ -371,6 +399,10 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             if (!lineage.isEmpty()) return lineage;
         }
         if (column == LayoutColumn && r.world_size > 0) return tr("%1 processes").arg(r.world_size);
+        if (column == BaseModelColumn) {
+            const QString tip = origin(index.row()).baseModelTip;
+            return tip.isEmpty() ? QVariant() : QVariant(tip);
+        }
         return {};
     default: return {};
     }
@@ -383,10 +415,13 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
         switch (section) {
         case NameColumn: return QStringList{QStringLiteral("name"), QStringLiteral("parent_run")};
         case StepsColumn: return QStringList{QStringLiteral("steps_done"), QStringLiteral("steps_total")};
+        case BaseModelColumn: return QStringList{QStringLiteral("model_from"), QStringLiteral("model_preset")};
+        case FinetuneColumn: return QStringList{QStringLiteral("finetune_mode"), QStringLiteral("lora_r")};
         default: break;
         }
         static const char* fields[] = {"id",   "state", "name",       "model",      "layout", "steps", "loss",
                                        "tokens_per_s", "mfu", "duration_s", "created_at", "tags",   "notes"};
+        static_assert(sizeof(fields) / sizeof(fields[0]) == BaseModelColumn, "a field name per column of one value");
         return QString::fromLatin1(fields[section]);
     }
     if (role != Qt::DisplayRole) return {};
@@ -394,7 +429,8 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
                                   QT_TR_NOOP("Model"),    QT_TR_NOOP("Layout"),   QT_TR_NOOP("Steps"),
                                   QT_TR_NOOP("Loss"),     QT_TR_NOOP("Tokens/s"), QT_TR_NOOP("MFU"),
                                   QT_TR_NOOP("Duration"), QT_TR_NOOP("Created"),  QT_TR_NOOP("Tags"),
-                                  QT_TR_NOOP("Notes")};
+                                  QT_TR_NOOP("Notes"),    QT_TR_NOOP("Base model"), QT_TR_NOOP("Finetune")};
+    static_assert(sizeof(names) / sizeof(names[0]) == ColumnCount, "a header per column");
     return tr(names[section]);
 }
 

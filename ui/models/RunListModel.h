@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/store/StoreTypes.h"
+#include "ui/models/RunOrigin.h"
 
 #include <QAbstractTableModel>
 #include <QColor>
@@ -38,6 +39,10 @@ public:
         CreatedColumn,
         TagsColumn,
         NotesColumn,
+        // Added after the others, so that a header state saved before them restores each column
+        // it knew; the page shows them after Model.
+        BaseModelColumn, // the folder of model.from, or the preset
+        FinetuneColumn,  // "full", "LoRA r 16", or "—"
         ColumnCount
     };
     enum Role {
@@ -63,6 +68,9 @@ public:
     int rowOfRun(int64_t id) const; // -1 when absent
     std::optional<RunRecord> run(int64_t id) const;
     int runningCount() const;
+    // The run's base model and finetune mode, from its stored spec (parsed once per spec, when a
+    // row first needs it); an empty origin for row -1.
+    const RunOrigin& origin(int row) const;
 
     // The step a resumed run started from (its run_start's start_step), by run id: the Runs page
     // reads them for the runs that have a parent_run. Rows of those runs change.
@@ -108,6 +116,12 @@ private:
     };
     std::map<int64_t, Pending> m_pending;
     std::map<int64_t, int64_t> m_resumeSteps;
+    // Origins by run id, with the spec they were read from (a digest of it).
+    struct CachedOrigin {
+        size_t specHash = 0;
+        RunOrigin origin;
+    };
+    mutable std::map<int64_t, CachedOrigin> m_origins;
     QPointer<RunStoreThread> m_writer;
     double m_now = 0;
 };

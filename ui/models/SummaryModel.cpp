@@ -2,6 +2,7 @@
 
 #include "core/spec/Estimates.h"
 #include "ui/models/RunListModel.h"
+#include "ui/models/RunOrigin.h"
 
 #include <QFont>
 
@@ -63,6 +64,14 @@ SummaryModel::Figures SummaryModel::figuresOf(const CompareRun& run, double now)
         if (gpus > 0) f.gpuUtilization = sum / gpus;
         f.bubble = run.report->bubbleMedian;
         f.bubbleTheory = run.report->bubbleTheory;
+    }
+    if (run.spec) {
+        const RunOrigin origin = RunOrigin::of(*run.spec);
+        f.baseModel = origin.baseModel;
+        f.baseModelTip = origin.baseModelTip;
+        f.finetune = origin.mode;
+    } else {
+        f.baseModelTip = run.specError;
     }
     if (run.spec) {
         f.pipelined = run.spec->parallel.pp > 1;
@@ -145,8 +154,11 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
         bold.setBold(true);
         return bold;
     }
-    if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::TextAlignmentRole)
+        return figure == BaseModel || figure == Finetune ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                                         : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole) {
+        if (figure == BaseModel && !f.baseModelTip.isEmpty()) return f.baseModelTip;
         if (figure == GpuUtilization && !f.gpuDetail.isEmpty()) return f.gpuDetail;
         if (figure == Parameters && f.rankParams > 0 && f.rankParams != f.params)
             return tr("The whole model; rank 0 reported holding %1 (its pipeline stage and tensor-parallel shard)")
@@ -158,6 +170,8 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole) return {};
     const std::optional<double> v = number(figure, index.column());
     switch (figure) {
+    case BaseModel: return f.baseModel;
+    case Finetune: return f.finetune;
     case FinalLoss:
     case BestLoss: return v ? QString::number(*v, 'g', 5) : QString();
     case TokensPerSecond: return v ? QString::number(*v, 'f', 0) : QString();
@@ -186,10 +200,11 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
 QVariant SummaryModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (role != Qt::DisplayRole) return {};
     if (orientation == Qt::Horizontal) return section >= 0 && section < m_titles.size() ? m_titles[section] : QVariant();
-    static const char* names[] = {QT_TR_NOOP("Final loss"), QT_TR_NOOP("Best loss"), QT_TR_NOOP("Tokens/s (median)"),
-                                  QT_TR_NOOP("MFU (median)"), QT_TR_NOOP("GPU utilization (mean)"),
-                                  QT_TR_NOOP("Pipeline bubble (median)"), QT_TR_NOOP("Duration"),
-                                  QT_TR_NOOP("Steps"), QT_TR_NOOP("Parameters")};
+    static const char* names[] = {QT_TR_NOOP("Base model"), QT_TR_NOOP("Finetune"), QT_TR_NOOP("Final loss"),
+                                  QT_TR_NOOP("Best loss"), QT_TR_NOOP("Tokens/s (median)"), QT_TR_NOOP("MFU (median)"),
+                                  QT_TR_NOOP("GPU utilization (mean)"), QT_TR_NOOP("Pipeline bubble (median)"),
+                                  QT_TR_NOOP("Duration"), QT_TR_NOOP("Steps"), QT_TR_NOOP("Parameters")};
+    static_assert(sizeof(names) / sizeof(names[0]) == FigureCount, "a name per row");
     return section >= 0 && section < FigureCount ? tr(names[section]) : QVariant();
 }
 

@@ -11,11 +11,14 @@
 namespace parallax {
 
 // The headline figures of several runs side by side: one row per figure, one column per run, the
-// best value of each row in bold.
+// best value of each row in bold. The first rows say what each run trained: its base model and
+// finetune mode (RunOrigin).
 class SummaryModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Figure {
+        BaseModel,
+        Finetune,
         FinalLoss,
         BestLoss,
         TokensPerSecond,
@@ -29,6 +32,9 @@ public:
     };
 
     struct Figures {
+        QString baseModel;    // the folder of model.from, or the preset
+        QString baseModelTip; // model.from in full, or why the spec cannot be read
+        QString finetune;     // "full", "LoRA r 16", "—"
         std::optional<double> finalLoss;
         std::optional<double> bestLoss;
         std::optional<double> tokensPerSecond; // median over steps, the first step (warm-up) left out

@@ -15,6 +15,7 @@
 #include "ui/models/RunExporter.h"
 #include "ui/models/StoreWatcher.h"
 #include "ui/widgets/EditHoldDelegate.h"
+#include "ui/pages/ModelExportAction.h"
 
 #include <QPainter>
 #include <QCheckBox>
@@ -54,6 +55,7 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
     layout->addLayout(buildFilterBar());
     layout->addWidget(buildTable(), 1);
     layout->addLayout(buildActions());
+    layout->addWidget(m_modelExport->statusLabel());
     connectActions();
 
     // Resumed runs show the step they resumed at, from their run_start.
@@ -115,9 +117,15 @@ QTableView* RunsPage::buildTable() {
         {RunListModel::LayoutColumn, "dp16 tp2 pp2 zero3"}, {RunListModel::StepsColumn, "1000 / 1000"},
         {RunListModel::LossColumn, "0.0000"},        {RunListModel::TokensPerSecondColumn, "Tokens/s"},
         {RunListModel::MfuColumn, "MFU"},            {RunListModel::DurationColumn, "00m 00s"},
-        {RunListModel::CreatedColumn, "0000-00-00 00:00"}, {RunListModel::TagsColumn, "baseline"}};
+        {RunListModel::CreatedColumn, "0000-00-00 00:00"}, {RunListModel::TagsColumn, "baseline"},
+        {RunListModel::BaseModelColumn, "Qwen2.5-VL-3B-Instruct"}, {RunListModel::FinetuneColumn, "LoRA r 16"}};
     for (const auto& [column, sample] : widths)
         m_view->setColumnWidth(column, fm.horizontalAdvance(QString::fromLatin1(sample)) + 16);
+    // The base model and finetune mode come last in the model (a saved header state keeps its
+    // columns) and are shown after Model; a restored state puts them where they were left.
+    QHeaderView* header = m_view->horizontalHeader();
+    header->moveSection(header->visualIndex(RunListModel::BaseModelColumn), header->visualIndex(RunListModel::ModelColumn) + 1);
+    header->moveSection(header->visualIndex(RunListModel::FinetuneColumn), header->visualIndex(RunListModel::BaseModelColumn) + 1);
     return m_view;
 }
 
@@ -136,8 +144,9 @@ QHBoxLayout* RunsPage::buildActions() {
     m_exportTrace->setToolTip(tr("The run as a trace for ui.perfetto.dev or chrome://tracing: pipeline spans per "
                                  "rank and stage, steps, checkpoints, flight-recorder waits and log lines"));
     m_exportSpec = new QPushButton(tr("Export spec…"), this);
+    m_modelExport = new ModelExportAction(m_runs, m_watcher, this);
     m_delete = new QPushButton(tr("Delete…"), this);
-    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportTrace, m_exportSpec})
+    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportTrace, m_exportSpec, m_modelExport->button()})
         actions->addWidget(b);
     actions->addStretch(1);
     actions->addWidget(m_delete);
@@ -167,6 +176,7 @@ void RunsPage::connectActions() {
     connect(m_exportTrace, &QPushButton::clicked, this, &RunsPage::exportTraceDialog);
     connect(m_exportSpec, &QPushButton::clicked, this, &RunsPage::exportSpecDialog);
     connect(m_delete, &QPushButton::clicked, this, &RunsPage::deleteCurrentDialog);
+    connect(m_modelExport, &ModelExportAction::statusMessage, this, &RunsPage::statusMessage);
     connect(m_runs, &RunListModel::writeFailed, this,
             [this](const QString& message) { emit statusMessage(tr("Not saved: %1").arg(message)); });
     connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
@@ -189,6 +199,7 @@ void RunsPage::connectActions() {
 
 void RunsPage::setStorePath(const QString& path) {
     m_launcher->setStorePath(path);
+    m_modelExport->setStorePath(path);
 }
 
 void RunsPage::setStateFilter(const QString& state) {
@@ -245,17 +256,19 @@ void RunsPage::updateActions() {
     m_exportTrace->setEnabled(r.has_value() && m_watcher);
     m_exportSpec->setEnabled(r && !r->spec_toml.empty());
     m_delete->setEnabled(r && isTerminal(r->state) && m_writer);
+    m_modelExport->setRun(r ? id : 0);
 }
 
 void RunsPage::showContextMenu(const QPoint& pos) {
     if (!m_view->indexAt(pos).isValid()) return;
     QMenu menu(this);
     menu.setToolTipsVisible(true);
-    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportTrace, m_exportSpec, m_delete}) {
+    QPushButton* exportModel = m_modelExport->button();
+    for (QPushButton* b : {m_open, m_resume, m_compare, m_exportMetrics, m_exportTrace, m_exportSpec, exportModel, m_delete}) {
         QAction* a = menu.addAction(b->text(), b, &QPushButton::click);
         a->setEnabled(b->isEnabled());
         a->setToolTip(b->toolTip());
-        if (b == m_exportSpec) menu.addSeparator();
+        if (b == exportModel) menu.addSeparator();
     }
     menu.addSeparator();
     menu.addActions(m_tableExport->actions());

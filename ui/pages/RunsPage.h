@@ -17,6 +17,7 @@ class QColor;
 
 namespace parallax {
 
+class ModelExportAction;
 class RunDeleter;
 class RunFilterModel;
 class TableExport;
@@ -28,7 +29,8 @@ class StoreWatcher;
 
 // Every run of the store in a sortable table with a text and a state filter. Tags and notes are
 // edited in place. Actions on the selected run: open it on the Live page, resume it, compare the
-// selected runs, export its metrics (CSV) or its spec (TOML), delete it.
+// selected runs, export its metrics (CSV), its trace or its spec (TOML), export its model as a
+// published model's folder or its LoRA adapter (ModelExportAction), delete it.
 class RunsPage : public QWidget {
     Q_OBJECT
 public:
@@ -43,6 +45,8 @@ public:
     QLineEdit* filterEdit() const { return m_filterEdit; }
     QComboBox* stateCombo() const { return m_state; }
     QPushButton* resumeButton() const { return m_resume; }
+    // Export…: the selected run's model written by parallax-cli export.
+    ModelExportAction* modelExport() const { return m_modelExport; }
 
     void setStorePath(const QString& path);
     // "" for every state.
@@ -107,6 +111,7 @@ private:
     TableExport* m_tableExport = nullptr;
     RunExporter* m_exporter = nullptr;
     RunDeleter* m_deleter = nullptr;
+    ModelExportAction* m_modelExport = nullptr;
     QPushButton* m_exportSpec = nullptr;
     QPushButton* m_delete = nullptr;
 };

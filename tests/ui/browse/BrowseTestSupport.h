@@ -91,6 +91,19 @@ private:
     }
 };
 
+// A stand-in for parallax-cli in `dir`: writes its arguments, one a line, to `dir`/args, prints
+// `output` and exits with `exitCode`.
+inline QString fakeCli(const QTemporaryDir& dir, const QByteArray& output, int exitCode) {
+    const QString path = dir.filePath(QStringLiteral("parallax-cli"));
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write("#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args\"\nprintf '" + output + "'\nexit " +
+            QByteArray::number(exitCode) + "\n");
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return path;
+}
+
 inline RunSpec tinySpec(const std::string& name) {
     RunSpec s;
     s.name = name;

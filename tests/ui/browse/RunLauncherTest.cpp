@@ -10,22 +10,6 @@
 using namespace parallax;
 using namespace parallax::test;
 
-namespace {
-
-// A stand-in for parallax-cli: records its arguments and prints what the test asks for.
-QString fakeCli(const QTemporaryDir& dir, const QByteArray& output, int exitCode) {
-    const QString path = dir.filePath(QStringLiteral("parallax-cli"));
-    QFile f(path);
-    f.open(QIODevice::WriteOnly);
-    f.write("#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args\"\nprintf '" + output + "'\nexit " +
-            QByteArray::number(exitCode) + "\n");
-    f.close();
-    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-    return path;
-}
-
-} // namespace
-
 TEST(RunLauncher, StartsParallaxCliDetachedAndReadsTheRunId) {
     QTemporaryDir dir;
     RunLauncher launcher;

@@ -233,7 +233,8 @@ TEST(RunsPage, CopiesWithTheHeaderAndExportsRawValuesAsCsv) {
     exporter->copyAction()->trigger();
     const QStringList copied = QApplication::clipboard()->text().split(QChar('\n'), Qt::SkipEmptyParts);
     ASSERT_EQ(copied.size(), 2) << QApplication::clipboard()->text().toStdString();
-    EXPECT_EQ(copied[0], QStringLiteral("ID\tState\tName\tModel\tLayout\tSteps\tLoss\tTokens/s\tMFU\tDuration\tCreated\tTags\tNotes"));
+    EXPECT_EQ(copied[0], QStringLiteral("ID\tState\tName\tModel\tLayout\tSteps\tLoss\tTokens/s\tMFU\tDuration\tCreated\tTags\tNotes"
+                                        "\tBase model\tFinetune"));
     EXPECT_TRUE(copied[1].startsWith(QStringLiteral("%1\tfailed\tgpt-text-lr3e3\t").arg(f.failed))) << copied[1].toStdString();
     EXPECT_TRUE(copied[1].contains(QStringLiteral("\t12 / 20\t"))) << copied[1].toStdString();
 
@@ -245,11 +246,11 @@ TEST(RunsPage, CopiesWithTheHeaderAndExportsRawValuesAsCsv) {
     const QStringList lines = QString::fromUtf8(file.readAll()).split(QChar('\n'), Qt::SkipEmptyParts);
     ASSERT_EQ(lines.size(), 4);
     EXPECT_EQ(lines[0], QStringLiteral("id,state,name,parent_run,model,layout,steps_done,steps_total,loss,tokens_per_s,mfu,"
-                                       "duration_s,created_at,tags,notes"));
+                                       "duration_s,created_at,tags,notes,model_from,model_preset,finetune_mode,lora_r"));
     QStringList failed;
     for (const QString& line : lines)
         if (line.startsWith(QStringLiteral("%1,").arg(f.failed))) failed = line.split(QChar(','));
-    ASSERT_EQ(failed.size(), 15) << lines.join(QChar('\n')).toStdString();
+    ASSERT_EQ(failed.size(), 19) << lines.join(QChar('\n')).toStdString();
     const RunRecord r = *f.runs.run(f.failed);
     EXPECT_EQ(failed[1], QStringLiteral("failed"));
     EXPECT_EQ(failed[2], QStringLiteral("gpt-text-lr3e3"));
@@ -265,7 +266,8 @@ TEST(RunsPage, CopiesWithTheHeaderAndExportsRawValuesAsCsv) {
     EXPECT_TRUE(seconds) << failed[11].toStdString();
     EXPECT_EQ(failed[12].toDouble(), r.created_at);
     const QString succeeded = lines.filter(QStringLiteral("mmdit-fashion-dp2")).value(0);
-    EXPECT_TRUE(succeeded.endsWith(QStringLiteral(",baseline,"))) << succeeded.toStdString();
+    // The preset of a run without model.from; an mmdit run has no [finetune].
+    EXPECT_TRUE(succeeded.endsWith(QStringLiteral(",baseline,,,tiny,,"))) << succeeded.toStdString();
 }
 
 TEST(RunsPage, ExportsMetricsAsCsvAndTheSpec) {
