@@ -55,10 +55,12 @@ HostWatch::HostWatch(const ClusterProfile& cluster, std::string controlFolder, s
         const std::optional<HostSlots> slots = parseHostSlots(entry);
         h.name = slots ? slots->name : entry;
         h.last_answer = h.last_sign = m_start;
-        h.next_probe = m_start;
         m_byName.emplace(h.name, m_hosts.size());
         m_hosts.push_back(std::move(h));
     }
+    // The probes spread over the period: n hosts start n ssh processes a period, not n in one turn.
+    for (size_t i = 0; i < m_hosts.size(); ++i)
+        m_hosts[i].next_probe = m_start + m_every * static_cast<int64_t>(i) / static_cast<int64_t>(m_hosts.size());
     for (size_t i = 0; i < m_hosts.size(); ++i) startMaster(m_hosts[i]);
 }
 
@@ -125,6 +127,9 @@ std::vector<std::string> HostWatch::probeCommand(const Host& h) const {
 
 void HostWatch::poll() {
     const Clock::time_point now = Clock::now();
+    if (now < m_nextLook) return;
+    m_nextLook = now + kPollEvery;
+    ++m_looks;
     for (Host& h : m_hosts) {
         if (h.master) {
             std::string ignored; // the master's newlines

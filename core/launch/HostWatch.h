@@ -35,8 +35,14 @@ public:
     HostWatch(const HostWatch&) = delete;
     HostWatch& operator=(const HostWatch&) = delete;
 
-    // Starts and reaps probes; cheap, call it on every turn of the supervising loop.
+    // Starts and reaps probes; cheap, call it on every turn of the supervising loop: it looks at the
+    // hosts at most every kPollEvery (at 1,024 ranks the loop turns some 2,000 times a second), and
+    // the hosts' probes are spread over the period (host i of n first at i/n of it), not all started
+    // in one turn.
+    static constexpr std::chrono::milliseconds kPollEvery{50};
     void poll();
+    // How many times poll() looked at the hosts.
+    int64_t looks() const { return m_looks; }
 
     // `name` (as the host calls itself, e.g. in the ranks' run_start) is the host `watched` (as the
     // profile names it, e.g. an address); names that are equal, or one the other plus a domain,
@@ -91,6 +97,8 @@ private:
     std::chrono::milliseconds m_probeTimeout;
     std::chrono::milliseconds m_firstSign;
     Clock::time_point m_start;
+    Clock::time_point m_nextLook;
+    int64_t m_looks = 0;
     std::vector<Host> m_hosts;
     std::map<std::string, size_t> m_byName; // host names and aliases -> index in m_hosts
 };

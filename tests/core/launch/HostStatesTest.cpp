@@ -1,12 +1,16 @@
 // The supervisor's word on each host of a run from what the HostWatch sees (given here as looks),
 // and the sweep of a run's hosts at its end.
 #include "core/launch/HostStates.h"
+#include "core/launch/HostWatch.h"
 #include "core/launch/RunHostSweep.h"
 
 #include "tests/core/launch/RecordedNotices.h"
 #include "tests/support/Process.h"
 
 #include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
 
 using namespace parallax;
 using namespace std::chrono_literals;
@@ -114,4 +118,26 @@ TEST(RunHostSweep, AHostThatCannotBeReachedIsKeptForALaterCleanup) {
     EXPECT_EQ(kept[0].run, run);
     EXPECT_EQ(kept[0].host, "127.0.0.1");
     EXPECT_EQ(kept[0].run_dir, dir.path() + "/runs/1");
+}
+
+// The watch costs little between probes: it looks at the hosts at most every kPollEvery however
+// often the loop calls it, and starts the hosts' probes spread over the period, not in one turn.
+TEST(HostWatch, ProbesAreSpreadOverThePeriodAndPollsAreBounded) {
+    ClusterProfile cluster;
+    cluster.hosts = {"a.invalid", "b.invalid", "c.invalid", "d.invalid"};
+    char folder[] = "/tmp/parallax-watch-XXXXXX";
+    ASSERT_NE(::mkdtemp(folder), nullptr);
+    {
+        HostWatch watch(cluster, std::string(folder) + "/ctl", {}, std::chrono::milliseconds(2000));
+        const auto& hosts = watch.hosts();
+        ASSERT_EQ(hosts.size(), 4u);
+        for (size_t i = 1; i < hosts.size(); ++i)
+            EXPECT_EQ(hosts[i].next_probe - hosts[i - 1].next_probe, std::chrono::milliseconds(500)) << i;
+        const auto start = HostWatch::Clock::now();
+        for (int i = 0; i < 20000; ++i) watch.poll();
+        const auto took = HostWatch::Clock::now() - start;
+        EXPECT_LE(watch.looks(), 1 + took / HostWatch::kPollEvery) << "polls that looked: " << watch.looks();
+        EXPECT_GE(watch.looks(), 1);
+    }
+    ::rmdir(folder);
 }
