@@ -5,6 +5,7 @@
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "tests/trainer/support/QwenData.h"
+#include "trainer/train/Checkpoint.h"
 #include "tests/trainer/support/WorkerRun.h"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,53 @@ TEST_F(HfExport, AFolderThatHoldsFilesIsRefusedByName) {
     EXPECT_EQ(refused.exitCode, 1);
     EXPECT_NE(refused.output.find(out + " already holds files"), std::string::npos) << refused.output;
     EXPECT_TRUE(std::filesystem::exists(out + "/keep.txt"));
+}
+
+// A full fine-tune of a model whose head is tied to its embedding (as Qwen2.5-VL 3B): the folder
+// holds the trained embedding once, no lm_head.weight, beside a config that says the head is tied;
+// the reference loads it, and its logits are the trained model's, not the base's.
+TEST_F(HfExport, ATiedModelIsWrittenWithItsEmbeddingOnce) {
+    const std::string folder = QwenData::get().tiedFolder();
+    if (folder.empty()) GTEST_SKIP() << QwenData::get().problem;
+    TinySpec spec = qwenConversationSpec(/*lora=*/false, folder);
+    spec.steps = 2;
+    spec.checkpointEvery = 2;
+    spec.lr = 1e-2;
+    const std::string run = dir.path() + "/run";
+    const WorkerRun trained = runWorker(spec.toToml(), 1, run);
+    ASSERT_EQ(trained.exitCode, 0) << trained.output;
+    const std::string out = dir.path() + "/exported";
+    const ProcessResult exported = runProcess({exporterPath(), run, out, "--fp32"});
+    ASSERT_EQ(exported.exitCode, 0) << exported.output;
+
+    const SafetensorsFile written(out + "/model.safetensors");
+    EXPECT_EQ(written.find("lm_head.weight"), nullptr) << "a tied head is not stored";
+    const torch::Tensor embedding = readFloatTensor(written, "model.embed_tokens.weight");
+    CheckpointReader reader(trained.lastCheckpoint());
+    std::string source, copy;
+    for (const std::string& name : reader.names("param")) {
+        if (name.find(".embed_tokens.weight") != std::string::npos) source = name;
+        if (name.find(".lm_head.weight") != std::string::npos) copy = name;
+    }
+    ASSERT_FALSE(source.empty() || copy.empty());
+    EXPECT_TRUE(torch::equal(embedding, reader.full(source, "param")));
+    EXPECT_TRUE(torch::equal(embedding, reader.full(copy, "param"))) << "the head's copy trained as the embedding";
+    std::ifstream config(out + "/config.json");
+    const std::string text((std::istreambuf_iterator<char>(config)), {});
+    EXPECT_NE(text.find("\"tie_word_embeddings\": true"), std::string::npos) << text;
+
+    writeImageBatch(QwenData::get().images, dir.path() + "/batch.safetensors");
+    const std::string reference = sourceDir() + "/tests/reference/run_reference.py";
+    const ProcessResult mine = runProcess({kReferencePython, reference, out, dir.path() + "/batch.safetensors",
+                                           dir.path() + "/trained.safetensors"});
+    ASSERT_EQ(mine.exitCode, 0) << mine.output;
+    const ProcessResult base = runProcess({kReferencePython, reference, folder, dir.path() + "/batch.safetensors",
+                                           dir.path() + "/base.safetensors"});
+    ASSERT_EQ(base.exitCode, 0) << base.output;
+    const torch::Tensor t = readFloatTensor(SafetensorsFile(dir.path() + "/trained.safetensors"), "logits");
+    const torch::Tensor b = readFloatTensor(SafetensorsFile(dir.path() + "/base.safetensors"), "logits");
+    EXPECT_TRUE(torch::isfinite(t).all().item<bool>());
+    EXPECT_GT(relativeError(b, t), 1e-3) << "the exported folder holds the trained weights";
 }
 
 } // namespace
