@@ -259,9 +259,15 @@ void PipelinePage::applySteps() {
         m_steps = steps;
     }
 
-    if (m_steps.empty()) {
+    // One stage is no pipeline: its ranks' forwards and backwards follow each other with no bubble
+    // to measure, and a timeline of them would read as a schedule.
+    const bool onePipelineStage = r.schedule && r.schedule->stages <= 1;
+    if (m_steps.empty() || onePipelineStage) {
         QString why;
-        if (r.spanEvery == 0)
+        if (onePipelineStage)
+            why = tr("This run has no pipeline (parallel.pp = 1): one stage, no bubble to measure. The Live page "
+                     "shows each rank's compute and waiting.");
+        else if (r.spanEvery == 0)
             why = tr("This run records no pipeline spans (telemetry.span_every = 0).");
         else if (!r.ended)
             why = r.spanEvery > 1    ? tr("No sampled step yet: spans are recorded every %1 steps.").arg(r.spanEvery)

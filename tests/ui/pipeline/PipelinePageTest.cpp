@@ -199,6 +199,20 @@ TEST(PipelinePage, SaysWhyThereIsNothingToShow) {
     EXPECT_TRUE(f.page.timeline()->placeholderText().contains(QStringLiteral("telemetry.span_every = 0")))
         << f.page.timeline()->placeholderText().toStdString();
 
+    // One stage is no pipeline: its spans are not drawn as a schedule, and the page says why.
+    const int64_t flat = f.store.addRun(pipelineSpec("flat", 1, 4));
+    PipelineSpans one;
+    one.stages = 1;
+    one.microbatches = 4;
+    f.store.writeSpans(flat, one.make(0));
+    f.store.finish(flat);
+    f.page.setRun(flat);
+    ASSERT_TRUE(waitFor([&] { return !f.page.isLoading() && f.page.headerText().contains(QStringLiteral("flat")); }));
+    EXPECT_TRUE(f.page.timeline()->placeholderText().contains(QStringLiteral("no pipeline (parallel.pp = 1)")))
+        << f.page.timeline()->placeholderText().toStdString();
+    EXPECT_EQ(f.page.timeline()->rowCount(), 0);
+    EXPECT_EQ(f.page.model()->rowCount(), 0);
+
     // A run without a stored spec: measured bubbles, no theoretical value, and why.
     NewRun bare;
     bare.name = "bare";
