@@ -14,6 +14,26 @@ namespace parallax {
 
 namespace {
 
+// Halves a history past its bound: pairs of neighbours become one entry at the first one's place
+// with the mean value (a value that is not a number gives way to the other), the newest alone.
+template <class X, class V>
+void mergePairs(std::vector<X>& at, std::vector<V>& values) {
+    size_t out = 0;
+    for (size_t i = 0; i + 1 < at.size(); i += 2, ++out) {
+        const V a = values[i], b = values[i + 1];
+        at[out] = at[i];
+        values[out] = std::isnan(a) ? b : std::isnan(b) ? a : (a + b) / 2;
+    }
+    if (at.size() % 2) {
+        at[out] = at.back();
+        values[out] = values.back();
+        ++out;
+    }
+    at.resize(out);
+    values.resize(out);
+}
+
+
 bool known(double v) { return std::isfinite(v) && v >= 0; }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -151,22 +171,7 @@ void DeviceGridModel::addRankSteps(const std::vector<RankStepEvent>& rows, bool 
         }
         h.steps.push_back(e.step);
         h.computeShare.push_back(share);
-        if (h.steps.size() > kMaxStepHistory) {
-            // Pairs become one entry at the first step, with the mean share (the newest stays alone).
-            size_t out = 0;
-            for (size_t i = 0; i + 1 < h.steps.size(); i += 2, ++out) {
-                const float a = h.computeShare[i], b = h.computeShare[i + 1];
-                h.steps[out] = h.steps[i];
-                h.computeShare[out] = std::isnan(a) ? b : std::isnan(b) ? a : (a + b) / 2;
-            }
-            if (h.steps.size() % 2) {
-                h.steps[out] = h.steps.back();
-                h.computeShare[out] = h.computeShare.back();
-                ++out;
-            }
-            h.steps.resize(out);
-            h.computeShare.resize(out);
-        }
+        if (h.steps.size() > kMaxStepHistory) mergePairs(h.steps, h.computeShare);
     }
     if (newRank) {
         std::sort(m_stepHistories.begin(), m_stepHistories.end(),
@@ -290,6 +295,7 @@ void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool r
         if (h.t.empty() || e.t > h.t.back()) {
             h.t.push_back(e.t);
             h.util.push_back(utilizationOf(e));
+            if (h.t.size() > kMaxTimeHistory) mergePairs(h.t, h.util);
         }
     }
     if (newRank) {

@@ -239,6 +239,27 @@ TEST(DeviceGridModelTest, ALongRunsStepHistoryStaysBounded) {
     EXPECT_NEAR(h.computeShare.back(), 0.5, 1e-6);
 }
 
+// An hour and a half of samples at two a second: the utilization history halves its oldest
+// detail past its bound instead of growing, and keeps its first and last times and values.
+TEST(DeviceGridModelTest, ALongRunsUtilizationHistoryStaysBounded) {
+    DeviceGridModel m;
+    m.setCpuThreadsPerRank(1);
+    std::vector<DeviceEvent> samples;
+    for (int i = 0; i < 10800; ++i) samples.push_back(cpuSample(0, i < 5400 ? 100 : 50, 1000 + 0.5 * i));
+    m.addSamples(samples, true);
+    std::vector<DeviceEvent> more;
+    for (int i = 10800; i < 11000; ++i) more.push_back(cpuSample(0, 50, 1000 + 0.5 * i));
+    m.addSamples(more, false);
+    const auto& h = m.histories().front();
+    ASSERT_LE(h.t.size(), DeviceGridModel::kMaxTimeHistory);
+    EXPECT_GE(h.t.size(), DeviceGridModel::kMaxTimeHistory / 2);
+    EXPECT_EQ(h.t.front(), 1000);
+    EXPECT_EQ(h.t.back(), 1000 + 0.5 * 10999);
+    EXPECT_TRUE(std::is_sorted(h.t.begin(), h.t.end()));
+    EXPECT_NEAR(h.util.front(), 100, 1e-9);
+    EXPECT_NEAR(h.util.back(), 50, 1e-9);
+}
+
 TEST(DeviceGridModelTest, WithoutStepsTheColourIsTheBusyShareOfTheRanksThreads) {
     DeviceGridModel m;
     m.setCpuThreadsPerRank(2);
