@@ -20,6 +20,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -170,6 +171,13 @@ void NewRunPage::connectModel() {
 }
 
 void NewRunPage::connectLauncher() {
+    // parallax-cli has read the spec once it answers, whatever the answer.
+    const auto forgetLaunchSpec = [this] {
+        if (!m_launchSpec.isEmpty()) QFile::remove(m_launchSpec);
+        m_launchSpec.clear();
+    };
+    connect(m_launcher, &RunLauncher::started, this, forgetLaunchSpec);
+    connect(m_launcher, &RunLauncher::failed, this, forgetLaunchSpec);
     connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
         const qint64 resumed = m_document->resumedRun(), edited = m_document->editedRun();
         showMessage(resumed > 0 ? tr("Run #%1 continues run #%2 from its checkpoint with the changed spec; its "
@@ -477,6 +485,7 @@ void NewRunPage::launch() {
         return;
     }
     showMessage(tr("Starting %1…").arg(QDir::toNativeSeparators(spec)), false, MessageKind::Launch);
+    m_launchSpec = spec;
     const qint64 resumed = m_document->resumedRun();
     if (resumed > 0)
         m_launcher->continueFrom(spec, resumed);

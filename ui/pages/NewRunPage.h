@@ -176,6 +176,9 @@ private:
     SpecForm* m_form = nullptr;
     MessageKind m_messageKind = MessageKind::None;
     qint64 m_messageRun = 0; // the run a Launch message is about (0: still starting)
+    // The spec file a Launch handed to parallax-cli: removed once it answers (the run keeps its own
+    // copy in its folder and the store), so launches leave no file behind.
+    QString m_launchSpec;
     QPointer<RunListModel> m_runs;
     ConfirmDiscard m_confirmDiscard;
 

@@ -18,6 +18,9 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QFile>
+#include <QDir>
+#include <QFileInfo>
+#include <QSignalSpy>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -957,6 +960,32 @@ TEST(NewRunPage, AModelPresetAsksBeforeDroppingDimensionsSetByHand) {
     pickModelPreset(page, QStringLiteral("custom"));
     EXPECT_EQ(p.asked.size(), 1);
     EXPECT_EQ(page.formModel()->spec().model.heads, std::optional<int64_t>(2));
+}
+
+// A Launch writes the spec for parallax-cli beside the store and removes it once the CLI has
+// answered (the run keeps its own copy): launches leave no files behind, a failed one neither.
+TEST(NewRunPage, ALaunchLeavesNoSpecFileBehind) {
+    Page p;
+    NewRunPage& page = p.page;
+    QTemporaryDir cli;
+    page.launcher()->setCliPath(fakeCli(cli, "run 9 (form) in /runs/9\\n", 0));
+    QSignalSpy started(page.launcher(), &RunLauncher::started);
+    page.launch();
+    ASSERT_TRUE(waitFor([&] { return started.count() == 1; })) << page.messageLabel()->text().toStdString();
+    QFile args(cli.filePath(QStringLiteral("args")));
+    ASSERT_TRUE(args.open(QIODevice::ReadOnly));
+    const QStringList words = QString::fromUtf8(args.readAll()).split(QChar('\n'), Qt::SkipEmptyParts);
+    const qsizetype run = words.indexOf(QStringLiteral("run"));
+    ASSERT_GE(run, 0) << words.join(QChar(' ')).toStdString();
+    const QString spec = words.value(run + 1);
+    EXPECT_TRUE(spec.startsWith(p.dir.filePath(QStringLiteral("specs/")))) << spec.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(spec)) << "the launch spec was left behind";
+
+    page.launcher()->setCliPath(fakeCli(cli, "", 2));
+    QSignalSpy failed(page.launcher(), &RunLauncher::failed);
+    page.launch();
+    ASSERT_TRUE(waitFor([&] { return failed.count() == 1; }));
+    EXPECT_TRUE(QDir(p.dir.filePath(QStringLiteral("specs"))).entryList(QDir::Files).isEmpty());
 }
 
 // Issue 19: status messages stayed after what they said had changed.
