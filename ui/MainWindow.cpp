@@ -57,6 +57,7 @@ const char* kNewRunSplitter = "newRun/splitter";
 const char* kCompareMain = "compare/splitter";
 const char* kCompareRight = "compare/plotSplitter";
 const char* kRunsHeader = "runs/header";
+const char* kRunsSplitter = "runs/splitter";
 const char* kClusterSplitter = "cluster/splitter";
 
 // The console's pages in navigation order: the one list the navigation, the View menu (Ctrl+1...)
@@ -478,7 +479,10 @@ void MainWindow::saveSettings() const {
         settings.setValue(storeSettingsKey(kCompareMain), m_compare->mainSplitter()->saveState());
         settings.setValue(storeSettingsKey(kCompareRight), m_compare->rightSplitter()->saveState());
     }
-    if (m_runsPage) settings.setValue(storeSettingsKey(kRunsHeader), m_runsPage->view()->horizontalHeader()->saveState());
+    if (m_runsPage) {
+        settings.setValue(storeSettingsKey(kRunsHeader), m_runsPage->view()->horizontalHeader()->saveState());
+        settings.setValue(storeSettingsKey(kRunsSplitter), m_runsPage->splitter()->saveState());
+    }
 }
 
 void MainWindow::restoreSettings() {
@@ -506,7 +510,10 @@ void MainWindow::restoreStorePageSettings() {
         restore(kCompareMain, [this](const QByteArray& s) { m_compare->mainSplitter()->restoreState(s); });
         restore(kCompareRight, [this](const QByteArray& s) { m_compare->rightSplitter()->restoreState(s); });
     }
-    if (m_runsPage) restore(kRunsHeader, [this](const QByteArray& s) { m_runsPage->view()->horizontalHeader()->restoreState(s); });
+    if (m_runsPage) {
+        restore(kRunsHeader, [this](const QByteArray& s) { m_runsPage->view()->horizontalHeader()->restoreState(s); });
+        restore(kRunsSplitter, [this](const QByteArray& s) { m_runsPage->splitter()->restoreState(s); });
+    }
 }
 
 QString MainWindow::lastSpecOfStore() const {

@@ -16,6 +16,7 @@
 #include "ui/models/StoreWatcher.h"
 #include "ui/widgets/EditHoldDelegate.h"
 #include "ui/pages/ModelExportAction.h"
+#include "ui/pages/RunDetailPane.h"
 
 #include <QPainter>
 #include <QCheckBox>
@@ -32,6 +33,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -53,7 +55,15 @@ RunsPage::RunsPage(RunListModel* runs, StoreWatcher* watcher, RunStoreThread* wr
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(buildFilterBar());
-    layout->addWidget(buildTable(), 1);
+    // The table over the selected run's detail pane; MainWindow keeps the split per store.
+    m_splitter = new QSplitter(Qt::Vertical, this);
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->addWidget(buildTable());
+    m_detail = new RunDetailPane(m_runs, watcher, m_splitter);
+    m_splitter->addWidget(m_detail);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+    layout->addWidget(m_splitter, 1);
     layout->addLayout(buildActions());
     layout->addWidget(m_modelExport->statusLabel());
     connectActions();
@@ -177,6 +187,15 @@ void RunsPage::connectActions() {
     connect(m_exportSpec, &QPushButton::clicked, this, &RunsPage::exportSpecDialog);
     connect(m_delete, &QPushButton::clicked, this, &RunsPage::deleteCurrentDialog);
     connect(m_modelExport, &ModelExportAction::statusMessage, this, &RunsPage::statusMessage);
+    // A run of the lineage clicked in the detail pane: selected, the filters cleared if they hide it.
+    connect(m_detail, &RunDetailPane::runActivated, this, [this](qint64 id) {
+        const int row = m_runs->rowOfRun(id);
+        if (row >= 0 && !m_filter->mapFromSource(m_runs->index(row, 0)).isValid()) {
+            setFilterText({});
+            setStateFilter({});
+        }
+        selectRun(id);
+    });
     connect(m_runs, &RunListModel::writeFailed, this,
             [this](const QString& message) { emit statusMessage(tr("Not saved: %1").arg(message)); });
     connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
@@ -257,6 +276,7 @@ void RunsPage::updateActions() {
     m_exportSpec->setEnabled(r && !r->spec_toml.empty());
     m_delete->setEnabled(r && isTerminal(r->state) && m_writer);
     m_modelExport->setRun(r ? id : 0);
+    m_detail->setRun(r ? id : 0);
 }
 
 void RunsPage::showContextMenu(const QPoint& pos) {

@@ -10,6 +10,7 @@ class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QSplitter;
 class QTableView;
 
 class QPainter;
@@ -24,13 +25,15 @@ class TableExport;
 class RunExporter;
 class RunLauncher;
 class RunListModel;
+class RunDetailPane;
 class RunStoreThread;
 class StoreWatcher;
 
 // Every run of the store in a sortable table with a text and a state filter. Tags and notes are
 // edited in place. Actions on the selected run: open it on the Live page, resume it, compare the
 // selected runs, export its metrics (CSV), its trace or its spec (TOML), export its model as a
-// published model's folder or its LoRA adapter (ModelExportAction), delete it.
+// published model's folder or its LoRA adapter (ModelExportAction), delete it. Under the table, the
+// selected run's detail pane (RunDetailPane).
 class RunsPage : public QWidget {
     Q_OBJECT
 public:
@@ -47,6 +50,10 @@ public:
     QPushButton* resumeButton() const { return m_resume; }
     // Export…: the selected run's model written by parallax-cli export.
     ModelExportAction* modelExport() const { return m_modelExport; }
+    // The selected run's state, reason, times, command, lineage and checkpoints, under the table.
+    RunDetailPane* detailPane() const { return m_detail; }
+    // The table over the detail pane.
+    QSplitter* splitter() const { return m_splitter; }
 
     void setStorePath(const QString& path);
     // "" for every state.
@@ -99,6 +106,8 @@ private:
     RunFilterModel* m_filter;
     RunLauncher* m_launcher;
     QTableView* m_view = nullptr;
+    QSplitter* m_splitter = nullptr;
+    RunDetailPane* m_detail = nullptr;
     QLineEdit* m_filterEdit = nullptr;
     QComboBox* m_state = nullptr;
     QLabel* m_count = nullptr;

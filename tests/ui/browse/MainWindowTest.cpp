@@ -7,6 +7,7 @@
 #include "ui/pages/LivePage.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/pages/NewRunPage.h"
+#include "ui/pages/RunsPage.h"
 #include "ui/widgets/DocumentDialog.h"
 #include "ui/widgets/WindowFit.h"
 
@@ -72,12 +73,17 @@ TEST(MainWindow, NavigatesBetweenPages) {
 TEST(MainWindow, RemembersGeometryPageAndSplitters) {
     IsolatedSettings settings;
     CraftedStore store;
-    QList<int> sizes;
+    QList<int> sizes, runsSizes;
     {
         MainWindow w(store.qpath());
         w.resize(1000, 700);
         w.show();
         ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+        w.showPage(MainWindow::Runs);
+        QSplitter* runs = w.runsPage()->splitter();
+        const int height = runs->sizes().value(0) + runs->sizes().value(1);
+        runs->setSizes({height - 150, 150});
+        runsSizes = runs->sizes();
         w.showPage(MainWindow::Compare);
         w.comparePage()->mainSplitter()->setSizes({300, 700});
         sizes = w.comparePage()->mainSplitter()->sizes();
@@ -93,6 +99,9 @@ TEST(MainWindow, RemembersGeometryPageAndSplitters) {
                                            again.screen()->availableGeometry());
     EXPECT_EQ(again.size(), fitted.size());
     EXPECT_EQ(again.comparePage()->mainSplitter()->sizes(), sizes);
+    // The Runs page's table over its detail pane, as split.
+    again.showPage(MainWindow::Runs);
+    EXPECT_EQ(again.runsPage()->splitter()->sizes(), runsSizes);
 }
 
 // A window saved at 1440 x 900, opened again on a 1280 x 720 screen: its frame (title bar and

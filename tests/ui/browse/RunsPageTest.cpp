@@ -1,4 +1,5 @@
 #include "BrowseTestSupport.h"
+#include "RunsPageHarness.h"
 
 #include "ui/models/RunFilterModel.h"
 #include "ui/models/RunListModel.h"
@@ -30,13 +31,8 @@ using namespace parallax::test;
 
 namespace {
 
-struct Fixture {
-    CraftedStore store;
+struct Fixture : RunsPageHarness {
     int64_t succeeded = 0, failed = 0, running = 0;
-    std::unique_ptr<StoreWatcher> watcher;
-    std::unique_ptr<RunStoreThread> writer;
-    RunListModel runs;
-    std::unique_ptr<RunsPage> page;
 
     Fixture() {
         RunSpec a = tinySpec("mmdit-fashion-dp2");
@@ -46,19 +42,7 @@ struct Fixture {
         b.train.lr = 3e-3;
         failed = store.addRun(b, RunState::Failed, 12);
         running = store.addRun(tinySpec("gpt-zero3"), RunState::Running, 5);
-        watcher = std::make_unique<StoreWatcher>(store.qpath());
-        writer = std::make_unique<RunStoreThread>(store.qpath());
-        runs.setWriter(writer.get());
-        QObject::connect(watcher.get(), &StoreWatcher::runsChanged, &runs,
-                         [this](const std::vector<RunRecord>& r) { runs.setRuns(r); });
-        page = std::make_unique<RunsPage>(&runs, watcher.get(), writer.get());
-        page->resize(1200, 600);
-        EXPECT_TRUE(waitFor([&] { return runs.rowCount() == 3; }));
-    }
-    ~Fixture() {
-        page.reset();
-        writer.reset();
-        watcher.reset();
+        open(3, 1200, 600);
     }
     int shown() const { return page->view()->model()->rowCount(); }
     int64_t shownId(int row) const {
