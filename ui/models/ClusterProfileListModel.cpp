@@ -1,4 +1,5 @@
 #include "ui/models/ClusterProfileListModel.h"
+#include "ui/models/LocalMachineSummary.h"
 
 #include <QColor>
 #include <QDir>
@@ -14,7 +15,12 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 } // namespace
 
+QString ClusterProfileListModel::thisMachinePath() {
+    return QStringLiteral("local:this-machine");
+}
+
 QString ClusterProfileListModel::Entry::name() const {
+    if (thisMachine) return LocalMachine::title();
     const QString file = QFileInfo(path).fileName();
     return file.endsWith(QLatin1String(".toml")) ? file.chopped(5) : file;
 }
@@ -53,7 +59,14 @@ std::vector<ClusterProfileListModel::Entry> ClusterProfileListModel::scan() {
 
 void ClusterProfileListModel::reload() {
     beginResetModel();
-    m_entries = scan();
+    m_entries.clear();
+    if (m_showsThisMachine) {
+        Entry local;
+        local.path = thisMachinePath();
+        local.thisMachine = true;
+        m_entries.push_back(std::move(local));
+    }
+    for (Entry& e : scan()) m_entries.push_back(std::move(e));
     m_folders.clear();
     for (const std::string& folder : clusterProfileFolders()) m_folders << q(folder);
     endResetModel();
@@ -86,12 +99,14 @@ QVariant ClusterProfileListModel::data(const QModelIndex& index, int role) const
         switch (index.column()) {
         case NameColumn: return e.name();
         case HostsColumn:
+            if (e.thisMachine) return LocalMachine::targetText();
             if (!e.profile) return tr("cannot be read");
             return e.profile->hosts.size() == 1 ? tr("1 host") : tr("%1 hosts").arg(e.profile->hosts.size());
         case FolderColumn: return QDir::toNativeSeparators(e.folder);
         }
         return QVariant();
     case Qt::ToolTipRole: {
+        if (e.thisMachine) return tr("Where a run with launch.target = \"local\" starts its ranks");
         QString tip = QDir::toNativeSeparators(e.path);
         if (!e.error.isEmpty()) tip += QChar('\n') + e.error;
         if (!e.shadowedBy.isEmpty())

@@ -14,7 +14,9 @@ namespace parallax {
 // The cluster profiles in the profile folders (clusterProfileFolders(): $PARALLAX_CLUSTERS, then
 // ~/.config/parallax/clusters), in the order launch.cluster looks for them: each file with the
 // folder it came from and the profile as read, or readClusterProfile's error for a file that
-// cannot be read (listed all the same, so that the mistake can be seen and fixed).
+// cannot be read (listed all the same, so that the mistake can be seen and fixed). With
+// setShowsThisMachine, a fixed first entry stands for this machine (launch.target = "local"): no
+// file, no profile; its path is thisMachinePath().
 class ClusterProfileListModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -27,6 +29,7 @@ public:
         std::optional<ClusterProfile> profile;
         QString error;      // why it cannot be read; empty when `profile` is set
         QString shadowedBy; // an earlier file of the same name, which launch.cluster = "<name>" finds
+        bool thisMachine = false; // the fixed entry of this machine, not a file
         // The file's name without .toml: what launch.cluster names.
         QString name() const;
         // What launch.cluster should say to mean this file: its name, or its path when an earlier
@@ -35,6 +38,11 @@ public:
     };
 
     explicit ClusterProfileListModel(QObject* parent = nullptr);
+
+    // The path of the entry of this machine, which names no file.
+    static QString thisMachinePath();
+    // Lists this machine first (from the next reload()).
+    void setShowsThisMachine(bool shows) { m_showsThisMachine = shows; }
 
     // Reads the folders and every profile in them again.
     void reload();
@@ -54,6 +62,7 @@ public:
 private:
     std::vector<Entry> m_entries;
     QStringList m_folders;
+    bool m_showsThisMachine = false;
 };
 
 } // namespace parallax

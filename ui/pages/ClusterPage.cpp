@@ -6,6 +6,7 @@
 #include "core/launch/RunFolders.h"
 #include "ui/models/ClusterHostsModel.h"
 #include "ui/models/ClusterProfileListModel.h"
+#include "ui/models/LocalMachineSummary.h"
 
 #include <QPainter>
 #include <QCoreApplication>
@@ -71,7 +72,8 @@ QString describe(const ClusterProfile& p, const QString& localWorker) {
 
 ClusterPage::ClusterPage(QWidget* parent)
     : QWidget(parent), m_profiles(new ClusterProfileListModel(this)), m_hosts(new ClusterHostsModel(this)),
-      m_runner(new PreflightRunner(this)), m_slurm(new SlurmPartitionsModel(this)) {
+      m_runner(new PreflightRunner(this)), m_local(new LocalMachineProbe(this)), m_slurm(new SlurmPartitionsModel(this)) {
+    m_profiles->setShowsThisMachine(true);
     const QString fromEnvironment = qEnvironmentVariable("PARALLAX_WORKER");
     m_localWorker = !fromEnvironment.isEmpty()
                         ? fromEnvironment
@@ -96,6 +98,9 @@ ClusterPage::ClusterPage(QWidget* parent)
     connect(m_reload, &QPushButton::clicked, this, &ClusterPage::reloadProfiles);
     connect(m_profileView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &ClusterPage::showProfile);
     connect(m_runner, &PreflightRunner::finished, this, &ClusterPage::onFinished);
+    connect(m_local, &LocalMachineProbe::changed, this, [this] {
+        if (currentProfilePath() == ClusterProfileListModel::thisMachinePath()) showProfile();
+    });
 
     reloadProfiles();
 }
@@ -226,6 +231,7 @@ void ClusterPage::setStorePath(const QString& path) {
 
 void ClusterPage::setLocalWorker(const QString& path) {
     m_localWorker = path;
+    m_local->refresh(m_localWorker);
     showProfile();
 }
 
@@ -246,6 +252,7 @@ void ClusterPage::refreshSlurm() {
 void ClusterPage::reloadProfiles() {
     const QString selected = currentProfilePath();
     m_profiles->reload();
+    m_local->refresh(m_localWorker);
     QStringList folders;
     for (const QString& f : m_profiles->folders()) folders << QDir::toNativeSeparators(f);
     m_folders->setText(tr("Profiles are read from %1 (in this order; $PARALLAX_CLUSTERS lists more folders). A spec "
@@ -284,6 +291,10 @@ QString ClusterPage::problemsText() const {
     return m_problems->toPlainText();
 }
 
+QString ClusterPage::detailsText() const {
+    return m_details->text();
+}
+
 void ClusterPage::showProfile() {
     const QModelIndex current = m_profileView->selectionModel()->currentIndex();
     const ClusterProfileListModel::Entry* e = m_profiles->entry(current.isValid() ? current.row() : -1);
@@ -291,6 +302,10 @@ void ClusterPage::showProfile() {
         m_title->setText(tr("No cluster profile"));
         m_details->setText(tr("A cluster profile names the hosts a run goes to and how ssh reaches them. "
                               "New profile… writes a copy of the example into the first folder listed on the left."));
+        m_hosts->clear();
+    } else if (e->thisMachine) {
+        m_title->setText(e->name());
+        m_details->setText(m_local->machine().details());
         m_hosts->clear();
     } else if (!e->profile) {
         m_title->setText(e->name());
@@ -360,6 +375,10 @@ void ClusterPage::refreshStatus() {
     bool bad = false;
     if (!e) {
         m_status.clear();
+    } else if (e->thisMachine) {
+        m_status = m_local->machine().status();
+        for (const QString& p : m_local->machine().problems()) lines << tr("problem: %1").arg(p);
+        bad = !lines.isEmpty();
     } else if (!e->profile) {
         m_status = tr("This profile cannot be read; fix the file (the error is below) and Reload.");
         lines << e->error;
@@ -480,7 +499,7 @@ void ClusterPage::newProfileDialog() {
 
 void ClusterPage::openProfileFolder() {
     const ClusterProfileListModel::Entry* e = m_profiles->entry(m_profiles->rowOf(currentProfilePath()));
-    const QString folder = e ? e->folder : m_profiles->folders().value(0);
+    const QString folder = e && !e->folder.isEmpty() ? e->folder : m_profiles->folders().value(0);
     if (folder.isEmpty()) {
         emit statusMessage(tr("There is no profile folder: set $PARALLAX_CLUSTERS or $HOME"));
         return;

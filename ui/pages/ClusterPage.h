@@ -25,13 +25,16 @@ namespace parallax {
 
 class ClusterHostsModel;
 class ClusterProfileListModel;
+class LocalMachineProbe;
 class SlurmPartitionsModel;
 
 // The cluster profiles this console finds (with the folder each came from, and the error of one
 // that cannot be read) and, for the selected one, its hosts as preflight sees them: reachable,
 // latency, cores, GPUs and their memory, whether the worker there is this machine's build, load,
-// Parallax ranks running there and every problem with its fix. Test connection runs preflight on
-// a thread of its own; the table says "checking…" meanwhile.
+// Parallax ranks running there and every problem with its fix. The first entry is this machine
+// (launch.target = "local"): its cores, memory, worker and its build (hashed on a thread of its
+// own), and mpirun. Test connection runs preflight on a thread of its own; the table says
+// "checking…" meanwhile.
 class ClusterPage : public QWidget {
     Q_OBJECT
 public:
@@ -54,6 +57,9 @@ public:
     QTableView* hostsView() const { return m_hostView; }
     QPushButton* testButton() const { return m_test; }
     PreflightRunner* runner() const { return m_runner; }
+    LocalMachineProbe* localMachine() const { return m_local; }
+    // What the details area shows for the selected entry.
+    QString detailsText() const;
     QSplitter* splitter() const { return m_splitter; }
     SlurmPartitionsModel* slurmPartitionsModel() const { return m_slurm; }
     QTableView* slurmPartitionsView() const { return m_slurmView; }
@@ -102,6 +108,7 @@ private:
     ClusterProfileListModel* m_profiles = nullptr;
     ClusterHostsModel* m_hosts = nullptr;
     PreflightRunner* m_runner = nullptr;
+    LocalMachineProbe* m_local = nullptr;
     SlurmPartitionsModel* m_slurm = nullptr;
     QTableView* m_slurmView = nullptr;
     QPushButton* m_slurmRefresh = nullptr;

@@ -6,6 +6,7 @@
 #include "ui/MainWindow.h"
 #include "ui/models/ClusterHostsModel.h"
 #include "ui/models/ClusterProfileListModel.h"
+#include "ui/models/LocalMachineSummary.h"
 #include "ui/models/PreflightRunner.h"
 #include "ui/pages/ClusterPage.h"
 
@@ -255,7 +256,7 @@ TEST(ClusterPage, ShowsWhyAProfileCannotBeReadAndWritesNewOnesFromTheExample) {
     ProfileFolders folders;
     const QString broken = ProfileFolders::write(folders.first, QStringLiteral("broken"), "hosts = [\"node1\"]\n");
     ClusterPage page;
-    ASSERT_EQ(page.profilesModel()->rowCount(), 1);
+    ASSERT_EQ(page.profilesModel()->rowCount(), 2) << "this machine, then the profile";
     ASSERT_TRUE(page.selectProfile(broken));
     EXPECT_FALSE(page.testButton()->isEnabled());
     EXPECT_EQ(page.hostsModel()->rowCount(), 0);
@@ -294,4 +295,117 @@ TEST(ClusterPage, IsAPageOfTheWindow) {
     EXPECT_FALSE(nav->item(int(MainWindow::Cluster))->icon().isNull());
     window.showPage(MainWindow::Cluster);
     EXPECT_EQ(window.currentPage(), MainWindow::Cluster);
+}
+
+namespace {
+
+QString gibText(int64_t bytes) {
+    return QStringLiteral("%1 GiB").arg(double(bytes) / (1024.0 * 1024.0 * 1024.0), 0, 'f', 1);
+}
+
+// Sets PARALLAX_WORKER for the page's lifetime, as a person starting the console would.
+struct WorkerVariable {
+    QByteArray saved = qgetenv("PARALLAX_WORKER");
+    bool had = qEnvironmentVariableIsSet("PARALLAX_WORKER");
+    explicit WorkerVariable(const QString& path) { qputenv("PARALLAX_WORKER", path.toLocal8Bit()); }
+    ~WorkerVariable() {
+        if (had) qputenv("PARALLAX_WORKER", saved);
+        else qunsetenv("PARALLAX_WORKER");
+    }
+};
+
+} // namespace
+
+TEST(LocalMachine, SaysWhatALocalRunFindsHere) {
+    LocalMachine m;
+    m.hostName = QStringLiteral("desk");
+    m.machine.cores = 16;
+    m.machine.ram_bytes = int64_t(64) * 1024 * 1024 * 1024;
+    m.worker = QStringLiteral("/opt/parallax/bin/parallax-worker");
+    m.workerExists = true;
+    m.mpirun = QStringLiteral("/usr/bin/mpirun");
+    const QString computing = m.details();
+    EXPECT_TRUE(computing.contains(QStringLiteral("Host name: desk"))) << computing.toStdString();
+    EXPECT_TRUE(computing.contains(QStringLiteral("Cores: 16 · Memory: 64.0 GiB"))) << computing.toStdString();
+    EXPECT_TRUE(computing.contains(QStringLiteral("GPUs: none reported (CPU only here)"))) << computing.toStdString();
+    EXPECT_TRUE(computing.contains(QStringLiteral("Worker: /opt/parallax/bin/parallax-worker (computing its build…)")))
+        << computing.toStdString();
+    EXPECT_TRUE(computing.contains(QStringLiteral("MPI launcher: /usr/bin/mpirun"))) << computing.toStdString();
+    EXPECT_TRUE(computing.contains(QStringLiteral("launch.target = \"local\" runs /usr/bin/mpirun -np N")))
+        << computing.toStdString();
+    EXPECT_TRUE(m.problems().isEmpty());
+
+    m.buildKnown = true;
+    m.workerBuild = QStringLiteral("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+    EXPECT_TRUE(m.details().contains(QStringLiteral("(build sha256 0123456789ab…)"))) << m.details().toStdString();
+    EXPECT_EQ(m.status(), QStringLiteral("A local run can start here."));
+    m.machine.gpu_memory_bytes = int64_t(80) * 1024 * 1024 * 1024;
+    EXPECT_TRUE(m.details().contains(QStringLiteral("GPUs: 80.0 GiB of memory each"))) << m.details().toStdString();
+
+    m.workerExists = false;
+    m.mpirun.clear();
+    EXPECT_TRUE(m.details().contains(QStringLiteral("(missing: there is no file there)"))) << m.details().toStdString();
+    EXPECT_TRUE(m.details().contains(QStringLiteral("MPI launcher: mpirun is not on PATH")));
+    ASSERT_EQ(m.problems().size(), 2);
+    EXPECT_TRUE(m.problems()[0].startsWith(QStringLiteral("there is no parallax-worker at /opt/parallax/bin/parallax-worker")));
+}
+
+TEST(ClusterPage, ListsThisMachineFirstWithItsCoresMemoryAndWorkerBuild) {
+    ProfileFolders folders;
+    ProfileFolders::write(folders.first, QStringLiteral("lab"), kLab);
+    QTemporaryDir work;
+    const QString worker = work.filePath(QStringLiteral("parallax-worker"));
+    {
+        QFile f(worker);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write("#!/bin/sh\necho worker\n");
+    }
+    const QString build = QString::fromStdString(workerBuild(worker.toStdString()));
+    ASSERT_EQ(build.size(), 64);
+    WorkerVariable variable(worker);
+    ClusterPage page;
+    ClusterProfileListModel& profiles = *page.profilesModel();
+    ASSERT_EQ(profiles.rowCount(), 2);
+    EXPECT_EQ(cell(profiles, 0, ClusterProfileListModel::NameColumn), QStringLiteral("This machine"));
+    EXPECT_EQ(cell(profiles, 0, ClusterProfileListModel::HostsColumn), QStringLiteral("launch.target = \"local\""));
+    EXPECT_EQ(cell(profiles, 1, ClusterProfileListModel::NameColumn), QStringLiteral("lab"));
+    EXPECT_EQ(page.currentProfilePath(), ClusterProfileListModel::thisMachinePath()) << "selected when the page opens";
+    EXPECT_EQ(page.localWorker(), worker);
+
+    const MachineInfo here = thisMachine();
+    ASSERT_GT(here.cores, 0);
+    ASSERT_GT(here.ram_bytes, 0);
+    EXPECT_TRUE(page.detailsText().contains(QStringLiteral("Cores: %1 · Memory: %2").arg(here.cores).arg(gibText(here.ram_bytes))))
+        << page.detailsText().toStdString();
+    EXPECT_TRUE(page.detailsText().contains(QStringLiteral("Worker: %1").arg(worker))) << page.detailsText().toStdString();
+    EXPECT_FALSE(page.testButton()->isEnabled()) << "nothing to test over ssh here";
+    EXPECT_EQ(page.hostsModel()->rowCount(), 0);
+    // The build arrives from its own thread and is shown in place.
+    ASSERT_TRUE(waitFor([&] { return page.detailsText().contains(build.left(12)); }, 10000)) << page.detailsText().toStdString();
+    EXPECT_TRUE(page.detailsText().contains(QStringLiteral("(build sha256 %1…)").arg(build.left(12))));
+
+    // Another entry and back: the same text, and the build is not computed again for the same file.
+    ASSERT_TRUE(page.selectProfile(QDir(folders.first).filePath(QStringLiteral("lab.toml"))));
+    EXPECT_TRUE(page.detailsText().startsWith(QStringLiteral("File: "))) << page.detailsText().toStdString();
+    page.reloadProfiles();
+    EXPECT_FALSE(page.localMachine()->isHashing());
+    ASSERT_TRUE(page.selectProfile(ClusterProfileListModel::thisMachinePath()));
+    EXPECT_TRUE(page.detailsText().contains(build.left(12))) << page.detailsText().toStdString();
+}
+
+TEST(ClusterPage, SaysWhenTheWorkerItWouldLaunchIsMissing) {
+    ProfileFolders folders;
+    QTemporaryDir work;
+    const QString missing = work.filePath(QStringLiteral("no-such-worker"));
+    WorkerVariable variable(missing);
+    ClusterPage page;
+    ASSERT_EQ(page.profilesModel()->rowCount(), 1);
+    ASSERT_EQ(page.currentProfilePath(), ClusterProfileListModel::thisMachinePath());
+    EXPECT_TRUE(page.detailsText().contains(QStringLiteral("Worker: %1 (missing: there is no file there)").arg(missing)))
+        << page.detailsText().toStdString();
+    EXPECT_TRUE(page.problemsText().contains(QStringLiteral("problem: there is no parallax-worker at %1").arg(missing)))
+        << page.problemsText().toStdString();
+    EXPECT_TRUE(page.statusText().startsWith(QStringLiteral("A local run cannot start here yet")))
+        << page.statusText().toStdString();
+    EXPECT_FALSE(page.localMachine()->isHashing()) << "nothing to hash";
 }
