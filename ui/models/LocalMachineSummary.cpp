@@ -87,7 +87,7 @@ LocalMachine readLocalMachine(const QString& worker) {
 
 LocalMachineProbe::LocalMachineProbe(QObject* parent) : QObject(parent) {}
 
-void LocalMachineProbe::refresh(const QString& worker) {
+void LocalMachineProbe::refresh(const QString& worker, bool hashBuild) {
     const QString previousBuild = m_machine.workerBuild;
     const bool previousKnown = m_machine.buildKnown;
     m_machine = readLocalMachine(worker);
@@ -105,6 +105,10 @@ void LocalMachineProbe::refresh(const QString& worker) {
         return;
     }
     m_hashedKey.clear();
+    if (!hashBuild) {
+        emit changed();
+        return;
+    }
     auto build = std::make_shared<std::string>();
     QThread* thread = QThread::create([build, path = worker.toStdString()] { *build = workerBuild(path); });
     thread->setObjectName(QStringLiteral("WorkerBuild"));

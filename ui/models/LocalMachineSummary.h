@@ -42,7 +42,9 @@ class LocalMachineProbe : public QObject {
 public:
     explicit LocalMachineProbe(QObject* parent = nullptr);
 
-    void refresh(const QString& worker);
+    // Reads the quick facts again; with `hashBuild`, the worker's build too (on a thread of its
+    // own) unless the same file was hashed already. Without, the build stays unknown.
+    void refresh(const QString& worker, bool hashBuild = true);
     const LocalMachine& machine() const { return m_machine; }
     bool isHashing() const { return m_hashing > 0; }
 

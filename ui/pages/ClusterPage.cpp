@@ -231,7 +231,8 @@ void ClusterPage::setStorePath(const QString& path) {
 
 void ClusterPage::setLocalWorker(const QString& path) {
     m_localWorker = path;
-    m_local->refresh(m_localWorker);
+    // The build is hashed once the page is looked at (showEvent), not when the console starts.
+    m_local->refresh(m_localWorker, isVisible());
     showProfile();
 }
 
@@ -252,7 +253,7 @@ void ClusterPage::refreshSlurm() {
 void ClusterPage::reloadProfiles() {
     const QString selected = currentProfilePath();
     m_profiles->reload();
-    m_local->refresh(m_localWorker);
+    m_local->refresh(m_localWorker, isVisible());
     QStringList folders;
     for (const QString& f : m_profiles->folders()) folders << QDir::toNativeSeparators(f);
     m_folders->setText(tr("Profiles are read from %1 (in this order; $PARALLAX_CLUSTERS lists more folders). A spec "

@@ -548,9 +548,7 @@ QString LivePage::stateText() const {
     return r ? QString::fromStdString(runStateName(r->state)) : QString();
 }
 
-QString LivePage::progressText() const {
-    return LiveSummary::progressText(m_snapshot);
-}
+QString LivePage::progressText() const { return m_progressText; }
 
 QString LivePage::stragglerText() const { return m_shownStraggler ? m_straggler->text() : QString(); }
 
@@ -586,6 +584,7 @@ void LivePage::refreshLabels() {
     m_progress->setRange(0, s.progressMaximum);
     m_progress->setValue(s.progressValue);
     m_progress->setFormat(s.progressFormat);
+    m_progressText = s.progress;
     m_eta->setText(s.eta.text);
     m_eta->setToolTip(s.eta.tip);
     m_rate->setText(s.rate);

@@ -74,7 +74,7 @@ public:
 
     // Shown texts, for tests and screenshots.
     QString stateText() const;
-    QString progressText() const;
+    QString progressText() const; // as the page shows it: "step 100 / 200", "starting 4 ranks…"
     QString stragglerText() const; // empty when no straggler
     QString hostAlarmText() const;  // empty when every host answers
     QString failureText() const;    // why a failed or lost run ended; empty otherwise
@@ -158,6 +158,7 @@ private:
     QLabel* m_straggler = nullptr;
     QLabel* m_lossWarning = nullptr;
     QLabel* m_recovered = nullptr; // a hang that cleared
+    QString m_progressText;         // LiveSummary::progress as last shown
     QLabel* m_hostAlarm = nullptr;
     QLabel* m_alert = nullptr;
     QComboBox* m_picker = nullptr;

@@ -380,7 +380,11 @@ TEST(ClusterPage, ListsThisMachineFirstWithItsCoresMemoryAndWorkerBuild) {
     EXPECT_TRUE(page.detailsText().contains(QStringLiteral("Worker: %1").arg(worker))) << page.detailsText().toStdString();
     EXPECT_FALSE(page.testButton()->isEnabled()) << "nothing to test over ssh here";
     EXPECT_EQ(page.hostsModel()->rowCount(), 0);
-    // The build arrives from its own thread and is shown in place.
+    // Nothing is hashed before the page is looked at; then the build arrives from its own thread
+    // and is shown in place.
+    EXPECT_FALSE(page.localMachine()->isHashing());
+    EXPECT_FALSE(page.detailsText().contains(build.left(12)));
+    page.show();
     ASSERT_TRUE(waitFor([&] { return page.detailsText().contains(build.left(12)); }, 10000)) << page.detailsText().toStdString();
     EXPECT_TRUE(page.detailsText().contains(QStringLiteral("(build sha256 %1…)").arg(build.left(12))));
 

@@ -166,7 +166,9 @@ TEST(LivePageTest, ShowsStepOfTotalAndNamesTheStraggler) {
     const int64_t starting = ts.newRun("starting", 300, 2);
     ts.store.markRunning(starting, 4343, "node0");
     page.setRun(starting);
-    ASSERT_TRUE(waitFor([&] { return bar->text() == QStringLiteral("starting 2 ranks…"); })) << bar->text().toStdString();
+    ASSERT_TRUE(waitFor([&] { return page.progressText() == QStringLiteral("starting 2 ranks…"); }))
+        << page.progressText().toStdString();
+    EXPECT_EQ(bar->text(), QStringLiteral("starting 2 ranks…"));
     for (CurvePlot* p : plots) {
         p->replotNow();
         EXPECT_EQ(p->customPlot()->xAxis->range(), QCPRange(0, 1));

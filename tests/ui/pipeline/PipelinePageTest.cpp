@@ -51,6 +51,16 @@ struct Fixture {
     StoreWatcher watcher{store.qpath()};
     PipelinePage page{&watcher};
     Fixture() { watcher.setInterval(20); }
+    // A finished 1f1b run over `stages` stages whose one sampled step `step` went as scheduled.
+    int64_t addScheduledRun(const std::string& name, int stages, int microbatches, int64_t step) {
+        const int64_t run = store.addRun(pipelineSpec(name, stages, microbatches));
+        PipelineSpans spans;
+        spans.stages = stages;
+        spans.microbatches = microbatches;
+        store.writeSpans(run, spans.make(step));
+        store.finish(run);
+        return run;
+    }
     // pp 4, 8 micro-batches; steps 0 and 10 as scheduled, 20 with a stall; finished.
     int64_t addStalledRun() {
         const int64_t run = store.addRun(pipelineSpec("pp4", 4, 8));
@@ -200,12 +210,7 @@ TEST(PipelinePage, SaysWhyThereIsNothingToShow) {
         << f.page.timeline()->placeholderText().toStdString();
 
     // One stage is no pipeline: its spans are not drawn as a schedule, and the page says why.
-    const int64_t flat = f.store.addRun(pipelineSpec("flat", 1, 4));
-    PipelineSpans one;
-    one.stages = 1;
-    one.microbatches = 4;
-    f.store.writeSpans(flat, one.make(0));
-    f.store.finish(flat);
+    const int64_t flat = f.addScheduledRun("flat", 1, 4, 0);
     f.page.setRun(flat);
     ASSERT_TRUE(waitFor([&] { return !f.page.isLoading() && f.page.headerText().contains(QStringLiteral("flat")); }));
     EXPECT_TRUE(f.page.timeline()->placeholderText().contains(QStringLiteral("no pipeline (parallel.pp = 1)")))
@@ -290,12 +295,7 @@ TEST(PipelinePage, ChartsEachSampledStepsMeasuredBubbleAgainstTheSchedules) {
     EXPECT_FALSE(f.page.followNewest());
 
     // Another run: its own steps only, against its own schedule's line.
-    const int64_t other = f.store.addRun(pipelineSpec("pp2", 2, 4));
-    PipelineSpans two;
-    two.stages = 2;
-    two.microbatches = 4;
-    f.store.writeSpans(other, two.make(5));
-    f.store.finish(other);
+    const int64_t other = f.addScheduledRun("pp2", 2, 4, 5);
     f.page.setRun(other);
     ASSERT_TRUE(waitFor([&] { return f.page.bubbleHistory().steps().size() == 1; }));
     EXPECT_EQ(f.page.bubbleHistory().steps()[0].step, 5);
