@@ -7,6 +7,7 @@
 #include "core/spec/SpecIO.h"
 #include "core/util/BuildId.h"
 #include "trainer/cache/LatentCacheWriter.h"
+#include "trainer/compat/HostHeap.h"
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,7 @@
 
 int main(int argc, char** argv) {
     using namespace parallax;
+    keepFreedMemoryInTheHeap();
     std::string specPath, device = "cpu";
     bool bf16 = false;
     CLI::App app{"parallax-cache: a spec's image-caption dataset encoded once into its latent cache"};

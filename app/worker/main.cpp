@@ -13,6 +13,7 @@
 #include "core/util/BuildId.h"
 #include "core/util/HostName.h"
 #include "trainer/comm/ProcessGroups.h"
+#include "trainer/compat/HostHeap.h"
 #include "trainer/comm/RecordedCommunicator.h"
 #include "trainer/train/CommHeartbeat.h"
 #include "trainer/train/StopRequest.h"
@@ -157,6 +158,7 @@ int train(const RunSpec& spec, WorkerOptions& options, TelemetryEmitter& out) {
 } // namespace
 
 int main(int argc, char** argv) {
+    keepFreedMemoryInTheHeap();
     CLI::App app{"Parallax training worker: one rank of a run (started by mpirun or srun)"};
     std::string specPath;
     WorkerOptions options;
