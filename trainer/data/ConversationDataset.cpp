@@ -1,58 +1,26 @@
 #include "trainer/data/ConversationDataset.h"
 
+#include "core/conversations/ConversationSetup.h"
 #include "core/spec/Choice.h"
 #include "core/spec/ModelKinds.h"
-#include "core/text/TokenizerError.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 #include "trainer/models/QwenImageTokens.h"
 
+#include <optional>
+
 namespace parallax {
-
-namespace {
-
-Tokenizer loadTokenizer(const std::string& source) {
-    if (source.empty())
-        throw DataError("data.kind = \"conversations\" tokenizes with the model's tokenizer.json: set model.from to a "
-                        "Hugging Face folder that holds one");
-    try {
-        return Tokenizer::load(source);
-    } catch (const std::exception& e) {
-        throw DataError(std::string("model.from: ") + e.what());
-    }
-}
-
-void requireToken(const Tokenizer& t, const char* token, int64_t modelId, const char* field) {
-    const std::optional<int32_t> id = t.tokenId(token);
-    if (modelId >= 0 && (!id || *id != modelId))
-        throw DataError(t.source() + ": " + token + " is " + (id ? std::to_string(*id) : "missing") + ", but the model's " +
-                        field + " is " + std::to_string(modelId) + ": the tokenizer and config.json disagree");
-}
-
-} // namespace
 
 ConversationDataset::ConversationDataset(const DataSpec& data, const ModelDims& dims, const std::string& tokenizer)
     : m_data(data), m_dims(dims) {
-    const Tokenizer t = loadTokenizer(tokenizer);
-    if (t.idCount() > dims.vocab)
-        throw DataError(t.source() + " has ids up to " + std::to_string(t.idCount() - 1) + ", but the model's vocabulary "
-                        "holds " + std::to_string(dims.vocab) + " (vocab_size): use the tokenizer of model.from");
-    const bool tower = hasVisionTower(modelKindInfo(dims.kind));
-    if (tower) {
-        requireToken(t, "<|image_pad|>", dims.tokens.image_pad, "image_token_id");
-        requireToken(t, "<|vision_start|>", dims.tokens.vision_start, "vision_start_token_id");
+    std::optional<Tokenizer> loaded;
+    try {
+        loaded.emplace(conversationTokenizer(tokenizer, dims));
+    } catch (const ConversationError& e) {
+        throw DataError(e.what());
     }
-    ConversationLimits limits;
-    limits.seqLen = dims.seq_len;
-    limits.images = tower;
-    limits.image.resize.minPixels = data.min_pixels;
-    limits.image.resize.maxPixels = data.max_pixels;
-    if (tower) {
-        limits.image.patch = dims.patch;
-        limits.image.merge = dims.vision_merge;
-        limits.image.temporal = dims.vision_temporal;
-        limits.image.resize.factor = dims.patch * dims.vision_merge;
-    }
+    const Tokenizer& t = *loaded;
+    const ConversationLimits limits = conversationLimits(data, dims);
     try {
         m_encoder = std::make_unique<ConversationEncoder>(t, limits);
         m_samples = readConversations(data.path);

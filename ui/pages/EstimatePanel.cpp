@@ -1,5 +1,6 @@
 #include "ui/pages/EstimatePanel.h"
 
+#include "core/spec/FinetuneSummary.h"
 #include "core/spec/ScheduleInfo.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/widgets/DeviceGridDiagram.h"
@@ -21,6 +22,13 @@ QString count(double n) {
 }
 QString bytes(double n) {
     return QString::fromStdString(formatBytes(n));
+}
+
+// The training state of the most loaded device.
+double mostLoaded(const Estimates& e) {
+    double most = e.memory.total();
+    for (const MemoryEstimate& stage : e.memory_per_stage) most = std::max(most, stage.total());
+    return most;
 }
 
 } // namespace
@@ -62,6 +70,13 @@ EstimatePanel::EstimatePanel(SpecFormModel* model, QWidget* parent) : QWidget(pa
     memoryLayout->addWidget(m_memoryTitle);
     memoryLayout->addWidget(m_memory);
     memoryLayout->addWidget(m_stages);
+    m_finetune = new QLabel(memory);
+    m_finetune->setObjectName(QStringLiteral("estimates.finetuneMemory"));
+    m_finetune->setWordWrap(true);
+    m_finetune->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_finetune->setToolTip(tr("The same model and layout trained three ways: frozen parts hold no gradient and no "
+                              "optimizer state; LoRA trains only its adapters"));
+    memoryLayout->addWidget(m_finetune);
     layout->addWidget(memory);
 
     auto* grid = new QGroupBox(tr("Ranks"), this);
@@ -134,7 +149,7 @@ void EstimatePanel::refresh() {
     m_error->setVisible(!e);
     if (!e) {
         m_error->setText(tr("No estimates: %1").arg(m_model->estimateError()));
-        for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble, m_stages}) l->clear();
+        for (QLabel* l : {m_params, m_flops, m_tokens, m_bubble, m_stages, m_finetune}) l->clear();
         m_memory->setSegments({});
         m_memoryTitle->clear();
         return;
@@ -183,6 +198,25 @@ void EstimatePanel::refresh() {
     } else {
         m_stages->hide();
     }
+    m_finetune->setText(finetuneMemoryText(spec));
+    m_finetune->setVisible(!m_finetune->text().isEmpty());
+}
+
+QString EstimatePanel::finetuneMemoryText(const RunSpec& spec) {
+    std::vector<FinetuneMemoryRow> rows;
+    try {
+        rows = finetuneMemoryRows(spec);
+    } catch (const std::exception&) {
+        return {}; // the estimate's own error is shown above
+    }
+    if (rows.empty()) return {};
+    QStringList parts;
+    for (const FinetuneMemoryRow& row : rows) {
+        QString part = tr("%1: %2").arg(QString::fromStdString(row.label), bytes(mostLoaded(row.estimates)));
+        if (row.current) part += tr(" (this spec)");
+        parts << part;
+    }
+    return tr("Per device, by what trains: %1").arg(parts.join(QStringLiteral(" · ")));
 }
 
 } // namespace parallax

@@ -32,6 +32,9 @@ public:
     QString parametersText() const;
     QString bubbleText() const;
     QString memoryTitleText() const;
+    // A published model's memory per device trained whole, with [finetune]'s parts frozen, and with
+    // LoRA, the spec's own way marked; "" for other kinds.
+    static QString finetuneMemoryText(const RunSpec& spec);
 
 private:
     void refresh();
@@ -47,6 +50,7 @@ private:
     QLabel* m_memoryTitle = nullptr;
     MemoryBar* m_memory = nullptr;
     QLabel* m_stages = nullptr;
+    QLabel* m_finetune = nullptr;
     QLabel* m_bubble = nullptr;
     QLabel* m_error = nullptr;
     DeviceGridDiagram* m_grid = nullptr;

@@ -9,6 +9,7 @@
 #include "ui/models/SpecPresets.h"
 #include "ui/pages/DatasetCacheRow.h"
 #include "ui/pages/EstimatePanel.h"
+#include "ui/pages/FinetuneRows.h"
 #include "ui/pages/ProbeRow.h"
 #include "ui/pages/ProbeRows.h"
 #include "ui/pages/SpecForm.h"
@@ -48,9 +49,10 @@ QString q(const std::string& s) {
 NewRunPage::NewRunPage(QWidget* parent)
     : QWidget(parent), m_model(new SpecFormModel(this)), m_document(new SpecDocument(m_model, this)),
       m_launcher(new RunLauncher(this)), m_probes(new ProbeRows(m_document, this)),
-      m_datasetCache(new DatasetCacheRow(m_document, this)) {
+      m_datasetCache(new DatasetCacheRow(m_document, this)), m_finetune(new FinetuneRows(m_model, this)) {
     std::vector<SpecForm::Placement> placements = m_probes->placements();
     for (const SpecForm::Placement& p : m_datasetCache->placements()) placements.push_back(p);
+    for (const SpecForm::Placement& p : m_finetune->placements()) placements.push_back(p);
     m_form = new SpecForm(m_model, placements,
                           [this](const QString& title, const QString& what) { return confirmDiscard(title, what); });
     auto* layout = new QVBoxLayout(this);
@@ -168,6 +170,7 @@ void NewRunPage::connectModel() {
     });
     connect(m_document, &SpecDocument::sourcePathChanged, this, &NewRunPage::specFileChanged);
     connect(m_datasetCache, &DatasetCacheRow::issuesChanged, this, &NewRunPage::showIssues);
+    connect(m_finetune, &FinetuneRows::issuesChanged, this, &NewRunPage::showIssues);
 }
 
 void NewRunPage::connectLauncher() {
@@ -243,8 +246,9 @@ void NewRunPage::showEvent(QShowEvent* event) {
 
 void NewRunPage::showIssues() {
     m_form->showIssues();
-    m_issues->showIssues(*m_model, [this](const QString& path) { return fieldEditor(path) != nullptr; },
-                         m_datasetCache->issues());
+    std::vector<SpecIssue> rowIssues = m_datasetCache->issues();
+    for (SpecIssue& issue : m_finetune->issues()) rowIssues.push_back(std::move(issue));
+    m_issues->showIssues(*m_model, [this](const QString& path) { return fieldEditor(path) != nullptr; }, rowIssues);
 }
 
 void NewRunPage::updateLaunchButton() {

@@ -27,6 +27,7 @@ namespace parallax {
 class EstimatePanel;
 class AdviseRunner;
 class DatasetCacheRow;
+class FinetuneRows;
 class BalanceRunner;
 class FitRunner;
 class LayoutAdviceModel;
@@ -116,6 +117,7 @@ public:
     QLabel* adviceStatusLabel() const;
     // The dataset's buckets and latent cache, with "Cache now", for a latent model on image-caption data.
     DatasetCacheRow* datasetCacheRow() const { return m_datasetCache; }
+    FinetuneRows* finetuneRows() const { return m_finetune; }
     QLabel* messageLabel() const { return m_message; }
     QString microBatchesText() const;
 
@@ -173,6 +175,7 @@ private:
     RunLauncher* m_launcher;
     ProbeRows* m_probes;
     DatasetCacheRow* m_datasetCache;
+    FinetuneRows* m_finetune;
     SpecForm* m_form = nullptr;
     MessageKind m_messageKind = MessageKind::None;
     qint64 m_messageRun = 0; // the run a Launch message is about (0: still starting)

@@ -75,24 +75,35 @@ FieldEditor SpecCustomEditors::modelPreset(SpecFormModel* model, const FieldInfo
     return {presetRow, refresh, SpecFieldEditors::fieldText(info.help)};
 }
 
-FieldEditor SpecCustomEditors::dataPath(SpecFormModel* model, const QString& fieldPath, const FieldInfo& info) {
-    auto* pathRow = new QWidget;
-    auto* pathLayout = new QHBoxLayout(pathRow);
-    pathLayout->setContentsMargins(0, 0, 0, 0);
-    auto* path = new QLineEdit(pathRow);
-    path->setObjectName(QStringLiteral("data.path.edit"));
-    auto* browse = new QToolButton(pathRow);
-    browse->setText(tr("Browse…"));
-    pathLayout->addWidget(path, 1);
-    pathLayout->addWidget(browse);
-    QObject::connect(path, &QLineEdit::textEdited, model,
+SpecCustomEditors::PathRow SpecCustomEditors::pathRow(SpecFormModel* model, const QString& fieldPath) {
+    PathRow r;
+    r.row = new QWidget;
+    auto* layout = new QHBoxLayout(r.row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    r.path = new QLineEdit(r.row);
+    r.path->setObjectName(fieldPath + QStringLiteral(".edit"));
+    r.browse = new QToolButton(r.row);
+    r.browse->setText(tr("Browse…"));
+    layout->addWidget(r.path, 1);
+    layout->addWidget(r.browse);
+    QObject::connect(r.path, &QLineEdit::textEdited, model,
                      [model, fieldPath](const QString& text) { model->setField(fieldPath, text); });
+    return r;
+}
+
+FieldEditor SpecCustomEditors::dataPath(SpecFormModel* model, const QString& fieldPath, const FieldInfo& info) {
+    const PathRow r = pathRow(model, fieldPath);
+    QWidget* pathRow = r.row;
+    QLineEdit* path = r.path;
+    QToolButton* browse = r.browse;
     QObject::connect(browse, &QToolButton::clicked, model, [model, pathRow] {
         const RunSpec& s = model->spec();
         const QString start = s.data.path.empty() ? q(defaultDataPath(s.data.kind)) : q(s.data.path);
         const QString chosen =
-            s.data.kind == DataKind::Text
-                ? FileDialogs::openFile(pathRow, tr("Text file"), start, tr("Text (*.txt);;All files (*)"))
+            s.data.kind == DataKind::Text ? FileDialogs::openFile(pathRow, tr("Text file"), start, tr("Text (*.txt);;All files (*)"))
+            : s.data.kind == DataKind::Conversations
+                ? FileDialogs::openFile(pathRow, tr("Conversations"), start,
+                                        tr("Conversations (*.json *.jsonl);;All files (*)"))
                 : FileDialogs::existingDirectory(pathRow, tr("Data folder"), start);
         if (!chosen.isEmpty()) model->setField(QStringLiteral("data.path"), chosen);
     });
@@ -109,6 +120,24 @@ FieldEditor SpecCustomEditors::dataPath(SpecFormModel* model, const QString& fie
         browse->setEnabled(used);
     };
     return {pathRow, refresh, SpecFieldEditors::fieldText(info.help)};
+}
+
+FieldEditor SpecCustomEditors::modelFolder(SpecFormModel* model, const QString& fieldPath, const FieldInfo& info) {
+    const PathRow r = pathRow(model, fieldPath);
+    QWidget* row = r.row;
+    QLineEdit* path = r.path;
+    QToolButton* browse = r.browse;
+    path->setPlaceholderText(tr("empty: the preset, randomly initialized"));
+    browse->setToolTip(tr("A Hugging Face model folder: config.json and its *.safetensors"));
+    QObject::connect(browse, &QToolButton::clicked, model, [model, row, fieldPath] {
+        const QString chosen = FileDialogs::existingDirectory(row, tr("Model folder"), q(model->spec().model.from));
+        if (!chosen.isEmpty()) model->setField(fieldPath, chosen);
+    });
+    const auto refresh = [model, path] {
+        const QString value = q(model->spec().model.from);
+        if (path->text() != value) path->setText(value);
+    };
+    return {row, refresh, SpecFieldEditors::fieldText(info.help)};
 }
 
 FieldEditor SpecCustomEditors::clusterChoice(SpecFormModel* model, const QString& path, const FieldInfo& info,

@@ -11,6 +11,10 @@
 #include <memory>
 #include <vector>
 
+class QLineEdit;
+class QToolButton;
+class QWidget;
+
 namespace parallax {
 
 class SpecFormModel;
@@ -31,11 +35,22 @@ public:
     static FieldEditor modelPreset(SpecFormModel* model, const FieldInfo& info, ConfirmDiscard confirm);
     // data.path with "Browse…": a text file or a folder, by the data kind.
     static FieldEditor dataPath(SpecFormModel* model, const QString& path, const FieldInfo& info);
+    // model.from with "Browse…": a model folder.
+    static FieldEditor modelFolder(SpecFormModel* model, const QString& path, const FieldInfo& info);
     // launch.cluster: a profile of `profiles` (read again by whoever owns them, then refreshed) or
     // the hosts listed in the spec.
     static FieldEditor clusterChoice(SpecFormModel* model, const QString& path, const FieldInfo& info,
                                      std::shared_ptr<const ClusterProfiles> profiles);
     static FieldEditor deviceMemory(SpecFormModel* model);
+
+private:
+    // A path field's line edit (objectName "<field>.edit", edits set the field) with a Browse… button.
+    struct PathRow {
+        QWidget* row = nullptr;
+        QLineEdit* path = nullptr;
+        QToolButton* browse = nullptr;
+    };
+    static PathRow pathRow(SpecFormModel* model, const QString& fieldPath);
 };
 
 } // namespace parallax

@@ -117,6 +117,8 @@ void SpecForm::addField(QFormLayout* form, const SpecField& f) {
         return addRow(form, label, path, SpecCustomEditors::modelPreset(m_model, f.info, m_confirm));
     if (path == QLatin1String("data.path"))
         return addRow(form, label, path, SpecCustomEditors::dataPath(m_model, path, f.info));
+    if (path == QLatin1String("model.from"))
+        return addRow(form, label, path, SpecCustomEditors::modelFolder(m_model, path, f.info));
     if (path == QLatin1String("launch.cluster"))
         return addRow(form, label, path, SpecCustomEditors::clusterChoice(m_model, path, f.info, m_clusterProfiles));
     addRow(form, label, path, SpecFieldEditors::forField(m_model, f));

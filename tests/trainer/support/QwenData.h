@@ -7,6 +7,7 @@
 
 #include "tests/core/conversations/PngFile.h"
 #include "tests/support/Process.h"
+#include "tests/support/QwenFinetuneData.h"
 #include "tests/trainer/support/ReferencePython.h"
 #include "tests/trainer/support/SpecText.h"
 
@@ -33,35 +34,17 @@ public:
     const std::string& tiedFolder() {
         if (!m_tied.empty() || !problem.empty()) return m_tied;
         const std::string tied = m_dir.path() + "/qwen-tied";
-        const ProcessResult made = runProcess({kReferencePython, sourceDir() + "/tests/reference/make_tiny_checkpoint.py", tied});
-        if (made.exitCode != 0) {
-            problem = "make_tiny_checkpoint.py failed: " + made.output;
-            return m_tied;
-        }
-        std::filesystem::copy_file(folder + "/tokenizer.json", tied + "/tokenizer.json");
+        problem = makeTinyQwenFolder(tied, {});
+        if (!problem.empty()) return m_tied;
         m_tied = tied;
         return m_tied;
     }
 
 private:
     QwenData() {
-        const std::string tokenizer = buildDir() + "/npm-oracle/qwen/tokenizer.json";
-        if (!std::ifstream(tokenizer)) {
-            problem = "Qwen's tokenizer.json is installed by the text.oracle_install test";
-            return;
-        }
-        if (!referenceAvailable()) {
-            problem = std::string(kReferencePython) + " cannot import torch: apt-get install python3-torch";
-            return;
-        }
         folder = m_dir.path() + "/qwen";
-        const ProcessResult made = runProcess({kReferencePython, sourceDir() + "/tests/reference/make_tiny_checkpoint.py",
-                                               folder, "--untied"});
-        if (made.exitCode != 0) {
-            problem = "make_tiny_checkpoint.py failed: " + made.output;
-            return;
-        }
-        std::filesystem::copy_file(tokenizer, folder + "/tokenizer.json");
+        problem = makeTinyQwenFolder(folder, {"--untied"});
+        if (!problem.empty()) return;
         images = m_dir.path();
         writeRampPng(m_dir.path() + "/a.png", 200, 145, 1);
         writeRampPng(m_dir.path() + "/b.png", 115, 90, 2);

@@ -4,11 +4,15 @@
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
 
+#include "ui/pages/SpecIssuesPanel.h"
+
 #include <QByteArray>
 #include <QDir>
 #include <QFile>
+#include <QListWidget>
 #include <QSettings>
 #include <QString>
+#include <QStringList>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -129,6 +133,15 @@ struct IsolatedSettings {
 template <typename Pred>
 bool waitFor(Pred pred, int timeoutMs = 10000) {
     return QTest::qWaitFor(pred, timeoutMs);
+}
+
+// The lines of the Issues box (SpecIssuesPanel) within `page`.
+inline QStringList shownIssues(const QWidget& page) {
+    QStringList out;
+    const auto* panel = page.findChild<parallax::SpecIssuesPanel*>();
+    const QListWidget* list = panel ? panel->findChild<QListWidget*>() : nullptr;
+    for (int i = 0; list && i < list->count(); ++i) out << list->item(i)->text();
+    return out;
 }
 
 // Cluster profile folders of a test's own: $PARALLAX_CLUSTERS names `first` then `second`, and

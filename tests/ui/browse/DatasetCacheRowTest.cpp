@@ -69,13 +69,7 @@ struct CachePage {
         return waitFor([&] { return row->dataset()->isKnown() && !row->dataset()->isReading(); }, 20000);
     }
     QString summary() const { return row->summaryLabel()->text(); }
-    QStringList issues() const {
-        QStringList out;
-        const auto* panel = page.findChild<SpecIssuesPanel*>();
-        const QListWidget* list = panel ? panel->findChild<QListWidget*>() : nullptr;
-        for (int i = 0; list && i < list->count(); ++i) out << list->item(i)->text();
-        return out;
-    }
+    QStringList issues() const { return shownIssues(page); }
     bool issueSays(const QString& text) const {
         return !issues().filter(text).isEmpty();
     }
