@@ -25,6 +25,12 @@
 #   profile:NAME           one spec with the worker's --profile-steps 20:24 (Chrome trace in $PROF)
 #   profile-reference:MODEL:MODE   a one-GPU reference run (eager or compile) under torch.profiler
 #   kernels                bench/gpu/kernels.py over the profiles so far -> results/kernels.md
+#   vl-lora-compare        Qwen2.5-VL-7B LoRA on one GPU: bench/gpu/make_vl_data.py's model folder, image and
+#                          conversations (once, into build/vl-bench, in memory where there is room; Qwen's
+#                          tokenizer.json from VL_TOKENIZER, default build/dev/npm-oracle/qwen/tokenizer.json),
+#                          transformers + PEFT on them (bench/gpu/hf_qwen2_5_vl.py), Parallax's spec
+#                          qwen2_5_vl-7b-lora-1gpu, then both in one table -> results/vl-lora-compare.md
+#   vl-data                only those inputs (e.g. in the background during the build: `run.sh vl-data &`)
 #   summary                bench/gpu/summarize.py over the results so far -> $OUT/benchmarks.md
 #
 # Needs: the header-only dependencies and GoogleTest in <repo>/.deps (packaging/device/stage-deps.sh
@@ -309,6 +315,51 @@ report_run() { # spec name
   cp "$store" "$OUT/results/store.db" 2>/dev/null || true
 }
 
+# The Qwen2.5-VL-7B comparison's inputs, made once: a model folder of random bf16 weights (16.6 GB),
+# the image and the conversations. build/vl-bench points into scratch (memory where there is room).
+vl_data() {
+  if [ -f build/vl-bench/.complete ]; then return 0; fi
+  local tokenizer=${VL_TOKENIZER:-build/dev/npm-oracle/qwen/tokenizer.json} root
+  [ -f "$tokenizer" ] || { fail "vl-lora-compare: no Qwen tokenizer.json at $tokenizer (set VL_TOKENIZER)"; return 1; }
+  root="$(scratch_root)/parallax-vl-bench"
+  mkdir -p build
+  [ -e build/vl-bench ] || { mkdir -p "$root" && ln -sfn "$root" build/vl-bench; }
+  log "vl-lora-compare: inputs into $(cd build/vl-bench && pwd -P)"
+  local t0=$SECONDS
+  if ! "$PYTHON" bench/gpu/make_vl_data.py build/vl-bench --tokenizer "$tokenizer" > "$OUT/logs/vl-data.log" 2>&1; then
+    tail -15 "$OUT/logs/vl-data.log"
+    fail "vl-lora-compare: bench/gpu/make_vl_data.py (logs/vl-data.log)"
+    return 1
+  fi
+  touch build/vl-bench/.complete
+  log "vl-lora-compare: inputs made in $((SECONDS - t0)) s: $(tail -1 "$OUT/logs/vl-data.log")"
+}
+
+vl_compare() {
+  need_gpus 1 vl-lora-compare || return
+  vl_data || return
+  local budget rc=0 t0=$SECONDS
+  budget=$(item_budget) || { log "skip vl-lora-compare: out of time budget"; return; }
+  [ "$budget" -gt 200 ] && budget=200 # the rest of the call is Parallax's
+  local cmd=("$PYTHON" bench/gpu/hf_qwen2_5_vl.py --model build/vl-bench/qwen2_5_vl-7b --data build/vl-bench/chats.jsonl)
+  log "vl-lora-compare: transformers + PEFT (limit ${budget}s)"
+  timeout -k 15 "$budget" "${cmd[@]}" > "$OUT/results/hf-qwen2_5_vl.jsonl" 2> "$OUT/logs/hf-qwen2_5_vl.log" || rc=$?
+  manifest transformers qwen2_5_vl-7b-lora 1 "$rc" $((SECONDS - t0)) logs/hf-qwen2_5_vl.log "${cmd[@]}"
+  if [ "$rc" -ne 0 ]; then
+    tail -25 "$OUT/logs/hf-qwen2_5_vl.log"
+    fail "vl-lora-compare: transformers + PEFT exited $rc (logs/hf-qwen2_5_vl.log)"
+  else
+    log "vl-lora-compare: transformers + PEFT done in $((SECONDS - t0)) s: $(cut -c1-400 "$OUT/results/hf-qwen2_5_vl.jsonl")"
+  fi
+  run_parallax qwen2_5_vl-7b-lora-1gpu
+  local plog="$OUT/results/parallax-qwen2_5_vl-7b-lora-1gpu.log"
+  if [ "$rc" -eq 0 ] && [ -f "$plog" ]; then
+    "$PYTHON" bench/gpu/hf_qwen2_5_vl.py --compare "$OUT/results/hf-qwen2_5_vl.jsonl" "$plog" \
+      > "$OUT/results/vl-lora-compare.md" 2>> "$OUT/run.log" && tee -a "$OUT/run.log" < "$OUT/results/vl-lora-compare.md" ||
+      fail "vl-lora-compare: the comparison (bench/gpu/hf_qwen2_5_vl.py --compare)"
+  fi
+}
+
 summary() {
   "$PYTHON" bench/gpu/summarize.py "$OUT/results" > "$OUT/benchmarks.md" 2>> "$OUT/run.log" &&
     log "summary: $OUT/benchmarks.md" && cat "$OUT/benchmarks.md"
@@ -358,6 +409,8 @@ for item in "${items[@]}"; do
       IFS=: read -r _ model mode <<< "$item"
       profile_reference "$model" "$mode" ;;
     kernels) kernels_table ;;
+    vl-data) vl_data ;;
+    vl-lora-compare) vl_compare ;;
     reference:*:*:*)
       IFS=: read -r _ model mode np flags <<< "$item"
       run_reference "$model" "$mode" "$np" "$flags"
