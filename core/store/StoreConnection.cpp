@@ -60,6 +60,7 @@ StoreConnection::StoreConnection(const std::string& path) : m_path(path) {
 
     m_openFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | (isFile ? 0 : SQLITE_OPEN_URI);
     m_busyTimeoutMs = kBusyTimeoutMs;
+    if (isFile) createStoreWhole(path, m_openFlags, kBusyTimeoutMs);
     m_openUri = path;
     m_db = openSqlite(path, m_openFlags, kBusyTimeoutMs, "store",
                       "check that the file and its folder are readable and writable");

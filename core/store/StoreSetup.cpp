@@ -8,15 +8,15 @@
 
 #include <sqlite3.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <thread>
+#include <random>
 
 namespace parallax {
 
@@ -116,11 +116,7 @@ void configureWriter(sqlite3* db, const std::string& path, int busyTimeoutMs) {
 void checkStoreFile(const std::string& path) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-    // Its creator may be writing its first page at this moment.
-    for (int i = 0; st.st_size == 0 && i < 5; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        if (::stat(path.c_str(), &st) != 0) return;
-    }
+    // A store appears whole (createStoreWhole): an empty file is no store in the making.
     if (st.st_size == 0)
         throw StoreError("store " + path + " is an empty file, not a store (a store is never empty); if it is left "
                          "from a store whose creation was cut short, delete it and run again; else pass another "
@@ -130,6 +126,33 @@ void checkStoreFile(const std::string& path) {
         if (::chmod(file.c_str(), 0600) != 0 && errno != ENOENT)
             std::fprintf(stderr, "parallax: cannot make %s readable by its owner only: %s\n", file.c_str(),
                          std::strerror(errno));
+}
+
+void createStoreWhole(const std::string& path, int openFlags, int busyTimeoutMs) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) return;
+    std::random_device entropy;
+    const std::string made = path + ".new-" + std::to_string(::getpid()) + "-" + std::to_string(entropy());
+    const auto removeMade = [&made] {
+        for (const std::string& file : {made, made + "-wal", made + "-shm"}) ::unlink(file.c_str());
+    };
+    try {
+        sqlite3* db = openSqlite(made, openFlags, busyTimeoutMs, "store", "");
+        try {
+            setUpStore(db, made, busyTimeoutMs);
+        } catch (...) {
+            sqlite3_close_v2(db);
+            throw;
+        }
+        // The last connection's close folds the WAL into the file: it is complete by itself.
+        if (sqlite3_close(db) != SQLITE_OK) throw StoreError("store " + made + ": cannot close it");
+    } catch (const StoreError&) {
+        removeMade(); // the folder does not let a store be made here; opening `path` says why
+        return;
+    }
+    // link() never replaces: whoever links first made the store, and the others open theirs.
+    (void)::link(made.c_str(), path.c_str());
+    removeMade();
 }
 
 std::string fileUriPath(const std::string& path) {

@@ -11,6 +11,12 @@ namespace parallax {
 // one is (a run's spec may name secrets). Nothing happens where `path` is no regular file.
 void checkStoreFile(const std::string& path);
 
+// Where `path` does not exist: makes the store whole under a name of its own beside it (set up,
+// closed, its WAL folded in), then links it to `path`, so that processes opening `path` at once never
+// find it empty or half made; when another made it first, leaves theirs. Where the folder does not
+// let it (read-only, no hard links), leaves `path` to be created by opening it, as before.
+void createStoreWhole(const std::string& path, int openFlags, int busyTimeoutMs);
+
 // `path` as the path of a file: URI, with the characters that URIs reserve escaped.
 std::string fileUriPath(const std::string& path);
 
