@@ -3,9 +3,11 @@
 // training answers, then `parallax-cli export` of the merged model and of the adapter alone. The
 // merged folder loads back: a run started from it computes, on the same batch, the loss the
 // fine-tuned model computed after its 200th update. The adapter loads back: the base weights plus
-// alpha / r x B A equal the merged ones.
+// alpha / r x B A equal the merged ones. Throughput counts the positions the samples fill.
 
+#include "core/conversations/ConversationDatasetSummary.h"
 #include "core/formats/SafetensorsFile.h"
+#include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
 #include "tests/support/Process.h"
 #include "tests/support/QwenFinetuneData.h"
@@ -96,6 +98,16 @@ TEST_F(QwenFinetune, ALoraRunLearnsItsAnswersAndItsExportsLoadBack) {
     const std::vector<StepEvent> metrics = db.metrics(run->id);
     ASSERT_EQ(metrics.size(), static_cast<size_t>(kSteps + 1));
     const double first = metrics.front().loss, learned = metrics[kSteps].loss;
+    // Throughput counts the positions the six samples fill (text and visual tokens), as the
+    // conversations dataset reads them, not 6 x model.seq_len.
+    const RunSpec parsed = readSpecFile(spec);
+    const ConversationDatasetSummary read = summarizeConversations(parsed.data, resolveModel(parsed), data->folder);
+    ASSERT_TRUE(read.ok()) << read.error;
+    int64_t positions = 0;
+    for (int64_t t : read.tokens) positions += t;
+    EXPECT_LT(positions, 6 * 128);
+    EXPECT_EQ(metrics[0].tokens, positions);
+    EXPECT_EQ(metrics[kSteps].tokens, (kSteps + 1) * positions);
     EXPECT_GT(first, 5.0) << "a random model over Qwen's 151,936 tokens starts near ln(151936) = 11.9";
     // The adapters cannot take the loss to zero: the embedding, the final norm and the head stay
     // frozen and random. Measured: 12.56 to 4.51.

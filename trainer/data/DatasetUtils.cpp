@@ -137,6 +137,12 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch) {
     throw std::logic_error("lossElements: an objective without a count");
 }
 
+int64_t filledPositions(const ModelDims& dims, const Batch& batch) {
+    if (modelKindInfo(dims.kind).objective != Objective::Conversation) return 0;
+    if (batch.attention_mask.defined()) return batch.attention_mask.sum().item<int64_t>();
+    return batch.tokens.defined() ? batch.tokens.numel() : 0;
+}
+
 void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
     if (!modelKindInfo(dims.kind).images)
         throw DataError("data.kind = \"" + dataKind + "\" gives images with captions, which model.kind = \"" +

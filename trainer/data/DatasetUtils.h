@@ -45,6 +45,10 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
 // Elements the loss of this batch is averaged over (tokens with a label, or image values);
 // summed over the global batch it normalizes the loss identically under every layout.
 int64_t lossElements(const ModelDims& dims, const Batch& batch);
+// The positions a batch of a conversations dataset fills (its attention mask: text and visual
+// tokens, padding left out), which the throughput counts; 0 for the other objectives, whose
+// samples all count ModelDims::tokensPerSample().
+int64_t filledPositions(const ModelDims& dims, const Batch& batch);
 
 // Throws DataError unless the model takes images (mmdit, vlm).
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);

@@ -35,7 +35,7 @@ void StepReporter::report(const FinishedStep& s) {
         m_steadySteps.push_back({s.step, s.ms, s.lapMs});
         if (m_steadySteps.size() > kSteadyStepsKept) m_steadySteps.pop_front();
     }
-    const int64_t tokensPerStep = m_o.globalBatch * m_o.tokensPerSample;
+    const int64_t tokensPerStep = s.positions > 0 ? s.positions : m_o.globalBatch * m_o.tokensPerSample;
     m_tokensSeen += tokensPerStep;
     if (m_o.rankSteps && s.step % m_o.stepEvery == 0) {
         RankStepEvent e;

@@ -23,6 +23,9 @@ struct FinishedStep {
     double hostMs = 0;   // the host's time queueing the step
     double waitMs = 0;   // of which blocked in collectives
     std::vector<SpanEvent> spans; // this rank's clock
+    // Positions the step's samples filled over the data-parallel replicas (conversations); 0: every
+    // sample counts Options::tokensPerSample.
+    int64_t positions = 0;
 };
 
 // Reports each finished step: the rank's own step time (for the straggler finder, with a flight

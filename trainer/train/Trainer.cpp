@@ -173,12 +173,17 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     const int64_t accumulation = m_spec.accumulation();
     std::vector<Batch> micro;
     micro.reserve(static_cast<size_t>(accumulation));
-    int64_t localCount = 0;
+    int64_t localCount = 0, localPositions = 0;
     for (const Batch& batch : m_prefetcher->take(step)) {
         localCount += lossElements(m_dims, batch); // on the host copy: no wait for the device
+        localPositions += filledPositions(m_dims, batch);
         micro.push_back(batch.to(m_device));
     }
     const double globalCount = m_groups.dp->allReduceScalar(static_cast<double>(localCount), ReduceOp::Sum);
+    // Samples of varying length (conversations) count the positions they fill, not model.seq_len.
+    if (modelKindInfo(m_dims.kind).objective == Objective::Conversation)
+        queued.positions = static_cast<int64_t>(
+            m_groups.dp->allReduceScalar(static_cast<double>(localPositions), ReduceOp::Sum));
 
     GradientReducer& reducer = *m_parallel.reducer;
     reducer.beginStep(static_cast<int>(accumulation));
@@ -258,6 +263,7 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
     f.hostMs = queued.hostMs;
     f.waitMs = queued.waitMs;
     f.spans = queued.spans;
+    f.positions = queued.positions;
     m_reporter->report(f);
     return loss;
 }

@@ -79,6 +79,7 @@ private:
         std::vector<SpanEvent> spans;
         double hostMs = 0; // the host's time queueing the step (all of it on a CPU)
         double waitMs = 0; // of which blocked in collectives
+        int64_t positions = 0; // conversations: the positions the step's samples filled, over the replicas
     };
     // Queues one step: forward, backward, reductions, the gradient norm, clipping and the update,
     // decided on the device (a non-finite norm skips this and every later update there).
