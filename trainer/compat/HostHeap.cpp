@@ -14,4 +14,10 @@ void keepFreedMemoryInTheHeap() {
 #endif
 }
 
+void releaseFreedMemory() {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
 } // namespace parallax

@@ -9,5 +9,8 @@ namespace parallax {
 // most of a CPU step (a tiny qwen2_5_vl LoRA step: 2.3 s, of it 1.8 s in the kernel; 0.4 s kept).
 // The cost: the resident memory stays at the process's peak. Call first thing in main().
 void keepFreedMemoryInTheHeap();
+// Hands what the heap holds free back to the kernel, once, after work whose peak later steps do
+// not reach (loading a model folder: its file mapped, its values converted).
+void releaseFreedMemory();
 
 } // namespace parallax

@@ -11,6 +11,7 @@
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/data/BatchPrefetcher.h"
 #include "trainer/data/Dataset.h"
+#include "trainer/compat/HostHeap.h"
 #include "trainer/data/DatasetUtils.h"
 #include "trainer/data/DistributedSampler.h"
 #include "trainer/finetune/AdapterFolder.h"
@@ -90,8 +91,13 @@ void Trainer::setup() {
     m_optimizerStream = std::move(optimizer.stream);
     m_checkpoints = std::make_unique<CheckpointMapping>(*m_model, *m_parallel.buckets, *m_parallel.reducer, *m_optimizer,
                                                         m_parallel.tpPlan, m_groups);
-    if (weights) loadModelWeights(*weights);
-    else m_checkpoints->setBaseSeed(m_spec.train.seed);
+    if (weights) {
+        loadModelWeights(*weights);
+        weights.reset();      // the folder's files unmapped,
+        releaseFreedMemory(); // and what converting their values left in the heap handed back
+    } else {
+        m_checkpoints->setBaseSeed(m_spec.train.seed);
+    }
 
     m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed, m_spec.model.from);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
