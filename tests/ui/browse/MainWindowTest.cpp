@@ -25,6 +25,8 @@
 #include <QSplitter>
 #include <QStatusBar>
 
+#include <QScrollBar>
+#include <QTextBlock>
 #include <gtest/gtest.h>
 
 using namespace parallax;
@@ -304,6 +306,17 @@ TEST(MainWindow, HelpShowsTheGuideTheSpecReferenceAndTheVersion) {
     EXPECT_TRUE(w.documentDialog()->isVisible());
     EXPECT_EQ(w.documentDialog()->windowTitle(), QStringLiteral("Parallax user guide"));
     EXPECT_TRUE(w.documentDialog()->browser()->toPlainText().contains(QStringLiteral("First run")));
+    // Its contents beside it: a click brings a section's heading to the top of the view.
+    DocumentDialog* dialog = w.documentDialog();
+    QStringList sections;
+    for (int i = 0; i < dialog->contents()->count(); ++i) sections << dialog->contents()->item(i)->text().trimmed();
+    ASSERT_FALSE(sections.isEmpty());
+    EXPECT_EQ(sections.first(), QStringLiteral("First run"));
+    const qsizetype pages = sections.indexOf(QStringLiteral("Console pages"));
+    ASSERT_GT(pages, 0) << sections.join(QChar(',')).toStdString();
+    dialog->showSection(static_cast<int>(pages));
+    EXPECT_GT(dialog->browser()->verticalScrollBar()->value(), 0);
+    EXPECT_EQ(dialog->browser()->cursorForPosition(QPoint(10, 10)).block().text(), QStringLiteral("Console pages"));
     for (QAction* a : help->actions())
         if (a->text() == QStringLiteral("&Spec reference")) a->trigger();
     EXPECT_TRUE(w.documentDialog()->source().toString().endsWith(QStringLiteral("spec.md")))
