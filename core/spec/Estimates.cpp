@@ -70,12 +70,27 @@ std::vector<Unit> buildUnits(const ModelDims& d) {
     return modelKindInfo(d.kind).units(d);
 }
 
-// The units with the run's [finetune] applied (published kinds: FinetunePlan.h).
-std::vector<Unit> buildUnits(const ModelDims& d, const FinetuneSpec& finetune) {
-    std::vector<Unit> units = buildUnits(d);
+// The units with the run's [finetune] applied (published kinds: FinetunePlan.h), and the tied
+// copies among the kind's tensors (ModelTensor::tiedCopy): a second place for one weight, which
+// the memory figures hold and the model's size does not count; their elements, and those that train.
+struct FinetunedUnits {
+    std::vector<Unit> units;
+    int64_t tiedHeld = 0, tiedTrained = 0;
+};
+
+FinetunedUnits buildUnits(const ModelDims& d, const FinetuneSpec& finetune) {
+    FinetunedUnits out{buildUnits(d)};
     const ModelKindInfo& kind = modelKindInfo(d.kind);
-    if (publishedModel(kind)) applyFinetune(units, kind.tensors(d), finetune);
-    return units;
+    if (!publishedModel(kind)) return out;
+    const std::vector<ModelTensor> tensors = kind.tensors(d);
+    applyFinetune(out.units, tensors, finetune);
+    const std::vector<TensorTraining> plan = planFinetune(tensors, finetune);
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (!tensors[i].tiedCopy()) continue;
+        out.tiedHeld += tensors[i].elements();
+        if (plan[i].trains || plan[i].saved) out.tiedTrained += tensors[i].elements();
+    }
+    return out;
 }
 
 // A unit's parameters that receive gradients: its own not frozen, and the adapters beside them.
@@ -97,22 +112,6 @@ int64_t unitParameters(const std::vector<Unit>& units, bool trainableOnly) {
         total = *sum;
     }
     return total;
-}
-
-// A tied copy (ModelTensor::tiedCopy) is a second place for one weight: the memory figures hold
-// it, the model's size does not count it. Its elements, and those of it that train.
-std::pair<int64_t, int64_t> tiedCopyElements(const ModelDims& d, const FinetuneSpec& finetune) {
-    const ModelKindInfo& kind = modelKindInfo(d.kind);
-    if (!publishedModel(kind)) return {0, 0};
-    const std::vector<ModelTensor> tensors = kind.tensors(d);
-    const std::vector<TensorTraining> plan = planFinetune(tensors, finetune);
-    int64_t held = 0, trained = 0;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-        if (!tensors[i].tiedCopy()) continue;
-        held += tensors[i].elements();
-        if (plan[i].trains || plan[i].saved) trained += tensors[i].elements();
-    }
-    return {held, trained};
 }
 
 struct StageLoad {
@@ -149,7 +148,8 @@ void requireUsableLayout(const RunSpec& spec) {
 } // namespace
 
 int64_t parameterCount(const ModelDims& dims) {
-    return unitParameters(buildUnits(dims), false) - tiedCopyElements(dims, FinetuneSpec()).first;
+    const FinetunedUnits built = buildUnits(dims, FinetuneSpec());
+    return unitParameters(built.units, false) - built.tiedHeld;
 }
 
 double forwardFlopsPerSample(const ModelDims& d) {
@@ -310,12 +310,12 @@ MemoryEstimate stageMemory(const RunSpec& spec, const StageLayout& l, const Stag
 Estimates estimate(const RunSpec& spec) {
     const ModelDims d = resolveModel(spec);
     requireUsableLayout(spec);
-    const std::vector<Unit> units = buildUnits(d, spec.finetune);
+    const FinetunedUnits built = buildUnits(d, spec.finetune);
+    const std::vector<Unit>& units = built.units;
 
     Estimates e;
-    const auto [tiedHeld, tiedTrained] = tiedCopyElements(d, spec.finetune);
-    e.params = unitParameters(units, false) - tiedHeld;
-    e.trainable_params = unitParameters(units, true) - tiedTrained;
+    e.params = unitParameters(units, false) - built.tiedHeld;
+    e.trainable_params = unitParameters(units, true) - built.tiedTrained;
     for (const Unit& u : units)
         e.adapter_params = saturatingAdd(e.adapter_params, saturatingAdd(u.adapterSplit, u.adapterReplicated));
     const double tokens = double(d.tokensPerSample());
