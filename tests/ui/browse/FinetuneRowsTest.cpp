@@ -2,13 +2,15 @@
 // checkpoint with Qwen's real tokenizer.json): what the model is and what trains beneath model.from, the
 // conversations dataset as a run reads it beneath data.path (its first sample rendered with the
 // answers marked), the Issues box while the dataset would be refused, and the memory per device
-// trained whole, with frozen parts and with LoRA.
+// trained whole, with frozen parts and with LoRA; Launch runs the 200-step fine-tune.
 
 #include "BrowseTestSupport.h"
 
 #include "core/spec/SpecIO.h"
+#include "core/store/RunStore.h"
 #include "tests/support/QwenFinetuneData.h"
 #include "ui/models/ConversationDatasetModel.h"
+#include "ui/models/RunLauncher.h"
 #include "ui/models/SpecFormModel.h"
 #include "ui/pages/EstimatePanel.h"
 #include "ui/pages/FinetuneRows.h"
@@ -18,6 +20,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QPushButton>
 
 #include <filesystem>
 #include <fstream>
@@ -37,15 +40,15 @@ struct FinetuneData {
     const std::string& folder = made.folder;
     const std::string& jsonl = made.jsonl;
     const std::string& problem = made.problem;
-    RunSpec spec(int64_t seqLen, const std::string& onTruncate = "drop") const {
+    RunSpec spec(int64_t seqLen, const std::string& onTruncate = "drop",
+                 const std::string& train = "steps = 4\nglobal_batch = 2\nmicro_batch = 1") const {
         std::vector<SpecIssue> unknown;
         return parseSpec("name = \"vl-lora\"\n[model]\nkind = \"qwen2_5_vl\"\nfrom = \"" + folder +
                              "\"\nseq_len = " + std::to_string(seqLen) +
                              "\n[finetune]\nmode = \"lora\"\nlora_r = 4\nlora_alpha = 8\n"
                              "[data]\nkind = \"conversations\"\npath = \"" + jsonl +
-                             "\"\nmax_pixels = 50176\non_truncate = \"" + onTruncate +
-                             "\"\n[train]\nsteps = 4\nglobal_batch = 2\nmicro_batch = 1\n"
-                             "[launch]\ntarget = \"local\"\ndevice = \"cpu\"\n",
+                             "\"\nmax_pixels = 50176\nshuffle = false\non_truncate = \"" + onTruncate +
+                             "\"\n[train]\n" + train + "\n[launch]\ntarget = \"local\"\ndevice = \"cpu\"\n",
                          "vl-lora.toml", unknown);
     }
 };
@@ -139,6 +142,35 @@ TEST_F(FinetuneRowsTest, NamesTheSampleASequenceCutDropsAndWarnsWhenTheRunWouldR
     EXPECT_TRUE(waitFor([&] { return !issues().filter(QStringLiteral("would be cut inside an image")).isEmpty(); }))
         << issues().join('\n').toStdString();
     EXPECT_TRUE(rows()->datasetLabel()->text().contains(QStringLiteral("the run refuses to start: 1 sample would be cut")));
+}
+
+// The whole path a user takes: the form as shown, Launch, and the run's 200 steps in the store
+// lowering the loss on the training answers (the real parallax-cli and worker, detached).
+TEST_F(FinetuneRowsTest, LaunchesA200StepLoraRunThatLearnsItsAnswers) {
+    ASSERT_TRUE(read(s_data->spec(128, "drop",
+                                  "steps = 200\nglobal_batch = 6\nmicro_batch = 3\nlr = 3e-3\nwarmup = 10\n"
+                                  "checkpoint_every = 0")));
+    ASSERT_TRUE(page.launchButton()->isEnabled()) << page.launchButton()->toolTip().toStdString();
+    page.launcher()->setCliPath(QString::fromStdString(parallax::testing::buildDir() + "/app/parallax-cli"));
+    page.launch();
+    const std::string store = QDir(s_data->dir.path()).filePath(QStringLiteral("parallax.db")).toStdString();
+    std::optional<RunRecord> run;
+    const bool ended = waitFor(
+        [&] {
+            try {
+                run = RunStore(store).findRun("vl-lora");
+            } catch (const StoreError&) {
+                return false; // not created yet
+            }
+            return run && isTerminal(run->state);
+        },
+        600000);
+    ASSERT_TRUE(ended) << page.messageLabel()->text().toStdString();
+    ASSERT_EQ(run->state, RunState::Succeeded);
+    const std::vector<StepEvent> steps = RunStore(store).metrics(run->id);
+    ASSERT_EQ(steps.size(), 200u);
+    EXPECT_GT(steps.front().loss, 5.0);
+    EXPECT_LT(steps.back().loss, 0.5 * steps.front().loss) << steps.front().loss << " -> " << steps.back().loss;
 }
 
 } // namespace
