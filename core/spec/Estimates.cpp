@@ -158,6 +158,29 @@ double forwardFlopsPerSample(const ModelDims& d) {
     return flops;
 }
 
+namespace {
+
+// Each unit's forward; the backward through it once anything at or before it trains (its input
+// gradients, as much again as its forward); and its weight gradients for the share of its own
+// parameters that train (as much again for a unit that trains whole: 3 x forward in all).
+double trainingFlops(const std::vector<Unit>& units) {
+    double flops = 0;
+    bool backward = false;
+    for (const Unit& u : units) {
+        const double own = double(u.params());
+        const double trainsOwn = u.frozen ? 0.0 : own - double(u.frozenSplit + u.frozenReplicated);
+        backward = backward || trainsOwn > 0 || u.adapterSplit + u.adapterReplicated > 0;
+        flops += u.flops * (1.0 + (backward ? 1.0 : 0.0) + (own > 0 ? trainsOwn / own : 0.0));
+    }
+    return flops;
+}
+
+} // namespace
+
+double trainingFlopsPerSample(const ModelDims& d, const FinetuneSpec& finetune) {
+    return trainingFlops(buildUnits(d, finetune).units);
+}
+
 double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, int64_t virtualStages) {
     if (stages <= 1) return 0.0;
     const double p = double(stages);
@@ -319,7 +342,7 @@ Estimates estimate(const RunSpec& spec) {
     for (const Unit& u : units)
         e.adapter_params = saturatingAdd(e.adapter_params, saturatingAdd(u.adapterSplit, u.adapterReplicated));
     const double tokens = double(d.tokensPerSample());
-    e.flops_per_sample = 3 * forwardFlopsPerSample(d);
+    e.flops_per_sample = trainingFlops(units);
     e.flops_per_token = tokens > 0 ? e.flops_per_sample / tokens : 0;
     e.tokens_per_step = saturatingMul(std::max<int64_t>(0, spec.train.global_batch), d.tokensPerSample());
 

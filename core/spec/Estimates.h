@@ -34,6 +34,10 @@ struct Estimates {
 // Parameter count of a model of these dims (exactly what the trainer's model holds).
 int64_t parameterCount(const ModelDims& dims);
 double forwardFlopsPerSample(const ModelDims& dims);
+// Training FLOPs per sample under `finetune` (docs/models.md): 3 x forward for a model that trains
+// whole; a frozen unit before anything that trains (a frozen vision tower) its forward alone; a
+// frozen unit after one (LoRA's base weights) its forward and input gradients, 2 x forward.
+double trainingFlopsPerSample(const ModelDims& dims, const FinetuneSpec& finetune);
 // The idle share of a step's window with equal passes and free communication: (p - 1) / (m + p - 1)
 // for gpipe and 1f1b; (p - 1) / (v m + p - 1) for interleaved with v chunks; (p - 1) / (3 m + p - 1)
 // for zb1 (ZB-H1 with T_F = T_B = T_W: p - 1 idle units beside 3 m of compute).

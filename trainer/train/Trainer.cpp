@@ -79,7 +79,8 @@ void Trainer::setup() {
     // What trains is decided on the whole single-device model, before parallelism divides it.
     m_finetune = applyFinetune(*m_model, finetuneOf(m_spec, m_dims), m_spec.train.seed);
     if (m_groups.worldRank() == 0 && !m_finetune.summary().empty()) m_out.info(m_finetune.summary());
-    m_flopsPerToken = 3.0 * forwardFlopsPerSample(m_dims) / static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
+    m_flopsPerToken = trainingFlopsPerSample(m_dims, m_spec.finetune) /
+                      static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
 
     m_parallel = parallelize(*m_model, m_spec, m_dims, m_groups, m_device);
     m_engine = std::make_unique<PipelineEngine>(std::move(m_parallel.chunks), m_groups, m_spec.parallel.schedule.value(),

@@ -169,5 +169,26 @@ TEST(QwenModels, FlopsFollowTheStructure) {
     EXPECT_DOUBLE_EQ(units[6].flops, 0.0) << "the embedding looks up";
 }
 
+// Training FLOPs count what trains: a frozen tower before anything trainable runs forward only,
+// LoRA's frozen base weights forward and input gradients (2 x), a part that trains whole 3 x.
+TEST(QwenModels, TrainingFlopsCountOnlyWhatTrains) {
+    RunSpec vl;
+    vl.model.kind = ModelKind::Qwen2_5_Vl;
+    vl.data.max_pixels = 56 * 56;
+    const ModelDims d = resolveModel(vl);
+    const std::vector<UnitEstimate> units = modelKindInfo(d.kind).units(d);
+    double tower = 0, language = 0; // units 0-5: patch embedding, 4 blocks, merger
+    for (size_t i = 0; i < units.size(); ++i) (i < 6 ? tower : language) += units[i].flops;
+    ASSERT_GT(tower, 0);
+    ASSERT_GT(language, 0);
+    EXPECT_DOUBLE_EQ(estimate(vl).flops_per_sample, tower + 3 * language) << "[finetune]'s defaults: tower frozen";
+    vl.finetune.mode = FinetuneMode::Lora;
+    EXPECT_DOUBLE_EQ(estimate(vl).flops_per_sample, tower + 2 * language);
+    vl.finetune.mode = FinetuneMode::Full;
+    vl.finetune.freeze_vision = vl.finetune.freeze_merger = false;
+    EXPECT_DOUBLE_EQ(estimate(vl).flops_per_sample, 3 * (tower + language));
+    EXPECT_DOUBLE_EQ(trainingFlopsPerSample(d, vl.finetune), 3 * (tower + language));
+}
+
 } // namespace
 } // namespace parallax
