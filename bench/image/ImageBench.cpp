@@ -2,16 +2,29 @@
 // libjpeg, quality 90, 4:2:0, a picture of gradients, edges and noise) decoded, resized to 448 x 336
 // with the bicubic resize, and normalized, as a Qwen2-VL or CLIP preprocessing step would.
 //
-//   bench_image [--seconds S] [--write-jpeg PATH] [FILE ...]
+//   bench_image [--seconds S] [--write-jpeg PATH] [--tokenizer JSON] [FILE ...]
 //
 // Each row runs for S seconds (default 2) after one warm-up call and reports images per second by
 // wall clock and per CPU second, and CPU milliseconds per image (medians of 5 runs of S / 5 seconds
 // each). The process is pinned to one core. FILE arguments add a
 // decode + resize row each (to 448 x 336) for files of one's own; --write-jpeg saves the generated
 // JPEG, so that another decoder can be timed on the same bytes.
+//
+// Then Qwen2.5-VL's input pipeline on the same JPEG: the image processor (smart resize to multiples
+// of 28 within data.max_pixels, bicubic, CLIP normalization, 14 x 14 patches with temporal 2) at the
+// spec's default max_pixels and at 1280 x 28 x 28, and, where the conversation reader is built and
+// Qwen's tokenizer.json is found (--tokenizer, default npm-oracle/qwen/tokenizer.json under the
+// build folder), a whole conversations sample as the worker's dataset makes it: the chat template,
+// tokenizing a question and a 120-word answer, decoding the image and the processor.
 #include "core/image/BicubicResize.h"
 #include "core/image/ImageDecoder.h"
 #include "core/image/ImageNormalize.h"
+#include "core/image/QwenImageRows.h"
+#if PARALLAX_BENCH_CONVERSATIONS
+#include "core/conversations/ConversationEncoder.h"
+#include "core/conversations/ConversationFile.h"
+#include "core/text/Tokenizer.h"
+#endif
 
 #include <jpeglib.h>
 #include <sched.h>
@@ -23,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -123,18 +137,71 @@ bool pinToOneCore() {
     return false;
 }
 
+// The Qwen2.5-VL image processor's rule for images of at most `maxPixels`.
+QwenImageRule qwenRule(int64_t maxPixels) {
+    QwenImageRule rule;
+    rule.resize.factor = 28;
+    rule.resize.minPixels = 32 * 32;
+    rule.resize.maxPixels = maxPixels;
+    return rule;
+}
+
+void qwenRows(const std::vector<uint8_t>& jpeg, const DecodedImage& decoded, double seconds) {
+    for (const int64_t maxPixels : {int64_t{768} * 768, int64_t{1280} * 28 * 28}) {
+        const QwenImageRule rule = qwenRule(maxPixels);
+        const QwenImageRows rows = qwenImageRows(decoded.rgb, rule);
+        const std::string what = "Qwen2.5-VL processor, max_pixels " + std::to_string(maxPixels) + " (" +
+                                 std::to_string(rows.columns * 14) + "x" + std::to_string(rows.rows * 14) + ")";
+        row(what.c_str(), perSecond([&] { qwenImageRows(decoded.rgb, rule); }, seconds));
+        row("  decode + that", perSecond([&] {
+                const DecodedImage d = decodeImage(jpeg.data(), jpeg.size(), "bench.jpg");
+                qwenImageRows(d.rgb, rule);
+            }, seconds));
+    }
+}
+
+#if PARALLAX_BENCH_CONVERSATIONS
+// One conversations sample with the JPEG, encoded as the worker's dataset encodes it.
+void conversationRow(const std::vector<uint8_t>& jpeg, const std::string& tokenizerPath, double seconds) {
+    if (!std::ifstream(tokenizerPath)) {
+        std::printf("\n(no conversation row: %s not found; pass --tokenizer)\n", tokenizerPath.c_str());
+        return;
+    }
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "parallax-bench-image";
+    std::filesystem::create_directories(dir);
+    std::ofstream((dir / "photo.jpg").string(), std::ios::binary)
+        .write(reinterpret_cast<const char*>(jpeg.data()), static_cast<std::streamsize>(jpeg.size()));
+    std::string answer;
+    for (int i = 0; i < 12; ++i) answer += "The picture shows smooth gradients crossed by sharp bright edges and a little noise. ";
+    std::ofstream((dir / "chat.jsonl").string())
+        << R"({"messages": [{"role": "user", "content": "<image>Describe this picture in detail."}, {"role": "assistant", "content": ")"
+        << answer << R"("}], "images": ["photo.jpg"]})" << "\n";
+    const Tokenizer tokenizer = Tokenizer::load(tokenizerPath);
+    const std::vector<Conversation> samples = readConversations((dir / "chat.jsonl").string());
+    ConversationLimits limits;
+    limits.seqLen = 4096;
+    limits.image = qwenRule(int64_t{1280} * 28 * 28);
+    const ConversationEncoder encoder(tokenizer, limits);
+    const EncodedConversation e = encoder.encode(samples.front());
+    const std::string what = "conversation sample (" + std::to_string(e.ids.size()) + " tokens, 1 image)";
+    row(what.c_str(), perSecond([&] { encoder.encode(samples.front()); }, seconds));
+    std::filesystem::remove_all(dir);
+}
+#endif
+
 } // namespace
 
 int main(int argc, char** argv) {
     double seconds = 2.0;
-    std::string writeTo;
+    std::string writeTo, tokenizer = "npm-oracle/qwen/tokenizer.json";
     std::vector<std::string> files;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
         else if (a == "--write-jpeg" && i + 1 < argc) writeTo = argv[++i];
+        else if (a == "--tokenizer" && i + 1 < argc) tokenizer = argv[++i];
         else if (a.rfind("--", 0) == 0) {
-            std::fprintf(stderr, "usage: bench_image [--seconds S] [--write-jpeg PATH] [FILE ...]\n");
+            std::fprintf(stderr, "usage: bench_image [--seconds S] [--write-jpeg PATH] [--tokenizer JSON] [FILE ...]\n");
             return 2;
         } else files.push_back(a);
     }
@@ -171,5 +238,11 @@ int main(int argc, char** argv) {
                 resizeBicubic(d.rgb, 448, 336);
             }, seconds));
     }
+    qwenRows(jpeg, decoded, seconds);
+#if PARALLAX_BENCH_CONVERSATIONS
+    conversationRow(jpeg, tokenizer, seconds);
+#else
+    (void)tokenizer;
+#endif
     return 0;
 }
