@@ -11,9 +11,9 @@ namespace parallax {
 
 namespace {
 
-const ModelKindInfo* publishedKind(const RunSpec& spec) {
+bool published(const RunSpec& spec) {
     const ModelKindInfo* kind = modelKindInfo(spec.model.kind);
-    return kind != nullptr && publishedModel(*kind) ? kind : nullptr;
+    return kind != nullptr && publishedModel(*kind);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -24,12 +24,12 @@ std::string joined(const std::vector<std::string>& names) {
 
 } // namespace
 
-std::vector<PartTraining> partTraining(const RunSpec& spec) {
-    const ModelKindInfo* kind = publishedKind(spec);
-    if (kind == nullptr) return {};
-    const std::vector<ModelTensor> tensors = kind->tensors(resolveModel(spec));
-    const std::vector<TensorTraining> plan = planFinetune(tensors, spec.finetune);
-    const int64_t r = std::max<int64_t>(0, spec.finetune.lora_r);
+std::vector<PartTraining> partTraining(const ModelDims& dims, const FinetuneSpec& finetune) {
+    const ModelKindInfo& kind = modelKindInfo(dims.kind);
+    if (!publishedModel(kind)) return {};
+    const std::vector<ModelTensor> tensors = kind.tensors(dims);
+    const std::vector<TensorTraining> plan = planFinetune(tensors, finetune);
+    const int64_t r = std::max<int64_t>(0, finetune.lora_r);
     std::vector<PartTraining> parts;
     for (size_t i = 0; i < tensors.size(); ++i) {
         const ModelTensor& t = tensors[i];
@@ -71,7 +71,7 @@ std::string describePartTraining(const PartTraining& part, const FinetuneSpec& f
 }
 
 std::vector<FinetuneMemoryRow> finetuneMemoryRows(const RunSpec& spec) {
-    if (publishedKind(spec) == nullptr) return {};
+    if (!published(spec)) return {};
     std::vector<FinetuneMemoryRow> rows;
     const auto add = [&](const std::string& label, const FinetuneSpec& finetune, bool current) {
         RunSpec variant = spec;
@@ -84,7 +84,7 @@ std::vector<FinetuneMemoryRow> finetuneMemoryRows(const RunSpec& spec) {
     everything.modules_to_save.clear();
 
     std::vector<std::string> frozen;
-    for (const PartTraining& p : partTraining(spec))
+    for (const PartTraining& p : partTraining(resolveModel(spec), spec.finetune))
         if (partFrozen(p.part, spec.finetune)) frozen.push_back(partName(p.part));
     const bool full = spec.finetune.mode == FinetuneMode::Full;
     add("full", everything, full && frozen.empty());

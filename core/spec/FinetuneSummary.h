@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/spec/Estimates.h"
+#include "core/spec/ModelDims.h"
 #include "core/spec/ModelTensors.h"
 #include "core/spec/RunSpec.h"
 
@@ -23,9 +24,9 @@ struct PartTraining {
     bool frozen() const { return trained == 0 && adapters == 0 && saved == 0; }
 };
 
-// The parts of `spec`'s model in model order (the parts it has). Throws std::invalid_argument as
-// resolveModel does; empty for a kind that declares no tensors.
-std::vector<PartTraining> partTraining(const RunSpec& spec);
+// The parts of a model of `dims` in model order (the parts it has) under `finetune`; empty for a
+// kind that declares no tensors.
+std::vector<PartTraining> partTraining(const ModelDims& dims, const FinetuneSpec& finetune);
 
 // "language model: LoRA r 8 on q_proj, k_proj, v_proj, o_proj (20.2M)", "vision tower: frozen (669.4M)",
 // "merger: trains (45.2M)".

@@ -21,16 +21,11 @@ QString q(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-// What a read depends on; "" when the model cannot be resolved (the form shows that error).
-std::string readKey(const RunSpec& spec) {
-    try {
-        const ModelDims d = resolveModel(spec);
-        return spec.data.path + '\x1f' + spec.model.from + '\x1f' + std::to_string(spec.data.min_pixels) + '\x1f' +
-               std::to_string(spec.data.max_pixels) + '\x1f' + std::to_string(d.seq_len) + '\x1f' +
-               std::to_string(static_cast<int>(d.kind)) + '\x1f' + std::to_string(d.vocab);
-    } catch (const std::exception&) {
-        return {};
-    }
+// What a read of `spec`'s dataset for a model of `d` depends on.
+std::string readKey(const RunSpec& spec, const ModelDims& d) {
+    return spec.data.path + '\x1f' + spec.model.from + '\x1f' + std::to_string(spec.data.min_pixels) + '\x1f' +
+           std::to_string(spec.data.max_pixels) + '\x1f' + std::to_string(d.seq_len) + '\x1f' +
+           std::to_string(static_cast<int>(d.kind)) + '\x1f' + std::to_string(d.vocab);
 }
 
 } // namespace
@@ -56,8 +51,15 @@ bool ConversationDatasetModel::applies(const RunSpec& spec) {
 
 void ConversationDatasetModel::setSpec(const RunSpec& spec) {
     m_spec = spec;
-    const bool applies = ConversationDatasetModel::applies(spec) && !readKey(spec).empty();
-    const std::string key = applies ? readKey(spec) : std::string();
+    bool applies = ConversationDatasetModel::applies(spec);
+    if (applies) {
+        try {
+            m_dims = resolveModel(spec);
+        } catch (const std::exception&) {
+            applies = false; // the form shows why the model cannot be resolved
+        }
+    }
+    const std::string key = applies ? readKey(spec, m_dims) : std::string();
     if (applies == m_applies && key == m_key) {
         emit changed(); // the lines follow data.on_truncate and on_bad_sample
         return;
@@ -82,12 +84,8 @@ void ConversationDatasetModel::read() {
 #if PARALLAX_WITH_CONVERSATIONS
     const uint64_t generation = ++m_generation;
     auto result = std::make_shared<ConversationDatasetSummary>();
-    QThread* thread = QThread::create([result, data = m_spec.data, spec = m_spec] {
-        try {
-            *result = summarizeConversations(data, resolveModel(spec), spec.model.from);
-        } catch (const std::exception& e) {
-            result->error = e.what();
-        }
+    QThread* thread = QThread::create([result, data = m_spec.data, dims = m_dims, tokenizer = m_spec.model.from] {
+        *result = summarizeConversations(data, dims, tokenizer);
     });
     thread->setObjectName(QStringLiteral("ConversationDataset"));
     // Queued onto this object's thread, and dropped once this object is gone.
@@ -108,12 +106,7 @@ QStringList ConversationDatasetModel::summaryLines() const {
     if (!m_known) return {tr("Reading the dataset…")};
     QStringList lines;
 #if PARALLAX_WITH_CONVERSATIONS
-    ModelDims dims;
-    try {
-        dims = resolveModel(m_spec);
-    } catch (const std::exception&) {
-    }
-    for (const std::string& line : conversationSummaryLines(*m_summary, m_spec.data, dims)) lines << q(line);
+    for (const std::string& line : conversationSummaryLines(*m_summary, m_spec.data, m_dims)) lines << q(line);
 #endif
     return lines;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/spec/ModelDims.h"
 #include "core/spec/RunSpec.h"
 #include "core/spec/SpecValidator.h"
 
@@ -58,6 +59,7 @@ private:
 
     QTimer m_debounce;
     RunSpec m_spec;       // as last set
+    ModelDims m_dims;     // its model, resolved once per setSpec (config.json read)
     std::string m_key;    // what the last read was made with
     bool m_applies = false;
     bool m_known = false;

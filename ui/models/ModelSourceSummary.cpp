@@ -76,24 +76,23 @@ QString ModelSourceSummary::tokenizerFiles(const QString& folder) {
     return {};
 }
 
-QStringList ModelSourceSummary::lines(const RunSpec& spec) {
+QStringList ModelSourceSummary::lines(const RunSpec& spec, const Estimates* estimates, const QString& whyNone) {
     const ModelKindInfo* kind = modelKindInfo(spec.model.kind);
     if (kind == nullptr || !publishedModel(*kind)) return {};
     QStringList out;
     out << origin(spec, *kind);
-    try {
-        const ModelDims d = resolveModel(spec);
-        const Estimates e = estimate(spec);
-        out << sizes(d, *kind);
-        const double share = e.params > 0 ? 100.0 * static_cast<double>(e.trainable_params) / static_cast<double>(e.params) : 0;
-        out << tr("%1 parameters; %2 train (%3 %)")
-                   .arg(count(static_cast<double>(e.params)), count(static_cast<double>(e.trainable_params)))
-                   .arg(share, 0, 'g', share < 1 ? 2 : 3);
-        for (const PartTraining& part : partTraining(spec)) out << q(describePartTraining(part, spec.finetune));
-    } catch (const std::exception& e) {
-        out << q(e.what());
+    if (estimates == nullptr) {
+        out << whyNone;
         return out;
     }
+    const ModelDims d = resolveModel(spec); // resolves: the form has estimates of it
+    const Estimates& e = *estimates;
+    out << sizes(d, *kind);
+    const double share = e.params > 0 ? 100.0 * static_cast<double>(e.trainable_params) / static_cast<double>(e.params) : 0;
+    out << tr("%1 parameters; %2 train (%3 %)")
+               .arg(count(static_cast<double>(e.params)), count(static_cast<double>(e.trainable_params)))
+               .arg(share, 0, 'g', share < 1 ? 2 : 3);
+    for (const PartTraining& part : partTraining(d, spec.finetune)) out << q(describePartTraining(part, spec.finetune));
     if (!spec.model.from.empty() && !readsLatents(*kind)) {
         const QString files = tokenizerFiles(q(spec.model.from));
         out << (files.isEmpty() ? tr("no tokenizer in the folder (tokenizer.json, or vocab.json and merges.txt): "

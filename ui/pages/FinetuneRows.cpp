@@ -40,12 +40,12 @@ FinetuneRows::FinetuneRows(SpecFormModel* model, QObject* parent)
     rows->addWidget(m_preview);
 
     connect(m_conversations, &ConversationDatasetModel::changed, this, &FinetuneRows::showDataset);
+    // Each validation (debounced edits, a spec loaded) brings the estimates the model's lines show.
     const auto follow = [this] {
         showModel();
         m_conversations->setSpec(m_form->spec());
     };
-    connect(m_form, &SpecFormModel::specEdited, this, follow);
-    connect(m_form, &SpecFormModel::specReset, this, follow);
+    connect(m_form, &SpecFormModel::validated, this, follow);
     follow();
 }
 
@@ -59,7 +59,9 @@ std::vector<SpecIssue> FinetuneRows::issues() const {
 }
 
 void FinetuneRows::showModel() {
-    m_model->setText(ModelSourceSummary::lines(m_form->spec()).join(QLatin1Char('\n')));
+    const std::optional<Estimates>& estimates = m_form->estimates();
+    m_model->setText(ModelSourceSummary::lines(m_form->spec(), estimates ? &*estimates : nullptr, m_form->estimateError())
+                         .join(QLatin1Char('\n')));
 }
 
 void FinetuneRows::showDataset() {

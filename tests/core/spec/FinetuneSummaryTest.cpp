@@ -15,7 +15,7 @@ RunSpec vlSpec(const std::string& finetune) {
 
 TEST(FinetuneSummary, PartsAddUpToTheEstimatesAndSayWhatTrains) {
     const RunSpec spec = vlSpec("mode = \"lora\"\nlora_r = 64\nlora_targets = [\"q_proj\", \"k_proj\", \"v_proj\", \"o_proj\"]");
-    const std::vector<PartTraining> parts = partTraining(spec);
+    const std::vector<PartTraining> parts = partTraining(resolveModel(spec), spec.finetune);
     ASSERT_EQ(parts.size(), 3u);
     EXPECT_EQ(parts[0].part, ModelPart::Vision);
     EXPECT_EQ(parts[1].part, ModelPart::Merger);
@@ -40,7 +40,7 @@ TEST(FinetuneSummary, PartsAddUpToTheEstimatesAndSayWhatTrains) {
                                                                  formatCount(double(parts[0].elements)) + ")");
 
     const RunSpec full = vlSpec("mode = \"full\"\nfreeze_merger = false");
-    const std::vector<PartTraining> fullParts = partTraining(full);
+    const std::vector<PartTraining> fullParts = partTraining(resolveModel(full), full.finetune);
     EXPECT_TRUE(fullParts[0].frozen());
     EXPECT_EQ(fullParts[1].trained, fullParts[1].elements);
     EXPECT_EQ(describePartTraining(fullParts[1], full.finetune),
@@ -71,7 +71,8 @@ TEST(FinetuneSummary, MemoryFallsFromFullToFrozenPartsToLora) {
     EXPECT_EQ(whole[1].label, "LoRA r 8");
 
     EXPECT_TRUE(finetuneMemoryRows(parseSpec("[model]\nkind = \"gpt\"\n")).empty());
-    EXPECT_TRUE(partTraining(parseSpec("[model]\nkind = \"gpt\"\n")).empty());
+    const RunSpec gpt = parseSpec("[model]\nkind = \"gpt\"\n");
+    EXPECT_TRUE(partTraining(resolveModel(gpt), gpt.finetune).empty());
 }
 
 } // namespace
