@@ -98,7 +98,9 @@ Activation QwenImageEmbed::forward(const Activation& /*in*/, const Batch& batch)
 }
 
 Activation QwenImageEmbed::embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma) {
-    const torch::ScalarType dtype = img_in->weight.scalar_type();
+    // The model's type (float32, or float64 in gradient checks): a norm's, never held in bf16 as a
+    // frozen Linear may be (moveToDevice).
+    const torch::ScalarType dtype = txt_norm->weight.scalar_type();
     torch::Tensor image = img_in->forward(packed.to(dtype));                                   // (B, P, C)
     torch::Tensor text = txt_in->forward(txt_norm->forward(textStates.to(dtype)));             // (B, T, C)
     torch::Tensor temb = linear_2->forward(torch::silu(linear_1->forward(timestepFeatures(sigma.to(torch::kFloat32)).to(dtype)))); // (B, C)

@@ -8,6 +8,7 @@
 #include "trainer/parallel/AbsentUnit.h"
 #include "trainer/parallel/ActivationCheckpoint.h"
 #include "trainer/parallel/DataParallel.h"
+#include "trainer/parallel/FrozenWeights.h"
 #include "trainer/parallel/Zero3.h"
 
 #include <map>
@@ -103,7 +104,9 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
                                     " does not divide the model's " + std::to_string(dims.kv_heads) +
                                     " key/value heads (kv_heads); use a tp that divides it");
     out.tpPlan = applyTensorParallel(model, groups.tp);
-    model.to(device);
+    const bool bf16Products = device.is_cuda() && spec.train.precision == Precision::Bf16;
+    out.frozenInProductType =
+        moveToDevice(model, device, bf16Products ? std::optional<torch::ScalarType>(torch::kBFloat16) : std::nullopt);
     if (spec.train.activation_checkpointing) checkpointBlocks(out.chunks);
 
     std::vector<std::pair<std::string, torch::Tensor>> named;
@@ -133,7 +136,7 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     // gradients: a bucket counted complete there is not.
     if (splitBackward) dp->reduceAtFinishOnly();
     // Under bf16 autocast the products read bf16 copies made once per update, not cast per layer.
-    if (device.is_cuda() && spec.train.precision == Precision::Bf16)
+    if (bf16Products)
         dp->useProductCopies(std::make_unique<ProductCopies>(*out.buckets, torch::kBFloat16, linearLayers(model)));
     out.reducer = std::move(dp);
     return out;

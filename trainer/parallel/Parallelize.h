@@ -22,12 +22,14 @@ struct ParallelModel {
     std::unique_ptr<GradBuckets> buckets;     // every trainable parameter and its gradient, flat
     std::unique_ptr<GradientReducer> reducer; // DataParallel (ZeRO 0-2) or Zero3, over the buckets
     std::unique_ptr<TiedParameters> ties;     // the model's tied parameters that train here; null: none
+    int64_t frozenInProductType = 0;          // frozen Linear values held in bf16 only (moveToDevice)
 };
 
 // Applies `spec.parallel` to a model built for one device, from the outside and from the inside out:
 //  1. pipeline placement: this rank keeps its pieces' units (pipelineUnitBounds, the split the
 //     estimates show); the others become placeholders;
-//  2. tensor parallel over groups.tp (applyTensorParallel), then the model moves to `device`;
+//  2. tensor parallel over groups.tp (applyTensorParallel), then the model moves to `device`, its
+//     frozen Linears in bf16 only under bf16 on a GPU (moveToDevice);
 //  3. activation checkpointing of the blocks (train.activation_checkpointing);
 //  4. the gradient buckets and their reducer: data parallel, ZeRO-1/2 (DataParallel) or ZeRO-3
 //     (Zero3, with its unit wrappers, forward-only parameters and, under bf16 on a GPU, bf16 product

@@ -23,8 +23,11 @@ ProductCopies::ProductCopies(GradBuckets& buckets, torch::ScalarType type, const
         }
         return copy.narrow(0, s.offset, s.numel).view(s.shape);
     };
-    // A frozen parameter is in no bucket and never updated: a copy of its own, made once.
-    auto frozen = [](const torch::Tensor& p) { return p.defined() && !p.requires_grad(); };
+    // A frozen parameter is in no bucket and never updated: a copy of its own, made once, unless it
+    // is held in the products' type already (moveToDevice), when the products read it as it is.
+    auto frozen = [type](const torch::Tensor& p) {
+        return p.defined() && !p.requires_grad() && p.scalar_type() != type;
+    };
     std::set<Linear*> set;
     for (const auto& [name, layer] : layers) {
         const ParamSlot* weight = slotOf(name + ".weight", layer->weight);

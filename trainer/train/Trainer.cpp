@@ -83,6 +83,9 @@ void Trainer::setup() {
                       static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
 
     m_parallel = parallelize(*m_model, m_spec, m_dims, m_groups, m_device);
+    if (m_groups.worldRank() == 0 && m_parallel.frozenInProductType > 0)
+        m_out.info("frozen Linear weights held in bf16 only (no fp32 copy): " +
+                   std::to_string(m_parallel.frozenInProductType) + " values");
     m_engine = std::make_unique<PipelineEngine>(std::move(m_parallel.chunks), m_groups, m_spec.parallel.schedule.value(),
                                                 static_cast<int>(m_spec.accumulation()));
     m_engine->keepInputs(m_spec.telemetry.unit_times);

@@ -33,6 +33,18 @@ TEST_P(ProductCopiesGpu, TrainToTheSameBitsAsAutocastsCasts) {
     EXPECT_NE(cast.losses.front(), cast.losses.back());
 }
 
+// A frozen tower held in bf16 only (moveToDevice) computes what its copies did, bit for bit.
+TEST(ProductCopiesGpuFrozen, HeldInBf16TrainsToTheSameBitsAsCopies) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    const Trained copied = trainWithProductCopies("vlm-frozen", true, 3, torch::kCUDA);
+    const Trained held = trainWithProductCopies("vlm-frozen", true, 3, torch::kCUDA, /*holdFrozen=*/true);
+    EXPECT_GT(held.heldInBf16, 0);
+    EXPECT_TRUE(held.heldRead);
+    EXPECT_EQ(held.losses.front(), copied.losses.front());
+    for (size_t i = 1; i < copied.losses.size(); ++i)
+        EXPECT_NEAR(held.losses[i], copied.losses[i], 1e-4 * std::abs(copied.losses[i])) << "step " << i;
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesGpu, testing::Values("gpt", "mmdit", "vlm", "vlm-frozen"),
                          [](const testing::TestParamInfo<std::string>& info) {
                              std::string name = info.param;

@@ -6,6 +6,7 @@
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/finetune/Finetune.h"
 #include "trainer/parallel/DataParallel.h"
+#include "trainer/parallel/FrozenWeights.h"
 #include "trainer/parallel/GradBuckets.h"
 #include "trainer/parallel/ProductCopies.h"
 #include "trainer/train/AdamW.h"
@@ -22,18 +23,24 @@ struct Trained {
     std::vector<torch::Tensor> params; // the buckets' values after the last update
     size_t layersWithCopies = 0;
     bool copiesMatched = true;         // each copy equal to its parameter rounded, after every update
+    int64_t heldInBf16 = 0;            // frozen Linear values moveToDevice held in bf16
+    bool heldRead = true;              // each such layer without a copy, its weight its initial value rounded
 };
 
 // Trains a tiny model of `kind` ("vlm-frozen": vlm with its vision tower frozen) for `steps` steps
 // under bf16 autocast on `device`, its Linear layers reading ProductCopies or (copies false)
-// autocast's casts.
-inline Trained trainWithProductCopies(const std::string& kind, bool copies, int steps, torch::Device device) {
+// autocast's casts; with `holdFrozen`, its frozen Linears moved to `device` in bf16 only (moveToDevice).
+inline Trained trainWithProductCopies(const std::string& kind, bool copies, int steps, torch::Device device,
+                                      bool holdFrozen = false) {
     const bool frozen = kind == "vlm-frozen";
     ModelDims dims = dimsOf(frozen ? "vlm" : kind, "tiny");
     dims.freeze_vision = frozen;
     auto model = buildModel(dims, 11);
     applyFinetune(*model, finetuneOf(RunSpec{}, dims), 11);
-    model->to(device);
+    std::map<std::string, torch::Tensor> initial;
+    for (const auto& p : model->named_parameters()) initial[p.key()] = p.value().detach().clone();
+    Trained out;
+    out.heldInBf16 = moveToDevice(*model, device, holdFrozen ? std::optional(torch::kBFloat16) : std::nullopt);
     std::vector<std::pair<std::string, torch::Tensor>> named;
     for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
     BucketOptions options;
@@ -45,7 +52,6 @@ inline Trained trainWithProductCopies(const std::string& kind, bool copies, int 
     AdamW adam(AdamWOptions{});
     for (Bucket& b : buckets.buckets()) adam.addGroup(b.params, b.grads, b.decay);
 
-    Trained out;
     out.layersWithCopies = dp.productCopies() ? dp.productCopies()->layersSet() : 0;
     for (int step = 0; step < steps; ++step) {
         dp.beginStep(1);
@@ -61,6 +67,11 @@ inline Trained trainWithProductCopies(const std::string& kind, bool copies, int 
         dp.afterOptimizerStep();
         for (const auto& [name, layer] : layers) {
             if (!copies) continue;
+            if (layer->weight.scalar_type() == torch::kBFloat16) { // held by moveToDevice
+                out.heldRead &= !layer->product_weight.defined() && !layer->weight.requires_grad() &&
+                                torch::equal(layer->weight.cpu(), initial.at(name + ".weight").to(torch::kBFloat16));
+                continue;
+            }
             out.copiesMatched &= layer->product_weight.defined() && layer->product_weight.scalar_type() == torch::kBFloat16 &&
                                  torch::equal(layer->product_weight, layer->weight.detach().to(torch::kBFloat16));
             if (layer->bias.defined())

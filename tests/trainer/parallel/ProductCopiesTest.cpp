@@ -43,6 +43,29 @@ TEST(ProductCopies, AFrozenTowerReadsCopiesOfItsOwnThatTheUpdatesLeaveAlone) {
     EXPECT_TRUE(copied.copiesMatched);
 }
 
+// Held in bf16 only (moveToDevice), a frozen tower's Linears need no copy: the products read the
+// weights themselves, the same values as the copies, so the run computes the same bits.
+TEST(ProductCopies, AFrozenTowerHeldInBf16TrainsToTheSameBitsAsOneWithCopies) {
+    const Trained copied = trainWithProductCopies("vlm-frozen", true, 3, torch::kCPU);
+    const Trained held = trainWithProductCopies("vlm-frozen", true, 3, torch::kCPU, /*holdFrozen=*/true);
+    EXPECT_EQ(copied.heldInBf16, 0);
+    EXPECT_GT(held.heldInBf16, 0);
+    EXPECT_TRUE(held.heldRead);
+    EXPECT_TRUE(held.copiesMatched); // the trained layers keep their copies
+    EXPECT_LT(held.layersWithCopies, copied.layersWithCopies);
+    EXPECT_EQ(held.losses, copied.losses);
+    ASSERT_EQ(held.params.size(), copied.params.size());
+    for (size_t b = 0; b < held.params.size(); ++b) EXPECT_TRUE(torch::equal(held.params[b], copied.params[b])) << b;
+    EXPECT_NE(held.losses.front(), held.losses.back());
+}
+
+// Nothing frozen: nothing is held in another type.
+TEST(ProductCopies, MoveToDeviceLeavesTrainedLayersInTheirType) {
+    const Trained held = trainWithProductCopies("vlm", true, 1, torch::kCPU, /*holdFrozen=*/true);
+    EXPECT_EQ(held.heldInBf16, 0);
+    EXPECT_TRUE(held.copiesMatched);
+}
+
 TEST(ProductCopies, LeaveTheLayersAsTheyWereWhenDropped) {
     const ModelDims dims = dimsOf("gpt", "tiny");
     auto model = buildModel(dims, 3);
