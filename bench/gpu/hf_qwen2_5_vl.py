@@ -49,6 +49,8 @@ import statistics
 import sys
 import time
 
+from parallax_log import parallax_events
+
 IMAGE_MEAN = (0.48145466, 0.4578275, 0.40821073)  # OpenAI CLIP's, as Qwen2-VL's processor uses
 IMAGE_STD = (0.26862954, 0.26130258, 0.27577711)
 DEFAULT_SYSTEM = "You are a helpful assistant."
@@ -374,19 +376,6 @@ def run(args):
 
 
 # ---- both sides ---------------------------------------------------------------------------------
-
-def parallax_events(path):
-    events = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            at = line.find("@plx ")
-            if at >= 0:
-                try:
-                    events.append(json.loads(line[at + 5:]))
-                except json.JSONDecodeError:
-                    pass
-    return events
-
 
 def compare(hf_path, log_path, warmup_steps=10):
     """One table of both sides: Parallax's step time from its step telemetry (steps 10 and later), the

@@ -31,6 +31,12 @@
 #                          transformers + PEFT on them (bench/gpu/hf_qwen2_5_vl.py), Parallax's spec
 #                          qwen2_5_vl-7b-lora-1gpu, then both in one table -> results/vl-lora-compare.md
 #   vl-data                only those inputs (e.g. in the background during the build: `run.sh vl-data &`)
+#   qi-lora-compare        Qwen-Image (20B, random initialization) LoRA at 1024 x 1024 on one GPU:
+#                          bench/gpu/make_qi_data.py's latent shards (once, into build/qi-bench), diffusers +
+#                          PEFT on them (bench/gpu/hf_qwen_image.py; diffusers' source unpacked once from
+#                          .deps-diffusers.tar.xz into .deps-diffusers and put on PYTHONPATH), Parallax's spec
+#                          qwen_image-20b-lora-1gpu, then both in one table -> results/qi-lora-compare.md
+#   qi-data                only those latent shards
 #   summary                bench/gpu/summarize.py over the results so far -> $OUT/benchmarks.md
 #
 # Needs: the header-only dependencies and GoogleTest in <repo>/.deps (packaging/device/stage-deps.sh
@@ -335,29 +341,70 @@ vl_data() {
   log "vl-lora-compare: inputs made in $((SECONDS - t0)) s: $(tail -1 "$OUT/logs/vl-data.log")"
 }
 
+# A comparison item: the reference script (its JSON line into results/REF.jsonl; at most 200 s, the rest
+# of the call is Parallax's), Parallax's spec, then the script's --compare over both -> results/ITEM.md.
+# usage: compare_item ITEM REF SPEC SCRIPT ARG...   (the environment's PYTHONPATH reaches the script)
+compare_item() {
+  local item=$1 ref=$2 spec=$3 script=$4
+  shift 4
+  local budget rc=0 t0=$SECONDS
+  budget=$(item_budget) || { log "skip $item: out of time budget"; return; }
+  [ "$budget" -gt 200 ] && budget=200
+  local cmd=("$PYTHON" "$script" "$@")
+  log "$item: $ref (limit ${budget}s)"
+  timeout -k 15 "$budget" "${cmd[@]}" > "$OUT/results/$ref.jsonl" 2> "$OUT/logs/$ref.log" || rc=$?
+  manifest reference "$spec" 1 "$rc" $((SECONDS - t0)) "logs/$ref.log" "${cmd[@]}"
+  if [ "$rc" -ne 0 ]; then
+    tail -25 "$OUT/logs/$ref.log"
+    fail "$item: $script exited $rc (logs/$ref.log)"
+  else
+    log "$item: $ref done in $((SECONDS - t0)) s: $(cut -c1-400 "$OUT/results/$ref.jsonl")"
+  fi
+  run_parallax "$spec"
+  local plog="$OUT/results/parallax-$spec.log"
+  if [ "$rc" -eq 0 ] && [ -f "$plog" ]; then
+    "$PYTHON" "$script" --compare "$OUT/results/$ref.jsonl" "$plog" > "$OUT/results/$item.md" 2>> "$OUT/run.log" &&
+      tee -a "$OUT/run.log" < "$OUT/results/$item.md" || fail "$item: the comparison ($script --compare)"
+  fi
+}
+
 vl_compare() {
   need_gpus 1 vl-lora-compare || return
   vl_data || return
-  local budget rc=0 t0=$SECONDS
-  budget=$(item_budget) || { log "skip vl-lora-compare: out of time budget"; return; }
-  [ "$budget" -gt 200 ] && budget=200 # the rest of the call is Parallax's
-  local cmd=("$PYTHON" bench/gpu/hf_qwen2_5_vl.py --model build/vl-bench/qwen2_5_vl-7b --data build/vl-bench/chats.jsonl)
-  log "vl-lora-compare: transformers + PEFT (limit ${budget}s)"
-  timeout -k 15 "$budget" "${cmd[@]}" > "$OUT/results/hf-qwen2_5_vl.jsonl" 2> "$OUT/logs/hf-qwen2_5_vl.log" || rc=$?
-  manifest transformers qwen2_5_vl-7b-lora 1 "$rc" $((SECONDS - t0)) logs/hf-qwen2_5_vl.log "${cmd[@]}"
-  if [ "$rc" -ne 0 ]; then
-    tail -25 "$OUT/logs/hf-qwen2_5_vl.log"
-    fail "vl-lora-compare: transformers + PEFT exited $rc (logs/hf-qwen2_5_vl.log)"
-  else
-    log "vl-lora-compare: transformers + PEFT done in $((SECONDS - t0)) s: $(cut -c1-400 "$OUT/results/hf-qwen2_5_vl.jsonl")"
+  compare_item vl-lora-compare hf-qwen2_5_vl qwen2_5_vl-7b-lora-1gpu bench/gpu/hf_qwen2_5_vl.py \
+    --model build/vl-bench/qwen2_5_vl-7b --data build/vl-bench/chats.jsonl
+}
+
+# The Qwen-Image comparison's inputs, made once: four samples of latents and prompt states (5.7 MB).
+qi_data() {
+  if [ -f build/qi-bench/.complete ]; then return 0; fi
+  mkdir -p build/qi-bench
+  if ! "$PYTHON" bench/gpu/make_qi_data.py build/qi-bench/latents > "$OUT/logs/qi-data.log" 2>&1; then
+    tail -15 "$OUT/logs/qi-data.log"
+    fail "qi-lora-compare: bench/gpu/make_qi_data.py (logs/qi-data.log)"
+    return 1
   fi
-  run_parallax qwen2_5_vl-7b-lora-1gpu
-  local plog="$OUT/results/parallax-qwen2_5_vl-7b-lora-1gpu.log"
-  if [ "$rc" -eq 0 ] && [ -f "$plog" ]; then
-    "$PYTHON" bench/gpu/hf_qwen2_5_vl.py --compare "$OUT/results/hf-qwen2_5_vl.jsonl" "$plog" \
-      > "$OUT/results/vl-lora-compare.md" 2>> "$OUT/run.log" && tee -a "$OUT/run.log" < "$OUT/results/vl-lora-compare.md" ||
-      fail "vl-lora-compare: the comparison (bench/gpu/hf_qwen2_5_vl.py --compare)"
-  fi
+  touch build/qi-bench/.complete
+  log "qi-lora-compare: inputs made: $(tail -1 "$OUT/logs/qi-data.log")"
+}
+
+# diffusers from source: .deps-diffusers.tar.xz (a tar of the folder diffusers/) unpacked once into
+# .deps-diffusers, which goes on PYTHONPATH.
+unpack_diffusers() {
+  [ -f .deps-diffusers/diffusers/__init__.py ] && return 0
+  [ -f .deps-diffusers.tar.xz ] ||
+    { fail "qi-lora-compare: no .deps-diffusers.tar.xz (a tar of diffusers' src/diffusers folder) in $repo"; return 1; }
+  mkdir -p .deps-diffusers
+  tar -xJf .deps-diffusers.tar.xz -C .deps-diffusers && [ -f .deps-diffusers/diffusers/__init__.py ] ||
+    { fail "qi-lora-compare: .deps-diffusers.tar.xz did not give .deps-diffusers/diffusers/__init__.py"; return 1; }
+}
+
+qi_compare() {
+  need_gpus 1 qi-lora-compare || return
+  qi_data || return
+  unpack_diffusers || return
+  PYTHONPATH="$repo/.deps-diffusers${PYTHONPATH:+:$PYTHONPATH}" compare_item qi-lora-compare hf-qwen_image \
+    qwen_image-20b-lora-1gpu bench/gpu/hf_qwen_image.py --data build/qi-bench/latents --warmup 2 --steps 6
 }
 
 summary() {
@@ -411,6 +458,8 @@ for item in "${items[@]}"; do
     kernels) kernels_table ;;
     vl-data) vl_data ;;
     vl-lora-compare) vl_compare ;;
+    qi-data) qi_data ;;
+    qi-lora-compare) qi_compare ;;
     reference:*:*:*)
       IFS=: read -r _ model mode np flags <<< "$item"
       run_reference "$model" "$mode" "$np" "$flags"
