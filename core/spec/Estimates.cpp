@@ -38,7 +38,9 @@ namespace parallax {
 // i.e. S C (8 + 2 F / C) + H S^2. For F = 4 C at 2 bytes per element that is 32 S C + 2 H S^2
 // bytes: Megatron's S C (34 + 5 H S / C) less what its dropout layers keep (2 S C + 3 H S^2).
 // mmdit's blocks also keep both streams' modulated inputs and gated outputs (8 S C replicated).
-// The head keeps its norm input and output and the logits (split).
+// The head keeps its norm input and output and the logits (split); the loss's backward holds one or
+// two more arrays of the logits' size (KernelPaths). On a GPU attention is fused and keeps no
+// probabilities: the H S^2 term is dropped there.
 // With activation checkpointing only each unit's input is kept, and one unit's activations are
 // recomputed at a time during backward.
 //
@@ -120,7 +122,8 @@ struct StageLoad {
     double trainableSplit = 0, trainableReplicated = 0; // adapters included
     double activations = 0;                             // per sample, elements, tp applied
     double inputs = 0;                                  // per sample, elements
-    double largestUnitActivations = 0;
+    double largestUnitPeak = 0;                         // a unit's activations and its backward's arrays
+    double largestWork = 0;                             // the loss's backward arrays (KernelPaths)
     double largestUnitParams = 0;                       // tp applied
     double boundary = 0;                                // largest unit input, elements per sample
 };
@@ -226,11 +229,26 @@ std::vector<int64_t> pipelinePieces(const RunSpec& spec, const ModelDims& dims) 
 
 namespace {
 
+// What the worker's kernels hold, by device. On a GPU attention is fused (scaled_dot_product_attention
+// keeps no probabilities) and so is the loss (trainer/ops/CrossEntropy: it keeps the logits, and its
+// backward makes their gradient, one array of their size). On a CPU attention keeps its probabilities,
+// and the loss keeps the log-probabilities, its backward making their gradient and the logits' (two).
+struct KernelPaths {
+    bool fusedAttention;
+    double lossArrays;
+};
+
+KernelPaths kernelPaths(const RunSpec& spec) {
+    const bool gpu = spec.launch.device == Device::Cuda;
+    return {gpu, gpu ? 1.0 : 2.0};
+}
+
 // The layout numbers a stage's memory depends on.
 struct StageLayout {
     int64_t pp, tp, dp, zero, chunks, m;
     Schedule schedule;  // an unknown one counts as 1F1B
     bool splitBackward; // weight-gradient passes of their own (zb1), with a pipeline
+    KernelPaths kernels;
 };
 
 StageLayout stageLayout(const RunSpec& spec) {
@@ -243,7 +261,8 @@ StageLayout stageLayout(const RunSpec& spec) {
             modelChunks(spec.parallel.schedule, spec.parallel.virtual_stages),
             microBatchesPerStep(spec),
             info ? info->schedule : Schedule::OneFOneB,
-            info && info->splitBackward && pp > 1};
+            info && info->splitBackward && pp > 1,
+            kernelPaths(spec)};
 }
 
 // What each pipeline stage holds: units to stages exactly as the trainer places them
@@ -278,10 +297,13 @@ std::vector<StageLoad> stageLoads(const RunSpec& spec, const ModelDims& d, const
         s.boundary = std::max(s.boundary, u.input);
         gradientFlows = gradientFlows || trainableSplit(u) + trainableReplicated(u) > 0;
         if (!gradientFlows) continue;
-        const double acts = u.actReplicated + u.actSplit / double(l.tp);
+        const double scores = l.kernels.fusedAttention ? u.scoresReplicated + u.scoresSplit / double(l.tp) : 0.0;
+        const double acts = u.actReplicated + u.actSplit / double(l.tp) - scores;
+        const double work = u.logits / double(l.tp) * l.kernels.lossArrays;
         s.activations += acts;
         s.inputs += u.input;
-        s.largestUnitActivations = std::max(s.largestUnitActivations, acts);
+        s.largestUnitPeak = std::max(s.largestUnitPeak, acts + work);
+        s.largestWork = std::max(s.largestWork, work);
     }
     return loads;
 }
@@ -319,7 +341,10 @@ MemoryEstimate stageMemory(const RunSpec& spec, const StageLayout& l, const Stag
     // gradients, about its whole activations, recomputed ones too: checkpointing saves nothing there.
     const double kept = checkpointing && !l.splitBackward ? s.inputs : s.activations;
     mem.activations = kept * microBatch * computeBytes * inFlightMicroBatches(l, stage);
-    if (checkpointing) mem.activations += s.largestUnitActivations * microBatch * computeBytes;
+    // Beside what is kept: the unit whose activations and backward arrays are largest (recomputed
+    // under checkpointing), or the loss's backward arrays.
+    const double transient = checkpointing ? s.largestUnitPeak : s.largestWork;
+    mem.activations += transient * microBatch * computeBytes;
 
     // Buckets never hold more than the gradients they carry.
     if (l.dp > 1) mem.buffers += std::min(2.0 * spec.parallel.bucket_mb * 1024.0 * 1024.0, localTrainable * 4.0);

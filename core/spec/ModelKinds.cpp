@@ -72,6 +72,7 @@ UnitEstimate transformerBlock(int64_t C, int64_t F, int64_t H, int64_t S) {
     u.replicated = (c + c + 4 * c).get();                // proj and fc2 biases, ln1, ln2
     u.actReplicated = 4.0 * Sd * Cd;
     u.actSplit = Sd * (4 * Cd + 2 * Fd) + Hd * Sd * Sd;
+    u.scoresSplit = Hd * Sd * Sd;
     u.input = Sd * Cd;
     u.flops = 2.0 * Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd) + 4.0 * Sd * Sd * Cd;
     return u;
@@ -87,6 +88,7 @@ UnitEstimate lmHead(const ModelDims& d, double inputPositions) {
     head.split = (c * v).get();
     head.actReplicated = 2.0 * Td * Cd;
     head.actSplit = Td * double(d.vocab);
+    head.logits = Td * double(d.vocab);
     head.input = inputPositions * Cd;
     head.flops = 2.0 * Td * Cd * double(d.vocab);
     return head;
@@ -130,6 +132,7 @@ std::vector<UnitEstimate> mmditUnits(const ModelDims& d) {
             b.replicated = (2 * ((6 * c * c + 6 * c) + c + c)).get();
             b.actReplicated = 8.0 * Sd * Cd + 4.0 * Cd;
             b.actSplit = Sd * (4 * Cd + 2 * Fd) + double(H) * Sd * Sd;
+            b.scoresSplit = double(H) * Sd * Sd;
         } else {
             // The last block's text stream only gives keys and values: mod Linear(C, 2C), k, v.
             b.flops = 2.0 * (8.0 * Cd * Cd + 2.0 * Td * Cd * Cd + Pd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) +
@@ -138,6 +141,7 @@ std::vector<UnitEstimate> mmditUnits(const ModelDims& d) {
             b.replicated = ((6 * c * c + 6 * c) + c + c + (2 * c * c + 2 * c)).get();
             b.actReplicated = 4.0 * Sd * Cd + 4.0 * Pd * Cd + 4.0 * Cd;
             b.actSplit = Pd * (4 * Cd + 2 * Fd) + 2.0 * Td * Cd + double(H) * Pd * Sd;
+            b.scoresSplit = double(H) * Pd * Sd;
         }
         b.input = Sd * Cd + Cd;
         units.push_back(b);

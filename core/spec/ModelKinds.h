@@ -37,6 +37,12 @@ struct UnitEstimate {
     double actReplicated = 0;
     double actSplit = 0;
     double input = 0;
+    // Of the activations above, the attention probabilities (heads x queries x keys), which fused
+    // attention (scaled_dot_product_attention, the worker's path on a GPU) never keeps.
+    double scoresReplicated = 0, scoresSplit = 0;
+    // Elements of the logits' size (split) the loss's backward holds beside what the unit keeps:
+    // the head's; how many such arrays depends on the loss's path (Estimates.cpp: KernelPaths).
+    double logits = 0;
     int64_t params() const;
 };
 

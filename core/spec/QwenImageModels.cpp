@@ -37,12 +37,14 @@ UnitEstimate blockEstimate(const ModelDims& d, bool last) {
         u.flops = 2.0 * (12.0 * C * C + S * (4.0 * C * C + 2.0 * C * F)) + 4.0 * S * S * C;
         u.actReplicated = 8.0 * S * C + 4.0 * C;
         u.actSplit = S * (4.0 * C + 2.0 * F) + H * S * S;
+        u.scoresSplit = H * S * S;
         return u;
     }
     // The text stream gives keys and values only; the image stream's queries read all S keys.
     u.flops = 2.0 * (12.0 * C * C + 2.0 * T * C * C + P * (4.0 * C * C + 2.0 * C * F)) + 4.0 * P * S * C;
     u.actReplicated = 4.0 * S * C + 4.0 * P * C + 4.0 * C;
     u.actSplit = P * (4.0 * C + 2.0 * F) + 2.0 * T * C + H * P * S;
+    u.scoresSplit = H * P * S;
     return u;
 }
 

@@ -34,6 +34,7 @@ UnitEstimate decoderLayerEstimate(const ModelDims& d) {
     // output, gate, SiLU(gate), up and their product (split); the attention probabilities.
     u.actReplicated = 4.0 * S * C;
     u.actSplit = S * (2.0 * C + 2.0 * KV + 4.0 * F) + H * S * S;
+    u.scoresSplit = H * S * S;
     u.input = S * C;
     return u;
 }
@@ -66,6 +67,7 @@ void head(Structure& m, const ModelDims& d) {
     u.flops = 2.0 * S * C * V;
     u.actReplicated = 2.0 * S * C;
     u.actSplit = S * V;
+    u.logits = S * V;
     u.input = S * C;
     m.unit(u);
     m.tensor("model.norm.weight", {d.dim}, TensorSplit::Replicated);
@@ -103,6 +105,7 @@ void visionBlock(Structure& m, const ModelDims& d, int64_t index) {
     u.flops = 2.0 * P * (4.0 * C * C + 3.0 * C * F) + 4.0 * P * W * C;
     // Both norms' inputs and outputs, qkv, the attention output, the SwiGLU's four, the probabilities.
     u.actReplicated = P * (8.0 * C + 4.0 * F) + H * P * W;
+    u.scoresReplicated = H * P * W;
     u.input = P * C;
     m.unit(u);
     const std::string prefix = "visual.blocks." + std::to_string(index);
