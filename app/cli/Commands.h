@@ -49,6 +49,15 @@ int logsCommand(const std::string& storePath, const LogsCommandOptions& o);
 
 int metricsCommand(const std::string& storePath, const std::string& run, bool csv);
 
+// The images RUN drew ([samples]): one line each; with `out`, each written there as a PNG
+// (sample_s<step>_i<index>.png). `step`: only that step's (none: exit code 1).
+struct SamplesCommandOptions {
+    std::string run;
+    std::optional<int64_t> step;
+    std::string out;
+};
+int samplesCommand(const std::string& storePath, const SamplesCommandOptions& o);
+
 // Medians of the steps from `fromStep` on, every rank's device over them, and the pipeline bubble of
 // each step with spans next to the schedule's theory (core/store/RunReport.h).
 int reportCommand(const std::string& storePath, const std::string& run, int64_t fromStep);

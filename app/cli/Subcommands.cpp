@@ -119,6 +119,14 @@ Handler metricsArguments(CLI::App& metrics) {
     return [run, csv](const std::string& storePath) { return metricsCommand(storePath, *run, *csv); };
 }
 
+Handler samplesArguments(CLI::App& samples) {
+    auto o = std::make_shared<SamplesCommandOptions>();
+    samples.add_option("run", o->run, "RUN")->required();
+    samples.add_option("--step", o->step, "Only the images of this step");
+    samples.add_option("--out,-o", o->out, "Write each image into this folder as sample_s<step>_i<index>.png");
+    return [o](const std::string& storePath) { return samplesCommand(storePath, *o); };
+}
+
 Handler reportArguments(CLI::App& report) {
     auto run = std::make_shared<std::string>();
     auto from = std::make_shared<int64_t>(0);
@@ -263,6 +271,8 @@ const SubcommandEntry kSubcommands[] = {
     {"show", "State, failure, hosts, launch command, summary and checkpoints of RUN", showArguments, false},
     {"logs", "Print the log of RUN (every rank, the launcher and the supervisor)", logsArguments, false},
     {"metrics", "Print the step metrics of RUN", metricsArguments, false},
+    {"samples", "List the images RUN drew as it trained (qwen_image's [samples]); --out writes them as PNG files",
+     samplesArguments, false},
     {"report",
      "Medians of the steady steps of RUN, each rank's GPU or CPU over them, and its pipeline bubbles",
      reportArguments, false},

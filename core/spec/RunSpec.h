@@ -156,6 +156,15 @@ struct TelemetrySpec {
     bool collective_times = false; // after the last step, time all-reduces of a few sizes (collective_time events)
 };
 
+// Images drawn during a run (qwen_image): every `every` steps, one image for each of the dataset's
+// first `count` samples, from its prompt's states at its latents' size and seed train.seed + its
+// index, in `steps` denoising steps, decoded by model.from's VAE (docs/spec.md, [samples]).
+struct SamplesSpec {
+    int64_t every = 0;  // steps between samples (0: never)
+    int64_t count = 2;  // images each time
+    int64_t steps = 20; // the sampler's denoising steps
+};
+
 struct RunSpec {
     std::string name = "run";
     ModelSpec model;
@@ -165,6 +174,7 @@ struct RunSpec {
     ParallelSpec parallel;
     LaunchSpec launch;
     TelemetrySpec telemetry;
+    SamplesSpec samples;
 
     // Keys this version does not know, kept verbatim (as TOML text of the whole document) so that
     // reading and writing a spec never loses anything a newer version or a person added.

@@ -14,7 +14,8 @@ std::string SpecField::path() const {
 }
 
 const std::vector<std::string>& specSections() {
-    static const std::vector<std::string> sections = {"model", "finetune", "data", "train", "parallel", "launch", "telemetry"};
+    static const std::vector<std::string> sections = {"model", "finetune", "data", "train", "parallel", "launch", "telemetry",
+                                                       "samples"};
     return sections;
 }
 
@@ -124,6 +125,7 @@ bool elastic(const RunSpec& s) { return onHosts(s) && s.launch.on_host_failure =
 bool onSlurm(const RunSpec& s) { return s.launch.target == Target::Slurm; }
 bool hangFails(const RunSpec& s) { return s.telemetry.on_hang == OnHang::Fail; }
 bool dataFromFiles(const RunSpec& s) { return s.data.kind != DataKind::Synthetic; }
+bool drawsSamples(const RunSpec& s) { return latentModel(s) && s.samples.every > 0; }
 
 FieldInfo dimension(const char* label, const char* help) {
     return offered(label, help).withRange(1);
@@ -141,6 +143,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
     ParallelSpec& p = s.parallel;
     LaunchSpec& l = s.launch;
     TelemetrySpec& y = s.telemetry;
+    SamplesSpec& a = s.samples;
     const FieldInfo& no = kNotOffered;
     return {
         {"", "name", &s.name, offered("Run name", "Names the run in the store; runs of one name form a series").withExample("e.g. gpt-dp2")},
@@ -346,6 +349,18 @@ std::vector<SpecField> specFields(RunSpec& s) {
          offered("Hang timeout (s)", "A hang this long ends every rank").withRange(1).when(hangFails)},
         {"telemetry", "unit_times", &y.unit_times, no},
         {"telemetry", "collective_times", &y.collective_times, no},
+
+        {"samples", "every", &a.every,
+         offered("Samples every", "Draw images every N steps from the dataset's first prompts (0: never)")
+             .withRange(0)
+             .withUnsetText("never")
+             .when(latentModel)},
+        {"samples", "count", &a.count,
+         offered("Images", "One for each of the dataset's first samples: its prompt, its size, seed train.seed + its index")
+             .withRange(1, 16)
+             .when(drawsSamples)},
+        {"samples", "steps", &a.steps,
+         offered("Sampler steps", "Denoising steps of each image").withRange(2, 200).when(drawsSamples)},
     };
 }
 

@@ -15,6 +15,7 @@
 #include "core/spec/ModelDims.h"
 #include "core/spec/ModelKinds.h"
 #include "core/spec/PublishedModelChecks.h"
+#include "core/spec/SampleChecks.h"
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecLimits.h"
@@ -100,6 +101,7 @@ public:
         checkParallel();
         m_out.add(launchIssues(s));
         checkTelemetry();
+        m_out.add(sampleIssues(s, remote()));
         if (m_machine && s.launch.target == Target::Local)
             m_out.add(machineIssues(s, *m_machine, m_haveDims && m_dimsUsable ? &d : nullptr, hasErrors(m_out.list)));
         checkUnknownKeys();

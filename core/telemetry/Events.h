@@ -257,6 +257,34 @@ struct CheckpointEvent {
     static EventTable table() { return {"checkpoints", {"step", "path"}}; }
 };
 
+// One image a run drew ([samples], qwen_image): from the prompt of dataset sample `index` at its
+// latents' size and seed train.seed + index, after `step` optimizer steps. The PNG travels base64 in
+// the line and is kept so in the store: the run's samples are wherever its rows are.
+struct SampleEvent {
+    int64_t step = 0;
+    int64_t index = 0;
+    int64_t seed = 0;
+    int64_t width = 0;
+    int64_t height = 0;
+    int64_t steps = 0;       // denoising steps
+    std::string prompt;      // the prompt's text where the dataset holds it
+    std::string png;         // base64 of the PNG file
+    double ms = 0;           // time to draw and encode it
+    double t = 0;
+
+    static constexpr std::string_view kName = "sample";
+    static const std::vector<EventField<SampleEvent>>& fields() {
+        using E = SampleEvent;
+        static const std::vector<EventField<E>> f = {
+            eventField("step", &E::step, kRequired), eventField("index", &E::index, kRequired),
+            eventField("seed", &E::seed), eventField("width", &E::width), eventField("height", &E::height),
+            eventField("steps", &E::steps), eventField("prompt", &E::prompt), eventField("png", &E::png, kRequired),
+            eventField("ms", &E::ms), eventField("t", &E::t)};
+        return f;
+    }
+    static EventTable table() { return {"samples", {"step", "index"}}; }
+};
+
 struct LogEvent {
     int rank = -1;           // -1: the supervisor or the launcher
     std::string level = "info"; // debug | info | warn | error
@@ -291,6 +319,6 @@ struct RunEndEvent {
 
 using TelemetryEvent = std::variant<RunStartEvent, StepEvent, DeviceEvent, SpanEvent, CommEvent,
                                     CheckpointEvent, LogEvent, RunEndEvent, RankStepEvent, UnitTimeEvent,
-                                    CollectiveTimeEvent>;
+                                    CollectiveTimeEvent, SampleEvent>;
 
 } // namespace parallax

@@ -115,6 +115,8 @@ void Trainer::setup() {
                        std::to_string(left) + " samples (each bucket's last, shorter run of train.micro_batch)");
     }
 
+    m_samples = RunSamples::make(m_spec, *m_model, *m_dataset, m_groups, m_device, m_out);
+
     const PeakFlops peak = devicePeakFlops(m_device.is_cuda() ? m_device.index() : -1, m_spec.train.precision.value(),
                                            torch::get_num_threads());
     m_peakFlops = peak.flops;
@@ -337,6 +339,7 @@ TrainResult Trainer::run() {
     TrainResult result;
     result.status = "succeeded";
     int64_t step = m_startStep;
+    if (m_samples && m_samples->due(step, m_startStep)) m_samples->draw(step, bf16Autocast());
     // Step N+1 is queued before step N is read, so the device goes on while the host reports. The
     // queue drains where the host needs the device idle: the last step, a checkpoint, a profile's
     // end, a stop.
@@ -357,7 +360,8 @@ TrainResult Trainer::run() {
         const int64_t every = m_spec.train.checkpoint_every;
         const bool checkpoint = every > 0 && (step + 1) % every == 0 && step + 1 < m_spec.train.steps;
         const bool profileEnds = profiler.endsAfter(step);
-        if (stop || checkpoint || profileEnds || step + 1 == m_spec.train.steps) {
+        const bool samples = !stop && m_samples && m_samples->due(step + 1, m_startStep);
+        if (stop || checkpoint || samples || profileEnds || step + 1 == m_spec.train.steps) {
             finishStep(*inFlight, result);
             inFlight.reset();
         }
@@ -368,6 +372,7 @@ TrainResult Trainer::run() {
             break;
         }
         if (checkpoint) result.checkpoint = saveCheckpoint(step + 1);
+        if (samples) m_samples->draw(step + 1, bf16Autocast());
     }
     sampler.stop();
     m_prefetcher.reset(); // the steps it made ahead of a stop are not trained

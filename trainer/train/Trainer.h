@@ -10,6 +10,7 @@
 #include "trainer/parallel/PipelineEngine.h"
 #include "trainer/train/AgreedFailure.h"
 #include "trainer/train/Checkpoint.h"
+#include "trainer/train/RunSamples.h"
 #include "trainer/train/TelemetryEmitter.h"
 
 #include <memory>
@@ -105,6 +106,7 @@ private:
     std::unique_ptr<Dataset> m_dataset;
     std::unique_ptr<DistributedSampler> m_sampler;
     std::unique_ptr<BatchPrefetcher> m_prefetcher; // reads m_dataset and m_sampler: declared after them
+    std::unique_ptr<RunSamples> m_samples;         // [samples]; null: none drawn
     ParallelModel m_parallel;
     std::unique_ptr<PipelineEngine> m_engine;
     std::unique_ptr<SpanTimer> m_spanTimer;

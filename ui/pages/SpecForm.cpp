@@ -71,6 +71,7 @@ SpecForm::SpecForm(SpecFormModel* model, const std::vector<Placement>& placement
     left->addStretch(1);
     auto* right = new QVBoxLayout;
     right->addWidget(buildSection("train", tr("Training"), placements));
+    right->addWidget(buildSection("samples", tr("Samples"), placements));
     right->addWidget(buildSection("parallel", tr("Parallel layout"), placements));
     right->addWidget(buildSection("telemetry", tr("Telemetry"), placements));
     right->addStretch(1);

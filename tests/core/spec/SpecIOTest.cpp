@@ -153,6 +153,9 @@ RunSpec fullSpec() {
     s.telemetry.hang_timeout_s = 120;
     s.telemetry.unit_times = true;
     s.telemetry.collective_times = true;
+    s.samples.every = 25;
+    s.samples.count = 3;
+    s.samples.steps = 8;
     return s;
 }
 

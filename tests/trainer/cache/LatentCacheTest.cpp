@@ -35,10 +35,7 @@ constexpr int kImages = 70; // three shards: 32, 32 and 6
 
 class LatentCache : public ::testing::Test {
 protected:
-    static TinyPipeline& pipeline() {
-        static TinyPipeline p;
-        return p;
-    }
+    static TinyPipeline& pipeline() { return sharedTinyPipeline(); }
     void SetUp() override {
         if (!pipeline().problem.empty()) GTEST_SKIP() << pipeline().problem;
         data = tmp.path() + "/photos";

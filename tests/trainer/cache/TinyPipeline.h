@@ -53,4 +53,10 @@ private:
     TempDir m_tmp;
 };
 
+// The one pipeline of a test process, made on first use and shared by its tests.
+inline TinyPipeline& sharedTinyPipeline() {
+    static TinyPipeline p;
+    return p;
+}
+
 } // namespace parallax::testing

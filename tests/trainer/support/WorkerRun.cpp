@@ -79,6 +79,7 @@ WorkerRun runWorker(const std::string& specToml, int ranks, const std::string& r
         else if (auto* sp = std::get_if<SpanEvent>(&d.event)) run.spans.push_back(*sp);
         else if (auto* u = std::get_if<UnitTimeEvent>(&d.event)) run.unit_times.push_back(*u);
         else if (auto* c = std::get_if<CollectiveTimeEvent>(&d.event)) run.collective_times.push_back(*c);
+        else if (auto* a = std::get_if<SampleEvent>(&d.event)) run.samples.push_back(*a);
         else if (auto* l = std::get_if<LogEvent>(&d.event)) run.logs.push_back(l->level + ": " + l->message);
         else if (auto* e = std::get_if<RunEndEvent>(&d.event)) {
             if (run.endStatus.empty() || e->status == "failed") {

@@ -17,6 +17,7 @@ struct WorkerRun {
     std::vector<SpanEvent> spans;
     std::vector<UnitTimeEvent> unit_times;             // telemetry.unit_times
     std::vector<CollectiveTimeEvent> collective_times; // telemetry.collective_times
+    std::vector<SampleEvent> samples;                  // [samples]
     std::vector<std::string> logs;      // log events and plain lines
     std::string endStatus;              // run_end status
     std::string endReason;
