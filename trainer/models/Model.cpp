@@ -119,6 +119,17 @@ Activation Model::forwardAll(const Batch& batch) {
     return a;
 }
 
+std::set<std::string> parametersWithoutGradient(const Model& model) {
+    std::set<std::string> out;
+    for (int64_t i = 0; i < model.unitCount(); ++i) {
+        const std::shared_ptr<Unit> unit = model.unit(i);
+        for (const std::string& module : unit->withoutGradient())
+            for (const auto& p : unit->named_parameters())
+                if (p.key().rfind(module + ".", 0) == 0) out.insert("units." + std::to_string(i) + "." + p.key());
+    }
+    return out;
+}
+
 void initializeModel(Model& model, uint64_t seed) {
     torch::NoGradGuard noGrad;
     torch::Generator gen = compat::makeGenerator(seed);

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ public:
     // language model) that holds the unit's parameter `parameter` ("q.weight", "tok.weight", as the
     // unit names it); none: no switch freezes it.
     virtual std::optional<ModelPart> partOf(const std::string& /*parameter*/) const { return std::nullopt; }
+    // Declared by the model: the modules of the unit ("txt_mlp", "attn.to_add_out") whose parameters,
+    // and LoRA adapters beside them, backward never reaches in the published model (their gradient
+    // is None there, not zeros). torch's AdamW leaves such a parameter alone: no weight decay.
+    virtual std::vector<std::string> withoutGradient() const { return {}; }
 };
 
 // A model is an ordered list of units registered as submodules "units.<i>" (parameter names are
@@ -103,6 +108,10 @@ std::shared_ptr<Model> buildModel(const ModelDims& dims, uint64_t seed);
 // held): for weights that are loaded next, and for what only needs the model's shapes.
 // buildModel is this and initializeModel.
 std::shared_ptr<Model> constructModel(const ModelDims& dims);
+
+// Every parameter of `model` (named as named_parameters()) under a module its unit declares
+// withoutGradient().
+std::set<std::string> parametersWithoutGradient(const Model& model);
 
 // Draws every parameter of `model` as docs/models.md says, from one generator seeded with `seed`,
 // unit by unit and, inside a unit, module by module in registration order.

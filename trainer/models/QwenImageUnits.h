@@ -46,6 +46,10 @@ public:
     std::string publishedName(const std::string& local) const override {
         return "transformer_blocks." + std::to_string(m_index) + "." + local;
     }
+    // The last block's text output projection and MLP: nothing reads the text stream after it.
+    std::vector<std::string> withoutGradient() const override {
+        return m_last ? std::vector<std::string>{"attn.to_add_out", "txt_mlp"} : std::vector<std::string>{};
+    }
 
     struct Stream {
         std::shared_ptr<Linear> mod, q, k, v, out, mlp_in, mlp_out;

@@ -46,7 +46,8 @@ GradBuckets::GradBuckets(const std::vector<std::pair<std::string, torch::Tensor>
             closeAll();
             openUnit = unitOfParameter(name);
         }
-        const int group = (decays(name, p) ? 1 : 0) + (sharded.count(name) ? 2 : 0);
+        const bool decay = decays(name, p) && !options.withoutGradient.count(name);
+        const int group = (decay ? 1 : 0) + (sharded.count(name) ? 2 : 0);
         Pending& cur = open[group];
         if (options.alone.count(name)) { // after the open bucket of its group, as arrival order has it
             if (!cur.members.empty()) closed.emplace_back(group, std::move(cur));

@@ -46,6 +46,9 @@ struct BucketOptions {
     // Parameters that get a bucket of their own: two of the same size then have the same slices on
     // every data-parallel rank (TiedParameters).
     std::set<std::string> alone;
+    // Parameters backward never reaches (parametersWithoutGradient): no weight decay, as torch's AdamW
+    // skips a parameter whose gradient is None. Their gradients stay zero, so Adam moves them not at all.
+    std::set<std::string> withoutGradient;
 };
 
 // Packs trainable parameters into buckets of at most `bucketBytes`, in reverse registration order

@@ -95,6 +95,7 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
                           torch::Device device) {
     ParallelModel out;
     const std::set<std::string> tied = TiedParameters::trained(model); // on the whole model
+    const std::set<std::string> withoutGradient = parametersWithoutGradient(model);
     out.chunks = placeStages(model, spec, dims, groups);
     const bool splitBackward = splitsBackward(spec.parallel.schedule.value(), groups.ppSize);
     if (splitBackward) deferWeightGrads(out.chunks);
@@ -118,6 +119,7 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     options.padMultiple = zero > 0 ? groups.dpSize : 1;
     options.perUnit = zero == 3;
     options.alone = tied;
+    options.withoutGradient = withoutGradient;
     out.buckets = std::make_unique<GradBuckets>(named, options);
     auto ties = std::make_unique<TiedParameters>(model.ties(), tied, *out.buckets, groups);
     if (!ties->empty()) out.ties = std::move(ties);

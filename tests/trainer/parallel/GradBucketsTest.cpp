@@ -86,6 +86,23 @@ TEST(GradBuckets, CapacitySplitsAndOrderIsReverse) {
 // A parameter of `alone` (a tied pair: TiedParameters) gets a bucket of its own, padded as the
 // others, so that two of one size have the same slices on every data-parallel rank; the rest keep
 // their buckets and the arrival order.
+// A matrix backward never reaches takes no weight decay, as torch's AdamW skips it; the rest decay.
+TEST(GradBuckets, AParameterWithoutGradientTakesNoDecay) {
+    struct TwoLayer : torch::nn::Module {
+        TwoLayer() {
+            a = register_module("a", torch::nn::Linear(8, 8));
+            b = register_module("b", torch::nn::Linear(8, 8));
+        }
+        torch::nn::Linear a{nullptr}, b{nullptr};
+    } model;
+    BucketOptions options;
+    options.withoutGradient = {"b.weight"};
+    GradBuckets buckets(named(model), options);
+    for (const ParamSlot& s : buckets.slots()) EXPECT_EQ(s.decay, s.name == "a.weight") << s.name;
+    for (const Bucket& bucket : buckets.buckets())
+        for (int s : bucket.slots) EXPECT_EQ(bucket.decay, buckets.slots()[static_cast<size_t>(s)].decay);
+}
+
 TEST(GradBuckets, AParameterAloneHasABucketOfItsOwn) {
     struct ThreeLayer : torch::nn::Module {
         ThreeLayer() {
