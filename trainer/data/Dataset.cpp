@@ -14,7 +14,7 @@
 namespace parallax {
 
 std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed,
-                                     const std::string& modelFolder) {
+                                     const std::string& modelFolder, bool verify) {
     if (!data.kind.known()) {
         std::string names;
         for (const std::string& n : data.kind.names()) names += (names.empty() ? "" : ", ") + n;
@@ -35,7 +35,7 @@ std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims
         }
         return std::make_unique<TextDataset>(data.path, dims);
     case DataKind::ImageFolder: return std::make_unique<ImageFolderDataset>(data.path, dims, seed);
-    case DataKind::Latents: return openLatentData(data, dims, seed, modelFolder);
+    case DataKind::Latents: return openLatentData(data, dims, seed, modelFolder, verify);
     case DataKind::Conversations:
 #if PARALLAX_WITH_CONVERSATIONS
         return std::make_unique<ConversationDataset>(data, dims, modelFolder);

@@ -29,7 +29,9 @@ public:
 
 // The dataset of `data.kind` shaped for `dims`. `modelFolder` (model.from) holds the tokenizer
 // conversations are read with. Throws DataError naming the field or file.
+// `verify` false: a dataset read through a cache checked elsewhere opens the cache without checking
+// it against the dataset's files (every rank but one of a run: the one that checks tells the others).
 std::unique_ptr<Dataset> makeDataset(const DataSpec& data, const ModelDims& dims, uint64_t seed,
-                                     const std::string& modelFolder = {});
+                                     const std::string& modelFolder = {}, bool verify = true);
 
 } // namespace parallax

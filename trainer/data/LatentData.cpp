@@ -11,9 +11,10 @@
 namespace parallax {
 
 std::unique_ptr<Dataset> openLatentData(const DataSpec& data, const ModelDims& dims, uint64_t seed,
-                                        const std::string& modelFolder) {
+                                        const std::string& modelFolder, bool verify) {
     if (LatentCacheDataset::holdsShards(data.path)) return std::make_unique<LatentCacheDataset>(data.path, dims, seed);
 #if PARALLAX_WITH_CAPTIONS
+    if (!verify) return std::make_unique<LatentCacheDataset>(latentCacheFolder(data.path), dims, seed);
     std::vector<CaptionSample> samples;
     try {
         samples = readImageCaptions(data.path);

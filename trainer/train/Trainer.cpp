@@ -21,6 +21,7 @@
 #include "trainer/train/DevicePeak.h"
 #include "trainer/train/DeviceSampler.h"
 #include "trainer/train/OptimizerSetup.h"
+#include "trainer/data/DataError.h"
 #include "trainer/train/RankExchange.h"
 #include "trainer/train/RunStartReport.h"
 #include "trainer/train/StepClock.h"
@@ -103,7 +104,15 @@ void Trainer::setup() {
         m_checkpoints->setBaseSeed(m_spec.train.seed);
     }
 
-    m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed, m_spec.model.from);
+    // Rank 0 checks a dataset's cache against its files; the others open the cache, and every rank
+    // ends with rank 0's message when its check fails.
+    std::string failure;
+    try {
+        m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed, m_spec.model.from, m_groups.worldRank() == 0);
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (const std::string agreed = firstFailure(failure, *m_groups.world); !agreed.empty()) throw DataError(agreed);
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
                                                      m_groups.coord.dp, m_spec.train.micro_batch,
                                                      m_spec.train.seed, m_spec.data.shuffle);

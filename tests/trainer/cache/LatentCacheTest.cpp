@@ -15,6 +15,8 @@
 #include "tests/trainer/support/WorkerRun.h"
 #include "trainer/cache/LatentCacheWriter.h"
 #include "trainer/cache/QwenImageTextEncoder.h"
+#include "trainer/data/DataError.h"
+#include "trainer/data/LatentData.h"
 #include "trainer/models/PublishedWeights.h"
 #include "trainer/models/QwenImageVaeWeights.h"
 
@@ -155,6 +157,18 @@ TEST_F(LatentCache, ALoraRunTrainsThroughTheCacheAndRefusesWithoutOne) {
     EXPECT_NE(run.output.find("latents: 70 samples in 3 shards"), std::string::npos) << run.output;
     ASSERT_EQ(run.losses().size(), 4u);
     for (double loss : run.losses()) EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
+}
+
+// Only the rank that verifies reads the dataset's files: with its images gone, the cache that was made
+// for them still opens unverified (what every other rank of a run does), and verifying refuses it.
+TEST_F(LatentCache, OnlyTheVerifyingRankReadsTheDatasetsFiles) {
+    writeLatentCache(spec, {}, record());
+    const ModelDims dims = resolveModel(spec.model);
+    for (const auto& entry : std::filesystem::directory_iterator(data))
+        if (entry.path().extension() == ".png") std::filesystem::remove(entry.path());
+    const std::unique_ptr<Dataset> opened = openLatentData(spec.data, dims, 1, spec.model.from, /*verify=*/false);
+    EXPECT_EQ(opened->size(), kImages);
+    EXPECT_THROW(openLatentData(spec.data, dims, 1, spec.model.from, /*verify=*/true), DataError);
 }
 
 // Micro-batches of two from three aspect buckets: each holds one bucket, and two data-parallel ranks
