@@ -7,6 +7,7 @@
 #include "ui/models/RunListModel.h"
 #include "ui/models/SpecDiffModel.h"
 #include "ui/models/SummaryModel.h"
+#include "ui/pages/CompareSamplesPanel.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/SmoothingBox.h"
 
@@ -21,6 +22,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -63,7 +65,7 @@ ComparePage::ComparePage(RunListModel* runs, StoreWatcher* watcher, QWidget* par
 
     // Right: curves above, differences and figures below.
     m_rightSplitter = new QSplitter(Qt::Vertical, m_mainSplitter);
-    m_rightSplitter->addWidget(buildPlotPanel());
+    m_rightSplitter->addWidget(buildCurveTabs(watcher));
     QSplitter* tables = buildTables();
     m_rightSplitter->addWidget(tables);
     m_rightSplitter->setStretchFactor(0, 3);
@@ -124,6 +126,23 @@ QWidget* ComparePage::buildPickPanel() {
     m_status->setWordWrap(true);
     leftLayout->addWidget(m_status);
     return left;
+}
+
+// The curves, and beside them in a tab the images the runs drew while some run compared has any.
+QWidget* ComparePage::buildCurveTabs(StoreWatcher* watcher) {
+    m_curveTabs = new QTabWidget(m_rightSplitter);
+    m_curveTabs->setObjectName(QStringLiteral("compareCurveTabs"));
+    m_curveTabs->setTabBarAutoHide(true);
+    m_curveTabs->setDocumentMode(true);
+    m_curveTabs->addTab(buildPlotPanel(), tr("Curves"));
+    m_samples = new CompareSamplesPanel(watcher, m_curveTabs);
+    m_samples->hide();
+    connect(m_samples, &CompareSamplesPanel::availabilityChanged, this, [this](bool available) {
+        const int at = m_curveTabs->indexOf(m_samples);
+        if (available && at < 0) m_curveTabs->addTab(m_samples, tr("Samples"));
+        else if (!available && at >= 0) m_curveTabs->removeTab(at);
+    });
+    return m_curveTabs;
 }
 
 // The curves of the picked runs with the metric, axis, scale and smoothing they are drawn by.
@@ -230,6 +249,9 @@ void ComparePage::apply() {
     const double now = double(QDateTime::currentMSecsSinceEpoch()) / 1000.0;
     m_diff->setRuns(shown);
     m_summary->setRuns(shown, now);
+    std::vector<std::pair<qint64, QString>> named;
+    for (const CompareRun& r : shown) named.emplace_back(r.record.id, r.title());
+    m_samples->setRuns(named);
 
     if (shown.empty()) {
         m_status->setText(tr("Check runs in the list to compare them."));

@@ -17,6 +17,7 @@ class QLabel;
 class QLineEdit;
 class QSplitter;
 class QTableView;
+class QTabWidget;
 
 class QPainter;
 class QColor;
@@ -24,6 +25,7 @@ class QColor;
 namespace parallax {
 
 class CompareRunsModel;
+class CompareSamplesPanel;
 class CurvePlot;
 class SmoothingBox;
 class RunCheckModel;
@@ -35,7 +37,8 @@ class SummaryModel;
 
 // Several runs side by side: pick them in a checkable list; their curves overlay in one plot (x by
 // step, wall time since each run's start, or tokens), a table shows only the spec fields that
-// differ, another the headline figures. Runs still going are re-read as they advance.
+// differ, another the headline figures; the images the runs drew ([samples]) side by side at one
+// step in a tab beside the curves. Runs still going are re-read as they advance.
 class ComparePage : public QWidget {
     Q_OBJECT
 public:
@@ -65,6 +68,9 @@ public:
     CurvePlot* plot() const { return m_plot; }
     QSplitter* mainSplitter() const { return m_mainSplitter; }
     QSplitter* rightSplitter() const { return m_rightSplitter; }
+    // The runs' images at one step, in a tab beside the curves while some run compared has any.
+    CompareSamplesPanel* samplesPanel() const { return m_samples; }
+    QTabWidget* curveTabs() const { return m_curveTabs; }
 
 public slots:
     void reload();
@@ -77,6 +83,7 @@ private:
     // The constructor's parts: the list to pick runs from, the plot with its controls, and the
     // tables of differences and figures under it.
     QWidget* buildPickPanel();
+    QWidget* buildCurveTabs(StoreWatcher* watcher);
     QWidget* buildPlotPanel();
     QSplitter* buildTables();
     void scheduleReload(int delayMs);
@@ -109,6 +116,8 @@ private:
     QTableView* m_diffView = nullptr;
     QTableView* m_summaryView = nullptr;
     QLabel* m_diffTitle = nullptr;
+    QTabWidget* m_curveTabs = nullptr;
+    CompareSamplesPanel* m_samples = nullptr;
 };
 
 } // namespace parallax

@@ -7,6 +7,7 @@
 #include "ui/models/ResumeCheck.h"
 #include "ui/models/RunListModel.h"
 #include "ui/models/StoreWatcher.h"
+#include "ui/pages/SamplesPanel.h"
 #include "ui/plots/CurvePlot.h"
 #include "ui/plots/HeatMapPlot.h"
 #include "ui/models/RunColors.h"
@@ -27,6 +28,7 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -77,7 +79,7 @@ void LivePage::buildUi() {
     root->addLayout(buildCurveControls());
     auto* splitter = new QSplitter(Qt::Vertical, this);
     splitter->addWidget(buildPlots(splitter));
-    splitter->addWidget(buildDevices(splitter));
+    splitter->addWidget(buildBottomTabs(splitter));
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
     root->addWidget(splitter, 1);
@@ -307,6 +309,24 @@ QWidget* LivePage::buildPlots(QWidget* parent) {
     return plots;
 }
 
+QWidget* LivePage::buildBottomTabs(QWidget* parent) {
+    // The devices alone, as before; a run that draws images gets a Samples tab beside them, so
+    // that the curves above keep their room.
+    m_bottomTabs = new QTabWidget(parent);
+    m_bottomTabs->setObjectName(QStringLiteral("liveBottomTabs"));
+    m_bottomTabs->setTabBarAutoHide(true);
+    m_bottomTabs->setDocumentMode(true);
+    m_bottomTabs->addTab(buildDevices(m_bottomTabs), tr("Devices"));
+    m_samples = new SamplesPanel(m_watcher, m_bottomTabs);
+    m_samples->hide();
+    connect(m_samples, &SamplesPanel::availabilityChanged, this, [this](bool available) {
+        const int at = m_bottomTabs->indexOf(m_samples);
+        if (available && at < 0) m_bottomTabs->addTab(m_samples, tr("Samples"));
+        else if (!available && at >= 0) m_bottomTabs->removeTab(at);
+    });
+    return m_bottomTabs;
+}
+
 QWidget* LivePage::buildDevices(QWidget* parent) {
     auto* devices = new QSplitter(Qt::Horizontal, parent);
     m_deviceView = new QTableView(devices);
@@ -354,6 +374,7 @@ void LivePage::showRun(qint64 run) {
     m_slurm->hide();
     for (CurvePlot* p : {m_lossPlot, m_lrPlot, m_gradPlot, m_throughputPlot}) p->resetView();
     if (m_watcher && m_run > 0) m_watcher->watch(m_run);
+    m_samples->setRun(m_run);
     refreshPicker();
     refreshLabels();
 }

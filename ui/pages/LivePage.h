@@ -15,6 +15,7 @@ class QLayout;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
 class QTableView;
 class QVBoxLayout;
 
@@ -28,13 +29,15 @@ class DeviceGridModel;
 class HeatMapPlot;
 class RunLauncher;
 class RunListModel;
+class SamplesPanel;
 class StoreWatcher;
 
 // One run while it trains (or after): state, step/total with progress and ETA, tokens/s and MFU;
 // curves of loss (raw and smoothed), learning rate, grad norm and throughput; the device grid (a
 // row per host, a host the supervisor finds silent or lost outlined in red and named in a banner)
 // and a rank x step heat map, both coloured by what each rank does (computing or waiting in
-// collectives); the supervisor's alerts (a hang, a straggler) in a banner, their rank marked in the
+// collectives), with the images a run draws ([samples]) in a Samples tab beside them (SamplesPanel);
+// the supervisor's alerts (a hang, a straggler) in a banner, their rank marked in the
 // grid; a straggler warning naming the slow rank; Stop and Resume, which ask `parallax-cli`
 // (beside the console's executable) to act through RunLauncher, so that the run's supervisor stays
 // the only writer of its rows. A picker lists the store's runs (RunListModel); until a person picks
@@ -66,6 +69,9 @@ public:
 
     const RunSnapshot& snapshot() const { return m_snapshot; }
     DeviceGridModel* deviceModel() const { return m_devices; }
+    // The images the run drew, in a tab beside the devices while it has any or its spec asks for them.
+    SamplesPanel* samplesPanel() const { return m_samples; }
+    QTabWidget* bottomTabs() const { return m_bottomTabs; }
 
     // Default: parallax-cli in QCoreApplication::applicationDirPath().
     void setCliProgram(const QString& program);
@@ -117,6 +123,7 @@ private:
     QWidget* buildFailureBox();
     QLayout* buildCurveControls();
     QWidget* buildPlots(QWidget* parent);
+    QWidget* buildBottomTabs(QWidget* parent);
     QWidget* buildDevices(QWidget* parent);
     void onRunChanged(const RunRecord& record);
     void onRunStart(qint64 run, const RunStartEvent& start);
@@ -184,6 +191,8 @@ private:
     DeviceGridModel* m_devices = nullptr;
     QTableView* m_deviceView = nullptr;
     HeatMapPlot* m_heatMap = nullptr;
+    QTabWidget* m_bottomTabs = nullptr;
+    SamplesPanel* m_samples = nullptr;
     std::optional<RunSnapshot::Straggler> m_shownStraggler;
 };
 
