@@ -137,8 +137,21 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch) {
     throw std::logic_error("lossElements: an objective without a count");
 }
 
+bool countsFilledPositions(const ModelDims& dims) {
+    const Objective objective = modelKindInfo(dims.kind).objective;
+    return objective == Objective::Conversation || objective == Objective::LatentFlow;
+}
+
 int64_t filledPositions(const ModelDims& dims, const Batch& batch) {
-    if (modelKindInfo(dims.kind).objective != Objective::Conversation) return 0;
+    const Objective objective = modelKindInfo(dims.kind).objective;
+    if (objective == Objective::LatentFlow) {
+        const int64_t image = batch.images.size(0) * (batch.images.size(2) / 2) * (batch.images.size(3) / 2);
+        const int64_t text = batch.attention_mask.defined() ? batch.attention_mask.sum().item<int64_t>()
+                             : batch.text_states.defined() ? batch.text_states.size(0) * batch.text_states.size(1)
+                                                           : 0;
+        return image + text;
+    }
+    if (objective != Objective::Conversation) return 0;
     if (batch.attention_mask.defined()) return batch.attention_mask.sum().item<int64_t>();
     return batch.tokens.defined() ? batch.tokens.numel() : 0;
 }

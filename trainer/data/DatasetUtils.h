@@ -45,10 +45,14 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
 // Elements the loss of this batch is averaged over (tokens with a label, or image values);
 // summed over the global batch it normalizes the loss identically under every layout.
 int64_t lossElements(const ModelDims& dims, const Batch& batch);
-// The positions a batch of a conversations dataset fills (its attention mask: text and visual
-// tokens, padding left out), which the throughput counts; 0 for the other objectives, whose
-// samples all count ModelDims::tokensPerSample().
+// The positions a batch fills, which the throughput counts: a conversations batch's attention mask
+// (text and visual tokens, padding left out); a latent batch's packed image tokens (H/2 x W/2 of
+// each sample's latents, of its aspect bucket) and its prompts' states (padding left out). 0 for
+// the other objectives, whose samples all count ModelDims::tokensPerSample().
 int64_t filledPositions(const ModelDims& dims, const Batch& batch);
+// Whether the kind's samples vary in length (conversations, latents of aspect buckets), so that the
+// throughput counts filledPositions rather than ModelDims::tokensPerSample().
+bool countsFilledPositions(const ModelDims& dims);
 
 // Throws DataError unless the model takes images (mmdit, vlm).
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);

@@ -201,8 +201,8 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
         micro.push_back(batch.to(m_device));
     }
     const double globalCount = m_groups.dp->allReduceScalar(static_cast<double>(localCount), ReduceOp::Sum);
-    // Samples of varying length (conversations) count the positions they fill, not model.seq_len.
-    if (modelKindInfo(m_dims.kind).objective == Objective::Conversation)
+    // Samples of varying length (conversations, latents) count the positions they fill, not model.seq_len.
+    if (countsFilledPositions(m_dims))
         queued.positions = static_cast<int64_t>(
             m_groups.dp->allReduceScalar(static_cast<double>(localPositions), ReduceOp::Sum));
 

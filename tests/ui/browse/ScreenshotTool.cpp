@@ -14,6 +14,8 @@
 #include "ui/pages/ClusterPage.h"
 #include "ui/pages/ComparePage.h"
 #include "ui/pages/LivePage.h"
+#include <QTabWidget>
+#include "ui/pages/SamplesPanel.h"
 #include "ui/pages/LogsPage.h"
 #include "ui/pages/NewRunPage.h"
 #include "ui/pages/PipelinePage.h"
@@ -188,6 +190,14 @@ int main(int argc, char** argv) {
         window.openRun(shown);
         waitFor([&] { return window.livePage()->snapshot().lastStep().has_value(); }, 20000, QStringLiteral("the run's metrics"));
         save(window, MainWindow::Live, out, QStringLiteral("02-live"));
+        // A run that drew images: the Live page's Samples tab too.
+        if (!RunStore(store.toStdString()).events<SampleEvent>(shown).empty()) {
+            LivePage* live = window.livePage();
+            waitFor([&] { return !live->samplesPanel()->images().isEmpty(); }, 20000, QStringLiteral("the run's samples"));
+            live->bottomTabs()->setCurrentWidget(live->samplesPanel());
+            save(window, MainWindow::Live, out, QStringLiteral("02c-live-samples"));
+            live->bottomTabs()->setCurrentIndex(0);
+        }
 
         waitFor([&] { return window.logsPage()->model()->rowCount() > 0; }, 20000, QStringLiteral("the run's logs"));
         save(window, MainWindow::Logs, out, QStringLiteral("03-logs"));
