@@ -57,9 +57,9 @@ TEST(EventTables, TheTableIsGeneratedFromTheEventsFields) {
     EXPECT_EQ(std::count(all.begin(), all.end(), &eventTableSpec<UnitTimeEvent>()), 1);
     EXPECT_EQ(std::count(all.begin(), all.end(), &eventTableSpec<CollectiveTimeEvent>()), 1);
     for (const EventTableSpec* other : {&eventTableSpec<DeviceEvent>(), &eventTableSpec<CommEvent>(),
-                                        &eventTableSpec<CheckpointEvent>()})
+                                        &eventTableSpec<CheckpointEvent>(), &eventTableSpec<SampleEvent>()})
         EXPECT_EQ(std::count(all.begin(), all.end(), other), 1) << other->table;
-    EXPECT_EQ(all.size(), 6u);
+    EXPECT_EQ(all.size(), 7u);
 }
 
 struct ListEvent {
