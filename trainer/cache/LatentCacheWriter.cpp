@@ -3,6 +3,7 @@
 #include "core/captions/ImageCaptions.h"
 #include "core/captions/LatentCache.h"
 #include "core/formats/SafetensorsWriter.h"
+#include "trainer/data/LatentCacheDataset.h"
 #include "core/image/ImageDecoder.h"
 #include "core/image/ImageError.h"
 #include "core/spec/ModelKinds.h"
@@ -97,6 +98,7 @@ LatentCacheResult writeLatentCache(const RunSpec& spec, const LatentCacheOptions
     for (int64_t shard = status.shards_done; shard < cacheShardCount(key.samples); ++shard) {
         std::vector<torch::Tensor> keep;
         std::vector<TensorData> tensors;
+        TensorMetadata metadata = {{"source", spec.data.path}};
         const int64_t first = shard * kCacheShardSamples, last = std::min(key.samples, first + kCacheShardSamples);
         for (int64_t i = first; i < last; ++i) {
             const CaptionSample& s = samples[static_cast<size_t>(i)];
@@ -107,9 +109,10 @@ LatentCacheResult writeLatentCache(const RunSpec& spec, const LatentCacheOptions
             const std::string name = cacheSampleName(i);
             tensors.push_back({name + ".latents", Dtype::F32, keep[keep.size() - 2].sizes().vec(), keep[keep.size() - 2].data_ptr()});
             tensors.push_back({name + ".prompt_embeds", Dtype::F32, keep.back().sizes().vec(), keep.back().data_ptr()});
+            metadata.emplace_back(name + kPromptText, s.prompt); // what the run's samples are captioned with
             ++result.buckets[bucket];
         }
-        writeSafetensors(joinPath(status.folder, cacheShardName(shard)), tensors, {{"source", spec.data.path}});
+        writeSafetensors(joinPath(status.folder, cacheShardName(shard)), tensors, metadata);
         result.encoded += last - first;
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - encodeStart).count();
         char rate[64];

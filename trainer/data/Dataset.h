@@ -25,6 +25,9 @@ public:
     // One id per sample where only samples of one id may share a micro-batch (latents of one size:
     // an aspect bucket); empty when any may (DistributedSampler::setGroups).
     virtual std::vector<int64_t> sampleGroups() const { return {}; }
+    // The text of sample `index`'s prompt where the dataset holds it (a latent cache made from
+    // captions); empty otherwise. What a run's samples are captioned with.
+    virtual std::string promptText(int64_t /*index*/) const { return {}; }
 };
 
 // The dataset of `data.kind` shaped for `dims`. `modelFolder` (model.from) holds the tokenizer

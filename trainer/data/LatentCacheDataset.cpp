@@ -60,9 +60,13 @@ void LatentCacheDataset::addFile(const std::string& path) {
         const bool latents = endsWith(t.name, kLatents), prompt = endsWith(t.name, kPrompt);
         if (!latents && !prompt) continue;
         const std::string sample = t.name.substr(0, t.name.size() - std::string(latents ? kLatents : kPrompt).size());
-        Entry& e = byName.emplace(sample, Entry{m_files.size() - 1, nullptr, nullptr}).first->second;
+        Entry& e = byName.emplace(sample, Entry{m_files.size() - 1, nullptr, nullptr, {}}).first->second;
         (latents ? e.latents : e.prompt) = &t;
     }
+    for (const auto& [key, value] : file.metadata())
+        if (endsWith(key, kPromptText))
+            if (auto it = byName.find(key.substr(0, key.size() - std::string(kPromptText).size())); it != byName.end())
+                it->second.text = value;
     for (const auto& [sample, e] : byName) {
         const std::string where = path + ", sample \"" + sample + "\": ";
         if (!e.latents || !e.prompt)
@@ -82,6 +86,10 @@ void LatentCacheDataset::addFile(const std::string& path) {
                                 "F32, BF16 or F16");
         m_samples.push_back(e);
     }
+}
+
+std::string LatentCacheDataset::promptText(int64_t index) const {
+    return index >= 0 && index < size() ? m_samples[static_cast<size_t>(index)].text : std::string();
 }
 
 Batch LatentCacheDataset::makeBatch(const std::vector<int64_t>& indices, int64_t step) const {

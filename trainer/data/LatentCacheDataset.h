@@ -9,6 +9,9 @@
 namespace parallax {
 
 class SafetensorsFile;
+
+// In a shard's metadata, "<name>" + this holds the text of sample <name>'s prompt (optional).
+inline constexpr const char* kPromptText = ".prompt";
 struct TensorInfo;
 
 // data.kind = "latents": samples already encoded for a latent model (qwen_image) by a VAE and a text
@@ -30,12 +33,15 @@ public:
     std::string describe() const override;
     // The latents' size (H, W), one id each: a micro-batch holds one.
     std::vector<int64_t> sampleGroups() const override;
+    // The caption `parallax-cli cache` encoded it from ("<name>.prompt" in its shard's metadata).
+    std::string promptText(int64_t index) const override;
 
 private:
     struct Entry {
         size_t file;
         const TensorInfo* latents;
         const TensorInfo* prompt;
+        std::string text; // the prompt's text, where the shard's metadata holds it
     };
     void addFile(const std::string& path);
 

@@ -61,6 +61,7 @@ SampleEvent RunSamples::drawOne(int64_t index, int64_t step) {
     e.height = batch.images.size(2) * 8;
     e.width = batch.images.size(3) * 8;
     e.steps = m_spec.samples.steps;
+    e.prompt = m_dataset.promptText(index);
     QwenImageSampler sampler(m_model, *m_vae);
     const QwenImageSampler::Sample s =
         sampler.sample(prompt, torch::Tensor(), e.width, e.height, e.steps, 1.0, static_cast<uint64_t>(e.seed));

@@ -92,6 +92,7 @@ TEST_F(RunSamples, DrawnAtTheirStepsAndTheFirstIsTheSamplersImageOfTheBaseModel)
     for (const SampleEvent& e : r.samples) {
         EXPECT_EQ(e.seed, 1234 + e.index); // TinySpec's train.seed
         EXPECT_EQ(e.steps, 3);
+        EXPECT_EQ(e.prompt, "photo " + std::to_string(e.index)); // img<i>.txt, as the cache keeps it
         const DecodedImage png = decodeImage(images.at({e.step, e.index}).data(), images.at({e.step, e.index}).size(), "sample");
         EXPECT_EQ(png.rgb.width, e.width);
         EXPECT_EQ(png.rgb.height, e.height);
