@@ -64,6 +64,12 @@ void deferWeightGrads(std::vector<StageChunk>& chunks) {
     }
 }
 
+// Under bf16 autocast on a GPU the Linear products read bf16 weights: copies (ProductCopies, ZeRO-3's
+// gathers) of trained ones, and frozen ones held in bf16 (moveToDevice).
+bool bf16Products(const RunSpec& spec, torch::Device device) {
+    return device.is_cuda() && spec.train.precision == Precision::Bf16;
+}
+
 std::unique_ptr<GradientReducer> zero3(Model& model, const RunSpec& spec, GradBuckets& buckets,
                                        std::vector<StageChunk>& chunks, const ProcessGroups& groups,
                                        torch::Device device, torch::ScalarType reduceType) {
@@ -73,13 +79,12 @@ std::unique_ptr<GradientReducer> zero3(Model& model, const RunSpec& spec, GradBu
     // under bf16 autocast Linear weights, which reach their products as bf16 copies (gathered as such).
     // Not with activation checkpointing, whose recomputation reads them.
     if (spec.train.activation_checkpointing) return z;
-    const bool bf16Products = device.is_cuda() && spec.train.precision == Precision::Bf16;
     std::set<std::string> forwardOnly;
     std::map<std::string, Linear*> products;
     for (const auto& item : model.named_modules()) {
         if (dynamic_cast<const Embedding*>(item.value().get())) forwardOnly.insert(item.key() + ".weight");
         auto* linear = dynamic_cast<Linear*>(item.value().get());
-        if (bf16Products && linear) {
+        if (bf16Products(spec, device) && linear) {
             forwardOnly.insert(item.key() + ".weight");
             products[item.key() + ".weight"] = linear;
         }
@@ -105,9 +110,8 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
                                     " does not divide the model's " + std::to_string(dims.kv_heads) +
                                     " key/value heads (kv_heads); use a tp that divides it");
     out.tpPlan = applyTensorParallel(model, groups.tp);
-    const bool bf16Products = device.is_cuda() && spec.train.precision == Precision::Bf16;
-    out.frozenInProductType =
-        moveToDevice(model, device, bf16Products ? std::optional<torch::ScalarType>(torch::kBFloat16) : std::nullopt);
+    out.frozenInProductType = moveToDevice(
+        model, device, bf16Products(spec, device) ? std::optional<torch::ScalarType>(torch::kBFloat16) : std::nullopt);
     if (spec.train.activation_checkpointing) checkpointBlocks(out.chunks);
 
     std::vector<std::pair<std::string, torch::Tensor>> named;
@@ -138,7 +142,7 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     // gradients: a bucket counted complete there is not.
     if (splitBackward) dp->reduceAtFinishOnly();
     // Under bf16 autocast the products read bf16 copies made once per update, not cast per layer.
-    if (bf16Products)
+    if (bf16Products(spec, device))
         dp->useProductCopies(std::make_unique<ProductCopies>(*out.buckets, torch::kBFloat16, linearLayers(model)));
     out.reducer = std::move(dp);
     return out;
