@@ -36,6 +36,8 @@
 #                          PEFT on them (bench/gpu/hf_qwen_image.py; diffusers' source unpacked once from
 #                          .deps-diffusers.tar.xz into .deps-diffusers and put on PYTHONPATH), Parallax's spec
 #                          qwen_image-20b-lora-1gpu, then both in one table -> results/qi-lora-compare.md
+#   qi-lora-compare-noac   the same without activation checkpointing on either side (an H200's memory)
+#                          -> results/qi-lora-compare-noac.md
 #   qi-data                only those latent shards
 #   summary                bench/gpu/summarize.py over the results so far -> $OUT/benchmarks.md
 #
@@ -407,6 +409,16 @@ qi_compare() {
     qwen_image-20b-lora-1gpu bench/gpu/hf_qwen_image.py --data build/qi-bench/latents --warmup 2 --steps 6
 }
 
+# The same without activation checkpointing on either side (about 90 GiB: an H200).
+qi_compare_noac() {
+  need_gpus 1 qi-lora-compare-noac || return
+  qi_data || return
+  unpack_diffusers || return
+  PYTHONPATH="$repo/.deps-diffusers${PYTHONPATH:+:$PYTHONPATH}" compare_item qi-lora-compare-noac hf-qwen_image-noac \
+    qwen_image-20b-lora-noac-1gpu bench/gpu/hf_qwen_image.py --data build/qi-bench/latents --warmup 2 --steps 6 \
+    --no-checkpointing --label no-checkpointing
+}
+
 summary() {
   "$PYTHON" bench/gpu/summarize.py "$OUT/results" > "$OUT/benchmarks.md" 2>> "$OUT/run.log" &&
     log "summary: $OUT/benchmarks.md" && cat "$OUT/benchmarks.md"
@@ -460,6 +472,7 @@ for item in "${items[@]}"; do
     vl-lora-compare) vl_compare ;;
     qi-data) qi_data ;;
     qi-lora-compare) qi_compare ;;
+    qi-lora-compare-noac) qi_compare_noac ;;
     reference:*:*:*)
       IFS=: read -r _ model mode np flags <<< "$item"
       run_reference "$model" "$mode" "$np" "$flags"
