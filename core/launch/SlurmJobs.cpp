@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 
@@ -20,10 +21,33 @@ std::string firstLineOf(const std::string& text) {
     return line;
 }
 
+bool saysAnyOf(const std::string& text, std::initializer_list<const char*> phrases) {
+    for (const char* p : phrases)
+        if (text.find(p) != std::string::npos) return true;
+    return false;
+}
+
+// What Slurm's client means when it finds no controller, in words, with its fix; empty for any
+// other complaint.
+std::string noControllerMeaning(const std::string& said) {
+    // Without a slurm.conf the client looks for the controller in DNS (configless Slurm) and
+    // reports the resolver's failure.
+    if (saysAnyOf(said, {"resolve_ctls_from_dns_srv", "Could not establish a configuration source",
+                         "fetch_config: DNS SRV lookup failed"}))
+        return "this machine has no Slurm configuration (no slurm.conf, and DNS names no controller); set "
+               "SLURM_CONF to the cluster's slurm.conf, or run where Slurm's commands are set up";
+    if (saysAnyOf(said, {"Unable to contact slurm controller", "Connection refused"}))
+        return "the Slurm controller (slurmctld) does not answer; check that it runs and that SLURM_CONF names "
+               "its slurm.conf";
+    return {};
+}
+
 std::string complaint(const CommandResult& r, const std::string& command) {
     if (!r.start_error.empty()) return "cannot run " + command + " (" + r.start_error + "); install slurm-client";
     if (r.timed_out) return command + " did not answer in time; check that slurmctld runs";
     const std::string said = firstLineOf(r.err.empty() ? r.out : r.err);
+    const std::string meaning = noControllerMeaning(r.err + "\n" + r.out);
+    if (!meaning.empty()) return command + ": " + meaning + " (it said: " + said + ")";
     return command + " exited with code " + std::to_string(r.exit_code) + (said.empty() ? "" : ": " + said);
 }
 

@@ -6,7 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -142,4 +148,50 @@ TEST(SlurmJobs, PartitionsAsSinfoListsThem) {
     EXPECT_FALSE(parts[1].is_default);
     EXPECT_EQ(parts[1].availability, "drain");
     EXPECT_EQ(parts[1].nodes_other, 2);
+}
+
+namespace {
+
+// A stand-in `sinfo` first on PATH that prints `err` and exits 1, for one test.
+class FakeSinfo {
+public:
+    explicit FakeSinfo(const std::string& err) {
+        char dir[] = "/tmp/parallax-sinfo-XXXXXX";
+        m_dir = ::mkdtemp(dir);
+        const std::string script = m_dir + "/sinfo";
+        std::ofstream(script) << "#!/bin/sh\nprintf '%s\\n' '" << err << "' >&2\nexit 1\n";
+        ::chmod(script.c_str(), 0755);
+        m_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+        ::setenv("PATH", (m_dir + ":" + m_path).c_str(), 1);
+    }
+    ~FakeSinfo() {
+        ::setenv("PATH", m_path.c_str(), 1);
+        std::filesystem::remove_all(m_dir);
+    }
+
+private:
+    std::string m_dir, m_path;
+};
+
+} // namespace
+
+// A machine without slurm.conf: the client's resolver error becomes what it means and its fix.
+TEST(SlurmJobs, NoControllerIsSaidInWordsWithItsFix) {
+    {
+        FakeSinfo sinfo("sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host");
+        const SlurmPartitions p = querySlurmPartitions();
+        EXPECT_TRUE(p.partitions.empty());
+        EXPECT_NE(p.error.find("no Slurm configuration"), std::string::npos) << p.error;
+        EXPECT_NE(p.error.find("set SLURM_CONF"), std::string::npos) << p.error;
+    }
+    {
+        FakeSinfo sinfo("sinfo: error: Unable to contact slurm controller (connect failure)");
+        const SlurmPartitions p = querySlurmPartitions();
+        EXPECT_NE(p.error.find("slurmctld) does not answer"), std::string::npos) << p.error;
+    }
+    {
+        FakeSinfo sinfo("sinfo: error: invalid partition specified");
+        const SlurmPartitions p = querySlurmPartitions();
+        EXPECT_EQ(p.error, "sinfo exited with code 1: sinfo: error: invalid partition specified");
+    }
 }
