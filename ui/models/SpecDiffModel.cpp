@@ -99,7 +99,8 @@ QVariant SpecDiffModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant SpecDiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (role != Qt::DisplayRole) return {};
+    // A run's column title elides in a narrow window; its tooltip has it whole.
+    if (role != Qt::DisplayRole && !(role == Qt::ToolTipRole && orientation == Qt::Horizontal)) return {};
     if (orientation == Qt::Horizontal) return section >= 0 && section < m_titles.size() ? m_titles[section] : QVariant();
     return section >= 0 && section < m_fields.size() ? m_fields[section] : QVariant();
 }

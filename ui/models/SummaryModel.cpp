@@ -198,7 +198,8 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant SummaryModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (role != Qt::DisplayRole) return {};
+    // A run's column title elides in a narrow window; its tooltip has it whole.
+    if (role != Qt::DisplayRole && !(role == Qt::ToolTipRole && orientation == Qt::Horizontal)) return {};
     if (orientation == Qt::Horizontal) return section >= 0 && section < m_titles.size() ? m_titles[section] : QVariant();
     static const char* names[] = {QT_TR_NOOP("Base model"), QT_TR_NOOP("Finetune"), QT_TR_NOOP("Final loss"),
                                   QT_TR_NOOP("Best loss"), QT_TR_NOOP("Tokens/s (median)"), QT_TR_NOOP("MFU (median)"),

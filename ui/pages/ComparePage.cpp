@@ -39,6 +39,8 @@ QTableView* makeTable(QWidget* parent) {
     // A handful of rows and one column per run, sharing the width: a run's column must not end
     // past the edge of a 1280-pixel window (a cell too long elides, its tooltip has it whole).
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // A run's title too, keeping its number and the end of its name ("#2 quicks…zero1").
+    view->horizontalHeader()->setTextElideMode(Qt::ElideMiddle);
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     return view;
 }

@@ -136,12 +136,12 @@ QSplitter* PipelinePage::buildPanes() {
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_timeline = new PipelineTimeline(m_splitter);
     m_timeline->setPlaceholderText(tr("Choose a run on the Runs page to see its pipeline"));
-    auto* lower = new QWidget(m_splitter);
-    auto* lowerLayout = new QVBoxLayout(lower);
+    m_lower = new QWidget(m_splitter);
+    auto* lowerLayout = new QVBoxLayout(m_lower);
     lowerLayout->setContentsMargins(0, 0, 0, 0);
-    buildBubblePane(lower, lowerLayout);
+    buildBubblePane(m_lower, lowerLayout);
     m_splitter->addWidget(m_timeline);
-    m_splitter->addWidget(lower);
+    m_splitter->addWidget(m_lower);
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
     m_splitter->setCollapsible(0, false);
@@ -262,6 +262,8 @@ void PipelinePage::applySteps() {
     // One stage is no pipeline: its ranks' forwards and backwards follow each other with no bubble
     // to measure, and a timeline of them would read as a schedule.
     const bool onePipelineStage = r.schedule && r.schedule->stages <= 1;
+    // Nor are its bubbles: what a single stage's spans leave idle is not a pipeline's bubble.
+    m_lower->setVisible(!onePipelineStage);
     if (m_steps.empty() || onePipelineStage) {
         QString why;
         if (onePipelineStage)

@@ -81,6 +81,7 @@ public:
     PipelineTimeline* timeline() const { return m_timeline; }
     QTableView* table() const { return m_table; }
     QSplitter* splitter() const { return m_splitter; }
+    QWidget* bubblePane() const { return m_lower; }
     const BubbleHistory& bubbleHistory() const;
     CurvePlot* bubblePlot() const { return m_bubblePlot; }
     // Shown texts, for tests and screenshots.
@@ -121,6 +122,7 @@ private:
     QTableView* m_table = nullptr;
     CurvePlot* m_bubblePlot = nullptr;
     QSplitter* m_splitter = nullptr;
+    QWidget* m_lower = nullptr; // the bubble summary, table and chart, hidden without a pipeline
     QLabel* m_header = nullptr;
     QLabel* m_summary = nullptr;
     QLabel* m_problems = nullptr;

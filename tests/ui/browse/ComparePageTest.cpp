@@ -64,6 +64,10 @@ TEST(ComparePage, TwoRunsShowExactlyTheFieldsThatDiffer) {
     EXPECT_EQ(diff->fields(), (QStringList{"name", "train.lr", "parallel.zero", "train.schedule_free"}));
     ASSERT_EQ(diff->columnCount(), 2);
     EXPECT_EQ(diff->headerData(0, Qt::Horizontal).toString(), QStringLiteral("#%1 base").arg(ida));
+    // A title the narrow column elides is whole in its tooltip.
+    EXPECT_EQ(diff->headerData(1, Qt::Horizontal, Qt::ToolTipRole).toString(), QStringLiteral("#%1 zero3-lr").arg(idb));
+    EXPECT_EQ(page.summaryModel()->headerData(1, Qt::Horizontal, Qt::ToolTipRole).toString(),
+              QStringLiteral("#%1 zero3-lr").arg(idb));
     EXPECT_EQ(columnValues(*diff, 0), (QStringList{"\"base\"", "3e-04", "0", ""}));
     EXPECT_EQ(columnValues(*diff, 1), (QStringList{"\"zero3-lr\"", "0.001", "3", "true"}));
     EXPECT_EQ(diff->index(3, 0).data().toString(), QStringLiteral("(unset)"));

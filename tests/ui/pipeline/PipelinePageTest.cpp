@@ -217,6 +217,7 @@ TEST(PipelinePage, SaysWhyThereIsNothingToShow) {
         << f.page.timeline()->placeholderText().toStdString();
     EXPECT_EQ(f.page.timeline()->rowCount(), 0);
     EXPECT_EQ(f.page.model()->rowCount(), 0);
+    EXPECT_TRUE(f.page.bubblePane()->isHidden()) << "a bubble chart for a run without a pipeline";
 
     // A run without a stored spec: measured bubbles, no theoretical value, and why.
     NewRun bare;
@@ -226,6 +227,7 @@ TEST(PipelinePage, SaysWhyThereIsNothingToShow) {
     f.store.finish(noSpec);
     f.page.setRun(noSpec);
     ASSERT_TRUE(waitFor([&] { return f.page.shownStep() == 0; }));
+    EXPECT_FALSE(f.page.bubblePane()->isHidden());
     EXPECT_FALSE(f.page.model()->theoretical().has_value());
     EXPECT_TRUE(f.page.summaryText().contains(QStringLiteral("theoretical not known"))) << f.page.summaryText().toStdString();
     EXPECT_DOUBLE_EQ(f.page.model()->bubbles().overall, 3.0 / 11.0);
