@@ -8,29 +8,24 @@ bf16 autocast over fp32 parameters (FSDP2: bf16 parameters, fp32 reduction, as t
 causal scaled_dot_product_attention, AdamW (betas 0.9/0.95, weight decay 0.1 on matrices and
 embeddings, eps 1e-8), gradient clipping at 1.0, linear warm-up then cosine decay, random tokens.
 
---model mmdit-base and vlm-base are docs/models.md's mmdit and vlm with the dimensions of the
-`base` presets (core/spec/ModelDims.cpp), trained the same way on data drawn on the GPU:
-- mmdit: two-stream joint blocks (adaLN modulation from the timestep embedding, joint attention over
-  [text; image], the last block's text stream giving keys and values only), the adaLN head, and
-  the rectified-flow loss (t = sigmoid(n), x_t = (1 - t) x0 + t e, target e - x0, mean squared
-  error) on random images, noise and caption tokens. Tokens counted: T + P per sample.
-- vlm: patch embedding and full-attention vision blocks, the merge (LayerNorm, Linear, GELU,
-  Linear), [image; text] through causal blocks, the head on the positions that predict text, and
-  cross-entropy on the text tokens (random tokens, every label valid). tokens/s counts text tokens
-  (T per sample, as Parallax does); text_tokens_per_s and image_tokens_per_s are given apart.
-  --freeze-vision freezes the patch embedding and vision blocks and runs them under no_grad.
+--model mmdit-base and mmdit-base-1024px are docs/models.md's mmdit with the dimensions of the
+`base` and `base-1024px` presets (core/spec/ModelKinds.cpp), trained the same way on data drawn on
+the GPU: two-stream joint blocks (adaLN modulation from the timestep embedding, joint attention over
+[text; image], the last block's text stream giving keys and values only), the adaLN head, and the
+rectified-flow loss (t = sigmoid(n), x_t = (1 - t) x0 + t e, target e - x0, mean squared error) on
+random images, noise and caption tokens. Tokens counted: T + P per sample; text_tokens_per_s and
+image_tokens_per_s are given apart.
 The script asserts that the model holds docs/models.md's parameter count, and prints it.
 
 One process per GPU. With more than one, start it under mpirun (the process group is set up from
 OpenMPI's environment, the rendezvous port agreed over mpi4py when present):
 
     python3 bench/gpu/reference.py --model 124m --mode eager
-    python3 bench/gpu/reference.py --model vlm-base --mode compile --freeze-vision
+    python3 bench/gpu/reference.py --model mmdit-base --mode compile --activation-checkpointing
     mpirun -np 2 -x NCCL_NVLS_ENABLE=0 python3 bench/gpu/reference.py --model 1.3b --mode fsdp2
 
 Prints one JSON line (rank 0): tokens/s is the median over the timed steps, counted once per
-data-parallel replica; MFU uses docs/models.md's FLOPs (3 x forward, attention 4 S^2 C per block;
-vlm: the vision tower and the language model over all P + T positions, also with a frozen tower)
+data-parallel replica; MFU uses docs/models.md's FLOPs (3 x forward, attention 4 S^2 C per block)
 over 989 TFLOP/s bf16 dense per GPU (H100/H200; --peak-tflops to change).
 """
 
@@ -53,29 +48,22 @@ PRESETS = {
     "124m": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=50304, seq=1024),
     "1.3b": dict(layers=24, dim=2048, heads=16, ffn=8192, vocab=50304, seq=1024),
 }
-# The `base` presets of core/spec/ModelDims.cpp and their long-sequence forms (P = (image / patch)^2
+# The mmdit `base` preset of core/spec/ModelKinds.cpp and its long-sequence form (P = (image / patch)^2
 # image tokens).
 MMDIT_PRESETS = {
     "mmdit-base": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=256, text=64, image=64, channels=4, patch=2),
     "mmdit-base-1024px": dict(layers=12, dim=768, heads=12, ffn=3072, vocab=256, text=64, image=128, channels=16,
                               patch=2),
 }
-VLM_PRESETS = {
-    "vlm-base": dict(vision_layers=12, vision_dim=768, vision_heads=12, layers=12, dim=768, heads=12, ffn=3072,
-                     vocab=50304, text=256, image=224, channels=3, patch=14),
-    "vlm-base-448px": dict(vision_layers=12, vision_dim=768, vision_heads=12, layers=12, dim=768, heads=12, ffn=3072,
-                           vocab=50304, text=256, image=448, channels=3, patch=14),
-}
 # Samples per GPU per step unless --micro-batch says otherwise.
-LONG_SEQUENCE = ("mmdit-base-1024px", "vlm-base-448px")
+LONG_SEQUENCE = ("mmdit-base-1024px",)
 MODES = ("eager", "compile", "ddp", "ddp-compile", "fsdp2")
 
 
 class Block(nn.Module):
-    def __init__(self, dim, heads, ffn, causal=True):
+    def __init__(self, dim, heads, ffn):
         super().__init__()
         self.heads = heads
-        self.causal = causal
         self.ln1 = nn.LayerNorm(dim)
         self.q = nn.Linear(dim, dim)
         self.k = nn.Linear(dim, dim)
@@ -90,7 +78,7 @@ class Block(nn.Module):
         h = self.ln1(x)
         # (B, T, C) -> (B, H, T, C / H)
         q, k, v = (m(h).view(b, t, self.heads, c // self.heads).transpose(1, 2) for m in (self.q, self.k, self.v))
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
 
@@ -263,61 +251,6 @@ def run_block(model, block, *inputs):
     return block(*inputs)
 
 
-class Vlm(nn.Module):
-    def __init__(self, vision_layers, vision_dim, vision_heads, layers, dim, heads, ffn, vocab, text, image,
-                 channels, patch, freeze_vision=False):
-        super().__init__()
-        self.patch, self.freeze_vision = patch, freeze_vision
-        self.image_tokens = (image // patch) ** 2
-        self.patch_in = nn.Linear(channels * patch * patch, vision_dim)
-        self.vision_pos = nn.Parameter(torch.empty(self.image_tokens, vision_dim))
-        self.vision = nn.ModuleList(Block(vision_dim, vision_heads, 4 * vision_dim, causal=False)
-                                    for _ in range(vision_layers))
-        self.merge_ln = nn.LayerNorm(vision_dim)
-        self.mlp1 = nn.Linear(vision_dim, dim)
-        self.mlp2 = nn.Linear(dim, dim)
-        self.tok = nn.Embedding(vocab, dim)
-        self.pos = nn.Parameter(torch.empty(self.image_tokens + text, dim))
-        self.blocks = nn.ModuleList(Block(dim, heads, ffn) for _ in range(layers))
-        self.ln_f = nn.LayerNorm(dim)
-        self.head = nn.Linear(dim, vocab, bias=False)
-        init_weights(self, layers)  # as the worker: proj and fc2 scaled by the language model's L everywhere
-        if freeze_vision:
-            for p in self.vision_parameters():
-                p.requires_grad_(False)
-
-    def vision_parameters(self):
-        return [self.patch_in.weight, self.patch_in.bias, self.vision_pos] + list(self.vision.parameters())
-
-    def vision_tower(self, images):
-        x = self.patch_in(patchify(images.to(self.patch_in.weight.dtype), self.patch)) + self.vision_pos
-        for block in self.vision:
-            x = run_block(self, block, x)
-        return x  # (B, P, Cv)
-
-    def forward(self, images, tokens):
-        if self.freeze_vision:
-            with torch.no_grad():
-                v = self.vision_tower(images)
-        else:
-            v = self.vision_tower(images)
-        image = self.mlp2(F.gelu(self.mlp1(self.merge_ln(v)), approximate="tanh"))  # (B, P, C)
-        text = self.tok(tokens)                                                      # (B, T, C)
-        x = torch.cat([image.to(text.dtype), text], dim=1)  # (B, P+T, C), fp32 residual under autocast
-        x = x + self.pos[: x.shape[1]]
-        for block in self.blocks:
-            x = run_block(self, block, x)
-        # The position before each text token predicts it: the last image position the first one.
-        t, p = tokens.shape[1], self.image_tokens
-        logits = self.head(self.ln_f(x[:, p - 1: p - 1 + t]))  # (B, T, V)
-        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tokens.reshape(-1), ignore_index=-1)
-
-
-def block_params(c, f):
-    """docs/models.md: 4 C^2 + 4 C + 2 C F + F + C + 4 C."""
-    return 4 * c * c + 4 * c + 2 * c * f + f + c + 4 * c
-
-
 def mmdit_params(layers, dim, heads, ffn, vocab, text, image, channels, patch):
     c, f, p, q = dim, ffn, (image // patch) ** 2, channels * patch * patch
     embed = (q * c + c) + p * c + vocab * c + text * c + (256 * c + c) + (c * c + c)
@@ -325,14 +258,6 @@ def mmdit_params(layers, dim, heads, ffn, vocab, text, image, channels, patch):
     last = stream + (2 * c * c + 2 * c + 2 * c * c + 2 * c)
     head = (2 * c * c + 2 * c) + (c * q + q)
     return embed + (layers - 1) * 2 * stream + last + head
-
-
-def vlm_params(vision_layers, vision_dim, vision_heads, layers, dim, heads, ffn, vocab, text, image, channels,
-               patch):
-    c, cv, p, q = dim, vision_dim, (image // patch) ** 2, channels * patch * patch
-    vision = (q * cv + cv) + p * cv + vision_layers * block_params(cv, 4 * cv)
-    merge = 2 * cv + (cv * c + c) + (c * c + c) + vocab * c + (p + text) * c
-    return vision + merge + layers * block_params(c, ffn) + 2 * c + c * vocab
 
 
 def mmdit_forward_flops(layers, dim, heads, ffn, vocab, text, image, channels, patch):
@@ -344,17 +269,6 @@ def mmdit_forward_flops(layers, dim, heads, ffn, vocab, text, image, channels, p
             + (8 * C * C + 2 * T * C * C + P * (4 * C * C + 2 * C * F_))
             + 2 * C * C + P * C * Q)
     attention = (L - 1) * 4 * S * S * C + 4 * P * S * C
-    return 2.0 * macs + attention
-
-
-def vlm_forward_flops(vision_layers, vision_dim, vision_heads, layers, dim, heads, ffn, vocab, text, image,
-                      channels, patch):
-    C, Cv, L, Lv, T = dim, vision_dim, layers, vision_layers, text
-    P, Q, Fv = (image // patch) ** 2, channels * patch * patch, 4 * vision_dim
-    S = P + T
-    macs = (P * Q * Cv + Lv * P * (4 * Cv * Cv + 2 * Cv * Fv) + P * (Cv * C + C * C)
-            + L * S * (4 * C * C + 2 * C * ffn) + T * C * vocab)
-    attention = Lv * 4 * P * P * Cv + L * 4 * S * S * C
     return 2.0 * macs + attention
 
 
@@ -401,11 +315,11 @@ def setup_distributed(group):
     return rank, world, local
 
 
-MODELS = sorted(PRESETS) + sorted(MMDIT_PRESETS) + sorted(VLM_PRESETS)
+MODELS = sorted(PRESETS) + sorted(MMDIT_PRESETS)
 
 
 def kind_of(name):
-    return "mmdit" if name in MMDIT_PRESETS else "vlm" if name in VLM_PRESETS else "gpt"
+    return "mmdit" if name in MMDIT_PRESETS else "gpt"
 
 
 def build(args, world, local):
@@ -416,16 +330,16 @@ def build(args, world, local):
         dims = PRESETS[args.model]
         model = Gpt(**dims)
     else:
-        dims = MMDIT_PRESETS[args.model] if kind == "mmdit" else VLM_PRESETS[args.model]
-        model = Mmdit(**dims) if kind == "mmdit" else Vlm(**dims, freeze_vision=args.freeze_vision)
+        dims = MMDIT_PRESETS[args.model]
+        model = Mmdit(**dims)
         params = sum(p.numel() for p in model.parameters())
-        expected = mmdit_params(**dims) if kind == "mmdit" else vlm_params(**dims)
+        expected = mmdit_params(**dims)
         assert params == expected, f"{args.model}: {params} parameters, docs/models.md gives {expected}"
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     model.checkpoint = args.activation_checkpointing
     model = model.cuda()
     # FSDP2 shards per transformer block, as the worker's ZeRO-3 gathers per unit.
-    units = list(model.blocks) + (list(model.vision) if kind == "vlm" else [])
+    units = list(model.blocks)
     mode = args.mode
     if mode in ("ddp", "ddp-compile"):
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -461,8 +375,6 @@ def make_batch(kind, dims, micro_batch, generator):
         return batch[:, :-1], batch[:, 1:]
     tokens = torch.randint(0, dims["vocab"], (micro_batch, dims["text"]), **cuda)
     images = torch.randn(micro_batch, dims["channels"], dims["image"], dims["image"], **cuda)
-    if kind == "vlm":
-        return images, tokens
     t = torch.sigmoid(torch.randn(micro_batch, **cuda))  # rectified flow: t = sigmoid(n), n ~ N(0, 1)
     return tokens, images, t, torch.randn(images.shape, **cuda)
 
@@ -498,13 +410,13 @@ def gpt_result_line(args, kind, dims, counts, world, local, step_s, times, losse
 
 
 def result_line(args, kind, dims, counts, world, local, step_s, times, losses, peak):
-    """mmdit and vlm: tokens/s as Parallax counts them (mmdit T + P, vlm T per sample), text and image
-    tokens/s apart, MFU from 3 x docs/models.md's forward FLOPs per sample."""
+    """mmdit: tokens/s as Parallax counts them (T + P per sample), text and image tokens/s apart, MFU
+    from 3 x docs/models.md's forward FLOPs per sample."""
     text, image = dims["text"], (dims["image"] // dims["patch"]) ** 2
     samples_per_s = world * args.micro_batch / step_s
-    counted = text + image if kind == "mmdit" else text
-    fps = 3.0 * (mmdit_forward_flops(**dims) if kind == "mmdit" else vlm_forward_flops(**dims))
-    line = {
+    counted = text + image
+    fps = 3.0 * mmdit_forward_flops(**dims)
+    return {
         "impl": "pytorch", "model": args.model, "mode": args.mode, "gpus": world,
         "micro_batch": args.micro_batch, "global_batch": world * args.micro_batch, "seq": text + image,
         "text_tokens": text, "image_tokens": image, "steps": args.steps, "warmup": args.warmup,
@@ -517,13 +429,9 @@ def result_line(args, kind, dims, counts, world, local, step_s, times, losses, p
         "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
         "params": counts["params"], "trainable_params": counts["trainable_params"],
         "flops_per_sample": fps, "flops_per_token": fps / counted,
+        "activation_checkpointing": args.activation_checkpointing,
+        "torch": torch.__version__, "device": torch.cuda.get_device_name(local), "tag": args.tag,
     }
-    if kind == "vlm":
-        line["freeze_vision"] = args.freeze_vision
-    if kind != "gpt":
-        line["activation_checkpointing"] = args.activation_checkpointing
-    line.update({"torch": torch.__version__, "device": torch.cuda.get_device_name(local), "tag": args.tag})
-    return line
 
 
 def main():
@@ -534,9 +442,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps first (compilation, allocator)")
     parser.add_argument("--micro-batch", type=int, default=None, help="sequences (samples) per GPU per step "
                         "(default 8 for 1.3b and the long-sequence presets, 16 for the others)")
-    parser.add_argument("--freeze-vision", action="store_true", help="vlm: freeze the patch embedding and the "
-                        "vision blocks and run them under no_grad (model.freeze_vision)")
-    parser.add_argument("--activation-checkpointing", action="store_true", help="mmdit, vlm: recompute each "
+    parser.add_argument("--activation-checkpointing", action="store_true", help="mmdit: recompute each "
                         "block in backward (torch.utils.checkpoint, non-reentrant), as "
                         "train.activation_checkpointing does per unit")
     parser.add_argument("--lr", type=float, default=3e-4)
@@ -553,10 +459,8 @@ def main():
     kind = kind_of(args.model)
     if args.micro_batch is None:
         args.micro_batch = 8 if args.model == "1.3b" or args.model in LONG_SEQUENCE else 16
-    if args.freeze_vision and kind != "vlm":
-        parser.error("--freeze-vision applies to the vlm models only")
     if args.activation_checkpointing and kind == "gpt":
-        parser.error("--activation-checkpointing applies to the mmdit and vlm models only")
+        parser.error("--activation-checkpointing applies to the mmdit models only")
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
 

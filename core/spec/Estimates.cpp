@@ -25,8 +25,8 @@ namespace parallax {
 //
 // Tensor parallelism splits q, k, v, fc1 (weight and bias), proj and fc2 (weight), the token
 // embedding and the output head (vocabulary); norms, positions, the biases of proj/fc2 and
-// everything outside the transformer blocks of mmdit/vlm (modulation, timestep MLP, patch
-// embeddings, projector) are replicated.
+// everything outside the transformer blocks of mmdit (modulation, timestep MLP, patch embedding)
+// are replicated.
 //
 // Activations saved for backward per sample, in elements (e = 4 bytes fp32, 2 bf16), counted
 // the way Korthikanti et al. ("Reducing Activation Recomputation in Large Transformer Models")

@@ -44,9 +44,9 @@ double trainingFlopsPerSample(const ModelDims& dims, const FinetuneSpec& finetun
 double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, int64_t virtualStages = 1);
 
 // Transformer blocks a pipeline divides among its stages: model.layers, plus model.vision_layers
-// for vlm (vision blocks first, then the language model's). Every other unit rides along: the
-// embedding (vlm: VisionEmbed) with the first block, vlm's Merge with the first language block,
-// the Head with the last block.
+// for qwen2_5_vl (vision blocks first, then the language model's). Every other unit rides along:
+// the embedding with the first block, qwen2_5_vl's merger with the first language block, the head
+// with the last block.
 int64_t pipelineBlocks(const ModelDims& dims);
 // The first unit of each pipeline piece (plus the unit count at the end), in model order:
 // parallel.stage_layers when given, else the contiguous split that minimizes the most expensive

@@ -42,7 +42,7 @@ public:
         const ModelKindInfo* kind = modelKindInfo(s.model.kind);
         if (!kind) return std::move(m_out.list);
         if (!publishedModel(*kind)) {
-            ignoredEverywhere(*kind);
+            ignoredEverywhere();
             return std::move(m_out.list);
         }
         if (!kind->vision_tower)
@@ -87,13 +87,12 @@ private:
         return false;
     }
 
-    void ignoredEverywhere(const ModelKindInfo& kind) {
-        const std::string hint = kind.vision_tower ? " (model.freeze_vision freezes its vision tower)" : "";
+    void ignoredEverywhere() {
         RunSpec mine = s;
         for (const SpecField& field : specFields(mine))
             if (std::string(field.section) == "finetune" && changed(field.path()))
                 warn(field.path(), field.path() + " is used only by model.kind = " + modelKindNames(publishedModel) +
-                                       "; it is ignored here" + hint,
+                                       "; it is ignored here",
                      {"model.kind"});
     }
 

@@ -48,7 +48,7 @@ std::optional<ModelDims> resolved(const ModelSpec& model) {
     }
 }
 
-// Whether the spec's model reads the dimension (gpt has no image side, only vlm a vision tower).
+// Whether the spec's model reads the dimension (gpt has no image side, only qwen2_5_vl a vision tower).
 bool dimensionUsed(const RunSpec& spec, const std::string& path) {
     const FieldInfo* info = specFieldInfo(path);
     return info && fieldRelevant(*info, spec);

@@ -23,7 +23,7 @@ int64_t ModelDims::visionPatches() const {
 }
 
 int64_t ModelDims::sequenceLength() const {
-    // mmdit: joint text+image attention; vlm: image tokens then text
+    // mmdit: joint text+image attention
     return modelKindInfo(kind).images ? saturatingAdd(seq_len, imageTokens()) : seq_len;
 }
 
@@ -95,7 +95,6 @@ ModelDims fromFolder(const ModelSpec& spec) {
         d.image_size = spec.image_size.value_or(published.image_size);
     }
     d.image_pixels = DataSpec().max_pixels;
-    d.freeze_vision = spec.freeze_vision;
     return d;
 }
 
@@ -145,10 +144,7 @@ ModelDims resolveModel(const ModelSpec& spec) {
         apply(d.kv_heads, spec.kv_heads);
         apply(d.vision_ffn, spec.vision_ffn);
         d.image_pixels = DataSpec().max_pixels;
-    } else if (info.vision_tower) {
-        d.vision_ffn = saturatingMul(4, d.vision_dim);
     }
-    d.freeze_vision = spec.freeze_vision;
     return d;
 }
 

@@ -15,20 +15,19 @@ namespace parallax {
 // parameter and FLOP estimates (Estimates.h) and the trainer's models follow that page exactly.
 struct ModelDims {
     ModelKind kind = ModelKind::Gpt;
-    int64_t layers = 0;        // transformer blocks (the language model's for vlm)
+    int64_t layers = 0;        // transformer blocks (the language model's for qwen2_5_vl)
     int64_t dim = 0;
     int64_t heads = 0;
     int64_t ffn = 0;
     int64_t vocab = 0;
-    int64_t seq_len = 0;       // gpt: context length; mmdit/vlm: text tokens per sample
-    int64_t image_size = 0;    // mmdit/vlm: square images of image_size x image_size
+    int64_t seq_len = 0;       // gpt: context length; mmdit: caption tokens per sample
+    int64_t image_size = 0;    // mmdit: square images of image_size x image_size
     int64_t channels = 0;
     int64_t patch = 0;
-    int64_t vision_layers = 0; // vlm
+    int64_t vision_layers = 0; // qwen2_5_vl's tower
     int64_t vision_dim = 0;
     int64_t vision_heads = 0;
-    int64_t vision_ffn = 0;    // vlm: 4 * vision_dim; qwen2_5_vl: the config's intermediate_size
-    bool freeze_vision = false;
+    int64_t vision_ffn = 0;    // the config's intermediate_size
 
     // Published architectures (qwen2, qwen2_5_vl), as their config.json names them.
     int64_t kv_heads = 0;           // num_key_value_heads (grouped-query attention)
@@ -61,7 +60,7 @@ struct ModelDims {
     int64_t visualTokens() const;
     // Positions one sample occupies in the (joint) sequence of the main transformer.
     int64_t sequenceLength() const;
-    // Tokens counted for throughput: gpt/vlm the trained text positions, mmdit image+text tokens.
+    // Tokens counted for throughput: gpt the trained text positions, mmdit image+text tokens.
     int64_t tokensPerSample() const;
 };
 
@@ -80,8 +79,8 @@ ModelDims resolveModel(const ModelSpec& spec);
 // estimates assume (data.max_pixels, the most an image takes).
 ModelDims resolveModel(const RunSpec& spec);
 
-// The dimensions a model of this kind uses, by field ("model.layers", ...; image fields for mmdit
-// and vlm, vision fields for vlm), in file order.
+// The dimensions a model of this kind uses, by field ("model.layers", ...; image fields for mmdit,
+// vision fields for qwen2_5_vl), in file order.
 std::vector<std::pair<const char*, int64_t>> modelDimensionFields(const ModelDims& dims);
 
 } // namespace parallax

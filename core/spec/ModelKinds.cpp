@@ -51,15 +51,6 @@ ModelDims mmdit(int64_t layers, int64_t dim, int64_t heads, int64_t ffn, int64_t
     return d;
 }
 
-ModelDims vlm(int64_t vlayers, int64_t vdim, int64_t vheads, int64_t layers, int64_t dim, int64_t heads,
-              int64_t ffn, int64_t vocab, int64_t text, int64_t image, int64_t channels, int64_t patch) {
-    ModelDims d = mmdit(layers, dim, heads, ffn, text, image, channels, patch);
-    d.kind = ModelKind::Vlm;
-    d.vocab = vocab;
-    d.vision_layers = vlayers; d.vision_dim = vdim; d.vision_heads = vheads; d.vision_ffn = 4 * vdim;
-    return d;
-}
-
 // ---- units (docs/models.md) -----------------------------------------------------------------
 
 // Pre-norm block of docs/models.md over S tokens.
@@ -155,37 +146,6 @@ std::vector<UnitEstimate> mmditUnits(const ModelDims& d) {
     return units;
 }
 
-std::vector<UnitEstimate> vlmUnits(const ModelDims& d) {
-    const int64_t C = d.dim, T = d.seq_len, P = d.imageTokens();
-    const int64_t Cv = d.vision_dim, Fv = d.vision_ffn, Hv = d.vision_heads;
-    const Count c = C, v = d.vocab, t = T, p = P, q = d.patchValues(), cv = Cv, s = p + t;
-    const double Cd = double(C), Pd = double(P), Qd = double(d.patchValues()), Cvd = double(Cv);
-    std::vector<UnitEstimate> units;
-    UnitEstimate visionEmbed;
-    visionEmbed.frozen = d.freeze_vision;
-    visionEmbed.replicated = ((q * cv + cv) + p * cv).get();
-    visionEmbed.actReplicated = Pd * Qd;
-    visionEmbed.input = Pd * Qd;
-    visionEmbed.flops = 2.0 * Pd * Qd * Cvd;
-    units.push_back(visionEmbed);
-    for (int64_t i = 0; i < d.vision_layers; ++i) {
-        UnitEstimate b = transformerBlock(Cv, Fv, Hv, P);
-        b.frozen = d.freeze_vision;
-        units.push_back(b);
-    }
-    UnitEstimate merge;
-    merge.replicated = (2 * cv + (cv * c + c) + (c * c + c) + s * c).get(); // LayerNorm, projector, positions
-    merge.split = (v * c).get();                                            // text embedding
-    merge.actReplicated = 2.0 * Pd * Cvd + 2.0 * Pd * Cd;
-    merge.input = Pd * Cvd;
-    merge.flops = 2.0 * Pd * (Cvd * Cd + Cd * Cd);
-    units.push_back(merge);
-    for (int64_t i = 0; i < d.layers; ++i) units.push_back(transformerBlock(C, d.ffn, d.heads, s.get()));
-    // The head reads the whole sequence and predicts from its T text positions.
-    units.push_back(lmHead(d, Pd + double(T)));
-    return units;
-}
-
 // Byte-level text (vocab 256) for the small presets so that captions and text files need no
 // tokenizer; the large presets use a GPT-2 sized vocabulary padded to a multiple of 128. Built on
 // first use: specs held in static variables elsewhere read the kinds' names while they initialize.
@@ -206,14 +166,6 @@ const std::vector<ModelKindInfo>& kinds() {
       // base at a 1024 x 1024 image's latent (16 channels at 1/8 the size): 4096 image tokens.
       {"base-1024px", mmdit(12, 768, 12, 3072, 64, 128, 16, 2)}},
      mmditUnits},
-    {ModelKind::Vlm, "vlm", "vision-language model", true, true, false, Objective::CaptionNextToken,
-     {{"tiny", vlm(2, 64, 4, 2, 64, 4, 256, 256, 32, 28, 1, 4)},
-      {"small", vlm(4, 192, 6, 6, 256, 8, 1024, 256, 48, 28, 1, 4)},
-      {"base", vlm(12, 768, 12, 12, 768, 12, 3072, 50304, 256, 224, 3, 14)},
-      {"1b", vlm(24, 1024, 16, 24, 2048, 16, 8192, 50304, 256, 224, 3, 14)},
-      // base at 448 x 448: 1024 image tokens.
-      {"base-448px", vlm(12, 768, 12, 12, 768, 12, 3072, 50304, 256, 448, 3, 14)}},
-     vlmUnits},
     {ModelKind::Qwen2_5_Vl, "qwen2_5_vl", "Qwen2.5-VL (vision tower, merger, Qwen2.5 language model)",
      /*images=*/false, /*vision_tower=*/true, /*counts_image_tokens=*/false, Objective::Conversation,
      qwen25VlPresets(), qwen25VlUnits, /*conversations=*/true, {"qwen2_5_vl"},

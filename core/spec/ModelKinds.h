@@ -14,7 +14,6 @@ namespace parallax {
 enum class Objective {
     NextToken,         // a text sequence; the loss predicts each next token (gpt)
     Flow,              // an image with its caption, noise and a timestep; rectified flow's velocity (mmdit)
-    CaptionNextToken,  // an image with its caption; the next caption token after the image (vlm)
     Conversation,      // a chat with its images; the next token of each assistant turn (qwen2_5_vl)
     LatentFlow,        // VAE latents with the prompt's encoder states, noise and a shifted timestep; flow
                        // matching's velocity noise - latents (qwen_image)
@@ -58,7 +57,7 @@ struct ModelKindInfo {
     const char* name;         // as a spec writes it
     const char* description;  // what it is, for the New run form's list
     bool images;              // reads images with captions (model.image_size, channels, patch)
-    bool vision_tower;        // has a vision tower (model.vision_*, freeze_vision)
+    bool vision_tower;        // has a vision tower (model.vision_*, finetune.freeze_vision)
     bool counts_image_tokens; // throughput counts image tokens besides text tokens
     Objective objective;
     std::vector<ModelPreset> presets; // smallest first
@@ -102,17 +101,13 @@ inline bool readsLatents(const ModelKindInfo& k) { return k.latents; }
 inline bool hasVocabulary(const ModelKindInfo& k) { return !k.latents; }
 // Grouped-query attention (model.kv_heads): the published language models.
 inline bool groupedQueryAttention(const ModelKindInfo& k) { return publishedModel(k) && !k.latents; }
-// Tensor parallelism splits the vision tower of the look-alike vlm; a published model's tower is
-// replicated (its tensors say so), so its heads and MLP need not divide by parallel.tp.
-inline bool splitsVisionTower(const ModelKindInfo& k) { return k.vision_tower && !publishedModel(k); }
-
 // finetune.lora_targets for a spec of `kind` that names none: the kind's own, else FinetuneSpec's.
 std::vector<std::string> defaultLoraTargets(const Choice<ModelKind>& kind);
 
 // The kind a config.json's model_type stands for; nullptr for a type no kind reads.
 const ModelKindInfo* modelKindOfType(const std::string& modelType);
 
-// The names of the kinds for which `has` holds, quoted and joined with "or": "\"mmdit\" or \"vlm\"".
+// The names of the kinds for which `has` holds, quoted and joined with "or": "\"gpt\" or \"qwen2\"".
 std::string modelKindNames(bool (*has)(const ModelKindInfo&));
 
 } // namespace parallax

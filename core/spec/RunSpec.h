@@ -25,18 +25,17 @@ struct ModelSpec {
     std::optional<int64_t> kv_heads;  // grouped-query attention (qwen kinds)
     std::optional<int64_t> ffn;
     std::optional<int64_t> vocab;
-    std::optional<int64_t> seq_len;   // gpt: context; mmdit/vlm: caption (text) tokens
-    // mmdit / vlm image side
+    std::optional<int64_t> seq_len;   // gpt: context; mmdit: caption (text) tokens
+    // mmdit's image side
     std::optional<int64_t> image_size;
     std::optional<int64_t> channels;
     std::optional<int64_t> patch;
-    // vlm vision tower
+    // qwen2_5_vl's vision tower
     std::optional<int64_t> vision_layers;
     std::optional<int64_t> vision_dim;
     std::optional<int64_t> vision_heads;
-    std::optional<int64_t> vision_ffn; // qwen2_5_vl: the tower's MLP width (vlm: 4 x vision_dim)
+    std::optional<int64_t> vision_ffn; // the tower's MLP width
     std::optional<int64_t> text_dim;   // qwen_image: the width of the text encoder's states
-    bool freeze_vision = false;        // vlm; published kinds freeze parts in [finetune]
 };
 
 struct DataSpec {

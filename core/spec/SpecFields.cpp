@@ -77,8 +77,6 @@ bool published(const RunSpec& s) {
     const ModelKindInfo* kind = modelKindInfo(s.model.kind);
     return kind != nullptr && publishedModel(*kind);
 }
-bool publishedTower(const RunSpec& s) { return published(s) && visionTower(s); }
-bool lookAlikeTower(const RunSpec& s) { return visionTower(s) && !published(s); }
 bool latentModel(const RunSpec& s) {
     const ModelKindInfo* kind = modelKindInfo(s.model.kind);
     return kind != nullptr && readsLatents(*kind);
@@ -89,7 +87,7 @@ bool groupedQuery(const RunSpec& s) {
     return kind != nullptr && groupedQueryAttention(*kind);
 }
 bool lora(const RunSpec& s) { return published(s) && s.finetune.mode == FinetuneMode::Lora; }
-bool conversationImages(const RunSpec& s) { return publishedTower(s) && s.data.kind == DataKind::Conversations; }
+bool conversationImages(const RunSpec& s) { return visionTower(s) && s.data.kind == DataKind::Conversations; }
 bool conversations(const RunSpec& s) { return s.data.kind == DataKind::Conversations; }
 
 // A closed choice's values with their labels (Choice.cpp).
@@ -165,7 +163,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
              .when(groupedQuery)},
         {"model", "ffn", &m.ffn, dimension("FFN width", "Hidden width of each feed-forward block")},
         {"model", "vocab", &m.vocab, dimension("Vocabulary", "Tokens the embedding and the output know").when(tokenModel)},
-        {"model", "seq_len", &m.seq_len, dimension("Sequence length", "gpt: context; mmdit and vlm: caption tokens")},
+        {"model", "seq_len", &m.seq_len, dimension("Sequence length", "gpt: context; mmdit: caption tokens")},
         {"model", "image_size", &m.image_size, dimension("Image size", "Side of the (latent) image in pixels").when(imageModel)},
         {"model", "channels", &m.channels, dimension("Channels", "Channels of the (latent) image").when(imageModel)},
         {"model", "patch", &m.patch, dimension("Patch", "Side of one image token in pixels").when(imageModel)},
@@ -173,11 +171,9 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"model", "vision_dim", &m.vision_dim, dimension("Vision width", "Hidden width of the vision tower").when(visionTower)},
         {"model", "vision_heads", &m.vision_heads, dimension("Vision heads", "Attention heads of the vision tower").when(visionTower)},
         {"model", "vision_ffn", &m.vision_ffn,
-         dimension("Vision MLP width", "Hidden width of the vision tower's SwiGLU").when(publishedTower)},
+         dimension("Vision MLP width", "Hidden width of the vision tower's SwiGLU").when(visionTower)},
         {"model", "text_dim", &m.text_dim,
          dimension("Prompt width", "Width of the text encoder's states the transformer reads").when(latentModel)},
-        {"model", "freeze_vision", &m.freeze_vision,
-         offered("Freeze vision tower", "Train only the projector and the language model").when(lookAlikeTower)},
 
         {"finetune", "mode", &f.mode,
          offered("Fine-tuning", "full: every weight of the parts not frozen trains; lora: only LoRA adapters (and the "
@@ -187,11 +183,11 @@ std::vector<SpecField> specFields(RunSpec& s) {
         {"finetune", "freeze_vision", &f.freeze_vision,
          offered("Freeze vision tower", "The patch embedding and the vision blocks hold no gradient (lora: and get no "
                                         "adapters)")
-             .when(publishedTower)},
+             .when(visionTower)},
         {"finetune", "freeze_merger", &f.freeze_merger,
          offered("Freeze merger", "The merger, which projects image features into the language model, holds no "
                                   "gradient (lora: and gets no adapters)")
-             .when(publishedTower)},
+             .when(visionTower)},
         {"finetune", "freeze_llm", &f.freeze_llm,
          offered("Freeze language model", "The embedding, decoder layers and head hold no gradient (lora: and get no "
                                           "adapters)")
@@ -225,7 +221,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
          offered("Max pixels per image", "Larger images are resized down (aspect kept, sides multiples of 28); 784 "
                                          "pixels make one visual token: the first lever against running out of memory")
              .withRange(784, int64_t(1) << 30)
-             .when(publishedTower)},
+             .when(visionTower)},
         {"data", "min_pixels", &d.min_pixels,
          offered("Min pixels per image", "Smaller images are resized up to at least this many pixels")
              .withRange(1, int64_t(1) << 30)

@@ -168,7 +168,7 @@ private:
         if (!usable) return;
         if (publishedModel(kind)) m_out.add(publishedModelIssues(s, d));
         checkModelDivisibility(kind);
-        checkModelAgainstTp(kind);
+        checkModelAgainstTp();
     }
 
     // The model's dimensions (d); false, with the issue, when the kind, preset or folder gives none.
@@ -198,27 +198,26 @@ private:
     void warnIgnoredModelFields(const ModelKindInfo& kind) {
         const ModelSpec& m = s.model;
         const bool image = kind.images;
-        const bool vlm = kind.vision_tower;
+        const bool tower = kind.vision_tower;
 
         if (!image) {
             for (const auto& [field, value] : {std::pair{"model.image_size", m.image_size}, {"model.channels", m.channels},
                                                {"model.patch", m.patch}})
                 if (value)
                     warn(field, std::string(field) + " is ignored for model.kind = " + inQuotes(d.kind) +
-                                    (vlm ? " (its images keep their own size, within data.min_pixels and "
-                                           "data.max_pixels)"
-                                         : " (it reads no images)"),
+                                    (tower ? " (its images keep their own size, within data.min_pixels and "
+                                             "data.max_pixels)"
+                                           : " (it reads no images)"),
                          {"model.kind"});
         }
-        const bool published = publishedModel(kind);
         for (const auto& [field, value, used] : {std::tuple{"model.kv_heads", m.kv_heads, groupedQueryAttention(kind)},
-                                                 std::tuple{"model.vision_ffn", m.vision_ffn, published && vlm}})
+                                                 std::tuple{"model.vision_ffn", m.vision_ffn, tower}})
             if (value && !used)
                 warn(field, std::string(field) + " is used only by model.kind = " +
                                 modelKindNames(std::string(field) == "model.kv_heads" ? groupedQueryAttention : readsConversations) +
                                 "; it is ignored here",
                      {"model.kind"});
-        if (!vlm) {
+        if (!tower) {
             for (const auto& [field, value] :
                  {std::pair{"model.vision_layers", m.vision_layers}, {"model.vision_dim", m.vision_dim},
                   {"model.vision_heads", m.vision_heads}})
@@ -227,22 +226,17 @@ private:
                                     "; it is ignored here",
                          {"model.kind"});
         }
-        if (m.freeze_vision && !splitsVisionTower(kind))
-            warn("model.freeze_vision", "model.freeze_vision is used only by model.kind = " +
-                                            modelKindNames(splitsVisionTower) + "; it is ignored here" +
-                                            (published ? " (set finetune.freeze_vision instead)" : ""),
-                 {"model.kind"});
     }
 
     // Heads, vision heads and patches that must divide their widths.
     void checkModelDivisibility(const ModelKindInfo& kind) {
         const bool image = kind.images;
-        const bool vlm = kind.vision_tower;
+        const bool tower = kind.vision_tower;
         if (d.dim % d.heads != 0)
             error("model.heads", "model.dim = " + num(d.dim) + " is not divisible by model.heads = " + num(d.heads) +
                                      "; use heads among " + divisorList(d.dim) + " (each head is dim / heads wide)",
                   withModel({"model.dim"}));
-        if (vlm && d.vision_dim % d.vision_heads != 0)
+        if (tower && d.vision_dim % d.vision_heads != 0)
             error("model.vision_heads", "model.vision_dim = " + num(d.vision_dim) +
                                             " is not divisible by model.vision_heads = " + num(d.vision_heads) +
                                             "; use vision_heads among " + divisorList(d.vision_dim),
@@ -253,24 +247,19 @@ private:
                   withModel({"model.image_size"}));
     }
 
-    // Tensor parallelism splits heads, the FFN width and the vocabulary (and a look-alike tower's
-    // heads): a tp that divides all.
-    void checkModelAgainstTp(const ModelKindInfo& kind) {
-        const bool splitTower = splitsVisionTower(kind);
+    // Tensor parallelism splits heads, the FFN width and the vocabulary: a tp that divides all. (A
+    // vision tower is replicated: its tensors say so.)
+    void checkModelAgainstTp() {
         const int64_t tp = s.parallel.tp;
         // An unusable tp is reported by checkParallel; the model is checked against usable ones.
         if (tp > 1 && countProblem("parallel.tp", tp, 1).empty()) {
-            int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
-            if (splitTower) common = std::gcd(common, d.vision_heads);
+            const int64_t common = std::gcd(std::gcd(d.heads, d.ffn), d.vocab);
             // Each of these issues names the tp that would divide them all.
-            std::vector<std::string> tpFields = withModel({"parallel.tp", "model.heads", "model.ffn", "model.vocab"});
-            if (splitTower) tpFields.push_back("model.vision_heads");
-            const std::string choices =
-                common > 1 ? "; choose parallel.tp among " + divisorList(common)
-                           : std::string(splitTower ? "; no parallel.tp above 1 divides model.heads, model.ffn, model.vocab and "
-                                               "model.vision_heads together: use parallel.tp = 1"
-                                             : "; no parallel.tp above 1 divides model.heads, model.ffn and model.vocab "
-                                               "together: use parallel.tp = 1");
+            const std::vector<std::string> tpFields =
+                withModel({"parallel.tp", "model.heads", "model.ffn", "model.vocab"});
+            const std::string choices = common > 1 ? "; choose parallel.tp among " + divisorList(common)
+                                                   : "; no parallel.tp above 1 divides model.heads, model.ffn and "
+                                                     "model.vocab together: use parallel.tp = 1";
             if (d.heads % tp != 0)
                 error("model.heads", "model.heads = " + num(d.heads) + " is not divisible by parallel.tp = " + num(tp) +
                                          choices,
@@ -284,10 +273,6 @@ private:
                                          choices + ", or pad it: model.vocab = " +
                                          num((d.vocab / tp + 1) * tp), // both within their limits: no overflow
                       tpFields);
-            if (splitTower && d.vision_heads % tp != 0)
-                error("model.vision_heads", "model.vision_heads = " + num(d.vision_heads) +
-                                                " is not divisible by parallel.tp = " + num(tp) + choices,
-                  tpFields);
         }
     }
 

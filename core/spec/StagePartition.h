@@ -7,7 +7,7 @@
 namespace parallax {
 
 // How a model's units are cut into pipeline pieces. Pieces are contiguous and each holds at least
-// one transformer block; the other units ride with a block: an embedding (or vlm's merge) with the
+// one transformer block; the other units ride with a block: an embedding (or a vision merger) with the
 // block after it, the head with the block before it.
 struct UnitInfo {
     bool block = false;

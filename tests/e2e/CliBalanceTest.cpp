@@ -3,10 +3,10 @@
 // measured pipeline spans against the split by FLOPs.
 //
 // On this machine's CPUs the split by FLOPs of these small models is already the fastest in time
-// (vlm small at pp = 2: [6, 4] blocks either way; mmdit small with 8 blocks at pp = 4: [2, 2, 2, 2]),
-// so the pipeline is made uneven the way a slower or shared device makes it: for vlm, each rank bound
-// to a core of its own and a busy process sharing the second stage's core; for mmdit, one stage's
-// rank stopped half of the time.
+// (gpt small with 10 blocks at pp = 2; mmdit small with 8 blocks at pp = 4: [2, 2, 2, 2]), so the
+// pipeline is made uneven the way a slower or shared device makes it: for gpt, each rank bound to a
+// core of its own and a busy process sharing the second stage's core; for mmdit, one stage's rank
+// stopped half of the time.
 
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
@@ -34,9 +34,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// vlm small on two pipeline stages, each rank on a core of its own.
-std::string vlmToml(const std::string& name) {
-    return "name = \"" + name + "\"\n[model]\nkind = \"vlm\"\npreset = \"small\"\n" +
+// gpt small with 10 blocks on two pipeline stages, each rank on a core of its own.
+std::string gptToml(const std::string& name) {
+    return "name = \"" + name + "\"\n[model]\nkind = \"gpt\"\npreset = \"small\"\nlayers = 10\n" +
            "[train]\nsteps = 5\nwarmup = 0\nglobal_batch = 4\nmicro_batch = 1\n[parallel]\npp = 2\n" +
            "[launch]\nthreads_per_rank = 1\nbind = \"core\"\n[telemetry]\nspan_every = 1\n";
 }
@@ -149,9 +149,9 @@ TEST(CliBalance, StagesByMeasuredTimeTakeBlocksOffASharedCore) {
     if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two cores: one rank on each";
     TempDir tmp;
     const BusyCore busy(1); // the core of the second stage's rank
-    const Comparison c = balanceSpec(tmp.path(), vlmToml, 2);
+    const Comparison c = balanceSpec(tmp.path(), gptToml, 2);
     ASSERT_EQ(c.rows.size(), 2u);
-    std::printf("vlm small pp=2, the second stage's core shared: blocks %s by FLOPs, %s balanced\n",
+    std::printf("gpt small (10 blocks) pp=2, the second stage's core shared: blocks %s by FLOPs, %s balanced\n",
                 blocksText(c.rows, false).c_str(), blocksText(c.rows, true).c_str());
     EXPECT_NE(c.rows[0].blocks, c.rows[0].blocksBefore) << "the slow stage gives up blocks";
 }
@@ -183,7 +183,7 @@ TEST(CliBalance, ARunSplitByProfileProbesFirstAndKeepsTheSplitAndTheTimes) {
     TempDir tmp;
     const std::string store = tmp.path() + "/parallax.db";
     const std::string spec = tmp.path() + "/profile.toml";
-    std::ofstream(spec) << vlmToml("profiled");
+    std::ofstream(spec) << gptToml("profiled");
     {
         RunSpec s = readSpecFile(spec);
         s.parallel.stage_split = StageSplit::Profile;

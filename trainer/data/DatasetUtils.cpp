@@ -54,11 +54,10 @@ std::string captionFor(const std::string& className, int64_t index, int64_t maxL
     return className;
 }
 
-void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens, int64_t* labels) {
+void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens) {
     for (int64_t i = 0; i < seqLen; ++i) {
         const bool inText = i < static_cast<int64_t>(text.size());
         tokens[i] = inText ? static_cast<unsigned char>(text[static_cast<size_t>(i)]) : 0;
-        labels[i] = inText ? tokens[i] : -1;
     }
 }
 
@@ -99,13 +98,9 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
     for (const ImageSample& s : samples) images.push_back(s.image);
     batch.images = torch::stack(images); // (B, ch, S, S)
     batch.tokens = torch::empty({b, t}, torch::kInt64);
-    torch::Tensor labels = torch::empty({b, t}, torch::kInt64);
     for (int64_t i = 0; i < b; ++i)
-        encodeCaption(samples[static_cast<size_t>(i)].caption, t, batch.tokens[i].data_ptr<int64_t>(),
-                      labels[i].data_ptr<int64_t>());
-    const Objective objective = modelKindInfo(dims.kind).objective;
-    if (objective == Objective::CaptionNextToken) batch.labels = labels;
-    if (objective == Objective::Flow) {
+        encodeCaption(samples[static_cast<size_t>(i)].caption, t, batch.tokens[i].data_ptr<int64_t>());
+    if (modelKindInfo(dims.kind).objective == Objective::Flow) {
         batch.timesteps = torch::empty({b}, torch::kFloat32);
         batch.noise = torch::empty(batch.images.sizes(), torch::kFloat32);
         for (int64_t i = 0; i < b; ++i) {
@@ -130,7 +125,6 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch) {
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
     case Objective::Flow:
     case Objective::LatentFlow: return batch.images.numel();
-    case Objective::CaptionNextToken: return batch.labels.ge(0).sum().item<int64_t>();
     case Objective::Conversation:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
     }

@@ -20,9 +20,8 @@ uint64_t hashValues(std::initializer_list<uint64_t> values);
 // from the picked one on, whose caption has at most maxLength bytes (else the bare class name).
 std::string captionFor(const std::string& className, int64_t index, int64_t maxLength);
 
-// Bytes of `text` as tokens of a (T) row padded with 0; the matching labels row holds the tokens and
-// -1 on padding. Longer text is cut at T.
-void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens, int64_t* labels);
+// Bytes of `text` as tokens of a (T) row padded with 0. Longer text is cut at T.
+void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens);
 // The text of a row of caption tokens, up to the first pad.
 std::string decodeCaption(const torch::Tensor& tokensRow);
 
@@ -36,9 +35,8 @@ struct ImageSample {
     std::string caption;
 };
 
-// A batch for mmdit or vlm: images (B, ch, S, S), caption tokens (B, T); vlm labels; mmdit
-// timesteps t = sigmoid(n) and noise e, drawn per sample from a generator seeded by
-// hash(seed, step, sample index).
+// A batch for mmdit: images (B, ch, S, S), caption tokens (B, T), timesteps t = sigmoid(n) and
+// noise e, drawn per sample from a generator seeded by hash(seed, step, sample index).
 Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
                  uint64_t seed, const ModelDims& dims);
 
@@ -54,7 +52,7 @@ int64_t filledPositions(const ModelDims& dims, const Batch& batch);
 // throughput counts filledPositions rather than ModelDims::tokensPerSample().
 bool countsFilledPositions(const ModelDims& dims);
 
-// Throws DataError unless the model takes images (mmdit, vlm).
+// Throws DataError unless the model takes images (mmdit).
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError unless the model reads text (data.kind = "text" trains a language model).
 void requireTextModel(const ModelDims& dims);

@@ -6,7 +6,7 @@ namespace parallax {
 
 // Generated samples with structure a model can learn, derived from (seed, index) alone.
 // gpt: sequences x[i+1] = (a x[i] + b) mod V with a per-sample multiplier a in {1, 3, 5, 7}, offset
-// b in 1..16 and start x[0]. mmdit/vlm: images of one of ten shapes (blobs and bars at
+// b in 1..16 and start x[0]. mmdit: images of one of ten shapes (blobs and bars at
 // class-given places, jittered, with pixel noise) captioned with the shape's name. qwen_image:
 // the same shapes as latents, with prompt states drawn per class (and a little per sample).
 class SyntheticDataset : public Dataset {

@@ -120,8 +120,8 @@ void addAdapters(Model& model, const FinetuneSpec& f, uint64_t seed, AppliedFine
     }
     if (out.adapted.empty())
         throw std::invalid_argument("finetune.lora_targets = " + quotedList(f.lora_targets) +
-                                    " name only Linears of frozen parts: nothing would train; set model.freeze_vision "
-                                    "or the [finetune] freeze switch of their part to false");
+                                    " name only Linears of frozen parts: nothing would train; set the [finetune] "
+                                    "freeze switch of their part to false");
 }
 
 } // namespace
@@ -129,7 +129,7 @@ void addAdapters(Model& model, const FinetuneSpec& f, uint64_t seed, AppliedFine
 FinetuneSpec finetuneOf(const RunSpec& spec, const ModelDims& dims) {
     FinetuneSpec f = spec.finetune;
     if (!publishedModel(modelKindInfo(dims.kind))) {
-        f.freeze_vision = dims.freeze_vision;
+        f.freeze_vision = false;
         f.freeze_merger = false;
         f.freeze_llm = false;
     }
@@ -163,8 +163,8 @@ AppliedFinetune applyFinetune(Model& model, const FinetuneSpec& f, uint64_t seed
     if (lora) addAdapters(model, f, seed, out);
     for (const auto& p : model.parameters()) (p.requires_grad() ? out.trainable : out.frozen) += p.numel();
     if (out.trainable == 0)
-        throw std::invalid_argument("every part of the model is frozen: nothing would train; set model.freeze_vision "
-                                    "or finetune.freeze_llm to false");
+        throw std::invalid_argument("every part of the model is frozen: nothing would train; set "
+                                    "finetune.freeze_llm (or freeze_vision, freeze_merger) to false");
     return out;
 }
 

@@ -43,9 +43,8 @@ struct AppliedFinetune {
 };
 
 // The [finetune] a run of `spec` applies to its model. A published kind takes the section as written.
-// The look-alike kinds (gpt, mmdit, vlm) take its mode and LoRA fields; their parts are frozen by
-// model.freeze_vision alone (vlm's vision tower), never by [finetune]'s switches, whose defaults are
-// meant for published checkpoints.
+// The look-alike kinds (gpt, mmdit) take its mode and LoRA fields; they have no parts for
+// [finetune]'s freeze switches, whose defaults are meant for published checkpoints.
 FinetuneSpec finetuneOf(const RunSpec& spec, const ModelDims& dims);
 
 // LoRA's scale: alpha / r, or alpha / sqrt(r) with rslora.

@@ -6,22 +6,18 @@
 
 namespace parallax {
 
-LmHead::LmHead(int64_t dim, int64_t vocab, int64_t textTokens, int64_t imageTokens, Labels labels)
-    : m_vocab(vocab), m_textTokens(textTokens), m_imageTokens(imageTokens), m_labels(labels) {
+LmHead::LmHead(int64_t dim, int64_t vocab, int64_t textTokens) : m_vocab(vocab), m_textTokens(textTokens) {
     ln = register_module("ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
     out = register_module("out", std::make_shared<Linear>(dim, vocab, false, kInitStd));
 }
 
 torch::Tensor LmHead::logits(const torch::Tensor& x, int64_t textTokens) {
     // Only the positions that predict a label are projected: the vocabulary product dominates.
-    const int64_t first = m_labels == Labels::Caption ? m_imageTokens - 1 : 0;
-    return out->forward(layerNorm(*ln, x.narrow(1, first, textTokens))); // (B, T, V)
+    return out->forward(layerNorm(*ln, x.narrow(1, 0, textTokens))); // (B, T, V)
 }
 
 Activation LmHead::forward(const Activation& in, const Batch& batch) {
-    torch::Tensor labels = m_labels == Labels::Caption
-                               ? batch.labels                                          // (B, T)
-                               : batch.tokens.narrow(1, 1, batch.tokens.size(1) - 1); // (B, T)
+    torch::Tensor labels = batch.tokens.narrow(1, 1, batch.tokens.size(1) - 1); // (B, T)
     torch::Tensor l = logits(in.at(0), labels.size(1)); // (B, T, V), bf16 under mixed precision
     torch::Tensor flatLogits = l.reshape({-1, l.size(-1)}); // (B*T, V)
     torch::Tensor flatLabels = labels.reshape({-1});         // (B*T)

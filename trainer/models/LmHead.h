@@ -4,14 +4,12 @@
 
 namespace parallax {
 
-// Last unit of gpt and vlm: LayerNorm(C), Linear(C, V) without bias, summed cross-entropy.
-// gpt: positions 0..T-1 predict tokens 1..T. vlm: the input is [image; text] and positions
-// P-1..P+T-2 predict the caption tokens (labels -1 ignored). Activation in: {x (B, S, C)};
-// out: {loss_sum, loss_count} (float32 scalars).
+// Last unit of gpt: LayerNorm(C), Linear(C, V) without bias, summed cross-entropy; positions
+// 0..T-1 predict tokens 1..T. Activation in: {x (B, T, C)}; out: {loss_sum, loss_count} (float32
+// scalars).
 class LmHead : public VocabHead {
 public:
-    enum class Labels { NextToken, Caption };
-    LmHead(int64_t dim, int64_t vocab, int64_t textTokens, int64_t imageTokens, Labels labels);
+    LmHead(int64_t dim, int64_t vocab, int64_t textTokens);
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "head"; }
@@ -28,8 +26,6 @@ public:
 private:
     int64_t m_vocab;
     int64_t m_textTokens;
-    int64_t m_imageTokens;
-    Labels m_labels;
 };
 
 } // namespace parallax

@@ -10,7 +10,6 @@
 #include "trainer/models/Qwen25VlModel.h"
 #include "trainer/models/QwenImageModel.h"
 #include "trainer/models/RmsNorm.h"
-#include "trainer/models/VlmModel.h"
 
 #include <stdexcept>
 #include <type_traits>
@@ -70,7 +69,6 @@ struct Builder {
 const Builder kBuilders[] = {
     {ModelKind::Gpt, make<GptModel>},
     {ModelKind::Mmdit, make<MmditModel>},
-    {ModelKind::Vlm, make<VlmModel>},
     {ModelKind::Qwen2_5_Vl, make<Qwen25VlModel>},
     {ModelKind::Qwen2, make<Qwen2Model>},
     {ModelKind::QwenImage, make<QwenImageModel>},

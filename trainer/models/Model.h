@@ -16,9 +16,9 @@ namespace parallax {
 // One micro-batch as the data pipeline hands it to the model. Fields a kind does not use stay
 // undefined. Every random draw in it was derived from (seed, step, global sample index).
 struct Batch {
-    torch::Tensor tokens;     // gpt: (B, T+1) int64; mmdit/vlm: caption (B, T) int64
-    torch::Tensor labels;     // vlm: (B, T) int64, -1 = ignore
-    torch::Tensor images;     // mmdit/vlm: (B, channels, S, S) float, roughly zero-mean unit-variance;
+    torch::Tensor tokens;     // gpt: (B, T+1) int64; mmdit: caption (B, T) int64
+    torch::Tensor labels;     // conversations: (B, T) int64 aligned with tokens, -1 = ignore
+    torch::Tensor images;     // mmdit: (B, channels, S, S) float, roughly zero-mean unit-variance;
                               // qwen_image: the VAE's normalized latents (B, 16, H, W), H and W even
     torch::Tensor noise;      // mmdit, qwen_image: of images' shape
     torch::Tensor timesteps;  // mmdit, qwen_image (sigma): (B) in (0, 1)

@@ -6,7 +6,7 @@
 namespace parallax {
 
 // Pre-norm transformer block (docs/models.md): x + proj(attn(ln1(x))), then x + fc2(gelu(fc1(ln2(x)))).
-// Used by gpt, the vlm language model (causal) and the vlm vision tower (full attention).
+// Used by gpt (causal).
 // Activation in and out: {x (B, S, C)}. A block told to hand its residual on returns {x, branch}
 // instead of {x + branch}, and a block receiving two tensors adds them inside its first LayerNorm
 // (fused on the GPU: addLayerNorm), which saves the add's pass over the float32 residual and, in

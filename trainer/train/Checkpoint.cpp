@@ -77,7 +77,7 @@ json dimsToJson(const ModelDims& d) {
                 {"seq_len", d.seq_len},     {"image_size", d.image_size},
                 {"channels", d.channels},   {"patch", d.patch},
                 {"vision_layers", d.vision_layers}, {"vision_dim", d.vision_dim},
-                {"vision_heads", d.vision_heads},   {"freeze_vision", d.freeze_vision}};
+                {"vision_heads", d.vision_heads}};
 }
 
 ModelDims dimsFromJson(const json& j) {
@@ -99,7 +99,6 @@ ModelDims dimsFromJson(const json& j) {
     d.vision_dim = j.at("vision_dim");
     d.vision_heads = j.at("vision_heads");
     d.vision_ffn = 4 * d.vision_dim;
-    d.freeze_vision = j.at("freeze_vision");
     return d;
 }
 

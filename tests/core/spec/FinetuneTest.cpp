@@ -122,7 +122,7 @@ TEST(Finetune, ValidationNamesTheFieldAndTheFix) {
         << describe(issues);
     EXPECT_FALSE(hasErrors(issues)) << describe(issues);
     issues = issuesOf(std::string(kVl) + "freeze_vision = true\n");
-    EXPECT_TRUE(hasIssue(issues, "model.freeze_vision", "(set finetune.freeze_vision instead)", true)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "model.freeze_vision", "did you mean finetune.freeze_vision?", true)) << describe(issues);
 
     // Tied heads train too, both places of the weight saved together, over at most two stages.
     EXPECT_FALSE(hasErrors(issuesOf(kVl))) << describe(issuesOf(kVl));

@@ -64,7 +64,7 @@ TEST(SpecFieldInfo, WhetherAFieldMattersFollowsTheSpec) {
     spec.model.kind = ModelKind::Mmdit;
     EXPECT_TRUE(fieldRelevant(imageSize, spec));
     EXPECT_FALSE(fieldRelevant(visionDim, spec));
-    spec.model.kind = ModelKind::Vlm;
+    spec.model.kind = ModelKind::Qwen2_5_Vl;
     EXPECT_TRUE(fieldRelevant(visionDim, spec));
 
     EXPECT_FALSE(fieldRelevant(partition, spec));

@@ -54,7 +54,7 @@ RunSpec fullSpec() {
     RunSpec s = parseSpec(kUnknownKeys, "full.toml");
     s.name = "full-spec.v2";
     ModelSpec& m = s.model;
-    m.kind = ModelKind::Vlm;
+    m.kind = ModelKind::Qwen2_5_Vl;
     m.preset = "custom";
     m.layers = 6;
     m.dim = 384;
@@ -72,7 +72,6 @@ RunSpec fullSpec() {
     m.kv_heads = 2;
     m.vision_ffn = 320;
     m.text_dim = 96;
-    m.freeze_vision = true;
     FinetuneSpec& f = s.finetune;
     f.mode = FinetuneMode::Lora;
     f.freeze_vision = false;
@@ -292,7 +291,7 @@ TEST(SpecIO, ReadsTheDocumentedExample) {
     const RunSpec s = parseSpec(R"(name = "mmdit-fashion-dp2"
 
 [model]
-kind = "mmdit"            # gpt | mmdit | vlm
+kind = "mmdit"            # gpt | mmdit | qwen2_5_vl | qwen2 | qwen_image
 preset = "tiny"
 
 [data]

@@ -61,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"name = \"my run/1\"", "name", "use \"my-run-1\""},
         Case{"name = \".hidden\"", "name", "may hold only letters, digits"},
         // model
-        Case{"[model]\nkind = \"gtp\"", "model.kind", "is unknown; use one of gpt, mmdit, vlm, qwen2_5_vl, qwen2, qwen_image; did you mean \"gpt\"?"},
+        Case{"[model]\nkind = \"gtp\"", "model.kind", "is unknown; use one of gpt, mmdit, qwen2_5_vl, qwen2, qwen_image; did you mean \"gpt\"?"},
         Case{"[model]\npreset = \"tinyy\"", "model.preset", "did you mean \"tiny\"?"},
         Case{"[model]\ndim = 0", "model.dim", "model.dim = 0 must be at least 1"},
         Case{"[model]\nlayers = -2", "model.layers", "must be at least 1"},
@@ -70,10 +70,8 @@ INSTANTIATE_TEST_SUITE_P(
              "model.heads = 6 is not divisible by parallel.tp = 4; choose parallel.tp among 1, 2"},
         Case{"[model]\nffn = 255\n[parallel]\ntp = 2", "model.ffn", "model.ffn = 255 is not divisible by parallel.tp = 2"},
         Case{"[model]\nvocab = 257\n[parallel]\ntp = 2", "model.vocab", "pad it: model.vocab = 258"},
-        Case{"[model]\nkind = \"vlm\"\nvision_dim = 64\nvision_heads = 3", "model.vision_heads",
+        Case{"[model]\nkind = \"qwen2_5_vl\"\nvision_dim = 64\nvision_heads = 3", "model.vision_heads",
              "model.vision_dim = 64 is not divisible by model.vision_heads = 3"},
-        Case{"[model]\nkind = \"vlm\"\nvision_heads = 2\n[parallel]\ntp = 4", "model.vision_heads",
-             "model.vision_heads = 2 is not divisible by parallel.tp = 4"},
         Case{"[model]\nkind = \"mmdit\"\npatch = 5", "model.patch",
              "model.image_size = 28 is not divisible by model.patch = 5; use patch among 1, 2, 4, 7"},
         // data
@@ -141,8 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[parallel]\npp = 2\nstage_layers = [1, 2]", "parallel.stage_layers",
              "adds up to 3 blocks but the model has 2"},
         Case{"[parallel]\npp = 2\nstage_layers = [0, 2]", "parallel.stage_layers", "parallel.stage_layers[0] = 0 must be at least 1"},
-        Case{"[model]\nkind = \"vlm\"\n[parallel]\npp = 2\nstage_layers = [1, 1]", "parallel.stage_layers",
-             "model.vision_layers + model.layers = 2 + 2 = 4"},
+        Case{"[model]\nkind = \"qwen2_5_vl\"\n[parallel]\npp = 2\nstage_layers = [1, 1]", "parallel.stage_layers",
+             "model.vision_layers + model.layers = 4 + 2 = 6"},
         Case{"[parallel]\nbucket_mb = 0", "parallel.bucket_mb", "must be greater than 0"},
         Case{"[parallel]\nreduce_dtype = \"fp8\"", "parallel.reduce_dtype", "use one of fp32, bf16"},
         Case{"[parallel]\nreduce_dtype = \"bf16\"", "parallel.reduce_dtype", "needs launch.device = cuda"},
@@ -206,7 +204,7 @@ INSTANTIATE_TEST_SUITE_P(
              "launch.env.WANDB_API_KEY looks like a secret, and its value is kept with the run's spec", true},
         Case{"[launch]\ntarget = \"slurm\"\ndevice = \"cuda\"", "launch.gpus_per_node", "asks Slurm for no GPUs", true},
         Case{"[model]\nimage_size = 32", "model.image_size", "ignored for model.kind = \"gpt\"", true},
-        Case{"[model]\nkind = \"mmdit\"\nvision_dim = 32", "model.vision_dim", "used only by model.kind = \"vlm\"", true},
+        Case{"[model]\nkind = \"mmdit\"\nvision_dim = 32", "model.vision_dim", "used only by model.kind = \"qwen2_5_vl\"", true},
         Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"fashion-mnist\"\npath = \"/no/such/fmnist\"\n[launch]\n"
              "target = \"slurm\"",
              "data.path", "checked on this machine", true},
@@ -314,7 +312,7 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
     const std::string corpus = (data.root / "corpus.txt").string();
 
     std::vector<RunSpec> specs;
-    for (const char* kind : {"gpt", "mmdit", "vlm"}) {
+    for (const char* kind : {"gpt", "mmdit"}) {
         for (const char* preset : {"tiny", "small", "base", "1b", "custom"}) {
             RunSpec s;
             s.model.kind = Choice<ModelKind>::named(kind);
@@ -326,7 +324,7 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
     text.data.kind = DataKind::Text;
     text.data.path = corpus;
     specs.push_back(text);
-    for (const char* kind : {"mmdit", "vlm"}) {
+    for (const char* kind : {"mmdit"}) {
         RunSpec fashion;
         fashion.model.kind = Choice<ModelKind>::named(kind);
         fashion.data.kind = DataKind::FashionMnist;
@@ -344,7 +342,6 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
                               "[parallel]\npp = 4\nschedule = \"interleaved\"\nvirtual_stages = 2\n"));
     specs.push_back(parseSpec("[model]\npreset = \"small\"\n[train]\nglobal_batch = 32\nmicro_batch = 2\n[parallel]\n"
                               "pp = 4\nschedule = \"gpipe\"\nstage_layers = [1, 2, 2, 1]\n"));
-    specs.push_back(parseSpec("[model]\nkind = \"vlm\"\n[parallel]\npp = 2\nstage_layers = [3, 1]\n"));
     specs.push_back(parseSpec("[model]\npreset = \"small\"\n[train]\nglobal_batch = 16\nmicro_batch = 2\n"
                               "activation_checkpointing = true\n[parallel]\ndp = 2\npp = 2\nzero = 2\nschedule = \"zb1\"\n"));
     specs.push_back(parseSpec("[model]\nkind = \"mmdit\"\n[train]\nglobal_batch = 16\n[parallel]\ndp = 4\nzero = 3\n"));

@@ -12,10 +12,11 @@
 namespace parallax {
 namespace {
 
-RunSpec vlmSmall(int64_t pp) {
+// Qwen2.5-VL's tiny preset: a vision tower of 4 blocks before a language model of 2.
+RunSpec vlTiny(int64_t pp) {
     RunSpec s;
-    s.model.kind = ModelKind::Vlm;
-    s.model.preset = "small";
+    s.model.kind = ModelKind::Qwen2_5_Vl;
+    s.model.preset = "tiny";
     s.parallel.pp = pp;
     return s;
 }
@@ -44,11 +45,11 @@ std::vector<MeasuredUnit> times(size_t units, const std::vector<int>& slowUnits,
 }
 
 TEST(StageBalance, MovesBlocksOffTheSlowStage) {
-    const RunSpec spec = vlmSmall(2);
+    const RunSpec spec = vlTiny(2);
     const size_t n = unitCount(spec);
-    // The last four units (language blocks and the head) are three times as slow as the rest.
-    std::vector<int> slow;
-    for (size_t u = n - 4; u < n; ++u) slow.push_back(static_cast<int>(u));
+    // The four vision blocks (units 1 to 4, after the patch embedding) are three times as slow as
+    // the rest.
+    const std::vector<int> slow = {1, 2, 3, 4};
     const StageBalance b = balanceStages(spec, times(n, slow, 3.0));
     ASSERT_EQ(b.layers.size(), 2u);
     ASSERT_EQ(b.before_layers.size(), 2u);
@@ -68,7 +69,7 @@ TEST(StageBalance, MovesBlocksOffTheSlowStage) {
 }
 
 TEST(StageBalance, NoSplitIsFasterThanTheOneItChooses) {
-    const RunSpec spec = vlmSmall(2);
+    const RunSpec spec = vlTiny(2);
     const size_t n = unitCount(spec);
     std::vector<MeasuredUnit> t = times(n, {1, 2}, 5.0);
     const StageBalance b = balanceStages(spec, t);
@@ -82,7 +83,7 @@ TEST(StageBalance, NoSplitIsFasterThanTheOneItChooses) {
 }
 
 TEST(StageBalance, ReplicasOfAUnitAreAveraged) {
-    const RunSpec spec = vlmSmall(2);
+    const RunSpec spec = vlTiny(2);
     const size_t n = unitCount(spec);
     std::vector<MeasuredUnit> t = times(n, {}, 1.0);
     MeasuredUnit replica = t[0];
@@ -104,7 +105,7 @@ std::string errorOf(const RunSpec& spec, const std::vector<MeasuredUnit>& t) {
 }
 
 TEST(StageBalance, SaysWhatIsMissingOrWrong) {
-    const RunSpec spec = vlmSmall(2);
+    const RunSpec spec = vlTiny(2);
     const size_t n = unitCount(spec);
     std::vector<MeasuredUnit> t = times(n, {}, 1.0);
     std::vector<MeasuredUnit> missing(t.begin(), t.end() - 1);
@@ -115,8 +116,8 @@ TEST(StageBalance, SaysWhatIsMissingOrWrong) {
     std::vector<MeasuredUnit> nan = t;
     nan[3].backward_ms = std::nan("");
     EXPECT_NE(errorOf(spec, nan).find("unit 3"), std::string::npos);
-    EXPECT_NE(errorOf(vlmSmall(1), t).find("parallel.pp"), std::string::npos);
-    RunSpec interleaved = vlmSmall(2);
+    EXPECT_NE(errorOf(vlTiny(1), t).find("parallel.pp"), std::string::npos);
+    RunSpec interleaved = vlTiny(2);
     interleaved.parallel.schedule = Schedule::Interleaved;
     interleaved.parallel.virtual_stages = 2;
     EXPECT_NE(errorOf(interleaved, t).find("interleaved"), std::string::npos);

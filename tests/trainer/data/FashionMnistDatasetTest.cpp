@@ -30,7 +30,7 @@ bool installed() {
 }
 
 const FashionMnistDataset& trainSet() {
-    static const FashionMnistDataset data("", "train", dimsOf("vlm"), 1);
+    static const FashionMnistDataset data("", "train", dimsOf("mmdit"), 1);
     return data;
 }
 
@@ -94,7 +94,7 @@ TEST(FashionMnistDataset, LoadsTheDebianPackageWithItsCountsAndLabels) {
 TEST(FashionMnistDataset, BatchesAreNormalizedAndCaptionedWithTheClassName) {
     if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     const FashionMnistDataset& train = trainSet();
-    const ModelDims dims = dimsOf("vlm");
+    const ModelDims dims = dimsOf("mmdit");
     std::vector<int64_t> indices(256);
     std::iota(indices.begin(), indices.end(), 1000);
     const Batch batch = train.makeBatch(indices, 0);
@@ -106,7 +106,6 @@ TEST(FashionMnistDataset, BatchesAreNormalizedAndCaptionedWithTheClassName) {
         const std::string caption = decodeCaption(batch.tokens[i]);
         const std::string& name = FashionMnistDataset::classNames()[static_cast<size_t>(train.label(1000 + i))];
         EXPECT_NE(caption.find(name), std::string::npos) << caption << " for " << name;
-        EXPECT_EQ(batch.labels[i].ge(0).sum().item<int64_t>(), static_cast<int64_t>(caption.size()));
     }
     EXPECT_TRUE(torch::equal(train.makeBatch({1005}, 3).images[0], batch.images[5]));
 }

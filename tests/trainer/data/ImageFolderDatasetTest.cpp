@@ -43,7 +43,7 @@ TEST(ImageFolderDataset, ClassesComeFromSubfoldersAndCaptionsNameThem) {
     dir.write("pear/x.pgm", netpbm(20, 20, 1));
     dir.write("pear/notes.txt", "ignored");
     dir.write("empty/readme", "no images here");
-    const ModelDims dims = dimsOf("vlm", 1);
+    const ModelDims dims = dimsOf("mmdit", 1);
     ImageFolderDataset data(dir.path(), dims, 3);
     ASSERT_EQ(data.size(), 3);
     EXPECT_EQ(data.classNames(), (std::vector<std::string>{"pear", "red_apple"}));

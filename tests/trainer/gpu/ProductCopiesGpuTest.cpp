@@ -36,8 +36,8 @@ TEST_P(ProductCopiesGpu, TrainToTheSameBitsAsAutocastsCasts) {
 // A frozen tower held in bf16 only (moveToDevice) computes what its copies did, bit for bit.
 TEST(ProductCopiesGpuFrozen, HeldInBf16TrainsToTheSameBitsAsCopies) {
     if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-    const Trained copied = trainWithProductCopies("vlm-frozen", true, 3, torch::kCUDA);
-    const Trained held = trainWithProductCopies("vlm-frozen", true, 3, torch::kCUDA, /*holdFrozen=*/true);
+    const Trained copied = trainWithProductCopies("qwen2_5_vl-frozen", true, 3, torch::kCUDA);
+    const Trained held = trainWithProductCopies("qwen2_5_vl-frozen", true, 3, torch::kCUDA, /*holdFrozen=*/true);
     EXPECT_GT(held.heldInBf16, 0);
     EXPECT_TRUE(held.heldRead);
     EXPECT_EQ(held.losses.front(), copied.losses.front());
@@ -45,7 +45,7 @@ TEST(ProductCopiesGpuFrozen, HeldInBf16TrainsToTheSameBitsAsCopies) {
         EXPECT_NEAR(held.losses[i], copied.losses[i], 1e-4 * std::abs(copied.losses[i])) << "step " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesGpu, testing::Values("gpt", "mmdit", "vlm", "vlm-frozen"),
+INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesGpu, testing::Values("gpt", "mmdit", "qwen2_5_vl", "qwen2_5_vl-frozen"),
                          [](const testing::TestParamInfo<std::string>& info) {
                              std::string name = info.param;
                              for (char& c : name) c = c == '-' ? '_' : c;

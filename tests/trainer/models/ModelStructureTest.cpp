@@ -103,12 +103,8 @@ TEST_P(ModelStructure, EveryUnitProducesTheDocumentedShapes) {
             EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, t, c}));
             EXPECT_EQ(a[1].sizes(), torch::IntArrayRef({b, p, c}));
             EXPECT_EQ(a[2].sizes(), torch::IntArrayRef({b, c}));
-        } else if (kind == "vision_embed" || kind == "vision_block") {
-            ASSERT_EQ(a.size(), 1u);
-            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, p, dims.vision_dim}));
         } else {
-            ASSERT_EQ(a.size(), 1u);
-            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, p + t, c}));
+            FAIL() << "a kind without expected shapes";
         }
     }
 }
@@ -124,10 +120,6 @@ TEST_P(ModelStructure, InitialLossIsTheUntrainedValue) {
     if (dims.kind == ModelKind::Gpt) {
         EXPECT_EQ(out[1].item<double>(), static_cast<double>(b * dims.seq_len));
         EXPECT_NEAR(test::meanLoss(out), std::log(static_cast<double>(dims.vocab)), 0.1);
-    } else if (dims.kind == ModelKind::Vlm) {
-        EXPECT_EQ(out[1].item<double>(), batch.labels.ge(0).sum().item<double>());
-        EXPECT_LT(out[1].item<double>(), static_cast<double>(b * dims.seq_len)); // captions are padded
-        EXPECT_NEAR(test::meanLoss(out), std::log(static_cast<double>(dims.vocab)), 0.1);
     } else {
         // adaLN-Zero: the untrained model predicts v = 0, so the loss is E[(e - x0)^2] exactly.
         EXPECT_EQ(out[1].item<double>(), static_cast<double>(batch.images.numel()));
@@ -138,8 +130,7 @@ TEST_P(ModelStructure, InitialLossIsTheUntrainedValue) {
 
 INSTANTIATE_TEST_SUITE_P(Presets, ModelStructure,
                          testing::Values(KindPreset{"gpt", "tiny"}, KindPreset{"gpt", "small"},
-                                         KindPreset{"mmdit", "tiny"}, KindPreset{"mmdit", "small"},
-                                         KindPreset{"vlm", "tiny"}, KindPreset{"vlm", "small"}),
+                                         KindPreset{"mmdit", "tiny"}, KindPreset{"mmdit", "small"}),
                          caseName);
 
 // A published kind's model holds exactly the tensors its table declares (what checkpoints are checked
@@ -196,12 +187,6 @@ TEST(ModelStructure, ParameterNamesAreStableAndNameTheParallelLayers) {
     for (const char* name : {"units.2.text.q.weight", "units.2.text.proj.weight", "units.2.text.fc1.weight"})
         EXPECT_EQ(m.find(name), nullptr) << name;
     EXPECT_EQ(m["units.2.text.mod.weight"].size(0), 2 * 64);
-
-    auto vlm = buildModel(dimsOf("vlm", "tiny"), 1);
-    std::vector<std::string> kinds;
-    for (const auto& unit : vlm->units()) kinds.push_back(unit->kindName());
-    EXPECT_EQ(kinds, (std::vector<std::string>{"vision_embed", "vision_block", "vision_block", "merge", "block", "block",
-                                               "head"}));
 }
 
 TEST(ModelStructure, InitializationFollowsTheDocumentedDistributions) {
@@ -294,7 +279,7 @@ TEST(ModelStructure, BatchMovesEveryDefinedTensor) {
 // that follow each other in a chunk, and the same loss and gradients as blocks that add it
 // themselves (the same float32 sum, moved into the next block's first LayerNorm).
 TEST(ModelStructure, HandingTheResidualOnChangesNothing) {
-    for (const std::string kind : {"gpt", "vlm"}) {
+    for (const std::string kind : {"gpt"}) {
         SCOPED_TRACE(kind);
         const ModelDims dims = dimsOf(kind, "tiny");
         auto plain = buildModel(dims, 5);
@@ -310,8 +295,8 @@ TEST(ModelStructure, HandingTheResidualOnChangesNothing) {
             EXPECT_EQ(block->handsOnResidual(), next != nullptr && next->kindName() == block->kindName()) << "unit " << i;
             handed += block->handsOnResidual() ? 1 : 0;
         }
-        // gpt tiny: every block but the last; vlm: the same in each tower (vision blocks, then the merge).
-        EXPECT_EQ(handed, dims.kind == ModelKind::Gpt ? dims.layers - 1 : dims.layers - 1 + dims.vision_layers - 1);
+        // gpt tiny: every block but the last.
+        EXPECT_EQ(handed, dims.layers - 1);
         EXPECT_GT(blocks, handed);
 
         // A chunk boundary inside the tower: the block before it returns its sum.

@@ -50,8 +50,8 @@ const Layout kLayouts[] = {
 TinySpec baseSpec(const std::string& kind) {
     TinySpec s;
     s.kind = kind;
-    // Enough blocks for two stages of two chunks (vlm adds its 2 vision blocks: 2 + 6 = 8).
-    s.layers = kind == "vlm" ? 6 : 4;
+    // Enough blocks for two stages of two chunks.
+    s.layers = 4;
     // qwen_image: latents of 10 x 10, an odd packed grid (5 x 5), with prompts of 8 to 16 states
     // padded to the longest of each micro-batch.
     if (kind == "qwen_image") s.extraModel = "image_size = 10\n";
@@ -100,22 +100,6 @@ std::string layoutName(const ::testing::TestParamInfo<std::tuple<std::string, La
 
 INSTANTIATE_TEST_SUITE_P(Layouts, LayoutEquivalence,
                          ::testing::Combine(::testing::Values("gpt", "mmdit"), ::testing::ValuesIn(kLayouts)),
-                         layoutName);
-
-// vlm's blocks are gpt's; what it adds (vision blocks in the first stage, image tokens scattered
-// into the sequence) meets each way of dividing a model once here. qwen2_5_vl's own layouts are
-// in QwenLayoutTest.cpp.
-const Layout kVlmLayouts[] = {
-    {"tp2", 1, 2, 1, 0, "1f1b", 1},
-    {"pp2_interleaved", 1, 1, 2, 0, "interleaved", 2},
-    {"dp2_zero3", 2, 1, 1, 3, "1f1b", 1},
-    {"dp2_tp2_pp2", 2, 2, 2, 0, "1f1b", 1},
-    {"tp2_pp2_recompute", 1, 2, 2, 0, "1f1b", 1, true},
-    {"pp2_zb1_recompute", 1, 1, 2, 0, "zb1", 1, true},
-};
-
-INSTANTIATE_TEST_SUITE_P(VlmLayouts, LayoutEquivalence,
-                         ::testing::Combine(::testing::Values("vlm"), ::testing::ValuesIn(kVlmLayouts)),
                          layoutName);
 
 // qwen_image, whose last block's text stream leaves parameters without a gradient, under every way

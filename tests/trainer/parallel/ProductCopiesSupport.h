@@ -27,16 +27,20 @@ struct Trained {
     bool heldRead = true;              // each such layer without a copy, its weight its initial value rounded
 };
 
-// Trains a tiny model of `kind` ("vlm-frozen": vlm with its vision tower frozen) for `steps` steps
+// Trains a tiny model of `kind` ("qwen2_5_vl": every part trains; "qwen2_5_vl-frozen": its vision tower
+// and merger frozen, as [finetune]'s defaults) for `steps` steps
 // under bf16 autocast on `device`, its Linear layers reading ProductCopies or (copies false)
 // autocast's casts; with `holdFrozen`, its frozen Linears moved to `device` in bf16 only (moveToDevice).
 inline Trained trainWithProductCopies(const std::string& kind, bool copies, int steps, torch::Device device,
                                       bool holdFrozen = false) {
-    const bool frozen = kind == "vlm-frozen";
-    ModelDims dims = dimsOf(frozen ? "vlm" : kind, "tiny");
-    dims.freeze_vision = frozen;
+    const bool frozen = kind == "qwen2_5_vl-frozen";
+    const ModelDims dims = dimsOf(frozen ? "qwen2_5_vl" : kind, "tiny");
     auto model = buildModel(dims, 11);
-    applyFinetune(*model, finetuneOf(RunSpec{}, dims), 11);
+    RunSpec spec;
+    spec.model.kind = dims.kind;
+    FinetuneSpec finetune = finetuneOf(spec, dims);
+    finetune.freeze_vision = finetune.freeze_merger = frozen;
+    applyFinetune(*model, finetune, 11);
     std::map<std::string, torch::Tensor> initial;
     for (const auto& p : model->named_parameters()) initial[p.key()] = p.value().detach().clone();
     Trained out;
@@ -55,7 +59,9 @@ inline Trained trainWithProductCopies(const std::string& kind, bool copies, int 
     out.layersWithCopies = dp.productCopies() ? dp.productCopies()->layersSet() : 0;
     for (int step = 0; step < steps; ++step) {
         dp.beginStep(1);
-        const Batch batch = batchOf(dims, 4, 4 * step).to(device);
+        const Batch batch = (dims.kind == ModelKind::Qwen2_5_Vl ? vlImageBatch(dims, 4, 7 + step)
+                                                                 : batchOf(dims, 4, 4 * step))
+                                .to(device);
         {
             compat::AutocastScope autocast(device.type(), at::kBFloat16, true);
             const Activation loss = model->forwardAll(batch);

@@ -27,7 +27,7 @@ TEST_P(ProductCopiesTrain, TrainToTheSameBitsAsAutocastsCastsAndFollowEveryUpdat
     EXPECT_NE(cast.losses.front(), cast.losses.back());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesTrain, testing::Values("gpt", "mmdit", "vlm", "vlm-frozen"),
+INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesTrain, testing::Values("gpt", "mmdit", "qwen2_5_vl", "qwen2_5_vl-frozen"),
                          [](const testing::TestParamInfo<std::string>& info) {
                              std::string name = info.param;
                              for (char& c : name) c = c == '-' ? '_' : c;
@@ -37,8 +37,8 @@ INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesTrain, testing::Values("gpt", "mmdi
 // A frozen layer (in no bucket, never updated) gets a copy of its own, equal to its parameters
 // rounded, and keeps it through the updates of the others.
 TEST(ProductCopies, AFrozenTowerReadsCopiesOfItsOwnThatTheUpdatesLeaveAlone) {
-    const Trained copied = trainWithProductCopies("vlm-frozen", true, 2, torch::kCPU);
-    const Trained unfrozen = trainWithProductCopies("vlm", true, 2, torch::kCPU);
+    const Trained copied = trainWithProductCopies("qwen2_5_vl-frozen", true, 2, torch::kCPU);
+    const Trained unfrozen = trainWithProductCopies("qwen2_5_vl", true, 2, torch::kCPU);
     EXPECT_EQ(copied.layersWithCopies, unfrozen.layersWithCopies);
     EXPECT_TRUE(copied.copiesMatched);
 }
@@ -46,8 +46,8 @@ TEST(ProductCopies, AFrozenTowerReadsCopiesOfItsOwnThatTheUpdatesLeaveAlone) {
 // Held in bf16 only (moveToDevice), a frozen tower's Linears need no copy: the products read the
 // weights themselves, the same values as the copies, so the run computes the same bits.
 TEST(ProductCopies, AFrozenTowerHeldInBf16TrainsToTheSameBitsAsOneWithCopies) {
-    const Trained copied = trainWithProductCopies("vlm-frozen", true, 3, torch::kCPU);
-    const Trained held = trainWithProductCopies("vlm-frozen", true, 3, torch::kCPU, /*holdFrozen=*/true);
+    const Trained copied = trainWithProductCopies("qwen2_5_vl-frozen", true, 3, torch::kCPU);
+    const Trained held = trainWithProductCopies("qwen2_5_vl-frozen", true, 3, torch::kCPU, /*holdFrozen=*/true);
     EXPECT_EQ(copied.heldInBf16, 0);
     EXPECT_GT(held.heldInBf16, 0);
     EXPECT_TRUE(held.heldRead);
@@ -61,7 +61,7 @@ TEST(ProductCopies, AFrozenTowerHeldInBf16TrainsToTheSameBitsAsOneWithCopies) {
 
 // Nothing frozen: nothing is held in another type.
 TEST(ProductCopies, MoveToDeviceLeavesTrainedLayersInTheirType) {
-    const Trained held = trainWithProductCopies("vlm", true, 1, torch::kCPU, /*holdFrozen=*/true);
+    const Trained held = trainWithProductCopies("qwen2_5_vl", true, 1, torch::kCPU, /*holdFrozen=*/true);
     EXPECT_EQ(held.heldInBf16, 0);
     EXPECT_TRUE(held.copiesMatched);
 }

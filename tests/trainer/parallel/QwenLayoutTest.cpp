@@ -24,6 +24,8 @@ struct QwenLayout {
     bool lora;
     bool tower = false; // the vision tower and merger train too
     bool tied = false;  // lm_head tied to embed_tokens (QwenData::tiedFolder)
+    const char* schedule = "1f1b";
+    bool recompute = false; // train.activation_checkpointing
 };
 
 void PrintTo(const QwenLayout& layout, std::ostream* os) { *os << layout.name; }
@@ -35,6 +37,8 @@ TinySpec qwenSpec(const QwenLayout& layout) {
     s.tp = layout.tp;
     s.pp = layout.pp;
     s.zero = layout.zero;
+    s.schedule = layout.schedule;
+    s.recompute = layout.recompute;
     return s;
 }
 
@@ -103,8 +107,9 @@ TEST_P(QwenLayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
     if (layout.tied) expectTiedCopiesEqual(many.lastCheckpoint());
 }
 
-// Each test is a process of its own under ctest, with its own one-process run: five cover data,
-// tensor and pipeline parallelism, ZeRO-3 and LoRA (40 to 80 s each on two cores).
+// Each test is a process of its own under ctest, with its own one-process run: six cover data,
+// tensor and pipeline parallelism, zb1 with recomputation, ZeRO-3 and LoRA (40 to 80 s each on two
+// cores).
 const QwenLayout kQwenLayouts[] = {
     {"dp2_zero3_full", 2, 1, 1, 3, false},
     // The tower trains under ZeRO-3, whose every unit gathers and reduce-scatters collectively; the
@@ -117,6 +122,9 @@ const QwenLayout kQwenLayouts[] = {
     {"tp2_pp2_full", 1, 2, 2, 0, false},
     // The frozen base weights of a LoRA run, tensor-parallel slabs of them read from the folder.
     {"dp2_tp2_lora", 2, 2, 1, 0, true},
+    // The tower training on the first stage, its blocks recomputed, zb1's backward split into input
+    // and weight passes: images scattered into the text on one stage, their gradients sent back.
+    {"pp2_zb1_recompute_tower", 1, 1, 2, 0, false, true, false, "zb1", true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Layouts, QwenLayoutEquivalence, ::testing::ValuesIn(kQwenLayouts),

@@ -117,7 +117,7 @@ TEST(WeightGradQueue, StackedLayersHandOverEachWeightOnlyWhenTheyShareTheQueue) 
 // Every model kind's Linear layers hand their weight gradients over on the CPU path the trainer
 // takes (parameters with .grad()), and the W pass restores the whole backward's gradients.
 TEST(WeightGradQueue, EveryModelKindsLinearLayersDefer) {
-    for (const char* kind : {"gpt", "mmdit", "vlm"}) {
+    for (const char* kind : {"gpt", "mmdit", "qwen2_5_vl", "qwen_image"}) {
         const ModelDims dims = test::dimsOf(kind, "tiny");
         const auto plain = buildModel(dims, 11), split = buildModel(dims, 11);
         giveGrads(*plain);
@@ -130,12 +130,15 @@ TEST(WeightGradQueue, EveryModelKindsLinearLayersDefer) {
                 trainable += linear->weight.requires_grad() ? 1 : 0;
             }
         ASSERT_GT(trainable, 0) << kind;
-        const Batch batch = test::batchOf(dims, 2);
+        // qwen2_5_vl with an image, so that its tower's and merger's Linears take part.
+        const Batch batch = dims.kind == ModelKind::Qwen2_5_Vl ? test::vlImageBatch(dims, 2) : test::batchOf(dims, 2);
         plain->forwardAll(batch).at(0).backward();
         queue->beginBackward(0);
         split->forwardAll(batch).at(0).backward();
         queue->endBackward();
-        EXPECT_GE(queue->pending(), static_cast<size_t>(trainable)) << kind << ": a trainable Linear computed its weight gradient in B";
+        // One entry per product: layers that read the same input (qwen's q, k and v) share one.
+        EXPECT_GT(queue->pending(), 0u) << kind;
+        // No trainable Linear computed its weight gradient in B.
         for (const auto& module : split->named_modules()) {
             if (auto* linear = dynamic_cast<Linear*>(module.value().get()); linear && linear->weight.requires_grad()) {
                 EXPECT_EQ(linear->weight.grad().abs().max().item<double>(), 0.0) << kind << " " << module.key();

@@ -232,7 +232,7 @@ TEST(NewRunPage, LaysOutEveryCombinationOfRowsInAWindow) {
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
     RunSpec spec = tinySpec("shown");
     std::vector<RunSpec> specs;
-    for (const ModelKind kind : {ModelKind::Gpt, ModelKind::Mmdit, ModelKind::Vlm}) {
+    for (const ModelKind kind : {ModelKind::Gpt, ModelKind::Mmdit, ModelKind::Qwen2_5_Vl}) {
         for (const Target target : {Target::Local, Target::Hosts, Target::Slurm}) {
             RunSpec s = spec;
             s.model.kind = kind;

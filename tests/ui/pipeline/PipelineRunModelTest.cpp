@@ -221,11 +221,11 @@ TEST(PipelineRunModel, ReadGivesWhatTheStoreHolds) {
 TEST(PipelineRunModel, ReadSaysHowTheStagesAreSplitAndWhatEachSplitCosts) {
     PipelineStore store;
     RunSpec spec = pipelineSpec("balanced", 2, 4);
-    spec.model.kind = ModelKind::Vlm;
-    spec.model.preset = "small";
+    spec.model.kind = ModelKind::Qwen2_5_Vl; // 4 vision blocks, then 2 of the language model
+    spec.model.preset = "tiny";
     const RunSpec byFlops = spec;
     spec.parallel.stage_split = StageSplit::Profile;
-    spec.parallel.stage_layers = {7, 3};
+    spec.parallel.stage_layers = {4, 2};
     const int64_t run = store.addRun(spec);
     const int64_t flopsRun = store.addRun(byFlops);
     // The last four units twice as slow as the others.
@@ -242,7 +242,7 @@ TEST(PipelineRunModel, ReadSaysHowTheStagesAreSplitAndWhatEachSplitCosts) {
     store.store.insertEvents(run, times);
 
     const PipelineRunModel::RunSteps r = PipelineRunModel::read(store.store, run);
-    EXPECT_TRUE(r.stageSplit.contains(QStringLiteral("blocks per stage [7, 3] by measured time"))) << r.stageSplit.toStdString();
+    EXPECT_TRUE(r.stageSplit.contains(QStringLiteral("blocks per stage [4, 2] by measured time"))) << r.stageSplit.toStdString();
     std::vector<MeasuredUnit> measured;
     for (const UnitTimeEvent& t : times) measured.push_back({t.unit, t.forward_ms, t.backward_ms});
     const StageBalance flops = balanceStages(byFlops, measured);
