@@ -98,6 +98,20 @@ std::string EventTableSpec::selectSql() const {
            " > ?2 ORDER BY " + joined(key);
 }
 
+std::string EventTableSpec::rangeSql() const {
+    std::vector<std::string> names;
+    for (const Column& c : columns) names.push_back(c.name);
+    const std::string first = quoted(key.front());
+    return "SELECT " + joined(names) + " FROM " + quoted(table) + " WHERE run = ?1 AND " + first + " >= ?2 AND " +
+           first + " < ?3 ORDER BY " + joined(key);
+}
+
+std::string EventTableSpec::lastKeySql() const {
+    // The primary key (run, key...) answers it from its last entry for the run.
+    const std::string first = quoted(key.front());
+    return "SELECT " + first + " FROM " + quoted(table) + " WHERE run = ?1 ORDER BY " + first + " DESC LIMIT 1";
+}
+
 const std::vector<const EventTableSpec*>& eventTableSpecs() {
     static const std::vector<const EventTableSpec*> specs = [] {
         std::vector<const EventTableSpec*> out;

@@ -38,6 +38,10 @@ struct EventTableSpec {
     std::string insertSql(int rows = 1) const;
     // The columns in order, for ?1 the run, of the rows whose first key field is above ?2, in key order.
     std::string selectSql() const;
+    // The same for the rows whose first key field lies in [?2, ?3).
+    std::string rangeSql() const;
+    // For ?1 the run: its largest first key field (one row; none when the run has no rows).
+    std::string lastKeySql() const;
 };
 
 // The generated tables of every event in TelemetryEvent that has one.

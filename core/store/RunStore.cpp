@@ -173,6 +173,14 @@ void RunStore::selectEventRows(const EventTableSpec& spec, int64_t run, const Sq
                                const std::function<void(const SqlStatement&)>& onRow) const {
     m_parts->tables.select(spec, run, after, onRow);
 }
+void RunStore::selectEventRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
+                                const SqlStatement::Value& until,
+                                const std::function<void(const SqlStatement&)>& onRow) const {
+    m_parts->tables.selectRange(spec, run, from, until, onRow);
+}
+std::optional<double> RunStore::lastEventKeyOf(const EventTableSpec& spec, int64_t run) const {
+    return m_parts->tables.lastKey(spec, run);
+}
 void RunStore::insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows) { m_parts->tables.insert(run, rows); }
 
 void RunStore::insertMetric(int64_t run, const StepEvent& e) { insertMetrics(run, {e}); }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,21 @@ public:
         selectEventRows(eventTableSpec<E>(), run, after, [&](const SqlStatement& s) { out.push_back(readEventRow<E>(s)); });
         return out;
     }
+    // The run's rows whose first key field lies in [from, until), in key order: a stretch of a
+    // long run (device samples by time, each rank's steps by step) without reading the rest.
+    template <class E>
+    std::vector<E> eventsBetween(int64_t run, const SqlStatement::Value& from, const SqlStatement::Value& until) const {
+        std::vector<E> out;
+        selectEventRange(eventTableSpec<E>(), run, from, until,
+                         [&](const SqlStatement& s) { out.push_back(readEventRow<E>(s)); });
+        return out;
+    }
+    // The run's largest first key field (its newest device sample's time, its last rank step),
+    // read from the key's index alone; none when the run has no such rows.
+    template <class E>
+    std::optional<double> lastEventKey(int64_t run) const {
+        return lastEventKeyOf(eventTableSpec<E>(), run);
+    }
 
     // --- alerts
     // The alert of `kind` raised (or said again: `since` is kept) or, with active = false, ended.
@@ -199,6 +215,9 @@ private:
                          const std::function<void(SqlStatement&, int base, size_t i)>& bindRow);
     void selectEventRows(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
                          const std::function<void(const SqlStatement&)>& onRow) const;
+    void selectEventRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
+                          const SqlStatement::Value& until, const std::function<void(const SqlStatement&)>& onRow) const;
+    std::optional<double> lastEventKeyOf(const EventTableSpec& spec, int64_t run) const;
     std::unique_ptr<Parts> m_parts;
 };
 

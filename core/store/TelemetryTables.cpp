@@ -59,20 +59,40 @@ void TelemetryTables::insert(int64_t run, const std::vector<TelemetryEvent>& row
     tx.commit();
 }
 
+bool TelemetryTables::readable(const EventTableSpec& spec) const {
+    if (!m_c.openedReadOnly()) return true;
+    SqlStatement& exists = m_c.get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+    SqlStatement::Use use(exists);
+    exists.bind(1, spec.table);
+    return exists.step();
+}
+
 void TelemetryTables::select(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
                              const std::function<void(const SqlStatement&)>& onRow) const {
-    // A store opened for writing has every generated table (ensureEventTables); a read-only one
-    // may predate an event.
-    if (m_c.openedReadOnly()) {
-        SqlStatement& exists = m_c.get("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
-        SqlStatement::Use use(exists);
-        exists.bind(1, spec.table);
-        if (!exists.step()) return;
-    }
+    if (!readable(spec)) return;
     SqlStatement& s = m_c.get(spec.selectSql());
     SqlStatement::Use use(s);
     s.bindAll({run, after});
     while (s.step()) onRow(s);
+}
+
+void TelemetryTables::selectRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
+                                  const SqlStatement::Value& until,
+                                  const std::function<void(const SqlStatement&)>& onRow) const {
+    if (!readable(spec)) return;
+    SqlStatement& s = m_c.get(spec.rangeSql());
+    SqlStatement::Use use(s);
+    s.bindAll({run, from, until});
+    while (s.step()) onRow(s);
+}
+
+std::optional<double> TelemetryTables::lastKey(const EventTableSpec& spec, int64_t run) const {
+    if (!readable(spec)) return std::nullopt;
+    SqlStatement& s = m_c.get(spec.lastKeySql());
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    if (!s.step() || s.isNull(0)) return std::nullopt;
+    return s.real(0);
 }
 
 void TelemetryTables::deleteRunRows(int64_t run) {

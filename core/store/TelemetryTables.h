@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,9 +30,17 @@ public:
     // store that predates the table.
     void select(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
                 const std::function<void(const SqlStatement&)>& onRow) const;
+    // The run's rows whose first key field lies in [from, until), in key order.
+    void selectRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
+                     const SqlStatement::Value& until, const std::function<void(const SqlStatement&)>& onRow) const;
+    // The run's largest first key field, as a number; none when it has no rows.
+    std::optional<double> lastKey(const EventTableSpec& spec, int64_t run) const;
     void deleteRunRows(int64_t run);
 
 private:
+    // Whether the table is there to read: a store opened for writing has every generated table
+    // (ensureEventTables), a read-only one may predate an event.
+    bool readable(const EventTableSpec& spec) const;
     // The table's insert of one row and of sql::kRowsPerInsert rows, prepared on first use (a
     // read-only store may predate the table).
     std::pair<SqlStatement, SqlStatement>& inserts(const EventTableSpec& spec);

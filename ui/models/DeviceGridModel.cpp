@@ -33,6 +33,17 @@ void mergePairs(std::vector<X>& at, std::vector<V>& values) {
     values.resize(out);
 }
 
+// Puts `olderAt`/`olderValues` (in order, all before the history's first entry) before a history,
+// then halves it (mergePairs) until it is within `bound`.
+template <class X, class V>
+void prepend(std::vector<X>& at, std::vector<V>& values, std::vector<X> olderAt, std::vector<V> olderValues,
+             size_t bound) {
+    olderAt.insert(olderAt.end(), at.begin(), at.end());
+    olderValues.insert(olderValues.end(), values.begin(), values.end());
+    at = std::move(olderAt);
+    values = std::move(olderValues);
+    while (at.size() > bound) mergePairs(at, values);
+}
 
 bool known(double v) { return std::isfinite(v) && v >= 0; }
 
@@ -185,6 +196,88 @@ void DeviceGridModel::addRankSteps(const std::vector<RankStepEvent>& rows, bool 
         return;
     }
     cellsChanged();
+}
+
+void DeviceGridModel::addOlderSamples(const std::vector<DeviceEvent>& samples) {
+    // Each rank's rows before the oldest it holds, in time order.
+    std::map<int, std::pair<std::vector<double>, std::vector<double>>> older;
+    bool newRank = false;
+    for (const DeviceEvent& e : samples) {
+        const auto held = m_historyIndex.find(e.rank);
+        if (held != m_historyIndex.end() && !m_histories[held->second].t.empty() &&
+            e.t >= m_histories[held->second].t.front())
+            continue;
+        auto& [t, util] = older[e.rank];
+        if (!t.empty() && e.t <= t.back()) continue;
+        t.push_back(e.t);
+        util.push_back(utilizationOf(e));
+        if (e.device >= 0) m_gpu = true;
+        if (m_firstT == 0 || e.t < m_firstT) m_firstT = e.t;
+        m_lastT = std::max(m_lastT, e.t);
+        // A rank that stopped sampling before the rows held gets a cell with its last sample.
+        const auto [latest, added] = m_latest.try_emplace(e.rank, e);
+        if (!added && e.t > latest->second.t) latest->second = e;
+        newRank = newRank || added;
+    }
+    for (auto& [rank, rows] : older) {
+        bool added = false;
+        History& h = historyOf(m_historyIndex, m_histories, rank, added);
+        prepend(h.t, h.util, std::move(rows.first), std::move(rows.second), kMaxTimeHistory);
+    }
+    if (newRank) {
+        std::sort(m_histories.begin(), m_histories.end(),
+                  [](const History& a, const History& b) { return a.rank < b.rank; });
+        for (size_t i = 0; i < m_histories.size(); ++i) m_historyIndex[m_histories[i].rank] = i;
+        for (History& h : m_histories) h.label = rankLabel(h.rank);
+        beginResetModel();
+        rebuildLayout();
+        endResetModel();
+    }
+    olderRowsAdded(newRank);
+}
+
+void DeviceGridModel::addOlderRankSteps(const std::vector<RankStepEvent>& rows) {
+    std::map<int, std::pair<std::vector<int64_t>, std::vector<float>>> older;
+    for (const RankStepEvent& e : rows) {
+        const auto held = m_stepHistoryIndex.find(e.rank);
+        if (held != m_stepHistoryIndex.end() && !m_stepHistories[held->second].steps.empty() &&
+            e.step >= m_stepHistories[held->second].steps.front())
+            continue;
+        auto& [steps, shares] = older[e.rank];
+        if (!steps.empty() && e.step <= steps.back()) continue;
+        const double total = e.compute_ms + e.wait_ms;
+        steps.push_back(e.step);
+        shares.push_back(total > 0 ? static_cast<float>(e.compute_ms / total) : std::numeric_limits<float>::quiet_NaN());
+    }
+    bool newRank = false;
+    for (auto& [rank, steps] : older) {
+        StepHistory& h = historyOf(m_stepHistoryIndex, m_stepHistories, rank, newRank);
+        prepend(h.steps, h.computeShare, std::move(steps.first), std::move(steps.second), kMaxStepHistory);
+    }
+    olderRowsAdded(newRank);
+}
+
+void DeviceGridModel::olderRowsAdded(bool newRank) {
+    if (newRank) {
+        std::sort(m_stepHistories.begin(), m_stepHistories.end(),
+                  [](const StepHistory& a, const StepHistory& b) { return a.rank < b.rank; });
+        for (size_t i = 0; i < m_stepHistories.size(); ++i) m_stepHistoryIndex[m_stepHistories[i].rank] = i;
+        relabelStepHistories();
+    }
+    // The heat map follows the model's resets and data changes; a grid without cells has no data.
+    if (m_grid.empty() || m_columns == 0) {
+        beginResetModel();
+        endResetModel();
+    } else {
+        cellsChanged();
+    }
+}
+
+std::optional<int64_t> DeviceGridModel::firstStep() const {
+    std::optional<int64_t> first;
+    for (const StepHistory& h : m_stepHistories)
+        if (!h.steps.empty() && (!first || h.steps.front() < *first)) first = h.steps.front();
+    return first;
 }
 
 std::optional<DeviceGridModel::Activity> DeviceGridModel::activity(int rank) const {

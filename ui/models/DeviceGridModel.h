@@ -91,8 +91,8 @@ public:
     explicit DeviceGridModel(QObject* parent = nullptr);
 
     void clear();
-    // reset: `samples` are the run's whole history (the hosts of run_start and the host statuses
-    // stay).
+    // reset: `samples` are the run's history as the watcher opens it, its last window (the hosts
+    // of run_start and the host statuses stay).
     void addSamples(const std::vector<DeviceEvent>& samples, bool reset);
     // Each rank's host, from run_start.
     void setRankHosts(const std::vector<std::string>& hosts);
@@ -106,8 +106,15 @@ public:
     // "node2 silent for 12 s (ssh: ...)", "node3 lost (...)".
     static QString hostStatusText(const HostStatus& status);
 
-    // reset: `rows` are the run's whole history.
+    // reset: `rows` are the run's history as the watcher opens it, its last steps.
     void addRankSteps(const std::vector<RankStepEvent>& rows, bool reset);
+    // Rows older than those held, as StoreWatcher::loadDeviceSamples and loadRankSteps read them
+    // (in key order): each rank's rows before its oldest entry go before its history, which stays
+    // within its bound (kMaxTimeHistory, kMaxStepHistory); rows at or after it are held already.
+    void addOlderSamples(const std::vector<DeviceEvent>& samples);
+    void addOlderRankSteps(const std::vector<RankStepEvent>& rows);
+    // The oldest step held of any rank; none without rank steps.
+    std::optional<int64_t> firstStep() const;
     std::optional<Activity> activity(int rank) const;
     // Ranks in order, with their compute share per step (empty for a run without rank_steps).
     const std::vector<StepHistory>& stepHistories() const { return m_stepHistories; }
@@ -152,6 +159,8 @@ private:
     QString rankLabel(int rank) const;
     void relabelStepHistories();
     void cellsChanged();
+    // After older rows: the histories are in rank order again and the views told.
+    void olderRowsAdded(bool newRank);
     // data()'s parts: the text the activity and the alerts add, a cell without a device sample,
     // and a sampled cell's text, tooltip and other roles. alarmStatus: the host's status when it
     // is an alarm, else nullptr.

@@ -23,7 +23,7 @@ StoreWatcher::StoreWatcher(const QString& storePath, QObject* parent)
     qRegisterMetaType<parallax::SlurmJob>();
 
     m_thread.setObjectName(QStringLiteral("StoreWatcher"));
-    m_worker = new StoreWatcherWorker(m_path, m_interval);
+    m_worker = new StoreWatcherWorker(m_path, m_interval, m_spanListeners);
     m_worker->moveToThread(&m_thread);
     // The worker's signals cross threads, so they arrive queued, in this object's thread.
     connect(m_worker, &StoreWatcherWorker::runsChanged, this, &StoreWatcher::runsChanged);
@@ -93,6 +93,34 @@ bool StoreWatcher::isWatching(qint64 run) const { return m_watchCount.count(run)
 void StoreWatcher::pollNow() {
     StoreWatcherWorker* worker = m_worker;
     QMetaObject::invokeMethod(m_worker, [worker] { worker->poll(true); }, Qt::QueuedConnection);
+}
+
+void StoreWatcher::loadDeviceSamples(qint64 run, double from, double until) {
+    read<std::vector<DeviceEvent>>(
+        this,
+        [run, from, until](const RunStore& store) { return store.eventsBetween<DeviceEvent>(run, from, until); },
+        [this, run, from, until](std::vector<DeviceEvent> rows) { emit deviceSamplesLoaded(run, from, until, rows); },
+        [this](const QString& message) { emit storeError(message); });
+}
+
+void StoreWatcher::loadRankSteps(qint64 run, qint64 from, qint64 until) {
+    read<std::vector<RankStepEvent>>(
+        this,
+        [run, from, until](const RunStore& store) {
+            return store.eventsBetween<RankStepEvent>(run, static_cast<int64_t>(from), static_cast<int64_t>(until));
+        },
+        [this, run, from, until](std::vector<RankStepEvent> rows) { emit rankStepsLoaded(run, from, until, rows); },
+        [this](const QString& message) { emit storeError(message); });
+}
+
+void StoreWatcher::connectNotify(const QMetaMethod& signal) {
+    if (signal == QMetaMethod::fromSignal(&StoreWatcher::spansAdded)) ++*m_spanListeners;
+}
+
+void StoreWatcher::disconnectNotify(const QMetaMethod& signal) {
+    // A disconnect() that names no signal passes an invalid method: the count stays, so that spans
+    // are at worst read for no one, never withheld from a listener.
+    if (signal == QMetaMethod::fromSignal(&StoreWatcher::spansAdded) && *m_spanListeners > 0) --*m_spanListeners;
 }
 
 void StoreWatcher::post(std::function<void(const RunStore*, const QString&)> job) {

@@ -4,12 +4,14 @@
 #include "core/store/StoreTypes.h"
 #include "core/telemetry/Events.h"
 
+#include <QMetaMethod>
 #include <QMetaType>
 #include <QObject>
 #include <QPointer>
 #include <QString>
 #include <QThread>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -31,7 +33,13 @@ class StoreWatcherWorker;
 //    the supervisor's status of each of its hosts and its alerts (hang, straggler) whenever one
 //    changed, and each rank's compute and wait time per step.
 // Spans of a run's newest step are held back until a later step (or the run's end) shows that
-// all ranks have written theirs.
+// all ranks have written theirs; spans are read only while something is connected to spansAdded.
+//
+// A run watched anew is read from its last window, so that opening a long run costs what one
+// window holds rather than its whole history: device samples of its last kOpenWindowSeconds, its
+// ranks' last kOpenRankSteps steps and (for spansAdded) its last kOpenSpanSteps steps with spans;
+// metrics (one row per step) are sent whole. Older device samples and rank steps are read when a
+// view asks for them (loadDeviceSamples, loadRankSteps).
 class StoreWatcher : public QObject {
     Q_OBJECT
 public:
@@ -40,6 +48,14 @@ public:
     static constexpr int kRunsIntervalMs = 500;
     // Log rows per poll and run; a burst beyond it is read by the following polls, at once.
     static constexpr int64_t kMaxLogRowsPerPoll = 5000;
+    // The window a run is opened at: device samples this many seconds (the store's time unit)
+    // before its newest one...
+    static constexpr double kOpenWindowSeconds = 600;
+    // ...each rank's steps from this many before its last step (the most the device heat map
+    // draws a column each, HeatMapPlot::kMaxColumns)...
+    static constexpr int64_t kOpenRankSteps = 400;
+    // ...and the spans of this many of its newest steps that have spans.
+    static constexpr size_t kOpenSpanSteps = 8;
 
     // Polling starts at once. The store file is created when missing.
     explicit StoreWatcher(const QString& storePath, QObject* parent = nullptr);
@@ -50,8 +66,8 @@ public:
     int interval() const { return m_interval; }
 
     // Watching is counted: a run stays watched until unwatch() was called as often as watch().
-    // Every watch() re-sends the run's record and history (signals with reset = true), so each
-    // new subscriber starts from a complete picture. Log history is not re-sent (it can be
+    // Every watch() re-sends the run's record and its last window (signals with reset = true),
+    // so each new subscriber starts from the same picture. Log history is not re-sent (it can be
     // millions of lines; LogTableModel pages it): logsAdded carries the rows written after the
     // watch began.
     void watch(qint64 run);
@@ -66,6 +82,15 @@ public:
 
     // Polls now rather than at the next tick, e.g. after the console itself wrote to the store.
     void pollNow();
+
+    // Rows of a run older than what watch() sent, for a view that looks further back: device
+    // samples whose time lies in [from, until) reach deviceSamplesLoaded, rank steps whose step
+    // lies in [from, until) reach rankStepsLoaded, in key order, read on the watcher's thread
+    // whether the run is watched or not. They are apart from the rows of deviceSamplesAdded and
+    // rankStepsAdded: a view that asks for the range before the oldest row it holds gets each
+    // row once.
+    void loadDeviceSamples(qint64 run, double from, double until);
+    void loadRankSteps(qint64 run, qint64 from, qint64 until);
 
     // Runs `job` on the watcher's thread with its store connection, then `done` with the result
     // in the watcher's thread, unless `context` is gone by then. A job that throws calls `failed`
@@ -92,6 +117,9 @@ signals:
     // A watched run's per rank and step compute and wait times (RunStore::rankSteps) past the
     // rows already sent; each (step, rank) once, in step order within a signal.
     void rankStepsAdded(qint64 run, const std::vector<parallax::RankStepEvent>& rows, bool reset);
+    // The answers of loadDeviceSamples and loadRankSteps, with the range asked for.
+    void deviceSamplesLoaded(qint64 run, double from, double until, const std::vector<parallax::DeviceEvent>& rows);
+    void rankStepsLoaded(qint64 run, qint64 from, qint64 until, const std::vector<parallax::RankStepEvent>& rows);
     // A watched run's alerts (RunStore::alerts, active or ended), each time one changed; at every
     // watch() too.
     void alertsChanged(qint64 run, const std::vector<parallax::RunAlert>& alerts);
@@ -105,6 +133,11 @@ signals:
     void polled(qint64 dataVersion);
     void storeError(const QString& message);
 
+protected:
+    // Count the connections to spansAdded, so that the worker reads spans only while there are any.
+    void connectNotify(const QMetaMethod& signal) override;
+    void disconnectNotify(const QMetaMethod& signal) override;
+
 private:
     // Runs on the watcher's thread; `deliver` posts a function back to this object's thread.
     // `job` gets nullptr and the reason when the store cannot be opened.
@@ -115,6 +148,8 @@ private:
     int m_interval = kDefaultIntervalMs;
     std::map<qint64, int> m_watchCount;    // watch() + watchLogs() calls not yet undone
     int m_pendingReads = 0;
+    // Connections to spansAdded; read by the worker (connectNotify may run on any thread).
+    std::shared_ptr<std::atomic<int>> m_spanListeners = std::make_shared<std::atomic<int>>(0);
     QThread m_thread;
     StoreWatcherWorker* m_worker = nullptr; // lives in m_thread
 };

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <utility>
 
 namespace parallax {
@@ -77,8 +78,9 @@ bool sameAlert(const RunAlert& a, const RunAlert& b) {
 
 } // namespace
 
-StoreWatcherWorker::StoreWatcherWorker(QString storePath, int intervalMs)
-    : m_path(std::move(storePath)), m_interval(intervalMs) {}
+StoreWatcherWorker::StoreWatcherWorker(QString storePath, int intervalMs,
+                                       std::shared_ptr<const std::atomic<int>> spanListeners)
+    : m_path(std::move(storePath)), m_interval(intervalMs), m_spanListeners(std::move(spanListeners)) {}
 
 StoreWatcherWorker::~StoreWatcherWorker() = default;
 
@@ -213,7 +215,7 @@ bool StoreWatcherWorker::pollRun(qint64 id, Watched& w) {
     return pollLogs(id, w);
 }
 
-// A fully watched run's rows since the last poll (all of them on a reset): metrics, device
+// A fully watched run's rows since the last poll (its last window on a reset): metrics, device
 // samples, spans, host statuses, rank steps, alerts and its Slurm job.
 void StoreWatcherWorker::pollTelemetry(qint64 id, Watched& w, const RunRecord& record, bool reset) {
     if (reset) {
@@ -221,42 +223,83 @@ void StoreWatcherWorker::pollTelemetry(qint64 id, Watched& w, const RunRecord& r
         w.lastDeviceT = 0;
         w.lastRankT.clear();
         w.lastSpanStep = -1;
+        w.spansSent = false;
         w.lastRankStep = -1;
         w.lastStepOfRank.clear();
     }
+    // One row per step, a few hundred bytes a step in the curves: sent whole.
     std::vector<StepEvent> metrics = m_store->metrics(id, w.lastStep);
     if (!metrics.empty()) w.lastStep = metrics.back().step;
     if (reset || !metrics.empty()) emit metricsAdded(id, metrics, reset);
 
-    std::vector<DeviceEvent> samples =
-        m_store->deviceSamples(id, reset ? 0.0 : std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
+    pollDeviceSamples(id, w, reset);
+    pollSpans(id, w, record, reset);
+    pollRankSteps(id, w, reset);
+    pollStatus(id, w, reset);
+}
+
+void StoreWatcherWorker::pollDeviceSamples(qint64 id, Watched& w, bool reset) {
+    std::vector<DeviceEvent> samples;
+    if (reset) {
+        // The samples of the last kOpenWindowSeconds before the newest; older ones on request.
+        if (const std::optional<double> newest = m_store->lastEventKey<DeviceEvent>(id))
+            samples = m_store->eventsBetween<DeviceEvent>(id, *newest - StoreWatcher::kOpenWindowSeconds,
+                                                          std::numeric_limits<double>::max());
+    } else {
+        samples = m_store->deviceSamples(id, std::max(0.0, w.lastDeviceT - kDeviceLagSeconds));
+    }
     keepUnsent(samples, w.lastRankT, &sampleTime, reset);
     for (const DeviceEvent& e : samples) w.lastDeviceT = std::max(w.lastDeviceT, e.t);
     if (reset || !samples.empty()) emit deviceSamplesAdded(id, samples, reset);
+}
 
+void StoreWatcherWorker::pollSpans(qint64 id, Watched& w, const RunRecord& record, bool reset) {
+    // Nobody listens: nothing is read. A listener that comes later gets the newest steps anew.
+    if (m_spanListeners->load() == 0) {
+        w.spansSent = false;
+        return;
+    }
+    if (!w.spansSent) {
+        reset = true;
+        w.lastSpanStep = -1;
+    }
     // The newest step's spans may still be arriving from some ranks.
     const std::vector<int64_t> steps = m_store->spanSteps(id);
     const bool ended = isTerminal(record.state);
+    const size_t first = reset && steps.size() > StoreWatcher::kOpenSpanSteps ? steps.size() - StoreWatcher::kOpenSpanSteps : 0;
     std::vector<SpanEvent> spans;
-    for (int64_t step : steps) {
+    for (size_t i = first; i < steps.size(); ++i) {
+        const int64_t step = steps[i];
         if (step <= w.lastSpanStep || (!ended && step == steps.back())) continue;
         std::vector<SpanEvent> s = m_store->spans(id, step);
         spans.insert(spans.end(), s.begin(), s.end());
         w.lastSpanStep = step;
     }
+    w.spansSent = true;
     if (reset || !spans.empty()) emit spansAdded(id, spans, reset);
+}
 
+void StoreWatcherWorker::pollRankSteps(qint64 id, Watched& w, bool reset) {
+    std::vector<RankStepEvent> rankSteps;
+    if (reset) {
+        // Each rank's last kOpenRankSteps steps; older ones on request.
+        if (const std::optional<double> last = m_store->lastEventKey<RankStepEvent>(id))
+            rankSteps = m_store->eventsBetween<RankStepEvent>(
+                id, static_cast<int64_t>(*last) - StoreWatcher::kOpenRankSteps + 1, std::numeric_limits<int64_t>::max());
+    } else {
+        rankSteps = m_store->events<RankStepEvent>(id, std::max<int64_t>(-1, w.lastRankStep - kRankStepLag));
+    }
+    keepUnsent(rankSteps, w.lastStepOfRank, &stepOf, reset);
+    for (const RankStepEvent& e : rankSteps) w.lastRankStep = std::max(w.lastRankStep, e.step);
+    if (reset || !rankSteps.empty()) emit rankStepsAdded(id, rankSteps, reset);
+}
+
+void StoreWatcherWorker::pollStatus(qint64 id, Watched& w, bool reset) {
     std::vector<HostStatus> hosts = m_store->hostStatuses(id);
     if (reset || changedSince(w.hostStatuses, hosts, sameHostStatus)) {
         w.hostStatuses = hosts;
         emit hostStatusesChanged(id, hosts);
     }
-
-    std::vector<RankStepEvent> rankSteps =
-        m_store->events<RankStepEvent>(id, reset ? -1 : std::max<int64_t>(-1, w.lastRankStep - kRankStepLag));
-    keepUnsent(rankSteps, w.lastStepOfRank, &stepOf, reset);
-    for (const RankStepEvent& e : rankSteps) w.lastRankStep = std::max(w.lastRankStep, e.step);
-    if (reset || !rankSteps.empty()) emit rankStepsAdded(id, rankSteps, reset);
 
     // Alerts are sent whole (one row per kind), only when one changed.
     std::vector<RunAlert> alerts = m_store->alerts(id);

@@ -9,6 +9,7 @@
 #include <QString>
 #include <QTimer>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,7 +23,9 @@ namespace parallax {
 class StoreWatcherWorker : public QObject {
     Q_OBJECT
 public:
-    StoreWatcherWorker(QString storePath, int intervalMs);
+    // spanListeners: how many are connected to StoreWatcher::spansAdded (spans are read only
+    // while there are any).
+    StoreWatcherWorker(QString storePath, int intervalMs, std::shared_ptr<const std::atomic<int>> spanListeners);
     ~StoreWatcherWorker() override;
 
     // All of these run in the worker's thread (StoreWatcher invokes them queued).
@@ -54,7 +57,7 @@ private:
     struct Watched {
         int refs = 0;               // watch(): everything
         int logRefs = 0;            // watchLogs(): record, run_start and log lines
-        bool reset = true;          // send the whole history on the next poll
+        bool reset = true;          // send the last window of history on the next poll
         bool resendRecord = true;   // send the record and run_start again on the next poll
         bool logsStarted = false;   // lastLogId holds the run's last id at the first watch
         std::optional<RunRecord> record;
@@ -63,6 +66,7 @@ private:
         double lastDeviceT = 0;
         std::map<int, double> lastRankT; // per rank: its newest sample's time
         int64_t lastSpanStep = -1;
+        bool spansSent = false;      // spans were sent since the last reset (someone listens)
         int64_t lastLogId = 0;
         std::optional<std::vector<HostStatus>> hostStatuses; // as last sent
         int64_t lastRankStep = -1;
@@ -76,12 +80,18 @@ private:
     // Returns whether more rows are waiting (a log burst larger than one poll takes).
     bool pollRun(qint64 id, Watched& w);
     void pollTelemetry(qint64 id, Watched& w, const RunRecord& record, bool reset);
+    // pollTelemetry's parts; on a reset each reads the run's last window only.
+    void pollDeviceSamples(qint64 id, Watched& w, bool reset);
+    void pollSpans(qint64 id, Watched& w, const RunRecord& record, bool reset);
+    void pollRankSteps(qint64 id, Watched& w, bool reset);
+    void pollStatus(qint64 id, Watched& w, bool reset); // host statuses, alerts, the Slurm job
     // Returns whether more log lines are waiting.
     bool pollLogs(qint64 id, Watched& w);
     void reportError(const QString& message);
 
     QString m_path;
     int m_interval;
+    std::shared_ptr<const std::atomic<int>> m_spanListeners;
     std::unique_ptr<RunStore> m_store;
     QTimer* m_timer = nullptr;
     std::map<qint64, Watched> m_watched;

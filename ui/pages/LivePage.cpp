@@ -2,6 +2,7 @@
 #include "ui/widgets/TableExport.h"
 
 #include "ui/models/DeviceGridModel.h"
+#include "ui/models/DeviceHistoryLoader.h"
 #include "ui/models/LiveSummary.h"
 #include "ui/models/RunLauncher.h"
 #include "ui/models/ResumeCheck.h"
@@ -39,6 +40,7 @@ namespace parallax {
 LivePage::LivePage(StoreWatcher* watcher, QWidget* parent)
     : QWidget(parent), m_watcher(watcher), m_launcher(new RunLauncher(this)) {
     m_devices = new DeviceGridModel(this);
+    m_history = new DeviceHistoryLoader(watcher, m_devices, this);
     buildUi();
     connect(m_launcher, &RunLauncher::stopAsked, this, [this] { endCommand(true, m_launcher->lastOutput()); });
     connect(m_launcher, &RunLauncher::started, this, [this](qint64 id) {
@@ -337,13 +339,35 @@ QWidget* LivePage::buildDevices(QWidget* parent) {
     m_deviceView->setWordWrap(true);
     m_deviceView->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_deviceView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_heatMap = new HeatMapPlot(devices);
-    m_heatMap->setModel(m_devices);
     devices->addWidget(m_deviceView);
-    devices->addWidget(m_heatMap);
+    devices->addWidget(buildHeatMap(devices));
     devices->setStretchFactor(0, 1);
     devices->setStretchFactor(1, 2);
     return devices;
+}
+
+QWidget* LivePage::buildHeatMap(QWidget* parent) {
+    // A run opens at its last window; Earlier reads the one before it into the map.
+    auto* box = new QWidget(parent);
+    auto* layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* bar = new QHBoxLayout;
+    m_earlier = new QPushButton(tr("Earlier"), box);
+    m_earlier->setObjectName(QStringLiteral("earlierHistory"));
+    m_earlier->setToolTip(tr("The map opens at the run's last %1 minutes of device samples and last %2 steps; "
+                             "load the ones before those shown")
+                              .arg(StoreWatcher::kOpenWindowSeconds / 60)
+                              .arg(StoreWatcher::kOpenRankSteps));
+    m_earlier->setEnabled(false);
+    connect(m_earlier, &QPushButton::clicked, m_history, &DeviceHistoryLoader::loadEarlier);
+    connect(m_history, &DeviceHistoryLoader::changed, this, [this] { m_earlier->setEnabled(m_history->canLoadEarlier()); });
+    bar->addStretch(1);
+    bar->addWidget(m_earlier);
+    layout->addLayout(bar);
+    m_heatMap = new HeatMapPlot(box);
+    m_heatMap->setModel(m_devices);
+    layout->addWidget(m_heatMap, 1);
+    return box;
 }
 
 void LivePage::setRun(qint64 run) {
@@ -364,6 +388,7 @@ void LivePage::showRun(qint64 run) {
     m_sawRunning = shown && shown->state == RunState::Running;
     m_snapshot.clear();
     m_devices->clear();
+    m_history->setRun(m_run);
     m_shownStraggler.reset();
     m_commandStatus->hide();
     m_hostAlarm->hide();

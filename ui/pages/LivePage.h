@@ -26,6 +26,7 @@ namespace parallax {
 
 class CurvePlot;
 class DeviceGridModel;
+class DeviceHistoryLoader;
 class HeatMapPlot;
 class RunLauncher;
 class RunListModel;
@@ -36,7 +37,7 @@ class StoreWatcher;
 // curves of loss (raw and smoothed), learning rate, grad norm and throughput; the device grid (a
 // row per host, a host the supervisor finds silent or lost outlined in red and named in a banner)
 // and a rank x step heat map, both coloured by what each rank does (computing or waiting in
-// collectives), with the images a run draws ([samples]) in a Samples tab beside them (SamplesPanel);
+// collectives), opened at the run's last window with Earlier to read the ones before it, with the images a run draws ([samples]) in a Samples tab beside them (SamplesPanel);
 // the supervisor's alerts (a hang, a straggler) in a banner, their rank marked in the
 // grid; a straggler warning naming the slow rank; Stop and Resume, which ask `parallax-cli`
 // (beside the console's executable) to act through RunLauncher, so that the run's supervisor stays
@@ -69,6 +70,7 @@ public:
 
     const RunSnapshot& snapshot() const { return m_snapshot; }
     DeviceGridModel* deviceModel() const { return m_devices; }
+    HeatMapPlot* heatMap() const { return m_heatMap; }
     // The images the run drew, in a tab beside the devices while it has any or its spec asks for them.
     SamplesPanel* samplesPanel() const { return m_samples; }
     QTabWidget* bottomTabs() const { return m_bottomTabs; }
@@ -125,6 +127,7 @@ private:
     QWidget* buildPlots(QWidget* parent);
     QWidget* buildBottomTabs(QWidget* parent);
     QWidget* buildDevices(QWidget* parent);
+    QWidget* buildHeatMap(QWidget* parent);
     void onRunChanged(const RunRecord& record);
     void onRunStart(qint64 run, const RunStartEvent& start);
     void onMetrics(qint64 run, const std::vector<StepEvent>& rows, bool reset);
@@ -191,6 +194,8 @@ private:
     DeviceGridModel* m_devices = nullptr;
     QTableView* m_deviceView = nullptr;
     HeatMapPlot* m_heatMap = nullptr;
+    DeviceHistoryLoader* m_history = nullptr; // the windows before the one the run opened at
+    QPushButton* m_earlier = nullptr;         // asks m_history for the next one
     QTabWidget* m_bottomTabs = nullptr;
     SamplesPanel* m_samples = nullptr;
     std::optional<RunSnapshot::Straggler> m_shownStraggler;
