@@ -3,6 +3,7 @@
 #include "core/launch/CheckpointScan.h"
 #include "core/launch/LineBuffer.h"
 #include "core/launch/OutputDemux.h"
+#include "core/launch/RawOutput.h"
 #include "core/launch/SignalNames.h"
 #include "core/launch/Utf8.h"
 #include "core/spec/Estimates.h"
@@ -26,11 +27,15 @@ void field(const std::string& name, const std::string& value) {
 // The launcher's own report of the failure, read again from the raw output: the structured facts
 // (rank, host, pid, signal or code) behind the one-line reason.
 std::optional<LauncherFailure> failureFromOutput(const RunRecord& r) {
-    if (r.run_dir.empty())
+    const std::string path = rawOutputFile(r.run_dir);
+    if (path.empty())
         return std::nullopt;
-    FILE* f = std::fopen((r.run_dir + "/output.log").c_str(), "re");
-    if (!f)
+    std::optional<RawOutputReader> in;
+    try {
+        in.emplace(path);
+    } catch (const std::runtime_error&) {
         return std::nullopt;
+    }
     const bool slurm = r.launch_command.find("srun ") != std::string::npos;
     OutputDemux demux(slurm ? LauncherFormat::Slurm : LauncherFormat::OpenMpi);
     auto ignore = [](const DemuxedLine&) {};
@@ -38,9 +43,8 @@ std::optional<LauncherFailure> failureFromOutput(const RunRecord& r) {
     auto onLine = [&](std::string_view line) { demux.feed(OutputStream::Stdout, line, ignore); };
     char buf[1 << 16];
     size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+    while ((n = in->read(buf, sizeof buf)) > 0)
         lines.append(buf, n, onLine);
-    std::fclose(f);
     lines.finish(onLine);
     demux.finish(ignore);
     return demux.failure();

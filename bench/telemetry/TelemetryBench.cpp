@@ -9,6 +9,7 @@
 // would get on an otherwise idle machine.
 #include "core/launch/OutputDemux.h"
 #include "core/launch/OutputRouter.h"
+#include "core/launch/RawOutput.h"
 #include "core/store/BatchedWriter.h"
 #include "core/store/RunStore.h"
 #include "core/telemetry/TelemetryCodec.h"
@@ -268,6 +269,7 @@ int main(int argc, char** argv) {
 
     // 3. the whole path into a store on disk, in pipe-sized reads
     size_t storedRows = 0;
+    int64_t rawIn = 0, rawOut = 0; // output.log.gz: bytes in, bytes written
     if (stages.find("store") != std::string::npos) {
         std::vector<std::pair<double, double>> times;
         const int runs = std::max(1, repeat - 1);
@@ -281,13 +283,14 @@ int main(int argc, char** argv) {
             nr.name = "bench";
             nr.world_size = ranks;
             const int64_t run = store.createRun(nr);
-            std::FILE* raw = std::fopen((fs::path(dir) / "output.log").c_str(), "w");
+            std::FILE* raw = std::fopen((fs::path(dir) / kCompressedOutputName).c_str(), "w");
             std::setvbuf(raw, nullptr, _IOFBF, 1 << 20);
+            RawOutputWriter compressed(raw); // as the supervisor writes output.log.gz
             const Timer timer;
             {
                 BatchedWriter writer(store, run);
                 OutputRouter router(writer, LauncherFormat::OpenMpi, "bench-host", false);
-                router.setRawLog(raw);
+                router.setRawLog(&compressed);
                 constexpr size_t kRead = 1 << 16;
                 size_t outPos = 0;
                 size_t errPos = 0;
@@ -309,8 +312,10 @@ int main(int argc, char** argv) {
                 router.finish(now);
                 writer.flush();
             }
-            std::fflush(raw);
+            compressed.finish();
             times.push_back(timer.stop());
+            rawIn = compressed.bytesIn();
+            rawOut = compressed.bytesOut();
             std::fclose(raw);
             storedRows = store.metrics(run).size() + store.deviceSamples(run).size() + store.comms(run).size() +
                          static_cast<size_t>(store.logCount(run));
@@ -331,6 +336,8 @@ int main(int argc, char** argv) {
         const Row& whole = rows.back();
         std::printf("\nwhole path target 300000 lines/s: %s by wall clock (median), %s by CPU time; %zu rows in SQLite (WAL)\n",
                     whole.median >= 300000 ? "met" : "NOT met", whole.cpu >= 300000 ? "met" : "NOT met", storedRows);
+        std::printf("output.log.gz: %.1f MB of output in %.1f MB (%.1f x smaller)\n", double(rawIn) / 1e6,
+                    double(rawOut) / 1e6, rawOut > 0 ? double(rawIn) / double(rawOut) : 0.0);
     }
     std::error_code ec;
     fs::remove_all(dir, ec);

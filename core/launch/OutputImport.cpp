@@ -1,5 +1,7 @@
 #include "core/launch/OutputImport.h"
 
+#include "core/launch/RawOutput.h"
+
 #include "core/launch/CheckpointScan.h"
 #include "core/launch/OutputRouter.h"
 #include "core/launch/ProcessTable.h"
@@ -20,8 +22,10 @@ namespace {
 
 constexpr size_t kRowsPerBatch = 20000;
 constexpr int64_t kPieceBytes = 1 << 20;
+constexpr int64_t kUnfinishedHeld = 64 * kPieceBytes; // the router's own limit of a line
 
-std::string outputLogOf(const RunRecord& run) { return run.run_dir + "/output.log"; }
+// The run's raw output: output.log.gz, or Slurm's (or an older run's) plain output.log.
+std::string outputLogOf(const RunRecord& run) { return rawOutputPath(run.run_dir); }
 
 LauncherFormat formatOf(const RunRecord& run, bool* localTarget) {
     *localTarget = true;
@@ -39,35 +43,20 @@ double fileTime(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_mtime) : 0;
 }
 
-// The offset just after the last newline in [from, end) of `in` (`from` when there is none), read
-// backwards a piece at a time.
-int64_t afterLastNewline(std::ifstream& in, int64_t from, int64_t end) {
-    std::vector<char> piece(static_cast<size_t>(std::min<int64_t>(kPieceBytes, std::max<int64_t>(end - from, 1))));
-    for (int64_t stop = end; stop > from;) {
-        const int64_t start = std::max(from, stop - static_cast<int64_t>(piece.size()));
-        in.clear();
-        in.seekg(start);
-        if (!in.read(piece.data(), static_cast<std::streamsize>(stop - start))) return from;
-        for (int64_t i = stop - start; i > 0; --i)
-            if (piece[static_cast<size_t>(i - 1)] == '\n') return start + i;
-        stop = start;
-    }
-    return from;
-}
-
 } // namespace
 
-OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, int64_t to) {
+OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, int64_t to,
+                          std::unique_ptr<RawOutputReader>* reader) {
     const std::string path = outputLogOf(run);
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
-    in.seekg(0, std::ios::end);
+    std::unique_ptr<RawOutputReader> own;
+    std::unique_ptr<RawOutputReader>& held = reader ? *reader : own;
+    if (!held || held->position() != from || !held->error().empty()) {
+        held = std::make_unique<RawOutputReader>(path); // gzip or plain; offsets are the uncompressed bytes'
+        held->skip(from);
+    }
+    RawOutputReader& in = *held;
     OutputImport result;
-    result.file_bytes = static_cast<int64_t>(in.tellg());
-    result.from = result.to = std::min(from, result.file_bytes);
-    const int64_t end = to < 0 ? result.file_bytes : std::min(to, result.file_bytes);
-    in.seekg(result.from);
+    result.from = result.to = in.position();
 
     bool localTarget = true;
     const LauncherFormat format = formatOf(run, &localTarget);
@@ -81,22 +70,35 @@ OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, i
 
     // Read in pieces and cut into lines by the router, as when the run was live: a line is held up
     // to the router's limit, however long it is in the file. Only complete lines are fed: what
-    // follows the last newline before `end` is an unfinished line, left for later.
-    const int64_t complete = afterLastNewline(in, result.from, end);
+    // follows the last newline before `to` is an unfinished line, left for later.
     std::vector<char> piece(static_cast<size_t>(kPieceBytes));
-    in.clear();
-    in.seekg(result.from);
-    for (int64_t fed = result.from; fed < complete;) {
-        const size_t got = static_cast<size_t>(std::min<int64_t>(complete - fed, kPieceBytes));
-        if (!in.read(piece.data(), static_cast<std::streamsize>(got))) break;
+    std::string unfinished; // bytes after the last newline read, fed once their newline comes
+    for (int64_t fed = result.from; to < 0 || fed < to;) {
+        const size_t want = static_cast<size_t>(to < 0 ? kPieceBytes : std::min<int64_t>(to - fed, kPieceBytes));
+        const size_t got = in.read(piece.data(), want);
+        if (got == 0) break;
         const double now = router.lastEventTime() > 0 ? router.lastEventTime() : fallbackTime;
         // Line by line, so that the offset the writer records is always at a line's end.
         for (size_t at = 0; at < got;) {
             const void* nl = std::memchr(piece.data() + at, '\n', got - at);
-            const size_t stop = nl ? static_cast<size_t>(static_cast<const char*>(nl) - piece.data()) + 1 : got;
+            if (!nl) {
+                unfinished.append(piece.data() + at, got - at);
+                // A line of many pieces goes on to the router, which keeps its start up to its
+                // limit, rather than into memory whole (only a last line that long, unfinished,
+                // is then taken as if it had ended).
+                if (unfinished.size() > static_cast<size_t>(kUnfinishedHeld)) {
+                    router.append(OutputStream::Stdout, unfinished.data(), unfinished.size(), now);
+                    unfinished.clear();
+                }
+                break;
+            }
+            const size_t stop = static_cast<size_t>(static_cast<const char*>(nl) - piece.data()) + 1;
+            if (!unfinished.empty()) {
+                router.append(OutputStream::Stdout, unfinished.data(), unfinished.size(), now);
+                unfinished.clear();
+            }
             router.append(OutputStream::Stdout, piece.data() + at, stop - at, now);
             at = stop;
-            if (!nl) continue;
             position = fed + static_cast<int64_t>(stop);
             if (writer.pendingRows() >= kRowsPerBatch) {
                 result.rows += writer.pendingRows();
@@ -105,6 +107,8 @@ OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, i
         }
         fed += static_cast<int64_t>(got);
     }
+    if (!in.error().empty()) throw std::runtime_error(in.error());
+    result.file_bytes = in.position();
     router.finish(router.lastEventTime() > 0 ? router.lastEventTime() : fallbackTime);
     result.rows += writer.pendingRows();
     writer.flush();

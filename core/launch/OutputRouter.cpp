@@ -1,5 +1,7 @@
 #include "core/launch/OutputRouter.h"
 
+#include "core/launch/RawOutput.h"
+
 #include "core/launch/LogLevelGuess.h"
 #include "core/launch/Utf8.h"
 #include "core/store/BatchedWriter.h"
@@ -71,7 +73,7 @@ void OutputRouter::rawLogFailed(int error) {
 }
 
 void OutputRouter::flushRawLog() {
-    if (m_rawLog && !m_rawBroken && std::fflush(m_rawLog) != 0)
+    if (m_rawLog && !m_rawBroken && !m_rawLog->flush())
         rawLogFailed(errno);
 }
 
@@ -105,7 +107,7 @@ void OutputRouter::hand(const TelemetryEvent& event) {
 void OutputRouter::onPipeLine(OutputStream pipe, std::string_view line) {
     m_lineStart = m_rawBytes;
     if (m_rawLog && !m_rawBroken) {
-        if (std::fwrite(line.data(), 1, line.size(), m_rawLog) != line.size() || std::fputc('\n', m_rawLog) == EOF)
+        if (!m_rawLog->write(line.data(), line.size()) || !m_rawLog->write("\n", 1))
             rawLogFailed(errno);
         else
             m_rawBytes += static_cast<int64_t>(line.size()) + 1;

@@ -15,6 +15,7 @@
 namespace parallax {
 
 class BatchedWriter;
+class RawOutputWriter;
 
 // The supervisor's path for every byte the launcher prints: cut into lines per pipe, copied raw to
 // output.log, cleaned to UTF-8, demultiplexed into ranks, decoded, and written through the
@@ -26,10 +27,10 @@ class OutputRouter {
 public:
     OutputRouter(BatchedWriter& writer, LauncherFormat format, std::string localHost, bool localTarget);
 
-    // The raw copy (output.log) is also the spool of rows the store did not take: every byte of
-    // it up to storedThrough() has its rows with the writer (pending or written), the rest can
-    // be imported from the file (OutputImport).
-    void setRawLog(std::FILE* file, std::string path = {}) {
+    // The raw copy (output.log.gz, RawOutput.h) is also the spool of rows the store did not take:
+    // every byte of it up to storedThrough() has its rows with the writer (pending or written),
+    // the rest can be imported from the file (OutputImport).
+    void setRawLog(RawOutputWriter* file, std::string path = {}) {
         m_rawLog = file;
         m_rawPath = std::move(path);
     }
@@ -94,7 +95,7 @@ private:
     void hand(const LogRow& row);
     void hand(const TelemetryEvent& event);
 
-    std::FILE* m_rawLog = nullptr;
+    RawOutputWriter* m_rawLog = nullptr;
     std::string m_rawPath;
     bool m_rawBroken = false;
     int64_t m_rawBytes = 0;

@@ -1,5 +1,7 @@
 #include "core/launch/RunFolderImport.h"
 
+#include "core/launch/RawOutput.h"
+
 #include "core/launch/CheckpointScan.h"
 #include "core/launch/OutputImport.h"
 #include "core/launch/RunFolders.h"
@@ -22,7 +24,7 @@ namespace {
 
 bool isRunFolder(const fs::path& dir) {
     std::error_code ec;
-    return fs::is_regular_file(dir / "spec.toml", ec) && fs::is_regular_file(dir / "output.log", ec);
+    return fs::is_regular_file(dir / "spec.toml", ec) && !rawOutputFile(dir.string()).empty();
 }
 
 double modified(const fs::path& file) {
@@ -59,7 +61,7 @@ std::string importOne(RunStore& store, const fs::path& dir) {
     const std::optional<RunRecord> run = store.run(id);
     const OutputImport done = importOutput(store, *run, 0);
     const size_t checkpoints = recordCheckpointsOnDisk(store, *run);
-    const double ended = modified(dir / "output.log");
+    const double ended = modified(rawOutputFile(dir.string()));
     RunState state = RunState::Lost;
     std::string reason = "imported from " + dir.string() + "; its output does not show how it ended";
     if (const std::optional<RunState> ended = endState(done)) {
@@ -86,7 +88,7 @@ std::vector<std::string> importRunFolders(RunStore& store, const std::string& pa
         std::sort(folders.begin(), folders.end(), byRunNumber);
     }
     if (folders.empty())
-        throw std::runtime_error(path + " is not a run folder (one with spec.toml and output.log) and holds none; "
+        throw std::runtime_error(path + " is not a run folder (one with spec.toml and output.log.gz or output.log) and holds none; "
                                  "give a run's folder or a store's <store>.runs folder");
     std::vector<std::string> said;
     for (const fs::path& dir : folders) {

@@ -1,5 +1,7 @@
 #include "core/launch/StoreFlusher.h"
 
+#include "core/launch/RawOutput.h"
+
 #include "core/launch/OutputImport.h"
 #include "core/launch/OutputRouter.h"
 #include "core/launch/RunNotices.h"
@@ -61,8 +63,8 @@ void StoreFlusher::onDamaged(const std::string& what) {
         return;
     m_damage = what;
     std::cerr << "parallax: run " << m_runId << ": " << what << "\nparallax: run " << m_runId
-              << " is being stopped: its ranks checkpoint and stop; its output stays in " << m_runDir
-              << "/output.log\n";
+              << " is being stopped: its ranks checkpoint and stop; its output stays in " << rawOutputPath(m_runDir)
+              << "\n";
     if (m_onDamage)
         m_onDamage(what);
 }
@@ -120,7 +122,7 @@ void StoreFlusher::importSpool() {
         // has caught up.
         const int64_t from = m_store.outputOffset(m_runId).value_or(0);
         const int64_t to = std::min(m_router->rawBytes(), from + kImportPerTurn);
-        const OutputImport done = importOutput(m_store, *record, from, to);
+        const OutputImport done = importOutput(m_store, *record, from, to, &m_spoolReader);
         m_spoolImported += done.rows;
         if (done.to < m_router->rawBytes() && done.to > from)
             return;
@@ -133,6 +135,7 @@ void StoreFlusher::importSpool() {
                                       std::string(e.what()));
     }
     m_spoolImported = 0;
+    m_spoolReader.reset();
     m_router->resumeStoring();
 }
 
@@ -172,7 +175,7 @@ RunRecord StoreFlusher::finishRun(const RunOutcome& o, double endedAt, const std
             if (stopRequested())
                 throw StoreError("run " + std::to_string(m_runId) + " " + runStateName(o.state) + ", but its rows and its end "
                                  "were not written to " + m_store.path() + " (" + e.what() + "); they are in " +
-                                 m_runDir + "/output.log: run parallax-cli import " + std::to_string(m_runId) +
+                                 rawOutputPath(m_runDir) + ": run parallax-cli import " + std::to_string(m_runId) +
                                  " once the store takes writes again");
             std::this_thread::sleep_for(kEndRetryAfter);
         }

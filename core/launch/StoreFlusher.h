@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/launch/NoticeSink.h"
+#include "core/launch/RawOutput.h"
 #include "core/launch/RunOutcome.h"
 #include "core/store/BatchedWriter.h"
 
@@ -79,6 +80,7 @@ private:
     double m_refusedSince = 0;
     std::string m_damage;  // the store's file is damaged: what SQLite said
     size_t m_spoolImported = 0; // rows imported from output.log since the router began to spool
+    std::unique_ptr<RawOutputReader> m_spoolReader; // where the spool's import stopped, kept between turns
 };
 
 } // namespace parallax

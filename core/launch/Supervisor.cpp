@@ -9,6 +9,8 @@
 #include "core/launch/LauncherOutput.h"
 #include "core/launch/LauncherProcess.h"
 #include "core/launch/OutputRouter.h"
+#include "core/launch/PrivateFile.h"
+#include "core/launch/RawOutput.h"
 #include "core/launch/RunCreation.h"
 #include "core/launch/RunHostSweep.h"
 #include "core/launch/RunNotices.h"
@@ -78,6 +80,8 @@ struct Supervisor::State : LaunchControl {
     ~State() {
         // The writer's last flush asks the router how far output.log is stored: it goes first.
         flusher.reset();
+        if (rawWriter)
+            rawWriter->finish();
         if (outputLog)
             std::fclose(outputLog);
     }
@@ -94,6 +98,7 @@ struct Supervisor::State : LaunchControl {
     int64_t runId = 0;
     std::string runDir;
     std::FILE* outputLog = nullptr;
+    std::unique_ptr<RawOutputWriter> rawWriter; // compresses what goes into outputLog
     LaunchPlan plan;
     bool batch = false;
 
@@ -206,7 +211,8 @@ struct Supervisor::State : LaunchControl {
                 return follower->bytesRead() - static_cast<int64_t>(router->pendingBytes(OutputStream::Stdout));
             });
         } else {
-            router->setRawLog(outputLog, runDir + "/output.log");
+            compressOutputLog();
+            router->setRawLog(rawWriter.get(), runDir + "/" + kCompressedOutputName);
             router->setSpoolAbove(opt.spool_above);
             flusher->writer().setOutputOffsetSource([this] { return router->storedThrough(); });
         }
@@ -481,6 +487,18 @@ struct Supervisor::State : LaunchControl {
         return planContinuation(o, endFacts(), c, continuation);
     }
 
+    // The launcher's output, written here rather than by Slurm: into output.log.gz, compressed,
+    // in place of the plain output.log the folder was made with.
+    void compressOutputLog() {
+        if (!outputLog)
+            return;
+        std::fclose(outputLog);
+        ::unlink((runDir + "/output.log").c_str());
+        outputLog = createPrivateFile(runDir + "/" + kCompressedOutputName);
+        std::setvbuf(outputLog, nullptr, _IOFBF, 1 << 20);
+        rawWriter = std::make_unique<RawOutputWriter>(outputLog);
+    }
+
     // output.log is complete: the rows that follow come from the supervisor alone.
     void closeOutputLog() {
         if (!outputLog)
@@ -489,6 +507,10 @@ struct Supervisor::State : LaunchControl {
             router->flushRawLog();
             router->setRawLog(nullptr);
         }
+        if (rawWriter && !rawWriter->finish())
+            notice(LogLevel::Warn, "output.log.gz: " + std::string(std::strerror(errno)) +
+                                       " ending the file; it reads up to its last flush");
+        rawWriter.reset();
         std::fclose(outputLog);
         outputLog = nullptr;
     }

@@ -2,6 +2,7 @@
 // everything lands in the store.
 
 #include "core/store/RunStore.h"
+#include "core/launch/RawOutput.h"
 #include "tests/support/Process.h"
 
 #include <gtest/gtest.h>
@@ -102,7 +103,8 @@ TEST(CliRun, QuickstartFinishesAndEverythingIsInTheStore) {
     q.ranks = {1};
     EXPECT_GT(db.logCount(run->id, q), 0) << "rank 1's own lines are stored";
     EXPECT_EQ(db.checkpoints(run->id).size(), 2u); // step 30 and the end
-    EXPECT_TRUE(fs::exists(run->run_dir + "/output.log"));
+    EXPECT_TRUE(fs::exists(run->run_dir + "/" + kCompressedOutputName));
+    EXPECT_FALSE(fs::exists(run->run_dir + "/output.log")) << "the plain one is replaced, not kept beside it";
 
     // The losses follow the checked-in golden run (same seed, same data, same layout).
     std::ifstream golden(sourceDir() + "/tests/e2e/golden/quickstart_losses.csv");

@@ -4,6 +4,7 @@
 // the spec the person wrote, which the store keeps verbatim for `resume`.
 
 #include "tests/e2e/RunProcesses.h"
+#include "core/launch/RawOutput.h"
 
 #include "core/util/Files.h"
 
@@ -195,10 +196,11 @@ TEST(Exposure, ALocalRunListensOnLoopbackOnlyAndItsSecretIsOnNoCommandLineOrReco
     ASSERT_FALSE(logs.empty());
     for (const LogRow& row : logs)
         EXPECT_EQ(row.message.find(secret), std::string::npos) << "log line of rank " << row.rank << ": " << row.message;
-    for (const std::string file : {"output.log", "supervisor.log"}) {
+    for (const std::string file : {kCompressedOutputName, "supervisor.log"}) {
         const std::string path = runDir + "/" + file;
         ASSERT_TRUE(isRegularFile(path)) << path;
-        const std::string text = readBytes(path);
+        // The raw output is read as its readers read it, uncompressed.
+        const std::string text = file == kCompressedOutputName ? readRawOutput(path) : readBytes(path);
         EXPECT_EQ(text.find(secret), std::string::npos) << file << ": " << around(text, text.find(secret));
     }
     for (const std::string& file : {store, store + "-wal"}) {

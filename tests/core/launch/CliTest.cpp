@@ -1,5 +1,6 @@
 // parallax-cli as a person uses it: the real executable, a real mpirun, the fake worker.
 #include "core/launch/ProcessTable.h"
+#include "core/launch/RawOutput.h"
 #include "core/store/RunStore.h"
 #include "tests/support/StoreDamage.h"
 
@@ -313,7 +314,7 @@ TEST_F(Cli, StoresInOneFolderKeepTheirRunFoldersApart) {
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     const fs::path folderA = m_dir / "a.db.runs" / "1";
     EXPECT_TRUE(contains(r.out, "run 1 (run-of-a) in " + folderA.string())) << r.out;
-    const std::string outputA = readFile(folderA / "output.log");
+    const std::string outputA = parallax::readRawOutput(parallax::rawOutputFile(folderA.string()));
     const std::string specA = readFile(folderA / "spec.toml");
     ASSERT_FALSE(outputA.empty());
 
@@ -322,7 +323,7 @@ TEST_F(Cli, StoresInOneFolderKeepTheirRunFoldersApart) {
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     const fs::path folderB = m_dir / "b.db.runs" / "1";
     EXPECT_TRUE(contains(r.out, "run 1 (run-of-b) in " + folderB.string())) << r.out;
-    EXPECT_EQ(readFile(folderA / "output.log"), outputA);
+    EXPECT_EQ(parallax::readRawOutput(parallax::rawOutputFile(folderA.string())), outputA);
     EXPECT_EQ(readFile(folderA / "spec.toml"), specA);
     // Each store resumes from its own run's checkpoints.
     r = cli({"resume", "1"});
@@ -337,13 +338,13 @@ TEST_F(Cli, StoresInOneFolderKeepTheirRunFoldersApart) {
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     const fs::path folderA2 = m_dir / "a.db.runs" / "1-2";
     EXPECT_TRUE(contains(r.out, "run 1 (again-a) in " + folderA2.string())) << r.out;
-    EXPECT_EQ(readFile(folderA / "output.log"), outputA);
+    EXPECT_EQ(parallax::readRawOutput(parallax::rawOutputFile(folderA.string())), outputA);
     r = cli({"logs", "1", "--rank", "-1"});
     EXPECT_TRUE(contains(r.out, "exists already and belongs to another store")) << r.out;
 
     // Run folders and what is in them are this user's only.
     EXPECT_EQ(fs::status(folderA2).permissions() & fs::perms::all, fs::perms::owner_all);
-    EXPECT_EQ(fs::status(folderA2 / "output.log").permissions() & fs::perms::all,
+    EXPECT_EQ(fs::status(folderA2 / parallax::kCompressedOutputName).permissions() & fs::perms::all,
               fs::perms::owner_read | fs::perms::owner_write);
     EXPECT_EQ(fs::status(storeA).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
 }

@@ -1,6 +1,7 @@
 // A run's rows into a store in a temp folder that another connection locks, or whose pages are
 // damaged, while the flusher writes.
 #include "core/launch/OutputRouter.h"
+#include "core/launch/RawOutput.h"
 #include "core/launch/PrivateFile.h"
 #include "core/launch/RunNotices.h"
 #include "core/launch/StoreFlusher.h"
@@ -89,8 +90,9 @@ TEST_F(Flusher, RowsALockedStoreRefusesAreKeptAndWrittenOnceItTakesThem) {
 TEST_F(Flusher, LinesSpooledToOutputLogAreImportedOnceTheStoreTakesRowsAgain) {
     BatchedWriter& writer = flusher->writer();
     OutputRouter router(writer, LauncherFormat::OpenMpi, "host1", true);
-    std::FILE* raw = createPrivateFile(runDir + "/output.log");
-    router.setRawLog(raw, runDir + "/output.log");
+    std::FILE* raw = createPrivateFile(runDir + "/" + kCompressedOutputName);
+    RawOutputWriter compressed(raw);
+    router.setRawLog(&compressed, runDir + "/" + kCompressedOutputName);
     router.setSpoolAbove(3);
     writer.setOutputOffsetSource([&] { return router.storedThrough(); });
     flusher->setRouter(&router);
@@ -106,8 +108,11 @@ TEST_F(Flusher, LinesSpooledToOutputLogAreImportedOnceTheStoreTakesRowsAgain) {
     flusher->flush(true);
     EXPECT_FALSE(router.spooling());
     router.setRawLog(nullptr);
+    EXPECT_TRUE(compressed.finish());
     std::fclose(raw);
     EXPECT_EQ(rows(), 10);
+    // The spool's import read the file while it was written, from where its last turn stopped.
+    EXPECT_EQ(readRawOutput(runDir + "/" + kCompressedOutputName).size(), static_cast<size_t>(compressed.bytesIn()));
     EXPECT_EQ(notices.count("warn: the store refused rows for a while; 7 row(s) kept meanwhile in output.log only "
                             "were imported from it"),
               1u)
@@ -166,7 +171,7 @@ TEST_F(Flusher, AStopRequestGivesUpWaitingAndNamesTheImport) {
         ADD_FAILURE() << "a locked store is not damaged";
     } catch (const StoreError& e) {
         const std::string said = e.what();
-        EXPECT_NE(said.find("they are in " + runDir + "/output.log: run parallax-cli import " + std::to_string(run)),
+        EXPECT_NE(said.find("they are in " + rawOutputPath(runDir) + ": run parallax-cli import " + std::to_string(run)),
                   std::string::npos)
             << said;
     }

@@ -1,5 +1,6 @@
 // The supervisor end to end: a real mpirun (np 2, --oversubscribe) running the fake worker.
 #include "core/launch/ProcessTable.h"
+#include "core/launch/RawOutput.h"
 #include "core/launch/RunFolderImport.h"
 #include "core/launch/SpecRejected.h"
 #include "core/launch/Supervisor.h"
@@ -218,8 +219,9 @@ TEST_F(SupervisorE2E, SucceededRunStoresTelemetryLogsAndOutput) {
     EXPECT_EQ(started->stream, "supervisor");
     EXPECT_NE(findLog(own, "run succeeded"), nullptr);
 
-    // The raw output, as the launcher printed it.
-    const std::string output = readFile(fs::path(r.run_dir) / "output.log");
+    // The raw output, as the launcher printed it, compressed (RawOutput.h).
+    ASSERT_EQ(rawOutputFile(r.run_dir), r.run_dir + "/" + kCompressedOutputName);
+    const std::string output = readRawOutput(rawOutputFile(r.run_dir));
     EXPECT_TRUE(contains(output, "[1,0]<stdout>:rank 0 starting")) << output.substr(0, 400);
     EXPECT_TRUE(contains(output, "[1,1]<stderr>:rank 1: WARNING"));
     EXPECT_TRUE(contains(output, "\xff\xfe")); // unchanged bytes
@@ -486,7 +488,7 @@ TEST_F(SupervisorE2E, AStoreLockedPastTheRunsEndLosesNoRow) {
     EXPECT_EQ(storedRows(*m_store, r.id), expected);
     EXPECT_NE(findLog(logs(r.id, {-1}), "were imported from it"), nullptr);
     // Everything of output.log is accounted for.
-    EXPECT_EQ(m_store->outputOffset(r.id), static_cast<int64_t>(fs::file_size(fs::path(r.run_dir) / "output.log")));
+    EXPECT_EQ(m_store->outputOffset(r.id), static_cast<int64_t>(readRawOutput(rawOutputFile(r.run_dir)).size()));
     expectNothingLeft(r);
 }
 
@@ -515,7 +517,7 @@ TEST_F(SupervisorE2E, DamageWhileTheRanksRunStopsThemAndTheirRunComesBackFromIts
     ended.run_dir = (fs::path(path + ".runs") / std::to_string(supervisor.runId())).string();
     expectNothingLeft(ended);
     // Asked to checkpoint and stop, as on a stop request: the ranks said so in output.log.
-    EXPECT_TRUE(contains(readFile(fs::path(ended.run_dir) / "output.log"), "checkpointed at step"));
+    EXPECT_TRUE(contains(readRawOutput(rawOutputFile(ended.run_dir)), "checkpointed at step"));
 
     // The way back: the run's folder into a new store, with every line and its end.
     RunStore fresh((m_dir / "new.db").string());
@@ -528,6 +530,5 @@ TEST_F(SupervisorE2E, DamageWhileTheRanksRunStopsThemAndTheirRunComesBackFromIts
     LogQuery still;
     still.match = "\"still waiting\"";
     EXPECT_GE(fresh.logCount(runs[0].id, still), 4);
-    EXPECT_EQ(fresh.outputOffset(runs[0].id),
-              static_cast<int64_t>(fs::file_size(fs::path(ended.run_dir) / "output.log")));
+    EXPECT_EQ(fresh.outputOffset(runs[0].id), static_cast<int64_t>(readRawOutput(rawOutputFile(ended.run_dir)).size()));
 }
