@@ -1,5 +1,7 @@
 #include "core/launch/RunCreation.h"
 
+#include "core/launch/RawOutput.h"
+
 #include "core/launch/OutputImport.h"
 #include "core/launch/PrivateFile.h"
 #include "core/launch/ProcessTable.h"
@@ -49,13 +51,13 @@ int64_t createRunRecord(RunStore& store, const PreparedRun& prepared, const std:
     return store.createRun(nr);
 }
 
-RunFolder createRunFolder(RunFolders& folders, int64_t runId, const std::string& specText) {
+RunFolder createRunFolder(RunFolders& folders, int64_t runId, const std::string& specText, bool slurmWrites) {
     const RunFolders::Created made = folders.create(runId);
     RunFolder folder;
     folder.dir = made.dir;
     folder.notice = made.notice;
     writePrivateFile(made.dir + "/spec.toml", specText);
-    folder.output_log = createPrivateFile(made.dir + "/output.log");
+    folder.output_log = createPrivateFile(made.dir + "/" + (slurmWrites ? "output.log" : kCompressedOutputName));
     std::setvbuf(folder.output_log, nullptr, _IOFBF, 1 << 20);
     return folder;
 }

@@ -23,12 +23,14 @@ void recoverLostRuns(RunStore& store, RunFolders& folders, const std::string& ho
 int64_t createRunRecord(RunStore& store, const PreparedRun& prepared, const std::vector<std::string>& tags);
 
 // The run's folder, made and recorded: spec.toml holding the spec's text as read (the ranks read
-// it) and output.log open for the launcher's raw output, both readable by their owner only.
+// it) and the file of the launcher's raw output, open, both readable by their owner only: the
+// output.log sbatch writes (`slurmWrites`), else output.log.gz, which the supervisor writes
+// through a RawOutputWriter (RawOutput.h).
 struct RunFolder {
     std::string dir;
     std::FILE* output_log = nullptr; // the caller closes it
     std::string notice;              // non-empty: the folder of that id was taken, another was made
 };
-RunFolder createRunFolder(RunFolders& folders, int64_t runId, const std::string& specText);
+RunFolder createRunFolder(RunFolders& folders, int64_t runId, const std::string& specText, bool slurmWrites);
 
 } // namespace parallax

@@ -9,7 +9,6 @@
 #include "core/launch/LauncherOutput.h"
 #include "core/launch/LauncherProcess.h"
 #include "core/launch/OutputRouter.h"
-#include "core/launch/PrivateFile.h"
 #include "core/launch/RawOutput.h"
 #include "core/launch/RunCreation.h"
 #include "core/launch/RunHostSweep.h"
@@ -168,7 +167,7 @@ struct Supervisor::State : LaunchControl {
 
     // The run's folder and what was found before it existed; the launch bound to its paths.
     void openFolder() {
-        const RunFolder folder = createRunFolder(folders, runId, prepared.spec.text);
+        const RunFolder folder = createRunFolder(folders, runId, prepared.spec.text, prepared.draft.batch);
         runDir = folder.dir;
         outputLog = folder.output_log;
         flusher->setRunDir(runDir);
@@ -211,7 +210,8 @@ struct Supervisor::State : LaunchControl {
                 return follower->bytesRead() - static_cast<int64_t>(router->pendingBytes(OutputStream::Stdout));
             });
         } else {
-            compressOutputLog();
+            if (outputLog)
+                rawWriter = std::make_unique<RawOutputWriter>(outputLog);
             router->setRawLog(rawWriter.get(), runDir + "/" + kCompressedOutputName);
             router->setSpoolAbove(opt.spool_above);
             flusher->writer().setOutputOffsetSource([this] { return router->storedThrough(); });
@@ -485,18 +485,6 @@ struct Supervisor::State : LaunchControl {
         c.parent_run = prepared.parent_run;
         c.resume_dir = prepared.resume_dir;
         return planContinuation(o, endFacts(), c, continuation);
-    }
-
-    // The launcher's output, written here rather than by Slurm: into output.log.gz, compressed,
-    // in place of the plain output.log the folder was made with.
-    void compressOutputLog() {
-        if (!outputLog)
-            return;
-        std::fclose(outputLog);
-        ::unlink((runDir + "/output.log").c_str());
-        outputLog = createPrivateFile(runDir + "/" + kCompressedOutputName);
-        std::setvbuf(outputLog, nullptr, _IOFBF, 1 << 20);
-        rawWriter = std::make_unique<RawOutputWriter>(outputLog);
     }
 
     // output.log is complete: the rows that follow come from the supervisor alone.

@@ -58,7 +58,7 @@ protected:
     int64_t endedRunWithCheckpoints() {
         PreparedRun p = preparation().newRun(checkSpecFile(specPath));
         const int64_t id = createRunRecord(store, p, {});
-        const RunFolder folder = createRunFolder(folders, id, p.spec.text);
+        const RunFolder folder = createRunFolder(folders, id, p.spec.text, false);
         std::fclose(folder.output_log);
         fs::create_directories(folder.dir + "/checkpoints");
         store.finishRun(id, RunState::Stopped, 0, "", 1.0);
@@ -129,11 +129,11 @@ TEST_F(Preparation, TheRunsRowAndFolderHoldTheSpecAsWritten) {
     EXPECT_EQ(r->state, RunState::Queued);
     EXPECT_EQ(r->world_size, 2);
     EXPECT_EQ(r->tags, std::vector<std::string>{"nightly"});
-    const RunFolder folder = createRunFolder(folders, id, p.spec.text);
+    const RunFolder folder = createRunFolder(folders, id, p.spec.text, false);
     ASSERT_NE(folder.output_log, nullptr);
     std::fclose(folder.output_log);
     EXPECT_EQ(readFile(folder.dir + "/spec.toml"), kSpec);
-    for (const char* file : {"/spec.toml", "/output.log"}) {
+    for (const char* file : {"/spec.toml", "/output.log.gz"}) {
         struct stat st {};
         ASSERT_EQ(::stat((folder.dir + file).c_str(), &st), 0);
         EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
