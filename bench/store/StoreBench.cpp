@@ -368,7 +368,7 @@ private:
         RunStore store(freshDb("runs.db"));
         std::string spec; // about the size of a real spec
         for (int i = 0; i < 40; ++i) spec += "key_" + std::to_string(i) + " = \"a typical value\"\n";
-        const char* models[] = {"gpt", "mmdit", "vlm"};
+        const char* models[] = {"gpt", "qwen_image", "qwen2_5_vl"};
         store.beginTransaction();
         for (int64_t i = 0; i < runCount; ++i) {
             NewRun r;

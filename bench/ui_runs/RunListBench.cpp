@@ -40,7 +40,7 @@ double medianMs(const std::function<void()>& setup, const std::function<void()>&
 
 // Runs as a sweep leaves them: several models and layouts, most finished, a few going.
 void fillStore(RunStore& store) {
-    const char* kinds[] = {"gpt", "mmdit", "vlm"};
+    const char* kinds[] = {"gpt", "qwen_image", "qwen2_5_vl"};
     const char* layouts[] = {"dp8 tp1 pp1 zero0", "dp4 tp2 pp1 zero1", "dp2 tp2 pp2 zero0", "dp16 tp1 pp1 zero3"};
     const RunState states[] = {RunState::Succeeded, RunState::Succeeded, RunState::Succeeded,
                                RunState::Failed,    RunState::Stopped,   RunState::Lost};

@@ -21,7 +21,7 @@ public:
         block.depth = dims.layers;
         block.part = ModelPart::Language;
         for (int64_t i = 0; i < dims.layers; ++i) addUnit(std::make_shared<TransformerBlock>(block));
-        addUnit(std::make_shared<LmHead>(dims.dim, dims.vocab, dims.seq_len));
+        addUnit(std::make_shared<LmHead>(dims.dim, dims.vocab));
     }
 };
 

@@ -6,7 +6,7 @@
 
 namespace parallax {
 
-LmHead::LmHead(int64_t dim, int64_t vocab, int64_t textTokens) : m_vocab(vocab), m_textTokens(textTokens) {
+LmHead::LmHead(int64_t dim, int64_t vocab) {
     ln = register_module("ln", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
     out = register_module("out", std::make_shared<Linear>(dim, vocab, false, kInitStd));
 }

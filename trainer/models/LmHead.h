@@ -9,7 +9,7 @@ namespace parallax {
 // scalars).
 class LmHead : public VocabHead {
 public:
-    LmHead(int64_t dim, int64_t vocab, int64_t textTokens);
+    LmHead(int64_t dim, int64_t vocab);
 
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "head"; }
@@ -22,10 +22,6 @@ public:
 
     torch::nn::LayerNorm ln{nullptr};
     std::shared_ptr<Linear> out;
-
-private:
-    int64_t m_vocab;
-    int64_t m_textTokens;
 };
 
 } // namespace parallax

@@ -5,6 +5,7 @@
 
 #include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsWriter.h"
+#include "core/spec/ModelDims.h"
 #include "core/util/FileWriter.h"
 #include "core/util/Files.h"
 #include "core/util/HostName.h"
@@ -70,14 +71,18 @@ uint32_t fileCrc(const std::string& path, int64_t* bytes) {
     return static_cast<uint32_t>(crc);
 }
 
+// The model's kind and dimensions as the manifest keeps them: one key per dimension, named as the
+// spec's field without "model.". kv_heads, vision_ffn and text_dim came in later: a manifest
+// without them reads them as unknown (-1), and they are not compared then.
 json dimsToJson(const ModelDims& d) {
     return json{{"kind", choiceName(d.kind)},           {"layers", d.layers},
                 {"dim", d.dim},             {"heads", d.heads},
-                {"ffn", d.ffn},             {"vocab", d.vocab},
-                {"seq_len", d.seq_len},     {"image_size", d.image_size},
-                {"channels", d.channels},   {"patch", d.patch},
-                {"vision_layers", d.vision_layers}, {"vision_dim", d.vision_dim},
-                {"vision_heads", d.vision_heads}};
+                {"kv_heads", d.kv_heads},   {"ffn", d.ffn},
+                {"vocab", d.vocab},         {"seq_len", d.seq_len},
+                {"image_size", d.image_size}, {"channels", d.channels},
+                {"patch", d.patch},         {"vision_layers", d.vision_layers},
+                {"vision_dim", d.vision_dim}, {"vision_heads", d.vision_heads},
+                {"vision_ffn", d.vision_ffn}, {"text_dim", d.text_dim}};
 }
 
 ModelDims dimsFromJson(const json& j) {
@@ -98,7 +103,9 @@ ModelDims dimsFromJson(const json& j) {
     d.vision_layers = j.at("vision_layers");
     d.vision_dim = j.at("vision_dim");
     d.vision_heads = j.at("vision_heads");
-    d.vision_ffn = 4 * d.vision_dim;
+    d.kv_heads = j.value("kv_heads", int64_t{-1});
+    d.vision_ffn = j.value("vision_ffn", int64_t{-1});
+    d.text_dim = j.value("text_dim", int64_t{-1});
     return d;
 }
 
@@ -487,27 +494,20 @@ torch::Tensor CheckpointReader::pieceData(const Entry& e) const {
 
 void CheckpointReader::requireCompatible(const ModelDims& d) const {
     const ModelDims& c = m_meta.dims;
-    auto check = [&](const char* field, int64_t saved, int64_t wanted) {
-        if (saved != wanted)
-            throw CheckpointError("checkpoint " + m_dir + " was written for " + field + " = " + std::to_string(saved) +
-                                  ", the spec asks for " + std::to_string(wanted) +
-                                  "; resume with the same model or start a new run");
-    };
     if (c.kind != d.kind)
         throw CheckpointError("checkpoint " + m_dir + " holds a " + choiceName(c.kind) + " model, the spec asks for " +
                               choiceName(d.kind));
-    check("model.layers", c.layers, d.layers);
-    check("model.dim", c.dim, d.dim);
-    check("model.heads", c.heads, d.heads);
-    check("model.ffn", c.ffn, d.ffn);
-    check("model.vocab", c.vocab, d.vocab);
-    check("model.seq_len", c.seq_len, d.seq_len);
-    check("model.image_size", c.image_size, d.image_size);
-    check("model.channels", c.channels, d.channels);
-    check("model.patch", c.patch, d.patch);
-    check("model.vision_layers", c.vision_layers, d.vision_layers);
-    check("model.vision_dim", c.vision_dim, d.vision_dim);
-    check("model.vision_heads", c.vision_heads, d.vision_heads);
+    // The dimensions the kind reads (modelDimensionFields), each as saved and as asked; one the
+    // manifest does not record (-1) is not compared.
+    const auto saved = modelDimensionFields(c);
+    const auto wanted = modelDimensionFields(d);
+    for (size_t i = 0; i < saved.size() && i < wanted.size(); ++i) {
+        const auto& [field, value] = saved[i];
+        if (value < 0 || value == wanted[i].second) continue;
+        throw CheckpointError("checkpoint " + m_dir + " was written for " + field + " = " + std::to_string(value) +
+                              ", the spec asks for " + std::to_string(wanted[i].second) +
+                              "; resume with the same model or start a new run");
+    }
 }
 
 } // namespace parallax
