@@ -4,9 +4,9 @@
 // targets, r 16) and a full fine-tune (AdamW), one process, fp32 on CPU. Each mode runs a few
 // steps through `parallax-cli run`; the measured figure is the largest step's peak resident
 // memory (StepEvent.peak_mem) from the second step on (the first's, printed beside, also holds the
-// run's start), the estimate is estimate(spec).memory, which leaves out the runtime
-// (libraries, allocator slack): the row prints both and their ratio, and the runtime alone (the
-// resident size of a run of the tiny preset).
+// run's start), the estimate is estimate(spec).memory, whose `runtime` part on a CPU is the
+// libraries' resident size and the heap's slack: the row prints both and their ratio, and a run of
+// the tiny preset shows the runtime nearly alone.
 //
 // --kind qwen2_5_vl measures a Qwen2.5-VL near 0.5B parameters instead (VlBenchFolder.h: a folder of
 // random weights and two conversations with a 448 x 448 image each, model.seq_len 512) trained
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
     }
     const std::string cli = (fs::current_path() / "app" / "parallax-cli").string();
     int status = 0;
-    std::printf("| run | parameters | estimate MiB (weights / grads / optimizer / activations / buffers) | measured peak MiB "
+    std::printf("| run | parameters | estimate MiB (weights / grads / optimizer / activations / buffers / runtime) | measured peak MiB "
                 "(steps 2 on) | measured / estimate | first step's peak MiB (with the start) |\n");
     std::printf("|---|---:|---|---:|---:|---:|\n");
     std::vector<std::string> modes = o.modes;
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
         std::ofstream(spec) << text;
         const Estimates e = estimate(parseSpec(text, spec.string()));
         const MemoryEstimate& m = e.memory;
-        const double total = m.weights + m.gradients + m.optimizer + m.activations + m.buffers;
+        const double total = m.total();
         const std::string store = (root / (mode + ".db")).string();
         const testing::ProcessResult run = testing::runProcess({cli, "--store", store, "run", spec.string()});
         if (run.exitCode != 0) {
@@ -163,10 +163,10 @@ int main(int argc, char** argv) {
         }
         double first = 0;
         const double peak = measuredPeak(store, &first);
-        std::printf("| %s | %s | %.0f (%.0f / %.0f / %.0f / %.0f / %.0f) | %.0f | %.2f | %.0f |\n", mode.c_str(),
-                    formatCount(double(e.params)).c_str(), mib(total), mib(m.weights), mib(m.gradients),
-                    mib(m.optimizer), mib(m.activations), mib(m.buffers), mib(peak), total > 0 ? peak / total : 0.0,
-                    mib(first));
+        std::printf("| %s | %s | %.0f (%.0f / %.0f / %.0f / %.0f / %.0f / %.0f) | %.0f | %.2f | %.0f |\n",
+                    mode.c_str(), formatCount(double(e.params)).c_str(), mib(total), mib(m.weights), mib(m.gradients),
+                    mib(m.optimizer), mib(m.activations), mib(m.buffers), mib(m.runtime), mib(peak),
+                    total > 0 ? peak / total : 0.0, mib(first));
         std::fflush(stdout);
     }
     fs::remove_all(root);

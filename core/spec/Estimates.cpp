@@ -238,6 +238,15 @@ struct KernelPaths {
     double lossArrays;
 };
 
+// A CPU rank's resident memory before it holds a model: LibTorch 1.13 (Debian's, with OpenBLAS),
+// Open MPI and the worker, measured as the whole peak of a run of the tiny qwen2_5_vl preset
+// (`bench_memory --kind qwen2_5_vl`: 189 MiB; qwen_image's tiny preset: 186 MiB). The heap's holes
+// beside it: a step frees and allocates the loss's arrays of the logits' size, and a freed block
+// the next one does not fit stays resident (the heap keeps it); the 0.5B benches measured from
+// about one to three such arrays above the live peak (heaptrack's peak heap against the resident
+// peak), counted here as the loss's backward arrays once more.
+constexpr double kCpuRuntimeBytes = 189.0 * 1024 * 1024;
+
 KernelPaths kernelPaths(const RunSpec& spec) {
     const bool gpu = spec.launch.device == Device::Cuda;
     return {gpu, gpu ? 1.0 : 2.0};
@@ -350,6 +359,7 @@ MemoryEstimate stageMemory(const RunSpec& spec, const StageLayout& l, const Stag
     if (l.dp > 1) mem.buffers += std::min(2.0 * spec.parallel.bucket_mb * 1024.0 * 1024.0, localTrainable * 4.0);
     if (l.dp > 1 && l.zero >= 3) mem.buffers += s.largestUnitParams * (2.0 * computeBytes + 4.0);
     if (l.pp > 1) mem.buffers += 2.0 * s.boundary * microBatch * computeBytes;
+    if (spec.launch.device != Device::Cuda) mem.runtime = kCpuRuntimeBytes + s.largestWork * microBatch * computeBytes;
     return mem;
 }
 

@@ -16,7 +16,12 @@ struct MemoryEstimate {
     double optimizer = 0;    // AdamW moments (fp32)
     double activations = 0;  // saved for backward, per in-flight micro-batch times in-flight count
     double buffers = 0;      // communication buckets, gathered ZeRO-3 units, pipeline send/recv
-    double total() const { return weights + gradients + optimizer + activations + buffers; }
+    // On a CPU the process's own resident memory beside the training state: LibTorch's and the
+    // worker's runtime, and the holes the largest transient arrays leave in the heap, which keeps
+    // freed blocks for the next step (trainer/compat/HostHeap.h). 0 on a GPU, where the step's peak
+    // is the allocator's and counts neither the CUDA context nor its cache.
+    double runtime = 0;
+    double total() const { return weights + gradients + optimizer + activations + buffers + runtime; }
 };
 
 struct Estimates {

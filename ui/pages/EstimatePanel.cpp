@@ -170,22 +170,26 @@ void EstimatePanel::refresh() {
         if (e->memory_per_stage[s].total() > e->memory_per_stage[worst].total()) worst = s;
     const MemoryEstimate& mem = e->memory;
     const QVector<QColor> colors = MemoryBar::partColors();
-    m_memory->setSegments({{tr("weights"), mem.weights, colors[0]},
-                           {tr("gradients"), mem.gradients, colors[1]},
-                           {tr("optimizer"), mem.optimizer, colors[2]},
-                           {tr("activations"), mem.activations, colors[3]},
-                           {tr("buffers"), mem.buffers, colors[4]}});
+    QVector<MemoryBar::Segment> parts = {{tr("weights"), mem.weights, colors[0]},
+                                         {tr("gradients"), mem.gradients, colors[1]},
+                                         {tr("optimizer"), mem.optimizer, colors[2]},
+                                         {tr("activations"), mem.activations, colors[3]},
+                                         {tr("buffers"), mem.buffers, colors[4]}};
+    if (mem.runtime > 0) parts.push_back({tr("runtime"), mem.runtime, colors[5]});
+    m_memory->setSegments(parts);
     const bool cuda = spec.launch.device == Device::Cuda;
     const int64_t perNode = m_model->ranksPerNode();
     m_memory->setCapacity(m_model->deviceCapacityBytes(),
                           cuda ? tr("per GPU") : tr("RAM ÷ %n rank(s)", nullptr, int(perNode)));
-    // What the figure covers: the training state, not the process. A rank's resident memory also
-    // holds the runtime (LibTorch, MPI and their threads; on GPUs the CUDA context), which the Live
-    // page shows as measured.
-    const QString covers = tr("Training state only (weights, gradients, optimizer, activations, buffers); "
-                              "each process adds the runtime's own memory (LibTorch, MPI%1), measured per rank "
-                              "on the Live page.")
-                               .arg(cuda ? tr(", the CUDA context") : QString());
+    // What the figure covers. On a CPU the process's runtime and the heap's slack are in it, as the
+    // step's resident peak holds them; on a GPU the step's figure is the allocator's, without the
+    // CUDA context.
+    const QString covers =
+        cuda ? tr("Training state (weights, gradients, optimizer, activations, buffers), as the allocator's peak counts "
+                  "it; each process adds the CUDA context and the runtime's own memory, measured per rank on the Live "
+                  "page.")
+             : tr("Training state (weights, gradients, optimizer, activations, buffers) and the process's runtime "
+                  "(LibTorch, MPI, the heap's slack): a rank's resident peak, measured per rank on the Live page.");
     m_memoryTitle->setText((pp > 1 ? tr("Pipeline stage %1, the most loaded of %2.").arg(worst).arg(pp)
                                    : tr("Every rank holds the same.")) +
                            QLatin1Char(' ') + covers);

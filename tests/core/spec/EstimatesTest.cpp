@@ -204,6 +204,30 @@ TEST(Estimates, ActivationsFollowTheKernelsOfTheDevice) {
     EXPECT_NEAR(ckpt.memory.activations, (inputs + head) * mb * bytes, 1e-6 * ckpt.memory.activations);
 }
 
+// A CPU rank's resident peak also holds the runtime (LibTorch, MPI, the worker: 189 MiB measured)
+// and the heap's slack, the loss's backward arrays once more; a GPU's figure is the allocator's,
+// which holds neither. Both are in the total the form compares with the device.
+TEST(Estimates, ACpuRankCountsItsRuntimeAndTheHeapsSlack) {
+    RunSpec s;
+    s.model.kind = ModelKind::Qwen2;
+    s.model.preset = "tiny";
+    s.train.micro_batch = 2;
+    s.train.global_batch = 2;
+    const ModelDims d = resolveModel(s.model);
+    const double lossArrays = 2.0 * double(d.seq_len) * double(d.vocab) * 2 * 4; // two arrays, mb 2, fp32
+    const Estimates cpu = estimate(s);
+    EXPECT_DOUBLE_EQ(cpu.memory.runtime, 189.0 * 1024 * 1024 + lossArrays);
+    EXPECT_DOUBLE_EQ(cpu.memory.total(), cpu.memory.weights + cpu.memory.gradients + cpu.memory.optimizer +
+                                             cpu.memory.activations + cpu.memory.buffers + cpu.memory.runtime);
+    s.launch.device = Device::Cuda;
+    EXPECT_EQ(estimate(s).memory.runtime, 0.0);
+    // A model without a vocabulary loss (qwen_image's flow matching) has the runtime alone.
+    RunSpec image;
+    image.model.kind = ModelKind::QwenImage;
+    image.model.preset = "tiny";
+    EXPECT_DOUBLE_EQ(estimate(image).memory.runtime, 189.0 * 1024 * 1024);
+}
+
 TEST(Estimates, BubbleValues) {
     EXPECT_DOUBLE_EQ(pipelineBubble(1, 8, Schedule::OneFOneB), 0.0);
     EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, Schedule::OneFOneB), 3.0 / 11.0);
