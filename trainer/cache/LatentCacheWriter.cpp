@@ -4,10 +4,10 @@
 #include "core/captions/LatentCache.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "trainer/data/LatentCacheDataset.h"
-#include "core/image/ImageDecoder.h"
 #include "core/image/ImageError.h"
 #include "core/spec/ModelKinds.h"
 #include "core/util/Files.h"
+#include "trainer/cache/BucketImage.h"
 #include "trainer/cache/QwenImageTextEncoder.h"
 #include "trainer/models/QwenImageVaeWeights.h"
 
@@ -37,16 +37,11 @@ std::vector<CaptionSample> datasetOf(const RunSpec& spec) {
 
 // The image of `s` at its bucket, (1, 3, H, W) in [-1, 1].
 torch::Tensor imageTensor(const CaptionSample& s, int64_t maxPixels, BucketSize& bucket) {
-    DecodedImage decoded;
     try {
-        decoded = decodeImageFile(s.image);
+        return bucketImageTensor(s.image, maxPixels, bucket);
     } catch (const ImageError& e) {
         throw std::invalid_argument(s.source + ": " + e.what());
     }
-    bucket = bucketFor(decoded.rgb.width, decoded.rgb.height, maxPixels);
-    Image fitted = fitToBucket(decoded.rgb, bucket);
-    const torch::Tensor hwc = torch::from_blob(fitted.samples.data(), {fitted.height, fitted.width, 3}, torch::kUInt8);
-    return hwc.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32).div(127.5).sub(1.0);
 }
 
 void clearStale(const std::string& folder, const std::function<void(const std::string&)>& say) {

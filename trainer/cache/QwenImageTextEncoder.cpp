@@ -59,6 +59,7 @@ QwenImageTextEncoder::QwenImageTextEncoder(std::shared_ptr<Model> model, Tokeniz
 void QwenImageTextEncoder::takeModel(const std::string& source) {
     m_model->eval();
     m_model->to(m_device, m_dtype);
+    for (torch::Tensor& p : m_model->parameters()) p.set_requires_grad(false); // frozen wherever it runs
     for (const std::shared_ptr<Unit>& unit : m_model->units()) {
         if (auto embed = std::dynamic_pointer_cast<QwenEmbedding>(unit)) m_embed = embed;
         else if (auto head = std::dynamic_pointer_cast<QwenHead>(unit)) m_head = head;
@@ -70,16 +71,25 @@ void QwenImageTextEncoder::takeModel(const std::string& source) {
 
 torch::Tensor QwenImageTextEncoder::encode(const std::string& prompt) const {
     const std::vector<int32_t> ids = m_prompt->ids(prompt);
-    const int64_t drop = m_prompt->format().drop;
-    if (static_cast<int64_t>(ids.size()) <= drop) return torch::zeros({0, m_width});
+    if (static_cast<int64_t>(ids.size()) <= m_prompt->format().drop) return torch::zeros({0, m_width});
     torch::InferenceMode inference;
+    const torch::Tensor tokens =
+        torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).unsqueeze(0).to(m_device);
+    return encodeIds(tokens).to(torch::kCPU, torch::kFloat32).clone();
+}
+
+torch::Tensor QwenImageTextEncoder::encodeIds(const torch::Tensor& ids) const {
+    const int64_t drop = m_prompt->format().drop;
+    if (ids.dim() != 2 || ids.size(0) != 1 || ids.size(1) <= drop)
+        throw std::invalid_argument("the text encoder takes one prompt's ids, (1, n) with n past the template's " +
+                                    std::to_string(drop) + " tokens");
     Batch batch;
-    batch.tokens = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).unsqueeze(0).to(m_device);
+    batch.tokens = ids;
     batch.labels = torch::full_like(batch.tokens, -100); // the tokens are the input as they are (no next-token shift)
     Activation x = m_embed->forward({}, batch);
     for (const std::shared_ptr<Unit>& layer : m_layers) x = layer->forward(x, batch);
     const torch::Tensor states = m_head->norm->forward(x.at(0)).squeeze(0); // (T, C)
-    return states.narrow(0, drop, states.size(0) - drop).to(torch::kCPU, torch::kFloat32).clone();
+    return states.narrow(0, drop, states.size(0) - drop);
 }
 
 std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const std::vector<std::string>& prompts) const {
@@ -98,6 +108,10 @@ std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const 
         mask[i].narrow(0, 0, t).fill_(true);
     }
     return {states, mask};
+}
+
+std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFolder) {
+    return std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder), qwenImagePromptTemplate());
 }
 
 } // namespace parallax

@@ -16,8 +16,8 @@ namespace parallax {
 // its tokenizer/ (tokenizer.json, or a Qwen2Tokenizer's vocab.json, merges.txt and tokenizer_config.json,
 // as Tokenizer::load reads a folder). A prompt's states are the last hidden state (after the final
 // RMSNorm) of its tokens past the template's first 34, at most 1024, as the published pipeline gives
-// them to the transformer. Runs on `device` in `dtype` under inference mode; errors name the folder
-// and the file.
+// them to the transformer. Runs on `device` in `dtype` under inference mode; its weights never
+// take a gradient. Errors name the folder and the file.
 class QwenImageTextEncoder {
 public:
     QwenImageTextEncoder(const std::string& pipelineFolder, torch::Device device = torch::kCPU,
@@ -29,11 +29,16 @@ public:
 
     // One prompt's states (T, C) in float32 on the CPU, T <= 1024; T = 0 for nothing past the template.
     torch::Tensor encode(const std::string& prompt) const;
+    // The states of one prompt's ids as prompt().ids gives them, (1, n) int64 on the encoder's device:
+    // (n - drop, C) on the device in the encoder's dtype, under the caller's grad mode (not inference
+    // mode: they may meet autograd later). encode() is this, moved to the CPU in float32.
+    torch::Tensor encodeIds(const torch::Tensor& ids) const;
     // Several prompts, padded to the longest: {states (B, T, C), mask (B, T) bool, false for padding}.
     std::pair<torch::Tensor, torch::Tensor> encodeBatch(const std::vector<std::string>& prompts) const;
 
     int64_t width() const { return m_width; } // C: the transformer's joint_attention_dim
     const QwenImagePrompt& prompt() const { return *m_prompt; }
+    std::vector<torch::Tensor> parameters() const { return m_model->parameters(); } // every weight, frozen
 
 private:
     void takeModel(const std::string& source); // finds the embedding, the layers and the final norm
@@ -46,5 +51,9 @@ private:
     torch::ScalarType m_dtype;
     int64_t m_width = 0;
 };
+
+// Qwen-Image's prompt template with the tokenizer of a pipeline folder's tokenizer/ (what the
+// encoder reads its prompts with), for the ids alone; errors as the encoder's.
+std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFolder);
 
 } // namespace parallax

@@ -57,6 +57,7 @@ void BatchPrefetcher::run() {
                     b.images = pinned(b.images);
                     b.noise = pinned(b.noise);
                     b.timesteps = pinned(b.timesteps);
+                    b.pixels = pinned(b.pixels);
                 }
                 ready.micro.push_back(std::move(b));
             }

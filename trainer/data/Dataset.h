@@ -2,6 +2,7 @@
 
 #include "core/spec/ModelDims.h"
 #include "core/spec/RunSpec.h"
+#include "trainer/data/BatchEncoder.h"
 #include "trainer/models/Model.h"
 
 #include <cstdint>
@@ -28,6 +29,15 @@ public:
     // The text of sample `index`'s prompt where the dataset holds it (a latent cache made from
     // captions); empty otherwise. What a run's samples are captioned with.
     virtual std::string promptText(int64_t /*index*/) const { return {}; }
+    // Where part of every batch is made inside the step (an image-caption dataset without its latent
+    // cache: the images and prompts go through the frozen VAE and text encoder there), the line a run
+    // logs once about it; empty (the default) where makeBatch gives what the model reads.
+    virtual std::string stepEncodingNote() const { return {}; }
+    // That part's encoder, on `device` with its networks in `dtype` (loads them); null where
+    // stepEncodingNote() is empty. Every batch of the dataset goes through its encode() before the model.
+    virtual std::unique_ptr<BatchEncoder> makeStepEncoder(torch::Device /*device*/, torch::ScalarType /*dtype*/) const {
+        return nullptr;
+    }
 };
 
 // The dataset of `data.kind` shaped for `dims`. `modelFolder` (model.from) holds the tokenizer

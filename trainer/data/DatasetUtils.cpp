@@ -124,7 +124,7 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch) {
     case Objective::NextToken:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
     case Objective::Flow:
-    case Objective::LatentFlow: return batch.images.numel();
+    case Objective::LatentFlow: return (batch.images.defined() ? batch.images : batch.noise).numel(); // noise: of the latents to come
     case Objective::Conversation:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
     }
@@ -139,7 +139,8 @@ bool countsFilledPositions(const ModelDims& dims) {
 int64_t filledPositions(const ModelDims& dims, const Batch& batch) {
     const Objective objective = modelKindInfo(dims.kind).objective;
     if (objective == Objective::LatentFlow) {
-        const int64_t image = batch.images.size(0) * (batch.images.size(2) / 2) * (batch.images.size(3) / 2);
+        const torch::Tensor& latents = batch.images.defined() ? batch.images : batch.noise; // of the latents to come
+        const int64_t image = latents.size(0) * (latents.size(2) / 2) * (latents.size(3) / 2);
         const int64_t text = batch.attention_mask.defined() ? batch.attention_mask.sum().item<int64_t>()
                              : batch.text_states.defined() ? batch.text_states.size(0) * batch.text_states.size(1)
                                                            : 0;

@@ -48,17 +48,25 @@ Batch latentBatch(const std::vector<LatentSample>& samples, const std::vector<in
         batch.text_states[i].narrow(0, 0, n).copy_(prompt.narrow(0, 0, n));
         batch.attention_mask[i].narrow(0, 0, n).fill_(true);
     }
-    const double mu = qwenImageShiftMu(first.size(1) / 2 * (first.size(2) / 2));
+    drawLatentNoise(batch, first.sizes().vec(), indices, step, seed);
+    return batch;
+}
+
+void drawLatentNoise(Batch& batch, const std::vector<int64_t>& latentShape, const std::vector<int64_t>& indices,
+                     int64_t step, uint64_t seed) {
+    const int64_t b = static_cast<int64_t>(indices.size());
+    const double mu = qwenImageShiftMu(latentShape.at(1) / 2 * (latentShape.at(2) / 2));
+    std::vector<int64_t> noiseShape = {b};
+    noiseShape.insert(noiseShape.end(), latentShape.begin(), latentShape.end());
     batch.timesteps = torch::empty({b}, torch::kFloat32);
-    batch.noise = torch::empty(batch.images.sizes(), torch::kFloat32);
+    batch.noise = torch::empty(noiseShape, torch::kFloat32);
     for (int64_t i = 0; i < b; ++i) {
         const uint64_t index = static_cast<uint64_t>(indices[static_cast<size_t>(i)]);
         torch::Generator gen = compat::makeGenerator(hashValues({kLatentNoiseStream, seed, static_cast<uint64_t>(step), index}));
         const double u = torch::sigmoid(torch::randn({1}, gen, torch::kFloat64)).item<double>();
         batch.timesteps[i] = std::exp(mu) / (std::exp(mu) + (1.0 / u - 1.0));
-        batch.noise[i].copy_(torch::randn(first.sizes(), gen, torch::kFloat32));
+        batch.noise[i].copy_(torch::randn(latentShape, gen, torch::kFloat32));
     }
-    return batch;
 }
 
 } // namespace parallax

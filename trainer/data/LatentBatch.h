@@ -24,4 +24,11 @@ struct LatentSample {
 Batch latentBatch(const std::vector<LatentSample>& samples, const std::vector<int64_t>& indices, int64_t step,
                   uint64_t seed, const ModelDims& dims);
 
+// The flow-matching draws of latentBatch alone, for samples whose latents are still to be made (an
+// image-caption dataset encoded in the step): batch.noise (B, channels, H, W) for latents of
+// `latentShape` (channels, H, W) and batch.timesteps (B), per sample from (seed, step, indices[i]),
+// the shift's mu from the latents' grid. The same numbers latentBatch gives for the same latents' shape.
+void drawLatentNoise(Batch& batch, const std::vector<int64_t>& latentShape, const std::vector<int64_t>& indices,
+                     int64_t step, uint64_t seed);
+
 } // namespace parallax

@@ -7,6 +7,9 @@
 #include "core/captions/ImageCaptions.h"
 #include "core/captions/LatentCache.h"
 #endif
+#if PARALLAX_WITH_IN_STEP_ENCODING
+#include "trainer/data/CaptionPixelDataset.h"
+#endif
 
 namespace parallax {
 
@@ -27,13 +30,20 @@ std::unique_ptr<Dataset> openLatentData(const DataSpec& data, const ModelDims& d
                         "and text encoder of model.from's pipeline folder; set model.from");
     const LatentCacheStatus status =
         latentCacheStatus(data.path, latentCacheKey(samples, modelFolder, data.max_pixels));
-    if (!status.complete())
-        throw DataError("data.path = \"" + data.path + "\": its latent cache holds " +
-                        std::to_string(status.made_for_this ? status.samples_done : 0) + " of " +
-                        std::to_string(status.samples) + " samples" +
-                        (status.made_for_this ? "" : " made for this model.from and data.max_pixels") +
-                        "; run `parallax-cli cache SPEC` first (it goes on where it stopped)");
-    return std::make_unique<LatentCacheDataset>(status.folder, dims, seed);
+    if (status.complete()) return std::make_unique<LatentCacheDataset>(status.folder, dims, seed);
+    const std::string held = std::to_string(status.made_for_this ? status.samples_done : 0) + " of " +
+                             std::to_string(status.samples) + " samples";
+#if PARALLAX_WITH_IN_STEP_ENCODING
+    return std::make_unique<CaptionPixelDataset>(
+        std::move(samples), data, dims, seed, modelFolder,
+        "data.path has no complete latent cache (" + held + "): the VAE and the text encoder run inside every step; "
+        "`parallax-cli cache SPEC` once makes every step faster");
+#else
+    throw DataError("data.path = \"" + data.path + "\": its latent cache holds " + held +
+                    (status.made_for_this ? "" : " made for this model.from and data.max_pixels") +
+                    ", and this worker was built without the tokenizer that encodes prompts in the step "
+                    "(packaging/deps.sh); run `parallax-cli cache SPEC` first (it goes on where it stopped)");
+#endif
 #else
     throw DataError("data.path = \"" + data.path + "\" holds no latent shards (*.safetensors), and this worker was "
                     "built without the image decoders that read image-caption datasets (packaging/deps.sh)");

@@ -87,6 +87,7 @@ Batch Batch::to(const torch::Device& device) const {
     b.positions = moved(positions, device);
     b.attention_mask = moved(attention_mask, device);
     b.text_states = moved(text_states, device);
+    b.pixels = moved(pixels, device);
     b.pixel_values = moved(pixel_values, device);
     b.image_grid = image_grid; // read on the host (the vision tower's windows)
     b.sample_index = sample_index;

@@ -16,7 +16,8 @@ namespace parallax {
 // One micro-batch as the data pipeline hands it to the model. Fields a kind does not use stay
 // undefined. Every random draw in it was derived from (seed, step, global sample index).
 struct Batch {
-    torch::Tensor tokens;     // gpt: (B, T+1) int64; mmdit: caption (B, T) int64
+    torch::Tensor tokens;     // gpt: (B, T+1) int64; mmdit: caption (B, T) int64; qwen_image with `pixels`:
+                              // each prompt's text-encoder input (QwenImagePrompt::ids), (B, L) int64, -1 past its end
     torch::Tensor labels;     // conversations: (B, T) int64 aligned with tokens, -1 = ignore
     torch::Tensor images;     // mmdit: (B, channels, S, S) float, roughly zero-mean unit-variance;
                               // qwen_image: the VAE's normalized latents (B, 16, H, W), H and W even
@@ -25,6 +26,11 @@ struct Batch {
     torch::Tensor positions;  // qwen: (B, T) or M-RoPE's (3, B, T) int64; undefined: 0..T-1
     torch::Tensor attention_mask; // qwen, qwen_image's prompt: (B, T) bool, false for padding; undefined: no padding
     torch::Tensor text_states;    // qwen_image: the text encoder's states of the prompt (B, T, text_dim) float
+    // qwen_image from an image-caption dataset without its latent cache, until the step's encoder
+    // (BatchEncoder) turns them and `tokens` into images and text_states and drops them: each image
+    // fitted to its aspect bucket, (B, 3, H, W) float in [-1, 1]; noise, timesteps and attention_mask
+    // are already those of the latents and prompt states to come. Undefined otherwise.
+    torch::Tensor pixels;
     // qwen2_5_vl: the patch rows of the batch's images, sample by sample and image by image in the
     // image processor's order, (N, 3 x temporal x patch x patch) float; undefined: no image.
     torch::Tensor pixel_values;

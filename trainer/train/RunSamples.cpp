@@ -14,15 +14,17 @@
 namespace parallax {
 
 std::unique_ptr<RunSamples> RunSamples::make(const RunSpec& spec, Model& model, const Dataset& dataset,
-                                             const ProcessGroups& groups, torch::Device device, TelemetryEmitter& out) {
+                                             const BatchEncoder* encoder, const ProcessGroups& groups,
+                                             torch::Device device, TelemetryEmitter& out) {
     const ModelKindInfo* kind = modelKindInfo(spec.model.kind);
     if (spec.samples.every <= 0 || !kind || !readsLatents(*kind)) return nullptr;
-    return std::unique_ptr<RunSamples>(new RunSamples(spec, model, dataset, groups, device, out));
+    return std::unique_ptr<RunSamples>(new RunSamples(spec, model, dataset, encoder, groups, device, out));
 }
 
-RunSamples::RunSamples(const RunSpec& spec, Model& model, const Dataset& dataset, const ProcessGroups& groups,
-                       torch::Device device, TelemetryEmitter& out)
-    : m_spec(spec), m_model(model), m_dataset(dataset), m_groups(groups), m_device(device), m_out(out) {
+RunSamples::RunSamples(const RunSpec& spec, Model& model, const Dataset& dataset, const BatchEncoder* encoder,
+                       const ProcessGroups& groups, torch::Device device, TelemetryEmitter& out)
+    : m_spec(spec), m_model(model), m_dataset(dataset), m_encoder(encoder), m_groups(groups), m_device(device),
+      m_out(out) {
     QwenImageVaeOptions options;
     options.encoder = false;
     options.device = device;
@@ -51,7 +53,8 @@ void RunSamples::draw(int64_t step, bool bf16) {
 
 SampleEvent RunSamples::drawOne(int64_t index, int64_t step) {
     const auto start = std::chrono::steady_clock::now();
-    const Batch batch = m_dataset.makeBatch({index}, 0);
+    Batch batch = m_dataset.makeBatch({index}, 0);
+    if (m_encoder) batch = m_encoder->encode(batch).to(torch::kCPU); // its prompt's states, as a cache holds them
     torch::Tensor prompt = batch.text_states[0]; // (T, text_dim), the prompt's states
     if (batch.attention_mask.defined()) prompt = prompt.index({batch.attention_mask[0].to(torch::kCPU)});
     SampleEvent e;

@@ -24,8 +24,10 @@ namespace parallax {
 class RunSamples {
 public:
     // Null when the spec draws no samples (samples.every = 0, or a kind that draws none).
+    // `encoder`: the dataset's step encoder (Dataset::makeStepEncoder), null where it needs none.
     static std::unique_ptr<RunSamples> make(const RunSpec& spec, Model& model, const Dataset& dataset,
-                                            const ProcessGroups& groups, torch::Device device, TelemetryEmitter& out);
+                                            const BatchEncoder* encoder, const ProcessGroups& groups,
+                                            torch::Device device, TelemetryEmitter& out);
 
     // Whether samples are drawn after `step` optimizer steps, of a run that started at `startStep`.
     bool due(int64_t step, int64_t startStep) const;
@@ -33,13 +35,14 @@ public:
     void draw(int64_t step, bool bf16);
 
 private:
-    RunSamples(const RunSpec& spec, Model& model, const Dataset& dataset, const ProcessGroups& groups,
-               torch::Device device, TelemetryEmitter& out);
+    RunSamples(const RunSpec& spec, Model& model, const Dataset& dataset, const BatchEncoder* encoder,
+               const ProcessGroups& groups, torch::Device device, TelemetryEmitter& out);
     SampleEvent drawOne(int64_t index, int64_t step);
 
     const RunSpec& m_spec;
     Model& m_model;
     const Dataset& m_dataset;
+    const BatchEncoder* m_encoder;
     const ProcessGroups& m_groups;
     torch::Device m_device;
     TelemetryEmitter& m_out;

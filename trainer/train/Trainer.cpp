@@ -104,15 +104,7 @@ void Trainer::setup() {
         m_checkpoints->setBaseSeed(m_spec.train.seed);
     }
 
-    // Rank 0 checks a dataset's cache against its files; the others open the cache, and every rank
-    // ends with rank 0's message when its check fails.
-    std::string failure;
-    try {
-        m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed, m_spec.model.from, m_groups.worldRank() == 0);
-    } catch (const std::exception& e) {
-        failure = e.what();
-    }
-    if (const std::string agreed = firstFailure(failure, *m_groups.world); !agreed.empty()) throw DataError(agreed);
+    openDataset();
     m_sampler = std::make_unique<DistributedSampler>(m_dataset->size(), m_spec.train.global_batch, m_groups.dpSize,
                                                      m_groups.coord.dp, m_spec.train.micro_batch,
                                                      m_spec.train.seed, m_spec.data.shuffle);
@@ -124,12 +116,52 @@ void Trainer::setup() {
                        std::to_string(left) + " samples (each bucket's last, shorter run of train.micro_batch)");
     }
 
-    m_samples = RunSamples::make(m_spec, *m_model, *m_dataset, m_groups, m_device, m_out);
+    m_samples = RunSamples::make(m_spec, *m_model, *m_dataset, m_encoder.get(), m_groups, m_device, m_out);
 
     const PeakFlops peak = devicePeakFlops(m_device.is_cuda() ? m_device.index() : -1, m_spec.train.precision.value(),
                                            torch::get_num_threads());
     m_peakFlops = peak.flops;
     if (m_groups.worldRank() == 0) m_out.info("MFU peak per device: " + peak.basis);
+}
+
+void Trainer::openDataset() {
+    // Rank 0 checks a dataset's cache against its files; the others open the cache it found complete,
+    // or, where it found none (latents encoded in the step), read the dataset themselves. Every rank
+    // ends with rank 0's message when its check fails.
+    const bool rank0 = m_groups.worldRank() == 0;
+    const bool checkedFirst = m_spec.data.kind.known() && m_spec.data.kind.value() == DataKind::Latents;
+    std::string failure;
+    auto open = [&](bool verify) {
+        try {
+            m_dataset = makeDataset(m_spec.data, m_dims, m_spec.train.seed, m_spec.model.from, verify);
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    };
+    if (checkedFirst) {
+        if (rank0) open(true);
+        const bool inStep = rank0 && m_dataset && !m_dataset->stepEncodingNote().empty();
+        const bool rank0InStep = m_groups.world->allReduceScalar(inStep ? 1.0 : 0.0, ReduceOp::Max) > 0;
+        if (!rank0) open(rank0InStep);
+    } else {
+        open(rank0);
+    }
+    if (const std::string agreed = firstFailure(failure, *m_groups.world); !agreed.empty()) throw DataError(agreed);
+    const std::string note = m_dataset->stepEncodingNote();
+    const double inStepRanks = m_groups.world->allReduceScalar(note.empty() ? 0.0 : 1.0, ReduceOp::Sum);
+    if (inStepRanks != 0 && inStepRanks != m_groups.world->size())
+        throw DataError("data.path = \"" + m_spec.data.path + "\": its latent cache changed while the ranks opened it "
+                        "(is `parallax-cli cache` writing it?); start the run again once it is done");
+    if (note.empty()) return;
+    if (rank0) m_out.info(note);
+    // The encoders in the run's precision, as `parallax-cli cache --bf16` makes the cache on a GPU.
+    std::string loadFailure;
+    try {
+        m_encoder = m_dataset->makeStepEncoder(m_device, bf16Autocast() ? torch::kBFloat16 : torch::kFloat32);
+    } catch (const std::exception& e) {
+        loadFailure = e.what();
+    }
+    if (const std::string agreed = firstFailure(loadFailure, *m_groups.world); !agreed.empty()) throw DataError(agreed);
 }
 
 void Trainer::loadModelWeights(const WeightSource& weights) {
@@ -198,7 +230,8 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     for (const Batch& batch : m_prefetcher->take(step)) {
         localCount += lossElements(m_dims, batch); // on the host copy: no wait for the device
         localPositions += filledPositions(m_dims, batch);
-        micro.push_back(batch.to(m_device));
+        // An image-caption batch without its cache: the frozen encoders make its latents and prompt states here.
+        micro.push_back(m_encoder ? m_encoder->encode(batch) : batch.to(m_device));
     }
     const double globalCount = m_groups.dp->allReduceScalar(static_cast<double>(localCount), ReduceOp::Sum);
     // Samples of varying length (conversations, latents) count the positions they fill, not model.seq_len.

@@ -20,6 +20,7 @@
 
 namespace parallax {
 
+class BatchEncoder;
 class BatchPrefetcher;
 class Dataset;
 class DistributedSampler;
@@ -67,6 +68,8 @@ private:
     // The model, its parallelism (parallelize), the optimizer and the data.
     void setup();
     void resume();
+    // The dataset (makeDataset), the same on every rank, and the step's encoder where it needs one.
+    void openDataset();
     // Sets this rank's part of the model from a model folder, and says how long that took and the
     // memory it held at most.
     void loadModelWeights(const WeightSource& weights);
@@ -104,6 +107,7 @@ private:
     std::shared_ptr<Model> m_model;
     AppliedFinetune m_finetune; // what trains: [finetune] applied to the model
     std::unique_ptr<Dataset> m_dataset;
+    std::unique_ptr<BatchEncoder> m_encoder; // the dataset's step encoder (frozen VAE, text encoder); null: none
     std::unique_ptr<DistributedSampler> m_sampler;
     std::unique_ptr<BatchPrefetcher> m_prefetcher; // reads m_dataset and m_sampler: declared after them
     std::unique_ptr<RunSamples> m_samples;         // [samples]; null: none drawn

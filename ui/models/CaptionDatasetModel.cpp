@@ -139,8 +139,8 @@ std::vector<SpecIssue> CaptionDatasetModel::issues() const {
                  related}};
     return {{"data.path",
              tr("data.path: a run reads this dataset through its latent cache, which holds %1 of %2 samples made for "
-                "model.from and data.max_pixels; the worker refuses to start without it: use Cache now (or "
-                "parallax-cli cache SPEC) first")
+                "model.from and data.max_pixels; until it is complete every step runs the VAE and the text encoder: "
+                "use Cache now (or parallax-cli cache SPEC) once for faster steps")
                  .arg(m_cached)
                  .arg(m_samples)
                  .toStdString(),

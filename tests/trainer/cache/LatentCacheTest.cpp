@@ -2,7 +2,7 @@
 // the tiny pipeline's VAE and text encoder; each sample's latents and prompt states equal what the
 // VAE and the encoder give for its image fitted to its bucket; a cache killed (SIGKILL) after its
 // first shard goes on from there and ends equal to one made whole; a changed caption makes it again;
-// a qwen_image LoRA run trains on the dataset through its cache, and refuses without one.
+// a qwen_image LoRA run trains on the dataset through its cache, and without one encodes in the step.
 
 #include "core/captions/AspectBucket.h"
 #include "core/captions/LatentCache.h"
@@ -142,14 +142,15 @@ TEST_F(LatentCache, AChangedCaptionMakesTheCacheAgain) {
         << said;
 }
 
-TEST_F(LatentCache, ALoraRunTrainsThroughTheCacheAndRefusesWithoutOne) {
+TEST_F(LatentCache, ALoraRunTrainsThroughTheCacheAndEncodesInTheStepWithoutOne) {
     TempDir runs;
     std::ifstream in(tmp.path() + "/spec.toml");
     const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const WorkerRun refused = runWorker(toml, 1, runs.path() + "/refused");
-    EXPECT_NE(refused.exitCode, 0);
-    EXPECT_NE(refused.output.find("its latent cache holds 0 of 70 samples"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("parallax-cli cache SPEC"), std::string::npos) << refused.output;
+    const WorkerRun uncached = runWorker(toml, 1, runs.path() + "/uncached");
+    ASSERT_EQ(uncached.exitCode, 0) << uncached.output;
+    EXPECT_NE(uncached.output.find("no complete latent cache (0 of 70 samples)"), std::string::npos) << uncached.output;
+    EXPECT_NE(uncached.output.find("`parallax-cli cache SPEC` once makes every step faster"), std::string::npos)
+        << uncached.output;
 
     writeLatentCache(spec, {}, record());
     const WorkerRun run = runWorker(toml, 1, runs.path() + "/run");

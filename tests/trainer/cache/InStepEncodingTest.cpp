@@ -1,0 +1,243 @@
+// A qwen_image run on an image-caption dataset without its latent cache: the VAE and the text encoder
+// run inside the step and give exactly the batches the cache gives (latents, prompt states, mask,
+// noise, sigma); a run so trains the losses of the same run through the cache, with the same
+// trainable parameters and optimizer state, and draws the same samples; two data-parallel ranks
+// train the losses of one process, and so do two tensor-parallel ranks over two pipeline stages; the
+// encoders' weights are frozen and take no gradient; a cache made for something else is left as it
+// is; an edit dataset is refused as before.
+
+#include "core/captions/LatentCache.h"
+#include "core/spec/SpecIO.h"
+#include "tests/core/conversations/PngFile.h"
+#include "tests/trainer/cache/TinyPipeline.h"
+#include "tests/trainer/support/SpecText.h"
+#include "tests/trainer/support/WorkerRun.h"
+#include "trainer/cache/InStepEncoder.h"
+#include "trainer/cache/LatentCacheWriter.h"
+#include "trainer/data/DataError.h"
+#include "trainer/data/DatasetUtils.h"
+#include "trainer/data/LatentData.h"
+#include "trainer/train/Checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace parallax {
+namespace {
+
+using namespace testing;
+
+constexpr int kImages = 12; // four in each of three buckets
+
+class InStepEncoding : public ::testing::Test {
+protected:
+    static TinyPipeline& pipeline() { return sharedTinyPipeline(); }
+    void SetUp() override {
+        if (!pipeline().problem.empty()) GTEST_SKIP() << pipeline().problem;
+        data = tmp.path() + "/photos";
+        std::filesystem::create_directories(data);
+        const int sides[3][2] = {{48, 32}, {40, 40}, {30, 52}}; // buckets 48 x 32, 32 x 32, 16 x 48 within 48 x 32
+        for (int i = 0; i < kImages; ++i) {
+            const std::string name = data + "/img" + std::to_string(10 + i);
+            writeRampPng(name + ".png", sides[i % 3][0], sides[i % 3][1], static_cast<unsigned>(i + 1));
+            // Prompts of several lengths, one longer than model.seq_len's 64 states.
+            std::string caption = "photo " + std::to_string(i) + (i % 2 ? " of a red ramp" : ", noisy");
+            if (i == 4)
+                for (int k = 0; k < 30; ++k) caption += " and a blue ramp";
+            std::ofstream(name + ".txt") << caption;
+        }
+        spec = readSpecFile(writeSpec(1, 1));
+        dims = resolveModel(spec.model);
+    }
+    std::string writeSpec(int64_t microBatch, int64_t dp, bool samples = false, int64_t tp = 1, int64_t pp = 1) {
+        TinySpec s;
+        s.dp = dp;
+        s.tp = tp;
+        s.pp = pp;
+        s.kind = "qwen_image";
+        s.extraModel = "from = \"" + pipeline().path + "\"\nseq_len = 64";
+        s.data = "latents";
+        s.extraData = "path = \"" + data + "\"\nmax_pixels = 1536\nshuffle = true";
+        s.finetune = "mode = \"lora\"\nlora_r = 4\nlora_alpha = 8";
+        s.steps = 4;
+        s.globalBatch = 2 * microBatch;
+        s.microBatch = microBatch;
+        const std::string path = tmp.path() + "/spec-" + std::to_string(microBatch) + "-" + std::to_string(dp) + "-" +
+                                 std::to_string(tp) + "-" + std::to_string(pp) + ".toml";
+        std::ofstream(path) << s.toToml() << (samples ? "\n[samples]\nevery = 2\ncount = 2\nsteps = 3\n" : "");
+        return path;
+    }
+    WorkerRun run(int64_t microBatch, int64_t dp, const std::string& name, bool samples = false) {
+        std::ifstream in(writeSpec(microBatch, dp, samples));
+        const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        return runWorker(toml, static_cast<int>(dp), tmp.path() + "/" + name);
+    }
+    void makeCache() { writeLatentCache(spec, {}, [](const std::string&) {}); }
+    TempDir tmp;
+    std::string data;
+    RunSpec spec;
+    ModelDims dims;
+};
+
+// The optimizer state's values of a checkpoint: what trains, whatever else the run held.
+int64_t trainedValues(const std::string& checkpoint) {
+    const CheckpointReader reader(checkpoint);
+    int64_t values = 0;
+    for (const std::string& name : reader.names("exp_avg")) {
+        int64_t n = 1;
+        for (int64_t side : reader.shape(name, "exp_avg")) n *= side;
+        values += n;
+    }
+    return values;
+}
+
+TEST_F(InStepEncoding, TheStepsBatchIsTheBatchOfTheCache) {
+    const std::unique_ptr<Dataset> inStep = openLatentData(spec.data, dims, 7, spec.model.from);
+    EXPECT_NE(inStep->stepEncodingNote().find("data.path has no complete latent cache (0 of 12 samples): the VAE and "
+                                              "the text encoder run inside every step; `parallax-cli cache SPEC` once "
+                                              "makes every step faster"),
+              std::string::npos)
+        << inStep->stepEncodingNote();
+    EXPECT_NE(inStep->describe().find("image captions: 12 samples in 3 buckets"), std::string::npos) << inStep->describe();
+    const std::unique_ptr<BatchEncoder> encoder = inStep->makeStepEncoder(torch::kCPU, torch::kFloat32);
+    ASSERT_TRUE(encoder != nullptr);
+    makeCache();
+    const std::unique_ptr<Dataset> cached = openLatentData(spec.data, dims, 7, spec.model.from);
+    EXPECT_TRUE(cached->stepEncodingNote().empty());
+    EXPECT_TRUE(cached->makeStepEncoder(torch::kCPU, torch::kFloat32) == nullptr);
+
+    ASSERT_EQ(inStep->size(), cached->size());
+    EXPECT_EQ(inStep->sampleGroups(), cached->sampleGroups());
+    for (int64_t i = 0; i < kImages; ++i) EXPECT_EQ(inStep->promptText(i), cached->promptText(i)) << i;
+    // Micro-batches of each bucket, sample 4's prompt cut at model.seq_len.
+    for (const std::vector<int64_t>& indices : {std::vector<int64_t>{0, 3}, {1, 4, 7}, {10}, {5, 2, 11}})
+        for (int64_t step : {0, 5}) {
+            const Batch host = inStep->makeBatch(indices, step);
+            const Batch want = cached->makeBatch(indices, step);
+            EXPECT_EQ(lossElements(dims, host), lossElements(dims, want));
+            EXPECT_EQ(filledPositions(dims, host), filledPositions(dims, want));
+            const Batch got = encoder->encode(host);
+            EXPECT_FALSE(got.pixels.defined());
+            EXPECT_FALSE(got.tokens.defined());
+            EXPECT_EQ(got.sample_index, want.sample_index);
+            const std::string where = "samples " + std::to_string(indices.front()) + ".., step " + std::to_string(step);
+            EXPECT_TRUE(torch::equal(got.images, want.images)) << where;
+            EXPECT_TRUE(torch::equal(got.text_states, want.text_states)) << where;
+            EXPECT_TRUE(torch::equal(got.attention_mask, want.attention_mask)) << where;
+            EXPECT_TRUE(torch::equal(got.noise, want.noise)) << where;
+            EXPECT_TRUE(torch::equal(got.timesteps, want.timesteps)) << where;
+        }
+    EXPECT_EQ(cached->makeBatch({1, 4, 7}, 0).text_states.size(1), 64) << "sample 4's prompt is cut at model.seq_len";
+}
+
+TEST_F(InStepEncoding, TheEncodersAreFrozenAndTakeNoGradient) {
+    const std::unique_ptr<Dataset> dataset = openLatentData(spec.data, dims, 7, spec.model.from);
+    const std::unique_ptr<BatchEncoder> encoder = dataset->makeStepEncoder(torch::kCPU, torch::kFloat32);
+    const auto* inStep = dynamic_cast<const InStepEncoder*>(encoder.get());
+    ASSERT_NE(inStep, nullptr);
+    const std::vector<torch::Tensor> frozen = inStep->parameters();
+    ASSERT_FALSE(frozen.empty());
+    for (const torch::Tensor& p : frozen) EXPECT_FALSE(p.requires_grad());
+
+    const std::shared_ptr<Model> model = buildModel(dims, 3);
+    int64_t trainable = 0;
+    for (const torch::Tensor& p : model->parameters()) trainable += p.numel();
+    const Batch batch = encoder->encode(dataset->makeBatch({0, 3}, 0));
+    EXPECT_FALSE(batch.images.requires_grad());
+    EXPECT_FALSE(batch.text_states.requires_grad());
+    const Activation out = model->forwardAll(batch);
+    out.at(0).backward();
+    int64_t withGradient = 0, afterwards = 0;
+    for (const torch::Tensor& p : model->parameters()) {
+        afterwards += p.numel();
+        if (p.grad().defined()) ++withGradient;
+    }
+    EXPECT_GT(withGradient, 0);
+    EXPECT_EQ(afterwards, trainable);
+    for (const torch::Tensor& p : frozen) EXPECT_FALSE(p.grad().defined());
+}
+
+TEST_F(InStepEncoding, ARunWithoutTheCacheTrainsAsOneThroughIt) {
+    const WorkerRun inStep = run(1, 1, "in-step", /*samples=*/true);
+    ASSERT_EQ(inStep.exitCode, 0) << inStep.output;
+    EXPECT_NE(inStep.output.find("data.path has no complete latent cache (0 of 12 samples): the VAE and the text "
+                                 "encoder run inside every step"),
+              std::string::npos) << inStep.output;
+    EXPECT_FALSE(std::filesystem::exists(latentCacheFolder(data))) << "a run without the cache makes none";
+
+    makeCache();
+    const WorkerRun cached = run(1, 1, "cached", /*samples=*/true);
+    ASSERT_EQ(cached.exitCode, 0) << cached.output;
+    EXPECT_NE(cached.output.find("latents: 12 samples in 1 shards"), std::string::npos) << cached.output;
+    EXPECT_EQ(cached.output.find("no complete latent cache"), std::string::npos) << cached.output;
+    ASSERT_EQ(inStep.losses().size(), 4u);
+    EXPECT_LT(maxRelativeDifference(inStep.losses(), cached.losses()), 1e-5);
+
+    // The same images drawn at steps 0, 2 and 4 from the same prompts' states.
+    ASSERT_EQ(inStep.samples.size(), 6u) << inStep.output;
+    ASSERT_EQ(cached.samples.size(), inStep.samples.size());
+    for (size_t i = 0; i < inStep.samples.size(); ++i) {
+        EXPECT_EQ(inStep.samples[i].step, cached.samples[i].step);
+        EXPECT_EQ(inStep.samples[i].index, cached.samples[i].index);
+        EXPECT_EQ(inStep.samples[i].prompt, cached.samples[i].prompt);
+        EXPECT_EQ(inStep.samples[i].png, cached.samples[i].png) << "sample " << i;
+    }
+
+    // The same trainable tensors and optimizer state: the encoders are in neither checkpoint.
+    const CheckpointReader a(inStep.lastCheckpoint()), b(cached.lastCheckpoint());
+    EXPECT_EQ(a.names("param"), b.names("param"));
+    EXPECT_EQ(a.names("exp_avg"), b.names("exp_avg"));
+    EXPECT_EQ(trainedValues(inStep.lastCheckpoint()), trainedValues(cached.lastCheckpoint()));
+    EXPECT_GT(trainedValues(inStep.lastCheckpoint()), 0);
+}
+
+TEST_F(InStepEncoding, TwoDataParallelRanksWithoutTheCacheTrainAsOne) {
+    const WorkerRun one = run(2, 1, "one");
+    ASSERT_EQ(one.exitCode, 0) << one.output;
+    const WorkerRun two = run(2, 2, "two");
+    ASSERT_EQ(two.exitCode, 0) << two.output;
+    EXPECT_NE(two.output.find("no complete latent cache (0 of 12 samples)"), std::string::npos) << two.output;
+    ASSERT_EQ(one.losses().size(), 4u);
+    EXPECT_LT(maxRelativeDifference(one.losses(), two.losses()), 1e-5);
+}
+
+// Every tensor-parallel rank and pipeline stage encodes the batches it reads, to the same values.
+TEST_F(InStepEncoding, TensorAndPipelineRanksWithoutTheCacheTrainAsOne) {
+    const WorkerRun one = run(1, 1, "one");
+    ASSERT_EQ(one.exitCode, 0) << one.output;
+    std::ifstream in(writeSpec(1, 1, false, /*tp=*/2, /*pp=*/2));
+    const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const WorkerRun four = runWorker(toml, 4, tmp.path() + "/tp2-pp2");
+    ASSERT_EQ(four.exitCode, 0) << four.output;
+    EXPECT_NE(four.output.find("no complete latent cache (0 of 12 samples)"), std::string::npos) << four.output;
+    ASSERT_EQ(one.losses().size(), 4u);
+    EXPECT_LT(maxRelativeDifference(one.losses(), four.losses()), 1e-5);
+}
+
+TEST_F(InStepEncoding, ACacheMadeForSomethingElseIsLeftAsItIs) {
+    makeCache();
+    const std::string shard = latentCacheFolder(data) + "/" + cacheShardName(0);
+    const auto written = std::filesystem::last_write_time(shard);
+    std::ofstream(data + "/img17.txt") << "another caption";
+    const std::unique_ptr<Dataset> opened = openLatentData(spec.data, dims, 7, spec.model.from);
+    EXPECT_NE(opened->stepEncodingNote().find("(0 of 12 samples)"), std::string::npos) << opened->stepEncodingNote();
+    EXPECT_EQ(opened->promptText(7), "another caption");
+    EXPECT_EQ(std::filesystem::last_write_time(shard), written);
+}
+
+TEST_F(InStepEncoding, AnEditDatasetIsRefused) {
+    std::ofstream(data + "/metadata.jsonl") << R"({"image": "img10.png", "prompt": "make it blue", "edit_image": "img11.png"})"
+                                            << "\n";
+    try {
+        openLatentData(spec.data, dims, 7, spec.model.from);
+        FAIL() << "an edit dataset opened";
+    } catch (const DataError& e) {
+        EXPECT_NE(std::string(e.what()).find("edit_image: Qwen-Image-Edit's reference images are not encoded yet"),
+                  std::string::npos) << e.what();
+    }
+}
+
+} // namespace
+} // namespace parallax
