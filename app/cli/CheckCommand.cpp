@@ -6,6 +6,7 @@
 #include "core/launch/Preflight.h"
 #include "core/launch/RunFolders.h"
 #include "core/spec/ClusterProfile.h"
+#include "core/spec/DiskEstimate.h"
 #include "core/spec/Estimates.h"
 #include "core/spec/MachineInfo.h"
 #include "core/spec/SpecIO.h"
@@ -29,7 +30,8 @@ void memoryRows(const MemoryEstimate& m, const char* indent) {
                                                     {"gradients", m.gradients},
                                                     {"optimizer", m.optimizer},
                                                     {"activations", m.activations},
-                                                    {"buffers", m.buffers}};
+                                                    {"buffers", m.buffers},
+                                                    {"runtime", m.runtime}};
     for (const auto& [name, bytes] : parts)
         std::printf("  %s%-*s %s\n", indent, 16 - static_cast<int>(std::strlen(indent)), name, formatBytes(bytes).c_str());
 }
@@ -59,6 +61,22 @@ size_t checkHostsOverSsh(const ClusterProfile& cluster, const std::string& worke
     else std::cout << "\nnot ready to launch: " << problems.size() << (problems.size() == 1 ? " problem" : " problems")
                    << " with the hosts (above)" << std::endl;
     return problems.size();
+}
+
+// The run's disk use per hour (DiskEstimate.h) at steps of a second.
+void diskRows(const RunSpec& spec) {
+    const DiskEstimate d = estimateDiskUse(spec, 1.0);
+    std::cout << "\ndisk per hour (" << d.ranks << (d.ranks == 1 ? " rank" : " ranks") << ", at 1 s steps):\n";
+    row("store", diskSizeText(d.store_bytes_per_hour) + "/h (" + formatCount(d.rows_per_hour) +
+                     " rows/h sent; older telemetry thinned), and " + diskSizeText(d.store_raw_window_bytes) +
+                     " more for the last " + std::to_string(spec.retention.raw_telemetry_minutes) + " min at full rate");
+    row("output.log.gz", diskSizeText(d.output_bytes_per_hour) + "/h compressed");
+    row("total", diskSizeText(d.bytesPerHour()) + "/h, " + diskSizeText(d.bytes_per_day) + " a day (output kept: " +
+                     (spec.retention.output_keep_mb > 0 ? std::to_string(spec.retention.output_keep_mb) + " MiB"
+                                                        : std::string("all")) + ")");
+    for (const std::string& line : d.lines) std::cout << "    " << line << "\n";
+    for (const std::string& w : d.warnings) std::cout << "  warning: " << w << "\n";
+    std::cout << std::flush;
 }
 
 } // namespace
@@ -108,6 +126,7 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
     } catch (const std::exception& e) {
         row("unavailable", e.what());
     }
+    diskRows(spec);
 
     if (!errors) {
         LaunchContext c;

@@ -51,7 +51,8 @@ OutputImport importOutput(RunStore& store, const RunRecord& run, int64_t from, i
     std::unique_ptr<RawOutputReader>& held = reader ? *reader : own;
     if (!held || held->position() != from || !held->error().empty()) {
         held = std::make_unique<RawOutputReader>(path); // gzip or plain; offsets are the uncompressed bytes'
-        held->skip(from);
+        // From `from`, or from the first segment left when the older ones were removed.
+        held->seek(from);
     }
     RawOutputReader& in = *held;
     OutputImport result;

@@ -61,7 +61,8 @@ std::string importOne(RunStore& store, const fs::path& dir) {
     const std::optional<RunRecord> run = store.run(id);
     const OutputImport done = importOutput(store, *run, 0);
     const size_t checkpoints = recordCheckpointsOnDisk(store, *run);
-    const double ended = modified(rawOutputFile(dir.string()));
+    const std::vector<RawOutputSegmentFile> segments = rawOutputSegments(dir.string());
+    const double ended = modified(segments.empty() ? rawOutputFile(dir.string()) : segments.back().path);
     RunState state = RunState::Lost;
     std::string reason = "imported from " + dir.string() + "; its output does not show how it ended";
     if (const std::optional<RunState> ended = endState(done)) {

@@ -1,6 +1,7 @@
 #include "core/launch/Supervisor.h"
 
 #include "core/launch/AlertCenter.h"
+#include "core/launch/DiskBudget.h"
 #include "core/launch/EventRouter.h"
 #include "core/launch/HangDetector.h"
 #include "core/launch/HostStates.h"
@@ -8,6 +9,7 @@
 #include "core/launch/LauncherControl.h"
 #include "core/launch/LauncherOutput.h"
 #include "core/launch/LauncherProcess.h"
+#include "core/launch/OutputRetention.h"
 #include "core/launch/OutputRouter.h"
 #include "core/launch/RawOutput.h"
 #include "core/launch/RunCreation.h"
@@ -20,6 +22,7 @@
 #include "core/launch/StopEscalation.h"
 #include "core/launch/StopSignalHandler.h"
 #include "core/launch/StoreFlusher.h"
+#include "core/launch/TelemetryThinner.h"
 #include "core/launch/SupervisorHeartbeat.h"
 #include "core/spec/SpecValidator.h"
 #include "core/util/HostName.h"
@@ -98,6 +101,9 @@ struct Supervisor::State : LaunchControl {
     std::string runDir;
     std::FILE* outputLog = nullptr;
     std::unique_ptr<RawOutputWriter> rawWriter; // compresses what goes into outputLog
+    std::unique_ptr<OutputRetention> outputRetention; // removes the oldest segments once stored
+    std::unique_ptr<DiskBudget> diskBudget;           // retention.disk_budget_gb
+    std::unique_ptr<TelemetryThinner> thinner;        // retention.raw_telemetry_minutes
     LaunchPlan plan;
     bool batch = false;
 
@@ -120,6 +126,7 @@ struct Supervisor::State : LaunchControl {
     double startedAt = wallNow();
 
     const RunSpec& spec() const { return prepared.spec.spec; }
+    const RetentionSpec& retentionSpec() const { return opt.retention ? *opt.retention : spec().retention; }
     void notice(LogLevel::Value level, const std::string& message) { notices.notice(level, message); }
 
     // ------------------------------------------------------------------ before the run exists
@@ -210,8 +217,10 @@ struct Supervisor::State : LaunchControl {
                 return follower->bytesRead() - static_cast<int64_t>(router->pendingBytes(OutputStream::Stdout));
             });
         } else {
-            if (outputLog)
+            if (outputLog) {
                 rawWriter = std::make_unique<RawOutputWriter>(outputLog);
+                keepOutputSegments();
+            }
             router->setRawLog(rawWriter.get(), runDir + "/" + kCompressedOutputName);
             router->setSpoolAbove(opt.spool_above);
             flusher->writer().setOutputOffsetSource([this] { return router->storedThrough(); });
@@ -247,6 +256,26 @@ struct Supervisor::State : LaunchControl {
             // srun mode: the ranks name the job they run in; its state and time left are followed.
             events->setSlurmJobHandler([this](const std::string& id) { follower->adopt(id, Clock::now()); });
         router->setEventHandler([this](const TelemetryEvent& e) { events->onEvent(e, Clock::now()); });
+        diskBudget = std::make_unique<DiskBudget>(retentionSpec().disk_budget_gb, runDir, store.path(), notices,
+                                                  [this](const RunAlert& a) { flusher->add(a); }, opt.disk_check_every);
+        thinner = std::make_unique<TelemetryThinner>(store, flusher->writer(), runId,
+                                                     60.0 * double(retentionSpec().raw_telemetry_minutes), notices);
+    }
+
+    // retention.output_segment_mb and output_keep_mb: the output in segments, the oldest removed once
+    // their rows are stored. The store is asked how far that is only while it takes rows.
+    void keepOutputSegments() {
+        constexpr int64_t kMiB = 1 << 20;
+        rawWriter->setSegments(runDir, saturatingMul(retentionSpec().output_segment_mb, kMiB));
+        outputRetention = std::make_unique<OutputRetention>(
+            *rawWriter, saturatingMul(retentionSpec().output_keep_mb, kMiB), notices, [this]() -> std::optional<int64_t> {
+                if (flusher->writer().failingSince() || router->spooling()) return std::nullopt;
+                try {
+                    return store.outputOffset(runId);
+                } catch (const std::exception&) {
+                    return std::nullopt;
+                }
+            });
     }
 
     void announce() {
@@ -338,6 +367,8 @@ struct Supervisor::State : LaunchControl {
             turn();
             if (Clock::now() - lastOutputFlush >= kOutputFlushEvery) {
                 router->flushRawLog();
+                if (outputRetention)
+                    outputRetention->prune();
                 lastOutputFlush = Clock::now();
             }
         }
@@ -365,6 +396,10 @@ struct Supervisor::State : LaunchControl {
             }
         }
         checkHangs();
+        if (diskBudget)
+            diskBudget->check(Clock::now());
+        if (thinner)
+            thinner->poll(Clock::now(), wallNow());
         if (follower && !follower->jobId().empty())
             follower->query(false, Clock::now()); // srun mode: the job's state and time left
         reportProgress(false);
@@ -498,6 +533,7 @@ struct Supervisor::State : LaunchControl {
         if (rawWriter && !rawWriter->finish())
             notice(LogLevel::Warn, "output.log.gz: " + std::string(std::strerror(errno)) +
                                        " ending the file; it reads up to its last flush");
+        outputRetention.reset();
         rawWriter.reset();
         std::fclose(outputLog);
         outputLog = nullptr;

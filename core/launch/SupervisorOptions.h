@@ -58,6 +58,11 @@ struct SupervisorOptions {
     // Rows held in memory while the store refuses them (locked by others, full); beyond that the
     // ranks' lines are kept in output.log only and imported from it once the store takes rows.
     size_t spool_above = 200000;
+    // What the run keeps on disk: the spec's [retention] unless set here (output segments and how
+    // many are kept, how long raw telemetry is kept at full rate, the disk budget).
+    std::optional<RetentionSpec> retention;
+    // How often the run's disk use is measured against retention.disk_budget_gb.
+    std::chrono::seconds disk_check_every{60};
 
     // A host could not be reached to end the run's processes there: the caller arranges for
     // RunStore::pendingCleanups to be retried (parallax-cli starts `cleanup` in the background).

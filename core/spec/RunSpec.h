@@ -164,6 +164,21 @@ struct SamplesSpec {
     int64_t steps = 20; // the sampler's denoising steps
 };
 
+// What a run keeps on disk, and for how long (docs/spec.md, [retention]).
+struct RetentionSpec {
+    // The raw output (output.log.gz) is closed at this size (MiB, compressed) and continued in the
+    // next segment (output.1.log.gz, output.2.log.gz...).
+    int64_t output_segment_mb = 256;
+    // Once the segments together pass this (MiB), the oldest ones whose lines are all in the store
+    // are removed (never the one being written). 0: every segment is kept.
+    int64_t output_keep_mb = 2048;
+    // Raw device samples and rank steps are kept at full rate this long (minutes) before they are
+    // folded per host.
+    int64_t raw_telemetry_minutes = 60;
+    // The run folder plus the run's share of the store past this (GiB): one warning alert. 0: none.
+    double disk_budget_gb = 0;
+};
+
 struct RunSpec {
     std::string name = "run";
     ModelSpec model;
@@ -174,6 +189,7 @@ struct RunSpec {
     LaunchSpec launch;
     TelemetrySpec telemetry;
     SamplesSpec samples;
+    RetentionSpec retention;
 
     // Keys this version does not know, kept verbatim (as TOML text of the whole document) so that
     // reading and writing a spec never loses anything a newer version or a person added.

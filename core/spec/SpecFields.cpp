@@ -15,7 +15,7 @@ std::string SpecField::path() const {
 
 const std::vector<std::string>& specSections() {
     static const std::vector<std::string> sections = {"model", "finetune", "data", "train", "parallel", "launch", "telemetry",
-                                                       "samples"};
+                                                       "samples", "retention"};
     return sections;
 }
 
@@ -142,6 +142,7 @@ std::vector<SpecField> specFields(RunSpec& s) {
     LaunchSpec& l = s.launch;
     TelemetrySpec& y = s.telemetry;
     SamplesSpec& a = s.samples;
+    RetentionSpec& r = s.retention;
     const FieldInfo& no = kNotOffered;
     return {
         {"", "name", &s.name, offered("Run name", "Names the run in the store; runs of one name form a series").withExample("e.g. gpt-dp2")},
@@ -357,6 +358,11 @@ std::vector<SpecField> specFields(RunSpec& s) {
              .when(drawsSamples)},
         {"samples", "steps", &a.steps,
          offered("Sampler steps", "Denoising steps of each image").withRange(2, 200).when(drawsSamples)},
+
+        {"retention", "output_segment_mb", &r.output_segment_mb, no},
+        {"retention", "output_keep_mb", &r.output_keep_mb, no},
+        {"retention", "raw_telemetry_minutes", &r.raw_telemetry_minutes, no},
+        {"retention", "disk_budget_gb", &r.disk_budget_gb, no},
     };
 }
 

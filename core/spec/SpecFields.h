@@ -61,7 +61,7 @@ struct SpecField {
     std::string path() const; // "train.steps", "name"
 };
 
-// The sections in file order: model, data, train, parallel, launch, telemetry.
+// The sections in file order: model, finetune, data, train, parallel, launch, telemetry, samples, retention.
 const std::vector<std::string>& specSections();
 
 // Every field of `spec` in file order (top-level `name` first, then section by section).

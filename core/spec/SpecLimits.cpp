@@ -45,6 +45,9 @@ const std::vector<FieldLimit>& fieldLimits() {
         {"telemetry.device_sample_ms", 3600000, "that is one sample an hour"},
         {"telemetry.hang_after_s", 86400, "a step that takes a day is a hang"},
         {"telemetry.hang_timeout_s", 604800, "a hang a week old will not end by itself"},
+        {"retention.output_segment_mb", pow2(20), "a segment of a terabyte is no segment"},
+        {"retention.output_keep_mb", pow2(30), "no run folder holds a petabyte of output"},
+        {"retention.raw_telemetry_minutes", 525600, "that is a year"},
     };
     return limits;
 }

@@ -15,6 +15,7 @@
 #include "core/spec/ModelDims.h"
 #include "core/spec/ModelKinds.h"
 #include "core/spec/PublishedModelChecks.h"
+#include "core/spec/RetentionChecks.h"
 #include "core/spec/SampleChecks.h"
 #include "core/spec/SpecFields.h"
 #include "core/spec/SpecIO.h"
@@ -102,6 +103,7 @@ public:
         m_out.add(launchIssues(s));
         checkTelemetry();
         m_out.add(sampleIssues(s, remote()));
+        m_out.add(retentionIssues(s));
         if (m_machine && s.launch.target == Target::Local)
             m_out.add(machineIssues(s, *m_machine, m_haveDims && m_dimsUsable ? &d : nullptr, hasErrors(m_out.list)));
         checkUnknownKeys();
@@ -325,8 +327,8 @@ private:
         if (!latentModel || data.kind == DataKind::Synthetic) return true;
         if (data.kind != DataKind::Latents) {
             error("data.kind", "model.kind = " + inQuotes(d.kind) + " trains on VAE latents and prompt states: use "
-                                   "data.kind = \"latents\" (an image-caption dataset cached by parallax-cli cache, or a folder "
-                                   "of safetensors shards: docs/spec.md) or \"synthetic\"",
+                                   "data.kind = \"latents\" (an image-caption dataset, encoded in the step or once by "
+                                   "parallax-cli cache, or a folder of safetensors shards: docs/spec.md) or \"synthetic\"",
                   {"model.kind"});
             return false;
         }

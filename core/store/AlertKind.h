@@ -9,11 +9,12 @@
 namespace parallax {
 
 // What the supervisor finds wrong while a run goes: a hang (no step for telemetry.hang_after_s), a
-// straggler (a rank much slower than the others). Stored and shown by name.
-enum class AlertKind { Hang, Straggler };
+// straggler (a rank much slower than the others), a run whose files pass retention.disk_budget_gb.
+// Stored and shown by name.
+enum class AlertKind { Hang, Straggler, DiskBudget };
 
-inline constexpr const char* kAlertKindNames[] = {"hang", "straggler"};
-static_assert(std::extent_v<decltype(kAlertKindNames)> == static_cast<size_t>(AlertKind::Straggler) + 1,
+inline constexpr const char* kAlertKindNames[] = {"hang", "straggler", "disk_budget"};
+static_assert(std::extent_v<decltype(kAlertKindNames)> == static_cast<size_t>(AlertKind::DiskBudget) + 1,
               "a name per AlertKind");
 
 inline const char* alertKindName(AlertKind kind) { return kAlertKindNames[static_cast<size_t>(kind)]; }

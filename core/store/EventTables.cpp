@@ -112,6 +112,17 @@ std::string EventTableSpec::lastKeySql() const {
     return "SELECT " + first + " FROM " + quoted(table) + " WHERE run = ?1 ORDER BY " + first + " DESC LIMIT 1";
 }
 
+std::string EventTableSpec::firstKeySql() const {
+    const std::string first = quoted(key.front());
+    return "SELECT " + first + " FROM " + quoted(table) + " WHERE run = ?1 ORDER BY " + first + " LIMIT 1";
+}
+
+std::string EventTableSpec::deleteRangeSql(const std::string& keep) const {
+    const std::string first = quoted(key.front());
+    return "DELETE FROM " + quoted(table) + " WHERE run = ?1 AND " + first + " >= ?2 AND " + first + " < ?3 AND " +
+           quoted(keep) + " NOT IN (SELECT value FROM json_each(?4))";
+}
+
 const std::vector<const EventTableSpec*>& eventTableSpecs() {
     static const std::vector<const EventTableSpec*> specs = [] {
         std::vector<const EventTableSpec*> out;

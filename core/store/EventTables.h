@@ -42,6 +42,11 @@ struct EventTableSpec {
     std::string rangeSql() const;
     // For ?1 the run: its largest first key field (one row; none when the run has no rows).
     std::string lastKeySql() const;
+    // ... and its smallest.
+    std::string firstKeySql() const;
+    // Deletes the run's rows whose first key field lies in [?2, ?3), except those whose column
+    // `keep` holds one of the values of the JSON array ?4.
+    std::string deleteRangeSql(const std::string& keep) const;
 };
 
 // The generated tables of every event in TelemetryEvent that has one.

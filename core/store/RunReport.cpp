@@ -12,16 +12,17 @@ namespace parallax {
 
 namespace {
 
-// Running mean, minimum and maximum of the values that are known (>= 0).
+// Running mean, minimum and maximum of the values that are known (>= 0), each weighted by the
+// samples its row stands for (a thinned row stands for a window of them: TelemetryThinning.h).
 struct Stat {
     double sum = 0, lo = 0, hi = 0;
     int n = 0;
-    void add(double v) {
+    void add(double v, int weight = 1) {
         if (!(v >= 0)) return;
         lo = n ? std::min(lo, v) : v;
         hi = n ? std::max(hi, v) : v;
-        sum += v;
-        ++n;
+        sum += v * weight;
+        n += weight;
     }
     std::optional<double> mean() const { return n ? std::optional<double>(sum / n) : std::nullopt; }
     std::optional<double> min() const { return n ? std::optional<double>(lo) : std::nullopt; }
@@ -51,14 +52,15 @@ void addDevices(const RunStore& store, int64_t run, RunReport& report) {
         if (d.t > report.windowEnd) continue;
         DeviceStats& s = byRank[{d.rank, d.device}];
         s.host = d.host;
-        ++s.samples;
-        s.util.add(d.util);
+        const int weight = std::max(1, d.samples);
+        s.samples += weight;
+        s.util.add(d.util, weight);
         s.mem.add(d.mem_used);
         s.memTotal.add(d.mem_total);
-        s.power.add(d.power_w);
+        s.power.add(d.power_w, weight);
         s.temp.add(d.temp_c);
-        s.clock.add(d.sm_clock_mhz);
-        s.cpu.add(d.cpu_pct);
+        s.clock.add(d.sm_clock_mhz, weight);
+        s.cpu.add(d.cpu_pct, weight);
         s.rss.add(d.rss);
     }
     for (const auto& [key, s] : byRank) {

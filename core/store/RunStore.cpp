@@ -181,6 +181,22 @@ void RunStore::selectEventRange(const EventTableSpec& spec, int64_t run, const S
 std::optional<double> RunStore::lastEventKeyOf(const EventTableSpec& spec, int64_t run) const {
     return m_parts->tables.lastKey(spec, run);
 }
+std::optional<double> RunStore::firstEventKeyOf(const EventTableSpec& spec, int64_t run) const {
+    return m_parts->tables.firstKey(spec, run);
+}
+int64_t RunStore::deleteEventRange(const EventTableSpec& spec, int64_t run, double from, double until,
+                                   const std::string& keep, const std::vector<int64_t>& kept) {
+    std::string list = "[";
+    for (size_t i = 0; i < kept.size(); ++i) list += (i ? "," : "") + std::to_string(kept[i]);
+    list += "]";
+    return m_parts->tables.deleteRange(spec, run, from, until, keep, list);
+}
+std::optional<double> RunStore::thinnedUntil(int64_t run, const std::string& event) const {
+    return m_parts->tables.thinnedUntil(run, event);
+}
+void RunStore::setThinnedUntil(int64_t run, const std::string& event, double until) {
+    m_parts->tables.setThinnedUntil(run, event, until);
+}
 void RunStore::insertEvents(int64_t run, const std::vector<TelemetryEvent>& rows) { m_parts->tables.insert(run, rows); }
 
 void RunStore::insertMetric(int64_t run, const StepEvent& e) { insertMetrics(run, {e}); }

@@ -20,7 +20,7 @@ namespace parallax {
 // connection (StoreConnection).
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 10;
+    static constexpr int kSchemaVersion = 11;
 
     // Opens (creating parent folders and the file when missing) and migrates an older schema.
     // A database of a newer schema, or a file that is not a Parallax store, throws StoreError.
@@ -143,6 +143,23 @@ public:
         return lastEventKeyOf(eventTableSpec<E>(), run);
     }
 
+    // ... and its smallest.
+    template <class E>
+    std::optional<double> firstEventKey(int64_t run) const {
+        return firstEventKeyOf(eventTableSpec<E>(), run);
+    }
+    // Deletes the run's rows whose first key field lies in [from, until), but those whose field
+    // `keep` holds one of `kept`; returns how many went. For thinning (TelemetryThinning.h), inside
+    // the caller's transaction together with the rows that stand for them.
+    template <class E>
+    int64_t deleteEventsBetween(int64_t run, double from, double until, const std::string& keep,
+                                const std::vector<int64_t>& kept) {
+        return deleteEventRange(eventTableSpec<E>(), run, from, until, keep, kept);
+    }
+    // How far the run's rows of `event` have been thinned; none: not yet.
+    std::optional<double> thinnedUntil(int64_t run, const std::string& event) const;
+    void setThinnedUntil(int64_t run, const std::string& event, double until);
+
     // --- alerts
     // The alert of `kind` raised (or said again: `since` is kept) or, with active = false, ended.
     void setAlert(int64_t run, const RunAlert& alert);
@@ -218,6 +235,9 @@ private:
     void selectEventRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
                           const SqlStatement::Value& until, const std::function<void(const SqlStatement&)>& onRow) const;
     std::optional<double> lastEventKeyOf(const EventTableSpec& spec, int64_t run) const;
+    std::optional<double> firstEventKeyOf(const EventTableSpec& spec, int64_t run) const;
+    int64_t deleteEventRange(const EventTableSpec& spec, int64_t run, double from, double until,
+                             const std::string& keep, const std::vector<int64_t>& kept);
     std::unique_ptr<Parts> m_parts;
 };
 

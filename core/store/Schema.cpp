@@ -253,6 +253,11 @@ const std::vector<SchemaMigration>& storeMigrations() {
          "  SELECT run, step, path, bytes, ms, layout, t FROM checkpoints ORDER BY id;"
          "DROP TABLE checkpoints;"
          "ALTER TABLE checkpoints_by_key RENAME TO checkpoints;"},
+        // A long run's older telemetry is thinned in the store (TelemetryThinning.h): how far each
+        // run's rows of each event have been, so that a pass goes on where the last one ended.
+        {11, "record how far each run's older telemetry has been thinned",
+         "CREATE TABLE telemetry_thinned (run INTEGER NOT NULL, event TEXT NOT NULL, until REAL NOT NULL,"
+         "  PRIMARY KEY (run, event)) WITHOUT ROWID;"},
     };
     return steps;
 }

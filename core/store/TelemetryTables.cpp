@@ -86,17 +86,50 @@ void TelemetryTables::selectRange(const EventTableSpec& spec, int64_t run, const
     while (s.step()) onRow(s);
 }
 
-std::optional<double> TelemetryTables::lastKey(const EventTableSpec& spec, int64_t run) const {
+std::optional<double> TelemetryTables::keyOf(const EventTableSpec& spec, int64_t run, const std::string& sql) const {
     if (!readable(spec)) return std::nullopt;
-    SqlStatement& s = m_c.get(spec.lastKeySql());
+    SqlStatement& s = m_c.get(sql);
     SqlStatement::Use use(s);
     s.bind(1, run);
     if (!s.step() || s.isNull(0)) return std::nullopt;
     return s.real(0);
 }
 
+std::optional<double> TelemetryTables::lastKey(const EventTableSpec& spec, int64_t run) const {
+    return keyOf(spec, run, spec.lastKeySql());
+}
+
+std::optional<double> TelemetryTables::firstKey(const EventTableSpec& spec, int64_t run) const {
+    return keyOf(spec, run, spec.firstKeySql());
+}
+
+int64_t TelemetryTables::deleteRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
+                                     const SqlStatement::Value& until, const std::string& keep,
+                                     const std::string& kept) {
+    SqlStatement& s = m_c.get(spec.deleteRangeSql(keep));
+    SqlStatement::Use use(s);
+    s.bindAll({run, from, until});
+    s.bind(4, kept);
+    s.run();
+    return m_c.changes();
+}
+
+std::optional<double> TelemetryTables::thinnedUntil(int64_t run, const std::string& event) const {
+    SqlStatement& s = m_c.get("SELECT until FROM telemetry_thinned WHERE run = ?1 AND event = ?2");
+    SqlStatement::Use use(s);
+    s.bind(1, run);
+    s.bind(2, event);
+    if (!s.step()) return std::nullopt;
+    return s.real(0);
+}
+
+void TelemetryTables::setThinnedUntil(int64_t run, const std::string& event, double until) {
+    m_c.execute("INSERT OR REPLACE INTO telemetry_thinned (run, event, until) VALUES (?1, ?2, ?3)", {run, event, until});
+}
+
 void TelemetryTables::deleteRunRows(int64_t run) {
     for (const EventTableSpec* spec : eventTableSpecs()) m_c.execute("DELETE FROM \"" + spec->table + "\" WHERE run = ?1", {run});
+    m_c.execute("DELETE FROM telemetry_thinned WHERE run = ?1", {run});
 }
 
 } // namespace parallax

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -35,12 +36,23 @@ public:
                      const SqlStatement::Value& until, const std::function<void(const SqlStatement&)>& onRow) const;
     // The run's largest first key field, as a number; none when it has no rows.
     std::optional<double> lastKey(const EventTableSpec& spec, int64_t run) const;
+    // ... and its smallest.
+    std::optional<double> firstKey(const EventTableSpec& spec, int64_t run) const;
+    // Deletes the run's rows whose first key field lies in [from, until), but those whose column
+    // `keep` holds one of `kept` (a JSON array of numbers); returns how many went.
+    int64_t deleteRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
+                        const SqlStatement::Value& until, const std::string& keep, const std::string& kept);
+    // How far the run's rows of `event` have been thinned (TelemetryThinning.h); none: not yet.
+    std::optional<double> thinnedUntil(int64_t run, const std::string& event) const;
+    void setThinnedUntil(int64_t run, const std::string& event, double until);
     void deleteRunRows(int64_t run);
 
 private:
     // Whether the table is there to read: a store opened for writing has every generated table
     // (ensureEventTables), a read-only one may predate an event.
     bool readable(const EventTableSpec& spec) const;
+    // The one key a query of the run's rows (?1) answers; none when it has no rows.
+    std::optional<double> keyOf(const EventTableSpec& spec, int64_t run, const std::string& sql) const;
     // The table's insert of one row and of sql::kRowsPerInsert rows, prepared on first use (a
     // read-only store may predate the table).
     std::pair<SqlStatement, SqlStatement>& inserts(const EventTableSpec& spec);

@@ -16,6 +16,7 @@ template <class E>
 struct EventField {
     std::string_view name;
     bool required = false; // a line without it is malformed
+    bool storedOnly = false; // the store's, never on a telemetry line (storedField)
     int E::*i32 = nullptr;
     int64_t E::*i64 = nullptr;
     double E::*f64 = nullptr;
@@ -44,6 +45,14 @@ EventField<E> eventField(std::string_view name, M E::*member, bool required = fa
         static_assert(std::is_same_v<M, std::vector<int64_t>>, "an event member of a type the codec cannot write");
         f.i64s = member;
     }
+    return f;
+}
+
+// A member the store keeps and a rank never sends: the encoder leaves it out of the line.
+template <class E, class M>
+EventField<E> storedField(std::string_view name, M E::*member) {
+    EventField<E> f = eventField(name, member);
+    f.storedOnly = true;
     return f;
 }
 

@@ -99,6 +99,10 @@ struct DeviceEvent {
     double cpu_pct = -1;     // process CPU %, 100 = one core
     double rss = -1;         // bytes
     double t = 0;
+    // The samples this row stands for: 1 as a rank sends it; more in a row the store's thinning
+    // made of a window of older ones (core/store/TelemetryThinning.h: their means, and the largest
+    // memory, temperature and resident size).
+    int samples = 1;
 
     static constexpr std::string_view kName = "device";
     static const std::vector<EventField<DeviceEvent>>& fields() {
@@ -108,7 +112,8 @@ struct DeviceEvent {
             eventField("util", &E::util), eventField("mem_used", &E::mem_used),
             eventField("mem_total", &E::mem_total), eventField("power_w", &E::power_w),
             eventField("temp_c", &E::temp_c), eventField("sm_clock_mhz", &E::sm_clock_mhz),
-            eventField("cpu_pct", &E::cpu_pct), eventField("rss", &E::rss), eventField("t", &E::t)};
+            eventField("cpu_pct", &E::cpu_pct), eventField("rss", &E::rss), eventField("t", &E::t),
+            storedField("samples", &E::samples)};
         return f;
     }
     static EventTable table() { return {"device_samples", {"t", "rank", "device"}}; }

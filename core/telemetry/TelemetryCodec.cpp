@@ -71,6 +71,7 @@ void appendFields(std::string& out, const E& e) {
     out += "\",\"v\":";
     appendInt(out, kTelemetryVersion);
     for (const EventField<E>& f : E::fields()) {
+        if (f.storedOnly) continue;
         out += ",\"";
         out += f.name;
         out += "\":";

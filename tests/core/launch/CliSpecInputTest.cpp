@@ -118,4 +118,29 @@ TEST_F(CliSpecInput, AHostListedTwiceCountsOnceForMinHosts) {
     EXPECT_EQ(out.find("hosts (the spec), checked over ssh"), std::string::npos) << "nothing was tried\n" << out;
 }
 
+// `check` estimates the disk a run writes per hour (DiskEstimate.h) and warns past 1 GB/h and when
+// the budget would be passed within a day.
+TEST_F(CliSpecInput, CheckEstimatesTheDiskARunWritesPerHour) {
+    const std::string spec = write("wide.toml", "name = \"wide\"\n[train]\nglobal_batch = 1024\nmicro_batch = 1\n"
+                                                "[parallel]\ndp = 1024\n[retention]\ndisk_budget_gb = 5\n");
+    const Timed t = cli({"check", spec});
+    const std::string& out = t.result.output;
+    EXPECT_NE(out.find("disk per hour (1024 ranks, at 1 s steps):\n  store            221 MB/h (13.6M rows/h sent; "
+                       "older telemetry thinned), and 607 MB more for the last 60 min at full rate\n"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("  output.log.gz    566 MB/h compressed\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("  total            787 MB/h, 8.1 GB a day (output kept: 2048 MiB)\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("    device samples: 7.4 M rows/h, 464 MB/h in the store (8 MB/h once older than "
+                       "retention.raw_telemetry_minutes), 376 MB/h of output\n"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(out.find("above 1 GB/h"), std::string::npos) << out;
+    EXPECT_NE(out.find("  warning: retention.disk_budget_gb (5.0 GB) is passed within a day: a day of this run "
+                       "writes about 8.1 GB"),
+              std::string::npos)
+        << out;
+    expectNothingCreated();
+}
+
 } // namespace

@@ -5,6 +5,7 @@
 #include "core/launch/RawOutput.h"
 #include "core/telemetry/TelemetryCodec.h"
 
+#include "tests/core/launch/RunFolderFixture.h"
 #include "tests/support/Process.h"
 
 #include <gtest/gtest.h>
@@ -65,19 +66,8 @@ TEST(OutputImport, LongLinesAndAnUnfinishedTailAreReadInPieces) {
     EXPECT_EQ(store.outputOffset(id), static_cast<int64_t>(fs::file_size(runDir + "/output.log")));
 }
 
-struct ImportFixture {
-    Scratch dir;
-    RunStore store{dir.path() + "/parallax.db"};
-    int64_t id = 0;
-    std::string runDir = dir.path() + "/run";
-    ImportFixture() {
-        NewRun nr;
-        nr.name = "imported";
-        nr.spec_toml = "name = \"imported\"\n";
-        id = store.createRun(nr);
-        fs::create_directories(runDir);
-        store.setRunDir(id, runDir);
-    }
+struct ImportFixture : testing::RunFolderFixture {
+    ImportFixture() : RunFolderFixture("imported") {}
 };
 
 // The supervisor's compressed output.log.gz, cut where a crash leaves it (after its last flush, no

@@ -155,6 +155,10 @@ RunSpec fullSpec() {
     s.samples.every = 25;
     s.samples.count = 3;
     s.samples.steps = 8;
+    s.retention.output_segment_mb = 64;
+    s.retention.output_keep_mb = 1000;
+    s.retention.raw_telemetry_minutes = 30;
+    s.retention.disk_budget_gb = 1.0 / 3.0;
     return s;
 }
 
