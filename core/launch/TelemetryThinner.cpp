@@ -24,16 +24,10 @@ void TelemetryThinner::poll(Clock::time_point now, double wallNow) {
         for (const RunAlert& alert : m_store.alerts(m_run)) m_named.insert(alert.ranks.begin(), alert.ranks.end());
         const std::vector<int64_t> keep(m_named.begin(), m_named.end());
         const double before = wallNow - m_rawSeconds;
-        bool behind = false;
         // One window of each per pass, so that a pass holds the loop briefly even at 1,024 ranks.
-        for (const ThinningPass& pass :
-             {thinDeviceSamples(m_store, m_run, before, keep, {kDeviceWindowSeconds, 1}),
-              thinRankSteps(m_store, m_run, before, keep, kStepWindow, 1)}) {
-            m_rowsBefore += pass.rowsBefore;
-            m_rowsAfter += pass.rowsAfter;
-            behind = behind || pass.windows > 0;
-        }
-        if (behind) m_next = now + kCatchUpInterval; // there may be more: soon again
+        const int windows = thinDeviceSamples(m_store, m_run, before, keep, {kDeviceWindowSeconds, 1}).windows +
+                            thinRankSteps(m_store, m_run, before, keep, kStepWindow, 1).windows;
+        if (windows > 0) m_next = now + kCatchUpInterval; // there may be more: soon again
     } catch (const std::exception& e) {
         m_failed = true;
         m_notices.notice(LogLevel::Warn, std::string("cannot thin the run's older device samples and step times in "

@@ -31,8 +31,6 @@ public:
     // `wallNow`: seconds since the epoch, the clock the samples' times are in.
     void poll(Clock::time_point now, double wallNow);
 
-    int64_t rowsThinned() const { return m_rowsBefore - m_rowsAfter; }
-
 private:
     RunStore& m_store;
     const BatchedWriter& m_writer;
@@ -42,7 +40,6 @@ private:
     std::set<int64_t> m_named;  // every rank an alert named
     Clock::time_point m_next{};
     bool m_failed = false;
-    int64_t m_rowsBefore = 0, m_rowsAfter = 0;
 };
 
 } // namespace parallax

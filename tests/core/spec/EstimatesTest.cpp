@@ -181,12 +181,18 @@ TEST(Estimates, PrecisionAndCheckpointing) {
 // The worker's kernels by device: on a GPU attention is fused (no H S^2 probabilities kept) and the
 // loss's backward holds one array of the logits' size; on a CPU the probabilities are kept and the
 // loss's backward holds two such arrays.
-TEST(Estimates, ActivationsFollowTheKernelsOfTheDevice) {
+// The tiny qwen2 preset at micro-batch 2: Qwen's whole vocabulary, so the loss's arrays show.
+RunSpec tinyQwen2() {
     RunSpec s;
     s.model.kind = ModelKind::Qwen2;
     s.model.preset = "tiny";
     s.train.micro_batch = 2;
     s.train.global_batch = 2;
+    return s;
+}
+
+TEST(Estimates, ActivationsFollowTheKernelsOfTheDevice) {
+    RunSpec s = tinyQwen2();
     const ModelDims d = resolveModel(s.model);
     const double S = double(d.seq_len), logits = S * double(d.vocab), mb = 2.0, bytes = 4.0;
     const double probabilities = double(d.layers) * double(d.heads) * S * S;
@@ -208,11 +214,7 @@ TEST(Estimates, ActivationsFollowTheKernelsOfTheDevice) {
 // and the heap's slack, the loss's backward arrays once more; a GPU's figure is the allocator's,
 // which holds neither. Both are in the total the form compares with the device.
 TEST(Estimates, ACpuRankCountsItsRuntimeAndTheHeapsSlack) {
-    RunSpec s;
-    s.model.kind = ModelKind::Qwen2;
-    s.model.preset = "tiny";
-    s.train.micro_batch = 2;
-    s.train.global_batch = 2;
+    RunSpec s = tinyQwen2();
     const ModelDims d = resolveModel(s.model);
     const double lossArrays = 2.0 * double(d.seq_len) * double(d.vocab) * 2 * 4; // two arrays, mb 2, fp32
     const Estimates cpu = estimate(s);
