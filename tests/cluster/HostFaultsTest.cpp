@@ -365,8 +365,8 @@ TEST(HostFaults, HostsLeftBySeveralRunsAreSweptOnceAtATime) {
     for (auto& s : stops) s.wait();
     for (BackgroundProcess& r : runs) r.wait();
     EXPECT_EQ(RunStore(f.store).pendingCleanups().size(), 3u) << "each run left host 1 unswept";
-    // The attempts pile up here while the host is slow; a minute of them.
-    std::this_thread::sleep_for(std::chrono::seconds(60));
+    // The attempts pile up here while the host is still slow.
+    std::this_thread::sleep_for(std::chrono::seconds(30));
     f.hosts.slowLogins(1, 0);
     const bool clean = waitUntil(
         [&] { return RunStore(f.store).pendingCleanups().empty() && onlySshdLeft(f.hosts, 1); },

@@ -161,22 +161,29 @@ def axis_frequencies(dim):
     return 1.0 / torch.pow(ROPE_THETA, torch.arange(0, dim, 2, dtype=torch.float32) / dim)
 
 
-def rope_angles(axes_dims, grid, text_len):
-    """(image (F*H*W, head_dim/2), text (T, head_dim/2)) rotation angles in fp32.
+def rope_angles(axes_dims, grids, text_len):
+    """(image (sum of F*H*W, head_dim/2), text (T, head_dim/2)) rotation angles in fp32.
 
-    Each token has a (frame, row, column) position; channel block a of the head takes its angles from position
-    component a times that axis' frequencies. Image rows and columns are centred: row r of H sits at
-    r - (H - H//2) (so -2, -1, 0 for H = 3), likewise columns; frames count from 0. Text token j sits at
-    max(H//2, W//2) + j on all three axes, just past the image's largest positive position.
+    `grids` is one (F, H, W) or a list of them: the image being made, then the reference images an Edit
+    pipeline appends to the sequence. Each token has a (frame, row, column) position; channel block a of the
+    head takes its angles from position component a times that axis' frequencies. Image rows and columns are
+    centred: row r of H sits at r - (H - H//2) (so -2, -1, 0 for H = 3), likewise columns; the frames of
+    image i count from i. Text token j sits at the largest max(H//2, W//2) of the images plus j on all three
+    axes, just past the images' largest positive position.
     """
-    frames, height, width = grid
-    start = max(height // 2, width // 2)
-    if max(frames, height - height // 2, width - width // 2, start + text_len) > ROPE_TABLE_LENGTH:
-        raise InputError(f"image grid {list(grid)} with {text_len} text tokens passes the {ROPE_TABLE_LENGTH} "
-                         "positions of the published rotary tables")
-    f, r, c = torch.meshgrid(torch.arange(frames), torch.arange(height) - (height - height // 2),
-                             torch.arange(width) - (width - width // 2), indexing="ij")
-    image_pos = [f.reshape(-1), r.reshape(-1), c.reshape(-1)]
+    if isinstance(grids[0], int):
+        grids = [grids]
+    start = max(max(h // 2, w // 2) for _, h, w in grids)
+    image_pos = [[], [], []]
+    for index, (frames, height, width) in enumerate(grids):
+        if max(index + frames, height - height // 2, width - width // 2, start + text_len) > ROPE_TABLE_LENGTH:
+            raise InputError(f"image grid {[frames, height, width]} with {text_len} text tokens passes the "
+                             f"{ROPE_TABLE_LENGTH} positions of the published rotary tables")
+        f, r, c = torch.meshgrid(torch.arange(frames) + index, torch.arange(height) - (height - height // 2),
+                                 torch.arange(width) - (width - width // 2), indexing="ij")
+        for axis, pos in enumerate((f, r, c)):
+            image_pos[axis].append(pos.reshape(-1))
+    image_pos = [torch.cat(p) for p in image_pos]
     text_pos = torch.arange(text_len) + start
     image, text = [], []
     for axis, dim in enumerate(axes_dims):
@@ -313,13 +320,16 @@ class QwenImageTransformer(DiffusersModel):
         return linear(p, f"{name}.linear_2", silu(linear(p, f"{name}.linear_1", features)))
 
     def forward(self, hidden_states, encoder_hidden_states, encoder_mask, timestep, grid):
-        """hidden_states (B, F*H*W, in_channels) packed latents over grid (F, H, W); encoder_hidden_states
+        """hidden_states (B, F*H*W, in_channels) packed latents over grid (F, H, W), or over a list of grids
+        one after the other (an Edit pipeline's image being made, then its references); encoder_hidden_states
         (B, T, joint_attention_dim); encoder_mask (B, T), nonzero for tokens; timestep (B,) in [0, 1].
-        Returns output (B, F*H*W, patch^2 * out_channels), temb, and the rope angles."""
+        Returns output (B, image tokens, patch^2 * out_channels), temb, and the rope angles."""
         p, cfg = self.params, self.cfg
         text_len = encoder_hidden_states.shape[1]
-        if hidden_states.shape[1] != grid[0] * grid[1] * grid[2]:
-            raise InputError(f"{hidden_states.shape[1]} image tokens do not fill a grid of {list(grid)}")
+        grids = [grid] if isinstance(grid[0], int) else list(grid)
+        if hidden_states.shape[1] != sum(f * h * w for f, h, w in grids):
+            raise InputError(f"{hidden_states.shape[1]} image tokens do not fill the grids {[list(g) for g in grids]}")
+        grid = grids
         if encoder_mask.shape != encoder_hidden_states.shape[:2]:
             raise InputError(f"the text mask {list(encoder_mask.shape)} is not (B, T) of the text "
                              f"{list(encoder_hidden_states.shape)}")
@@ -343,9 +353,11 @@ def rope_table(angles):
     return torch.stack([torch.cos(angles), torch.sin(angles)], dim=-1)
 
 
-def flow_matching_loss(model, latents, noise, sigmas, prompt_embeds, prompt_mask):
+def flow_matching_loss(model, latents, noise, sigmas, prompt_embeds, prompt_mask, references=()):
     """The published trainers' loss: x_t = (1 - sigma) latents + sigma noise, the transformer at timestep sigma
-    predicts the velocity noise - latents; the loss is the mean squared error over every element."""
+    predicts the velocity noise - latents; the loss is the mean squared error over every element. `references`
+    (Edit): latents (B, C, h, w) of reference images, packed and appended after x_t's tokens unnoised, as the
+    Edit pipelines do; the prediction is read for x_t's tokens only."""
     cfg = model.cfg
     if latents.dim() != 4 or noise.shape != latents.shape:
         raise InputError(f"latents {list(latents.shape)} and noise {list(noise.shape)} must be one (B, C, H, W)")
@@ -357,9 +369,16 @@ def flow_matching_loss(model, latents, noise, sigmas, prompt_embeds, prompt_mask
         raise InputError(f"sigmas {list(sigmas.shape)} must be ({b},), one per sample")
     if prompt_embeds.dim() != 3 or prompt_embeds.shape[0] != b or prompt_embeds.shape[2] != cfg.joint_attention_dim:
         raise InputError(f"prompt_embeds {list(prompt_embeds.shape)} must be ({b}, T, {cfg.joint_attention_dim})")
+    for i, r in enumerate(references):
+        if r.dim() != 4 or r.shape[:2] != (b, c):
+            raise InputError(f"reference {i} {list(r.shape)} must be ({b}, {c}, h, w)")
     sigma = sigmas.to(latents.dtype)[:, None, None, None]
     noisy = pack_latents((1 - sigma) * latents + sigma * noise)
-    out = model(noisy, prompt_embeds, prompt_mask, sigmas, (1, h // 2, w // 2))
+    tokens = noisy.shape[1]
+    grids = [(1, h // 2, w // 2)] + [(1, r.shape[2] // 2, r.shape[3] // 2) for r in references]
+    sequence = torch.cat([noisy] + [pack_latents(r) for r in references], dim=1)
+    out = model(sequence, prompt_embeds, prompt_mask, sigmas, grids)
+    out["output"] = out["output"][:, :tokens]
     target = pack_latents(noise - latents)
     out["target"] = target
     out["loss"] = (out["output"] - target).pow(2).mean()

@@ -8,12 +8,13 @@ MODEL_DIR is a transformer folder (config.json, diffusion_pytorch_model.safetens
 pipeline folder holding one under transformer/.
 
 INPUT holds latents (B, C, H, W) with H and W even and 4C = in_channels, noise (B, C, H, W), sigmas (B,),
-prompt_embeds (B, T, joint_attention_dim) and prompt_mask (B, T) integer or bool (1 token, 0 padding).
+prompt_embeds (B, T, joint_attention_dim) and prompt_mask (B, T) integer or bool (1 token, 0 padding); for an
+Edit batch also reference.0, reference.1, ... (B, C, h, w), the reference images' latents in order.
 
 OUTPUT holds output (B, H/2 * W/2, 4C), the transformer's prediction on the packed x_t = (1 - sigma) latents +
-sigma noise at timestep sigma; target (B, H/2 * W/2, 4C), the packed noise - latents; loss (a scalar, the mean
+sigma noise at timestep sigma (with the references' tokens after it: the prediction for x_t's tokens); target (B, H/2 * W/2, 4C), the packed noise - latents; loss (a scalar, the mean
 of (output - target)^2 over every element); temb (B, inner); image_freqs (H/2 * W/2, head_dim/2, 2) and
-text_freqs (T, head_dim/2, 2), the rotary (cos, sin) tables; and grad.NAME for each --grads name (diffusers'
+text_freqs (T, head_dim/2, 2), the rotary (cos, sin) tables (image_freqs over the references' tokens too); and grad.NAME for each --grads name (diffusers'
 state-dict names). F32, or F64 with --dtype float64.
 """
 import argparse
@@ -32,6 +33,9 @@ INPUTS = FLOAT_INPUTS + ("prompt_mask",)
 
 def read_inputs(path, dtype):
     tensors = safetensors_io.load(path)
+    references = []
+    while f"reference.{len(references)}" in tensors:
+        references.append(tensors.pop(f"reference.{len(references)}"))
     unknown = sorted(set(tensors) - set(INPUTS))
     if unknown:
         raise qwen_image.InputError(f"{path}: unknown tensors {unknown}; expected {list(INPUTS)}")
@@ -51,6 +55,10 @@ def read_inputs(path, dtype):
                                     f"{list(tensors['prompt_embeds'].shape)}")
     out = {name: tensors[name].to(dtype) for name in FLOAT_INPUTS}
     out["prompt_mask"] = mask.to(torch.long)
+    for i, r in enumerate(references):
+        if not r.is_floating_point():
+            raise qwen_image.InputError(f"{path}: reference.{i} must be floating point, not {r.dtype}")
+    out["references"] = [r.to(dtype) for r in references]
     return out
 
 
@@ -64,7 +72,7 @@ def run(args):
     except qwen_image.InputError as e:
         raise qwen_image.InputError(f"--grads: {e}") from e
     out = qwen_image.flow_matching_loss(model, inputs["latents"], inputs["noise"], inputs["sigmas"],
-                                        inputs["prompt_embeds"], inputs["prompt_mask"])
+                                        inputs["prompt_embeds"], inputs["prompt_mask"], inputs["references"])
     if wanted:
         out["loss"].backward()
     result = {"output": out["output"], "target": out["target"], "loss": out["loss"], "temb": out["temb"],

@@ -195,6 +195,23 @@ class EmbeddingTest(unittest.TestCase):
         with self.assertRaises(ref.InputError):
             ref.rope_angles(axes, (1, 8, 8), 4093)  # 4 + 4093 positions pass the published 4096
 
+    def test_rope_tables_of_an_edit_sequence(self):
+        # The image being made (3 x 5) at frame 0, a reference (2 x 8) after it at frame 1; the text starts
+        # past the largest half side of both: max(3 // 2, 5 // 2, 2 // 2, 8 // 2) = 4.
+        axes = tuple(tiny.TINY["axes_dims_rope"])
+        image, text = ref.rope_angles(axes, [(1, 3, 5), (1, 2, 8)], 3)
+        self.assertEqual(list(image.shape), [15 + 16, 16])
+        made, _ = ref.rope_angles(axes, (1, 3, 5), 3)
+        self.assertTrue(torch.equal(image[:15], made))
+        for r, row in enumerate([-1, 0]):
+            for c, col in enumerate(range(-4, 4)):
+                expected = torch.tensor(hand_angles(axes, (1, row, col)), dtype=torch.float64)
+                self.assertTrue(torch.allclose(image[15 + r * 8 + c].double(), expected, rtol=1e-6, atol=1e-7),
+                                (r, c))
+        for j in range(3):
+            expected = torch.tensor(hand_angles(axes, (4 + j, 4 + j, 4 + j)), dtype=torch.float64)
+            self.assertTrue(torch.allclose(text[j].double(), expected, rtol=1e-6))
+
     def test_rotation_is_complex_multiplication_of_adjacent_pairs(self):
         x = torch.randn(2, 3, 2, 8, dtype=torch.float64)
         angles = torch.randn(3, 4, dtype=torch.float64)
@@ -267,6 +284,29 @@ class BlockTest(unittest.TestCase):
         self.assertTrue(torch.equal(out["target"], target))
         self.assertAlmostEqual(out["loss"].item(), ((want - target) ** 2).sum().item() / want.numel(), delta=1e-6)
         self.assertTrue(0.3 < out["output"].std().item() < 3)  # tiny weights keep outputs of order one
+
+
+    def test_edit_sequence_against_the_per_head_computation(self):
+        # Two reference images of other sizes after x_t: the prediction is the per-head model's on the whole
+        # sequence, read at x_t's 15 tokens; the references change it, and the loss is over those tokens alone.
+        model = tiny.tiny_model(dtype=torch.float64)
+        inputs = batch(dtype=torch.float64)
+        g = torch.Generator().manual_seed(9)
+        refs = [torch.randn(2, 16, 4, 8, generator=g, dtype=torch.float64),
+                torch.randn(2, 16, 6, 2, generator=g, dtype=torch.float64)]
+        out = ref.flow_matching_loss(model, inputs["latents"], inputs["noise"], inputs["sigmas"],
+                                     inputs["prompt_embeds"], inputs["prompt_mask"], refs)
+        sigma = inputs["sigmas"][:, None, None, None]
+        noisy = ref.pack_latents((1 - sigma) * inputs["latents"] + sigma * inputs["noise"])
+        sequence = torch.cat([noisy] + [ref.pack_latents(r) for r in refs], dim=1)
+        want = naive_forward(model, sequence, inputs["prompt_embeds"], inputs["prompt_mask"], inputs["sigmas"],
+                             [(1, 3, 5), (1, 2, 4), (1, 3, 1)])[:, :15]
+        self.assertEqual(list(out["output"].shape), [2, 15, 64])
+        self.assertLess(max_diff(out["output"], want), 1e-6)
+        target = ref.pack_latents(inputs["noise"] - inputs["latents"])
+        self.assertAlmostEqual(out["loss"].item(), ((want - target) ** 2).mean().item(), delta=1e-6)
+        plain = loss_of(model, inputs)["output"]
+        self.assertGreater(max_diff(out["output"], plain), 1e-3)
 
 
 class GradientTest(unittest.TestCase):

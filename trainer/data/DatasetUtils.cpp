@@ -140,7 +140,8 @@ int64_t filledPositions(const ModelDims& dims, const Batch& batch) {
     const Objective objective = modelKindInfo(dims.kind).objective;
     if (objective == Objective::LatentFlow) {
         const torch::Tensor& latents = batch.images.defined() ? batch.images : batch.noise; // of the latents to come
-        const int64_t image = latents.size(0) * (latents.size(2) / 2) * (latents.size(3) / 2);
+        int64_t image = latents.size(0) * (latents.size(2) / 2) * (latents.size(3) / 2);
+        for (const torch::Tensor& r : batch.reference_latents) image += r.size(0) * (r.size(2) / 2) * (r.size(3) / 2);
         const int64_t text = batch.attention_mask.defined() ? batch.attention_mask.sum().item<int64_t>()
                              : batch.text_states.defined() ? batch.text_states.size(0) * batch.text_states.size(1)
                                                            : 0;

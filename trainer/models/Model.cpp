@@ -87,6 +87,7 @@ Batch Batch::to(const torch::Device& device) const {
     b.positions = moved(positions, device);
     b.attention_mask = moved(attention_mask, device);
     b.text_states = moved(text_states, device);
+    for (const torch::Tensor& r : reference_latents) b.reference_latents.push_back(moved(r, device));
     b.pixels = moved(pixels, device);
     b.pixel_values = moved(pixel_values, device);
     b.image_grid = image_grid; // read on the host (the vision tower's windows)

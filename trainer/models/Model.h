@@ -26,6 +26,10 @@ struct Batch {
     torch::Tensor positions;  // qwen: (B, T) or M-RoPE's (3, B, T) int64; undefined: 0..T-1
     torch::Tensor attention_mask; // qwen, qwen_image's prompt: (B, T) bool, false for padding; undefined: no padding
     torch::Tensor text_states;    // qwen_image: the text encoder's states of the prompt (B, T, text_dim) float
+    // qwen_image Edit: the VAE's normalized latents of each reference image (B, 16, h, w), h and w
+    // even, in the order the prompt names them; they follow the image being made in the sequence,
+    // unnoised, and take no loss. Empty: text to image.
+    std::vector<torch::Tensor> reference_latents;
     // qwen_image from an image-caption dataset without its latent cache, until the step's encoder
     // (BatchEncoder) turns them and `tokens` into images and text_states and drops them: each image
     // fitted to its aspect bucket, (B, 3, H, W) float in [-1, 1]; noise, timesteps and attention_mask

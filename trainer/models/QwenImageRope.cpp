@@ -1,5 +1,6 @@
 #include "trainer/models/QwenImageRope.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -24,15 +25,28 @@ torch::Tensor centred(int64_t n, const torch::TensorOptions& options) {
 
 QwenImageRotary qwenImageRotary(int64_t h, int64_t w, int64_t textTokens, const std::vector<int64_t>& axes,
                                 double theta, const torch::Device& device) {
+    return qwenImageRotary(std::vector<PackedGrid>{{h, w}}, textTokens, axes, theta, device);
+}
+
+QwenImageRotary qwenImageRotary(const std::vector<PackedGrid>& grids, int64_t textTokens,
+                                const std::vector<int64_t>& axes, double theta, const torch::Device& device) {
     if (axes.size() != 3) throw std::invalid_argument("qwen_image rotary: three axes (frame, row, column) expected");
+    if (grids.empty()) throw std::invalid_argument("qwen_image rotary: at least one image grid expected");
     const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
-    const torch::Tensor rows = centred(h, f32).view({h, 1}).expand({h, w}).reshape({-1});
-    const torch::Tensor cols = centred(w, f32).view({1, w}).expand({h, w}).reshape({-1});
-    const torch::Tensor frames = torch::zeros({h * w}, f32);
-    const torch::Tensor image =
-        torch::cat({axisAngles(frames, axes[0], theta), axisAngles(rows, axes[1], theta), axisAngles(cols, axes[2], theta)},
-                   1); // (h w, D / 2)
-    const torch::Tensor text_positions = torch::arange(textTokens, f32) + static_cast<double>(std::max(h / 2, w / 2));
+    std::vector<torch::Tensor> images;
+    int64_t textStart = 0;
+    for (size_t i = 0; i < grids.size(); ++i) {
+        const int64_t h = grids[i].rows, w = grids[i].columns;
+        const torch::Tensor rows = centred(h, f32).view({h, 1}).expand({h, w}).reshape({-1});
+        const torch::Tensor cols = centred(w, f32).view({1, w}).expand({h, w}).reshape({-1});
+        const torch::Tensor frames = torch::full({h * w}, static_cast<double>(i), f32);
+        images.push_back(torch::cat({axisAngles(frames, axes[0], theta), axisAngles(rows, axes[1], theta),
+                                     axisAngles(cols, axes[2], theta)},
+                                    1)); // (h w, D / 2)
+        textStart = std::max({textStart, h / 2, w / 2});
+    }
+    const torch::Tensor image = torch::cat(images, 0);
+    const torch::Tensor text_positions = torch::arange(textTokens, f32) + static_cast<double>(textStart);
     std::vector<torch::Tensor> textAxes;
     for (int64_t pairs : axes) textAxes.push_back(axisAngles(text_positions, pairs, theta));
     const torch::Tensor text = torch::cat(textAxes, 1); // (T, D / 2)

@@ -74,6 +74,12 @@ torch::Tensor mlp(QwenImageBlock::Stream& s, const torch::Tensor& x, const Modul
 
 } // namespace
 
+std::vector<PackedGrid> latentGrids(const Batch& batch) {
+    std::vector<PackedGrid> grids = {{batch.images.size(2) / 2, batch.images.size(3) / 2}};
+    for (const torch::Tensor& r : batch.reference_latents) grids.push_back({r.size(2) / 2, r.size(3) / 2});
+    return grids;
+}
+
 torch::Tensor packLatents(const torch::Tensor& latents) {
     const int64_t b = latents.size(0), c = latents.size(1), h = latents.size(2) / 2, w = latents.size(3) / 2;
     return latents.reshape({b, c, h, 2, w, 2}).permute({0, 2, 4, 1, 3, 5}).reshape({b, h * w, c * 4});
@@ -94,7 +100,13 @@ Activation QwenImageEmbed::forward(const Activation& /*in*/, const Batch& batch)
     const torch::Tensor sigma = batch.timesteps.to(torch::kFloat32); // (B)
     const torch::Tensor s = sigma.view({-1, 1, 1, 1});
     const torch::Tensor xt = (1.0 - s) * batch.images.to(torch::kFloat32) + s * batch.noise.to(torch::kFloat32);
-    return embed(packLatents(xt), batch.text_states, sigma);
+    torch::Tensor packed = packLatents(xt);
+    if (!batch.reference_latents.empty()) {
+        std::vector<torch::Tensor> sequence = {packed};
+        for (const torch::Tensor& r : batch.reference_latents) sequence.push_back(packLatents(r.to(torch::kFloat32)));
+        packed = torch::cat(sequence, 1); // the image being made, then each reference, unnoised
+    }
+    return embed(packed, batch.text_states, sigma);
 }
 
 Activation QwenImageEmbed::embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma) {
@@ -121,8 +133,7 @@ Activation QwenImageBlock::forward(const Activation& in, const Batch& batch) {
     torch::Tensor txt = in.at(0), img = in.at(1);
     const torch::Tensor& temb = in.at(2);
     const int64_t b = img.size(0), t = txt.size(1), p = img.size(1), d = m_headDim;
-    const QwenImageRotary rot = qwenImageRotary(batch.images.size(2) / 2, batch.images.size(3) / 2, t, m_axes, m_theta,
-                                                img.device());
+    const QwenImageRotary rot = qwenImageRotary(latentGrids(batch), t, m_axes, m_theta, img.device());
     const torch::Tensor silu = torch::silu(temb);
     const Modulation mi = modulation(*image.mod, silu), mt = modulation(*text.mod, silu);
     const torch::Tensor hi = modulated(img, mi.scale1, mi.shift1), ht = modulated(txt, mt.scale1, mt.shift1);
@@ -169,7 +180,8 @@ torch::Tensor QwenImageHead::predict(const torch::Tensor& image, const torch::Te
 }
 
 Activation QwenImageHead::forward(const Activation& in, const Batch& batch) {
-    const torch::Tensor v = predict(in.at(1), in.at(2)).to(torch::kFloat32); // (B, P, 4 c)
+    const int64_t made = latentGrids(batch).front().tokens(); // the reference images' tokens take no loss
+    const torch::Tensor v = predict(in.at(1).narrow(1, 0, made), in.at(2)).to(torch::kFloat32); // (B, P, 4 c)
     const torch::Tensor target = packLatents(batch.noise.to(torch::kFloat32) - batch.images.to(torch::kFloat32));
     const torch::Tensor lossSum = (v - target).pow(2).sum();
     const torch::Tensor count = torch::full({}, static_cast<double>(target.numel()),

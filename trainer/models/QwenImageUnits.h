@@ -3,6 +3,7 @@
 #include "core/spec/ModelDims.h"
 #include "trainer/models/Linear.h"
 #include "trainer/models/Model.h"
+#include "trainer/models/QwenImageRope.h"
 #include "trainer/models/RmsNorm.h"
 
 namespace parallax {
@@ -16,7 +17,12 @@ namespace parallax {
 // channel, then row and column within the 2 x 2 (as diffusers' pipelines pack them).
 torch::Tensor packLatents(const torch::Tensor& latents);
 
-// Builds x_t = (1 - sigma) latents + sigma noise from the batch, packs it and embeds it (img_in),
+// The packed grids of a batch's image tokens: the image being made (batch.images), then each
+// reference image of an Edit batch (batch.reference_latents).
+std::vector<PackedGrid> latentGrids(const Batch& batch);
+
+// Builds x_t = (1 - sigma) latents + sigma noise from the batch, packs it, appends the packed
+// reference latents of an Edit batch, and embeds them all (img_in),
 // normalizes and projects the prompt's states (txt_norm, txt_in) and embeds sigma
 // (time_text_embed.timestep_embedder).
 class QwenImageEmbed : public Unit {
@@ -66,7 +72,8 @@ private:
 };
 
 // norm_out (AdaLayerNormContinuous: scale, then shift, of SiLU(temb)) and proj_out; the loss is
-// the squared error against noise - latents, packed, summed over every value.
+// the squared error against noise - latents, packed, summed over every value of the image being
+// made (an Edit batch's reference tokens are predicted by nothing).
 class QwenImageHead : public Unit {
 public:
     explicit QwenImageHead(const ModelDims& dims);

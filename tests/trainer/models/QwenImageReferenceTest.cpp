@@ -58,6 +58,24 @@ protected:
         const ProcessResult made = runProcess(args);
         ASSERT_EQ(made.exitCode, 0) << made.output;
     }
+    // The reference's outputs on `batch` with the gradients of qwenImageGradNames, in out.safetensors.
+    void runReference(const std::string& folder, const Batch& batch) {
+        testing::writeQwenImageBatch(batch, dir.path() + "/batch.safetensors");
+        std::string list;
+        for (const std::string& n : testing::qwenImageGradNames()) list += (list.empty() ? "" : ",") + n;
+        const ProcessResult ref = runProcess({kPython, testing::referenceScript("run_qwen_image_reference.py"), folder,
+                                              dir.path() + "/batch.safetensors", dir.path() + "/out.safetensors",
+                                              "--grads", list});
+        ASSERT_EQ(ref.exitCode, 0) << ref.output;
+    }
+    static void expectSameRotary(const QwenImageRotary& rot, const SafetensorsFile& out) {
+        const torch::Tensor image = testing::readFloatTensor(out, "image_freqs");
+        const torch::Tensor text = testing::readFloatTensor(out, "text_freqs");
+    EXPECT_LT((rot.imageCos - image.select(-1, 0)).abs().max().item<double>(), 1e-6);
+    EXPECT_LT((rot.imageSin - image.select(-1, 1)).abs().max().item<double>(), 1e-6);
+    EXPECT_LT((rot.textCos - text.select(-1, 0)).abs().max().item<double>(), 1e-6);
+    EXPECT_LT((rot.textSin - text.select(-1, 1)).abs().max().item<double>(), 1e-6);
+    }
     testing::TempDir dir;
 };
 
@@ -69,22 +87,11 @@ TEST_F(QwenImageReference, AnOddGridAndAPaddedPromptGiveTheReferencesNumbers) {
     const std::shared_ptr<Model> model = constructModel(dims);
     loadPublishedWeights(*model, folder);
     const Batch batch = oddGridBatch(dims);
-    testing::writeQwenImageBatch(batch, dir.path() + "/batch.safetensors");
-
-    std::string list;
-    for (const std::string& n : testing::qwenImageGradNames()) list += (list.empty() ? "" : ",") + n;
-    const ProcessResult ref = runProcess({kPython, testing::referenceScript("run_qwen_image_reference.py"), folder,
-                                          dir.path() + "/batch.safetensors", dir.path() + "/out.safetensors", "--grads", list});
-    ASSERT_EQ(ref.exitCode, 0) << ref.output;
+    ASSERT_NO_FATAL_FAILURE(runReference(folder, batch));
     const SafetensorsFile out(dir.path() + "/out.safetensors");
 
     // The rotary tables of the 3 x 5 grid and the 7 prompt states.
-    const QwenImageRotary rot = qwenImageRotary(3, 5, 7, dims.mrope_section, dims.rope_theta, torch::kCPU);
-    const torch::Tensor image = testing::readFloatTensor(out, "image_freqs"), text = testing::readFloatTensor(out, "text_freqs");
-    EXPECT_LT((rot.imageCos - image.select(-1, 0)).abs().max().item<double>(), 1e-6);
-    EXPECT_LT((rot.imageSin - image.select(-1, 1)).abs().max().item<double>(), 1e-6);
-    EXPECT_LT((rot.textCos - text.select(-1, 0)).abs().max().item<double>(), 1e-6);
-    EXPECT_LT((rot.textSin - text.select(-1, 1)).abs().max().item<double>(), 1e-6);
+    expectSameRotary(qwenImageRotary(3, 5, 7, dims.mrope_section, dims.rope_theta, torch::kCPU), out);
 
     torch::Tensor temb;
     testing::qwenImagePrediction(*model, batch, &temb);
@@ -96,6 +103,34 @@ TEST_F(QwenImageReference, AnOddGridAndAPaddedPromptGiveTheReferencesNumbers) {
     for (const char* name : {"transformer_blocks.1.attn.to_add_out.weight", "transformer_blocks.1.txt_mlp.net.2.weight",
                              "transformer_blocks.1.attn.add_q_proj.weight"})
         EXPECT_FALSE(mine.at(name).defined()) << name;
+}
+
+// Qwen-Image-Edit's sequence: two reference images of other sizes (4 x 2 and 1 x 3 packed) after
+// the image being made (3 x 5). The rotary tables over all three images, the velocity of the image
+// being made, the loss over its tokens alone and the gradients are the reference's; the references
+// change the prediction.
+TEST_F(QwenImageReference, AnEditBatchWithTwoReferenceImagesGivesTheReferencesNumbers) {
+    const std::string folder = dir.path() + "/pipeline";
+    makeCheckpoint(folder, {"--pipeline"});
+    const ModelDims dims = qwenImageFolderDims(folder);
+    const std::shared_ptr<Model> model = constructModel(dims);
+    loadPublishedWeights(*model, folder);
+    Batch batch = oddGridBatch(dims);
+    const torch::Tensor plain = testing::qwenImagePrediction(*model, batch);
+    batch.reference_latents = {torch::randn({2, dims.channels, 8, 4}), torch::randn({2, dims.channels, 2, 6})};
+    ASSERT_NO_FATAL_FAILURE(runReference(folder, batch));
+    const SafetensorsFile out(dir.path() + "/out.safetensors");
+
+    const std::vector<PackedGrid> grids = latentGrids(batch);
+    ASSERT_EQ(grids.size(), 3u);
+    ASSERT_EQ(testing::readFloatTensor(out, "image_freqs").size(0), 15 + 8 + 3);
+    expectSameRotary(qwenImageRotary(grids, 7, dims.mrope_section, dims.rope_theta, torch::kCPU), out);
+
+    const torch::Tensor edited = testing::qwenImagePrediction(*model, batch);
+    ASSERT_EQ(edited.sizes(), plain.sizes());
+    EXPECT_GT((edited - plain).abs().max().item<double>(), 1e-3) << "the references changed nothing";
+    testing::expectSameOutputAndLoss(*model, batch, out);
+    testing::expectSameGradients(*model, out);
 }
 
 // The same weights in a sharded transformer folder and a single file load to the same parameters;

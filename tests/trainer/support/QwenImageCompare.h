@@ -28,13 +28,21 @@ inline ModelDims qwenImageFolderDims(const std::string& folder) {
 
 // A training batch in run_qwen_image_reference.py's input layout: latents and noise (B, c, H, W),
 // sigmas (B), prompt_embeds (B, T, D) float32, prompt_mask (B, T) int64 (1 a token, 0 padding).
+// An Edit batch's reference latents as reference.0, reference.1, ... (B, c, h, w) float32.
 inline void writeQwenImageBatch(const Batch& b, const std::string& path) {
     const torch::Tensor mask = b.attention_mask.to(torch::kInt64).contiguous();
-    writeSafetensors(path, {{"latents", Dtype::F32, b.images.sizes().vec(), b.images.data_ptr()},
-                            {"noise", Dtype::F32, b.noise.sizes().vec(), b.noise.data_ptr()},
-                            {"sigmas", Dtype::F32, b.timesteps.sizes().vec(), b.timesteps.data_ptr()},
-                            {"prompt_embeds", Dtype::F32, b.text_states.sizes().vec(), b.text_states.data_ptr()},
-                            {"prompt_mask", Dtype::I64, mask.sizes().vec(), mask.data_ptr()}});
+    std::vector<torch::Tensor> references;
+    for (const torch::Tensor& r : b.reference_latents) references.push_back(r.to(torch::kFloat32).contiguous());
+    std::vector<TensorData> tensors = {
+        {"latents", Dtype::F32, b.images.sizes().vec(), b.images.data_ptr()},
+        {"noise", Dtype::F32, b.noise.sizes().vec(), b.noise.data_ptr()},
+        {"sigmas", Dtype::F32, b.timesteps.sizes().vec(), b.timesteps.data_ptr()},
+        {"prompt_embeds", Dtype::F32, b.text_states.sizes().vec(), b.text_states.data_ptr()},
+        {"prompt_mask", Dtype::I64, mask.sizes().vec(), mask.data_ptr()}};
+    for (size_t i = 0; i < references.size(); ++i)
+        tensors.push_back({"reference." + std::to_string(i), Dtype::F32, references[i].sizes().vec(),
+                           references[i].data_ptr()});
+    writeSafetensors(path, tensors);
 }
 
 inline Batch readQwenImageBatch(const std::string& path) {
@@ -65,7 +73,7 @@ inline const std::vector<std::string>& qwenImageGradNames() {
     return names;
 }
 
-// The velocity the model predicts on `batch` (B, P, 4c), without gradients; `temb` receives the
+// The velocity the model predicts on `batch` (B, P, 4c; an Edit batch's image being made), without gradients; `temb` receives the
 // timestep embedding when given.
 inline torch::Tensor qwenImagePrediction(Model& model, const Batch& batch, torch::Tensor* temb = nullptr) {
     torch::NoGradGuard noGrad;
@@ -73,7 +81,7 @@ inline torch::Tensor qwenImagePrediction(Model& model, const Batch& batch, torch
     for (int64_t i = 0; i + 1 < model.unitCount(); ++i) a = model.unit(i)->forward(a, batch);
     if (temb) *temb = a.at(2);
     auto& head = dynamic_cast<QwenImageHead&>(*model.unit(model.unitCount() - 1));
-    return head.predict(a.at(1), a.at(2));
+    return head.predict(a.at(1).narrow(1, 0, latentGrids(batch).front().tokens()), a.at(2));
 }
 
 // `model`'s prediction and flow-matching loss on `batch` against those `out` holds ("output", "loss":
