@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace parallax {
 
@@ -22,6 +23,25 @@ double cubic(double x) {
     return 0.0;
 }
 
+double sinc(double x) {
+    if (x == 0.0) return 1.0;
+    x *= M_PI;
+    return std::sin(x) / x;
+}
+
+// The three-lobed Lanczos window, as PIL truncates it: [-3, 3).
+double lanczos(double x) {
+    return (-3.0 <= x && x < 3.0) ? sinc(x) * sinc(x / 3.0) : 0.0;
+}
+
+// A resampling filter: its kernel and its support in input pixels at scale 1.
+struct Filter {
+    double (*kernel)(double);
+    double support;
+};
+constexpr Filter kBicubic{cubic, 2.0};
+constexpr Filter kLanczos{lanczos, 3.0};
+
 // For each output position along one axis: the first input position it reads, how many, and
 // their fixed-point weights (`taps` apart in `weights`).
 struct Kernel {
@@ -31,10 +51,10 @@ struct Kernel {
     std::vector<int32_t> weights;
 };
 
-Kernel kernelFor(int inSize, int outSize) {
+Kernel kernelFor(int inSize, int outSize, const Filter& filter) {
     const double scale = static_cast<double>(inSize) / outSize;
     const double filterScale = std::max(scale, 1.0);
-    const double support = 2.0 * filterScale;
+    const double support = filter.support * filterScale;
     const double inverse = 1.0 / filterScale; // multiplied by, not divided by: the weights' last bits count
     Kernel k;
     k.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
@@ -50,7 +70,7 @@ Kernel kernelFor(int inSize, int outSize) {
         const int n = hi - lo;
         double sum = 0.0;
         for (int i = 0; i < n; ++i) {
-            w[static_cast<size_t>(i)] = cubic((i + lo - center + 0.5) * inverse);
+            w[static_cast<size_t>(i)] = filter.kernel((i + lo - center + 0.5) * inverse);
             sum += w[static_cast<size_t>(i)];
         }
         int32_t* fixed = k.weights.data() + static_cast<size_t>(o) * static_cast<size_t>(k.taps);
@@ -132,8 +152,8 @@ Image blank(int width, int height, int channels) {
     return out;
 }
 
-Image resizeChannels(const Image& in, int width, int height) {
-    const Kernel ky = kernelFor(in.height, height);
+Image resizeChannels(const Image& in, int width, int height, const Filter& filter) {
+    const Kernel ky = kernelFor(in.height, height, filter);
     // The rows the vertical pass reads: only those are resampled along x.
     const int rowBegin = ky.first.front();
     const int rowEnd = ky.first.back() + ky.count.back();
@@ -142,7 +162,7 @@ Image resizeChannels(const Image& in, int width, int height) {
     int rowOffset = 0;
     if (width != in.width) {
         across = blank(width, rowEnd - rowBegin, in.channels);
-        horizontal(in, rowBegin, kernelFor(in.width, width), across);
+        horizontal(in, rowBegin, kernelFor(in.width, width, filter), across);
         source = &across;
         rowOffset = rowBegin;
     }
@@ -152,18 +172,26 @@ Image resizeChannels(const Image& in, int width, int height) {
     return out;
 }
 
+Image resized(const Image& image, int width, int height, const Filter& filter, const char* name) {
+    const std::string what = name;
+    if (image.width < 1 || image.height < 1 || image.channels < 1 ||
+        image.samples.size() != image.rowSamples() * static_cast<size_t>(image.height))
+        throw std::invalid_argument(what + ": the image is empty or its samples do not match its sides");
+    if (width < 1 || height < 1 || uint64_t(width) * uint64_t(height) > kMaxImagePixels)
+        throw std::invalid_argument(what + ": cannot resize to " + std::to_string(width) + " x " + std::to_string(height));
+    if (image.channels > 4)
+        throw std::invalid_argument(what + ": " + std::to_string(image.channels) + " channels (1 to 4 are resized)");
+    return resizeChannels(image, width, height, filter);
+}
+
 } // namespace
 
 Image resizeBicubic(const Image& image, int width, int height) {
-    if (image.width < 1 || image.height < 1 || image.channels < 1 ||
-        image.samples.size() != image.rowSamples() * static_cast<size_t>(image.height))
-        throw std::invalid_argument("resizeBicubic: the image is empty or its samples do not match its sides");
-    if (width < 1 || height < 1 || uint64_t(width) * uint64_t(height) > kMaxImagePixels)
-        throw std::invalid_argument("resizeBicubic: cannot resize to " + std::to_string(width) + " x " +
-                                    std::to_string(height));
-    if (image.channels > 4)
-        throw std::invalid_argument("resizeBicubic: " + std::to_string(image.channels) + " channels (1 to 4 are resized)");
-    return resizeChannels(image, width, height);
+    return resized(image, width, height, kBicubic, "resizeBicubic");
+}
+
+Image resizeLanczos(const Image& image, int width, int height) {
+    return resized(image, width, height, kLanczos, "resizeLanczos");
 }
 
 } // namespace parallax

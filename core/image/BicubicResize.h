@@ -13,4 +13,8 @@ namespace parallax {
 // for an empty image or sides below 1, or more than kMaxImagePixels pixels out.
 Image resizeBicubic(const Image& image, int width, int height);
 
+// The same with PIL's Image.LANCZOS (a windowed sinc of three lobes, support 3 pixels), as
+// diffusers' VaeImageProcessor.resize resizes a PIL image by default.
+Image resizeLanczos(const Image& image, int width, int height);
+
 } // namespace parallax

@@ -274,7 +274,7 @@ std::vector<Image> pilRgbAll(const std::vector<std::string>& paths, bool overWhi
 
 Image pilRgb(const std::string& path, bool overWhite) { return pilRgbAll({path}, overWhite).front(); }
 
-std::vector<Image> pilResizeAll(const std::vector<ResizeJob>& jobs) {
+std::vector<Image> pilResizeAll(const std::vector<ResizeJob>& jobs, bool lanczos) {
     std::vector<std::unique_ptr<ScratchFile>> files;
     std::vector<std::vector<std::string>> commands;
     for (const ResizeJob& job : jobs) {
@@ -282,7 +282,7 @@ std::vector<Image> pilResizeAll(const std::vector<ResizeJob>& jobs) {
         const std::string in = files.back()->path();
         writeFileBytes(in, std::string(job.image->samples.begin(), job.image->samples.end()));
         files.push_back(std::make_unique<ScratchFile>(".out"));
-        commands.push_back({"resize-raw", in, std::to_string(job.image->width), std::to_string(job.image->height),
+        commands.push_back({lanczos ? "lanczos-raw" : "resize-raw", in, std::to_string(job.image->width), std::to_string(job.image->height),
                             std::to_string(job.image->channels), files.back()->path(), std::to_string(job.width),
                             std::to_string(job.height)});
     }

@@ -57,14 +57,15 @@ Image16 magickRgb16(const std::string& path);
 // files in one run of Python.
 Image pilRgb(const std::string& path, bool overWhite = false);
 std::vector<Image> pilRgbAll(const std::vector<std::string>& paths, bool overWhite = false);
-// `image` (1 or 3 channels) resized by Pillow's bicubic resize; many in one run of Python.
+// `image` (1 or 3 channels) resized by Pillow's bicubic resize (Image.LANCZOS with `lanczos`); many
+// in one run of Python.
 struct ResizeJob {
     const Image* image;
     int width;
     int height;
 };
 Image pilResize(const Image& image, int width, int height);
-std::vector<Image> pilResizeAll(const std::vector<ResizeJob>& jobs);
+std::vector<Image> pilResizeAll(const std::vector<ResizeJob>& jobs, bool lanczos = false);
 
 // How far two images of the same sides and channels are apart: the largest and the mean absolute
 // difference of a sample. `max` is -1 when their sides or channels differ.

@@ -1,4 +1,4 @@
-// The bicubic resize against Pillow's (sample for sample, on noise and on pictures, shrinking,
+// The bicubic and Lanczos resizes against Pillow's (sample for sample, on noise and on pictures, shrinking,
 // growing, one side kept) and against ImageMagick's Catmull-Rom (-filter Catrom, the same a = -0.5
 // kernel, within kMagickTolerance); normalization and Qwen2-VL's smart_resize against pil_ref.py.
 #include "core/image/BicubicResize.h"
@@ -86,6 +86,36 @@ TEST(Resize, EqualsPillowSampleForSample) {
         EXPECT_EQ(d.max, 0) << "mean " << d.mean;
     }
     EXPECT_EQ(jobs.size(), 60u);
+}
+
+// Lanczos (as diffusers' VaeImageProcessor resizes) on noise and pictures, shrinking and growing.
+TEST(Resize, LanczosEqualsPillowSampleForSample) {
+    REQUIRE_PIL();
+    const std::vector<std::pair<Sides, std::vector<Sides>>> cases = {
+        {{64, 48}, {{32, 24}, {13, 7}, {1, 1}, {100, 75}, {63, 47}}},
+        {{37, 23}, {{111, 69}, {36, 23}, {5, 300}}},
+        {{300, 17}, {{7, 300}, {28, 28}}},
+    };
+    uint32_t seed = 100;
+    std::vector<std::unique_ptr<Image>> sources;
+    std::vector<ResizeJob> jobs;
+    for (const auto& [in, outs] : cases) {
+        sources.push_back(std::make_unique<Image>(noise(in.width, in.height, 3, seed++)));
+        sources.push_back(std::make_unique<Image>(eightBit(testPicture(in.width, in.height, 3, seed++))));
+        for (const Sides& out : outs)
+            for (size_t k = sources.size() - 2; k < sources.size(); ++k) jobs.push_back({sources[k].get(), out.width, out.height});
+    }
+    const std::vector<Image> pillow = pilResizeAll(jobs, /*lanczos=*/true);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const ResizeJob& job = jobs[i];
+        SCOPED_TRACE(std::to_string(job.image->width) + "x" + std::to_string(job.image->height) + " -> " +
+                     std::to_string(job.width) + "x" + std::to_string(job.height));
+        const PixelDiff d = compareImages(resizeLanczos(*job.image, job.width, job.height), pillow[i]);
+        EXPECT_EQ(d.max, 0) << "mean " << d.mean;
+    }
+    EXPECT_EQ(jobs.size(), 20u);
+    // Not the bicubic resize under another name.
+    EXPECT_GT(compareImages(resizeBicubic(*jobs[0].image, 32, 24), pillow[0]).max, 0);
 }
 
 TEST(Resize, SameSidesCopiesAndBadSidesAreRefused) {

@@ -7,6 +7,7 @@ from its published definition. Each command writes raw samples to OUT and prints
   pil_ref.py decode IN OUT [white]          8-bit RGB; white: alpha composited over white
   pil_ref.py resize IN OUT WIDTH HEIGHT     decoded as above, then resized
   pil_ref.py resize-raw IN W H CHANNELS OUT WIDTH HEIGHT    raw 8-bit samples (1 or 3 channels)
+  pil_ref.py lanczos-raw IN W H CHANNELS OUT WIDTH HEIGHT   the same with Image.LANCZOS
   pil_ref.py normalize IN W H OUT           raw RGB to float32 (little-endian), channels first, CLIP
   pil_ref.py smart-resize IN                lines "HEIGHT WIDTH FACTOR MIN_PIXELS MAX_PIXELS":
                                             prints "HEIGHT WIDTH" (or "error") for each
@@ -79,11 +80,12 @@ def main(argv):
         write(load(argv[2], len(argv) > 4 and argv[4] == "white"), argv[3])
     elif command == "resize":
         write(load(argv[2]).resize((int(argv[4]), int(argv[5])), Image.BICUBIC), argv[3])
-    elif command == "resize-raw":
+    elif command in ("resize-raw", "lanczos-raw"):
         width, height, channels = int(argv[3]), int(argv[4]), int(argv[5])
         with open(argv[2], "rb") as f:
             image = Image.frombytes("L" if channels == 1 else "RGB", (width, height), f.read())
-        write(image.resize((int(argv[7]), int(argv[8])), Image.BICUBIC), argv[6])
+        resample = Image.LANCZOS if command == "lanczos-raw" else Image.BICUBIC
+        write(image.resize((int(argv[7]), int(argv[8])), resample), argv[6])
     elif command == "normalize":
         with open(argv[2], "rb") as f:
             normalize(f.read(), int(argv[3]), int(argv[4]), argv[5])
