@@ -1,21 +1,75 @@
 #include "trainer/cache/QwenImagePrompt.h"
 
+#include "core/util/Files.h"
+
+#include <nlohmann/json.hpp>
+
 #include <stdexcept>
 
 namespace parallax {
 
 const QwenImagePromptTemplate& qwenImagePromptTemplate() {
-    static const QwenImagePromptTemplate t{
-        "Describe the image by detailing the color, shape, size, texture, quantity, text, spatial relationships "
-        "of the objects and background:",
-        34, 1024};
-    return t;
+    return qwenImagePromptTemplate(QwenImagePipeline::TextToImage);
 }
 
 namespace {
 
-std::vector<ChatMessage> conversation(const QwenImagePromptTemplate& format, const std::string& prompt) {
-    return {ChatMessage::text("system", format.system), ChatMessage::text("user", prompt)};
+const std::string kEditSystem =
+    "Describe the key features of the input image (color, shape, size, texture, objects, background), then explain "
+    "how the user's text instruction should alter or modify the image. Generate a new image that meets the user's "
+    "requirements while maintaining consistency with the original input where appropriate.";
+
+} // namespace
+
+const QwenImagePromptTemplate& qwenImagePromptTemplate(QwenImagePipeline pipeline) {
+    static const QwenImagePromptTemplate textToImage{
+        "Describe the image by detailing the color, shape, size, texture, quantity, text, spatial relationships "
+        "of the objects and background:",
+        34, 1024};
+    static const QwenImagePromptTemplate edit{kEditSystem, 64, 0, 1024 * 1024, false, 1};
+    static const QwenImagePromptTemplate editPlus{kEditSystem, 64, 0, 384 * 384, true, 1 << 20};
+    switch (pipeline) {
+    case QwenImagePipeline::TextToImage: return textToImage;
+    case QwenImagePipeline::Edit: return edit;
+    case QwenImagePipeline::EditPlus: return editPlus;
+    }
+    return textToImage;
+}
+
+const char* qwenImagePipelineClass(QwenImagePipeline pipeline) {
+    switch (pipeline) {
+    case QwenImagePipeline::TextToImage: return "QwenImagePipeline";
+    case QwenImagePipeline::Edit: return "QwenImageEditPipeline";
+    case QwenImagePipeline::EditPlus: return "QwenImageEditPlusPipeline";
+    }
+    return "QwenImagePipeline";
+}
+
+QwenImagePipeline qwenImagePipelineOf(const std::string& pipelineFolder) {
+    const std::string index = joinPath(pipelineFolder, "model_index.json");
+    if (!isRegularFile(index)) return QwenImagePipeline::TextToImage;
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(readFile(index));
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(index + ": not JSON (" + e.what() + ")");
+    }
+    const std::string name = j.is_object() && j.value("_class_name", nlohmann::json()).is_string()
+                                 ? j["_class_name"].get<std::string>()
+                                 : std::string();
+    for (QwenImagePipeline p : {QwenImagePipeline::Edit, QwenImagePipeline::EditPlus})
+        if (name == qwenImagePipelineClass(p)) return p;
+    return QwenImagePipeline::TextToImage;
+}
+
+namespace {
+
+std::vector<ChatMessage> conversation(const QwenImagePromptTemplate& format, const std::string& prompt,
+                                      const std::vector<int64_t>& imagePads = {}) {
+    ChatMessage user{"user", {}};
+    for (int64_t pads : imagePads) user.content.push_back(ChatPart::image(pads));
+    user.content.push_back(ChatPart::textPart(prompt));
+    return {ChatMessage::text("system", format.system), user};
 }
 
 ChatOptions generationPrompt() {
@@ -40,10 +94,21 @@ QwenImagePrompt::QwenImagePrompt(Tokenizer tokenizer, QwenImagePromptTemplate fo
                                     "drop " + std::to_string(m_format.drop) + ": it is not Qwen2.5-VL's tokenizer");
 }
 
-std::vector<int32_t> QwenImagePrompt::ids(const std::string& prompt) const {
-    std::vector<int32_t> ids = m_chat.encode(conversation(m_format, prompt), generationPrompt()).ids;
+std::vector<int32_t> QwenImagePrompt::ids(const std::string& prompt) const { return ids(prompt, {}); }
+
+std::vector<int32_t> QwenImagePrompt::ids(const std::string& prompt, const std::vector<int64_t>& imagePads) const {
+    const int64_t images = static_cast<int64_t>(imagePads.size());
+    if (images > m_format.most_images)
+        throw std::invalid_argument(std::to_string(images) + " reference images for a prompt template that takes " +
+                                    std::to_string(m_format.most_images) +
+                                    (m_format.most_images == 0 ? " (a text-to-image pipeline: edit_image needs a "
+                                                                 "QwenImageEditPipeline or QwenImageEditPlusPipeline folder)"
+                                                               : " (QwenImageEditPipeline; QwenImageEditPlusPipeline takes several)"));
+    ChatOptions options = generationPrompt();
+    options.add_vision_id = m_format.numbered_images;
+    std::vector<int32_t> ids = m_chat.encode(conversation(m_format, prompt, imagePads), options).ids;
     const size_t most = static_cast<size_t>(m_format.drop + m_format.max_tokens);
-    if (ids.size() > most) ids.resize(most);
+    if (m_format.max_tokens > 0 && ids.size() > most) ids.resize(most);
     return ids;
 }
 

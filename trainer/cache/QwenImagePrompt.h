@@ -16,11 +16,27 @@ namespace parallax {
 struct QwenImagePromptTemplate {
     std::string system;
     int64_t drop = 0;
-    int64_t max_tokens = 1024;
+    int64_t max_tokens = 1024; // 0: no cut (the Edit pipelines cut nothing)
+    // Edit: the reference images stand before the prompt in the user's message, each resized to
+    // about `condition_pixels` (calculate_dimensions: sides multiples of 32 at the image's aspect)
+    // with Lanczos before the processor's own resize; "Picture N: " before each (Edit Plus).
+    int64_t condition_pixels = 0;
+    bool numbered_images = false;
+    int64_t most_images = 0; // 0: text to image, no reference image
 };
+
+// Which pipeline a folder is (model_index.json's _class_name): what its prompts are written as.
+enum class QwenImagePipeline { TextToImage, Edit, EditPlus };
+// TextToImage for QwenImagePipeline, for a folder without model_index.json (a transformer alone) and
+// for any other class; std::invalid_argument naming the file when it is not JSON.
+QwenImagePipeline qwenImagePipelineOf(const std::string& pipelineFolder);
+const char* qwenImagePipelineClass(QwenImagePipeline pipeline);
 
 // Qwen-Image's text-to-image template: its 34 tokens are dropped.
 const QwenImagePromptTemplate& qwenImagePromptTemplate();
+// The template of `pipeline`: Edit and Edit Plus drop 64 tokens and keep the reference images'
+// states (Edit: one image at about 1024 x 1024; Edit Plus: any number, "Picture N: ", about 384 x 384).
+const QwenImagePromptTemplate& qwenImagePromptTemplate(QwenImagePipeline pipeline);
 
 // The token ids the text encoder reads for one prompt: the conversation, cut (as the published
 // pipeline's tokenizer call truncates) to drop + max_tokens tokens. TokenizerError when the
@@ -31,6 +47,10 @@ public:
     QwenImagePrompt(Tokenizer tokenizer, QwenImagePromptTemplate format);
 
     std::vector<int32_t> ids(const std::string& prompt) const;
+    // An Edit prompt: the reference images, `imagePads` <|image_pad|> tokens each (one per merged
+    // unit of the image as the processor cuts it), then the prompt. std::invalid_argument when the
+    // template takes fewer images.
+    std::vector<int32_t> ids(const std::string& prompt, const std::vector<int64_t>& imagePads) const;
     const QwenImagePromptTemplate& format() const { return m_format; }
 
 private:

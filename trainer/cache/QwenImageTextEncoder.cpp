@@ -1,10 +1,13 @@
 #include "trainer/cache/QwenImageTextEncoder.h"
 
+#include "core/image/BicubicResize.h"
 #include "core/spec/ModelConfigFile.h"
 #include "core/spec/ModelDims.h"
 #include "core/util/Files.h"
 #include "trainer/models/PublishedWeights.h"
+#include "trainer/models/QwenImageTokens.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace parallax {
@@ -35,8 +38,8 @@ Tokenizer tokenizerOf(const std::string& pipelineFolder) {
 
 QwenImageTextEncoder::QwenImageTextEncoder(const std::string& pipelineFolder, torch::Device device,
                                            torch::ScalarType dtype)
-    : m_device(device), m_dtype(dtype) {
-    m_prompt = std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder), qwenImagePromptTemplate());
+    : m_pipeline(qwenImagePipelineOf(pipelineFolder)), m_device(device), m_dtype(dtype) {
+    m_prompt = std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder), qwenImagePromptTemplate(m_pipeline));
     const std::string folder = part(pipelineFolder, "text_encoder", "config.json");
     ModelSpec spec;
     spec.kind = ModelKind::Qwen2_5_Vl;
@@ -64,6 +67,7 @@ void QwenImageTextEncoder::takeModel(const std::string& source) {
         if (auto embed = std::dynamic_pointer_cast<QwenEmbedding>(unit)) m_embed = embed;
         else if (auto head = std::dynamic_pointer_cast<QwenHead>(unit)) m_head = head;
         else if (m_embed && !m_head) m_layers.push_back(unit); // the decoder layers, between the two
+        else if (!m_embed) m_vision.push_back(unit);           // the tower and merger, before them
     }
     if (!m_embed || !m_head || m_layers.empty())
         throw std::logic_error(source + ": the model has no Qwen language model to encode prompts with");
@@ -86,10 +90,64 @@ torch::Tensor QwenImageTextEncoder::encodeIds(const torch::Tensor& ids) const {
     Batch batch;
     batch.tokens = ids;
     batch.labels = torch::full_like(batch.tokens, -100); // the tokens are the input as they are (no next-token shift)
-    Activation x = m_embed->forward({}, batch);
+    return run(batch);
+}
+
+torch::Tensor QwenImageTextEncoder::run(const Batch& batch) const {
+    const int64_t drop = m_prompt->format().drop;
+    Activation x;
+    if (batch.pixel_values.defined())
+        for (const std::shared_ptr<Unit>& unit : m_vision) x = unit->forward(x, batch); // -> image features (N, C)
+    x = m_embed->forward(x, batch);
     for (const std::shared_ptr<Unit>& layer : m_layers) x = layer->forward(x, batch);
     const torch::Tensor states = m_head->norm->forward(x.at(0)).squeeze(0); // (T, C)
     return states.narrow(0, drop, states.size(0) - drop);
+}
+
+QwenImageRows QwenImageTextEncoder::conditionRows(const Image& rgb) const {
+    const QwenImagePromptTemplate& format = m_prompt->format();
+    if (format.condition_pixels <= 0)
+        throw std::invalid_argument(std::string("a ") + qwenImagePipelineClass(m_pipeline) +
+                                    " folder encodes no reference image; edit_image needs a QwenImageEditPipeline or "
+                                    "QwenImageEditPlusPipeline folder (model_index.json's _class_name)");
+    const ImageSides sides = editConditionSides(rgb.height, rgb.width, format.condition_pixels);
+    const ModelDims& dims = m_model->dims();
+    QwenImageRule rule;
+    rule.patch = dims.patch;
+    rule.merge = dims.vision_merge;
+    rule.temporal = dims.vision_temporal;
+    rule.resize.factor = dims.patch * dims.vision_merge;
+    return qwenImageRows(resizeLanczos(rgb, static_cast<int>(sides.width), static_cast<int>(sides.height)), rule);
+}
+
+torch::Tensor QwenImageTextEncoder::encodeEdit(const std::string& prompt, const std::vector<Image>& references) const {
+    const ModelDims& dims = m_model->dims();
+    std::vector<int64_t> pads;
+    std::vector<float> values;
+    std::vector<int64_t> grid;
+    int64_t rowValues = 0, patchRows = 0;
+    for (const Image& image : references) {
+        const QwenImageRows rows = conditionRows(image);
+        pads.push_back(rows.patchRows() / (dims.vision_merge * dims.vision_merge));
+        values.insert(values.end(), rows.values.begin(), rows.values.end());
+        grid.insert(grid.end(), {rows.frames, rows.rows, rows.columns});
+        rowValues = rows.rowValues;
+        patchRows += rows.patchRows();
+    }
+    const std::vector<int32_t> ids = m_prompt->ids(prompt, pads);
+    torch::InferenceMode inference;
+    Batch batch;
+    batch.tokens = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).unsqueeze(0);
+    batch.labels = torch::full_like(batch.tokens, -100);
+    batch.sample_index = {0};
+    if (!references.empty()) {
+        batch.image_grid = torch::tensor(grid, torch::kInt64).view({-1, 3});
+        batch.positions = findImageTokens(batch.tokens, {}, batch.image_grid, dims, {0}).positions.to(m_device);
+        batch.pixel_values = torch::from_blob(values.data(), {patchRows, rowValues}, torch::kFloat32).to(m_device, m_dtype);
+    }
+    batch.tokens = batch.tokens.to(m_device);
+    batch.labels = batch.labels.to(m_device);
+    return run(batch).to(torch::kCPU, torch::kFloat32).clone();
 }
 
 std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const std::vector<std::string>& prompts) const {
@@ -111,7 +169,16 @@ std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const 
 }
 
 std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFolder) {
-    return std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder), qwenImagePromptTemplate());
+    return std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder),
+                                             qwenImagePromptTemplate(qwenImagePipelineOf(pipelineFolder)));
+}
+
+ImageSides editConditionSides(int64_t height, int64_t width, int64_t area) {
+    // diffusers' calculate_dimensions: Python's round() halves to even, as nearbyint does.
+    const double ratio = static_cast<double>(width) / static_cast<double>(height);
+    const double w = std::sqrt(static_cast<double>(area) * ratio);
+    const double h = w / ratio;
+    return {static_cast<int64_t>(std::nearbyint(h / 32.0)) * 32, static_cast<int64_t>(std::nearbyint(w / 32.0)) * 32};
 }
 
 } // namespace parallax

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/image/Image.h"
+#include "core/image/QwenImageRows.h"
 #include "trainer/cache/QwenImagePrompt.h"
 #include "trainer/models/Model.h"
 #include "trainer/models/QwenText.h"
@@ -33,17 +35,32 @@ public:
     // (n - drop, C) on the device in the encoder's dtype, under the caller's grad mode (not inference
     // mode: they may meet autograd later). encode() is this, moved to the CPU in float32.
     torch::Tensor encodeIds(const torch::Tensor& ids) const;
+    // An Edit prompt with its reference images (8-bit RGB, decoded), as the folder's Edit pipeline
+    // encodes it: each image resized to the template's condition size with Lanczos, then cut into
+    // patch rows by Qwen2.5-VL's processor (smart_resize, bicubic) and run through the vision tower
+    // and merger into its <|image_pad|> tokens; the states past the template's 64 tokens, the
+    // images' included, uncut. (T, C) float32 on the CPU. std::invalid_argument when the folder is a
+    // text-to-image pipeline or takes fewer images.
+    torch::Tensor encodeEdit(const std::string& prompt, const std::vector<Image>& references) const;
+    // The patch rows the processor makes of one reference image for the text encoder.
+    QwenImageRows conditionRows(const Image& rgb) const;
     // Several prompts, padded to the longest: {states (B, T, C), mask (B, T) bool, false for padding}.
     std::pair<torch::Tensor, torch::Tensor> encodeBatch(const std::vector<std::string>& prompts) const;
 
     int64_t width() const { return m_width; } // C: the transformer's joint_attention_dim
     const QwenImagePrompt& prompt() const { return *m_prompt; }
+    QwenImagePipeline pipeline() const { return m_pipeline; }
     std::vector<torch::Tensor> parameters() const { return m_model->parameters(); } // every weight, frozen
 
 private:
     void takeModel(const std::string& source); // finds the embedding, the layers and the final norm
+    // The states of the batch's tokens (its images through the tower when it has pixel_values),
+    // past the template's tokens.
+    torch::Tensor run(const Batch& batch) const;
+    QwenImagePipeline m_pipeline = QwenImagePipeline::TextToImage;
     std::unique_ptr<QwenImagePrompt> m_prompt;
-    std::shared_ptr<Model> m_model; // the whole Qwen2.5-VL; only its language model runs
+    std::shared_ptr<Model> m_model; // the whole Qwen2.5-VL; the tower and merger run for Edit prompts only
+    std::vector<std::shared_ptr<Unit>> m_vision; // patch embedding, blocks, merger
     std::vector<std::shared_ptr<Unit>> m_layers;
     std::shared_ptr<Unit> m_embed;
     std::shared_ptr<QwenHead> m_head; // its final norm
@@ -52,8 +69,12 @@ private:
     int64_t m_width = 0;
 };
 
-// Qwen-Image's prompt template with the tokenizer of a pipeline folder's tokenizer/ (what the
-// encoder reads its prompts with), for the ids alone; errors as the encoder's.
+// Qwen-Image's prompt template (the folder's pipeline's) with the tokenizer of a pipeline folder's
+// tokenizer/ (what the encoder reads its prompts with), for the ids alone; errors as the encoder's.
 std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFolder);
+
+// The sides (multiples of 32) an Edit pipeline resizes a reference image of height x width to for
+// the text encoder: about `area` pixels at the image's aspect (diffusers' calculate_dimensions).
+ImageSides editConditionSides(int64_t height, int64_t width, int64_t area);
 
 } // namespace parallax

@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +54,115 @@ std::vector<torch::Tensor> referenceHidden(const PipelineFolder& f, const std::v
     std::vector<torch::Tensor> each;
     for (int64_t i = 0; i < b; ++i) each.push_back(hidden[i].narrow(0, 0, static_cast<int64_t>(samples[static_cast<size_t>(i)].size())));
     return each;
+}
+
+// The reference's last hidden states of one sample's ids with its images' patch rows (its own
+// M-RoPE positions and vision tower).
+torch::Tensor referenceHiddenWithImages(const PipelineFolder& f, const std::vector<int32_t>& sample,
+                                        const std::vector<QwenImageRows>& images) {
+    torch::Tensor ids = torch::tensor(std::vector<int64_t>(sample.begin(), sample.end())).unsqueeze(0);
+    std::vector<float> values;
+    std::vector<int64_t> grid;
+    for (const QwenImageRows& r : images) {
+        values.insert(values.end(), r.values.begin(), r.values.end());
+        grid.insert(grid.end(), {r.frames, r.rows, r.columns});
+    }
+    const int64_t rowValues = images.front().rowValues;
+    const std::vector<int64_t> pixelShape = {static_cast<int64_t>(values.size()) / rowValues, rowValues};
+    const std::vector<int64_t> gridShape = {static_cast<int64_t>(images.size()), 3};
+    const std::string in = f.tmp() + "/edit.safetensors", out = f.tmp() + "/edit-hidden.safetensors";
+    writeSafetensors(in, {{"input_ids", Dtype::I64, ids.sizes().vec(), ids.data_ptr()},
+                          {"pixel_values", Dtype::F32, pixelShape, values.data()},
+                          {"image_grid_thw", Dtype::I64, gridShape, grid.data()}});
+    const auto ran = runProcess({testing::kReferencePython, testing::referenceScript("run_reference.py"),
+                                 f.path + "/text_encoder", in, out});
+    EXPECT_EQ(ran.exitCode, 0) << ran.output;
+    return testing::readFloatTensor(SafetensorsFile(out), "hidden")[0];
+}
+
+// An RGB image of width x height with smooth colour ramps and a few hard edges.
+Image drawnImage(int width, int height, int seed) {
+    Image im;
+    im.width = width;
+    im.height = height;
+    im.channels = 3;
+    im.samples.resize(static_cast<size_t>(width) * height * 3);
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+            uint8_t* p = im.row(y) + static_cast<size_t>(x) * 3;
+            p[0] = static_cast<uint8_t>((x * 255) / std::max(1, width - 1));
+            p[1] = static_cast<uint8_t>((y * 255) / std::max(1, height - 1));
+            p[2] = static_cast<uint8_t>(((x / 7 + y / 5 + seed) % 2) * 200 + 20);
+        }
+    return im;
+}
+
+void setPipelineClass(const std::string& folder, const char* className) {
+    nlohmann::json index = nlohmann::json::parse(readFile(folder + "/model_index.json"));
+    index["_class_name"] = className;
+    std::ofstream(folder + "/model_index.json") << index.dump(2);
+}
+
+// Qwen-Image-Edit-2509's prompt (QwenImageEditPlusPipeline): two reference images of odd sizes as
+// "Picture 1: " and "Picture 2: " before the prompt, each resized to about 384 x 384 and through
+// the tower; the states past the 64 tokens of the template, the images' states included, equal the
+// reference's. The ids are the template the pipeline writes with the processor's pads expanded.
+TEST(QwenImageTextEncoder, AnEditPromptWithTwoImagesEqualsTheReferencePastItsTemplate) {
+    PipelineFolder f;
+    ASSERT_TRUE(f.problem.empty()) << f.problem;
+    setPipelineClass(f.path, "QwenImageEditPlusPipeline");
+    const QwenImageTextEncoder encoder(f.path);
+    ASSERT_EQ(encoder.pipeline(), QwenImagePipeline::EditPlus);
+    EXPECT_EQ(encoder.prompt().format().drop, 64);
+    const std::vector<Image> images = {drawnImage(97, 61, 0), drawnImage(50, 80, 1)};
+    const std::string prompt = "Put the cat of picture 2 on the sofa of picture 1.";
+    std::vector<QwenImageRows> rows;
+    std::vector<int64_t> pads;
+    for (const Image& im : images) {
+        rows.push_back(encoder.conditionRows(im));
+        pads.push_back(rows.back().patchRows() / 4);
+    }
+    // 97 x 61 at about 384 x 384: 480 x 320 (multiples of 32), then smart_resize to 476 x 308: 34 x 22
+    // patches of 14.
+    EXPECT_EQ(editConditionSides(61, 97, 384 * 384).width, 480);
+    EXPECT_EQ(editConditionSides(61, 97, 384 * 384).height, 320);
+    EXPECT_EQ(rows[0].columns * 14, 476);
+    EXPECT_EQ(rows[0].rows * 14, 308);
+    const std::vector<int32_t> ids = encoder.prompt().ids(prompt, pads);
+    std::string written =
+        "<|im_start|>system\nDescribe the key features of the input image (color, shape, size, texture, objects, "
+        "background), then explain how the user's text instruction should alter or modify the image. Generate a new "
+        "image that meets the user's requirements while maintaining consistency with the original input where "
+        "appropriate.<|im_end|>\n<|im_start|>user\n";
+    for (size_t i = 0; i < pads.size(); ++i) {
+        written += "Picture " + std::to_string(i + 1) + ": <|vision_start|>";
+        for (int64_t k = 0; k < pads[i]; ++k) written += "<|image_pad|>";
+        written += "<|vision_end|>";
+    }
+    written += prompt + "<|im_end|>\n<|im_start|>assistant\n";
+    const Tokenizer tokenizer = Tokenizer::load(oracleTokenizer());
+    EXPECT_EQ(ids, tokenizer.encode(written));
+
+    const torch::Tensor mine = encoder.encodeEdit(prompt, images);
+    ASSERT_EQ(mine.size(0), static_cast<int64_t>(ids.size()) - 64);
+    const torch::Tensor want = referenceHiddenWithImages(f, ids, rows);
+    EXPECT_LT(testing::relativeError(mine, want.narrow(0, 64, want.size(0) - 64)), 1e-5);
+    // The images are read: other images give other states.
+    const torch::Tensor other = encoder.encodeEdit(prompt, {drawnImage(97, 61, 1), images[1]});
+    EXPECT_GT((other - mine).abs().max().item<double>(), 1e-4);
+    // QwenImageEditPipeline takes one image, a text-to-image folder none.
+    setPipelineClass(f.path, "QwenImageEditPipeline");
+    const QwenImageTextEncoder edit(f.path);
+    EXPECT_THROW(edit.encodeEdit(prompt, images), std::invalid_argument);
+    EXPECT_EQ(edit.encodeEdit(prompt, {images[0]}).size(1), 64);
+    setPipelineClass(f.path, "QwenImagePipeline");
+    const QwenImageTextEncoder plain(f.path);
+    try {
+        plain.encodeEdit(prompt, {images[0]});
+        FAIL() << "a text-to-image folder encoded a reference image";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("QwenImageEditPipeline"), std::string::npos) << e.what();
+    }
 }
 
 TEST(QwenImageTextEncoder, PromptStatesEqualTheReferencesPastTheTemplate) {
