@@ -15,4 +15,8 @@ namespace parallax {
 // its steps, alike to the bit. Throws ImageError for an image that does not decode.
 torch::Tensor bucketImageTensor(const std::string& path, int64_t maxPixels, BucketSize& bucket);
 
+// A decoded RGB image fitted to a given bucket (an Edit sample's reference image, to the bucket of
+// the image being made), (1, 3, H, W) float32 in [-1, 1].
+torch::Tensor bucketImageTensor(const Image& rgb, BucketSize bucket);
+
 } // namespace parallax

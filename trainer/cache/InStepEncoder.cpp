@@ -2,6 +2,7 @@
 
 #include "trainer/cache/QwenImageTextEncoder.h"
 #include "trainer/data/DataError.h"
+#include "trainer/models/QwenImageTokens.h"
 #include "trainer/models/QwenImageVaeWeights.h"
 
 #include <algorithm>
@@ -55,6 +56,12 @@ Batch InStepEncoder::encode(const Batch& host) const {
     for (int64_t i = 0; i < b; ++i)
         latents.push_back(m_vae->encode(batch.pixels[i].unsqueeze(0)).squeeze(0).to(torch::kFloat32));
     batch.images = torch::stack(latents);
+    for (const torch::Tensor& pixels : batch.reference_pixels) {
+        std::vector<torch::Tensor> reference;
+        for (int64_t i = 0; i < b; ++i)
+            reference.push_back(m_vae->encode(pixels[i].unsqueeze(0)).squeeze(0).to(torch::kFloat32));
+        batch.reference_latents.push_back(torch::stack(reference));
+    }
     if (!batch.images.sizes().equals(host.noise.sizes()))
         throw DataError("the VAE of model.from gives latents of " + shapeOf(batch.images) +
                         " for images of " + shapeOf(host.pixels) + ", where model.channels and the " +
@@ -63,13 +70,32 @@ Batch InStepEncoder::encode(const Batch& host) const {
     const torch::Tensor lengths = host.tokens.ge(0).sum(1);
     const int64_t longest = host.attention_mask.size(1);
     batch.text_states = torch::zeros({b, longest, m_dims.text_dim}, torch::dtype(torch::kFloat32).device(m_device));
+    // An Edit batch's reference images for the text encoder: each sample's rows and grids, in order.
+    std::vector<int64_t> images(static_cast<size_t>(b), 0);
+    if (host.image_grid.defined())
+        images = findImageTokens(host.tokens, host.tokens.ge(0), host.image_grid, m_text->dims(), host.sample_index)
+                     .imagesPerSample;
+    int64_t gridRow = 0, patchRow = 0;
     for (int64_t i = 0; i < b; ++i) {
-        const torch::Tensor states = m_text->encodeIds(batch.tokens[i].narrow(0, 0, lengths[i].item<int64_t>()).unsqueeze(0));
+        const torch::Tensor ids = batch.tokens[i].narrow(0, 0, lengths[i].item<int64_t>()).unsqueeze(0);
+        torch::Tensor states;
+        if (images[static_cast<size_t>(i)] == 0) {
+            states = m_text->encodeIds(ids);
+        } else {
+            const torch::Tensor grid = host.image_grid.narrow(0, gridRow, images[static_cast<size_t>(i)]);
+            const int64_t rows = grid.prod(1).sum().item<int64_t>();
+            states = m_text->encodeIds(ids, batch.pixel_values.narrow(0, patchRow, rows), grid);
+            gridRow += grid.size(0);
+            patchRow += rows;
+        }
         const int64_t n = std::min(states.size(0), longest);
         batch.text_states[i].narrow(0, 0, n).copy_(states.narrow(0, 0, n));
     }
     batch.pixels = torch::Tensor();
     batch.tokens = torch::Tensor();
+    batch.reference_pixels.clear();
+    batch.pixel_values = torch::Tensor();
+    batch.image_grid = torch::Tensor();
     return batch;
 }
 

@@ -4,6 +4,7 @@
 #include "core/captions/LatentCache.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "trainer/data/LatentCacheDataset.h"
+#include "core/image/ImageDecoder.h"
 #include "core/image/ImageError.h"
 #include "core/spec/ModelKinds.h"
 #include "core/util/Files.h"
@@ -44,6 +45,19 @@ torch::Tensor imageTensor(const CaptionSample& s, int64_t maxPixels, BucketSize&
     }
 }
 
+// Each edit_image of `s` decoded (8-bit RGB, as shown), in order.
+std::vector<Image> referenceImages(const CaptionSample& s) {
+    std::vector<Image> images;
+    for (const std::string& path : s.edit_images) {
+        try {
+            images.push_back(decodeImageFile(path).rgb);
+        } catch (const ImageError& e) {
+            throw std::invalid_argument(s.source + ": edit_image " + path + ": " + e.what());
+        }
+    }
+    return images;
+}
+
 void clearStale(const std::string& folder, const std::function<void(const std::string&)>& say) {
     if (!isDirectory(folder)) return;
     int64_t removed = 0;
@@ -61,10 +75,7 @@ LatentCacheResult writeLatentCache(const RunSpec& spec, const LatentCacheOptions
                                    const std::function<void(const std::string&)>& say) {
     const auto start = std::chrono::steady_clock::now();
     const std::vector<CaptionSample> samples = datasetOf(spec);
-    for (const CaptionSample& s : samples)
-        if (!s.edit_images.empty())
-            throw std::invalid_argument(s.source + ": edit_image: Qwen-Image-Edit's reference images are not encoded "
-                                        "yet; cache a text-to-image dataset (image and prompt)");
+    requireEditPipeline(samples, spec.model.from);
     const LatentCacheKey key = latentCacheKey(samples, spec.model.from, spec.data.max_pixels);
     LatentCacheStatus status = latentCacheStatus(spec.data.path, key);
     LatentCacheResult result;
@@ -99,11 +110,18 @@ LatentCacheResult writeLatentCache(const RunSpec& spec, const LatentCacheOptions
             const CaptionSample& s = samples[static_cast<size_t>(i)];
             BucketSize bucket;
             const torch::Tensor image = imageTensor(s, spec.data.max_pixels, bucket).to(options.device);
-            keep.push_back(vae->encode(image).squeeze(0).to(torch::kCPU, torch::kFloat32).contiguous());
-            keep.push_back(text.encode(s.prompt).contiguous());
             const std::string name = cacheSampleName(i);
-            tensors.push_back({name + ".latents", Dtype::F32, keep[keep.size() - 2].sizes().vec(), keep[keep.size() - 2].data_ptr()});
-            tensors.push_back({name + ".prompt_embeds", Dtype::F32, keep.back().sizes().vec(), keep.back().data_ptr()});
+            auto add = [&](const std::string& tensor, torch::Tensor value) {
+                keep.push_back(value.to(torch::kCPU, torch::kFloat32).contiguous());
+                tensors.push_back({name + tensor, Dtype::F32, keep.back().sizes().vec(), keep.back().data_ptr()});
+            };
+            add(".latents", vae->encode(image).squeeze(0));
+            const std::vector<Image> references = referenceImages(s);
+            for (size_t k = 0; k < references.size(); ++k)
+                add(".reference." + std::to_string(k),
+                    vae->encode(bucketImageTensor(references[k], bucket).to(options.device)).squeeze(0));
+            add(".prompt_embeds", text.pipeline() == QwenImagePipeline::TextToImage ? text.encode(s.prompt)
+                                                                                     : text.encodeEdit(s.prompt, references));
             metadata.emplace_back(name + kPromptText, s.prompt); // what the run's samples are captioned with
             ++result.buckets[bucket];
         }

@@ -62,6 +62,22 @@ QwenImagePipeline qwenImagePipelineOf(const std::string& pipelineFolder) {
     return QwenImagePipeline::TextToImage;
 }
 
+void requireEditPipeline(const std::vector<CaptionSample>& samples, const std::string& pipelineFolder) {
+    const QwenImagePipeline pipeline = qwenImagePipelineOf(pipelineFolder);
+    const int64_t most = qwenImagePromptTemplate(pipeline).most_images;
+    for (const CaptionSample& s : samples) {
+        const int64_t n = static_cast<int64_t>(s.edit_images.size());
+        if (n <= most) continue;
+        throw std::invalid_argument(
+            s.source + ": " + std::to_string(n) + " edit_image path" + (n > 1 ? "s" : "") + ", and model.from (" +
+            pipelineFolder + ") is a " + qwenImagePipelineClass(pipeline) +
+            (most == 0 ? ", which makes images from text alone; train on reference images with a Qwen-Image-Edit "
+                         "pipeline folder (model_index.json's _class_name QwenImageEditPipeline, or "
+                         "QwenImageEditPlusPipeline for several images)"
+                       : ", which takes one reference image; use a QwenImageEditPlusPipeline folder for several"));
+    }
+}
+
 namespace {
 
 std::vector<ChatMessage> conversation(const QwenImagePromptTemplate& format, const std::string& prompt,

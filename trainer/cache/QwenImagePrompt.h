@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/captions/ImageCaptions.h"
 #include "core/text/QwenChat.h"
 
 #include <cstdint>
@@ -31,6 +32,9 @@ enum class QwenImagePipeline { TextToImage, Edit, EditPlus };
 // for any other class; std::invalid_argument naming the file when it is not JSON.
 QwenImagePipeline qwenImagePipelineOf(const std::string& pipelineFolder);
 const char* qwenImagePipelineClass(QwenImagePipeline pipeline);
+// std::invalid_argument naming the first sample with more edit_image paths than the pipeline of
+// `pipelineFolder` takes (a text-to-image pipeline none, QwenImageEditPipeline one), and the fix.
+void requireEditPipeline(const std::vector<CaptionSample>& samples, const std::string& pipelineFolder);
 
 // Qwen-Image's text-to-image template: its 34 tokens are dropped.
 const QwenImagePromptTemplate& qwenImagePromptTemplate();

@@ -34,6 +34,22 @@ Tokenizer tokenizerOf(const std::string& pipelineFolder) {
     return Tokenizer::load(folder);
 }
 
+QwenImageRule ruleOf(const ModelDims& dims) {
+    QwenImageRule rule;
+    rule.patch = dims.patch;
+    rule.merge = dims.vision_merge;
+    rule.temporal = dims.vision_temporal;
+    rule.resize.factor = dims.patch * dims.vision_merge;
+    return rule;
+}
+
+ModelDims textEncoderDims(const std::string& pipelineFolder) {
+    ModelSpec spec;
+    spec.kind = ModelKind::Qwen2_5_Vl;
+    spec.from = part(pipelineFolder, "text_encoder", "config.json");
+    return resolveModel(spec);
+}
+
 } // namespace
 
 QwenImageTextEncoder::QwenImageTextEncoder(const std::string& pipelineFolder, torch::Device device,
@@ -41,10 +57,7 @@ QwenImageTextEncoder::QwenImageTextEncoder(const std::string& pipelineFolder, to
     : m_pipeline(qwenImagePipelineOf(pipelineFolder)), m_device(device), m_dtype(dtype) {
     m_prompt = std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder), qwenImagePromptTemplate(m_pipeline));
     const std::string folder = part(pipelineFolder, "text_encoder", "config.json");
-    ModelSpec spec;
-    spec.kind = ModelKind::Qwen2_5_Vl;
-    spec.from = folder;
-    const ModelDims dims = resolveModel(spec);
+    const ModelDims dims = textEncoderDims(pipelineFolder);
     m_width = dims.dim;
     m_model = constructModel(dims);
     loadPublishedWeights(*m_model, folder);
@@ -105,19 +118,24 @@ torch::Tensor QwenImageTextEncoder::run(const Batch& batch) const {
 }
 
 QwenImageRows QwenImageTextEncoder::conditionRows(const Image& rgb) const {
-    const QwenImagePromptTemplate& format = m_prompt->format();
-    if (format.condition_pixels <= 0)
+    if (m_prompt->format().condition_pixels <= 0)
         throw std::invalid_argument(std::string("a ") + qwenImagePipelineClass(m_pipeline) +
                                     " folder encodes no reference image; edit_image needs a QwenImageEditPipeline or "
                                     "QwenImageEditPlusPipeline folder (model_index.json's _class_name)");
-    const ImageSides sides = editConditionSides(rgb.height, rgb.width, format.condition_pixels);
-    const ModelDims& dims = m_model->dims();
-    QwenImageRule rule;
-    rule.patch = dims.patch;
-    rule.merge = dims.vision_merge;
-    rule.temporal = dims.vision_temporal;
-    rule.resize.factor = dims.patch * dims.vision_merge;
-    return qwenImageRows(resizeLanczos(rgb, static_cast<int>(sides.width), static_cast<int>(sides.height)), rule);
+    return editConditionRows(rgb, m_prompt->format(), ruleOf(m_model->dims()));
+}
+
+torch::Tensor QwenImageTextEncoder::encodeIds(const torch::Tensor& ids, const torch::Tensor& pixelValues,
+                                              const torch::Tensor& imageGrid) const {
+    if (!pixelValues.defined() || pixelValues.size(0) == 0) return encodeIds(ids);
+    Batch batch;
+    batch.tokens = ids;
+    batch.labels = torch::full_like(batch.tokens, -100);
+    batch.sample_index = {0};
+    batch.image_grid = imageGrid;
+    batch.positions = findImageTokens(ids.to(torch::kCPU), {}, imageGrid, m_model->dims(), {0}).positions.to(ids.device());
+    batch.pixel_values = pixelValues;
+    return run(batch);
 }
 
 torch::Tensor QwenImageTextEncoder::encodeEdit(const std::string& prompt, const std::vector<Image>& references) const {
@@ -136,18 +154,12 @@ torch::Tensor QwenImageTextEncoder::encodeEdit(const std::string& prompt, const 
     }
     const std::vector<int32_t> ids = m_prompt->ids(prompt, pads);
     torch::InferenceMode inference;
-    Batch batch;
-    batch.tokens = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).unsqueeze(0);
-    batch.labels = torch::full_like(batch.tokens, -100);
-    batch.sample_index = {0};
-    if (!references.empty()) {
-        batch.image_grid = torch::tensor(grid, torch::kInt64).view({-1, 3});
-        batch.positions = findImageTokens(batch.tokens, {}, batch.image_grid, dims, {0}).positions.to(m_device);
-        batch.pixel_values = torch::from_blob(values.data(), {patchRows, rowValues}, torch::kFloat32).to(m_device, m_dtype);
-    }
-    batch.tokens = batch.tokens.to(m_device);
-    batch.labels = batch.labels.to(m_device);
-    return run(batch).to(torch::kCPU, torch::kFloat32).clone();
+    const torch::Tensor tokens =
+        torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).unsqueeze(0).to(m_device);
+    if (references.empty()) return encodeIds(tokens).to(torch::kCPU, torch::kFloat32).clone();
+    const torch::Tensor pixels =
+        torch::from_blob(values.data(), {patchRows, rowValues}, torch::kFloat32).to(m_device, m_dtype);
+    return encodeIds(tokens, pixels, torch::tensor(grid, torch::kInt64).view({-1, 3})).to(torch::kCPU, torch::kFloat32).clone();
 }
 
 std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const std::vector<std::string>& prompts) const {
@@ -171,6 +183,13 @@ std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const 
 std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFolder) {
     return std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder),
                                              qwenImagePromptTemplate(qwenImagePipelineOf(pipelineFolder)));
+}
+
+QwenImageRule textEncoderImageRule(const std::string& pipelineFolder) { return ruleOf(textEncoderDims(pipelineFolder)); }
+
+QwenImageRows editConditionRows(const Image& rgb, const QwenImagePromptTemplate& format, const QwenImageRule& rule) {
+    const ImageSides sides = editConditionSides(rgb.height, rgb.width, format.condition_pixels);
+    return qwenImageRows(resizeLanczos(rgb, static_cast<int>(sides.width), static_cast<int>(sides.height)), rule);
 }
 
 ImageSides editConditionSides(int64_t height, int64_t width, int64_t area) {

@@ -35,6 +35,10 @@ public:
     // (n - drop, C) on the device in the encoder's dtype, under the caller's grad mode (not inference
     // mode: they may meet autograd later). encode() is this, moved to the CPU in float32.
     torch::Tensor encodeIds(const torch::Tensor& ids) const;
+    // The same for an Edit prompt's ids (their image pads expanded) with its reference images' patch
+    // rows (N, row values) on the encoder's device and their grids (images, 3) on the host, as
+    // conditionRows makes them: the images run through the tower into the pads.
+    torch::Tensor encodeIds(const torch::Tensor& ids, const torch::Tensor& pixelValues, const torch::Tensor& imageGrid) const;
     // An Edit prompt with its reference images (8-bit RGB, decoded), as the folder's Edit pipeline
     // encodes it: each image resized to the template's condition size with Lanczos, then cut into
     // patch rows by Qwen2.5-VL's processor (smart_resize, bicubic) and run through the vision tower
@@ -48,6 +52,7 @@ public:
     std::pair<torch::Tensor, torch::Tensor> encodeBatch(const std::vector<std::string>& prompts) const;
 
     int64_t width() const { return m_width; } // C: the transformer's joint_attention_dim
+    const ModelDims& dims() const { return m_model->dims(); } // the Qwen2.5-VL's
     const QwenImagePrompt& prompt() const { return *m_prompt; }
     QwenImagePipeline pipeline() const { return m_pipeline; }
     std::vector<torch::Tensor> parameters() const { return m_model->parameters(); } // every weight, frozen
@@ -76,5 +81,11 @@ std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFo
 // The sides (multiples of 32) an Edit pipeline resizes a reference image of height x width to for
 // the text encoder: about `area` pixels at the image's aspect (diffusers' calculate_dimensions).
 ImageSides editConditionSides(int64_t height, int64_t width, int64_t area);
+
+// The processor's rule (patch, merge, temporal) for the vision tower of a pipeline folder's
+// text_encoder/ (its config.json alone is read); errors as the encoder's.
+QwenImageRule textEncoderImageRule(const std::string& pipelineFolder);
+// A reference image resized as `format` says (Lanczos to condition_pixels), then cut by `rule`.
+QwenImageRows editConditionRows(const Image& rgb, const QwenImagePromptTemplate& format, const QwenImageRule& rule);
 
 } // namespace parallax

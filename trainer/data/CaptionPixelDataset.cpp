@@ -29,10 +29,16 @@ CaptionPixelDataset::CaptionPixelDataset(std::vector<CaptionSample> samples, con
                                          std::string note)
     : m_samples(std::move(samples)), m_path(data.path), m_maxPixels(data.max_pixels), m_dims(dims), m_seed(seed),
       m_pipeline(pipelineFolder), m_note(std::move(note)) {
-    for (const CaptionSample& s : m_samples)
-        if (!s.edit_images.empty())
-            throw DataError(s.source + ": edit_image: Qwen-Image-Edit's reference images are not encoded yet; train on "
-                            "a text-to-image dataset (image and prompt)");
+    try {
+        requireEditPipeline(m_samples, pipelineFolder);
+        for (const CaptionSample& s : m_samples)
+            if (!s.edit_images.empty()) {
+                m_editRule = textEncoderImageRule(pipelineFolder);
+                break;
+            }
+    } catch (const std::invalid_argument& e) {
+        throw DataError(e.what());
+    }
     m_buckets.reserve(m_samples.size());
     for (const CaptionSample& s : m_samples) {
         try {
@@ -53,6 +59,8 @@ Batch CaptionPixelDataset::makeBatch(const std::vector<int64_t>& indices, int64_
     const int64_t drop = m_prompt->format().drop;
     const BucketSize bucket = m_buckets[static_cast<size_t>(indices.front())];
     std::vector<torch::Tensor> images;
+    std::vector<std::vector<torch::Tensor>> references; // [reference][sample]
+    EditRows rows;
     std::vector<std::vector<int32_t>> ids;
     int64_t longest = 1, widest = 1;
     for (int64_t index : indices) {
@@ -71,7 +79,13 @@ Batch CaptionPixelDataset::makeBatch(const std::vector<int64_t>& indices, int64_
             throw DataError("sample " + std::to_string(index) + " is of the bucket " + sizeText(fitted) + " and sample " +
                             std::to_string(indices.front()) + " of " + sizeText(bucket) +
                             " in one micro-batch; a micro-batch holds one latent size");
-        ids.push_back(m_prompt->ids(s.prompt));
+        if (s.edit_images.size() != m_samples[static_cast<size_t>(indices.front())].edit_images.size())
+            throw DataError("sample " + std::to_string(index) + " has " + std::to_string(s.edit_images.size()) +
+                            " edit images and sample " + std::to_string(indices.front()) + " another number in one "
+                            "micro-batch; a micro-batch holds one number of reference images");
+        references.resize(s.edit_images.size());
+        const std::vector<int64_t> pads = addReferences(s, bucket, references, rows);
+        ids.push_back(m_prompt->ids(s.prompt, pads));
         const int64_t states = static_cast<int64_t>(ids.back().size()) - drop;
         if (states < 1)
             throw DataError(s.source + ": its prompt leaves no text-encoder states past Qwen-Image's template");
@@ -81,6 +95,11 @@ Batch CaptionPixelDataset::makeBatch(const std::vector<int64_t>& indices, int64_
     Batch batch;
     batch.sample_index = indices;
     batch.pixels = torch::stack(images); // (B, 3, H, W)
+    for (const std::vector<torch::Tensor>& reference : references) batch.reference_pixels.push_back(torch::stack(reference));
+    if (rows.patchRows > 0) {
+        batch.pixel_values = torch::from_blob(rows.values.data(), {rows.patchRows, rows.rowValues}, torch::kFloat32).clone();
+        batch.image_grid = torch::tensor(rows.grid, torch::kInt64).view({-1, 3});
+    }
     batch.tokens = torch::full({b, widest}, -1, torch::kInt64);
     batch.attention_mask = torch::zeros({b, longest}, torch::kBool);
     for (int64_t i = 0; i < b; ++i) {
@@ -97,9 +116,34 @@ Batch CaptionPixelDataset::makeBatch(const std::vector<int64_t>& indices, int64_
 std::vector<int64_t> CaptionPixelDataset::sampleGroups() const {
     std::vector<int64_t> groups;
     groups.reserve(m_buckets.size());
-    for (const BucketSize& b : m_buckets)
-        groups.push_back(int64_t(b.height / kLatentRatio) * (int64_t(1) << 32) + b.width / kLatentRatio);
+    for (size_t i = 0; i < m_buckets.size(); ++i) {
+        const int64_t h = m_buckets[i].height / kLatentRatio, w = m_buckets[i].width / kLatentRatio;
+        // Each reference image is fitted to its sample's bucket: latents of the same size.
+        groups.push_back(latentSampleGroup(h, w, std::vector<std::pair<int64_t, int64_t>>(m_samples[i].edit_images.size(), {h, w})));
+    }
     return groups;
+}
+
+std::vector<int64_t> CaptionPixelDataset::addReferences(const CaptionSample& s, const BucketSize& bucket,
+                                                         std::vector<std::vector<torch::Tensor>>& references,
+                                                         EditRows& rows) const {
+    std::vector<int64_t> pads;
+    for (size_t k = 0; k < s.edit_images.size(); ++k) {
+        Image rgb;
+        try {
+            rgb = decodeImageFile(s.edit_images[k]).rgb;
+        } catch (const ImageError& e) {
+            throw DataError(s.source + ": edit_image " + s.edit_images[k] + ": " + e.what());
+        }
+        references[k].push_back(bucketImageTensor(rgb, bucket).squeeze(0));
+        const QwenImageRows condition = editConditionRows(rgb, m_prompt->format(), m_editRule);
+        pads.push_back(condition.patchRows() / (m_editRule.merge * m_editRule.merge));
+        rows.values.insert(rows.values.end(), condition.values.begin(), condition.values.end());
+        rows.grid.insert(rows.grid.end(), {condition.frames, condition.rows, condition.columns});
+        rows.rowValues = condition.rowValues;
+        rows.patchRows += condition.patchRows();
+    }
+    return pads;
 }
 
 std::string CaptionPixelDataset::promptText(int64_t index) const {

@@ -2,6 +2,7 @@
 
 #include "core/captions/AspectBucket.h"
 #include "core/captions/ImageCaptions.h"
+#include "core/image/QwenImageRows.h"
 #include "trainer/data/Dataset.h"
 
 #include <memory>
@@ -16,16 +17,18 @@ class QwenImagePrompt;
 // complete latent cache: the batches hold what `parallax-cli cache` would have encoded, not yet
 // encoded, and the step's encoder (makeStepEncoder: the pipeline folder's VAE and text encoder,
 // frozen) makes of them exactly the batch the cache would have given (latentBatch). makeBatch gives
-// per sample the image fitted to its aspect bucket in [-1, 1] (Batch::pixels), its prompt's
-// text-encoder ids (Batch::tokens, -1 past each prompt's end), the attention mask of the prompt
+// per sample the image fitted to its aspect bucket in [-1, 1] (Batch::pixels), an Edit sample's
+// reference images fitted to the same bucket (Batch::reference_pixels) and cut into the text
+// encoder's patch rows (Batch::pixel_values, image_grid), its prompt's text-encoder ids (Batch::tokens,
+// -1 past each prompt's end; an Edit prompt's image pads expanded), the attention mask of the prompt
 // states to come (cut at model.seq_len, padded to the longest), and the noise and sigma of the
 // latents to come (drawLatentNoise: channels x H/8 x W/8 from the bucket). Opening reads the captions
 // and every image's header (its bucket); the pixels are decoded when batched.
 class CaptionPixelDataset : public Dataset {
 public:
     // `samples` as readImageCaptions gave them for data.path; `pipelineFolder` is model.from;
-    // `note` the line stepEncodingNote() gives. DataError for a sample with edit images (Qwen-Image-Edit)
-    // or an image whose header does not read.
+    // `note` the line stepEncodingNote() gives. DataError for a sample with more edit images than the
+    // folder's pipeline takes, or an image whose header does not read.
     CaptionPixelDataset(std::vector<CaptionSample> samples, const DataSpec& data, const ModelDims& dims, uint64_t seed,
                         const std::string& pipelineFolder, std::string note);
     ~CaptionPixelDataset() override;
@@ -40,6 +43,18 @@ public:
     std::unique_ptr<BatchEncoder> makeStepEncoder(torch::Device device, torch::ScalarType dtype) const override;
 
 private:
+    // The text encoder's patch rows of a micro-batch's reference images, sample by sample.
+    struct EditRows {
+        std::vector<float> values;
+        std::vector<int64_t> grid;
+        int64_t rowValues = 0;
+        int64_t patchRows = 0;
+    };
+    // Decodes the edit images of `s`: each fitted to `bucket` into references[k], its condition rows
+    // into `rows`; the pads each takes among the prompt's tokens.
+    std::vector<int64_t> addReferences(const CaptionSample& s, const BucketSize& bucket,
+                                       std::vector<std::vector<torch::Tensor>>& references, EditRows& rows) const;
+
     std::vector<CaptionSample> m_samples;
     std::vector<BucketSize> m_buckets; // per sample, from its header
     std::string m_path;
@@ -49,6 +64,7 @@ private:
     std::string m_pipeline;
     std::string m_note;
     std::unique_ptr<QwenImagePrompt> m_prompt;
+    QwenImageRule m_editRule; // the text encoder's processor rule, where a sample has edit images
 };
 
 } // namespace parallax

@@ -16,6 +16,13 @@ namespace {
 // Separates the latent noise stream from any other per-sample stream of the same (seed, index).
 constexpr uint64_t kLatentNoiseStream = 0x6c6e6f69ULL;
 
+std::string referencesText(const std::vector<torch::Tensor>& references) {
+    if (references.empty()) return "no reference image";
+    std::string text = std::to_string(references.size()) + " reference image" + (references.size() > 1 ? "s" : "") + " of";
+    for (const torch::Tensor& r : references) text += " " + shapeText(r.sizes().vec());
+    return text;
+}
+
 } // namespace
 
 Batch latentBatch(const std::vector<LatentSample>& samples, const std::vector<int64_t>& indices, int64_t step,
@@ -34,12 +41,25 @@ Batch latentBatch(const std::vector<LatentSample>& samples, const std::vector<in
                             shapeText(s.prompt.sizes().vec()) + "; expected (tokens >= 1) x model.text_dim = " +
                             std::to_string(dims.text_dim));
         longest = std::max(longest, std::min(s.prompt.size(0), dims.seq_len));
+        bool sameReferences = s.references.size() == samples.front().references.size();
+        for (size_t k = 0; sameReferences && k < s.references.size(); ++k)
+            sameReferences = s.references[k].sizes().equals(samples.front().references[k].sizes());
+        if (!sameReferences)
+            throw DataError("sample " + std::to_string(indices[static_cast<size_t>(i)]) + " has " +
+                            referencesText(s.references) + " and sample " + std::to_string(indices.front()) + " " +
+                            referencesText(samples.front().references) +
+                            " in one micro-batch; a micro-batch holds one set of reference image sizes");
     }
     Batch batch;
     batch.sample_index = indices;
     std::vector<torch::Tensor> latents;
     for (const LatentSample& s : samples) latents.push_back(s.latents.to(torch::kFloat32));
     batch.images = torch::stack(latents); // (B, c, H, W)
+    for (size_t k = 0; k < samples.front().references.size(); ++k) {
+        std::vector<torch::Tensor> each;
+        for (const LatentSample& s : samples) each.push_back(s.references[k].to(torch::kFloat32));
+        batch.reference_latents.push_back(torch::stack(each)); // (B, c, h, w)
+    }
     batch.text_states = torch::zeros({b, longest, dims.text_dim}, torch::kFloat32);
     batch.attention_mask = torch::zeros({b, longest}, torch::kBool);
     for (int64_t i = 0; i < b; ++i) {
@@ -50,6 +70,12 @@ Batch latentBatch(const std::vector<LatentSample>& samples, const std::vector<in
     }
     drawLatentNoise(batch, first.sizes().vec(), indices, step, seed);
     return batch;
+}
+
+int64_t latentSampleGroup(int64_t height, int64_t width, const std::vector<std::pair<int64_t, int64_t>>& references) {
+    uint64_t id = static_cast<uint64_t>(height) * (uint64_t(1) << 32) + static_cast<uint64_t>(width);
+    for (const auto& [h, w] : references) id = id * 1000003ULL + (static_cast<uint64_t>(h) << 20) + static_cast<uint64_t>(w);
+    return static_cast<int64_t>(id);
 }
 
 void drawLatentNoise(Batch& batch, const std::vector<int64_t>& latentShape, const std::vector<int64_t>& indices,

@@ -17,6 +17,7 @@ namespace {
 
 constexpr const char* kLatents = ".latents";
 constexpr const char* kPrompt = ".prompt_embeds";
+constexpr const char* kReference = ".reference.";
 
 bool endsWith(const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -56,12 +57,33 @@ void LatentCacheDataset::addFile(const std::string& path) {
     }
     const SafetensorsFile& file = *m_files.back();
     std::map<std::string, Entry> byName; // sample name -> its tensors
+    std::map<std::string, std::map<int64_t, const TensorInfo*>> references; // sample name -> reference k
     for (const TensorInfo& t : file.tensors()) {
+        const size_t ref = t.name.rfind(kReference);
+        if (ref != std::string::npos && ref > 0) {
+            const std::string k = t.name.substr(ref + std::string(kReference).size());
+            if (!k.empty() && k.size() < 6 && k.find_first_not_of("0123456789") == std::string::npos) {
+                references[t.name.substr(0, ref)][std::stoll(k)] = &t;
+                continue;
+            }
+        }
         const bool latents = endsWith(t.name, kLatents), prompt = endsWith(t.name, kPrompt);
         if (!latents && !prompt) continue;
         const std::string sample = t.name.substr(0, t.name.size() - std::string(latents ? kLatents : kPrompt).size());
-        Entry& e = byName.emplace(sample, Entry{m_files.size() - 1, nullptr, nullptr, {}}).first->second;
+        Entry& e = byName.emplace(sample, Entry{m_files.size() - 1, nullptr, nullptr, {}, {}}).first->second;
         (latents ? e.latents : e.prompt) = &t;
+    }
+    for (const auto& [sample, byIndex] : references) {
+        auto it = byName.find(sample);
+        if (it == byName.end())
+            throw DataError(path + ", sample \"" + sample + "\": has reference images but no " + kLatents + " or " + kPrompt);
+        for (const auto& [k, t] : byIndex) {
+            if (k != static_cast<int64_t>(it->second.references.size()))
+                throw DataError(path + ", sample \"" + sample + "\": " + kReference +
+                                std::to_string(it->second.references.size()) + " is missing; reference images are "
+                                "numbered from 0 without a gap");
+            it->second.references.push_back(t);
+        }
     }
     for (const auto& [key, value] : file.metadata())
         if (endsWith(key, kPromptText))
@@ -80,7 +102,15 @@ void LatentCacheDataset::addFile(const std::string& path) {
         if (p.size() != 2 || p[0] < 1 || p[1] != m_dims.text_dim)
             throw DataError(where + "prompt states of " + shapeText(p) + "; expected (tokens >= 1, " +
                             std::to_string(m_dims.text_dim) + ") for model.text_dim = " + std::to_string(m_dims.text_dim));
-        for (const TensorInfo* t : {e.latents, e.prompt})
+        for (const TensorInfo* r : e.references) {
+            const std::vector<int64_t>& rs = r->shape;
+            if (rs.size() != 3 || rs[0] != m_dims.channels || rs[1] % 2 != 0 || rs[2] % 2 != 0 || rs[1] < 2 || rs[2] < 2)
+                throw DataError(where + r->name + " of " + shapeText(rs) + "; expected (" +
+                                std::to_string(m_dims.channels) + " channels, h, w) with h and w even");
+        }
+        std::vector<const TensorInfo*> all = {e.latents, e.prompt};
+        all.insert(all.end(), e.references.begin(), e.references.end());
+        for (const TensorInfo* t : all)
             if (t->dtype != Dtype::F32 && t->dtype != Dtype::BF16 && t->dtype != Dtype::F16)
                 throw DataError(where + t->name + " is " + dtypeName(t->dtype) + "; latents and prompt states are "
                                 "F32, BF16 or F16");
@@ -98,8 +128,10 @@ Batch LatentCacheDataset::makeBatch(const std::vector<int64_t>& indices, int64_t
     for (int64_t i : indices) {
         const Entry& e = m_samples[static_cast<size_t>(i)];
         const SafetensorsFile& file = *m_files[e.file];
-        samples.push_back({tensorOf(file.view(*e.latents)).to(torch::kFloat32),
-                           tensorOf(file.view(*e.prompt)).to(torch::kFloat32)});
+        LatentSample sample{tensorOf(file.view(*e.latents)).to(torch::kFloat32),
+                            tensorOf(file.view(*e.prompt)).to(torch::kFloat32), {}};
+        for (const TensorInfo* r : e.references) sample.references.push_back(tensorOf(file.view(*r)).to(torch::kFloat32));
+        samples.push_back(std::move(sample));
     }
     return latentBatch(samples, indices, step, m_seed, m_dims);
 }
@@ -107,7 +139,11 @@ Batch LatentCacheDataset::makeBatch(const std::vector<int64_t>& indices, int64_t
 std::vector<int64_t> LatentCacheDataset::sampleGroups() const {
     std::vector<int64_t> groups;
     groups.reserve(m_samples.size());
-    for (const Entry& e : m_samples) groups.push_back(e.latents->shape[1] * (int64_t(1) << 32) + e.latents->shape[2]);
+    for (const Entry& e : m_samples) {
+        std::vector<std::pair<int64_t, int64_t>> references;
+        for (const TensorInfo* r : e.references) references.emplace_back(r->shape[1], r->shape[2]);
+        groups.push_back(latentSampleGroup(e.latents->shape[1], e.latents->shape[2], references));
+    }
     return groups;
 }
 

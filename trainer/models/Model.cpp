@@ -89,6 +89,7 @@ Batch Batch::to(const torch::Device& device) const {
     b.text_states = moved(text_states, device);
     for (const torch::Tensor& r : reference_latents) b.reference_latents.push_back(moved(r, device));
     b.pixels = moved(pixels, device);
+    for (const torch::Tensor& r : reference_pixels) b.reference_pixels.push_back(moved(r, device));
     b.pixel_values = moved(pixel_values, device);
     b.image_grid = image_grid; // read on the host (the vision tower's windows)
     b.sample_index = sample_index;

@@ -35,6 +35,11 @@ struct Batch {
     // fitted to its aspect bucket, (B, 3, H, W) float in [-1, 1]; noise, timesteps and attention_mask
     // are already those of the latents and prompt states to come. Undefined otherwise.
     torch::Tensor pixels;
+    // qwen_image Edit without the cache: each reference image fitted to the sample's bucket, as
+    // `pixels` (B, 3, H, W); the step's encoder turns them into reference_latents. The text
+    // encoder's patch rows of the reference images (resized as the Edit pipelines resize them) are
+    // pixel_values and image_grid, as a qwen2_5_vl batch holds them; `tokens` hold their pads.
+    std::vector<torch::Tensor> reference_pixels;
     // qwen2_5_vl: the patch rows of the batch's images, sample by sample and image by image in the
     // image processor's order, (N, 3 x temporal x patch x patch) float; undefined: no image.
     torch::Tensor pixel_values;

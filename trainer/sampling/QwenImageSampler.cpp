@@ -70,16 +70,17 @@ torch::Tensor QwenImageSampler::promptOnDevice(const torch::Tensor& states, cons
     return states.detach().unsqueeze(0).to(m_device);
 }
 
-torch::Tensor QwenImageSampler::velocity(const torch::Tensor& packed, const torch::Tensor& states, float t,
-                                         const Batch& grid) {
+torch::Tensor QwenImageSampler::velocity(const torch::Tensor& packed, const torch::Tensor& references,
+                                         const torch::Tensor& states, float t, const Batch& grid) {
     const torch::Tensor sigma = torch::full({1}, t, torch::TensorOptions().dtype(torch::kFloat32).device(m_device));
-    Activation a = m_embed->embed(packed, states, sigma);
+    Activation a = m_embed->embed(references.defined() ? torch::cat({packed, references}, 1) : packed, states, sigma);
     for (int64_t i = 1; i + 1 < m_transformer.unitCount(); ++i) a = m_transformer.unit(i)->forward(a, grid);
-    return m_head->predict(a.at(1), a.at(2)).to(torch::kFloat32);
+    return m_head->predict(a.at(1).narrow(1, 0, packed.size(1)), a.at(2)).to(torch::kFloat32);
 }
 
 torch::Tensor QwenImageSampler::denoise(const torch::Tensor& noise, const torch::Tensor& promptStates,
-                                        const torch::Tensor& negativeStates, int64_t steps, double guidance) {
+                                        const torch::Tensor& negativeStates, int64_t steps, double guidance,
+                                        const std::vector<torch::Tensor>& references) {
     const int64_t channels = m_transformer.dims().channels;
     if (noise.dim() != 4 || noise.size(0) != 1 || noise.size(1) != channels || noise.size(2) < 2 ||
         noise.size(3) < 2 || noise.size(2) % 2 || noise.size(3) % 2)
@@ -95,13 +96,25 @@ torch::Tensor QwenImageSampler::denoise(const torch::Tensor& noise, const torch:
     Batch grid; // what the blocks read: the latent grid's sides (no padding in one prompt)
     grid.images = noise;
     grid.sample_index = {0};
+    torch::Tensor packedReferences;
+    if (!references.empty()) {
+        std::vector<torch::Tensor> packed;
+        for (const torch::Tensor& r : references) {
+            if (r.dim() != 4 || r.size(0) != 1 || r.size(1) != channels || r.size(2) % 2 || r.size(3) % 2)
+                throw std::invalid_argument("reference latents " + shapeOf(r) + " must be (1, " +
+                                            std::to_string(channels) + ", h, w) with h and w even");
+            grid.reference_latents.push_back(r);
+            packed.push_back(packLatents(r.to(m_device, torch::kFloat32)));
+        }
+        packedReferences = torch::cat(packed, 1);
+    }
 
     torch::Tensor latents = packLatents(noise.to(m_device, torch::kFloat32)); // (1, P, 4 c)
     for (int64_t i = 0; i < steps; ++i) {
         const float t = schedule.modelTimesteps[static_cast<size_t>(i)];
-        torch::Tensor v = velocity(latents, prompt, t, grid);
+        torch::Tensor v = velocity(latents, packedReferences, prompt, t, grid);
         if (guided) {
-            const torch::Tensor uncond = velocity(latents, negative, t, grid);
+            const torch::Tensor uncond = velocity(latents, packedReferences, negative, t, grid);
             const torch::Tensor combined = uncond + guidance * (v - uncond);
             // The pipeline keeps each token's velocity at the norm of the conditional one.
             v = combined * (torch::linalg_vector_norm(v, 2, {-1}, true) /
@@ -115,10 +128,11 @@ torch::Tensor QwenImageSampler::denoise(const torch::Tensor& noise, const torch:
 
 QwenImageSampler::Sample QwenImageSampler::sample(const torch::Tensor& promptStates,
                                                   const torch::Tensor& negativeStates, int64_t width, int64_t height,
-                                                  int64_t steps, double guidance, uint64_t seed) {
+                                                  int64_t steps, double guidance, uint64_t seed,
+                                                  const std::vector<torch::Tensor>& references) {
     Sample out;
     out.noise = initialNoise(width, height, seed);
-    out.latents = denoise(out.noise, promptStates, negativeStates, steps, guidance);
+    out.latents = denoise(out.noise, promptStates, negativeStates, steps, guidance, references);
     out.image = m_vae.decode(out.latents);
     return out;
 }

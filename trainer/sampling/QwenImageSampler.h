@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace parallax {
 
@@ -34,8 +35,11 @@ public:
     // negativeStates the same for the negative prompt, or undefined. Guidance runs only with both
     // guidance > 1 and a negative prompt, as the pipeline's true_cfg_scale. width and height are
     // multiples of 16. Throws std::invalid_argument naming the argument at fault.
+    // `references`: an Edit prompt's reference images' latents (1, 16, h, w) each, put after the
+    // latents being drawn in every step as the Edit pipelines do (their velocity is not read).
     Sample sample(const torch::Tensor& promptStates, const torch::Tensor& negativeStates, int64_t width,
-                  int64_t height, int64_t steps, double guidance, uint64_t seed);
+                  int64_t height, int64_t steps, double guidance, uint64_t seed,
+                  const std::vector<torch::Tensor>& references = {});
 
     // The pipeline's initial latents for a generator seeded with `seed`: drawn on the CPU (so the
     // same on every device, and equal to torch.randn((1, 1, 16, h, w), generator=torch.Generator()
@@ -44,11 +48,14 @@ public:
 
     // The steps from given initial latents (1, 16, h, w), h and w even: the final latents, float32.
     torch::Tensor denoise(const torch::Tensor& noise, const torch::Tensor& promptStates,
-                          const torch::Tensor& negativeStates, int64_t steps, double guidance);
+                          const torch::Tensor& negativeStates, int64_t steps, double guidance,
+                          const std::vector<torch::Tensor>& references = {});
 
 private:
-    // The velocity (1, P, 64) float32 for packed latents at the transformer's timestep t.
-    torch::Tensor velocity(const torch::Tensor& packed, const torch::Tensor& states, float t, const Batch& grid);
+    // The velocity (1, P, 64) float32 for packed latents at the transformer's timestep t; `grid`'s
+    // reference latents, packed in `references`, follow them in the sequence.
+    torch::Tensor velocity(const torch::Tensor& packed, const torch::Tensor& references, const torch::Tensor& states,
+                           float t, const Batch& grid);
     torch::Tensor promptOnDevice(const torch::Tensor& states, const char* what) const;
 
     Model& m_transformer;

@@ -66,8 +66,10 @@ SampleEvent RunSamples::drawOne(int64_t index, int64_t step) {
     e.steps = m_spec.samples.steps;
     e.prompt = m_dataset.promptText(index);
     QwenImageSampler sampler(m_model, *m_vae);
-    const QwenImageSampler::Sample s =
-        sampler.sample(prompt, torch::Tensor(), e.width, e.height, e.steps, 1.0, static_cast<uint64_t>(e.seed));
+    std::vector<torch::Tensor> references; // an Edit sample's reference images, as it trains with them
+    for (const torch::Tensor& r : batch.reference_latents) references.push_back(r.narrow(0, 0, 1));
+    const QwenImageSampler::Sample s = sampler.sample(prompt, torch::Tensor(), e.width, e.height, e.steps, 1.0,
+                                                      static_cast<uint64_t>(e.seed), references);
     e.png = base64Encode(encodePng(sampleToRgb(s.image), "sample " + std::to_string(index)));
     e.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     e.t = TelemetryEmitter::now();

@@ -4,13 +4,13 @@
 // trainable parameters and optimizer state, and draws the same samples; two data-parallel ranks
 // train the losses of one process, and so do two tensor-parallel ranks over two pipeline stages; the
 // encoders' weights are frozen and take no gradient; a cache made for something else is left as it
-// is; an edit dataset is refused as before.
+// is; an edit dataset is refused by a text-to-image pipeline.
 
 #include "core/captions/LatentCache.h"
 #include "core/spec/SpecIO.h"
 #include "tests/core/conversations/PngFile.h"
 #include "tests/trainer/cache/TinyPipeline.h"
-#include "tests/trainer/support/SpecText.h"
+#include "tests/trainer/cache/QwenImageLoraSpec.h"
 #include "tests/trainer/support/WorkerRun.h"
 #include "trainer/cache/InStepEncoder.h"
 #include "trainer/cache/LatentCacheWriter.h"
@@ -54,22 +54,7 @@ protected:
         dims = resolveModel(spec.model);
     }
     std::string writeSpec(int64_t microBatch, int64_t dp, bool samples = false, int64_t tp = 1, int64_t pp = 1) {
-        TinySpec s;
-        s.dp = dp;
-        s.tp = tp;
-        s.pp = pp;
-        s.kind = "qwen_image";
-        s.extraModel = "from = \"" + pipeline().path + "\"\nseq_len = 64";
-        s.data = "latents";
-        s.extraData = "path = \"" + data + "\"\nmax_pixels = 1536\nshuffle = true";
-        s.finetune = "mode = \"lora\"\nlora_r = 4\nlora_alpha = 8";
-        s.steps = 4;
-        s.globalBatch = 2 * microBatch;
-        s.microBatch = microBatch;
-        const std::string path = tmp.path() + "/spec-" + std::to_string(microBatch) + "-" + std::to_string(dp) + "-" +
-                                 std::to_string(tp) + "-" + std::to_string(pp) + ".toml";
-        std::ofstream(path) << s.toToml() << (samples ? "\n[samples]\nevery = 2\ncount = 2\nsteps = 3\n" : "");
-        return path;
+        return writeQwenImageLoraSpec(tmp.path(), pipeline().path, data, 64, {microBatch, dp, tp, pp, samples, 3});
     }
     WorkerRun run(int64_t microBatch, int64_t dp, const std::string& name, bool samples = false) {
         std::ifstream in(writeSpec(microBatch, dp, samples));
@@ -229,14 +214,15 @@ TEST_F(InStepEncoding, ACacheMadeForSomethingElseIsLeftAsItIs) {
     EXPECT_EQ(std::filesystem::last_write_time(shard), written);
 }
 
-TEST_F(InStepEncoding, AnEditDatasetIsRefused) {
+TEST_F(InStepEncoding, AnEditDatasetIsRefusedByATextToImagePipeline) {
     std::ofstream(data + "/metadata.jsonl") << R"({"image": "img10.png", "prompt": "make it blue", "edit_image": "img11.png"})"
                                             << "\n";
     try {
         openLatentData(spec.data, dims, 7, spec.model.from);
         FAIL() << "an edit dataset opened";
     } catch (const DataError& e) {
-        EXPECT_NE(std::string(e.what()).find("edit_image: Qwen-Image-Edit's reference images are not encoded yet"),
+        EXPECT_NE(std::string(e.what()).find("1 edit_image path, and model.from (" + pipeline().path +
+                                             ") is a QwenImagePipeline, which makes images from text alone"),
                   std::string::npos) << e.what();
     }
 }
