@@ -55,7 +55,6 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
 
 using namespace parallax;
 using namespace parallax::scale;
@@ -183,27 +182,8 @@ double percentile(std::vector<double> v, double p) {
 }
 
 pid_t startSupervisor(const std::string& store, int ranks, const Options& o, const std::string& log) {
-    std::vector<std::string> args = {"/proc/self/exe", "--supervise", store, std::to_string(ranks),
-                                     std::to_string(o.seconds), std::to_string(o.rawMinutes)};
-    char self[4096] = {};
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) args[0].assign(self, static_cast<size_t>(n));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-        std::cerr << "bench_scale: cannot start the supervisor " << args[0] << ": " << std::strerror(rc) << "\n";
-        std::exit(1);
-    }
-    return pid;
+    return spawnSelf({"--supervise", store, std::to_string(ranks), std::to_string(o.seconds), std::to_string(o.rawMinutes)},
+                     log, "bench_scale");
 }
 
 // Store growth over a stretch of the run, and how far behind the raw window the thinning was at both ends.

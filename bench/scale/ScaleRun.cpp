@@ -5,9 +5,17 @@
 #include "core/launch/Supervisor.h"
 #include "core/spec/SpecIO.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
+#include <iostream>
 #include <fstream>
 #include <sstream>
+
+extern char** environ;
 
 namespace parallax::scale {
 
@@ -90,6 +98,30 @@ RunRecord superviseScaleRun(RunStore& store, int ranks, double seconds, const st
     o.handle_signals = handleSignals;
     Supervisor supervisor(store, std::move(o));
     return supervisor.run();
+}
+
+pid_t spawnSelf(const std::vector<std::string>& arguments, const std::string& log, const char* who) {
+    std::vector<std::string> args = {"/proc/self/exe"};
+    char self[4096] = {};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) args[0].assign(self, static_cast<size_t>(n));
+    args.insert(args.end(), arguments.begin(), arguments.end());
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+        std::cerr << who << ": cannot start " << args[0] << ": " << std::strerror(rc) << "\n";
+        std::exit(1);
+    }
+    return pid;
 }
 
 } // namespace parallax::scale

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace parallax::scale {
@@ -46,5 +47,9 @@ CheckedSpec scaleSpec(int ranks, double seconds, int64_t hangAfterS = 30, int64_
 // ignores). The launcher takes its orders from the environment (ScaleLayout.h).
 RunRecord superviseScaleRun(RunStore& store, int ranks, double seconds, const std::string& launcher,
                             bool handleSignals, int64_t hangAfterS = 30, int64_t rawMinutes = 0);
+
+// This executable again, as a child process: `arguments` after its own path, stdin from /dev/null,
+// stdout and stderr into `log`. Exits naming `who` when it cannot start.
+pid_t spawnSelf(const std::vector<std::string>& arguments, const std::string& log, const char* who);
 
 } // namespace parallax::scale

@@ -306,7 +306,61 @@ void DeviceGridModel::setAlerts(const std::vector<RunAlert>& alerts) {
     }
     if (alerted == m_alerted) return;
     m_alerted = std::move(alerted);
-    cellsChanged();
+    if (!reorderRows()) cellsChanged();
+}
+
+bool DeviceGridModel::isFlagged(int rank) const {
+    if (isAlerted(rank)) return true;
+    const auto it = m_latest.find(rank);
+    return it != m_latest.end() && isStale(it->second);
+}
+
+std::vector<size_t> DeviceGridModel::rowOrder() const {
+    struct Key {
+        bool flagged = false;
+        int lowest = std::numeric_limits<int>::max();
+    };
+    std::vector<Key> keys(m_grid.size());
+    for (size_t r = 0; r < m_grid.size(); ++r) {
+        for (const Cell& c : m_grid[r]) {
+            if (c.rank < 0) continue;
+            keys[r].lowest = std::min(keys[r].lowest, c.rank);
+            keys[r].flagged = keys[r].flagged || isFlagged(c.rank);
+        }
+    }
+    std::vector<size_t> order(m_grid.size());
+    for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (keys[a].flagged != keys[b].flagged) return keys[a].flagged;
+        return keys[a].lowest < keys[b].lowest;
+    });
+    return order;
+}
+
+void DeviceGridModel::sortRows() {
+    const std::vector<size_t> order = rowOrder();
+    QStringList hosts;
+    std::vector<std::vector<Cell>> grid;
+    grid.reserve(order.size());
+    for (size_t r : order) {
+        hosts.push_back(m_hosts[static_cast<qsizetype>(r)]);
+        grid.push_back(std::move(m_grid[r]));
+    }
+    m_hosts = std::move(hosts);
+    m_grid = std::move(grid);
+}
+
+bool DeviceGridModel::reorderRows() {
+    const std::vector<size_t> order = rowOrder();
+    for (size_t r = 0; r < order.size(); ++r) {
+        if (order[r] != r) {
+            beginResetModel();
+            sortRows();
+            endResetModel();
+            return true;
+        }
+    }
+    return false;
 }
 
 void DeviceGridModel::setCpuThreadsPerRank(int threads) {
@@ -409,8 +463,9 @@ void DeviceGridModel::addSamples(const std::vector<DeviceEvent>& samples, bool r
             if (c.rank >= 0 && c.hasSample) c.sample = m_latest[c.rank];
         }
     }
-    // Staleness depends on the newest sample of all, so every cell may have changed.
-    cellsChanged();
+    // Staleness depends on the newest sample of all, so every cell may have changed, and a rank
+    // that went stale (or sampled again) moves its host's row.
+    if (!reorderRows()) cellsChanged();
 }
 
 void DeviceGridModel::rebuildLayout() {
@@ -456,6 +511,7 @@ void DeviceGridModel::rebuildLayout() {
         m_grid.push_back(std::move(row));
     }
     for (auto& row : m_grid) row.resize(static_cast<size_t>(m_columns));
+    sortRows();
 }
 
 std::optional<DeviceEvent> DeviceGridModel::latest(int rank) const {
@@ -500,6 +556,7 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     case ComputeShareRole: return act ? act->computeShare() : kNaN;
     case WaitShareRole: return act ? act->waitShare() : kNaN;
     case AlertRole: return isAlerted(cell.rank);
+    case FlaggedRole: return isFlagged(cell.rank);
     }
     const HostStatus* alarmStatus = alarm ? status : nullptr;
     if (!cell.hasSample) return unsampledData(index.row(), cell, act, alarmStatus, role);
@@ -510,11 +567,11 @@ QVariant DeviceGridModel::data(const QModelIndex& index, int role) const {
     return sampleData(cell, act, role);
 }
 
-// What the rank does, in the cell, when its steps say so.
+// What the rank does, in the cell, when its steps say so: the compute share its colour stands for,
+// as the heat map's scale beside the grid names it (the wait share and the times are in its tooltip).
 QString DeviceGridModel::activityLine(const std::optional<Activity>& act) const {
     if (!act) return QString();
-    return m_ended ? tr("last: compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()))
-                   : tr("compute %1 · wait %2").arg(percent(act->computeShare()), percent(act->waitShare()));
+    return percent(act->computeShare());
 }
 
 // What the rank does, in its tooltip, when its steps say so.
@@ -527,6 +584,17 @@ QString DeviceGridModel::activityTip(const std::optional<Activity>& act) const {
         .arg(percent(act->waitShare()));
 }
 
+QString DeviceGridModel::alertKinds(int rank) const {
+    const auto alert = m_alerted.find(rank);
+    if (alert == m_alerted.end()) return QString();
+    QStringList kinds;
+    for (const QString& message : alert->second) {
+        const QString kind = message.section(QStringLiteral(": "), 0, 0);
+        if (!kinds.contains(kind)) kinds << kind;
+    }
+    return kinds.join(QStringLiteral(", "));
+}
+
 QString DeviceGridModel::alertTip(int rank) const {
     const auto alert = m_alerted.find(rank);
     return alert != m_alerted.end() ? QLatin1Char('\n') + alert->second.join(QLatin1Char('\n')) : QString();
@@ -537,8 +605,11 @@ QVariant DeviceGridModel::unsampledData(int row, const Cell& cell, const std::op
                                         const HostStatus* alarmStatus, int role) const {
     const QString host = m_hosts[row];
     switch (role) {
-    case Qt::DisplayRole:
-        return tr("r%1\nno sample yet").arg(cell.rank) + (act ? QLatin1Char('\n') + activityLine(act) : QString());
+    case Qt::DisplayRole: {
+        const QString kinds = alertKinds(cell.rank);
+        return tr("r%1\nno sample").arg(cell.rank) + (act ? QLatin1Char('\n') + activityLine(act) : QString()) +
+               (kinds.isEmpty() ? QString() : QLatin1Char('\n') + kinds);
+    }
     case Qt::ToolTipRole:
         return tr("rank %1 on %2: no device sample yet").arg(cell.rank).arg(host) + activityTip(act) +
                alertTip(cell.rank) + (alarmStatus ? QLatin1Char('\n') + hostStatusText(*alarmStatus) : QString());
@@ -554,27 +625,27 @@ bool DeviceGridModel::isStale(const DeviceEvent& e) const {
     return m_lastT - e.t > kStaleSeconds;
 }
 
-// The cell of a rank with a device sample: its device, what it does and how busy, in two or three lines.
+// The cell of a rank with a device sample, short enough for a narrow column: its rank, then why
+// it is flagged (silent, the alerts naming it) or else the figure its colour stands for (its
+// compute share, else its GPU's utilization, or a CPU rank's cores). The device, memory, temperature and the run's end are in
+// the tooltip, the grey of an ended run's cells and the column's header.
 QString DeviceGridModel::sampleText(const Cell& cell, const std::optional<Activity>& act) const {
     const DeviceEvent& e = cell.sample;
-    const bool gpu = e.device >= 0;
     const double util = utilizationOf(e);
-    QString head = gpu ? QStringLiteral("r%1 · GPU %2").arg(cell.rank).arg(e.device)
-                       : QStringLiteral("r%1 · CPU").arg(cell.rank);
-    if (m_ended) head += tr(" · ended");
-    else if (isStale(e)) head += tr(" · no sample for %1 s").arg(static_cast<int>(m_lastT - e.t));
-    QString body;
-    if (gpu) {
-        body = (known(util) ? QString::number(util, 'f', 0) + QLatin1Char('%') : QStringLiteral("?%")) +
-               QStringLiteral(" · ") + formatBytes(e.mem_used) + QLatin1Char('/') + formatBytes(e.mem_total);
-        if (known(e.temp_c)) body += QStringLiteral(" · %1°C").arg(e.temp_c, 0, 'f', 0);
+    QString line;
+    if (isStale(e)) {
+        line = tr("silent %1 s").arg(static_cast<int>(m_lastT - e.t));
+    } else if (act) {
+        line = activityLine(act);
+    } else if (e.device >= 0) {
+        line = known(util) ? QString::number(util, 'f', 0) + QLatin1Char('%') : QStringLiteral("?%");
     } else {
         // In cores, not a percentage: a rank computing on one thread also runs MPI's and the
         // loader's threads, and "132%" of a 1-thread rank reads as a broken gauge.
-        body = (known(util) ? tr("%1 cores").arg(util / 100.0, 0, 'f', 1) : tr("? cores")) +
-               QStringLiteral(" · RSS ") + formatBytes(e.rss);
+        line = known(util) ? tr("%1 cores").arg(util / 100.0, 0, 'f', 1) : tr("? cores");
     }
-    return head + QLatin1Char('\n') + (act ? activityLine(act) + QLatin1Char('\n') : QString()) + body;
+    const QString kinds = alertKinds(cell.rank);
+    return QStringLiteral("r%1\n").arg(cell.rank) + line + (kinds.isEmpty() ? QString() : QLatin1Char('\n') + kinds);
 }
 
 QString DeviceGridModel::sampleToolTip(const Cell& cell, const std::optional<Activity>& act,
@@ -597,7 +668,9 @@ QString DeviceGridModel::sampleToolTip(const Cell& cell, const std::optional<Act
     }
     if (act) t += tr("\n(a rank waiting in a collective may still show busy: it spins)");
     if (m_ended) t += tr("\nthe run has ended: these are its last figures");
-    else if (isStale(e)) t += tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
+    if (isStale(e))
+        t += m_ended ? tr("\nits last sample came %1 s before the run's last one: did the rank hang?").arg(m_lastT - e.t, 0, 'f', 0)
+                     : tr("\nno sample for %1 s: is the rank hung?").arg(m_lastT - e.t, 0, 'f', 0);
     t += alertTip(cell.rank);
     if (alarmStatus) t += QLatin1Char('\n') + hostStatusText(*alarmStatus);
     return t;

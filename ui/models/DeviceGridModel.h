@@ -21,6 +21,12 @@ namespace parallax {
 // cell too, so that a host that never answers still has its row. The supervisor's view of each
 // host (HostStatus: answering, silent, lost) marks the host's row.
 //
+// Hosts with a flagged rank (one an active alert names, or a stale one) come first, live or
+// ended, the others after them in order of their lowest rank: at 128 hosts a straggler's or a
+// hung rank's row would otherwise be far down the list. A cell says little (the rank, what its
+// colour stands for, why it is flagged) so that it stays readable in a narrow column; its tooltip
+// holds the detail.
+//
 // A cell's colour says what its rank does (RankActivityPalette): from the ranks' per-step compute
 // and wait times (rank_steps), the share of its recent steps it computes rather than waits in
 // collectives. A rank spinning in an all-reduce burns a whole core or GPU while it waits, so
@@ -51,6 +57,7 @@ public:
         WaitShareRole,               // double 0..1: waiting in collectives; NaN without rank_steps
         AlertRole,                   // bool: an active alert names the rank
         ActivityShareRole,           // double 0..1 the colour stands for: compute share, else busy share
+        FlaggedRole,                 // bool: an active alert names the rank, or it is stale
     };
 
     // Steps over which a cell's compute and wait shares are judged.
@@ -122,6 +129,9 @@ public:
     // The run's alerts (RunStore::alerts): the ranks the active ones name as the cause are marked.
     void setAlerts(const std::vector<RunAlert>& alerts);
     bool isAlerted(int rank) const { return m_alerted.count(rank) > 0; }
+    // Named by an active alert, or stale (its last sample lags the newest by kStaleSeconds): its
+    // host's row comes first.
+    bool isFlagged(int rank) const;
 
     // Threads a CPU rank computes with: 100% CPU per thread is a CPU rank fully busy.
     void setCpuThreadsPerRank(int threads);
@@ -154,6 +164,11 @@ private:
         DeviceEvent sample;
     };
     void rebuildLayout(); // hosts and slots changed: the grid's shape is recomputed (a reset)
+    // Hosts with a flagged rank first, then by lowest rank. sortRows: in place (within a reset);
+    // reorderRows: a reset when the order changed (flags came or went).
+    std::vector<size_t> rowOrder() const;
+    void sortRows();
+    bool reorderRows();
     void resetSamples();  // forgets the samples (within a reset)
     static double utilizationOf(const DeviceEvent& e);
     QString rankLabel(int rank) const;
@@ -167,6 +182,7 @@ private:
     QString activityLine(const std::optional<Activity>& act) const;
     QString activityTip(const std::optional<Activity>& act) const;
     QString alertTip(int rank) const;
+    QString alertKinds(int rank) const; // "straggler", "hang, straggler"; empty when none
     QVariant unsampledData(int row, const Cell& cell, const std::optional<Activity>& act,
                            const HostStatus* alarmStatus, int role) const;
     bool isStale(const DeviceEvent& e) const;

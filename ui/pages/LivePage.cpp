@@ -341,8 +341,9 @@ QWidget* LivePage::buildDevices(QWidget* parent) {
     m_deviceView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     devices->addWidget(m_deviceView);
     devices->addWidget(buildHeatMap(devices));
+    // Half each: at 1,024 ranks a host's eight cells need the room to stay readable at 1280 wide.
     devices->setStretchFactor(0, 1);
-    devices->setStretchFactor(1, 2);
+    devices->setStretchFactor(1, 1);
     return devices;
 }
 

@@ -13,6 +13,13 @@ QRect HostAlarmDelegate::alertFrame(const QRect& cell, bool hostAlarm) {
     return cell.adjusted(inset, inset, -inset, -inset);
 }
 
+QSize HostAlarmDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+    QSize size = QStyledItemDelegate::sizeHint(option, index);
+    int frames = index.data(DeviceGridModel::AlertRole).toBool() ? kAlertWidth : 0;
+    if (index.data(DeviceGridModel::HostAlarmRole).toBool()) frames += kOutlineWidth;
+    return size + QSize(2 * frames, 2 * frames);
+}
+
 void HostAlarmDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
     QStyledItemDelegate::paint(painter, option, index);
     const bool hostAlarm = index.data(DeviceGridModel::HostAlarmRole).toBool();

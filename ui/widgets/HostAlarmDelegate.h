@@ -23,6 +23,9 @@ public:
     static QRect alertFrame(const QRect& cell, bool hostAlarm);
 
     void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+    // Room for the frames besides the text, so that a row sized to its contents keeps its text
+    // clear of them.
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
 };
 
 } // namespace parallax
