@@ -2,6 +2,8 @@
 #include "app/cli/Commands.h"
 #include "app/cli/Format.h"
 #include "app/cli/WorkerLocator.h"
+#include "core/captions/CaptionDatasetSummary.h"
+#include "core/captions/InStepEncoders.h"
 #include "core/launch/LaunchPlan.h"
 #include "core/launch/Preflight.h"
 #include "core/launch/RunFolders.h"
@@ -9,6 +11,7 @@
 #include "core/spec/DiskEstimate.h"
 #include "core/spec/Estimates.h"
 #include "core/spec/MachineInfo.h"
+#include "core/spec/ModelKinds.h"
 #include "core/spec/SpecIO.h"
 #include "core/spec/SpecValidator.h"
 
@@ -34,6 +37,22 @@ void memoryRows(const MemoryEstimate& m, const char* indent) {
                                                     {"runtime", m.runtime}};
     for (const auto& [name, bytes] : parts)
         std::printf("  %s%-*s %s\n", indent, 16 - static_cast<int>(std::strlen(indent)), name, formatBytes(bytes).c_str());
+}
+
+// A qwen_image run without a complete latent cache: the encoders every rank loads besides the model.
+void encoderRows(const RunSpec& spec, double modelBytes) {
+    const ModelKindInfo* kind = modelKindInfo(spec.model.kind);
+    if (kind == nullptr || !readsLatents(*kind) || spec.data.kind != DataKind::Latents || spec.model.from.empty()) return;
+    const CaptionDatasetSummary data = summarizeCaptionDataset(spec.data.path, spec.model.from, spec.data.max_pixels);
+    if (!data.ok()) return; // a folder of latent shards, or a dataset whose problem the data check names
+    const std::optional<InStepEncoders> encoders = inStepEncoders(spec, data.cache);
+    if (!encoders) return;
+    std::printf("  %-16s %s (no complete latent cache, %lld of %lld samples: every rank loads the text encoder, "
+                "%s values, and the VAE's encoder, %s, frozen; `parallax-cli cache SPEC` once leaves them out)\n",
+                "encoders", formatBytes(encoders->bytes()).c_str(), static_cast<long long>(data.cache.samples_done),
+                static_cast<long long>(data.samples), formatCount(double(encoders->text_values)).c_str(),
+                formatCount(double(encoders->vae_values)).c_str());
+    row("memory/device with the encoders", formatBytes(modelBytes + encoders->bytes()));
 }
 
 // Preflight of every host, one line each; returns the number of problems.
@@ -113,6 +132,7 @@ int checkCommand(const std::string& storePath, const std::string& specPath) {
         const bool stages = e.memory_per_stage.size() > 1;
         row("memory/device", formatBytes(e.memory.total()) + (stages ? " (pipeline stage 0, the most loaded)" : ""));
         memoryRows(e.memory, "  ");
+        encoderRows(spec, e.memory.total());
         if (stages) {
             for (size_t i = 0; i < e.memory_per_stage.size(); ++i)
                 row("  stage " + std::to_string(i), formatBytes(e.memory_per_stage[i].total()));

@@ -12,6 +12,8 @@
 #include "tests/trainer/cache/TinyPipeline.h"
 #include "tests/trainer/cache/QwenImageLoraSpec.h"
 #include "tests/trainer/support/WorkerRun.h"
+#include "core/spec/Estimates.h"
+#include "tests/support/Process.h"
 #include "trainer/cache/InStepEncoder.h"
 #include "trainer/cache/LatentCacheWriter.h"
 #include "trainer/data/DataError.h"
@@ -144,6 +146,25 @@ TEST_F(InStepEncoding, TheEncodersAreFrozenAndTakeNoGradient) {
     EXPECT_GT(withGradient, 0);
     EXPECT_EQ(afterwards, trainable);
     for (const torch::Tensor& p : frozen) EXPECT_FALSE(p.grad().defined());
+}
+
+// `check` counts the encoders every rank loads without the cache: the text encoder's parameters and
+// those of the VAE's encoder, fp32 on a CPU; once the cache is made the row is gone.
+TEST_F(InStepEncoding, CheckCountsTheEncodersOfARunWithoutTheCache) {
+    const std::unique_ptr<Dataset> dataset = openLatentData(spec.data, dims, 7, spec.model.from);
+    const std::unique_ptr<BatchEncoder> encoder = dataset->makeStepEncoder(torch::kCPU, torch::kFloat32);
+    int64_t values = 0;
+    for (const torch::Tensor& p : dynamic_cast<const InStepEncoder&>(*encoder).parameters()) values += p.numel();
+    const std::string cli = buildDir() + "/app/parallax-cli", specPath = writeSpec(1, 1);
+    const ProcessResult before = runProcess({cli, "check", specPath});
+    const std::string row = "encoders         " + formatBytes(double(values) * 4.0) +
+                            " (no complete latent cache, 0 of 12 samples: every rank loads the text encoder";
+    EXPECT_NE(before.output.find(row), std::string::npos) << row << "\nnot in:\n" << before.output;
+    EXPECT_NE(before.output.find("memory/device with the encoders"), std::string::npos) << before.output;
+    makeCache();
+    const ProcessResult after = runProcess({cli, "check", specPath});
+    EXPECT_NE(after.output.find("memory/device"), std::string::npos) << after.output;
+    EXPECT_EQ(after.output.find("encoders "), std::string::npos) << after.output;
 }
 
 TEST_F(InStepEncoding, ARunWithoutTheCacheTrainsAsOneThroughIt) {
