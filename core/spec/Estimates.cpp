@@ -184,6 +184,14 @@ double trainingFlopsPerSample(const ModelDims& d, const FinetuneSpec& finetune) 
     return trainingFlops(buildUnits(d, finetune).units);
 }
 
+double trainingFlopsPerLatentSample(const ModelDims& d, const FinetuneSpec& finetune, int64_t textTokens,
+                                    int64_t imageTokens) {
+    ModelDims shaped = d;
+    shaped.seq_len = std::max<int64_t>(1, textTokens);
+    shaped.shape_image_tokens = std::max<int64_t>(1, imageTokens);
+    return trainingFlopsPerSample(shaped, finetune);
+}
+
 double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, int64_t virtualStages) {
     if (stages <= 1) return 0.0;
     const double p = double(stages);

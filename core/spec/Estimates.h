@@ -43,6 +43,11 @@ double forwardFlopsPerSample(const ModelDims& dims);
 // whole; a frozen unit before anything that trains (a frozen vision tower) its forward alone; a
 // frozen unit after one (LoRA's base weights) its forward and input gradients, 2 x forward.
 double trainingFlopsPerSample(const ModelDims& dims, const FinetuneSpec& finetune);
+// The same for a latent model's sample at one batch's real shape: `textTokens` prompt states (the
+// micro-batch's padded width, as the model computes them) and `imageTokens` packed image tokens
+// (the image being made and an Edit sample's reference images).
+double trainingFlopsPerLatentSample(const ModelDims& dims, const FinetuneSpec& finetune, int64_t textTokens,
+                                    int64_t imageTokens);
 // The idle share of a step's window with equal passes and free communication: (p - 1) / (m + p - 1)
 // for gpipe and 1f1b; (p - 1) / (v m + p - 1) for interleaved with v chunks; (p - 1) / (3 m + p - 1)
 // for zb1 (ZB-H1 with T_F = T_B = T_W: p - 1 idle units beside 3 m of compute).

@@ -28,6 +28,9 @@ struct ModelDims {
     int64_t vision_dim = 0;
     int64_t vision_heads = 0;
     int64_t vision_ffn = 0;    // the config's intermediate_size
+    // A latent model's image tokens at one batch's real grid (buckets, Edit's reference images):
+    // imageTokens() when set; 0, the square image_size's.
+    int64_t shape_image_tokens = 0;
 
     // Published architectures (qwen2, qwen2_5_vl), as their config.json names them.
     int64_t kv_heads = 0;           // num_key_value_heads (grouped-query attention)
@@ -50,6 +53,7 @@ struct ModelDims {
     // Clamped to the int64 range rather than overflowing, for dimensions not yet validated.
     int64_t headDim() const { return heads > 0 ? dim / heads : 0; }
     int64_t imageTokens() const {
+        if (shape_image_tokens > 0) return shape_image_tokens;
         return patch > 0 ? saturatingMul(image_size / patch, image_size / patch) : 0;
     }
     int64_t patchValues() const { return saturatingMul(saturatingMul(channels, patch), patch); }

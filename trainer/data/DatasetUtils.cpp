@@ -136,12 +136,25 @@ bool countsFilledPositions(const ModelDims& dims) {
     return objective == Objective::Conversation || objective == Objective::LatentFlow;
 }
 
+LatentSequence latentSequence(const ModelDims& dims, const Batch& batch) {
+    if (modelKindInfo(dims.kind).objective != Objective::LatentFlow) return {};
+    const torch::Tensor& latents = batch.images.defined() ? batch.images : batch.noise; // of the latents to come
+    LatentSequence s;
+    s.image = (latents.size(2) / 2) * (latents.size(3) / 2);
+    for (const torch::Tensor& r : batch.reference_latents) s.image += (r.size(2) / 2) * (r.size(3) / 2);
+    // A reference image still in pixels: the VAE's 8 x and packing's 2 x.
+    for (const torch::Tensor& r : batch.reference_pixels) s.image += (r.size(2) / 16) * (r.size(3) / 16);
+    s.text = batch.attention_mask.defined() ? batch.attention_mask.size(1)
+             : batch.text_states.defined()  ? batch.text_states.size(1)
+                                            : 0;
+    return s;
+}
+
 int64_t filledPositions(const ModelDims& dims, const Batch& batch) {
     const Objective objective = modelKindInfo(dims.kind).objective;
     if (objective == Objective::LatentFlow) {
-        const torch::Tensor& latents = batch.images.defined() ? batch.images : batch.noise; // of the latents to come
-        int64_t image = latents.size(0) * (latents.size(2) / 2) * (latents.size(3) / 2);
-        for (const torch::Tensor& r : batch.reference_latents) image += r.size(0) * (r.size(2) / 2) * (r.size(3) / 2);
+        const torch::Tensor& latents = batch.images.defined() ? batch.images : batch.noise;
+        const int64_t image = latents.size(0) * latentSequence(dims, batch).image;
         const int64_t text = batch.attention_mask.defined() ? batch.attention_mask.sum().item<int64_t>()
                              : batch.text_states.defined() ? batch.text_states.size(0) * batch.text_states.size(1)
                                                            : 0;

@@ -48,6 +48,15 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch);
 // each sample's latents, of its aspect bucket) and its prompts' states (padding left out). 0 for
 // the other objectives, whose samples all count ModelDims::tokensPerSample().
 int64_t filledPositions(const ModelDims& dims, const Batch& batch);
+
+// A latent batch's sequence per sample: the prompt states the model computes (the micro-batch's
+// padded width) and the packed image tokens (the image being made, then each reference image; from
+// the pixels or noise of a batch still to be encoded). {0, 0} for a batch of another objective.
+struct LatentSequence {
+    int64_t text = 0;
+    int64_t image = 0;
+};
+LatentSequence latentSequence(const ModelDims& dims, const Batch& batch);
 // Whether the kind's samples vary in length (conversations, latents of aspect buckets), so that the
 // throughput counts filledPositions rather than ModelDims::tokensPerSample().
 bool countsFilledPositions(const ModelDims& dims);

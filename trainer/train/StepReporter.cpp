@@ -68,7 +68,8 @@ void StepReporter::report(const FinishedStep& s) {
     const double seconds = msMax / 1e3;
     e.tokens_per_s = seconds > 0 ? tokensPerStep / seconds : 0;
     e.samples_per_s = seconds > 0 ? m_o.globalBatch / seconds : 0;
-    e.mfu = m_o.peakFlops > 0 ? m_o.flopsPerToken * e.tokens_per_s / (m_o.peakFlops * m_groups.world->size()) : 0;
+    const double flopsPerS = s.flops > 0 ? (seconds > 0 ? s.flops / seconds : 0) : m_o.flopsPerToken * e.tokens_per_s;
+    e.mfu = m_o.peakFlops > 0 ? flopsPerS / (m_o.peakFlops * m_groups.world->size()) : 0;
     e.tokens = m_tokensSeen;
     e.peak_mem = peakMemory;
     e.t = TelemetryEmitter::now();

@@ -26,6 +26,9 @@ struct FinishedStep {
     // Positions the step's samples filled over the data-parallel replicas (conversations); 0: every
     // sample counts Options::tokensPerSample.
     int64_t positions = 0;
+    // The step's training FLOPs at its batches' real shapes over the replicas (latent models); 0:
+    // Options::flopsPerToken prices every token.
+    double flops = 0;
 };
 
 // Reports each finished step: the rank's own step time (for the straggler finder, with a flight

@@ -82,6 +82,7 @@ void Trainer::setup() {
     if (m_groups.worldRank() == 0 && !m_finetune.summary().empty()) m_out.info(m_finetune.summary());
     m_flopsPerToken = trainingFlopsPerSample(m_dims, m_spec.finetune) /
                       static_cast<double>(std::max<int64_t>(1, m_dims.tokensPerSample()));
+    m_batchFlops = std::make_unique<BatchFlops>(m_dims, m_spec.finetune);
 
     m_parallel = parallelize(*m_model, m_spec, m_dims, m_groups, m_device);
     if (m_groups.worldRank() == 0 && m_parallel.frozenInProductType > 0)
@@ -227,9 +228,11 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     std::vector<Batch> micro;
     micro.reserve(static_cast<size_t>(accumulation));
     int64_t localCount = 0, localPositions = 0;
+    double localFlops = 0;
     for (const Batch& batch : m_prefetcher->take(step)) {
         localCount += lossElements(m_dims, batch); // on the host copy: no wait for the device
         localPositions += filledPositions(m_dims, batch);
+        localFlops += m_batchFlops->of(batch);
         // An image-caption batch without its cache: the frozen encoders make its latents and prompt states here.
         micro.push_back(m_encoder ? m_encoder->encode(batch) : batch.to(m_device));
     }
@@ -238,6 +241,9 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
     if (countsFilledPositions(m_dims))
         queued.positions = static_cast<int64_t>(
             m_groups.dp->allReduceScalar(static_cast<double>(localPositions), ReduceOp::Sum));
+    // Every rank of a replica prices the same batches: the sum over the replicas is the step's.
+    if (modelKindInfo(m_dims.kind).objective == Objective::LatentFlow)
+        queued.flops = m_groups.dp->allReduceScalar(localFlops, ReduceOp::Sum);
 
     GradientReducer& reducer = *m_parallel.reducer;
     reducer.beginStep(static_cast<int>(accumulation));
@@ -318,6 +324,7 @@ double Trainer::finishStep(const QueuedStep& queued, TrainResult& result) {
     f.waitMs = queued.waitMs;
     f.spans = queued.spans;
     f.positions = queued.positions;
+    f.flops = queued.flops;
     m_reporter->report(f);
     return loss;
 }

@@ -9,6 +9,7 @@
 #include "trainer/parallel/Parallelize.h"
 #include "trainer/parallel/PipelineEngine.h"
 #include "trainer/train/AgreedFailure.h"
+#include "trainer/train/BatchFlops.h"
 #include "trainer/train/Checkpoint.h"
 #include "trainer/train/RunSamples.h"
 #include "trainer/train/TelemetryEmitter.h"
@@ -84,6 +85,7 @@ private:
         double hostMs = 0; // the host's time queueing the step (all of it on a CPU)
         double waitMs = 0; // of which blocked in collectives
         int64_t positions = 0; // conversations: the positions the step's samples filled, over the replicas
+        double flops = 0;      // latent models: the step's training FLOPs at its batches' shapes, over the replicas
     };
     // Queues one step: forward, backward, reductions, the gradient norm, clipping and the update,
     // decided on the device (a non-finite norm skips this and every later update there).
@@ -121,6 +123,7 @@ private:
     std::unique_ptr<OptimizerStream> m_optimizerStream;
     int64_t m_startStep = 0;
     double m_flopsPerToken = 0;
+    std::unique_ptr<BatchFlops> m_batchFlops; // FLOPs at each micro-batch's shape (latent models)
     double m_peakFlops = 0;
     double m_lastGradNorm = 0;
     std::unique_ptr<StepClock> m_stepClock;

@@ -230,6 +230,25 @@ TEST(Estimates, ACpuRankCountsItsRuntimeAndTheHeapsSlack) {
     EXPECT_DOUBLE_EQ(estimate(image).memory.runtime, 189.0 * 1024 * 1024);
 }
 
+// A latent model's sample priced at its real shape: at the square grid the spec gives, the spec's
+// price; the blocks' attention grows with the square of the sequence, so 2 x the image tokens costs
+// more than 2 x, and the linear layers alone would cost less.
+TEST(Estimates, ALatentSampleIsPricedAtItsShape) {
+    RunSpec s;
+    s.model.kind = ModelKind::QwenImage;
+    s.model.preset = "tiny";
+    const ModelDims d = resolveModel(s.model);
+    const int64_t tokens = d.imageTokens();
+    ASSERT_GT(tokens, 0);
+    EXPECT_DOUBLE_EQ(trainingFlopsPerLatentSample(d, s.finetune, d.seq_len, tokens),
+                     trainingFlopsPerSample(d, s.finetune));
+    const double one = trainingFlopsPerLatentSample(d, s.finetune, d.seq_len, 15);
+    const double two = trainingFlopsPerLatentSample(d, s.finetune, d.seq_len, 30);
+    EXPECT_GT(two, one);
+    EXPECT_LT(trainingFlopsPerLatentSample(d, s.finetune, d.seq_len, 14), one);
+    EXPECT_GT(trainingFlopsPerLatentSample(d, s.finetune, 2 * d.seq_len, 15), one);
+}
+
 TEST(Estimates, BubbleValues) {
     EXPECT_DOUBLE_EQ(pipelineBubble(1, 8, Schedule::OneFOneB), 0.0);
     EXPECT_DOUBLE_EQ(pipelineBubble(4, 8, Schedule::OneFOneB), 3.0 / 11.0);

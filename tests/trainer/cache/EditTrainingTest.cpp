@@ -14,6 +14,8 @@
 #include "tests/trainer/support/WorkerRun.h"
 #include "trainer/cache/LatentCacheWriter.h"
 #include "trainer/cache/QwenImageTextEncoder.h"
+#include "trainer/train/BatchFlops.h"
+#include "core/spec/Estimates.h"
 #include "core/image/ImageDecoder.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/LatentData.h"
@@ -109,6 +111,11 @@ TEST_F(EditTraining, TheCacheAndTheStepsEncoderGiveTheSameEditBatches) {
     EXPECT_TRUE(torch::equal(one.text_states[0], states));
     ASSERT_EQ(one.reference_latents.size(), 2u);
     EXPECT_EQ(one.reference_latents[0].sizes(), one.images.sizes()) << "a reference is fitted to its target's bucket";
+    // MFU prices the reference images' tokens too: three images' worth of packed tokens.
+    const int64_t made = one.images.size(2) / 2 * (one.images.size(3) / 2);
+    BatchFlops flops(dims, spec.finetune);
+    EXPECT_EQ(flops.of(one), trainingFlopsPerLatentSample(dims, spec.finetune, one.text_states.size(1), 3 * made));
+    EXPECT_EQ(flops.of(inStep->makeBatch({5}, 0)), flops.of(one));
 
     for (const std::vector<int64_t>& indices : {std::vector<int64_t>{0, 2}, {5, 7}, {4}})
         for (int64_t step : {0, 3}) {

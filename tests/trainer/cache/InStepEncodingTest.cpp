@@ -15,6 +15,7 @@
 #include "core/spec/Estimates.h"
 #include "tests/support/Process.h"
 #include "trainer/cache/InStepEncoder.h"
+#include "trainer/train/BatchFlops.h"
 #include "trainer/cache/LatentCacheWriter.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
@@ -99,6 +100,7 @@ TEST_F(InStepEncoding, TheStepsBatchIsTheBatchOfTheCache) {
 
     ASSERT_EQ(inStep->size(), cached->size());
     EXPECT_EQ(inStep->sampleGroups(), cached->sampleGroups());
+    BatchFlops flops(dims, spec.finetune);
     for (int64_t i = 0; i < kImages; ++i) EXPECT_EQ(inStep->promptText(i), cached->promptText(i)) << i;
     // Micro-batches of each bucket, sample 4's prompt cut at model.seq_len.
     for (const std::vector<int64_t>& indices : {std::vector<int64_t>{0, 3}, {1, 4, 7}, {10}, {5, 2, 11}})
@@ -107,6 +109,12 @@ TEST_F(InStepEncoding, TheStepsBatchIsTheBatchOfTheCache) {
             const Batch want = cached->makeBatch(indices, step);
             EXPECT_EQ(lossElements(dims, host), lossElements(dims, want));
             EXPECT_EQ(filledPositions(dims, host), filledPositions(dims, want));
+            // Priced at the bucket's packed grid and the micro-batch's prompt width.
+            const double priced = double(want.images.size(0)) *
+                                  trainingFlopsPerLatentSample(dims, spec.finetune, want.attention_mask.size(1),
+                                                               want.images.size(2) / 2 * (want.images.size(3) / 2));
+            EXPECT_EQ(flops.of(host), priced);
+            EXPECT_EQ(flops.of(want), priced);
             const Batch got = encoder->encode(host);
             EXPECT_FALSE(got.pixels.defined());
             EXPECT_FALSE(got.tokens.defined());
