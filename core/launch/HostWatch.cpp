@@ -58,10 +58,12 @@ HostWatch::HostWatch(const ClusterProfile& cluster, std::string controlFolder, s
         m_byName.emplace(h.name, m_hosts.size());
         m_hosts.push_back(std::move(h));
     }
-    // The probes spread over the period: n hosts start n ssh processes a period, not n in one turn.
-    for (size_t i = 0; i < m_hosts.size(); ++i)
-        m_hosts[i].next_probe = m_start + m_every * static_cast<int64_t>(i) / static_cast<int64_t>(m_hosts.size());
     for (size_t i = 0; i < m_hosts.size(); ++i) startMaster(m_hosts[i]);
+    // The probes spread over the period from when the masters are up (starting them takes a few ms
+    // each): n hosts start n ssh processes a period, not n in one turn.
+    const Clock::time_point first = Clock::now();
+    for (size_t i = 0; i < m_hosts.size(); ++i)
+        m_hosts[i].next_probe = first + m_every * static_cast<int64_t>(i) / static_cast<int64_t>(m_hosts.size());
 }
 
 HostWatch::~HostWatch() {
@@ -165,7 +167,10 @@ void HostWatch::poll() {
             h.probe = std::make_unique<LauncherProcess>();
             h.probe_err.clear();
             h.probe_started = now;
-            h.next_probe = now + m_every;
+            // The host keeps its place in the period: probes that came due in one late turn do not
+            // stay bunched in the turns after it.
+            h.next_probe += m_every;
+            if (h.next_probe <= now) h.next_probe += m_every * ((now - h.next_probe) / m_every + 1);
             if (h.probe->start(probeCommand(h), {}) != 0) {
                 h.last_error = "cannot start ssh";
                 h.probe.reset();

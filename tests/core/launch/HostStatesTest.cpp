@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -138,6 +140,32 @@ TEST(HostWatch, ProbesAreSpreadOverThePeriodAndPollsAreBounded) {
         const auto took = HostWatch::Clock::now() - start;
         EXPECT_LE(watch.looks(), 1 + took / HostWatch::kPollEvery) << "polls that looked: " << watch.looks();
         EXPECT_GE(watch.looks(), 1);
+    }
+    ::rmdir(folder);
+}
+
+// Probes that came due in one late turn (a loop held up for longer than the period) start then, and
+// each host keeps its place in the period afterwards: they do not stay bunched in one turn.
+TEST(HostWatch, ProbesThatCameDueInOneLateTurnKeepTheirPlaces) {
+    ClusterProfile cluster;
+    cluster.hosts = {"a.invalid", "b.invalid", "c.invalid", "d.invalid"};
+    char folder[] = "/tmp/parallax-watch-XXXXXX";
+    ASSERT_NE(::mkdtemp(folder), nullptr);
+    {
+        HostWatch watch(cluster, std::string(folder) + "/ctl", {}, std::chrono::milliseconds(2000));
+        const auto before = watch.hosts().front().next_probe;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2100)); // every host's first probe is due
+        watch.poll();
+        const auto& hosts = watch.hosts();
+        for (const HostWatch::Host& h : hosts) EXPECT_TRUE(h.probe != nullptr) << h.name << "'s probe did not start";
+        // Host i's probes stay at i / 4 of the period: the first two periods on (its next place past the
+        // late turn), the others one period on.
+        const auto now = HostWatch::Clock::now();
+        for (size_t i = 0; i < hosts.size(); ++i) {
+            const auto offset = std::chrono::milliseconds(500 * static_cast<int64_t>(i));
+            EXPECT_EQ(hosts[i].next_probe - before, offset + std::chrono::milliseconds(i == 0 ? 4000 : 2000)) << i;
+            EXPECT_GT(hosts[i].next_probe, now) << i;
+        }
     }
     ::rmdir(folder);
 }
