@@ -277,6 +277,10 @@ void MainWindow::createStorePages() {
         {Live, m_live}, {Logs, m_logs}, {Pipeline, m_pipeline}, {Runs, m_runsPage}, {Compare, m_compare}};
     for (const PageEntry& p : kPages)
         if (p.perStore) m_stack->insertWidget(p.id, made.at(p.id));
+    // The Pipeline page reads a run's spans only while it is the page shown.
+    m_pipeline->setInView(m_stack->currentWidget() == m_pipeline);
+    connect(m_stack, &QStackedWidget::currentChanged, m_pipeline,
+            [this] { m_pipeline->setInView(m_stack->currentWidget() == m_pipeline); });
 
     connectStorePages();
 }

@@ -91,10 +91,18 @@ std::string EventTableSpec::insertSql(int rows) const {
            sql::valuesList(static_cast<int>(columns.size()) + 1, rows);
 }
 
-std::string EventTableSpec::selectSql() const {
-    std::vector<std::string> names;
-    for (const Column& c : columns) names.push_back(c.name);
-    return "SELECT " + joined(names) + " FROM " + quoted(table) + " WHERE run = ?1 AND " + quoted(key.front()) +
+std::string EventTableSpec::selectSql(const std::vector<std::string>& leftOut) const {
+    for (const std::string& name : leftOut) {
+        const auto c = std::find_if(columns.begin(), columns.end(), [&](const Column& x) { return x.name == name; });
+        if (c == columns.end() || c->key)
+            throw std::logic_error(event + ": \"" + name + "\" is not a field that a read can leave out");
+    }
+    std::string names;
+    for (const Column& c : columns) {
+        const bool out = std::find(leftOut.begin(), leftOut.end(), c.name) != leftOut.end();
+        names += (names.empty() ? "" : ", ") + (out ? std::string("NULL") : quoted(c.name));
+    }
+    return "SELECT " + names + " FROM " + quoted(table) + " WHERE run = ?1 AND " + quoted(key.front()) +
            " > ?2 ORDER BY " + joined(key);
 }
 

@@ -36,8 +36,10 @@ struct EventTableSpec {
     // The run, then the fields in order, for each of `rows` rows; a row with the key of an earlier
     // one replaces it.
     std::string insertSql(int rows = 1) const;
-    // The columns in order, for ?1 the run, of the rows whose first key field is above ?2, in key order.
-    std::string selectSql() const;
+    // The columns in order, for ?1 the run, of the rows whose first key field is above ?2, in key order;
+    // the columns named in `leftOut` are not read but NULL in their place (std::logic_error for a
+    // name that is none of the columns, or a key).
+    std::string selectSql(const std::vector<std::string>& leftOut = {}) const;
     // The same for the rows whose first key field lies in [?2, ?3).
     std::string rangeSql() const;
     // For ?1 the run: its largest first key field (one row; none when the run has no rows).

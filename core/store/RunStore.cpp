@@ -170,8 +170,9 @@ void RunStore::insertEventRows(const EventTableSpec& spec, size_t rows,
     m_parts->tables.insert(spec, rows, bindRow);
 }
 void RunStore::selectEventRows(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
-                               const std::function<void(const SqlStatement&)>& onRow) const {
-    m_parts->tables.select(spec, run, after, onRow);
+                               const std::function<void(const SqlStatement&)>& onRow,
+                               const std::vector<std::string>& leftOut) const {
+    m_parts->tables.select(spec, run, after, onRow, leftOut);
 }
 void RunStore::selectEventRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
                                 const SqlStatement::Value& until,

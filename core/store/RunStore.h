@@ -127,6 +127,17 @@ public:
         selectEventRows(eventTableSpec<E>(), run, after, [&](const SqlStatement& s) { out.push_back(readEventRow<E>(s)); });
         return out;
     }
+    // The same rows without reading the fields `leftOut` (they come back empty, 0 or NaN): a
+    // listing of rows whose large fields (a sample's PNG) are read only where wanted. A field
+    // stored after a large one is best left out as well, since reaching it reads the large one.
+    template <class E>
+    std::vector<E> eventsWithout(int64_t run, const std::vector<std::string>& leftOut,
+                                 int64_t after = std::numeric_limits<int64_t>::min()) const {
+        std::vector<E> out;
+        selectEventRows(eventTableSpec<E>(), run, after, [&](const SqlStatement& s) { out.push_back(readEventRow<E>(s)); },
+                        leftOut);
+        return out;
+    }
     // The run's rows whose first key field lies in [from, until), in key order: a stretch of a
     // long run (device samples by time, each rank's steps by step) without reading the rest.
     template <class E>
@@ -231,7 +242,8 @@ private:
     void insertEventRows(const EventTableSpec& spec, size_t rows,
                          const std::function<void(SqlStatement&, int base, size_t i)>& bindRow);
     void selectEventRows(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
-                         const std::function<void(const SqlStatement&)>& onRow) const;
+                         const std::function<void(const SqlStatement&)>& onRow,
+                         const std::vector<std::string>& leftOut = {}) const;
     void selectEventRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
                           const SqlStatement::Value& until, const std::function<void(const SqlStatement&)>& onRow) const;
     std::optional<double> lastEventKeyOf(const EventTableSpec& spec, int64_t run) const;

@@ -68,9 +68,10 @@ bool TelemetryTables::readable(const EventTableSpec& spec) const {
 }
 
 void TelemetryTables::select(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
-                             const std::function<void(const SqlStatement&)>& onRow) const {
+                             const std::function<void(const SqlStatement&)>& onRow,
+                             const std::vector<std::string>& leftOut) const {
     if (!readable(spec)) return;
-    SqlStatement& s = m_c.get(spec.selectSql());
+    SqlStatement& s = m_c.get(spec.selectSql(leftOut));
     SqlStatement::Use use(s);
     s.bindAll({run, after});
     while (s.step()) onRow(s);

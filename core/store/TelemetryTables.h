@@ -27,10 +27,11 @@ public:
                 const std::function<void(SqlStatement&, int base, size_t i)>& bindRow);
     // Rows of events of any kind that has a generated table (others throw std::logic_error).
     void insert(int64_t run, const std::vector<TelemetryEvent>& rows);
-    // The run's rows whose first key field is above `after`, in key order; none from a read-only
-    // store that predates the table.
+    // The run's rows whose first key field is above `after`, in key order, the columns `leftOut`
+    // not read (EventTableSpec::selectSql); none from a read-only store that predates the table.
     void select(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& after,
-                const std::function<void(const SqlStatement&)>& onRow) const;
+                const std::function<void(const SqlStatement&)>& onRow,
+                const std::vector<std::string>& leftOut = {}) const;
     // The run's rows whose first key field lies in [from, until), in key order.
     void selectRange(const EventTableSpec& spec, int64_t run, const SqlStatement::Value& from,
                      const SqlStatement::Value& until, const std::function<void(const SqlStatement&)>& onRow) const;

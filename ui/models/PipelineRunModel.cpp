@@ -109,14 +109,34 @@ void PipelineRunModel::setRun(qint64 run) {
     m_wantedSpans.reset();
     m_spansStep.reset();
     m_spans.clear();
+    m_spansUnannounced = false;
     m_bubbles.clear();
     m_bubbles.setTheoretical(std::nullopt);
     m_refreshTimer.stop();
     if (run > 0) refreshSteps();
 }
 
+void PipelineRunModel::setActive(bool on) {
+    if (on == m_active) return;
+    m_active = on;
+    if (!on) {
+        m_refreshTimer.stop();
+        return;
+    }
+    if (m_run <= 0) return;
+    if (m_spansUnannounced) {
+        m_spansUnannounced = false;
+        emit spansRead(*m_spansStep);
+    }
+    // The steps may have grown meanwhile; the spans and bubbles wished for are read now.
+    refreshSteps();
+    if (m_wantedSpans && m_wantedSpans != m_spansStep) readSpans();
+    readBubbles();
+}
+
 void PipelineRunModel::refreshSteps() {
     if (!m_watcher || m_run <= 0) return;
+    if (!m_active) return; // read when active again
     if (m_stepsInFlight) {
         m_stepsAgain = true;
         return;
@@ -160,7 +180,7 @@ void PipelineRunModel::requestSpans(int64_t step) {
 }
 
 void PipelineRunModel::readSpans() {
-    if (!m_watcher || m_run <= 0 || !m_wantedSpans || m_spansInFlight) return;
+    if (!m_watcher || m_run <= 0 || !m_wantedSpans || m_spansInFlight || !m_active) return;
     m_spansInFlight = true;
     const qint64 run = m_run;
     const uint64_t generation = m_generation;
@@ -176,7 +196,9 @@ void PipelineRunModel::readSpans() {
             }
             m_spans = std::move(spans);
             m_spansStep = step;
-            emit spansRead(step);
+            // Laid out by the page only when it is in view.
+            m_spansUnannounced = !m_active;
+            if (m_active) emit spansRead(step);
         },
         [this, generation, step](const QString& message) {
             m_spansInFlight = false;
@@ -189,7 +211,7 @@ void PipelineRunModel::readSpans() {
 }
 
 void PipelineRunModel::readBubbles() {
-    if (!m_watcher || m_run <= 0 || m_bubblesInFlight) return;
+    if (!m_watcher || m_run <= 0 || m_bubblesInFlight || !m_active) return;
     const std::vector<int64_t> wanted = m_bubbles.missing(m_steps.steps, kBubbleStepsPerRead);
     if (wanted.empty()) return;
     m_bubblesInFlight = true;
@@ -210,7 +232,7 @@ void PipelineRunModel::readBubbles() {
 }
 
 void PipelineRunModel::onPolled() {
-    if (m_run <= 0 || m_steps.ended || m_refreshTimer.isActive()) return;
+    if (m_run <= 0 || m_steps.ended || !m_active || m_refreshTimer.isActive()) return;
     m_refreshTimer.start();
 }
 

@@ -32,6 +32,11 @@ class StoreWatcher;
 //
 // While the store changes and the run has not ended, its steps are read again at most every
 // kStepsRefreshMs; an ended run's steps are final once read after its end.
+//
+// An inactive model (setActive(false): its page is not in view) starts no read: the run chosen and
+// the step wished for are kept, an answer already in flight is kept unannounced, and all of it is
+// read and announced once it is active again. A run's spans (every rank's, at a thousand ranks a
+// great many) are thus read and laid out only for a page that shows them.
 class PipelineRunModel : public QObject {
     Q_OBJECT
 public:
@@ -78,6 +83,10 @@ public:
     // True while steps or spans are being read.
     bool isLoading() const { return m_stepsInFlight || m_spansInFlight; }
 
+    // Whether reads are made (the default); see the class comment.
+    void setActive(bool on);
+    bool isActive() const { return m_active; }
+
     const BubbleHistory& bubbleHistory() const { return m_bubbles; }
     // The schedule's bubble drawn as the reference line (SpanModel::theoretical()).
     void setTheoreticalBubble(std::optional<double> fraction) { m_bubbles.setTheoretical(fraction); }
@@ -103,6 +112,8 @@ private:
     void onPolled();
 
     QPointer<StoreWatcher> m_watcher;
+    bool m_active = true;
+    bool m_spansUnannounced = false; // m_spans came in while inactive
     qint64 m_run = 0;
     uint64_t m_generation = 0;
     RunSteps m_steps;

@@ -2,7 +2,6 @@
 
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
-#include "core/telemetry/Events.h"
 #include "core/util/Base64.h"
 #include "ui/models/StoreWatcher.h"
 
@@ -16,25 +15,28 @@ namespace parallax {
 
 namespace {
 
-RunSamplesModel::Sample fromEvent(const SampleEvent& e) {
-    RunSamplesModel::Sample s;
-    s.step = e.step;
-    s.index = e.index;
-    s.seed = e.seed;
-    s.width = e.width;
-    s.height = e.height;
-    s.steps = e.steps;
-    s.prompt = QString::fromStdString(e.prompt);
-    if (const std::optional<std::vector<uint8_t>> bytes = base64Decode(e.png))
-        s.png = QByteArray(reinterpret_cast<const char*>(bytes->data()), qsizetype(bytes->size()));
-    return s;
+// The fields a listing of the rows leaves out: the PNG, and those stored after it (reaching them
+// would read the PNG too).
+const std::vector<std::string>& listedWithout() {
+    static const std::vector<std::string> fields = {"png", "ms", "t"};
+    return fields;
 }
 
-bool sameRows(const std::vector<RunSamplesModel::Sample>& a, const std::vector<RunSamplesModel::Sample>& b) {
+bool sameRows(const std::vector<SampleEvent>& a, const std::vector<SampleEvent>& b) {
     if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].index != b[i].index || a[i].png != b[i].png || a[i].prompt != b[i].prompt) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const SampleEvent& x = a[i];
+        const SampleEvent& y = b[i];
+        if (x.index != y.index || x.seed != y.seed || x.width != y.width || x.height != y.height ||
+            x.steps != y.steps || x.prompt != y.prompt)
+            return false;
+    }
     return true;
+}
+
+template <class Entries>
+auto findStep(Entries& entries, int64_t step) {
+    return std::find_if(entries.begin(), entries.end(), [step](const auto& e) { return e.first == step; });
 }
 
 } // namespace
@@ -61,8 +63,22 @@ RunSamplesModel::Read RunSamplesModel::read(const RunStore& store, qint64 run, i
             r.samplesEvery = -1; // its rows, if any, still say it has samples
         }
     }
-    for (const SampleEvent& e : store.events<SampleEvent>(run, after)) r.rows.push_back(fromEvent(e));
+    r.rows = store.eventsWithout<SampleEvent>(run, listedWithout(), after);
     return r;
+}
+
+std::map<int64_t, RunSamplesModel::StepPngs> RunSamplesModel::readPngs(const RunStore& store, qint64 run,
+                                                                       const std::vector<int64_t>& steps) {
+    std::map<int64_t, StepPngs> out;
+    for (int64_t step : steps) {
+        StepPngs& pngs = out[step];
+        for (const SampleEvent& e : store.eventsBetween<SampleEvent>(run, step, step + 1)) {
+            QByteArray& bytes = pngs[e.index];
+            if (const std::optional<std::vector<uint8_t>> decoded = base64Decode(e.png))
+                bytes = QByteArray(reinterpret_cast<const char*>(decoded->data()), qsizetype(decoded->size()));
+        }
+    }
+    return out;
 }
 
 void RunSamplesModel::setRun(qint64 run) {
@@ -75,6 +91,9 @@ void RunSamplesModel::setRun(qint64 run) {
     m_samplesEvery = -1;
     m_rows.clear();
     m_cache.clear();
+    m_held.clear();
+    m_pngWishes.clear();
+    m_pngReading.clear();
     m_refreshTimer.stop();
     emit changed();
     if (run > 0) refresh();
@@ -118,16 +137,23 @@ void RunSamplesModel::apply(uint64_t generation, Read r) {
     m_read = true;
     m_ended = r.ended;
     m_stepsTotal = r.stepsTotal;
-    std::map<int64_t, std::vector<Sample>> fresh;
-    for (Sample& s : r.rows) fresh[s.step].push_back(std::move(s));
+    std::map<int64_t, std::vector<SampleEvent>> fresh;
+    for (SampleEvent& s : r.rows) fresh[s.step].push_back(std::move(s));
     for (auto& [step, rows] : fresh) {
         auto known = m_rows.find(step);
         if (known != m_rows.end() && sameRows(known->second, rows)) continue;
-        m_cache.remove_if([step = step](const auto& entry) { return entry.first == step; });
+        forget(step);
         m_rows[step] = std::move(rows);
         changedAny = true;
     }
     if (changedAny) emit changed();
+}
+
+void RunSamplesModel::forget(int64_t step) {
+    m_cache.remove_if([step](const auto& entry) { return entry.first == step; });
+    m_held.remove_if([step](const auto& entry) { return entry.first == step; });
+    // Files read before the change may lack its new rows.
+    m_pngReading.erase(std::remove(m_pngReading.begin(), m_pngReading.end(), step), m_pngReading.end());
 }
 
 void RunSamplesModel::onPolled() {
@@ -142,8 +168,8 @@ std::vector<int64_t> RunSamplesModel::steps() const {
     return out;
 }
 
-const std::vector<RunSamplesModel::Sample>& RunSamplesModel::samplesAt(int64_t step) const {
-    static const std::vector<Sample> none;
+const std::vector<SampleEvent>& RunSamplesModel::samplesAt(int64_t step) const {
+    static const std::vector<SampleEvent> none;
     const auto it = m_rows.find(step);
     return it == m_rows.end() ? none : it->second;
 }
@@ -155,30 +181,100 @@ std::optional<int64_t> RunSamplesModel::nearestStep(int64_t step) const {
 }
 
 QImage RunSamplesModel::image(int64_t step, int64_t index) {
-    const std::vector<Sample>& rows = samplesAt(step);
-    const Sample* sample = nullptr;
-    for (const Sample& s : rows)
-        if (s.index == index) sample = &s;
-    if (!sample) return {};
-    auto entry = std::find_if(m_cache.begin(), m_cache.end(), [step](const auto& e) { return e.first == step; });
+    const std::vector<SampleEvent>& rows = samplesAt(step);
+    if (std::none_of(rows.begin(), rows.end(), [index](const SampleEvent& s) { return s.index == index; })) return {};
+    auto entry = findStep(m_cache, step);
+    if (entry != m_cache.end()) {
+        const auto found = entry->second.find(index);
+        if (found != entry->second.end()) {
+            m_cache.splice(m_cache.begin(), m_cache, entry);
+            return found->second;
+        }
+    }
+    auto held = findStep(m_held, step);
+    if (held == m_held.end()) {
+        wantPngs(step);
+        return {};
+    }
+    m_held.splice(m_held.begin(), m_held, held);
     if (entry == m_cache.end()) {
         m_cache.emplace_front(step, std::map<int64_t, QImage>{});
         while (m_cache.size() > kCachedSteps) m_cache.pop_back();
-    } else if (entry != m_cache.begin()) {
+    } else {
         m_cache.splice(m_cache.begin(), m_cache, entry);
     }
-    std::map<int64_t, QImage>& images = m_cache.front().second;
-    const auto found = images.find(index);
-    if (found != images.end()) return found->second;
-    const QImage decoded = QImage::fromData(sample->png, "PNG");
-    images[index] = decoded;
+    const StepPngs& pngs = m_held.front().second;
+    const auto bytes = pngs.find(index);
+    const QImage decoded = bytes == pngs.end() ? QImage() : QImage::fromData(bytes->second, "PNG");
+    m_cache.front().second[index] = decoded;
     return decoded;
+}
+
+bool RunSamplesModel::isReading(int64_t step) const {
+    return std::find(m_pngWishes.begin(), m_pngWishes.end(), step) != m_pngWishes.end() ||
+           std::find(m_pngReading.begin(), m_pngReading.end(), step) != m_pngReading.end();
+}
+
+void RunSamplesModel::wantPngs(int64_t step) {
+    if (isReading(step)) return;
+    m_pngWishes.push_back(step);
+    while (m_pngWishes.size() > kHeldSteps) m_pngWishes.pop_front();
+    readWantedPngs();
+}
+
+void RunSamplesModel::readWantedPngs() {
+    if (!m_watcher || m_run <= 0 || m_pngInFlight || m_pngWishes.empty()) return;
+    m_pngInFlight = true;
+    m_pngReading.assign(m_pngWishes.begin(), m_pngWishes.end());
+    m_pngWishes.clear();
+    const qint64 run = m_run;
+    const uint64_t generation = m_generation;
+    const std::vector<int64_t> steps = m_pngReading;
+    m_watcher->read<std::map<int64_t, StepPngs>>(
+        this, [run, steps](const RunStore& store) { return readPngs(store, run, steps); },
+        [this, generation](std::map<int64_t, StepPngs> read) { holdPngs(generation, std::move(read)); },
+        [this, generation](const QString& message) {
+            m_pngInFlight = false;
+            if (generation == m_generation) {
+                m_pngReading.clear();
+                emit failed(message);
+            }
+            readWantedPngs();
+        });
+}
+
+void RunSamplesModel::holdPngs(uint64_t generation, std::map<int64_t, StepPngs> read) {
+    m_pngInFlight = false;
+    if (generation == m_generation) {
+        for (auto& [step, pngs] : read) {
+            if (std::find(m_pngReading.begin(), m_pngReading.end(), step) == m_pngReading.end()) continue;
+            m_held.remove_if([step = step](const auto& entry) { return entry.first == step; });
+            m_held.emplace_front(step, std::move(pngs));
+        }
+        while (m_held.size() > kHeldSteps) m_held.pop_back();
+        m_pngReading.clear();
+        emit imagesRead();
+    }
+    readWantedPngs();
 }
 
 std::vector<int64_t> RunSamplesModel::cachedSteps() const {
     std::vector<int64_t> out;
     for (const auto& entry : m_cache) out.push_back(entry.first);
     return out;
+}
+
+std::vector<int64_t> RunSamplesModel::heldSteps() const {
+    std::vector<int64_t> out;
+    for (const auto& entry : m_held) out.push_back(entry.first);
+    return out;
+}
+
+size_t RunSamplesModel::heldPngBytes() const {
+    size_t bytes = 0;
+    for (const auto& entry : m_held)
+        for (const auto& png : entry.second) bytes += size_t(png.second.size());
+    return bytes;
 }
 
 } // namespace parallax

@@ -48,6 +48,7 @@ void CompareSamplesPanel::setRuns(const std::vector<std::pair<qint64, QString>>&
         auto* model = new RunSamplesModel(m_watcher, this);
         model->setRun(id);
         connect(model, &RunSamplesModel::changed, this, &CompareSamplesPanel::onModelChanged);
+        connect(model, &RunSamplesModel::imagesRead, this, &CompareSamplesPanel::rebuild);
         m_models[id] = model;
     }
     onModelChanged();
@@ -158,8 +159,7 @@ void CompareSamplesPanel::addRow(qint64 run, const QString& name) {
         row.step = at;
         row.text->setText(*at == *m_step ? tr("step %1").arg(*at)
                                          : tr("step %1\n(nearest at or before %2)").arg(*at).arg(*m_step));
-        for (const RunSamplesModel::Sample& s : model->samplesAt(*at))
-            layout->addWidget(SampleImage::tile(s, model->image(s.step, s.index), row.widget));
+        for (const SampleEvent& s : model->samplesAt(*at)) layout->addWidget(SampleImage::tile(*model, s, row.widget));
     } else {
         row.text->setText(tr("no samples at or before step %1").arg(m_step.value_or(0)));
     }

@@ -213,6 +213,8 @@ void PipelinePage::setRun(qint64 run) {
 
 qint64 PipelinePage::run() const { return m_runModel->run(); }
 
+void PipelinePage::setInView(bool on) { m_runModel->setActive(on); }
+
 bool PipelinePage::isLoading() const { return m_runModel->isLoading(); }
 
 const BubbleHistory& PipelinePage::bubbleHistory() const { return m_runModel->bubbleHistory(); }

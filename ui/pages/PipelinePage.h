@@ -57,6 +57,10 @@ public:
 
     void setRun(qint64 run); // 0: none
     qint64 run() const;
+    // Whether the page is in view (the default). One that is not (another page of the window is)
+    // reads neither steps nor spans: the run and step asked for are read and shown once it is in
+    // view again (PipelineRunModel::setActive).
+    void setInView(bool on);
 
     // At most this many steps' spans are measured per read, so that the store's thread stays free.
     static constexpr size_t kBubbleStepsPerRead = PipelineRunModel::kBubbleStepsPerRead;

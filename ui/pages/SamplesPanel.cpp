@@ -33,6 +33,8 @@ SamplesPanel::SamplesPanel(StoreWatcher* watcher, QWidget* parent)
 
     connect(m_slider, &QSlider::valueChanged, this, &SamplesPanel::onSliderMoved);
     connect(m_model, &RunSamplesModel::changed, this, &SamplesPanel::onModelChanged);
+    // The images of a step not held come from the store after the step is shown.
+    connect(m_model, &RunSamplesModel::imagesRead, this, &SamplesPanel::rebuild);
     onModelChanged();
 }
 
@@ -97,12 +99,11 @@ void SamplesPanel::rebuild() {
         m_rowLayout->addStretch(1);
         return;
     }
-    const std::vector<RunSamplesModel::Sample>& rows = m_model->samplesAt(*m_step);
+    const std::vector<SampleEvent>& rows = m_model->samplesAt(*m_step);
     const QString images = rows.size() == 1 ? tr("1 image") : tr("%1 images").arg(rows.size());
     m_label->setText(m_model->stepsTotal() > 0 ? tr("step %1 of %2 · %3").arg(*m_step).arg(m_model->stepsTotal()).arg(images)
                                                : tr("step %1 · %2").arg(*m_step).arg(images));
-    for (const RunSamplesModel::Sample& s : rows)
-        m_rowLayout->addWidget(SampleImage::tile(s, m_model->image(s.step, s.index), m_row));
+    for (const SampleEvent& s : rows) m_rowLayout->addWidget(SampleImage::tile(*m_model, s, m_row));
     m_rowLayout->addStretch(1);
 }
 

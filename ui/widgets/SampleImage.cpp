@@ -24,25 +24,31 @@ QSize SampleImage::sizeHint() const {
 
 QSize SampleImage::minimumSizeHint() const { return {32, 32}; }
 
-QString SampleImage::caption(const RunSamplesModel::Sample& sample) {
+QString SampleImage::caption(const SampleEvent& sample) {
     QString text = tr("#%1 · seed %2 · %3×%4").arg(sample.index).arg(sample.seed).arg(sample.width).arg(sample.height);
-    if (!sample.prompt.isEmpty()) text += QStringLiteral(" · ") + sample.prompt;
+    if (!sample.prompt.empty()) text += QStringLiteral(" · ") + QString::fromStdString(sample.prompt);
     return text;
 }
 
-QWidget* SampleImage::tile(const RunSamplesModel::Sample& sample, const QImage& image, QWidget* parent) {
+QWidget* SampleImage::tile(RunSamplesModel& model, const SampleEvent& sample, QWidget* parent) {
+    const QImage image = model.image(sample.step, sample.index);
+    return tile(sample, image, image.isNull() && model.isReading(sample.step), parent);
+}
+
+QWidget* SampleImage::tile(const SampleEvent& sample, const QImage& image, bool reading, QWidget* parent) {
     auto* tile = new QWidget(parent);
     tile->setObjectName(QStringLiteral("sampleTile"));
     auto* layout = new QVBoxLayout(tile);
     layout->setContentsMargins(2, 2, 2, 2);
     auto* view = new SampleImage(image, tile);
-    view->setToolTip(sample.prompt.isEmpty() ? tr("%1 denoising steps").arg(sample.steps)
-                                             : tr("%1\n%2 denoising steps").arg(sample.prompt).arg(sample.steps));
+    const QString prompt = QString::fromStdString(sample.prompt);
+    view->setToolTip(prompt.isEmpty() ? tr("%1 denoising steps").arg(sample.steps)
+                                      : tr("%1\n%2 denoising steps").arg(prompt).arg(sample.steps));
     // Not wrapped but elided (the whole prompt is the tooltip): a wrapped label would make the
     // row ask for its full height, and a short panel would scroll rather than shrink the images.
     auto* label = new QLabel(tile);
     QStringList lines{label->fontMetrics().elidedText(SampleImage::caption(sample), Qt::ElideRight, kMaxSide)};
-    if (image.isNull()) lines << tr("(the stored PNG could not be read)");
+    if (image.isNull()) lines << (reading ? tr("(reading the image…)") : tr("(the stored PNG could not be read)"));
     label->setText(lines.join(QChar('\n')));
     label->setObjectName(QStringLiteral("sampleCaption"));
     label->setAlignment(Qt::AlignHCenter | Qt::AlignTop);

@@ -31,10 +31,12 @@ public:
     QSize minimumSizeHint() const override;
 
     // "#0 · seed 42 · 64×64", then " · " and the prompt when it has one.
-    static QString caption(const RunSamplesModel::Sample& sample);
+    static QString caption(const SampleEvent& sample);
     // The image over its caption, as the Live and Compare pages show a sample; a null image says
-    // that its bytes could not be read.
-    static QWidget* tile(const RunSamplesModel::Sample& sample, const QImage& image, QWidget* parent);
+    // that its bytes are being read from the store (`reading`) or could not be read.
+    static QWidget* tile(const SampleEvent& sample, const QImage& image, bool reading, QWidget* parent);
+    // The tile of `model`'s image (step, index) of `sample`.
+    static QWidget* tile(RunSamplesModel& model, const SampleEvent& sample, QWidget* parent);
 
 protected:
     void paintEvent(QPaintEvent* event) override;

@@ -131,6 +131,45 @@ TEST(EventTables, RowsRoundTripAreReplacedByKeyAndReadAfterAKey) {
     EXPECT_EQ(store.events<RankStepEvent>(other).size(), 1u);
 }
 
+TEST(EventTables, AReadCanLeaveOutLargeFields) {
+    TempDir dir;
+    RunStore store(dir.file("parallax.db"));
+    const int64_t run = newRun(store, "samples");
+    std::vector<SampleEvent> rows;
+    for (int64_t step : {0, 10})
+        for (int64_t index : {0, 1}) {
+            SampleEvent e;
+            e.step = step;
+            e.index = index;
+            e.seed = 42 + index;
+            e.width = 64;
+            e.prompt = "a fox";
+            e.png = std::string(100000, 'A');
+            e.ms = 12;
+            e.t = 1000.0;
+            rows.push_back(e);
+        }
+    store.insertEvents(run, rows);
+
+    const std::vector<SampleEvent> listed = store.eventsWithout<SampleEvent>(run, {"png", "ms", "t"});
+    ASSERT_EQ(listed.size(), 4u);
+    EXPECT_EQ(listed[3].step, 10);
+    EXPECT_EQ(listed[3].index, 1);
+    EXPECT_EQ(listed[3].seed, 43);
+    EXPECT_EQ(listed[3].width, 64);
+    EXPECT_EQ(listed[3].prompt, "a fox");
+    EXPECT_TRUE(listed[3].png.empty());
+    EXPECT_TRUE(std::isnan(listed[3].t));
+    // After a key, as events() reads.
+    EXPECT_EQ(store.eventsWithout<SampleEvent>(run, {"png"}, 0).size(), 2u);
+    EXPECT_EQ(store.eventsWithout<SampleEvent>(run, {"png"}, 0)[0].ms, 12);
+    // The whole rows are still there.
+    EXPECT_EQ(store.eventsBetween<SampleEvent>(run, int64_t(10), int64_t(11))[0].png.size(), 100000u);
+    // Only fields that are no key can be left out.
+    EXPECT_THROW(store.eventsWithout<SampleEvent>(run, {"step"}), std::logic_error);
+    EXPECT_THROW(store.eventsWithout<SampleEvent>(run, {"pixels"}), std::logic_error);
+}
+
 TEST(EventTables, EventsOfMixedKindsGoInOneCall) {
     TempDir dir;
     RunStore store(dir.file("parallax.db"));

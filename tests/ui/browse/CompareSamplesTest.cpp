@@ -26,8 +26,13 @@ void addSamples(CraftedStore& s, int64_t run, const std::vector<int64_t>& steps)
     s.store.insertEvents<SampleEvent>(run, rows);
 }
 
-// The row of `run` shows `step`'s two images of that run, as stored.
+// The row of `run` shows `step`'s two images of that run, as stored (once read: the files of a step
+// not held are read from the store when it is shown).
 void expectRowImages(const CompareSamplesPanel& panel, int64_t run, int64_t step) {
+    ASSERT_TRUE(waitFor([&] {
+        const QList<SampleImage*> shown = panel.images(run);
+        return shown.size() == 2 && !shown[0]->image().isNull() && !shown[1]->image().isNull();
+    })) << "run " << run << " step " << step;
     const QList<SampleImage*> images = panel.images(run);
     ASSERT_EQ(images.size(), 2) << "run " << run;
     for (int i = 0; i < 2; ++i) {

@@ -202,6 +202,8 @@ int main(int argc, char** argv) {
         waitFor([&] { return window.logsPage()->model()->rowCount() > 0; }, 20000, QStringLiteral("the run's logs"));
         save(window, MainWindow::Logs, out, QStringLiteral("03-logs"));
 
+        // The page reads the run's spans once it is shown.
+        window.showPage(MainWindow::Pipeline);
         waitFor([&] { return !window.pipelinePage()->isLoading(); }, 20000, QStringLiteral("the run's pipeline spans"));
         save(window, MainWindow::Pipeline, out, QStringLiteral("03b-pipeline"));
 

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace parallax {
 namespace {
 
@@ -57,6 +59,16 @@ void expectImagesOf(const SamplesPanel& panel, int64_t step, int count, QSize si
     }
 }
 
+// Waits until the panel shows `count` images of `step`, read from the store (a step whose files are
+// not held is read when it is shown).
+bool waitForImagesOf(const SamplesPanel& panel, int64_t step, int count) {
+    return waitFor([&] {
+        const QList<SampleImage*> images = panel.images();
+        if (panel.shownStep() != step || images.size() != count) return false;
+        return std::none_of(images.begin(), images.end(), [](const SampleImage* i) { return i->image().isNull(); });
+    });
+}
+
 void insertStep(TempStore& ts, int64_t run, int64_t step, int count = 2) {
     std::vector<SampleEvent> rows;
     for (int i = 0; i < count; ++i) rows.push_back(sampleRow(step, i, sampleColor(step, i), 32, 24, i == 0 ? "a red fox" : ""));
@@ -75,9 +87,8 @@ TEST(LiveSamples, ShowsAStepsImagesAndFollowsNewSteps) {
     ShownSamplesPage p(ts, run);
     ASSERT_TRUE(waitFor([&] { return p.samplesTabShown(); })) << "no Samples tab";
     p.showSamplesTab();
-    ASSERT_TRUE(waitFor([&] { return p.panel()->images().size() == 2; }));
+    ASSERT_TRUE(waitForImagesOf(*p.panel(), 40, 2));
     EXPECT_EQ(p.panel()->stepText().toStdString(), "step 40 of 300 · 2 images");
-    EXPECT_EQ(p.panel()->shownStep(), 40);
     QApplication::processEvents();
     expectImagesOf(*p.panel(), 40, 2, QSize(32, 24));
     QStringList captions;
@@ -91,6 +102,7 @@ TEST(LiveSamples, ShowsAStepsImagesAndFollowsNewSteps) {
     ASSERT_EQ(slider->maximum(), 1);
     slider->setValue(0);
     EXPECT_EQ(p.panel()->stepText().toStdString(), "step 0 of 300 · 2 images");
+    ASSERT_TRUE(waitForImagesOf(*p.panel(), 0, 2));
     QApplication::processEvents();
     expectImagesOf(*p.panel(), 0, 2, QSize(32, 24));
 
@@ -104,11 +116,15 @@ TEST(LiveSamples, ShowsAStepsImagesAndFollowsNewSteps) {
     insertStep(ts, run, 120, 3);
     ASSERT_TRUE(waitFor([&] { return p.panel()->shownStep() == 120; })) << "did not follow step 120";
     EXPECT_EQ(p.panel()->stepText().toStdString(), "step 120 of 300 · 3 images");
+    ASSERT_TRUE(waitForImagesOf(*p.panel(), 120, 3));
     QApplication::processEvents();
     expectImagesOf(*p.panel(), 120, 3, QSize(32, 24));
 
     // Memory stays bounded: only the decoded images of the steps shown last are kept.
-    for (int64_t s : {0, 40, 80, 120, 40}) p.panel()->showStep(s);
+    for (int64_t s : {0, 40, 80, 120, 40}) {
+        p.panel()->showStep(s);
+        ASSERT_TRUE(waitForImagesOf(*p.panel(), s, s == 120 ? 3 : 2)) << "step " << s;
+    }
     const std::vector<int64_t> cached = p.panel()->model()->cachedSteps();
     EXPECT_EQ(cached, (std::vector<int64_t>{40, 120, 80, 0}));
     EXPECT_LE(cached.size(), RunSamplesModel::kCachedSteps);
@@ -128,6 +144,7 @@ TEST(LiveSamples, TheTabAppearsWithTheFirstImages) {
     ASSERT_TRUE(waitFor([&] { return p.samplesTabShown(); })) << "the first image did not appear";
     p.showSamplesTab();
     EXPECT_EQ(p.panel()->stepText().toStdString(), "step 0 of 100 · 1 image");
+    ASSERT_TRUE(waitForImagesOf(*p.panel(), 0, 1));
     QApplication::processEvents();
     expectImagesOf(*p.panel(), 0, 1, QSize(32, 24));
 

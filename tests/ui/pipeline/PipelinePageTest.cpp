@@ -251,7 +251,14 @@ TEST(PipelinePage, MainWindowHasThePipelinePageForTheOpenedRun) {
     w.openRun(run);
     ASSERT_NE(w.pipelinePage(), nullptr);
     EXPECT_EQ(w.pipelinePage()->run(), run);
+    // Not in view (Live is): once the store's thread is done with the pages' reads, it has read
+    // no spans for it; it reads them when it is shown.
+    ASSERT_TRUE(waitFor([&] { return w.watcher()->pendingReads() == 0; }));
+    EXPECT_FALSE(w.pipelinePage()->runModel()->isActive());
+    EXPECT_FALSE(w.pipelinePage()->runModel()->spansStep().has_value());
+    EXPECT_FALSE(w.pipelinePage()->shownStep().has_value());
     w.showPage(MainWindow::Pipeline);
+    EXPECT_TRUE(w.pipelinePage()->runModel()->isActive());
     EXPECT_EQ(w.page(MainWindow::Pipeline), w.pipelinePage());
     ASSERT_TRUE(waitFor([&] { return w.pipelinePage()->shownStep() == 0; }));
 }
