@@ -2,6 +2,7 @@
 
 #include "core/captions/ImageCaptions.h"
 #include "core/captions/LatentCache.h"
+#include "core/formats/SafetensorsFile.h"
 #include "core/formats/SafetensorsWriter.h"
 #include "trainer/data/LatentCacheDataset.h"
 #include "core/image/ImageDecoder.h"
@@ -58,6 +59,45 @@ std::vector<Image> referenceImages(const CaptionSample& s) {
     return images;
 }
 
+// A cache made before shards kept each sample's prompt text: each shard that lacks one is written
+// again, whole, with its tensors as they are and the texts of `samples` (the run's samples are
+// captioned with them).
+void stampPromptTexts(const std::string& folder, const std::vector<CaptionSample>& samples,
+                      const std::function<void(const std::string&)>& say) {
+    int64_t stamped = 0;
+    for (int64_t shard = 0; shard < cacheShardCount(static_cast<int64_t>(samples.size())); ++shard) {
+        const std::string path = joinPath(folder, cacheShardName(shard));
+        TensorMetadata metadata;
+        std::vector<TensorData> tensors;
+        {
+            const SafetensorsFile file(path);
+            metadata = file.metadata();
+            const int64_t first = shard * kCacheShardSamples;
+            const int64_t last = std::min(static_cast<int64_t>(samples.size()), first + kCacheShardSamples);
+            bool missing = false;
+            for (int64_t i = first; i < last; ++i) {
+                const std::string key = cacheSampleName(i) + kPromptText;
+                bool has = false;
+                for (const auto& entry : metadata) has = has || entry.first == key;
+                if (!has) {
+                    metadata.emplace_back(key, samples[static_cast<size_t>(i)].prompt);
+                    missing = true;
+                }
+            }
+            if (!missing) continue;
+            for (const TensorInfo& t : file.tensors()) {
+                const TensorView v = file.view(t);
+                tensors.push_back({t.name, t.dtype, t.shape, v.data});
+            }
+            writeSafetensors(path, tensors, metadata); // through a temporary file, renamed over the mapped one
+        }
+        ++stamped;
+    }
+    if (stamped)
+        say(folder + ": the prompts' texts added to " + std::to_string(stamped) + " shard" + (stamped > 1 ? "s" : "") +
+            " made before shards kept them");
+}
+
 void clearStale(const std::string& folder, const std::function<void(const std::string&)>& say) {
     if (!isDirectory(folder)) return;
     int64_t removed = 0;
@@ -89,6 +129,7 @@ LatentCacheResult writeLatentCache(const RunSpec& spec, const LatentCacheOptions
     result.resumed = status.samples_done;
     if (status.complete()) {
         say(status.folder + ": all " + std::to_string(key.samples) + " samples are encoded already");
+        stampPromptTexts(status.folder, samples, say);
         return result;
     }
     if (status.samples_done)

@@ -118,6 +118,11 @@ void LatentCacheDataset::addFile(const std::string& path) {
     }
 }
 
+void LatentCacheDataset::fillPromptTexts(const std::vector<std::string>& texts) {
+    for (size_t i = 0; i < m_samples.size() && i < texts.size(); ++i)
+        if (m_samples[i].text.empty()) m_samples[i].text = texts[i];
+}
+
 std::string LatentCacheDataset::promptText(int64_t index) const {
     return index >= 0 && index < size() ? m_samples[static_cast<size_t>(index)].text : std::string();
 }

@@ -37,6 +37,9 @@ public:
     std::vector<int64_t> sampleGroups() const override;
     // The caption `parallax-cli cache` encoded it from ("<name>.prompt" in its shard's metadata).
     std::string promptText(int64_t index) const override;
+    // The texts of samples whose shard keeps none (a cache made before shards kept them), from the
+    // dataset it was made from, sample i's at texts[i].
+    void fillPromptTexts(const std::vector<std::string>& texts);
 
 private:
     struct Entry {

@@ -30,7 +30,13 @@ std::unique_ptr<Dataset> openLatentData(const DataSpec& data, const ModelDims& d
                         "and text encoder of model.from's pipeline folder; set model.from");
     const LatentCacheStatus status =
         latentCacheStatus(data.path, latentCacheKey(samples, modelFolder, data.max_pixels));
-    if (status.complete()) return std::make_unique<LatentCacheDataset>(status.folder, dims, seed);
+    if (status.complete()) {
+        auto cached = std::make_unique<LatentCacheDataset>(status.folder, dims, seed);
+        std::vector<std::string> prompts; // for a cache made before its shards kept them
+        for (const CaptionSample& s : samples) prompts.push_back(s.prompt);
+        cached->fillPromptTexts(prompts);
+        return cached;
+    }
     const std::string held = std::to_string(status.made_for_this ? status.samples_done : 0) + " of " +
                              std::to_string(status.samples) + " samples";
 #if PARALLAX_WITH_IN_STEP_ENCODING

@@ -7,6 +7,7 @@
 #include "core/captions/AspectBucket.h"
 #include "core/captions/LatentCache.h"
 #include "core/formats/SafetensorsFile.h"
+#include "core/formats/SafetensorsWriter.h"
 #include "core/image/ImageDecoder.h"
 #include "core/spec/SpecIO.h"
 #include "tests/core/conversations/PngFile.h"
@@ -26,6 +27,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace parallax {
@@ -140,6 +142,50 @@ TEST_F(LatentCache, AChangedCaptionMakesTheCacheAgain) {
     EXPECT_EQ(r.encoded, kImages);
     EXPECT_NE(said.find("was made for another dataset, pipeline or data.max_pixels: making it again"), std::string::npos)
         << said;
+}
+
+// A cache made before shards kept the prompts' texts (its shards stripped of their metadata here):
+// a run that opens it through the dataset still captions its samples; `cache` adds the texts to
+// the shards, every tensor's bytes as they were, and says so once.
+TEST_F(LatentCache, ACacheWithoutPromptTextsGetsThemFromItsDataset) {
+    const LatentCacheResult made = writeLatentCache(spec, {}, record());
+    std::map<std::string, std::vector<uint8_t>> bytes; // tensor -> its bytes, over every shard
+    for (int s = 0; s < 3; ++s) {
+        const std::string path = made.folder + "/" + cacheShardName(s);
+        std::vector<TensorData> tensors;
+        {
+            const SafetensorsFile shard(path);
+            for (const TensorInfo& t : shard.tensors()) {
+                const TensorView v = shard.view(t);
+                const auto* b = reinterpret_cast<const uint8_t*>(v.data);
+                bytes[t.name].assign(b, b + v.byteSize);
+            }
+            for (const TensorInfo& t : shard.tensors()) tensors.push_back({t.name, t.dtype, t.shape, bytes[t.name].data()});
+        }
+        writeSafetensors(path, tensors, {}); // as an older cache wrote it: no prompt texts
+    }
+    const ModelDims dims = resolveModel(spec.model);
+    EXPECT_EQ(openLatentData(spec.data, dims, 7, spec.model.from)->promptText(34), "photo 34, noisy");
+
+    said.clear();
+    writeLatentCache(spec, {}, record());
+    EXPECT_NE(said.find("the prompts' texts added to 3 shards made before shards kept them"), std::string::npos) << said;
+    for (int s = 0; s < 3; ++s) {
+        const SafetensorsFile shard(made.folder + "/" + cacheShardName(s));
+        for (const TensorInfo& t : shard.tensors()) {
+            const TensorView v = shard.view(t);
+            const auto* b = reinterpret_cast<const uint8_t*>(v.data);
+            EXPECT_EQ(std::vector<uint8_t>(b, b + v.byteSize), bytes[t.name]) << t.name;
+        }
+    }
+    const SafetensorsFile shard1(made.folder + "/" + cacheShardName(1));
+    bool found = false;
+    for (const auto& [key, value] : shard1.metadata())
+        if (key == cacheSampleName(34) + ".prompt") found = value == "photo 34, noisy";
+    EXPECT_TRUE(found) << "sample 34's text is not in shard 1's metadata";
+    said.clear();
+    writeLatentCache(spec, {}, record());
+    EXPECT_EQ(said.find("texts added"), std::string::npos) << said;
 }
 
 TEST_F(LatentCache, ALoraRunTrainsThroughTheCacheAndEncodesInTheStepWithoutOne) {
