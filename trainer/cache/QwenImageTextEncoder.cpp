@@ -139,27 +139,17 @@ torch::Tensor QwenImageTextEncoder::encodeIds(const torch::Tensor& ids, const to
 }
 
 torch::Tensor QwenImageTextEncoder::encodeEdit(const std::string& prompt, const std::vector<Image>& references) const {
-    const ModelDims& dims = m_model->dims();
+    ConditionRows rows;
     std::vector<int64_t> pads;
-    std::vector<float> values;
-    std::vector<int64_t> grid;
-    int64_t rowValues = 0, patchRows = 0;
-    for (const Image& image : references) {
-        const QwenImageRows rows = conditionRows(image);
-        pads.push_back(rows.patchRows() / (dims.vision_merge * dims.vision_merge));
-        values.insert(values.end(), rows.values.begin(), rows.values.end());
-        grid.insert(grid.end(), {rows.frames, rows.rows, rows.columns});
-        rowValues = rows.rowValues;
-        patchRows += rows.patchRows();
-    }
+    for (const Image& image : references) pads.push_back(rows.add(conditionRows(image), m_model->dims().vision_merge));
     const std::vector<int32_t> ids = m_prompt->ids(prompt, pads);
     torch::InferenceMode inference;
     const torch::Tensor tokens =
         torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).unsqueeze(0).to(m_device);
     if (references.empty()) return encodeIds(tokens).to(torch::kCPU, torch::kFloat32).clone();
-    const torch::Tensor pixels =
-        torch::from_blob(values.data(), {patchRows, rowValues}, torch::kFloat32).to(m_device, m_dtype);
-    return encodeIds(tokens, pixels, torch::tensor(grid, torch::kInt64).view({-1, 3})).to(torch::kCPU, torch::kFloat32).clone();
+    return encodeIds(tokens, rows.pixelValues().to(m_device, m_dtype), rows.imageGrid())
+        .to(torch::kCPU, torch::kFloat32)
+        .clone();
 }
 
 std::pair<torch::Tensor, torch::Tensor> QwenImageTextEncoder::encodeBatch(const std::vector<std::string>& prompts) const {
@@ -184,6 +174,20 @@ std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFo
     return std::make_unique<QwenImagePrompt>(tokenizerOf(pipelineFolder),
                                              qwenImagePromptTemplate(qwenImagePipelineOf(pipelineFolder)));
 }
+
+int64_t ConditionRows::add(const QwenImageRows& rows, int64_t merge) {
+    values.insert(values.end(), rows.values.begin(), rows.values.end());
+    grid.insert(grid.end(), {rows.frames, rows.rows, rows.columns});
+    rowValues = rows.rowValues;
+    patchRows += rows.patchRows();
+    return rows.patchRows() / (merge * merge);
+}
+
+torch::Tensor ConditionRows::pixelValues() const {
+    return torch::tensor(values, torch::kFloat32).view({patchRows, rowValues});
+}
+
+torch::Tensor ConditionRows::imageGrid() const { return torch::tensor(grid, torch::kInt64).view({-1, 3}); }
 
 QwenImageRule textEncoderImageRule(const std::string& pipelineFolder) { return ruleOf(textEncoderDims(pipelineFolder)); }
 

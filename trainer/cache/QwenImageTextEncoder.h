@@ -78,6 +78,19 @@ private:
 // tokenizer/ (what the encoder reads its prompts with), for the ids alone; errors as the encoder's.
 std::unique_ptr<QwenImagePrompt> qwenImagePromptOf(const std::string& pipelineFolder);
 
+// Reference images' patch rows for the text encoder, image after image, as a qwen2_5_vl batch holds
+// them (Batch::pixel_values and image_grid).
+struct ConditionRows {
+    std::vector<float> values;
+    std::vector<int64_t> grid; // frames, rows, columns (in patches) of each image
+    int64_t rowValues = 0;
+    int64_t patchRows = 0;
+    // Appends one image's rows; returns the <|image_pad|> tokens it takes (one per merged unit).
+    int64_t add(const QwenImageRows& rows, int64_t merge);
+    torch::Tensor pixelValues() const; // (patchRows, rowValues) float32, a tensor of its own
+    torch::Tensor imageGrid() const;   // (images, 3) int64
+};
+
 // The sides (multiples of 32) an Edit pipeline resizes a reference image of height x width to for
 // the text encoder: about `area` pixels at the image's aspect (diffusers' calculate_dimensions).
 ImageSides editConditionSides(int64_t height, int64_t width, int64_t area);

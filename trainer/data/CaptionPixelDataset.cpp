@@ -60,7 +60,7 @@ Batch CaptionPixelDataset::makeBatch(const std::vector<int64_t>& indices, int64_
     const BucketSize bucket = m_buckets[static_cast<size_t>(indices.front())];
     std::vector<torch::Tensor> images;
     std::vector<std::vector<torch::Tensor>> references; // [reference][sample]
-    EditRows rows;
+    ConditionRows rows;
     std::vector<std::vector<int32_t>> ids;
     int64_t longest = 1, widest = 1;
     for (int64_t index : indices) {
@@ -97,8 +97,8 @@ Batch CaptionPixelDataset::makeBatch(const std::vector<int64_t>& indices, int64_
     batch.pixels = torch::stack(images); // (B, 3, H, W)
     for (const std::vector<torch::Tensor>& reference : references) batch.reference_pixels.push_back(torch::stack(reference));
     if (rows.patchRows > 0) {
-        batch.pixel_values = torch::from_blob(rows.values.data(), {rows.patchRows, rows.rowValues}, torch::kFloat32).clone();
-        batch.image_grid = torch::tensor(rows.grid, torch::kInt64).view({-1, 3});
+        batch.pixel_values = rows.pixelValues();
+        batch.image_grid = rows.imageGrid();
     }
     batch.tokens = torch::full({b, widest}, -1, torch::kInt64);
     batch.attention_mask = torch::zeros({b, longest}, torch::kBool);
@@ -126,7 +126,7 @@ std::vector<int64_t> CaptionPixelDataset::sampleGroups() const {
 
 std::vector<int64_t> CaptionPixelDataset::addReferences(const CaptionSample& s, const BucketSize& bucket,
                                                          std::vector<std::vector<torch::Tensor>>& references,
-                                                         EditRows& rows) const {
+                                                         ConditionRows& rows) const {
     std::vector<int64_t> pads;
     for (size_t k = 0; k < s.edit_images.size(); ++k) {
         Image rgb;
@@ -136,12 +136,7 @@ std::vector<int64_t> CaptionPixelDataset::addReferences(const CaptionSample& s, 
             throw DataError(s.source + ": edit_image " + s.edit_images[k] + ": " + e.what());
         }
         references[k].push_back(bucketImageTensor(rgb, bucket).squeeze(0));
-        const QwenImageRows condition = editConditionRows(rgb, m_prompt->format(), m_editRule);
-        pads.push_back(condition.patchRows() / (m_editRule.merge * m_editRule.merge));
-        rows.values.insert(rows.values.end(), condition.values.begin(), condition.values.end());
-        rows.grid.insert(rows.grid.end(), {condition.frames, condition.rows, condition.columns});
-        rows.rowValues = condition.rowValues;
-        rows.patchRows += condition.patchRows();
+        pads.push_back(rows.add(editConditionRows(rgb, m_prompt->format(), m_editRule), m_editRule.merge));
     }
     return pads;
 }

@@ -12,6 +12,7 @@
 namespace parallax {
 
 class QwenImagePrompt;
+struct ConditionRows;
 
 // data.kind = "latents" on an image-caption dataset (core/captions/ImageCaptions.h) without its
 // complete latent cache: the batches hold what `parallax-cli cache` would have encoded, not yet
@@ -43,17 +44,10 @@ public:
     std::unique_ptr<BatchEncoder> makeStepEncoder(torch::Device device, torch::ScalarType dtype) const override;
 
 private:
-    // The text encoder's patch rows of a micro-batch's reference images, sample by sample.
-    struct EditRows {
-        std::vector<float> values;
-        std::vector<int64_t> grid;
-        int64_t rowValues = 0;
-        int64_t patchRows = 0;
-    };
     // Decodes the edit images of `s`: each fitted to `bucket` into references[k], its condition rows
     // into `rows`; the pads each takes among the prompt's tokens.
     std::vector<int64_t> addReferences(const CaptionSample& s, const BucketSize& bucket,
-                                       std::vector<std::vector<torch::Tensor>>& references, EditRows& rows) const;
+                                       std::vector<std::vector<torch::Tensor>>& references, ConditionRows& rows) const;
 
     std::vector<CaptionSample> m_samples;
     std::vector<BucketSize> m_buckets; // per sample, from its header

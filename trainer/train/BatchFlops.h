@@ -18,6 +18,8 @@ class BatchFlops {
 public:
     BatchFlops(ModelDims dims, FinetuneSpec finetune);
     double of(const Batch& batch);
+    // Whether it prices batches (a latent model); of() gives 0 otherwise.
+    bool pricesBatches() const { return m_latent; }
 
 private:
     ModelDims m_dims;

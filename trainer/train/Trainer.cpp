@@ -242,7 +242,7 @@ Trainer::QueuedStep Trainer::queueStep(int64_t step) {
         queued.positions = static_cast<int64_t>(
             m_groups.dp->allReduceScalar(static_cast<double>(localPositions), ReduceOp::Sum));
     // Every rank of a replica prices the same batches: the sum over the replicas is the step's.
-    if (modelKindInfo(m_dims.kind).objective == Objective::LatentFlow)
+    if (m_batchFlops->pricesBatches())
         queued.flops = m_groups.dp->allReduceScalar(localFlops, ReduceOp::Sum);
 
     GradientReducer& reducer = *m_parallel.reducer;

@@ -35,12 +35,6 @@ using namespace testing;
 
 constexpr int kSamples = 8;
 
-void setPipelineClass(const std::string& folder, const char* className) {
-    nlohmann::json index = nlohmann::json::parse(readFile(folder + "/model_index.json"));
-    index["_class_name"] = className;
-    std::ofstream(folder + "/model_index.json") << index.dump(2);
-}
-
 class EditTraining : public ::testing::Test {
 protected:
     static TinyPipeline& pipeline() {

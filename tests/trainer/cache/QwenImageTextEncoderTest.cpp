@@ -29,6 +29,7 @@ namespace {
 using testing::runProcess;
 
 using testing::oracleTokenizer;
+using testing::setPipelineClass;
 using PipelineFolder = testing::TinyPipeline;
 
 // The reference's last hidden states of several samples' ids, in one batch padded on the right
@@ -95,12 +96,6 @@ Image drawnImage(int width, int height, int seed) {
             p[2] = static_cast<uint8_t>(((x / 7 + y / 5 + seed) % 2) * 200 + 20);
         }
     return im;
-}
-
-void setPipelineClass(const std::string& folder, const char* className) {
-    nlohmann::json index = nlohmann::json::parse(readFile(folder + "/model_index.json"));
-    index["_class_name"] = className;
-    std::ofstream(folder + "/model_index.json") << index.dump(2);
 }
 
 // Qwen-Image-Edit-2509's prompt (QwenImageEditPlusPipeline): two reference images of odd sizes as

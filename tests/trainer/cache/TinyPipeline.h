@@ -6,7 +6,10 @@
 // model_index.json listing them. `problem` says why it could not be made: the tests skip saying so.
 
 #include "tests/support/Process.h"
+#include "core/util/Files.h"
 #include "tests/support/ReferenceScripts.h"
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -52,6 +55,14 @@ public:
 private:
     TempDir m_tmp;
 };
+
+// Rewrites the _class_name of `folder`'s model_index.json: which pipeline (text to image, Edit,
+// Edit Plus) the folder is.
+inline void setPipelineClass(const std::string& folder, const char* className) {
+    nlohmann::json index = nlohmann::json::parse(readFile(folder + "/model_index.json"));
+    index["_class_name"] = className;
+    std::ofstream(folder + "/model_index.json") << index.dump(2);
+}
 
 // The one pipeline of a test process, made on first use and shared by its tests.
 inline TinyPipeline& sharedTinyPipeline() {
