@@ -15,7 +15,8 @@ What runs, as diffusers' examples/dreambooth/train_dreambooth_lora_qwen_image.py
   joint_attention_dim 3584, 64 packed input channels, 16 out, patch 2, axes_dims_rope (16, 56, 56), no
   guidance embedding): 20,430,401,088 parameters, built directly on the GPU in bf16 with diffusers'
   own random initialization (the weights do not matter for speed, and Parallax's side is randomly
-  initialized too), enable_gradient_checkpointing() (torch.utils.checkpoint, non-reentrant, per block);
+  initialized too), enable_gradient_checkpointing() (torch.utils.checkpoint, non-reentrant, per block;
+  --recompute-blocks N wraps the first N blocks only, as Parallax's train.recompute_blocks);
 - the adapter: transformer.add_adapter(LoraConfig(r 32, alpha 32, no dropout, PEFT's initialization))
   on DiffSynth-Studio's 12 targets (to_q, to_k, to_v, add_q_proj, add_k_proj, add_v_proj, to_out.0,
   to_add_out, img_mlp.net.2, img_mod.1, txt_mlp.net.2, txt_mod.1): 720 Linears, 235,929,600 values,
@@ -187,7 +188,23 @@ def pack(latents):
 
 # ---- model --------------------------------------------------------------------------------------
 
-def build_model(cfg, device, dtype, checkpointing):
+def checkpoint_first_blocks(model, n):
+    """torch.utils.checkpoint (non-reentrant) around the first `n` transformer blocks only, the others
+    keeping their activations: what Parallax's train.recompute_blocks = n does. diffusers'
+    enable_gradient_checkpointing has no such count; each block's forward is wrapped instead."""
+    import functools
+    import torch.utils.checkpoint
+
+    def checkpointed(forward, *args, **kwargs):
+        if not torch.is_grad_enabled():
+            return forward(*args, **kwargs)
+        return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
+
+    for block in model.transformer_blocks[:n]:
+        block.forward = functools.partial(checkpointed, block.forward)
+
+
+def build_model(cfg, device, dtype, checkpointing, recompute_blocks=0):
     """The transformer made on `device` in `dtype` (never a float32 copy of it on the host)."""
     import torch
     from diffusers import QwenImageTransformer2DModel
@@ -203,7 +220,9 @@ def build_model(cfg, device, dtype, checkpointing):
         torch.set_default_dtype(before)
     model = model.to(device=device, dtype=dtype)
     model.requires_grad_(False)
-    if checkpointing:
+    if checkpointing and recompute_blocks > 0:
+        checkpoint_first_blocks(model, recompute_blocks)
+    elif checkpointing:
         model.enable_gradient_checkpointing()
     return model
 
@@ -308,7 +327,7 @@ def run(args):
     samples = tiny_samples() if args.tiny else load_samples(args.data)[: args.samples]
     t0 = time.perf_counter()
     torch.manual_seed(args.seed)
-    model = build_model(cfg, device, dtype, not args.no_checkpointing)
+    model = build_model(cfg, device, dtype, not args.no_checkpointing, args.recompute_blocks)
     base = sum(p.numel() for p in model.parameters())
     if not args.tiny and base != PARAMETERS_20B:
         print(f"hf_qwen_image: {base:,} parameters, docs/spec.md counts {PARAMETERS_20B:,}", file=sys.stderr)
@@ -326,6 +345,7 @@ def run(args):
         "device": torch.cuda.get_device_name() if cuda else "cpu", "config": cfg,
         "attention_mask": "all ones passed" if args.pass_mask else "none (as encode_prompt passes for unpadded prompts)",
         "autocast_bf16": args.autocast, "checkpointing": not args.no_checkpointing,
+        "recompute_blocks": 0 if args.no_checkpointing else (args.recompute_blocks or cfg["num_layers"]),
         "precision": ("frozen weights bf16, LoRA weights fp32 (cast_training_params)" +
                       (", forward under bf16 autocast" if args.autocast else "")) if cuda else "fp32",
         "samples_per_step": len(shapes), "micro_batch": 1, "image_tokens": [a for a, _ in shapes],
@@ -409,6 +429,8 @@ def main():
     ap.add_argument("--pass-mask", action="store_true",
                     help="pass an all-ones encoder_hidden_states_mask (encode_prompt passes none for unpadded prompts)")
     ap.add_argument("--no-checkpointing", action="store_true")
+    ap.add_argument("--recompute-blocks", type=int, default=0,
+                    help="checkpoint only the first N blocks (the others keep their activations); 0: every block")
     ap.add_argument("--label", default="default", help="a name for this configuration in the JSON line")
     ap.add_argument("--peak-tflops", type=float, default=989.0)
     ap.add_argument("--tiny", action="store_true", help="the tiny configuration on the CPU in fp32 (a check)")

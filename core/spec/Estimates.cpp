@@ -42,7 +42,8 @@ namespace parallax {
 // two more arrays of the logits' size (KernelPaths). On a GPU attention is fused and keeps no
 // probabilities: the H S^2 term is dropped there.
 // With activation checkpointing only each unit's input is kept, and one unit's activations are
-// recomputed at a time during backward.
+// recomputed at a time during backward; with train.recompute_blocks = N only each stage's first N
+// blocks that train keep just their input, the other units all their activations.
 //
 // Micro-batches in flight on stage s of p with m micro-batches per step: 1 without a pipeline,
 // m for gpipe, min(m, p - s) for 1f1b, and for interleaved (Megatron's schedule) up to
@@ -121,7 +122,8 @@ struct StageLoad {
     double frozenSplit = 0, frozenReplicated = 0;       // [finetune]'s frozen ones: the compute copy only
     double trainableSplit = 0, trainableReplicated = 0; // adapters included
     double activations = 0;                             // per sample, elements, tp applied
-    double inputs = 0;                                  // per sample, elements
+    double kept = 0;          // what backward keeps under activation checkpointing, per sample
+    int64_t recomputed = 0;   // blocks train.recompute_blocks has counted so far
     double largestUnitPeak = 0;                         // a unit's activations and its backward's arrays
     double largestWork = 0;                             // the loss's backward arrays (KernelPaths)
     double largestUnitParams = 0;                       // tp applied
@@ -318,7 +320,13 @@ std::vector<StageLoad> stageLoads(const RunSpec& spec, const ModelDims& d, const
         const double acts = u.actReplicated + u.actSplit / double(l.tp) - scores;
         const double work = u.logits / double(l.tp) * l.kernels.lossArrays;
         s.activations += acts;
-        s.inputs += u.input;
+        // train.recompute_blocks > 0: the stage's first blocks that train are recomputed, as
+        // checkpointBlocks wraps them; every other unit keeps its activations.
+        const int64_t limit = spec.train.recompute_blocks;
+        const bool recomputed =
+            limit <= 0 || (u.block && trainableSplit(u) + trainableReplicated(u) > 0 && s.recomputed < limit);
+        if (limit > 0 && recomputed) ++s.recomputed;
+        s.kept += recomputed ? u.input : acts;
         s.largestUnitPeak = std::max(s.largestUnitPeak, acts + work);
         s.largestWork = std::max(s.largestWork, work);
     }
@@ -356,7 +364,7 @@ MemoryEstimate stageMemory(const RunSpec& spec, const StageLayout& l, const Stag
 
     // A micro-batch whose weight gradients wait (zb1) keeps its Linear layers' inputs and output
     // gradients, about its whole activations, recomputed ones too: checkpointing saves nothing there.
-    const double kept = checkpointing && !l.splitBackward ? s.inputs : s.activations;
+    const double kept = checkpointing && !l.splitBackward ? s.kept : s.activations;
     mem.activations = kept * microBatch * computeBytes * inFlightMicroBatches(l, stage);
     // Beside what is kept: the unit whose activations and backward arrays are largest (recomputed
     // under checkpointing), or the loss's backward arrays.

@@ -90,6 +90,10 @@ struct TrainSpec {
     uint64_t seed = 42;
     int64_t checkpoint_every = 0;   // 0: only at stop and at the end
     bool activation_checkpointing = false;
+    // With activation checkpointing, the blocks of each pipeline stage recomputed in backward: the
+    // first this many that train (LoRA adapters count); the others keep their activations, less
+    // compute for more memory. 0: every block.
+    int64_t recompute_blocks = 0;
 };
 
 struct ParallelSpec {

@@ -116,6 +116,7 @@ bool interleaved(const RunSpec& s) {
     return info && info->chunked;
 }
 bool dataParallel(const RunSpec& s) { return s.parallel.dp > 1; }
+bool recomputing(const RunSpec& s) { return s.train.activation_checkpointing; }
 bool pipelined(const RunSpec& s) { return s.parallel.pp > 1 && !interleaved(s); }
 bool onHosts(const RunSpec& s) { return s.launch.target == Target::Hosts; }
 bool hostsListed(const RunSpec& s) { return onHosts(s) && s.launch.cluster.empty(); }
@@ -255,6 +256,12 @@ std::vector<SpecField> specFields(RunSpec& s) {
              .withUnsetText("at the end only")},
         {"train", "activation_checkpointing", &t.activation_checkpointing,
          offered("Activation checkpointing", "Recompute activations in backward: less memory, about a third more compute")},
+        {"train", "recompute_blocks", &t.recompute_blocks,
+         offered("Recomputed blocks", "Of each pipeline stage's blocks that train, the first this many are recomputed in "
+                                      "backward; the others keep their activations: faster, more memory")
+             .withRange(0)
+             .withUnsetText("every block")
+             .when(recomputing)},
 
         {"parallel", "dp", &p.dp,
          offered("Data parallel (dp)", "Replicas of the model, each on its share of the batch").withRange(1, 65536)},

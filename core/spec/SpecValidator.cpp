@@ -458,6 +458,15 @@ private:
                   {"launch.device"});
         if (!(t.grad_clip >= 0) || !std::isfinite(t.grad_clip))
             error("train.grad_clip", "train.grad_clip = " + num(t.grad_clip) + " must be 0 (off) or more");
+        if (t.recompute_blocks < 0)
+            error("train.recompute_blocks", "train.recompute_blocks = " + num(t.recompute_blocks) +
+                                                " must be 0 (every block) or more");
+        else if (t.recompute_blocks > 0 && !t.activation_checkpointing)
+            error("train.recompute_blocks",
+                  "train.recompute_blocks = " + num(t.recompute_blocks) +
+                      " recomputes blocks only with activation checkpointing; set train.activation_checkpointing = "
+                      "true, or train.recompute_blocks = 0",
+                  {"train.activation_checkpointing"});
         if (t.checkpoint_every < 0) {
             error("train.checkpoint_every", "train.checkpoint_every = " + num(t.checkpoint_every) +
                                                 " must be 0 (only at stop and at the end) or more");

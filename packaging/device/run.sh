@@ -38,6 +38,10 @@
 #                          qwen_image-20b-lora-1gpu, then both in one table -> results/qi-lora-compare.md
 #   qi-lora-compare-noac   the same without activation checkpointing on either side (an H200's memory)
 #                          -> results/qi-lora-compare-noac.md
+#   qi-lora-compare-recompute   Parallax with train.recompute_blocks (the spec
+#                          qwen_image-20b-lora-recompute-1gpu) against diffusers + PEFT checkpointing every
+#                          block, then against diffusers checkpointing the same first blocks
+#                          -> results/qi-lora-compare-recompute.md, results/qi-lora-compare-recompute-same.md
 #   qi-data                only those latent shards
 #   summary                bench/gpu/summarize.py over the results so far -> $OUT/benchmarks.md
 #
@@ -343,31 +347,44 @@ vl_data() {
   log "vl-lora-compare: inputs made in $((SECONDS - t0)) s: $(tail -1 "$OUT/logs/vl-data.log")"
 }
 
-# A comparison item: the reference script (its JSON line into results/REF.jsonl; at most 200 s, the rest
-# of the call is Parallax's), Parallax's spec, then the script's --compare over both -> results/ITEM.md.
-# usage: compare_item ITEM REF SPEC SCRIPT ARG...   (the environment's PYTHONPATH reaches the script)
-compare_item() {
-  local item=$1 ref=$2 spec=$3 script=$4
-  shift 4
+# One reference run: the script's JSON line into results/REF.jsonl, at most 200 s (the rest of the
+# call is Parallax's). Fails (status 1) when skipped or when the script fails.
+# usage: script_reference ITEM REF SPEC SCRIPT ARG...   (the environment's PYTHONPATH reaches the script)
+script_reference() {
+  local item=$1 ref=$2 spec=$3
+  shift 3
   local budget rc=0 t0=$SECONDS
-  budget=$(item_budget) || { log "skip $item: out of time budget"; return; }
+  budget=$(item_budget) || { log "skip $item's $ref: out of time budget"; return 1; }
   [ "$budget" -gt 200 ] && budget=200
-  local cmd=("$PYTHON" "$script" "$@")
+  local cmd=("$PYTHON" "$@")
   log "$item: $ref (limit ${budget}s)"
   timeout -k 15 "$budget" "${cmd[@]}" > "$OUT/results/$ref.jsonl" 2> "$OUT/logs/$ref.log" || rc=$?
   manifest reference "$spec" 1 "$rc" $((SECONDS - t0)) "logs/$ref.log" "${cmd[@]}"
   if [ "$rc" -ne 0 ]; then
     tail -25 "$OUT/logs/$ref.log"
-    fail "$item: $script exited $rc (logs/$ref.log)"
-  else
-    log "$item: $ref done in $((SECONDS - t0)) s: $(cut -c1-400 "$OUT/results/$ref.jsonl")"
+    fail "$item: $1 exited $rc (logs/$ref.log)"
+    return 1
   fi
+  log "$item: $ref done in $((SECONDS - t0)) s: $(cut -c1-400 "$OUT/results/$ref.jsonl")"
+}
+
+# The script's --compare of results/REF.jsonl and Parallax's log of SPEC -> results/TABLE.md.
+# usage: compare_table TABLE REF SPEC SCRIPT
+compare_table() {
+  local plog="$OUT/results/parallax-$3.log"
+  [ -f "$plog" ] || return 1
+  "$PYTHON" "$4" --compare "$OUT/results/$2.jsonl" "$plog" > "$OUT/results/$1.md" 2>> "$OUT/run.log" &&
+    tee -a "$OUT/run.log" < "$OUT/results/$1.md" || fail "$1: the comparison ($4 --compare)"
+}
+
+# A comparison item: the reference script (script_reference), Parallax's spec, then the script's
+# --compare over both -> results/ITEM.md.
+# usage: compare_item ITEM REF SPEC SCRIPT ARG...   (the environment's PYTHONPATH reaches the script)
+compare_item() {
+  local item=$1 ref=$2 spec=$3 script=$4 ok=1
+  script_reference "$@" || ok=0
   run_parallax "$spec"
-  local plog="$OUT/results/parallax-$spec.log"
-  if [ "$rc" -eq 0 ] && [ -f "$plog" ]; then
-    "$PYTHON" "$script" --compare "$OUT/results/$ref.jsonl" "$plog" > "$OUT/results/$item.md" 2>> "$OUT/run.log" &&
-      tee -a "$OUT/run.log" < "$OUT/results/$item.md" || fail "$item: the comparison ($script --compare)"
-  fi
+  [ "$ok" -eq 1 ] && compare_table "$item" "$ref" "$spec" "$script"
 }
 
 vl_compare() {
@@ -417,6 +434,26 @@ qi_compare_noac() {
   PYTHONPATH="$repo/.deps-diffusers${PYTHONPATH:+:$PYTHONPATH}" compare_item qi-lora-compare-noac hf-qwen_image-noac \
     qwen_image-20b-lora-noac-1gpu bench/gpu/hf_qwen_image.py --data build/qi-bench/latents --warmup 2 --steps 6 \
     --no-checkpointing --label no-checkpointing
+}
+
+# With train.recompute_blocks: Parallax recomputes only as many blocks as an 80 GB card needs
+# (bench/gpu/specs/qwen_image-20b-lora-recompute-1gpu.toml) against diffusers + PEFT with
+# enable_gradient_checkpointing (every block: the one switch its training scripts offer); then
+# diffusers with the same first blocks checkpointed (hf_qwen_image.py --recompute-blocks) against the
+# same Parallax run.
+qi_compare_recompute() {
+  need_gpus 1 qi-lora-compare-recompute || return
+  qi_data || return
+  unpack_diffusers || return
+  local spec=qwen_image-20b-lora-recompute-1gpu script=bench/gpu/hf_qwen_image.py n
+  n=$(sed -n 's/^recompute_blocks *= *\([0-9]*\).*/\1/p' "bench/gpu/specs/$spec.toml")
+  [ -n "$n" ] || { fail "qi-lora-compare-recompute: no recompute_blocks in bench/gpu/specs/$spec.toml"; return 1; }
+  export PYTHONPATH="$repo/.deps-diffusers${PYTHONPATH:+:$PYTHONPATH}"
+  compare_item qi-lora-compare-recompute hf-qwen_image "$spec" "$script" --data build/qi-bench/latents \
+    --warmup 2 --steps 6
+  script_reference qi-lora-compare-recompute hf-qwen_image-recompute "$spec" "$script" --data build/qi-bench/latents \
+    --warmup 2 --steps 6 --recompute-blocks "$n" --label "recompute-$n" &&
+    compare_table qi-lora-compare-recompute-same hf-qwen_image-recompute "$spec" "$script"
 }
 
 summary() {
@@ -473,6 +510,7 @@ for item in "${items[@]}"; do
     qi-data) qi_data ;;
     qi-lora-compare) qi_compare ;;
     qi-lora-compare-noac) qi_compare_noac ;;
+    qi-lora-compare-recompute) qi_compare_recompute ;;
     reference:*:*:*)
       IFS=: read -r _ model mode np flags <<< "$item"
       run_reference "$model" "$mode" "$np" "$flags"

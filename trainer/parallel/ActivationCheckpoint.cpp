@@ -86,12 +86,25 @@ private:
     std::shared_ptr<Unit> m_inner;
 };
 
+bool trains(const Unit& unit) {
+    for (const torch::Tensor& p : unit.parameters())
+        if (p.requires_grad()) return true;
+    return false;
+}
+
 } // namespace
 
-void checkpointBlocks(std::vector<StageChunk>& chunks) {
+void checkpointBlocks(std::vector<StageChunk>& chunks, int64_t limit) {
+    int64_t wrapped = 0;
     for (StageChunk& chunk : chunks)
-        for (auto& unit : chunk.units)
-            if (unit->checkpointUnit()) unit = std::make_shared<CheckpointedUnit>(unit);
+        for (auto& unit : chunk.units) {
+            if (!unit->checkpointUnit()) continue;
+            if (limit > 0) {
+                if (wrapped >= limit || !trains(*unit)) continue;
+                ++wrapped;
+            }
+            unit = std::make_shared<CheckpointedUnit>(unit);
+        }
 }
 
 } // namespace parallax

@@ -12,6 +12,9 @@ namespace parallax {
 // micro-batch drops to the blocks' inputs at the cost of one more forward. Blocks whose input needs
 // no gradient (a frozen tower, or a block after frozen ones whose LoRA adapters train) run normally.
 // The recomputation draws the random numbers the forward drew (LoRA dropout).
-void checkpointBlocks(std::vector<StageChunk>& chunks);
+// `limit` > 0 (train.recompute_blocks): only the first `limit` declared units of this rank's chunks,
+// in model order, that hold a parameter which trains; the others keep their activations. 0: every
+// declared unit.
+void checkpointBlocks(std::vector<StageChunk>& chunks, int64_t limit = 0);
 
 } // namespace parallax

@@ -112,7 +112,7 @@ ParallelModel parallelize(Model& model, const RunSpec& spec, const ModelDims& di
     out.tpPlan = applyTensorParallel(model, groups.tp);
     out.frozenInProductType = moveToDevice(
         model, device, bf16Products(spec, device) ? std::optional<torch::ScalarType>(torch::kBFloat16) : std::nullopt);
-    if (spec.train.activation_checkpointing) checkpointBlocks(out.chunks);
+    if (spec.train.activation_checkpointing) checkpointBlocks(out.chunks, spec.train.recompute_blocks);
 
     std::vector<std::pair<std::string, torch::Tensor>> named;
     for (const auto& item : model.named_parameters()) named.emplace_back(item.key(), item.value());

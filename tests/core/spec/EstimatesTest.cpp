@@ -178,6 +178,33 @@ TEST(Estimates, PrecisionAndCheckpointing) {
     EXPECT_DOUBLE_EQ(ckpt.memory.weights, bf16.memory.weights);
 }
 
+// train.recompute_blocks = k: each stage's first k blocks keep only their input, every other unit its
+// activations, so that each block recomputed takes the same amount off its stage; each stage counts
+// its own blocks, and every k lies between no checkpointing and checkpointing every unit.
+TEST(Estimates, RecomputedBlocksAreCountedPerStage) {
+    RunSpec s = layout("small", 1, 1, 2, 0); // 6 blocks: 3 a stage
+    const Estimates none = estimate(s);
+    s.train.activation_checkpointing = true;
+    const Estimates all = estimate(s);
+    std::vector<Estimates> some;
+    for (int64_t k : {1, 2, 3}) {
+        s.train.recompute_blocks = k;
+        some.push_back(estimate(s));
+    }
+    for (size_t stage = 0; stage < 2; ++stage) {
+        const auto acts = [stage](const Estimates& e) { return e.memory_per_stage[stage].activations; };
+        EXPECT_LT(acts(some[0]), acts(none)) << stage;
+        EXPECT_GT(acts(some[0]), acts(some[1])) << stage;
+        EXPECT_NEAR(acts(some[0]) - acts(some[1]), acts(some[1]) - acts(some[2]), 1e-9 * acts(none)) << stage;
+        // Every block recomputed: only the units that are no blocks (embedding, head) may keep more.
+        EXPECT_GE(acts(some[2]), acts(all)) << stage;
+        EXPECT_DOUBLE_EQ(some[2].memory_per_stage[stage].weights, none.memory_per_stage[stage].weights);
+    }
+    // More blocks than the stage has: every block, as with 3.
+    s.train.recompute_blocks = 100;
+    EXPECT_DOUBLE_EQ(estimate(s).memory.activations, some[2].memory.activations);
+}
+
 // The worker's kernels by device: on a GPU attention is fused (no H S^2 probabilities kept) and the
 // loss's backward holds one array of the logits' size; on a CPU the probabilities are kept and the
 // loss's backward holds two such arrays.

@@ -106,6 +106,7 @@ RunSpec fullSpec() {
     t.seed = std::numeric_limits<uint64_t>::max(); // above TOML's int64: travels as a string
     t.checkpoint_every = 500;
     t.activation_checkpointing = true;
+    t.recompute_blocks = 7;
     ParallelSpec& p = s.parallel;
     p.dp = 4;
     p.tp = 2;

@@ -108,6 +108,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[train]\nprecision = \"bf16\"", "train.precision", "train.precision = bf16 needs launch.device = cuda"},
         Case{"[train]\nprecision = \"fp16\"", "train.precision", "is unknown; use one of fp32, bf16"},
         Case{"[train]\ncheckpoint_every = -5", "train.checkpoint_every", "must be 0 (only at stop and at the end) or more"},
+        Case{"[train]\nactivation_checkpointing = true\nrecompute_blocks = -1", "train.recompute_blocks",
+             "must be 0 (every block) or more"},
+        Case{"[train]\nrecompute_blocks = 4", "train.recompute_blocks",
+             "set train.activation_checkpointing = true, or train.recompute_blocks = 0"},
         // parallel
         Case{"[parallel]\ndp = 0", "parallel.dp", "parallel.dp = 0 must be at least 1"},
         Case{"[parallel]\ntp = -1", "parallel.tp", "must be at least 1"},
@@ -344,6 +348,8 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
                               "pp = 4\nschedule = \"gpipe\"\nstage_layers = [1, 2, 2, 1]\n"));
     specs.push_back(parseSpec("[model]\npreset = \"small\"\n[train]\nglobal_batch = 16\nmicro_batch = 2\n"
                               "activation_checkpointing = true\n[parallel]\ndp = 2\npp = 2\nzero = 2\nschedule = \"zb1\"\n"));
+    specs.push_back(parseSpec("[model]\npreset = \"small\"\n[train]\nglobal_batch = 16\nmicro_batch = 2\n"
+                              "activation_checkpointing = true\nrecompute_blocks = 2\n[parallel]\npp = 2\n"));
     specs.push_back(parseSpec("[model]\nkind = \"mmdit\"\n[train]\nglobal_batch = 16\n[parallel]\ndp = 4\nzero = 3\n"));
     specs.push_back(parseSpec("[model]\npreset = \"1b\"\n[train]\nprecision = \"bf16\"\nglobal_batch = 64\n"
                               "activation_checkpointing = true\n[parallel]\ndp = 4\ntp = 4\nzero = 1\nreduce_dtype = \"bf16\"\n"

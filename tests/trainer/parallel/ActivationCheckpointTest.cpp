@@ -78,3 +78,36 @@ TEST(ActivationCheckpoint, OnlyTheUnitsTheModelDeclaresAreWrapped) {
     EXPECT_TRUE(chunks[0].units[0]->checkpointUnit()) << "the wrapper keeps the declaration";
     EXPECT_EQ(chunks[0].units[1].get(), undeclared.get());
 }
+
+// train.recompute_blocks: the first `limit` declared units that train, over the rank's chunks in
+// order; a frozen one is passed over without being counted, and the rest keep their activations.
+TEST(ActivationCheckpoint, ALimitWrapsTheFirstBlocksThatTrain) {
+    std::vector<std::shared_ptr<CountingBlock>> blocks;
+    for (int i = 0; i < 5; ++i) blocks.push_back(std::make_shared<CountingBlock>());
+    blocks[0]->weight.requires_grad_(false); // a frozen block: not counted, not wrapped
+    std::vector<StageChunk> chunks(2);
+    chunks[0].units = {blocks[0], blocks[1]};
+    chunks[0].indices = {0, 1};
+    chunks[1].units = {blocks[2], blocks[3], blocks[4]};
+    chunks[1].indices = {4, 5, 6};
+    checkpointBlocks(chunks, 2);
+    EXPECT_EQ(chunks[0].units[0].get(), blocks[0].get());
+    EXPECT_NE(chunks[0].units[1].get(), blocks[1].get());
+    EXPECT_NE(chunks[1].units[0].get(), blocks[2].get());
+    EXPECT_EQ(chunks[1].units[1].get(), blocks[3].get());
+    EXPECT_EQ(chunks[1].units[2].get(), blocks[4].get());
+
+    // The wrapped ones run forward twice in backward, the others once; the gradients flow through all.
+    Batch batch;
+    Activation a = {torch::randn({3, 8}).requires_grad_(true)};
+    const torch::Tensor x = a[0];
+    for (StageChunk& chunk : chunks)
+        for (auto& unit : chunk.units) a = unit->forward(a, batch);
+    a.at(0).sum().backward();
+    EXPECT_EQ(blocks[1]->forwards, 2);
+    EXPECT_EQ(blocks[2]->forwards, 2);
+    EXPECT_EQ(blocks[3]->forwards, 1);
+    EXPECT_EQ(blocks[4]->forwards, 1);
+    EXPECT_TRUE(x.grad().defined());
+    for (int i = 1; i < 5; ++i) EXPECT_TRUE(blocks[i]->weight.grad().defined()) << i;
+}

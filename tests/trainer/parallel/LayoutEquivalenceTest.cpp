@@ -21,6 +21,7 @@ struct Layout {
     const char* schedule;
     int64_t virtualStages;
     bool recompute = false; // activation checkpointing
+    int64_t recomputeBlocks = 0; // train.recompute_blocks
 };
 
 void PrintTo(const Layout& layout, std::ostream* os) {
@@ -82,6 +83,7 @@ TEST_P(LayoutEquivalence, SameLossesAndWeightsAsOneProcess) {
     spec.schedule = layout.schedule;
     spec.virtualStages = layout.virtualStages;
     spec.recompute = layout.recompute;
+    spec.recomputeBlocks = layout.recomputeBlocks;
     const int ranks = static_cast<int>(layout.dp * layout.tp * layout.pp);
     TempDir tmp;
     const WorkerRun many = runWorker(spec.toToml(), ranks, tmp.path() + "/run");
@@ -112,6 +114,8 @@ const Layout kQwenImageLayouts[] = {
     {"dp2_tp2_pp2", 2, 2, 2, 0, "1f1b", 1},
     {"pp2_zb1", 1, 1, 2, 0, "zb1", 1},
     {"dp2_zero3_recompute", 2, 1, 1, 3, "1f1b", 1, true},
+    // Each stage's first block recomputed, its second keeping its activations.
+    {"pp2_recompute_one_block", 1, 1, 2, 0, "1f1b", 1, true, 1},
 };
 
 INSTANTIATE_TEST_SUITE_P(QwenImageLayouts, LayoutEquivalence,

@@ -15,7 +15,8 @@ std::string TinySpec::toToml() const {
       << "[data]\nkind = \"" << data << "\"\n" << extraData << "\n"
       << "[train]\nsteps = " << steps << "\nglobal_batch = " << globalBatch << "\nmicro_batch = " << microBatch
       << "\nlr = " << lr << "\nwarmup = 3\nseed = 1234\ngrad_clip = 1.0\ncheckpoint_every = " << checkpointEvery
-      << "\nactivation_checkpointing = " << (recompute ? "true" : "false") << "\n"
+      << "\nactivation_checkpointing = " << (recompute ? "true" : "false") << "\nrecompute_blocks = " << recomputeBlocks
+      << "\n"
       << "[parallel]\ndp = " << dp << "\ntp = " << tp << "\npp = " << pp << "\nzero = " << zero
       << "\nschedule = \"" << schedule << "\"\nvirtual_stages = " << virtualStages << "\nbucket_mb = " << bucketMb
       << "\n"

@@ -22,6 +22,7 @@ struct TinySpec {
     int64_t spanEvery = 0;
     double bucketMb = 0.05;      // small buckets: several per model, so overlap is exercised
     bool recompute = false;      // train.activation_checkpointing
+    int64_t recomputeBlocks = 0; // train.recompute_blocks
     std::string extraModel;      // appended to [model]
     std::string finetune;        // the [finetune] section's lines; empty: none
     std::string extraData;       // appended to [data] (path = ..., max_pixels = ...)
