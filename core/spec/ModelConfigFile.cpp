@@ -128,7 +128,8 @@ void readTransformer(const ConfigReader& config, ModelDims& d) {
     if (channels != head)
         throw std::invalid_argument(config.where("axes_dims_rope", "") + " sums to " + std::to_string(channels) +
                                     ", not attention_head_dim = " + std::to_string(head));
-    for (const char* variant : {"guidance_embeds", "zero_cond_t", "use_additional_t_cond", "use_layer3d_rope"})
+    d.zero_cond_t = config.flag("zero_cond_t", false);
+    for (const char* variant : {"guidance_embeds", "use_additional_t_cond", "use_layer3d_rope"})
         if (config.flag(variant, false))
             throw std::invalid_argument(config.where(variant, "") + " is true; Parallax computes Qwen-Image's "
                                                                     "transformer as published, where it is false");

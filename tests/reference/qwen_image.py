@@ -26,7 +26,7 @@ ROPE_THETA = 10000.0
 ROPE_TABLE_LENGTH = 4096  # positions the published tables hold; past them the published model fails
 NORM_EPS = 1e-6
 MLP_RATIO = 4
-UNSUPPORTED = ("guidance_embeds", "zero_cond_t", "use_additional_t_cond", "use_layer3d_rope")
+UNSUPPORTED = ("guidance_embeds", "use_additional_t_cond", "use_layer3d_rope")
 WEIGHTS_FILE = "diffusion_pytorch_model.safetensors"
 WEIGHTS_INDEX = "diffusion_pytorch_model.safetensors.index.json"
 
@@ -53,6 +53,8 @@ class Config:
     num_attention_heads: int = 24
     joint_attention_dim: int = 3584
     axes_dims_rope: tuple = (16, 56, 56)
+    # Qwen-Image-Edit-2511: the image stream's modulation of reference tokens uses timestep 0.
+    zero_cond_t: bool = False
 
     @property
     def inner(self):
@@ -82,6 +84,9 @@ def parse_config(raw, where="config.json"):
                     isinstance(v, int) and v > 0 and v % 2 == 0 for v in value):
                 raise ConfigError(f"{where}: axes_dims_rope must be three positive even integers, got {value!r}")
             value = tuple(value)
+        elif field.name == "zero_cond_t":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: zero_cond_t must be true or false, got {value!r}")
         elif not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ConfigError(f"{where}: {field.name} must be a positive integer, got {value!r}")
         values[field.name] = value
@@ -230,8 +235,13 @@ def layer_norm(x, eps=NORM_EPS):
     return (centred * torch.rsqrt(centred.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
 
 
+def per_token(m):
+    """A modulation row per sample (B, C) as (B, 1, C); one per token (B, P, C) as it is."""
+    return m[:, None, :] if m.dim() == 2 else m
+
+
 def modulate(x, shift, scale):
-    return x * (1 + scale[:, None, :]) + shift[:, None, :]
+    return x * (1 + per_token(scale)) + per_token(shift)
 
 
 def mlp(p, name, x):
@@ -268,17 +278,23 @@ def joint_attention(p, name, img, txt, text_mask, image_angles, text_angles, hea
     return linear(p, f"{name}.to_out.0", out[:, seq_txt:]), linear(p, f"{name}.to_add_out", out[:, :seq_txt])
 
 
-def block(p, name, img, txt, temb, text_mask, image_angles, text_angles, head_dim):
+def block(p, name, img, txt, temb, text_mask, image_angles, text_angles, head_dim, zero=None):
     """One dual-stream block: each stream's modulation Linear(SiLU(temb)) gives (shift, scale, gate) for the
-    attention and again for the MLP; residuals are gated."""
-    img_mod = linear(p, f"{name}.img_mod.1", silu(temb)).chunk(6, dim=-1)
+    attention and again for the MLP; residuals are gated. `zero` (zero_cond_t): (temb of timestep 0, the
+    image tokens (P,) bool that are references' ), whose image modulation comes from that embedding."""
+    img_mod = linear(p, f"{name}.img_mod.1", silu(temb))
+    if zero is not None:
+        zero_temb, reference = zero
+        zero_mod = linear(p, f"{name}.img_mod.1", silu(zero_temb))
+        img_mod = torch.where(reference[None, :, None], zero_mod[:, None, :], img_mod[:, None, :])
+    img_mod = img_mod.chunk(6, dim=-1)
     txt_mod = linear(p, f"{name}.txt_mod.1", silu(temb)).chunk(6, dim=-1)
     img_attn, txt_attn = joint_attention(p, f"{name}.attn", modulate(layer_norm(img), img_mod[0], img_mod[1]),
                                          modulate(layer_norm(txt), txt_mod[0], txt_mod[1]), text_mask,
                                          image_angles, text_angles, head_dim)
-    img = img + img_mod[2][:, None, :] * img_attn
+    img = img + per_token(img_mod[2]) * img_attn
     txt = txt + txt_mod[2][:, None, :] * txt_attn
-    img = img + img_mod[5][:, None, :] * mlp(p, f"{name}.img_mlp", modulate(layer_norm(img), img_mod[3], img_mod[4]))
+    img = img + per_token(img_mod[5]) * mlp(p, f"{name}.img_mlp", modulate(layer_norm(img), img_mod[3], img_mod[4]))
     txt = txt + txt_mod[5][:, None, :] * mlp(p, f"{name}.txt_mlp", modulate(layer_norm(txt), txt_mod[3], txt_mod[4]))
     return img, txt
 
@@ -337,10 +353,15 @@ class QwenImageTransformer(DiffusersModel):
         img = linear(p, "img_in", hidden_states)
         txt = linear(p, "txt_in", rms_norm(encoder_hidden_states, p["txt_norm.weight"]))
         temb = self.time_embedding(timestep)
+        zero = None
+        if cfg.zero_cond_t and len(grid) > 1:
+            made = grid[0][0] * grid[0][1] * grid[0][2]
+            reference = torch.arange(img.shape[1], device=img.device) >= made
+            zero = (self.time_embedding(torch.zeros_like(timestep)), reference)
         text_mask = encoder_mask != 0
         for i in range(cfg.num_layers):
             img, txt = block(p, f"transformer_blocks.{i}", img, txt, temb, text_mask, image_angles, text_angles,
-                             cfg.attention_head_dim)
+                             cfg.attention_head_dim, zero)
         scale, shift = linear(p, "norm_out.linear", silu(temb)).chunk(2, dim=-1)
         output = linear(p, "proj_out", modulate(layer_norm(img), shift, scale))
         return {"output": output, "temb": temb, "image_angles": image_angles, "text_angles": text_angles}

@@ -388,6 +388,30 @@ class FolderTest(unittest.TestCase):
             with self.assertRaisesRegex(ref.ConfigError, "not parameters of .*guidance_embedder"):
                 ref.load_model(d)
 
+    def test_zero_cond_t_modulates_only_the_reference_tokens_at_timestep_zero(self):
+        """Edit-2511's zero_cond_t: with a reference image the prediction changes; without one it is the
+        plain model's. With every sigma 0 the two embeddings agree, and so do the models."""
+        cfg = ref.parse_config(dict(tiny.config(), zero_cond_t=True))
+        self.assertTrue(cfg.zero_cond_t)
+        params = tiny.draw(cfg, 0)
+        zero = ref.QwenImageTransformer(cfg, params).to(torch.float64)
+        plain = ref.QwenImageTransformer(ref.parse_config(tiny.config()), params).to(torch.float64)
+        g = torch.Generator().manual_seed(3)
+        lat, noise = (torch.randn(2, 16, 6, 10, generator=g, dtype=torch.float64) for _ in range(2))
+        states = torch.randn(2, 5, 48, generator=g, dtype=torch.float64)
+        mask = torch.ones(2, 5)
+        refs = [torch.randn(2, 16, 4, 4, generator=g, dtype=torch.float64)]
+
+        def out(model, sigmas, references=()):
+            return ref.flow_matching_loss(model, lat, noise, sigmas, states, mask, references)["output"]
+        sigmas = torch.tensor([0.4, 0.9], dtype=torch.float64)
+        self.assertTrue(torch.equal(out(zero, sigmas), out(plain, sigmas)))
+        self.assertGreater((out(zero, sigmas, refs) - out(plain, sigmas, refs)).abs().max().item(), 1e-3)
+        zeros = torch.zeros(2, dtype=torch.float64)
+        self.assertTrue(torch.allclose(out(zero, zeros, refs), out(plain, zeros, refs), rtol=0, atol=1e-12))
+        with self.assertRaisesRegex(ref.ConfigError, "zero_cond_t must be true or false"):
+            ref.parse_config(dict(tiny.config(), zero_cond_t=1))
+
     def test_config_fields_are_checked(self):
         with self.assertRaisesRegex(ref.ConfigError, "guidance_embeds true is not covered"):
             ref.parse_config(dict(tiny.config(), guidance_embeds=True))

@@ -4,6 +4,7 @@
 #include "trainer/models/Layers.h"
 #include "trainer/models/QwenImageRope.h"
 #include "trainer/ops/GatedResidual.h"
+#include "trainer/ops/LayerNorm.h"
 
 #include <cmath>
 
@@ -13,10 +14,10 @@ namespace {
 
 constexpr double kNormEps = 1e-6; // every LayerNorm and RMSNorm of the transformer
 
-// LayerNorm without affine parameters, then x (1 + scale) + shift; scale, shift (B, C).
+// LayerNorm without affine parameters, then x (1 + scale) + shift; scale, shift (B, C). One fused
+// pass on a GPU under bf16 autocast (trainer/ops/LayerNorm.h).
 torch::Tensor modulated(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift) {
-    const torch::Tensor normed = torch::layer_norm(x, {x.size(-1)}, {}, {}, kNormEps);
-    return normed * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1);
+    return modulate(x, scale.unsqueeze(1), shift.unsqueeze(1), kNormEps);
 }
 
 std::shared_ptr<Linear> linear(torch::nn::Module& parent, const std::string& name, int64_t in, int64_t out,
@@ -60,6 +61,57 @@ Modulation modulation(Linear& mod, const torch::Tensor& siluTemb) {
     return {m[0], m[1], m[2], m[3], m[4], m[5]};
 }
 
+// The image stream's modulation: one for every token, or under zero_cond_t one for the first `made`
+// tokens (the image being made) and another for the reference images' tokens after them.
+struct ImageModulation {
+    Modulation made, references;
+    int64_t madeTokens = -1; // -1: `made` for every token
+
+    bool split() const { return madeTokens >= 0; }
+    // LayerNorm, then x (1 + scale) + shift of the first (1) or second (2) modulation.
+    torch::Tensor modulate(const torch::Tensor& x, int which) const {
+        if (!split()) return modulated(x, scaleOf(made, which), shiftOf(made, which));
+        const int64_t rest = x.size(1) - madeTokens;
+        return torch::cat({modulated(x.narrow(1, 0, madeTokens), scaleOf(made, which), shiftOf(made, which)),
+                           modulated(x.narrow(1, madeTokens, rest), scaleOf(references, which),
+                                     shiftOf(references, which))},
+                          1);
+    }
+    torch::Tensor gated(const torch::Tensor& x, int which, const torch::Tensor& branch) const {
+        if (!split()) return gatedResidual(x, gateOf(made, which).unsqueeze(1), branch);
+        const int64_t rest = x.size(1) - madeTokens;
+        return torch::cat({gatedResidual(x.narrow(1, 0, madeTokens), gateOf(made, which).unsqueeze(1),
+                                         branch.narrow(1, 0, madeTokens)),
+                           gatedResidual(x.narrow(1, madeTokens, rest), gateOf(references, which).unsqueeze(1),
+                                         branch.narrow(1, madeTokens, rest))},
+                          1);
+    }
+
+private:
+    static const torch::Tensor& scaleOf(const Modulation& m, int which) { return which == 1 ? m.scale1 : m.scale2; }
+    static const torch::Tensor& shiftOf(const Modulation& m, int which) { return which == 1 ? m.shift1 : m.shift2; }
+    static const torch::Tensor& gateOf(const Modulation& m, int which) { return which == 1 ? m.gate1 : m.gate2; }
+};
+
+// temb (B, C), or zero_cond_t's (2 B, C) for a batch of B: the image stream's modulation (split
+// after the tokens of the image being made) and the text stream's (the batch's timesteps).
+std::pair<ImageModulation, Modulation> modulations(QwenImageBlock& block, const torch::Tensor& temb, int64_t b,
+                                                   int64_t made) {
+    const torch::Tensor silu = torch::silu(temb);
+    ImageModulation image;
+    if (temb.size(0) == 2 * b) {
+        const Modulation both = modulation(*block.image.mod, silu); // rows: the batch's, then timestep 0's
+        const auto half = [b](const torch::Tensor& t, int64_t i) { return t.narrow(0, i * b, b); };
+        for (int64_t i = 0; i < 2; ++i)
+            (i == 0 ? image.made : image.references) = {half(both.shift1, i), half(both.scale1, i), half(both.gate1, i),
+                                                        half(both.shift2, i), half(both.scale2, i), half(both.gate2, i)};
+        image.madeTokens = made;
+        return {image, modulation(*block.text.mod, silu.narrow(0, 0, b))};
+    }
+    image.made = modulation(*block.image.mod, silu);
+    return {image, modulation(*block.text.mod, silu)};
+}
+
 // q or k of a stream: per-head RMSNorm, then the rotary turn. (B, S, C') -> (B, S, H', D).
 torch::Tensor headsOf(const torch::Tensor& y, int64_t headDim, RmsNorm& norm, const torch::Tensor& cos,
                       const torch::Tensor& sin) {
@@ -70,6 +122,10 @@ torch::Tensor headsOf(const torch::Tensor& y, int64_t headDim, RmsNorm& norm, co
 torch::Tensor mlp(QwenImageBlock::Stream& s, const torch::Tensor& x, const Modulation& m) {
     const torch::Tensor branch = s.mlp_out->forward(s.mlp_in->forwardGelu(modulated(x, m.scale2, m.shift2)));
     return gatedResidual(x, m.gate2.unsqueeze(1), branch);
+}
+
+torch::Tensor mlp(QwenImageBlock::Stream& s, const torch::Tensor& x, const ImageModulation& m) {
+    return m.gated(x, 2, s.mlp_out->forward(s.mlp_in->forwardGelu(m.modulate(x, 2))));
 }
 
 } // namespace
@@ -87,7 +143,7 @@ torch::Tensor packLatents(const torch::Tensor& latents) {
 
 // ---- embed ----------------------------------------------------------------------------------
 
-QwenImageEmbed::QwenImageEmbed(const ModelDims& d) {
+QwenImageEmbed::QwenImageEmbed(const ModelDims& d) : m_zeroCondT(d.zero_cond_t) {
     img_in = linear(*this, "img_in", d.patchValues(), d.dim, TensorSplit::Replicated, "");
     txt_norm = register_module("txt_norm", std::make_shared<RmsNorm>(d.text_dim, kNormEps));
     txt_in = linear(*this, "txt_in", d.text_dim, d.dim, TensorSplit::Replicated, "");
@@ -101,21 +157,26 @@ Activation QwenImageEmbed::forward(const Activation& /*in*/, const Batch& batch)
     const torch::Tensor s = sigma.view({-1, 1, 1, 1});
     const torch::Tensor xt = (1.0 - s) * batch.images.to(torch::kFloat32) + s * batch.noise.to(torch::kFloat32);
     torch::Tensor packed = packLatents(xt);
+    const int64_t made = packed.size(1);
     if (!batch.reference_latents.empty()) {
         std::vector<torch::Tensor> sequence = {packed};
         for (const torch::Tensor& r : batch.reference_latents) sequence.push_back(packLatents(r.to(torch::kFloat32)));
         packed = torch::cat(sequence, 1); // the image being made, then each reference, unnoised
     }
-    return embed(packed, batch.text_states, sigma);
+    return embed(packed, batch.text_states, sigma, made);
 }
 
-Activation QwenImageEmbed::embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma) {
+Activation QwenImageEmbed::embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma,
+                                 int64_t made) {
     // The model's type (float32, or float64 in gradient checks): a norm's, never held in bf16 as a
     // frozen Linear may be (moveToDevice).
     const torch::ScalarType dtype = txt_norm->weight.scalar_type();
     torch::Tensor image = img_in->forward(packed.to(dtype));                                   // (B, P, C)
     torch::Tensor text = txt_in->forward(txt_norm->forward(textStates.to(dtype)));             // (B, T, C)
-    torch::Tensor temb = linear_2->forward(torch::silu(linear_1->forward(timestepFeatures(sigma.to(torch::kFloat32)).to(dtype)))); // (B, C)
+    torch::Tensor timesteps = sigma.to(torch::kFloat32);                                       // (B)
+    // zero_cond_t with reference tokens: timestep 0 too, as diffusers appends timestep * 0.
+    if (m_zeroCondT && made > 0 && made < packed.size(1)) timesteps = torch::cat({timesteps, timesteps * 0});
+    torch::Tensor temb = linear_2->forward(torch::silu(linear_1->forward(timestepFeatures(timesteps).to(dtype)))); // (B or 2 B, C)
     return {text, image, temb};
 }
 
@@ -133,10 +194,10 @@ Activation QwenImageBlock::forward(const Activation& in, const Batch& batch) {
     torch::Tensor txt = in.at(0), img = in.at(1);
     const torch::Tensor& temb = in.at(2);
     const int64_t b = img.size(0), t = txt.size(1), p = img.size(1), d = m_headDim;
-    const QwenImageRotary rot = qwenImageRotary(latentGrids(batch), t, m_axes, m_theta, img.device());
-    const torch::Tensor silu = torch::silu(temb);
-    const Modulation mi = modulation(*image.mod, silu), mt = modulation(*text.mod, silu);
-    const torch::Tensor hi = modulated(img, mi.scale1, mi.shift1), ht = modulated(txt, mt.scale1, mt.shift1);
+    const std::vector<PackedGrid> grids = latentGrids(batch);
+    const QwenImageRotary rot = qwenImageRotary(grids, t, m_axes, m_theta, img.device());
+    const auto [mi, mt] = modulations(*this, temb, b, grids.front().tokens());
+    const torch::Tensor hi = mi.modulate(img, 1), ht = modulated(txt, mt.scale1, mt.shift1);
 
     const torch::Tensor qi = headsOf(image.q->forward(hi), d, *image.norm_q, rot.imageCos, rot.imageSin);
     const torch::Tensor ki = headsOf(image.k->forward(hi), d, *image.norm_k, rot.imageCos, rot.imageSin);
@@ -159,7 +220,7 @@ Activation QwenImageBlock::forward(const Activation& in, const Batch& batch) {
     }
     attended = attended.transpose(1, 2).reshape({b, q.size(1), -1}); // (B, S', C')
     const int64_t textRows = m_last ? 0 : t;
-    img = gatedResidual(img, mi.gate1.unsqueeze(1), image.out->forward(attended.narrow(1, textRows, p)));
+    img = mi.gated(img, 1, image.out->forward(attended.narrow(1, textRows, p)));
     img = mlp(image, img, mi);
     if (m_last) return {txt, img, temb};
     txt = gatedResidual(txt, mt.gate1.unsqueeze(1), text.out->forward(attended.narrow(1, 0, t)));
@@ -175,7 +236,8 @@ QwenImageHead::QwenImageHead(const ModelDims& d) {
 }
 
 torch::Tensor QwenImageHead::predict(const torch::Tensor& image, const torch::Tensor& temb) {
-    const std::vector<torch::Tensor> m = norm_linear->forward(torch::silu(temb)).chunk(2, -1); // scale, shift
+    const torch::Tensor batch = temb.narrow(0, 0, image.size(0)); // zero_cond_t's timestep-0 rows: not here
+    const std::vector<torch::Tensor> m = norm_linear->forward(torch::silu(batch)).chunk(2, -1); // scale, shift
     return proj_out->forward(modulated(image, m[0], m[1]));
 }
 

@@ -11,7 +11,9 @@ namespace parallax {
 // The units of Qwen-Image's diffusion transformer as published (docs/models.md, qwen_image; diffusers'
 // QwenImageTransformer2DModel). Their modules carry diffusers' names, which are also the LoRA
 // target names ("to_q", "to_out.0", "img_mod.1", "img_mlp.net.2"). Activation between units:
-// {text (B, T, C), image (B, P, C), timestep embedding (B, C)}.
+// {text (B, T, C), image (B, P, C), timestep embedding (B, C)}. Under zero_cond_t (Edit-2511) with
+// reference images the embedding is (2 B, C): the batch's timesteps', then timestep 0's, which the
+// image stream's modulation of the reference tokens reads (diffusers' modulate_index).
 
 // Packs latents (B, c, H, W) into tokens of 2 x 2 (B, H / 2 x W / 2, 4 c), each token channel by
 // channel, then row and column within the 2 x 2 (as diffusers' pipelines pack them).
@@ -30,13 +32,18 @@ public:
     explicit QwenImageEmbed(const ModelDims& dims);
     Activation forward(const Activation& in, const Batch& batch) override;
     // The same for latents that are already x_t and packed (B, P, 4 c), at sigma (B), with the
-    // prompt's states (B, T, text_dim): what a sampler steps.
-    Activation embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma);
+    // prompt's states (B, T, text_dim): what a sampler steps. `made`: the tokens of the image being
+    // made, the first of `packed`; the rest are reference images' (0: all are made).
+    Activation embed(const torch::Tensor& packed, const torch::Tensor& textStates, const torch::Tensor& sigma,
+                     int64_t made = 0);
     std::string kindName() const override { return "embed"; }
     std::string publishedName(const std::string& local) const override { return local; }
 
     std::shared_ptr<Linear> img_in, txt_in, linear_1, linear_2;
     std::shared_ptr<RmsNorm> txt_norm;
+
+private:
+    bool m_zeroCondT;
 };
 
 // One transformer block (transformer_blocks.<index>): per stream a 6-way modulation of SiLU(temb),
@@ -80,7 +87,8 @@ public:
     Activation forward(const Activation& in, const Batch& batch) override;
     std::string kindName() const override { return "head"; }
     std::string publishedName(const std::string& local) const override { return local; }
-    // The velocity the model predicts for image tokens (B, P, C) under temb (B, C): (B, P, 4 c).
+    // The velocity the model predicts for image tokens (B, P, C) under temb (B, C), or zero_cond_t's
+    // (2 B, C) of which the first B rows are the batch's: (B, P, 4 c).
     torch::Tensor predict(const torch::Tensor& image, const torch::Tensor& temb);
 
     std::shared_ptr<Linear> norm_linear, proj_out;

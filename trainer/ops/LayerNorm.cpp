@@ -109,7 +109,7 @@ struct FusedAddLayerNorm : public torch::autograd::Function<FusedAddLayerNorm> {
 // their gradients on to scale and shift).
 struct FusedModulate : public torch::autograd::Function<FusedModulate> {
     static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
-                                                  const torch::Tensor& weight, const torch::Tensor& bias) {
+                                                  const torch::Tensor& weight, const torch::Tensor& bias, double eps) {
         const c10::cuda::CUDAGuard guard(input.device());
         const torch::Tensor x = input.contiguous();
         const int64_t groups = x.size(0), columns = x.size(-1), rows = x.numel() / columns;
@@ -118,7 +118,7 @@ struct FusedModulate : public torch::autograd::Function<FusedModulate> {
         torch::Tensor rstd = torch::empty({rows}, x.options());
         const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
         check(kernels::layerNormForward(x.data_ptr<float>(), nullptr, nullptr, w.data_ptr<float>(), b.data_ptr<float>(),
-                                        rows, columns, groups, kModulateEps, y.data_ptr(), mean.data_ptr<float>(),
+                                        rows, columns, groups, eps, y.data_ptr(), mean.data_ptr<float>(),
                                         rstd.data_ptr<float>(),
                                         c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
               "modulate forward");
@@ -129,7 +129,7 @@ struct FusedModulate : public torch::autograd::Function<FusedModulate> {
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grads) {
         const torch::Tensor& gy = grads.at(0);
-        if (!gy.defined()) return {torch::Tensor(), torch::Tensor(), torch::Tensor()};
+        if (!gy.defined()) return {torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
         const auto saved = ctx->get_saved_variables();
         const torch::Tensor& x = saved[0];
         const c10::cuda::CUDAGuard guard(x.device());
@@ -145,7 +145,7 @@ struct FusedModulate : public torch::autograd::Function<FusedModulate> {
                                          db.data_ptr<float>(), scratch.data_ptr<float>(),
                                          c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
               "modulate backward");
-        return {dx, dw, db};
+        return {dx, dw, db, torch::Tensor()}; // eps
     }
 };
 
@@ -167,17 +167,17 @@ bool fusedModulateApplies(const torch::Tensor& x, const torch::Tensor& scale, co
 #endif
 }
 
-torch::Tensor modulate(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift) {
+torch::Tensor modulate(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift, double eps) {
 #if PARALLAX_CUDA_KERNELS
     if (fusedModulateApplies(x, scale, shift)) {
         // The factors the composed form multiplies and adds in float32: (1 + scale) as scale's
         // type gives it, then widened.
         const torch::Tensor w = (1 + scale).to(torch::kFloat32).squeeze(1);
         const torch::Tensor b = shift.to(torch::kFloat32).squeeze(1);
-        return FusedModulate::apply(x, w, b)[0];
+        return FusedModulate::apply(x, w, b, eps)[0];
     }
 #endif
-    return torch::layer_norm(x, {x.size(-1)}, {}, {}, kModulateEps) * (1 + scale) + shift;
+    return torch::layer_norm(x, {x.size(-1)}, {}, {}, eps) * (1 + scale) + shift;
 }
 
 bool fusedLayerNormApplies(const torch::nn::LayerNormImpl& ln, const torch::Tensor& x) {

@@ -21,15 +21,17 @@ torch::Tensor layerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x);
 std::pair<torch::Tensor, torch::Tensor> addLayerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x,
                                                      const torch::Tensor& branch);
 
+constexpr double kModulateEps = 1e-5; // mmdit's; qwen_image's is 1e-6
+
 // adaLN modulation of x (B, S, C) by one (scale, shift) per sample, each (B, 1, C):
-// LayerNorm(x) without affine parameters (eps kModulateEps), times (1 + scale), plus shift. Fused
+// LayerNorm(x) without affine parameters (eps), times (1 + scale), plus shift. Fused
 // where fusedModulateApplies (a GPU under bf16 autocast, float32 x, a build with the kernels): one
 // pass that returns bf16 — what the next product reads — with backward's per-sample sums of the
 // scale and shift gradients in the same kernels as a LayerNorm's. Elsewhere the composed
 // operations, float32 under autocast.
-torch::Tensor modulate(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift);
+torch::Tensor modulate(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift,
+                       double eps = kModulateEps);
 bool fusedModulateApplies(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift);
-constexpr double kModulateEps = 1e-5;
 
 // Whether layerNorm takes the fused path here.
 bool fusedLayerNormApplies(const torch::nn::LayerNormImpl& ln, const torch::Tensor& x);

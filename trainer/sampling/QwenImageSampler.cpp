@@ -73,7 +73,8 @@ torch::Tensor QwenImageSampler::promptOnDevice(const torch::Tensor& states, cons
 torch::Tensor QwenImageSampler::velocity(const torch::Tensor& packed, const torch::Tensor& references,
                                          const torch::Tensor& states, float t, const Batch& grid) {
     const torch::Tensor sigma = torch::full({1}, t, torch::TensorOptions().dtype(torch::kFloat32).device(m_device));
-    Activation a = m_embed->embed(references.defined() ? torch::cat({packed, references}, 1) : packed, states, sigma);
+    Activation a =
+        m_embed->embed(references.defined() ? torch::cat({packed, references}, 1) : packed, states, sigma, packed.size(1));
     for (int64_t i = 1; i + 1 < m_transformer.unitCount(); ++i) a = m_transformer.unit(i)->forward(a, grid);
     return m_head->predict(a.at(1).narrow(1, 0, packed.size(1)), a.at(2)).to(torch::kFloat32);
 }

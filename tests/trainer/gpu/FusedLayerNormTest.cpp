@@ -231,6 +231,28 @@ TEST_P(FusedModulate, MatchesTheComposedLayerNormScaleAndShift) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedModulate, test::adaLnShapes(), test::adaLnShapeName);
 
+// qwen_image's modulation normalizes with eps 1e-6, mmdit's with 1e-5: the kernel takes the one
+// given. Rows of variance near 1e-6 tell the two apart.
+TEST(FusedModulateEps, NormalizesWithTheEpsilonGiven) {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+    const auto cuda = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
+    torch::manual_seed(13);
+    const torch::Tensor x = torch::randn({2, 64, 3072}, cuda) * 1e-3;
+    const torch::Tensor scale = (0.2 * torch::randn({2, 1, 3072}, cuda)).to(torch::kBFloat16);
+    const torch::Tensor shift = (0.2 * torch::randn({2, 1, 3072}, cuda)).to(torch::kBFloat16);
+    compat::AutocastScope autocast(c10::DeviceType::CUDA, at::kBFloat16, true);
+    if (!fusedModulateApplies(x, scale, shift)) GTEST_SKIP() << "this build has no fused CUDA kernels";
+    for (const double eps : {1e-6, 1e-5}) {
+        const torch::Tensor fused = modulate(x, scale, shift, eps).to(torch::kFloat32);
+        const torch::Tensor composed = torch::layer_norm(x, {3072}, {}, {}, eps) * (1 + scale.to(torch::kFloat32)) +
+                                       shift.to(torch::kFloat32);
+        EXPECT_LT(relativeError(fused, composed), 1e-2) << eps;
+    }
+    const torch::Tensor a = modulate(x, scale, shift, 1e-6).to(torch::kFloat32);
+    const torch::Tensor b = modulate(x, scale, shift, 1e-5).to(torch::kFloat32);
+    EXPECT_GT(relativeError(a, b), 0.1) << "the epsilon made no difference";
+}
+
 TEST(FusedModulateCpu, TheComposedPathRunsOnTheCpu) {
     torch::manual_seed(12);
     const torch::Tensor x = torch::randn({2, 5, 8}), scale = torch::randn({2, 1, 8}), shift = torch::randn({2, 1, 8});

@@ -17,8 +17,10 @@
 #include "trainer/models/QwenImageUnits.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace parallax {
@@ -129,6 +131,40 @@ TEST_F(QwenImageReference, AnEditBatchWithTwoReferenceImagesGivesTheReferencesNu
     const torch::Tensor edited = testing::qwenImagePrediction(*model, batch);
     ASSERT_EQ(edited.sizes(), plain.sizes());
     EXPECT_GT((edited - plain).abs().max().item<double>(), 1e-3) << "the references changed nothing";
+    testing::expectSameOutputAndLoss(*model, batch, out);
+    testing::expectSameGradients(*model, out);
+}
+
+// Qwen-Image-Edit-2511's zero_cond_t: the reference images' tokens take the image stream's modulation
+// of timestep 0, the image being made and the text the batch's. The Edit batch above gives the
+// reference's numbers under it; the flag changes the prediction, and a batch without references
+// predicts what it predicts without the flag.
+TEST_F(QwenImageReference, ZeroCondTModulatesTheReferenceTokensAtTimestepZero) {
+    const std::string folder = dir.path() + "/edit2511";
+    makeCheckpoint(folder);
+    const std::string configPath = folder + "/config.json";
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(configPath));
+    config["zero_cond_t"] = true;
+    std::ofstream(configPath) << config.dump(2);
+    const ModelDims dims = qwenImageFolderDims(folder);
+    ASSERT_TRUE(dims.zero_cond_t);
+    ModelDims plainDims = dims;
+    plainDims.zero_cond_t = false;
+    const std::shared_ptr<Model> model = constructModel(dims), plain = constructModel(plainDims);
+    loadPublishedWeights(*model, folder);
+    loadPublishedWeights(*plain, folder);
+
+    Batch batch = oddGridBatch(dims);
+    EXPECT_TRUE(torch::equal(testing::qwenImagePrediction(*model, batch), testing::qwenImagePrediction(*plain, batch)))
+        << "without references zero_cond_t changes nothing";
+    batch.reference_latents = {torch::randn({2, dims.channels, 8, 4}), torch::randn({2, dims.channels, 2, 6})};
+    EXPECT_GT((testing::qwenImagePrediction(*model, batch) - testing::qwenImagePrediction(*plain, batch))
+                  .abs()
+                  .max()
+                  .item<double>(),
+              1e-3);
+    ASSERT_NO_FATAL_FAILURE(runReference(folder, batch));
+    const SafetensorsFile out(dir.path() + "/out.safetensors");
     testing::expectSameOutputAndLoss(*model, batch, out);
     testing::expectSameGradients(*model, out);
 }

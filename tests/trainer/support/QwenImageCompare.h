@@ -53,6 +53,8 @@ inline Batch readQwenImageBatch(const std::string& path) {
     b.timesteps = readFloatTensor(file, "sigmas");
     b.text_states = readFloatTensor(file, "prompt_embeds");
     b.attention_mask = readLongTensor(file, "prompt_mask").to(torch::kBool);
+    for (int i = 0; file.find("reference." + std::to_string(i)); ++i)
+        b.reference_latents.push_back(readFloatTensor(file, "reference." + std::to_string(i)));
     for (int64_t i = 0; i < b.images.size(0); ++i) b.sample_index.push_back(i);
     return b;
 }
