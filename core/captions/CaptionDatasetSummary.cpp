@@ -1,6 +1,7 @@
 #include "core/captions/CaptionDatasetSummary.h"
 
 #include "core/captions/ImageCaptions.h"
+#include "core/captions/QwenImagePipelines.h"
 #include "core/image/ImageDecoder.h"
 
 #include <algorithm>
@@ -17,16 +18,26 @@ CaptionDatasetSummary summarizeCaptionDataset(const std::string& datasetPath, co
         const std::vector<CaptionSample> samples = readImageCaptions(datasetPath);
         std::vector<BucketSize> sizes;
         sizes.reserve(samples.size());
+        requireEditPipeline(samples, modelFrom);
         for (const CaptionSample& s : samples) {
             try {
                 const ImageInfo info = readImageInfoFile(s.image);
                 sizes.push_back(bucketFor(info.width, info.height, maxPixels));
+                for (const std::string& reference : s.edit_images) readImageInfoFile(reference);
             } catch (const std::exception& e) {
                 // The sample's own file and line come first, so that the caption or the row can be found.
                 throw CaptionError(s.source + ": " + e.what());
             }
         }
         out.samples = static_cast<int64_t>(samples.size());
+        for (const CaptionSample& s : samples) {
+            const int64_t n = static_cast<int64_t>(s.edit_images.size());
+            if (n == 0) continue;
+            out.fewest_references = out.edit_samples == 0 ? n : std::min(out.fewest_references, n);
+            out.most_references = std::max(out.most_references, n);
+            ++out.edit_samples;
+        }
+        if (out.edit_samples > 0) out.pipeline_class = qwenImagePipelineClass(qwenImagePipelineOf(modelFrom));
         out.buckets = bucketCounts(sizes);
         out.cache = latentCacheStatus(datasetPath, latentCacheKey(samples, modelFrom, maxPixels));
     } catch (const std::exception& e) {
@@ -47,6 +58,14 @@ std::string bucketSummaryText(const CaptionDatasetSummary& summary) {
     for (size_t i = 0; i < buckets.size(); ++i)
         text += (i ? ", " : ": ") + std::to_string(buckets[i].first.width) + " x " +
                 std::to_string(buckets[i].first.height) + " (" + std::to_string(buckets[i].second) + ")";
+    if (summary.edit_samples > 0) {
+        const bool one = summary.fewest_references == summary.most_references;
+        text += "; " + std::to_string(summary.edit_samples) + " edit " +
+                (one ? std::to_string(summary.most_references)
+                     : std::to_string(summary.fewest_references) + " to " + std::to_string(summary.most_references)) +
+                (summary.most_references == 1 ? " reference image (" : " reference images (") +
+                summary.pipeline_class + ")";
+    }
     return text;
 }
 

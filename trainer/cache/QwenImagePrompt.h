@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/captions/ImageCaptions.h"
+#include "core/captions/QwenImagePipelines.h"
 #include "core/text/QwenChat.h"
 
 #include <cstdint>
@@ -25,16 +26,6 @@ struct QwenImagePromptTemplate {
     bool numbered_images = false;
     int64_t most_images = 0; // 0: text to image, no reference image
 };
-
-// Which pipeline a folder is (model_index.json's _class_name): what its prompts are written as.
-enum class QwenImagePipeline { TextToImage, Edit, EditPlus };
-// TextToImage for QwenImagePipeline, for a folder without model_index.json (a transformer alone) and
-// for any other class; std::invalid_argument naming the file when it is not JSON.
-QwenImagePipeline qwenImagePipelineOf(const std::string& pipelineFolder);
-const char* qwenImagePipelineClass(QwenImagePipeline pipeline);
-// std::invalid_argument naming the first sample with more edit_image paths than the pipeline of
-// `pipelineFolder` takes (a text-to-image pipeline none, QwenImageEditPipeline one), and the fix.
-void requireEditPipeline(const std::vector<CaptionSample>& samples, const std::string& pipelineFolder);
 
 // Qwen-Image's text-to-image template: its 34 tokens are dropped.
 const QwenImagePromptTemplate& qwenImagePromptTemplate();

@@ -96,5 +96,46 @@ TEST(CaptionDatasetSummary, ProblemsNameTheFile) {
     EXPECT_NE(s.error.find(tmp.path() + "/missing: no such file or folder"), std::string::npos) << s.error;
 }
 
+// Qwen-Image-Edit data: the samples that edit reference images are counted with how many each
+// gives and the model folder's pipeline; a folder whose pipeline takes fewer is the error a run
+// would give, naming the sample; a reference image that does not read is named through its row.
+TEST(CaptionDatasetSummary, EditSamplesAreCountedForTheirPipeline) {
+    TempDir tmp;
+    const std::string data = tmp.path() + "/data", pipe = tmp.path() + "/pipe";
+    writeDataset(data);
+    std::filesystem::remove_all(data + "/.parallax-cache");
+    for (const char* name : {"a", "b", "c", "d", "e", "f"}) std::filesystem::remove(data + "/" + name + ".txt");
+    std::ofstream(data + "/metadata.jsonl") << R"({"image": "a.png", "prompt": "A", "edit_image": "d.png"}
+{"image": "b.png", "prompt": "B", "edit_image": ["d.png", "e.png"]}
+{"image": "c.png", "prompt": "C"}
+)";
+    std::filesystem::create_directories(pipe);
+    std::ofstream(pipe + "/model_index.json") << R"({"_class_name": "QwenImageEditPlusPipeline"})";
+    CaptionDatasetSummary s = summarizeCaptionDataset(data + "/metadata.jsonl", pipe, kMaxPixels);
+    ASSERT_TRUE(s.ok()) << s.error;
+    EXPECT_EQ(s.samples, 3);
+    EXPECT_EQ(s.edit_samples, 2);
+    EXPECT_EQ(s.fewest_references, 1);
+    EXPECT_EQ(s.most_references, 2);
+    EXPECT_EQ(bucketSummaryText(s),
+              "3 images in 1 bucket: 48 x 32 (3); 2 edit 1 to 2 reference images (QwenImageEditPlusPipeline)");
+
+    // QwenImageEditPipeline takes one reference image: the second row is named.
+    std::ofstream(pipe + "/model_index.json") << R"({"_class_name": "QwenImageEditPipeline"})";
+    s = summarizeCaptionDataset(data + "/metadata.jsonl", pipe, kMaxPixels);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.error.find("metadata.jsonl:2: 2 edit_image paths"), std::string::npos) << s.error;
+    EXPECT_NE(s.error.find("use a QwenImageEditPlusPipeline folder"), std::string::npos) << s.error;
+    EXPECT_EQ(s.edit_samples, 0);
+
+    // A reference image cut short, under a pipeline that takes it: named with its row.
+    std::ofstream(pipe + "/model_index.json") << R"({"_class_name": "QwenImageEditPlusPipeline"})";
+    std::filesystem::resize_file(data + "/e.png", 20);
+    s = summarizeCaptionDataset(data + "/metadata.jsonl", pipe, kMaxPixels);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.error.find("metadata.jsonl:2: "), std::string::npos) << s.error;
+    EXPECT_NE(s.error.find("e.png"), std::string::npos) << s.error;
+}
+
 } // namespace
 } // namespace parallax

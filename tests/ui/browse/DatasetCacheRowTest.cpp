@@ -116,6 +116,33 @@ TEST(DatasetCacheRow, AnUncaptionedImageIsNamed) {
         << p.summary().toStdString();
 }
 
+// Qwen-Image-Edit data: the row says how many samples edit reference images and for which pipeline;
+// under a text-to-image pipeline folder the form names the sample and the folder to use, before any
+// run would refuse it.
+TEST(DatasetCacheRow, EditSamplesShowTheirReferencesAndAPipelineThatTakesNoneIsNamed) {
+    CachePage p;
+    const std::string data = p.root + "/photos", pipeline = p.root + "/pipeline";
+    writeCaptionFolder(data);
+    std::ofstream(data + "/metadata.csv") << "image,prompt,edit_image\nimg0.png,make it red,img3.png\n"
+                                             "img1.png,make it blue,img4.png\nimg2.png,a photo,\n";
+    std::filesystem::create_directories(pipeline);
+    std::ofstream(pipeline + "/model_index.json") << R"({"_class_name": "QwenImageEditPipeline"})";
+    ASSERT_TRUE(p.read(latentSpec(pipeline, data + "/metadata.csv")));
+    EXPECT_TRUE(p.summary().contains(QStringLiteral("3 images in 1 bucket: 48 x 32 (3); 2 edit 1 reference image "
+                                                    "(QwenImageEditPipeline)")))
+        << p.summary().toStdString();
+    EXPECT_TRUE(p.row->row()->button()->isVisible());
+
+    std::ofstream(pipeline + "/model_index.json") << R"({"_class_name": "QwenImagePipeline"})";
+    p.row->dataset()->refresh();
+    ASSERT_TRUE(waitFor([&] { return p.summary().contains(QStringLiteral("makes images from text alone")); }, 20000))
+        << p.summary().toStdString();
+    EXPECT_TRUE(p.summary().contains(QStringLiteral("metadata.csv"))) << p.summary().toStdString();
+    EXPECT_FALSE(p.row->row()->button()->isVisible());
+    ASSERT_TRUE(waitFor([&] { return p.issueSays(QStringLiteral("QwenImageEditPipeline")); }, 2000))
+        << p.issues().join(QChar('\n')).toStdString();
+}
+
 // "Cache now": parallax-cli cache on the form's spec, its progress lines in the row, and the row
 // reading the cache again when it ends.
 TEST(DatasetCacheRow, CacheNowEncodesTheDatasetAndTheRowSaysComplete) {
