@@ -152,6 +152,32 @@ TEST_F(EditTraining, ALoraRunTrainsAsOneOnEveryLayoutWithAndWithoutTheCache) {
     EXPECT_LT(maxRelativeDifference(single.losses(), dp2.losses()), 1e-5);
 }
 
+// Qwen-Image-Edit-2511 (the transformer's zero_cond_t): the timestep-0 embedding that modulates the
+// reference tokens travels between pipeline stages and tensor-parallel ranks with the batch's:
+// tp 2 x pp 2 trains the losses of one process, and those differ from the folder's without the flag.
+TEST_F(EditTraining, AnEdit2511FolderTrainsAsOneOnTensorAndPipelineRanks) {
+    makeCache();
+    const WorkerRun plain = run(1, 1, "plain");
+    ASSERT_EQ(plain.exitCode, 0) << plain.output;
+    const std::string config = pipeline().path + "/transformer/config.json";
+    struct Restore {
+        std::string path, text;
+        ~Restore() { std::ofstream(path) << text; }
+    } restore{config, readFile(config)};
+    nlohmann::json edit2511 = nlohmann::json::parse(restore.text);
+    edit2511["zero_cond_t"] = true;
+    std::ofstream(config) << edit2511.dump(2);
+
+    const WorkerRun one = run(1, 1, "one", /*samples=*/true);
+    ASSERT_EQ(one.exitCode, 0) << one.output;
+    ASSERT_EQ(one.losses().size(), 4u);
+    EXPECT_EQ(one.samples.size(), 6u) << one.output;
+    EXPECT_GT(maxRelativeDifference(plain.losses(), one.losses()), 1e-4) << "zero_cond_t changed nothing";
+    const WorkerRun four = run(1, 1, "tp2-pp2", false, /*tp=*/2, /*pp=*/2);
+    ASSERT_EQ(four.exitCode, 0) << four.output;
+    EXPECT_LT(maxRelativeDifference(one.losses(), four.losses()), 1e-5);
+}
+
 TEST_F(EditTraining, ATextToImagePipelineRefusesReferenceImagesNamingTheFix) {
     setPipelineClass(pipeline().path, "QwenImagePipeline");
     try {
