@@ -5,6 +5,7 @@
 #include "core/spec/SpecLimits.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace parallax {
@@ -19,6 +20,25 @@ constexpr int64_t kMostPerCore = 4;
 constexpr double kMemoryWarnShare = 0.8;
 
 std::string num(int64_t v) { return std::to_string(v); }
+
+// The fewest blocks train.recompute_blocks may name (with activation checkpointing) for the most
+// loaded GPU's estimate to stay within `budget` bytes; none when even recomputing every block of
+// up to `blocks` does not.
+std::optional<int64_t> fewestRecomputedBlocks(RunSpec spec, int64_t blocks, double budget) {
+    spec.train.activation_checkpointing = true;
+    const auto fits = [&spec, budget](int64_t n) {
+        spec.train.recompute_blocks = n;
+        return estimate(spec).memory.total() <= budget;
+    };
+    if (blocks < 1 || !fits(blocks)) return std::nullopt;
+    int64_t lo = 1, hi = blocks; // the estimate falls as n grows: the first n that fits
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (fits(mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
 
 class MachineChecks {
 public:
@@ -114,8 +134,9 @@ private:
             const std::string what = "launch.device = \"cuda\": the most loaded rank needs an estimated " +
                                      formatBytes(need) + " of GPU memory and a GPU here has " + formatBytes(have);
             if (need > have)
-                error("launch.device", what + "; shard the model (parallel.zero, tp, pp), turn on "
-                                              "train.activation_checkpointing or lower train.micro_batch",
+                error("launch.device", what + "; " + recomputeAdvice(have) +
+                                           "shard the model (parallel.zero, tp, pp), turn on "
+                                           "train.activation_checkpointing or lower train.micro_batch",
                       memoryFields());
             else if (need > kMemoryWarnShare * have)
                 warn("launch.device", what + ", which leaves little for LibTorch and NCCL themselves", memoryFields());
@@ -142,10 +163,27 @@ private:
                  memoryFields());
     }
 
+    // "train.activation_checkpointing with train.recompute_blocks = 23 fits (an estimated 61.0 GiB),
+    // or " where some number of recomputed blocks brings the estimate within the share of `have` that
+    // leaves room for LibTorch and NCCL; empty where none does, or where the spec already
+    // recomputes every block.
+    std::string recomputeAdvice(double have) const {
+        if (s.train.activation_checkpointing && s.train.recompute_blocks == 0) return {};
+        const int64_t blocks = m_dims ? m_dims->layers + m_dims->vision_layers : 0;
+        const std::optional<int64_t> n = fewestRecomputedBlocks(s, blocks, kMemoryWarnShare * have);
+        if (!n) return {};
+        RunSpec fitted = s;
+        fitted.train.activation_checkpointing = true;
+        fitted.train.recompute_blocks = *n;
+        return "train.activation_checkpointing with train.recompute_blocks = " + num(*n) + " fits (an estimated " +
+               formatBytes(estimate(fitted).memory.total()) + "), or ";
+    }
+
     // What the memory estimate depends on.
     std::vector<std::string> memoryFields() const {
         std::vector<std::string> fields = {"train.micro_batch", "train.precision",
-                                                     "train.activation_checkpointing", "parallel.dp", "parallel.tp",
+                                                     "train.activation_checkpointing", "train.recompute_blocks",
+                                                     "parallel.dp", "parallel.tp",
                                                      "parallel.pp", "parallel.zero", "parallel.stage_layers", "model.kind",
                                            "model.preset"};
         if (m_dims)

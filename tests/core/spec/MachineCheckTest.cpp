@@ -143,6 +143,47 @@ TEST(MachineCheck, GpuMemoryOnlyWhenKnown) {
     EXPECT_TRUE(hasIssue(issues, "launch.device", "of GPU memory and a GPU here has 80.0 GiB", false)) << describe(issues);
 }
 
+// A spec that does not fit a GPU is told the fewest blocks train.recompute_blocks may recompute for
+// the estimate to leave room for LibTorch and NCCL: Qwen-Image's 20B LoRA at 1024 x 1024 on a GPU of
+// 64 GiB (an estimated 71.9 GiB without checkpointing).
+TEST(MachineCheck, TooLittleGpuMemoryNamesTheFewestBlocksToRecompute) {
+    const std::string text = "[model]\nkind = \"qwen_image\"\npreset = \"20b\"\n[finetune]\nmode = \"lora\"\n"
+                             "lora_r = 32\nlora_alpha = 32.0\n[data]\nkind = \"synthetic\"\n[train]\nglobal_batch = 4\n"
+                             "micro_batch = 1\nprecision = \"bf16\"\n[launch]\ndevice = \"cuda\"\n";
+    RunSpec s = parseSpec(text);
+    ASSERT_TRUE(validateSpec(s).empty()) << describe(validateSpec(s));
+    MachineInfo m = twoCores();
+    m.gpu_memory_bytes = 64 * kGiB;
+    const double budget = 0.8 * 64 * kGiB; // what leaves room for LibTorch and NCCL
+    const auto recomputing = [s](int64_t n) {
+        RunSpec r = s;
+        r.train.activation_checkpointing = true;
+        r.train.recompute_blocks = n;
+        return estimate(r).memory.total();
+    };
+    int64_t fewest = 0;
+    for (int64_t n = 1; n <= 60 && !fewest; ++n)
+        if (recomputing(n) <= budget) fewest = n;
+    ASSERT_GT(fewest, 1) << "recomputing a single block already fits";
+    ASSERT_LT(fewest, 60);
+    const std::string advice = "train.activation_checkpointing with train.recompute_blocks = " + std::to_string(fewest) +
+                               " fits (an estimated " + formatBytes(recomputing(fewest)) + "), or shard the model";
+    EXPECT_TRUE(hasIssue(validateSpec(s, m), "launch.device", advice, false)) << describe(validateSpec(s, m));
+
+    // Recomputing too few blocks: the same advice; every block already: none, only the other fixes.
+    s.train.activation_checkpointing = true;
+    s.train.recompute_blocks = 1;
+    EXPECT_TRUE(hasIssue(validateSpec(s, m), "launch.device", advice, false)) << describe(validateSpec(s, m));
+    m.gpu_memory_bytes = 40 * kGiB; // less than the weights: nothing recomputed fits
+    for (int64_t n : {int64_t(1), int64_t(0)}) {
+        s.train.recompute_blocks = n;
+        const auto issues = validateSpec(s, m);
+        EXPECT_TRUE(hasIssue(issues, "launch.device", "; shard the model (parallel.zero, tp, pp)", false))
+            << describe(issues);
+        EXPECT_FALSE(hasIssue(issues, "launch.device", "recompute_blocks =", false)) << describe(issues);
+    }
+}
+
 TEST(MachineCheck, AnUnknownMachineChecksNothing) {
     const RunSpec s = parseSpec(std::string(kHugeModel) + "[train]\nglobal_batch = 400000\n[parallel]\ndp = 100000\n");
     EXPECT_TRUE(validateSpec(s, MachineInfo{}).empty()) << describe(validateSpec(s, MachineInfo{}));
