@@ -4,7 +4,8 @@
 // training script's way (an odd packed grid of 3 x 5, a padded prompt) gives the same velocity,
 // flow-matching loss and gradients, no gradient for exactly the parameters diffusers left without
 // one, and the same LoRA step; and diffusers' LoRA loader reads the worker's adapter file to the
-// worker's output.
+// worker's output. An Edit batch with two reference images (make_qwen_image_edit_golden.py) equals
+// diffusers' with and without zero_cond_t.
 
 #include "core/formats/SafetensorsFile.h"
 #include "core/spec/ModelKinds.h"
@@ -223,6 +224,30 @@ TEST(QwenImageGolden, DiffusersLoadsTheWorkersLora) {
     written.erase("transformer.base_model_name_or_path");
     committed.erase("transformer.base_model_name_or_path");
     EXPECT_EQ(written, committed);
+}
+
+// Edit batches recorded by tests/golden/make_qwen_image_edit_golden.py on the same checkpoint: two
+// reference images (4 x 2 and 1 x 3 packed) after a 3 x 5 grid, the second prompt padded; once as
+// the checkpoint's config says (zero_cond_t false: Qwen-Image-Edit, Edit-2509) and once with
+// zero_cond_t (Edit-2511), the same weights. Velocity, loss and gradients equal diffusers'.
+TEST(QwenImageGolden, EditBatchesEqualDiffusers) {
+    const Batch batch = testing::readQwenImageBatch(goldenDir() + "/edit/batch.safetensors");
+    ASSERT_EQ(batch.reference_latents.size(), 2u);
+    for (const bool zeroCondT : {false, true}) {
+        SCOPED_TRACE(zeroCondT ? "zero_cond_t" : "without zero_cond_t");
+        ModelDims dims = testing::qwenImageFolderDims(goldenDir() + "/transformer");
+        ASSERT_FALSE(dims.zero_cond_t);
+        dims.zero_cond_t = zeroCondT;
+        const std::shared_ptr<Model> model = constructModel(dims);
+        loadPublishedWeights(*model, goldenDir() + "/transformer");
+        const SafetensorsFile golden(goldenDir() + "/edit/" +
+                                     (zeroCondT ? "golden_zero_cond_t.safetensors" : "golden.safetensors"));
+        EXPECT_EQ(metadataValue(golden, "zero_cond_t"), zeroCondT ? "true" : "false");
+        EXPECT_TRUE(
+            torch::allclose(packLatents(batch.noise - batch.images), testing::readFloatTensor(golden, "target")));
+        testing::expectSameOutputAndLoss(*model, batch, golden);
+        testing::expectSameGradients(*model, golden);
+    }
 }
 
 } // namespace
