@@ -18,7 +18,8 @@ CaptionDatasetSummary summarizeCaptionDataset(const std::string& datasetPath, co
         const std::vector<CaptionSample> samples = readImageCaptions(datasetPath);
         std::vector<BucketSize> sizes;
         sizes.reserve(samples.size());
-        requireEditPipeline(samples, modelFrom);
+        const QwenImagePipeline pipeline = qwenImagePipelineOf(modelFrom);
+        requireEditPipeline(samples, pipeline, modelFrom);
         for (const CaptionSample& s : samples) {
             try {
                 const ImageInfo info = readImageInfoFile(s.image);
@@ -28,16 +29,14 @@ CaptionDatasetSummary summarizeCaptionDataset(const std::string& datasetPath, co
                 // The sample's own file and line come first, so that the caption or the row can be found.
                 throw CaptionError(s.source + ": " + e.what());
             }
-        }
-        out.samples = static_cast<int64_t>(samples.size());
-        for (const CaptionSample& s : samples) {
             const int64_t n = static_cast<int64_t>(s.edit_images.size());
             if (n == 0) continue;
             out.fewest_references = out.edit_samples == 0 ? n : std::min(out.fewest_references, n);
             out.most_references = std::max(out.most_references, n);
             ++out.edit_samples;
         }
-        if (out.edit_samples > 0) out.pipeline_class = qwenImagePipelineClass(qwenImagePipelineOf(modelFrom));
+        out.samples = static_cast<int64_t>(samples.size());
+        if (out.edit_samples > 0) out.pipeline_class = qwenImagePipelineClass(pipeline);
         out.buckets = bucketCounts(sizes);
         out.cache = latentCacheStatus(datasetPath, latentCacheKey(samples, modelFrom, maxPixels));
     } catch (const std::exception& e) {

@@ -44,7 +44,11 @@ QwenImagePipeline qwenImagePipelineOf(const std::string& pipelineFolder) {
 }
 
 void requireEditPipeline(const std::vector<CaptionSample>& samples, const std::string& pipelineFolder) {
-    const QwenImagePipeline pipeline = qwenImagePipelineOf(pipelineFolder);
+    requireEditPipeline(samples, qwenImagePipelineOf(pipelineFolder), pipelineFolder);
+}
+
+void requireEditPipeline(const std::vector<CaptionSample>& samples, QwenImagePipeline pipeline,
+                         const std::string& pipelineFolder) {
     const int64_t most = referenceImagesTaken(pipeline);
     for (const CaptionSample& s : samples) {
         const int64_t n = static_cast<int64_t>(s.edit_images.size());

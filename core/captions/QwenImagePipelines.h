@@ -23,5 +23,8 @@ int64_t referenceImagesTaken(QwenImagePipeline pipeline);
 // std::invalid_argument naming the first sample with more edit_image paths than the pipeline of
 // `pipelineFolder` takes (a text-to-image pipeline none, QwenImageEditPipeline one), and the fix.
 void requireEditPipeline(const std::vector<CaptionSample>& samples, const std::string& pipelineFolder);
+// The same for a folder whose pipeline is already read.
+void requireEditPipeline(const std::vector<CaptionSample>& samples, QwenImagePipeline pipeline,
+                         const std::string& pipelineFolder);
 
 } // namespace parallax
