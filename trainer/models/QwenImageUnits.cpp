@@ -103,8 +103,9 @@ std::pair<ImageModulation, Modulation> modulations(QwenImageBlock& block, const 
         const Modulation both = modulation(*block.image.mod, silu); // rows: the batch's, then timestep 0's
         const auto half = [b](const torch::Tensor& t, int64_t i) { return t.narrow(0, i * b, b); };
         for (int64_t i = 0; i < 2; ++i)
-            (i == 0 ? image.made : image.references) = {half(both.shift1, i), half(both.scale1, i), half(both.gate1, i),
-                                                        half(both.shift2, i), half(both.scale2, i), half(both.gate2, i)};
+            (i == 0 ? image.made : image.references) =
+                Modulation{half(both.shift1, i), half(both.scale1, i), half(both.gate1, i),
+                           half(both.shift2, i), half(both.scale2, i), half(both.gate2, i)};
         image.madeTokens = made;
         return {image, modulation(*block.text.mod, silu.narrow(0, 0, b))};
     }
