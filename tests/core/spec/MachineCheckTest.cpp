@@ -145,7 +145,7 @@ TEST(MachineCheck, GpuMemoryOnlyWhenKnown) {
 
 // A spec that does not fit a GPU is told the fewest blocks train.recompute_blocks may recompute for
 // the estimate to leave room for LibTorch and NCCL: Qwen-Image's 20B LoRA at 1024 x 1024 on a GPU of
-// 64 GiB (an estimated 71.9 GiB without checkpointing).
+// 64 GiB, which it overflows without checkpointing.
 TEST(MachineCheck, TooLittleGpuMemoryNamesTheFewestBlocksToRecompute) {
     const std::string text = "[model]\nkind = \"qwen_image\"\npreset = \"20b\"\n[finetune]\nmode = \"lora\"\n"
                              "lora_r = 32\nlora_alpha = 32.0\n[data]\nkind = \"synthetic\"\n[train]\nglobal_batch = 4\n"
