@@ -2,6 +2,7 @@
 
 #include "trainer/cache/QwenImageTextEncoder.h"
 #include "trainer/data/DataError.h"
+#include "trainer/data/DatasetUtils.h"
 #include "trainer/models/QwenImageTokens.h"
 #include "trainer/models/QwenImageVaeWeights.h"
 
@@ -91,6 +92,7 @@ Batch InStepEncoder::encode(const Batch& host) const {
         const int64_t n = std::min(states.size(0), longest);
         batch.text_states[i].narrow(0, 0, n).copy_(states.narrow(0, 0, n));
     }
+    withoutFullMask(batch, host.attention_mask); // as the cache's batch of the same samples
     batch.pixels = torch::Tensor();
     batch.tokens = torch::Tensor();
     batch.reference_pixels.clear();

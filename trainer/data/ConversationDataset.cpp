@@ -94,6 +94,7 @@ Batch ConversationDataset::makeBatch(const std::vector<int64_t>& indices, int64_
     }
     if (hasVisionTower(modelKindInfo(m_dims.kind)))
         batch.positions = findImageTokens(batch.tokens, batch.attention_mask, batch.image_grid, m_dims, indices).positions;
+    withoutFullMask(batch, batch.attention_mask);
     return batch;
 }
 

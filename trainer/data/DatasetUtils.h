@@ -49,6 +49,15 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch);
 // the other objectives, whose samples all count ModelDims::tokensPerSample().
 int64_t filledPositions(const ModelDims& dims, const Batch& batch);
 
+// Leaves batch.attention_mask out where it pads nothing (every sample fills the micro-batch's
+// width): attention then takes no mask (a causal flag for a language model), as transformers and
+// diffusers do for unpadded input, and a GPU may run its flash kernels, which take no mask.
+// `hostMask` is the mask on the CPU, where reading it costs no wait for a device. Inline: the
+// step's encoder (trainer/cache) calls it too.
+inline void withoutFullMask(Batch& batch, const torch::Tensor& hostMask) {
+    if (hostMask.defined() && hostMask.all().item<bool>()) batch.attention_mask = torch::Tensor();
+}
+
 // A latent batch's sequence per sample: the prompt states the model computes (the micro-batch's
 // padded width) and the packed image tokens (the image being made, then each reference image; from
 // the pixels or noise of a batch still to be encoded). {0, 0} for a batch of another objective.

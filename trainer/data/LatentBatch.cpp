@@ -68,6 +68,7 @@ Batch latentBatch(const std::vector<LatentSample>& samples, const std::vector<in
         batch.text_states[i].narrow(0, 0, n).copy_(prompt.narrow(0, 0, n));
         batch.attention_mask[i].narrow(0, 0, n).fill_(true);
     }
+    withoutFullMask(batch, batch.attention_mask);
     drawLatentNoise(batch, first.sizes().vec(), indices, step, seed);
     return batch;
 }

@@ -18,7 +18,8 @@ struct LatentSample {
 };
 
 // The micro-batch of `samples` for flow matching: latents (all of one shape: a micro-batch is one
-// aspect bucket), their prompts padded to the longest with a mask (a prompt longer than
+// aspect bucket), their prompts padded to the longest with a mask, none where no prompt is padded
+// (withoutFullMask, DatasetUtils.h; a prompt longer than
 // model.seq_len keeps its first seq_len states, as the pipelines' max_sequence_length does), and per
 // sample noise and sigma drawn from (seed, step, global index) alone: sigma = the scheduler's shift
 // (core/spec/QwenImageModels.h) of a logit-normal u; an Edit micro-batch's reference latents stacked

@@ -68,7 +68,10 @@ Activation QwenDecoderLayer::forward(const Activation& in, const Batch& batch) {
         k = k.repeat_interleave(heads / kvHeads, 1);
         v = v.repeat_interleave(heads / kvHeads, 1);
     }
-    const torch::Tensor attended = compat::attention(q, k, v, causalMask(b, t, batch.attention_mask, x.device()));
+    // Without padding the causal flag alone: no mask to build, and a GPU's flash kernels take it.
+    const torch::Tensor attended = batch.attention_mask.defined()
+                                       ? compat::attention(q, k, v, causalMask(b, t, batch.attention_mask, x.device()))
+                                       : compat::attention(q, k, v, /*causal=*/true);
     const torch::Tensor mid = x + o_proj->forward(attended.transpose(1, 2).reshape({b, t, heads * d}));
     const torch::Tensor m = post_attention_layernorm->forward(mid);
     return {mid + down_proj->forward(torch::silu(gate_proj->forward(m)) * up_proj->forward(m))};

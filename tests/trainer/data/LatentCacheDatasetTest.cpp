@@ -6,6 +6,7 @@
 #include "core/spec/QwenImageModels.h"
 #include "tests/trainer/data/TempDir.h"
 #include "trainer/data/DataError.h"
+#include "trainer/data/DatasetUtils.h"
 #include "trainer/data/Dataset.h"
 #include "trainer/data/LatentCacheDataset.h"
 
@@ -64,6 +65,14 @@ TEST(LatentCacheDataset, ReadsShardsInOrderAndPadsPromptsWithAMask) {
     EXPECT_EQ(b.text_states[0][1][0].item<float>(), -2.0f);
     EXPECT_EQ(b.text_states[0][2][0].item<float>(), 0.0f); // padding
     EXPECT_EQ(b.text_states[1][15][3].item<float>(), -2.0f);
+    // Prompts that fill the micro-batch's width pad nothing: no mask, attention takes none.
+    const Batch full = data.makeBatch({3}, 0);
+    EXPECT_EQ(full.text_states.size(1), dims.seq_len);
+    EXPECT_FALSE(full.attention_mask.defined());
+    EXPECT_EQ(filledPositions(dims, full), latentSequence(dims, full).image + dims.seq_len);
+    const Batch alone = data.makeBatch({1}, 0); // a prompt of 2 states alone: its own width
+    EXPECT_EQ(alone.text_states.size(1), 2);
+    EXPECT_FALSE(alone.attention_mask.defined());
     // Noise of the latents' shape and sigmas in (0, 1).
     EXPECT_EQ(b.noise.sizes(), b.images.sizes());
     EXPECT_GT(b.timesteps.min().item<float>(), 0.0f);

@@ -60,6 +60,16 @@ protected:
         const ProcessResult made = runProcess(args);
         ASSERT_EQ(made.exitCode, 0) << made.output;
     }
+    // The tiny pipeline folder (folder()) made by the reference, and the worker's model loaded from it.
+    std::shared_ptr<Model> pipelineModel() {
+        makeCheckpoint(folder(), {"--pipeline"});
+        if (HasFatalFailure()) return nullptr;
+        dims = qwenImageFolderDims(folder());
+        const std::shared_ptr<Model> model = constructModel(dims);
+        loadPublishedWeights(*model, folder());
+        return model;
+    }
+    std::string folder() const { return dir.path() + "/pipeline"; }
     // The reference's outputs on `batch` with the gradients of qwenImageGradNames, in out.safetensors.
     void runReference(const std::string& folder, const Batch& batch) {
         testing::writeQwenImageBatch(batch, dir.path() + "/batch.safetensors");
@@ -79,17 +89,15 @@ protected:
     EXPECT_LT((rot.textSin - text.select(-1, 1)).abs().max().item<double>(), 1e-6);
     }
     testing::TempDir dir;
+    ModelDims dims;
 };
 
 TEST_F(QwenImageReference, AnOddGridAndAPaddedPromptGiveTheReferencesNumbers) {
-    const std::string folder = dir.path() + "/pipeline";
-    makeCheckpoint(folder, {"--pipeline"});
-    const ModelDims dims = qwenImageFolderDims(folder);
+    const std::shared_ptr<Model> model = pipelineModel();
+    ASSERT_TRUE(model);
     ASSERT_EQ(dims.kind, ModelKind::QwenImage);
-    const std::shared_ptr<Model> model = constructModel(dims);
-    loadPublishedWeights(*model, folder);
     const Batch batch = oddGridBatch(dims);
-    ASSERT_NO_FATAL_FAILURE(runReference(folder, batch));
+    ASSERT_NO_FATAL_FAILURE(runReference(folder(), batch));
     const SafetensorsFile out(dir.path() + "/out.safetensors");
 
     // The rotary tables of the 3 x 5 grid and the 7 prompt states.
@@ -107,20 +115,30 @@ TEST_F(QwenImageReference, AnOddGridAndAPaddedPromptGiveTheReferencesNumbers) {
         EXPECT_FALSE(mine.at(name).defined()) << name;
 }
 
+// Prompts that pad nothing come without a mask (the datasets leave it out): joint attention takes
+// none, and the numbers are the reference's with an all-ones mask.
+TEST_F(QwenImageReference, PromptsWithoutPaddingTakeNoMaskAndGiveTheReferencesNumbers) {
+    const std::shared_ptr<Model> model = pipelineModel();
+    ASSERT_TRUE(model);
+    Batch batch = oddGridBatch(dims);
+    batch.attention_mask = torch::Tensor();
+    ASSERT_NO_FATAL_FAILURE(runReference(folder(), batch));
+    const SafetensorsFile out(dir.path() + "/out.safetensors");
+    testing::expectSameOutputAndLoss(*model, batch, out);
+    testing::expectSameGradients(*model, out);
+}
+
 // Qwen-Image-Edit's sequence: two reference images of other sizes (4 x 2 and 1 x 3 packed) after
 // the image being made (3 x 5). The rotary tables over all three images, the velocity of the image
 // being made, the loss over its tokens alone and the gradients are the reference's; the references
 // change the prediction.
 TEST_F(QwenImageReference, AnEditBatchWithTwoReferenceImagesGivesTheReferencesNumbers) {
-    const std::string folder = dir.path() + "/pipeline";
-    makeCheckpoint(folder, {"--pipeline"});
-    const ModelDims dims = qwenImageFolderDims(folder);
-    const std::shared_ptr<Model> model = constructModel(dims);
-    loadPublishedWeights(*model, folder);
+    const std::shared_ptr<Model> model = pipelineModel();
+    ASSERT_TRUE(model);
     Batch batch = oddGridBatch(dims);
     const torch::Tensor plain = testing::qwenImagePrediction(*model, batch);
     batch.reference_latents = {torch::randn({2, dims.channels, 8, 4}), torch::randn({2, dims.channels, 2, 6})};
-    ASSERT_NO_FATAL_FAILURE(runReference(folder, batch));
+    ASSERT_NO_FATAL_FAILURE(runReference(folder(), batch));
     const SafetensorsFile out(dir.path() + "/out.safetensors");
 
     const std::vector<PackedGrid> grids = latentGrids(batch);

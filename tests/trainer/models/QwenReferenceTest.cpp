@@ -76,6 +76,32 @@ torch::Tensor readTensor(const SafetensorsFile& file, const std::string& name) {
     return testing::readFloatTensor(file, name);
 }
 
+const std::vector<std::string> kGradNames = {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
+                                             "model.layers.1.self_attn.k_proj.bias", "model.layers.1.mlp.down_proj.weight",
+                                             "model.norm.weight", "lm_head.weight"};
+
+// `model` (written to `dir` as a folder) on `batch` against the reference's logits, loss and
+// kGradNames' gradients on `written` (the batch as transformers would get it).
+void expectTheReferencesNumbers(Model& model, const Batch& batch, const Batch& written, const std::string& dir) {
+    writeBatch(written, dir + "/batch.safetensors");
+    std::string grads;
+    for (const std::string& n : kGradNames) grads += (grads.empty() ? "" : ",") + n;
+    const ProcessResult ref = runProcess({kPython, testing::sourceDir() + "/tests/reference/run_reference.py", dir,
+                                          dir + "/batch.safetensors", dir + "/out.safetensors", "--grads", grads});
+    ASSERT_EQ(ref.exitCode, 0) << ref.output;
+    expectEqualToReference(model, batch, SafetensorsFile(dir + "/out.safetensors"), kGradNames);
+}
+
+// Two samples of random tokens, each its own labels, and no mask.
+Batch twoSamples(const ModelDims& dims, uint64_t seed) {
+    Batch batch;
+    torch::manual_seed(seed);
+    batch.tokens = torch::randint(0, dims.vocab, {2, dims.seq_len}, torch::kInt64);
+    batch.labels = batch.tokens.clone();
+    batch.sample_index = {0, 1};
+    return batch;
+}
+
 TEST(QwenReference, Qwen2LogitsLossAndGradientsEqualTheReference) {
     if (!referenceAvailable()) GTEST_SKIP() << kPython << " cannot import torch: apt-get install python3-torch";
     testing::TempDir dir;
@@ -83,30 +109,28 @@ TEST(QwenReference, Qwen2LogitsLossAndGradientsEqualTheReference) {
     const std::shared_ptr<Model> model = buildModel(dims, 1234);
     writeFolder(*model, dir.path());
 
-    // Two samples, the second padded on the right; labels on some positions only.
-    Batch batch;
-    torch::manual_seed(5);
-    batch.tokens = torch::randint(0, dims.vocab, {2, dims.seq_len}, torch::kInt64);
+    // The second sample padded on the right; labels on some positions only.
+    Batch batch = twoSamples(dims, 5);
     batch.attention_mask = torch::ones({2, dims.seq_len}, torch::kBool);
     batch.attention_mask.index_put_({1, torch::indexing::Slice(8, torch::indexing::None)}, false);
-    batch.labels = batch.tokens.clone();
     batch.labels.index_put_({0, torch::indexing::Slice(0, 3)}, -100);
     batch.labels.masked_fill_(batch.attention_mask.logical_not(), -100);
-    batch.sample_index = {0, 1};
-    writeBatch(batch, dir.path() + "/batch.safetensors");
+    expectTheReferencesNumbers(*model, batch, batch, dir.path());
+}
 
-    const std::vector<std::string> gradNames = {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
-                                                "model.layers.1.self_attn.k_proj.bias", "model.layers.1.mlp.down_proj.weight",
-                                                "model.norm.weight", "lm_head.weight"};
-    std::string grads;
-    for (const std::string& n : gradNames) grads += (grads.empty() ? "" : ",") + n;
-    const ProcessResult ref = runProcess({kPython, testing::sourceDir() + "/tests/reference/run_reference.py", dir.path(),
-                                          dir.path() + "/batch.safetensors", dir.path() + "/out.safetensors", "--grads",
-                                          grads});
-    ASSERT_EQ(ref.exitCode, 0) << ref.output;
-    const SafetensorsFile out(dir.path() + "/out.safetensors");
-
-    expectEqualToReference(*model, batch, out, gradNames);
+// A batch that pads nothing carries no mask (the datasets leave it out): attention then takes the
+// causal flag alone, and a later token must still reach no earlier one. The reference is given the
+// all-ones mask transformers would get.
+TEST(QwenReference, Qwen2WithoutAMaskIsCausalAsTheReference) {
+    if (!referenceAvailable()) GTEST_SKIP() << kPython << " cannot import torch: apt-get install python3-torch";
+    testing::TempDir dir;
+    const std::shared_ptr<Model> model = buildModel(tinyQwen2(), 4321);
+    writeFolder(*model, dir.path());
+    const Batch batch = twoSamples(model->dims(), 6);
+    Batch written = batch;
+    written.attention_mask = torch::ones(batch.tokens.sizes(), torch::kBool);
+    ASSERT_FALSE(batch.attention_mask.defined());
+    expectTheReferencesNumbers(*model, batch, written, dir.path());
 }
 
 // Golden outputs of transformers' own Qwen2ForCausalLM (5.17, eager attention, float32), made by

@@ -27,10 +27,13 @@ inline ModelDims qwenImageFolderDims(const std::string& folder) {
 }
 
 // A training batch in run_qwen_image_reference.py's input layout: latents and noise (B, c, H, W),
-// sigmas (B), prompt_embeds (B, T, D) float32, prompt_mask (B, T) int64 (1 a token, 0 padding).
-// An Edit batch's reference latents as reference.0, reference.1, ... (B, c, h, w) float32.
+// sigmas (B), prompt_embeds (B, T, D) float32, prompt_mask (B, T) int64 (1 a token, 0 padding;
+// all ones for a batch without a mask). An Edit batch's reference latents as reference.0,
+// reference.1, ... (B, c, h, w) float32.
 inline void writeQwenImageBatch(const Batch& b, const std::string& path) {
-    const torch::Tensor mask = b.attention_mask.to(torch::kInt64).contiguous();
+    const torch::Tensor mask = b.attention_mask.defined()
+                                   ? b.attention_mask.to(torch::kInt64).contiguous()
+                                   : torch::ones({b.text_states.size(0), b.text_states.size(1)}, torch::kInt64);
     std::vector<torch::Tensor> references;
     for (const torch::Tensor& r : b.reference_latents) references.push_back(r.to(torch::kFloat32).contiguous());
     std::vector<TensorData> tensors = {
