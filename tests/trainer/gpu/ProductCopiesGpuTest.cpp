@@ -45,7 +45,8 @@ TEST(ProductCopiesGpuFrozen, HeldInBf16TrainsToTheSameBitsAsCopies) {
         EXPECT_NEAR(held.losses[i], copied.losses[i], 1e-4 * std::abs(copied.losses[i])) << "step " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesGpu, testing::Values("gpt", "mmdit", "qwen2_5_vl", "qwen2_5_vl-frozen"),
+INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesGpu,
+                         testing::Values("gpt", "mmdit", "qwen_image", "qwen2_5_vl", "qwen2_5_vl-frozen"),
                          [](const testing::TestParamInfo<std::string>& info) {
                              std::string name = info.param;
                              for (char& c : name) c = c == '-' ? '_' : c;

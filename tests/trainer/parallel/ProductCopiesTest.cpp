@@ -27,7 +27,8 @@ TEST_P(ProductCopiesTrain, TrainToTheSameBitsAsAutocastsCastsAndFollowEveryUpdat
     EXPECT_NE(cast.losses.front(), cast.losses.back());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesTrain, testing::Values("gpt", "mmdit", "qwen2_5_vl", "qwen2_5_vl-frozen"),
+INSTANTIATE_TEST_SUITE_P(Kinds, ProductCopiesTrain,
+                         testing::Values("gpt", "mmdit", "qwen_image", "qwen2_5_vl", "qwen2_5_vl-frozen"),
                          [](const testing::TestParamInfo<std::string>& info) {
                              std::string name = info.param;
                              for (char& c : name) c = c == '-' ? '_' : c;
