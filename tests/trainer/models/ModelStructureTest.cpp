@@ -98,9 +98,11 @@ TEST_P(ModelStructure, EveryUnitProducesTheDocumentedShapes) {
         } else if (dims.kind == ModelKind::Gpt) {
             ASSERT_EQ(a.size(), 1u);
             EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, t, c}));
-        } else if (dims.kind == ModelKind::Mmdit) {
+        } else if (dims.kind == ModelKind::Mmdit || dims.kind == ModelKind::QwenImage) {
+            // text (qwen_image: the batch's prompt width), image tokens, timestep embedding
             ASSERT_EQ(a.size(), 3u);
-            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, t, c}));
+            const int64_t text = dims.kind == ModelKind::QwenImage ? batch.text_states.size(1) : t;
+            EXPECT_EQ(a[0].sizes(), torch::IntArrayRef({b, text, c}));
             EXPECT_EQ(a[1].sizes(), torch::IntArrayRef({b, p, c}));
             EXPECT_EQ(a[2].sizes(), torch::IntArrayRef({b, c}));
         } else {
@@ -121,16 +123,18 @@ TEST_P(ModelStructure, InitialLossIsTheUntrainedValue) {
         EXPECT_EQ(out[1].item<double>(), static_cast<double>(b * dims.seq_len));
         EXPECT_NEAR(test::meanLoss(out), std::log(static_cast<double>(dims.vocab)), 0.1);
     } else {
-        // adaLN-Zero: the untrained model predicts v = 0, so the loss is E[(e - x0)^2] exactly.
         EXPECT_EQ(out[1].item<double>(), static_cast<double>(batch.images.numel()));
         const double expected = (batch.noise - batch.images).pow(2).mean().item<double>();
-        EXPECT_NEAR(test::meanLoss(out), expected, 1e-5 * expected);
+        // mmdit's adaLN-Zero: the untrained model predicts v = 0, so the loss is E[(e - x0)^2]
+        // exactly; qwen_image's small initial weights predict a small v, so nearly.
+        EXPECT_NEAR(test::meanLoss(out), expected, (dims.kind == ModelKind::Mmdit ? 1e-5 : 0.05) * expected);
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, ModelStructure,
                          testing::Values(KindPreset{"gpt", "tiny"}, KindPreset{"gpt", "small"},
-                                         KindPreset{"mmdit", "tiny"}, KindPreset{"mmdit", "small"}),
+                                         KindPreset{"mmdit", "tiny"}, KindPreset{"mmdit", "small"},
+                                         KindPreset{"qwen_image", "tiny"}),
                          caseName);
 
 // A published kind's model holds exactly the tensors its table declares (what checkpoints are checked
