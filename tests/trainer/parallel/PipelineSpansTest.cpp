@@ -100,9 +100,12 @@ TEST(PipelineSpans, ZeroBubbleRecordsOneWeightPassPerMicroBatchAfterItsBackward)
     }
 }
 
-TEST(PipelineSpans, InterleavedRecordsEveryChunkInOrder) {
+// Each image kind: mmdit, and qwen_image, whose chunks hand on three tensors (text, image, timestep).
+class InterleavedSpans : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(InterleavedSpans, RecordEveryChunkInOrder) {
     TinySpec spec;
-    spec.kind = "mmdit";
+    spec.kind = GetParam();
     spec.layers = 4;
     spec.steps = 2;
     spec.pp = 2;
@@ -118,5 +121,8 @@ TEST(PipelineSpans, InterleavedRecordsEveryChunkInOrder) {
         EXPECT_EQ(std::count_if(spans.begin(), spans.end(), [](const SpanEvent& s) { return s.kind == "F"; }), 2 * 4 * 2);
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Kinds, InterleavedSpans, ::testing::Values("mmdit", "qwen_image"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 } // namespace
