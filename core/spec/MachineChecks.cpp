@@ -22,22 +22,26 @@ constexpr double kMemoryWarnShare = 0.8;
 std::string num(int64_t v) { return std::to_string(v); }
 
 // The fewest blocks train.recompute_blocks may name (with activation checkpointing) for the most
-// loaded GPU's estimate to stay within `budget` bytes; none when even recomputing every block of
-// up to `blocks` does not.
-std::optional<int64_t> fewestRecomputedBlocks(RunSpec spec, int64_t blocks, double budget) {
+// loaded GPU's estimate to stay within `budget` bytes, and that estimate; none when even
+// recomputing every block of up to `blocks` does not.
+struct RecomputeFit {
+    int64_t blocks;
+    double bytes;
+};
+std::optional<RecomputeFit> fewestRecomputedBlocks(RunSpec spec, int64_t blocks, double budget) {
     spec.train.activation_checkpointing = true;
-    const auto fits = [&spec, budget](int64_t n) {
+    const auto need = [&spec](int64_t n) {
         spec.train.recompute_blocks = n;
-        return estimate(spec).memory.total() <= budget;
+        return estimate(spec).memory.total();
     };
-    if (blocks < 1 || !fits(blocks)) return std::nullopt;
+    if (blocks < 1 || need(blocks) > budget) return std::nullopt;
     int64_t lo = 1, hi = blocks; // the estimate falls as n grows: the first n that fits
     while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
-        if (fits(mid)) hi = mid;
+        if (need(mid) <= budget) hi = mid;
         else lo = mid + 1;
     }
-    return lo;
+    return RecomputeFit{lo, need(lo)};
 }
 
 class MachineChecks {
@@ -170,13 +174,10 @@ private:
     std::string recomputeAdvice(double have) const {
         if (s.train.activation_checkpointing && s.train.recompute_blocks == 0) return {};
         const int64_t blocks = m_dims ? m_dims->layers + m_dims->vision_layers : 0;
-        const std::optional<int64_t> n = fewestRecomputedBlocks(s, blocks, kMemoryWarnShare * have);
-        if (!n) return {};
-        RunSpec fitted = s;
-        fitted.train.activation_checkpointing = true;
-        fitted.train.recompute_blocks = *n;
-        return "train.activation_checkpointing with train.recompute_blocks = " + num(*n) + " fits (an estimated " +
-               formatBytes(estimate(fitted).memory.total()) + "), or ";
+        const std::optional<RecomputeFit> fit = fewestRecomputedBlocks(s, blocks, kMemoryWarnShare * have);
+        if (!fit) return {};
+        return "train.activation_checkpointing with train.recompute_blocks = " + num(fit->blocks) +
+               " fits (an estimated " + formatBytes(fit->bytes) + "), or ";
     }
 
     // What the memory estimate depends on.

@@ -10,8 +10,7 @@ namespace parallax {
 
 torch::Tensor causalMask(int64_t batch, int64_t length, const torch::Tensor& attentionMask, const torch::Device& device) {
     const auto options = torch::TensorOptions().dtype(torch::kBool).device(device);
-    torch::Tensor allowed = torch::ones({length, length}, options).tril(); // (T, T): query row, key column
-    if (!attentionMask.defined()) return allowed.view({1, 1, length, length});
+    const torch::Tensor allowed = torch::ones({length, length}, options).tril(); // (T, T): query row, key column
     const torch::Tensor keys = attentionMask.to(device).to(torch::kBool).view({batch, 1, 1, length});
     const torch::Tensor self = torch::eye(length, options).view({1, 1, length, length});
     return (allowed.view({1, 1, length, length}) & keys) | self; // (B, 1, T, T)

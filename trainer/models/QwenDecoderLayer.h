@@ -40,7 +40,8 @@ private:
 };
 
 // The boolean mask (B, 1, T, T) of a causal attention over keys that `attentionMask` (B, T; true
-// for real tokens; undefined: all) keeps; a query always sees itself, so no row is empty.
+// for real tokens) keeps; a query always sees itself, so no row is empty. A batch without a mask
+// pads nothing: its attention takes the causal flag instead (QwenDecoderLayer::forward).
 torch::Tensor causalMask(int64_t batch, int64_t length, const torch::Tensor& attentionMask, const torch::Device& device);
 
 // Positions 0..T-1 for every sample when the batch brings none: (B, T) int64.

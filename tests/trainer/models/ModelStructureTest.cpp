@@ -126,8 +126,8 @@ TEST_P(ModelStructure, InitialLossIsTheUntrainedValue) {
         EXPECT_EQ(out[1].item<double>(), static_cast<double>(batch.images.numel()));
         const double expected = (batch.noise - batch.images).pow(2).mean().item<double>();
         // mmdit's adaLN-Zero: the untrained model predicts v = 0, so the loss is E[(e - x0)^2]
-        // exactly; qwen_image's small initial weights predict a small v, so nearly.
-        EXPECT_NEAR(test::meanLoss(out), expected, (dims.kind == ModelKind::Mmdit ? 1e-5 : 0.05) * expected);
+        // exactly; qwen_image's small initial weights predict a small v, so nearly (1.3% off here).
+        EXPECT_NEAR(test::meanLoss(out), expected, (dims.kind == ModelKind::Mmdit ? 1e-5 : 0.03) * expected);
     }
 }
 
