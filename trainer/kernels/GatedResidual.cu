@@ -1,5 +1,7 @@
 #include "trainer/kernels/GatedResidual.h"
 
+#include "trainer/kernels/StreamElement.cuh"
+
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -13,20 +15,22 @@ constexpr int64_t kRowsPerSlice = 64;
 
 __device__ __forceinline__ float roundBf16(float v) { return __bfloat162float(__float2bfloat16(v)); }
 
-__global__ void forwardKernel(const float* __restrict__ x, const __nv_bfloat16* __restrict__ branch,
+template <typename TS>
+__global__ void forwardKernel(const TS* __restrict__ x, const __nv_bfloat16* __restrict__ branch,
                               const __nv_bfloat16* __restrict__ gate, int64_t gateStride, int64_t rowsPerGroup,
-                              int64_t columns, int64_t n, float* __restrict__ out) {
+                              int64_t columns, int64_t n, TS* __restrict__ out) {
     for (int64_t i = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * kThreads) {
         const int64_t r = i / columns, c = i - r * columns;
         const float g = __bfloat162float(gate[(r / rowsPerGroup) * gateStride + c]);
-        out[i] = x[i] + roundBf16(g * __bfloat162float(branch[i]));
+        out[i] = narrowTo<TS>(widen(x[i]) + roundBf16(g * __bfloat162float(branch[i])));
     }
 }
 
 // Block (column tile, slice, group): thread t takes column tile * 256 + t over the slice's rows of
 // the group, writes dbranch there and its sum of bf16(dout) * branch to partial[group][slice][c].
-__global__ void backwardKernel(const float* __restrict__ dout, const __nv_bfloat16* __restrict__ branch,
+template <typename TS>
+__global__ void backwardKernel(const TS* __restrict__ dout, const __nv_bfloat16* __restrict__ branch,
                                const __nv_bfloat16* __restrict__ gate, int64_t gateStride, int64_t rowsPerGroup,
                                int64_t columns, int slices, __nv_bfloat16* __restrict__ dbranch,
                                float* __restrict__ partial) {
@@ -40,7 +44,7 @@ __global__ void backwardKernel(const float* __restrict__ dout, const __nv_bfloat
     float sum = 0.f;
     for (int64_t r = first; r < end; ++r) {
         const int64_t i = r * columns + c;
-        const float d = roundBf16(dout[i]);
+        const float d = roundBf16(widen(dout[i]));
         dbranch[i] = __float2bfloat16(d * g);
         sum += roundBf16(d * __bfloat162float(branch[i]));
     }
@@ -68,16 +72,20 @@ bool valid(int64_t rows, int64_t columns, int64_t groups) {
 
 } // namespace
 
-cudaError_t gatedResidualForward(const float* x, const void* branchBf16, const void* gateBf16, int64_t gateStride,
-                                 int64_t rows, int64_t columns, int64_t groups, float* out, cudaStream_t stream) {
+cudaError_t gatedResidualForward(const void* x, StreamType type, const void* branchBf16, const void* gateBf16,
+                                 int64_t gateStride, int64_t rows, int64_t columns, int64_t groups, void* out,
+                                 cudaStream_t stream) {
     if (!valid(rows, columns, groups)) return cudaErrorInvalidValue;
     const int64_t n = rows * columns;
     if (n == 0) return cudaSuccess;
     const int64_t blocks = std::min<int64_t>((n + kThreads - 1) / kThreads, 65536);
-    forwardKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        x, static_cast<const __nv_bfloat16*>(branchBf16), static_cast<const __nv_bfloat16*>(gateBf16), gateStride,
-        rows / groups, columns, n, out);
-    return cudaGetLastError();
+    return forStreamType(type, [&](auto element) {
+        using TS = decltype(element);
+        forwardKernel<TS><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+            static_cast<const TS*>(x), static_cast<const __nv_bfloat16*>(branchBf16),
+            static_cast<const __nv_bfloat16*>(gateBf16), gateStride, rows / groups, columns, n, static_cast<TS*>(out));
+        return cudaGetLastError();
+    });
 }
 
 int64_t gatedResidualBackwardScratch(int64_t rows, int64_t columns, int64_t groups) {
@@ -85,16 +93,21 @@ int64_t gatedResidualBackwardScratch(int64_t rows, int64_t columns, int64_t grou
     return groups * static_cast<int64_t>(slicesOf(rows / groups)) * columns;
 }
 
-cudaError_t gatedResidualBackward(const float* dout, const void* branchBf16, const void* gateBf16, int64_t gateStride,
-                                  int64_t rows, int64_t columns, int64_t groups, void* dbranchBf16, void* dgateBf16,
-                                  float* partial, cudaStream_t stream) {
+cudaError_t gatedResidualBackward(const void* dout, StreamType type, const void* branchBf16, const void* gateBf16,
+                                  int64_t gateStride, int64_t rows, int64_t columns, int64_t groups, void* dbranchBf16,
+                                  void* dgateBf16, float* partial, cudaStream_t stream) {
     if (!valid(rows, columns, groups)) return cudaErrorInvalidValue;
     const int slices = slicesOf(rows / groups);
     const unsigned tiles = static_cast<unsigned>((columns + kThreads - 1) / kThreads);
-    backwardKernel<<<dim3(tiles, static_cast<unsigned>(slices), static_cast<unsigned>(groups)), kThreads, 0, stream>>>(
-        dout, static_cast<const __nv_bfloat16*>(branchBf16), static_cast<const __nv_bfloat16*>(gateBf16), gateStride,
-        rows / groups, columns, slices, static_cast<__nv_bfloat16*>(dbranchBf16), partial);
-    cudaError_t e = cudaGetLastError();
+    const dim3 grid(tiles, static_cast<unsigned>(slices), static_cast<unsigned>(groups));
+    cudaError_t e = forStreamType(type, [&](auto element) {
+        using TS = decltype(element);
+        backwardKernel<TS><<<grid, kThreads, 0, stream>>>(
+            static_cast<const TS*>(dout), static_cast<const __nv_bfloat16*>(branchBf16),
+            static_cast<const __nv_bfloat16*>(gateBf16), gateStride, rows / groups, columns, slices,
+            static_cast<__nv_bfloat16*>(dbranchBf16), partial);
+        return cudaGetLastError();
+    });
     if (e != cudaSuccess) return e;
     sumSlicesKernel<<<dim3(tiles, static_cast<unsigned>(groups)), kThreads, 0, stream>>>(
         partial, slices, columns, static_cast<__nv_bfloat16*>(dgateBf16));

@@ -1,5 +1,7 @@
 #include "trainer/kernels/LayerNorm.h"
 
+#include "trainer/kernels/StreamElement.cuh"
+
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -39,24 +41,24 @@ __device__ __forceinline__ float2 blockSum(float2 v) {
 }
 
 // One block per row; thread t holds columns t, t + 256, ... (kPer of them) in registers.
-// With a branch, the row normalized is x + branch, written to `added`.
-template <int kPer>
-__global__ void forwardKernel(const float* __restrict__ x, const __nv_bfloat16* __restrict__ branch,
-                              float* __restrict__ added, const float* __restrict__ weight,
+// With a branch, the row normalized is x + branch (rounded to the stream's type), written to `added`.
+template <int kPer, typename TS>
+__global__ void forwardKernel(const TS* __restrict__ x, const __nv_bfloat16* __restrict__ branch,
+                              TS* __restrict__ added, const float* __restrict__ weight,
                               const float* __restrict__ bias, int64_t columns, int64_t rowsPerGroup, float eps,
                               __nv_bfloat16* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd) {
     const int64_t row = blockIdx.x;
-    const float* xr = x + row * columns;
+    const TS* xr = x + row * columns;
     const int64_t affine = (row / rowsPerGroup) * columns; // this row's group's weight and bias
     float v[kPer];
     float sum = 0.f;
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
         const int64_t c = threadIdx.x + static_cast<int64_t>(i) * kThreads;
-        v[i] = c < columns ? xr[c] : 0.f;
+        v[i] = c < columns ? widen(xr[c]) : 0.f;
         if (branch != nullptr && c < columns) {
-            v[i] += __bfloat162float(branch[row * columns + c]);
-            added[row * columns + c] = v[i];
+            v[i] = roundTo<TS>(v[i] + __bfloat162float(branch[row * columns + c]));
+            added[row * columns + c] = narrowTo<TS>(v[i]);
         }
         sum += v[i];
     }
@@ -85,12 +87,12 @@ __global__ void forwardKernel(const float* __restrict__ x, const __nv_bfloat16* 
 // % blocksPerGroup): dx per row; this block's sums of dy * xhat and dy per column go to partial[b]
 // (weight) and partial[gridDim.x + b] (bias).
 // With a residual gradient, dx is it plus the LayerNorm's; with dxBf16, dx is written there in bf16
-// too.
-template <int kPer>
-__global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float* __restrict__ x,
+// too. x, the residual gradient and dx are of the stream's type.
+template <int kPer, typename TS>
+__global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const TS* __restrict__ x,
                                const float* __restrict__ weight, const float* __restrict__ mean,
                                const float* __restrict__ rstd, int64_t rowsPerGroup, int blocksPerGroup,
-                               int64_t columns, const float* __restrict__ residual, float* __restrict__ dx,
+                               int64_t columns, const TS* __restrict__ residual, TS* __restrict__ dx,
                                __nv_bfloat16* __restrict__ dxBf16, float* __restrict__ partial) {
     const int64_t group = blockIdx.x / blocksPerGroup;
     const int64_t first = group * rowsPerGroup, end = first + rowsPerGroup;
@@ -106,7 +108,7 @@ __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float
     const float invColumns = 1.f / static_cast<float>(columns);
     for (int64_t row = first + blockIdx.x % blocksPerGroup; row < end; row += blocksPerGroup) {
         const float mu = mean[row], r = rstd[row];
-        const float* xr = x + row * columns;
+        const TS* xr = x + row * columns;
         const __nv_bfloat16* gr = dy + row * columns;
         float xhat[kPer], g[kPer];
         float2 sums = make_float2(0.f, 0.f); // sum of w dy, sum of w dy xhat
@@ -114,7 +116,7 @@ __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float
         for (int i = 0; i < kPer; ++i) {
             const int64_t c = threadIdx.x + static_cast<int64_t>(i) * kThreads;
             const bool in = c < columns;
-            xhat[i] = in ? (xr[c] - mu) * r : 0.f;
+            xhat[i] = in ? (widen(xr[c]) - mu) * r : 0.f;
             g[i] = in ? __bfloat162float(gr[c]) : 0.f;
             const float wg = w[i] * g[i];
             sums.x += wg;
@@ -130,8 +132,8 @@ __global__ void backwardKernel(const __nv_bfloat16* __restrict__ dy, const float
             const int64_t c = threadIdx.x + static_cast<int64_t>(i) * kThreads;
             if (c < columns) {
                 float d = r * (w[i] * g[i] - a - xhat[i] * b);
-                if (residual != nullptr) d += residual[base + c];
-                dx[base + c] = d;
+                if (residual != nullptr) d += widen(residual[base + c]);
+                dx[base + c] = narrowTo<TS>(d);
                 if (dxBf16 != nullptr) dxBf16[base + c] = __float2bfloat16(d);
             }
         }
@@ -189,21 +191,23 @@ cudaError_t dispatch(int64_t columns, Args... args) {
 }
 
 template <int kPer> struct LaunchForward {
-    static cudaError_t run(const float* x, const __nv_bfloat16* branch, float* added, const float* weight,
+    template <typename TS>
+    static cudaError_t run(const TS* x, const __nv_bfloat16* branch, TS* added, const float* weight,
                            const float* bias, int64_t rows, int64_t columns, int64_t groups, float eps,
                            __nv_bfloat16* y, float* mean, float* rstd, cudaStream_t stream) {
-        forwardKernel<kPer><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+        forwardKernel<kPer, TS><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
             x, branch, added, weight, bias, columns, rows / groups, eps, y, mean, rstd);
         return cudaGetLastError();
     }
 };
 
 template <int kPer> struct LaunchBackward {
-    static cudaError_t run(const __nv_bfloat16* dy, const float* x, const float* weight, const float* mean,
-                           const float* rstd, int64_t rows, int64_t columns, int64_t groups, const float* residual,
-                           float* dx, __nv_bfloat16* dxBf16, float* partial, cudaStream_t stream) {
+    template <typename TS>
+    static cudaError_t run(const __nv_bfloat16* dy, const TS* x, const float* weight, const float* mean,
+                           const float* rstd, int64_t rows, int64_t columns, int64_t groups, const TS* residual,
+                           TS* dx, __nv_bfloat16* dxBf16, float* partial, cudaStream_t stream) {
         const int perGroup = blocksPerGroup(rows, groups);
-        backwardKernel<kPer><<<static_cast<unsigned>(perGroup * groups), kThreads, 0, stream>>>(
+        backwardKernel<kPer, TS><<<static_cast<unsigned>(perGroup * groups), kThreads, 0, stream>>>(
             dy, x, weight, mean, rstd, rows / groups, perGroup, columns, residual, dx, dxBf16, partial);
         return cudaGetLastError();
     }
@@ -211,16 +215,20 @@ template <int kPer> struct LaunchBackward {
 
 } // namespace
 
-cudaError_t layerNormForward(const float* x, const void* branchBf16, float* added, const float* weight,
-                             const float* bias, int64_t rows, int64_t columns, int64_t groups, double eps, void* yBf16,
-                             float* mean, float* rstd, cudaStream_t stream) {
+cudaError_t layerNormForward(const void* x, StreamType type, const void* branchBf16, void* added,
+                             const float* weight, const float* bias, int64_t rows, int64_t columns, int64_t groups,
+                             double eps, void* yBf16, float* mean, float* rstd, cudaStream_t stream) {
     if (rows <= 0 || columns <= 0) return rows == 0 ? cudaSuccess : cudaErrorInvalidValue;
     if (columns > kLayerNormMaxColumns || rows > 0x7fffffff) return cudaErrorInvalidValue;
     if (groups <= 0 || rows % groups != 0) return cudaErrorInvalidValue;
     if ((branchBf16 == nullptr) != (added == nullptr)) return cudaErrorInvalidValue;
-    return dispatch<LaunchForward>(columns, x, static_cast<const __nv_bfloat16*>(branchBf16), added, weight, bias, rows,
-                                   columns, groups, static_cast<float>(eps), static_cast<__nv_bfloat16*>(yBf16), mean,
-                                   rstd, stream);
+    return forStreamType(type, [&](auto element) {
+        using TS = decltype(element);
+        return dispatch<LaunchForward>(columns, static_cast<const TS*>(x),
+                                       static_cast<const __nv_bfloat16*>(branchBf16), static_cast<TS*>(added), weight,
+                                       bias, rows, columns, groups, static_cast<float>(eps),
+                                       static_cast<__nv_bfloat16*>(yBf16), mean, rstd, stream);
+    });
 }
 
 int64_t layerNormBackwardScratch(int64_t rows, int64_t columns, int64_t groups) {
@@ -228,9 +236,9 @@ int64_t layerNormBackwardScratch(int64_t rows, int64_t columns, int64_t groups) 
     return 2 * groups * static_cast<int64_t>(blocksPerGroup(std::max<int64_t>(rows, groups), groups)) * columns;
 }
 
-cudaError_t layerNormBackward(const void* dyBf16, const float* x, const float* weight, const float* mean,
-                              const float* rstd, int64_t rows, int64_t columns, int64_t groups,
-                              const float* residualGrad, float* dx, void* dxBf16, float* dweight, float* dbias,
+cudaError_t layerNormBackward(const void* dyBf16, const void* x, StreamType type, const float* weight,
+                              const float* mean, const float* rstd, int64_t rows, int64_t columns, int64_t groups,
+                              const void* residualGrad, void* dx, void* dxBf16, float* dweight, float* dbias,
                               float* partial, cudaStream_t stream) {
     if (columns <= 0 || columns > kLayerNormMaxColumns || rows < 0) return cudaErrorInvalidValue;
     if (groups <= 0 || groups > kLayerNormMaxGroups || rows % groups != 0) return cudaErrorInvalidValue;
@@ -238,9 +246,13 @@ cudaError_t layerNormBackward(const void* dyBf16, const float* x, const float* w
         cudaError_t e = cudaMemsetAsync(dweight, 0, sizeof(float) * columns * groups, stream);
         return e != cudaSuccess ? e : cudaMemsetAsync(dbias, 0, sizeof(float) * columns * groups, stream);
     }
-    cudaError_t e = dispatch<LaunchBackward>(columns, static_cast<const __nv_bfloat16*>(dyBf16), x, weight, mean,
-                                             rstd, rows, columns, groups, residualGrad, dx,
-                                             static_cast<__nv_bfloat16*>(dxBf16), partial, stream);
+    cudaError_t e = forStreamType(type, [&](auto element) {
+        using TS = decltype(element);
+        return dispatch<LaunchBackward>(columns, static_cast<const __nv_bfloat16*>(dyBf16), static_cast<const TS*>(x),
+                                        weight, mean, rstd, rows, columns, groups,
+                                        static_cast<const TS*>(residualGrad), static_cast<TS*>(dx),
+                                        static_cast<__nv_bfloat16*>(dxBf16), partial, stream);
+    });
     if (e != cudaSuccess) return e;
     const dim3 grid(static_cast<unsigned>((columns + kSumColumns - 1) / kSumColumns), static_cast<unsigned>(2 * groups));
     sumPartialsKernel<<<grid, dim3(kSumColumns, kSumLanes), 0, stream>>>(

@@ -1,4 +1,5 @@
 #include "trainer/ops/LayerNorm.h"
+#include "trainer/ops/StreamTypeOf.h"
 
 #include "trainer/compat/TorchCompat.h"
 
@@ -19,6 +20,8 @@ void check(cudaError_t status, const char* stage) {
     kernels::throwOnError(status, "fused LayerNorm", stage);
 }
 
+torch::TensorOptions floatsLike(const torch::Tensor& x) { return x.options().dtype(torch::kFloat32); }
+
 // Outputs {y}, or with a branch {x + branch, y = LayerNorm(x + branch)}. Two autograd functions
 // below share these; each takes only defined tensors (LibTorch 2 records every input's device).
 torch::autograd::variable_list fusedForward(torch::autograd::AutogradContext* ctx, const torch::Tensor& input,
@@ -30,11 +33,11 @@ torch::autograd::variable_list fusedForward(torch::autograd::AutogradContext* ct
     const int64_t columns = x.size(-1), rows = x.numel() / columns;
     torch::Tensor added = br.defined() ? torch::empty_like(x) : torch::Tensor();
     torch::Tensor y = torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16));
-    torch::Tensor mean = torch::empty({rows}, x.options());
-    torch::Tensor rstd = torch::empty({rows}, x.options());
+    torch::Tensor mean = torch::empty({rows}, floatsLike(x));
+    torch::Tensor rstd = torch::empty({rows}, floatsLike(x));
     const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
-    check(kernels::layerNormForward(x.data_ptr<float>(), br.defined() ? br.data_ptr() : nullptr,
-                                    added.defined() ? added.data_ptr<float>() : nullptr, w.data_ptr<float>(),
+    check(kernels::layerNormForward(x.data_ptr(), streamTypeOf(x), br.defined() ? br.data_ptr() : nullptr,
+                                    added.defined() ? added.data_ptr() : nullptr, w.data_ptr<float>(),
                                     b.data_ptr<float>(), rows, columns, 1, eps, y.data_ptr(), mean.data_ptr<float>(),
                                     rstd.data_ptr<float>(), c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
           "forward");
@@ -51,7 +54,7 @@ torch::autograd::variable_list fusedBackward(torch::autograd::AutogradContext* c
     const torch::Tensor& x = saved[0]; // the rows normalized
     const torch::Tensor& w = saved[1];
     const torch::Tensor residual =
-        withBranch && grads.at(0).defined() ? grads.at(0).to(torch::kFloat32).contiguous() : torch::Tensor();
+        withBranch && grads.at(0).defined() ? grads.at(0).to(x.scalar_type()).contiguous() : torch::Tensor();
     const torch::Tensor& gy = grads.at(withBranch ? 1 : 0);
     if (!gy.defined()) { // only the sum was used, or nothing
         if (!withBranch) return {torch::Tensor(), torch::Tensor(), torch::Tensor()};
@@ -63,12 +66,12 @@ torch::autograd::variable_list fusedBackward(torch::autograd::AutogradContext* c
     const int64_t columns = x.size(-1), rows = x.numel() / columns;
     torch::Tensor dx = torch::empty_like(x);
     torch::Tensor dxBf16 = withBranch ? torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16)) : torch::Tensor();
-    torch::Tensor dw = torch::empty({columns}, x.options());
-    torch::Tensor db = torch::empty({columns}, x.options());
-    torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns, 1)}, x.options());
-    check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr<float>(), w.data_ptr<float>(),
+    torch::Tensor dw = torch::empty({columns}, floatsLike(x));
+    torch::Tensor db = torch::empty({columns}, floatsLike(x));
+    torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns, 1)}, floatsLike(x));
+    check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr(), streamTypeOf(x), w.data_ptr<float>(),
                                      saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns, 1,
-                                     residual.defined() ? residual.data_ptr<float>() : nullptr, dx.data_ptr<float>(),
+                                     residual.defined() ? residual.data_ptr() : nullptr, dx.data_ptr(),
                                      dxBf16.defined() ? dxBf16.data_ptr() : nullptr, dw.data_ptr<float>(),
                                      db.data_ptr<float>(), scratch.data_ptr<float>(),
                                      c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
@@ -114,12 +117,12 @@ struct FusedModulate : public torch::autograd::Function<FusedModulate> {
         const torch::Tensor x = input.contiguous();
         const int64_t groups = x.size(0), columns = x.size(-1), rows = x.numel() / columns;
         torch::Tensor y = torch::empty(x.sizes(), x.options().dtype(torch::kBFloat16));
-        torch::Tensor mean = torch::empty({rows}, x.options());
-        torch::Tensor rstd = torch::empty({rows}, x.options());
+        torch::Tensor mean = torch::empty({rows}, floatsLike(x));
+        torch::Tensor rstd = torch::empty({rows}, floatsLike(x));
         const torch::Tensor w = weight.contiguous(), b = bias.contiguous();
-        check(kernels::layerNormForward(x.data_ptr<float>(), nullptr, nullptr, w.data_ptr<float>(), b.data_ptr<float>(),
-                                        rows, columns, groups, eps, y.data_ptr(), mean.data_ptr<float>(),
-                                        rstd.data_ptr<float>(),
+        check(kernels::layerNormForward(x.data_ptr(), streamTypeOf(x), nullptr, nullptr, w.data_ptr<float>(),
+                                        b.data_ptr<float>(), rows, columns, groups, eps, y.data_ptr(),
+                                        mean.data_ptr<float>(), rstd.data_ptr<float>(),
                                         c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
               "modulate forward");
         ctx->save_for_backward({x, w, mean, rstd});
@@ -136,12 +139,13 @@ struct FusedModulate : public torch::autograd::Function<FusedModulate> {
         const torch::Tensor dy = gy.to(torch::kBFloat16).contiguous();
         const int64_t groups = x.size(0), columns = x.size(-1), rows = x.numel() / columns;
         torch::Tensor dx = torch::empty_like(x);
-        torch::Tensor dw = torch::empty({groups, columns}, x.options());
-        torch::Tensor db = torch::empty({groups, columns}, x.options());
-        torch::Tensor scratch = torch::empty({kernels::layerNormBackwardScratch(rows, columns, groups)}, x.options());
-        check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr<float>(), saved[1].data_ptr<float>(),
+        torch::Tensor dw = torch::empty({groups, columns}, floatsLike(x));
+        torch::Tensor db = torch::empty({groups, columns}, floatsLike(x));
+        torch::Tensor scratch =
+            torch::empty({kernels::layerNormBackwardScratch(rows, columns, groups)}, floatsLike(x));
+        check(kernels::layerNormBackward(dy.data_ptr(), x.data_ptr(), streamTypeOf(x), saved[1].data_ptr<float>(),
                                          saved[2].data_ptr<float>(), saved[3].data_ptr<float>(), rows, columns, groups,
-                                         nullptr, dx.data_ptr<float>(), nullptr, dw.data_ptr<float>(),
+                                         nullptr, dx.data_ptr(), nullptr, dw.data_ptr<float>(),
                                          db.data_ptr<float>(), scratch.data_ptr<float>(),
                                          c10::cuda::getCurrentCUDAStream(x.device().index()).stream()),
               "modulate backward");
@@ -158,9 +162,9 @@ bool fusedModulateApplies(const torch::Tensor& x, const torch::Tensor& scale, co
         return t.dim() == 3 && t.size(0) == x.size(0) && t.size(1) == 1 && t.size(2) == x.size(2) &&
                t.device() == x.device() && t.is_floating_point();
     };
-    return x.is_cuda() && x.scalar_type() == torch::kFloat32 && x.dim() == 3 && x.size(0) > 0 &&
-           x.size(0) <= kernels::kLayerNormMaxGroups && x.size(2) <= kernels::kLayerNormMaxColumns && perSample(scale) &&
-           perSample(shift) && compat::autocastsTo(c10::DeviceType::CUDA, torch::kBFloat16);
+    return x.is_cuda() && isKernelStreamType(x) && x.dim() == 3 && x.size(0) > 0 &&
+           x.size(0) <= kernels::kLayerNormMaxGroups && x.size(2) <= kernels::kLayerNormMaxColumns &&
+           perSample(scale) && perSample(shift) && compat::autocastsTo(c10::DeviceType::CUDA, torch::kBFloat16);
 #else
     (void)x, (void)scale, (void)shift;
     return false;
