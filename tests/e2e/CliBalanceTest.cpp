@@ -3,10 +3,10 @@
 // measured pipeline spans against the split by FLOPs.
 //
 // On this machine's CPUs the split by FLOPs of these small models is already the fastest in time
-// (gpt small with 10 blocks at pp = 2; mmdit small with 8 blocks at pp = 4: [2, 2, 2, 2]), so the
+// (gpt small with 10 blocks at pp = 2; qwen_image with 8 blocks at pp = 4: [2, 2, 2, 2]), so the
 // pipeline is made uneven the way a slower or shared device makes it: for gpt, each rank bound to a
-// core of its own and a busy process sharing the second stage's core; for mmdit, one stage's rank
-// stopped half of the time.
+// core of its own and a busy process sharing the second stage's core; for qwen_image, one stage's
+// rank stopped half of the time.
 
 #include "core/spec/SpecIO.h"
 #include "core/store/RunStore.h"
@@ -156,23 +156,24 @@ TEST(CliBalance, StagesByMeasuredTimeTakeBlocksOffASharedCore) {
     EXPECT_NE(c.rows[0].blocks, c.rows[0].blocksBefore) << "the slow stage gives up blocks";
 }
 
-// Four stages of an mmdit on this machine's two cores, the third stage's rank at half speed: the
+// Four stages of a qwen_image on this machine's two cores, the third stage's rank at half speed: the
 // balanced split takes blocks off it, and by the probe's own times its slowest stage is no slower.
 // Whether real runs of the two splits then differ is not asserted: four ranks taking turns on two
 // cores, one of them stopped half the time, measured 12.6 s against 9.3 s a step once and 10.8 s
 // against 11.3 s another time.
-TEST(CliBalance, FourMmditStagesWithOneAtHalfSpeedGiveBlocksOffTheSlowStage) {
-    const auto mmdit = [](const std::string& name) {
-        return "name = \"" + name + "\"\n[model]\nkind = \"mmdit\"\npreset = \"small\"\nlayers = 8\n" +
+TEST(CliBalance, FourQwenImageStagesWithOneAtHalfSpeedGiveBlocksOffTheSlowStage) {
+    const auto qwenImage = [](const std::string& name) {
+        return "name = \"" + name + "\"\n[model]\nkind = \"qwen_image\"\npreset = \"tiny\"\nlayers = 8\n" +
+               "dim = 256\nheads = 8\nimage_size = 28\n" +
                "[train]\nsteps = 4\nwarmup = 0\nglobal_batch = 8\nmicro_batch = 1\n[parallel]\npp = 4\n" +
                "[launch]\nthreads_per_rank = 1\n[telemetry]\nspan_every = 1\n";
     };
     const int slowStage = 2;
     TempDir tmp;
     const HalfSpeedRank slowed(tmp.path(), slowStage); // in the probe and in both runs
-    const Comparison c = balanceSpec(tmp.path(), mmdit, 4);
+    const Comparison c = balanceSpec(tmp.path(), qwenImage, 4);
     ASSERT_EQ(c.rows.size(), 4u);
-    std::printf("mmdit small (8 blocks) pp=4, stage 2 at half speed: blocks %s by FLOPs, %s balanced\n",
+    std::printf("qwen_image (8 blocks of 256) pp=4, stage 2 at half speed: blocks %s by FLOPs, %s balanced\n",
                 blocksText(c.rows, false).c_str(), blocksText(c.rows, true).c_str());
     EXPECT_LT(c.rows[slowStage].blocks, c.rows[slowStage].blocksBefore) << "the slow stage gives up blocks";
 }

@@ -83,6 +83,30 @@ TEST(Estimates, FlopsFollowTheDocument) {
     EXPECT_EQ(e.tokens_per_step, 8 * 65); // image and text tokens are counted for mmdit
 }
 
+// qwen_image tiny: C = 64 (2 heads of 32), F = 4 C = 256, prompt states of 48, T = 16 prompt tokens,
+// latents 16 x 12 x 12 packed 2 x 2: P = 36 tokens of 64 values; S = T + P = 52.
+TEST(Estimates, QwenImageCountsAndFlopsFollowTheDocument) {
+    // Embed: img_in 64 x 64 + 64 = 4,160; txt_norm 48; txt_in 48 x 64 + 64 = 3,136; timestep
+    //   linear_1 256 x 64 + 64 = 16,448, linear_2 64 x 64 + 64 = 4,160               -> 27,952
+    // Block, per stream: mod Linear(C, 6 C) 24,960; q, k, v 3 x 4,160 = 12,480; q and k norms 2 x 32;
+    //   out 4,160; MLP 64 x 256 + 256 = 16,640 and 256 x 64 + 64 = 16,448 -> 74,752; both 149,504
+    //   (the last block holds its text stream's unused layers too, as the published model does)
+    // Head: norm_out.linear 64 x 128 + 128 = 8,320; proj_out 64 x 64 + 64 = 4,160     -> 12,480
+    // Total 27,952 + 2 x 149,504 + 12,480 = 339,440
+    const ModelDims d = dimsOf("qwen_image", "tiny");
+    EXPECT_EQ(parameterCount(d), 339440);
+    // Multiply-adds a sample: img_in 36 x 4,096 = 147,456; txt_in 16 x 3,072 = 49,152; timestep
+    //   16,384 + 4,096 = 20,480; a block's modulations 2 x 64 x 384 = 49,152 and 49,152 a token of
+    //   either stream (q, k, v, out 4 x 4,096; MLP 2 x 16,384): first block 49,152 + 52 x 49,152 =
+    //   2,605,056; the last block's text gives k and v only: 49,152 + 36 x 49,152 + 16 x 8,192 =
+    //   1,949,696; head 8,192 + 36 x 4,096 = 155,648                                    -> 4,927,488
+    // Attention: 4 S^2 C = 692,224 in the first block, 4 x 36 x 52 x 64 = 479,232 in the last
+    // (image queries only)                                                              -> 1,171,456
+    // Forward = 2 x 4,927,488 + 1,171,456 = 11,026,432.
+    EXPECT_DOUBLE_EQ(forwardFlopsPerSample(d), 11026432.0);
+    EXPECT_EQ(pipelineBlocks(dimsOf("qwen_image", "20b")), 60);
+}
+
 RunSpec layout(const char* preset, int64_t dp, int64_t tp, int64_t pp, int64_t zero) {
     RunSpec s;
     s.model.preset = preset;

@@ -11,9 +11,10 @@
 namespace parallax {
 namespace {
 
-ModelDims dimsOf(const std::string& kind) {
+ModelDims dimsOf(const std::string& kind, const std::string& preset = "") {
     ModelSpec spec;
     spec.kind = Choice<ModelKind>::named(kind);
+    if (!preset.empty()) spec.preset = preset;
     return resolveModel(spec);
 }
 
@@ -46,20 +47,28 @@ TEST(SyntheticDataset, GptSequencesFollowAPerSampleAffineRecurrence) {
 }
 
 TEST(SyntheticDataset, ASampleIsTheSameWhateverBatchItIsIn) {
-    for (const char* kind : {"gpt", "mmdit"}) {
-        const ModelDims dims = dimsOf(kind);
+    for (const char* kind : {"gpt", "mmdit", "qwen_image"}) {
+        const ModelDims dims = dimsOf(kind, "tiny");
         SyntheticDataset data(dims, 5);
         const Batch a = data.makeBatch({10, 11, 12}, 4);
         const Batch b = data.makeBatch({99, 12}, 4);
-        EXPECT_TRUE(torch::equal(a.tokens[2], b.tokens[1])) << kind;
-        if (dims.kind != ModelKind::Gpt) {
-            EXPECT_TRUE(torch::equal(a.images[2], b.images[1])) << kind;
+        if (dims.kind != ModelKind::QwenImage) EXPECT_TRUE(torch::equal(a.tokens[2], b.tokens[1])) << kind;
+        if (dims.kind != ModelKind::Gpt) EXPECT_TRUE(torch::equal(a.images[2], b.images[1])) << kind;
+        if (dims.kind == ModelKind::QwenImage) { // the prompt's states, however far each batch pads
+            const auto valid = [](const Batch& batch, int64_t i) {
+                const int64_t n = batch.attention_mask.defined() ? batch.attention_mask[i].sum().item<int64_t>()
+                                                                 : batch.text_states.size(1);
+                return batch.text_states[i].narrow(0, 0, n);
+            };
+            EXPECT_TRUE(torch::equal(valid(a, 2), valid(b, 1))) << kind;
         }
     }
 }
 
-TEST(SyntheticDataset, FlowNoiseDependsOnSeedStepAndSampleOnly) {
-    const ModelDims dims = dimsOf("mmdit");
+class SyntheticFlowNoise : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SyntheticFlowNoise, DependsOnSeedStepAndSampleOnly) {
+    const ModelDims dims = dimsOf(GetParam(), "tiny");
     SyntheticDataset data(dims, 5);
     const Batch a = data.makeBatch({10, 11, 12, 13}, 7);
     const Batch b = data.makeBatch({13, 40, 11}, 7); // another rank's split of the same step
@@ -83,8 +92,56 @@ TEST(SyntheticDataset, FlowNoiseDependsOnSeedStepAndSampleOnly) {
     const Batch big = data.makeBatch(many, 1);
     EXPECT_NEAR(big.noise.mean().item<double>(), 0.0, 0.02);
     EXPECT_NEAR(big.noise.std().item<double>(), 1.0, 0.02);
-    EXPECT_NEAR(big.timesteps.mean().item<double>(), 0.5, 0.08);
+    // mmdit's sigmas are uniform; qwen_image's are shifted by its image's token count, towards noise.
+    if (dims.kind == ModelKind::Mmdit) EXPECT_NEAR(big.timesteps.mean().item<double>(), 0.5, 0.08);
+    else EXPECT_GT(big.timesteps.mean().item<double>(), 0.45);
     EXPECT_FALSE(big.labels.defined());
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SyntheticFlowNoise, ::testing::Values("mmdit", "qwen_image"),
+                         [](const auto& info) { return info.param; });
+
+// qwen_image's synthetic samples: standardized latents of the ten shapes, and prompt states of
+// between half and all of model.seq_len states, the class's own plus a little of the sample's, padded
+// with zeros under a mask.
+TEST(SyntheticDataset, QwenImageLatentsAreStandardizedAndPromptsCarryTheirClass) {
+    const ModelDims dims = dimsOf("qwen_image", "tiny");
+    SyntheticDataset data(dims, 2);
+    std::vector<int64_t> indices(40);
+    std::iota(indices.begin(), indices.end(), 100);
+    const Batch batch = data.makeBatch(indices, 0);
+    ASSERT_EQ(batch.images.sizes(), torch::IntArrayRef({40, dims.channels, dims.image_size, dims.image_size}));
+    EXPECT_FALSE(batch.tokens.defined());
+    EXPECT_FALSE(batch.labels.defined());
+    EXPECT_NEAR(batch.images.mean().item<double>(), 0.0, 1e-3);
+    EXPECT_NEAR(batch.images.std().item<double>(), 1.0, 0.05);
+    ASSERT_TRUE(batch.attention_mask.defined()) << "40 prompts of one length";
+    ASSERT_EQ(batch.text_states.size(0), 40);
+    ASSERT_EQ(batch.text_states.size(2), dims.text_dim);
+    std::set<int64_t> lengths;
+    for (int64_t i = 0; i < 40; ++i) {
+        const torch::Tensor mask = batch.attention_mask[i];
+        const int64_t n = mask.sum().item<int64_t>();
+        lengths.insert(n);
+        EXPECT_GE(n, std::max<int64_t>(1, dims.seq_len / 2));
+        EXPECT_LE(n, dims.seq_len);
+        EXPECT_TRUE(mask.narrow(0, 0, n).all().item<bool>()) << "the mask is the prompt's prefix";
+        const int64_t rest = batch.text_states.size(1) - n;
+        if (rest > 0) EXPECT_EQ(batch.text_states[i].narrow(0, n, rest).abs().max().item<double>(), 0.0);
+    }
+    EXPECT_GT(lengths.size(), 1u);
+    // A prompt's first state is nearest its own class's (the caption is learnable from the image).
+    for (int64_t i = 0; i < 40; ++i) {
+        const int64_t label = data.label(indices[static_cast<size_t>(i)]);
+        double own = 1e30, other = 1e30;
+        for (int64_t j = 0; j < 40; ++j) {
+            if (j == i) continue;
+            const double d = (batch.text_states[i][0] - batch.text_states[j][0]).pow(2).sum().item<double>();
+            double& slot = data.label(indices[static_cast<size_t>(j)]) == label ? own : other;
+            slot = std::min(slot, d);
+        }
+        if (own < 1e30) EXPECT_LT(own, other) << "sample " << i;
+    }
 }
 
 TEST(SyntheticDataset, ImagesAreStandardizedAndCaptionsNameTheirShape) {

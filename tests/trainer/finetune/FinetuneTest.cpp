@@ -142,6 +142,43 @@ TEST(Finetune, MmditLoraAdaptsBothStreamsAndTheirModulation) {
     }
 }
 
+// qwen_image with DiffSynth-Studio's twelve targets: both streams' attention, MLP outputs and
+// modulations in every block. The last block's text stream only gives keys and values, so the
+// adapters on its queries, output projection and MLP are made (the published names are there) but
+// get no gradient; every other adapter does once B moves off zero.
+TEST(Finetune, QwenImageLoraAdaptsBothStreamsAndTheirModulation) {
+    const ModelDims dims = dimsOf("qwen_image", "tiny");
+    auto model = buildModel(dims, 5);
+    const std::vector<std::string> targets = {"to_q",     "to_k",          "to_v",      "add_q_proj",
+                                              "add_k_proj", "add_v_proj",  "to_out.0",  "to_add_out",
+                                              "img_mlp.net.2", "img_mod.1", "txt_mlp.net.2", "txt_mod.1"};
+    const AppliedFinetune applied = applyFinetune(*model, loraSpec(targets), 5);
+    ASSERT_EQ(applied.adapted.size(), targets.size() * static_cast<size_t>(dims.layers));
+    const std::string last = "units." + std::to_string(dims.layers) + ".";
+    std::set<std::string> silent; // the last block's adapters that no gradient reaches
+    for (const AdaptedLayer& a : applied.adapted) {
+        EXPECT_EQ(a.module.rfind("units.", 0), 0u) << a.module; // blocks only: embeddings and head declare none
+        const bool textOnly = a.module.find("add_q_proj") != std::string::npos ||
+                              a.module.find("to_add_out") != std::string::npos ||
+                              a.module.find("txt_mlp") != std::string::npos;
+        if (a.module.rfind(last, 0) == 0 && textOnly) silent.insert(a.module);
+    }
+    EXPECT_EQ(silent.size(), 3u);
+    for (const AdaptedLayer& a : applied.adapted)
+        model->named_parameters()[a.module + ".lora_B.weight"].data().normal_(0, 0.1);
+    const Activation out = model->forwardAll(batchOf(dims, 2));
+    (out[0] / out[1]).backward();
+    for (const AdaptedLayer& a : applied.adapted) {
+        for (const char* f : {".lora_A.weight", ".lora_B.weight"}) {
+            const torch::Tensor g = model->named_parameters()[a.module + f].grad();
+            if (silent.count(a.module)) EXPECT_TRUE(!g.defined() || g.abs().sum().item<double>() == 0) << a.module << f;
+            else EXPECT_GT(g.abs().sum().item<double>(), 0) << a.module << f;
+        }
+    }
+    for (const auto& p : model->named_parameters())
+        if (p.key().find("lora_") == std::string::npos) EXPECT_FALSE(p.value().requires_grad()) << p.key();
+}
+
 // [finetune]'s defaults on qwen2_5_vl: the tower and the merger frozen, no gradient reaches them;
 // the language model trains. LoRA then adapts the language model's Linears only.
 TEST(Finetune, FrozenVisionTowerAndMergerGetNoGradientAndTheLanguageModelTrains) {

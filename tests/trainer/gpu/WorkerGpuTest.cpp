@@ -36,7 +36,8 @@ void PrintTo(const GpuLayout& layout, std::ostream* os) {
 std::string gpuSpec(const GpuLayout& l) {
     std::ostringstream o;
     o << "name = \"gpu-" << l.name << "\"\n"
-      << "[model]\nkind = \"" << l.kind << "\"\npreset = \"small\"\nlayers = 4\n"
+      << "[model]\nkind = \"" << l.kind << "\"\npreset = \"" << (std::string(l.kind) == "qwen_image" ? "tiny" : "small")
+      << "\"\nlayers = 4\n"
       << "[data]\nkind = \"synthetic\"\n"
       << "[train]\nsteps = " << kSteps << "\nglobal_batch = 16\nmicro_batch = 4\nlr = 1e-3\nwarmup = 3\n"
       << "seed = 1234\ngrad_clip = 1.0\nprecision = \"bf16\"\ncheckpoint_every = 0\n"
@@ -86,10 +87,13 @@ bool mentions(const WorkerRun& run, const std::string& text) {
     return run.output.find(text) != std::string::npos;
 }
 
-TEST(WorkerGpu, OneGpuTrainsInBf16AndReportsThroughput) {
+// gpt, and qwen_image with its bf16 streams through the fused adaLN kernels.
+class WorkerGpuKind : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WorkerGpuKind, OneGpuTrainsInBf16AndReportsThroughput) {
     const std::string missing = missingGpus(1);
     if (!missing.empty()) GTEST_SKIP() << missing;
-    const WorkerRun& run = singleGpu();
+    const WorkerRun& run = singleGpu(GetParam());
     ASSERT_EQ(run.exitCode, 0) << run.output;
     EXPECT_EQ(run.endStatus, "succeeded") << run.endReason;
     ASSERT_EQ(run.steps.size(), static_cast<size_t>(kSteps)) << run.output;
@@ -101,6 +105,9 @@ TEST(WorkerGpu, OneGpuTrainsInBf16AndReportsThroughput) {
     }
     EXPECT_TRUE(mentions(run, "cuda:0")) << run.output;
 }
+
+INSTANTIATE_TEST_SUITE_P(Kinds, WorkerGpuKind, ::testing::Values("gpt", "qwen_image"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
 // The probes' timings after the last step (parallax-cli balance and advise), in bf16 as the steps
 // ran: every unit of the model (embedding, 4 blocks, head) and an all-reduce of every probe size.
@@ -152,6 +159,9 @@ INSTANTIATE_TEST_SUITE_P(Layouts, WorkerGpuLayout,
                                            GpuLayout{"dp2_bf16_reduce", 2, 1, 1, 0, "1f1b", 1, "gpt", "bf16"},
                                            GpuLayout{"dp2_zero2_bf16_reduce", 2, 1, 1, 2, "1f1b", 1, "gpt", "bf16"},
                                            GpuLayout{"dp2_zero3_bf16_reduce", 2, 1, 1, 3, "1f1b", 1, "gpt", "bf16"},
+                                           // qwen_image's bf16 stream through the fused adaLN kernels.
+                                           GpuLayout{"qwen_image_dp2_zero3", 2, 1, 1, 3, "1f1b", 1, "qwen_image"},
+                                           GpuLayout{"qwen_image_tp2", 1, 2, 1, 0, "1f1b", 1, "qwen_image"},
                                            // Four GPUs.
                                            GpuLayout{"dp2_tp2", 2, 2, 1, 0, "1f1b"},
                                            GpuLayout{"dp2_pp2", 2, 1, 2, 0, "1f1b"},
