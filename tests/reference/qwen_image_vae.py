@@ -386,6 +386,21 @@ class QwenImageVAE(qwen_image.DiffusersModel):
         """The posterior sample the trainers draw: mean + exp(logvar / 2) * noise."""
         return mean + torch.exp(0.5 * logvar) * noise
 
+    def training_loss(self, images, noise, kl_weight):
+        """The objective of training the VAE itself, as the worker defines it (docs/models.md, "Training the VAE"):
+        z = mean + exp(logvar / 2) noise from the clamped posterior (not normalised), decoded through
+        post_quant_conv and the decoder unclamped; reconstruction = mean((decoded - images)^2) over every pixel
+        value, kl = mean((mean^2 + exp(logvar) - 1 - logvar) / 2) over every latent value; returns (reconstruction
+        + kl_weight kl, reconstruction, kl)."""
+        mean, logvar = self.encode(images)
+        z = self.sample(mean, logvar, noise.to(mean.dtype))
+        x, single = as_video(z, self.cfg.z_dim, "latents")
+        decoded = decoder(self.params, self.cfg, conv(self.params, "post_quant_conv", x, (0, 0, 0)))
+        decoded = decoded[:, :, 0] if single else decoded
+        reconstruction = (decoded - images.to(decoded.dtype)).pow(2).mean()
+        kl = 0.5 * (mean.pow(2) + logvar.exp() - 1 - logvar).mean()
+        return reconstruction + kl_weight * kl, reconstruction, kl
+
 
 # ---------------------------------------------------------------- files
 

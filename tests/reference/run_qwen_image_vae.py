@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Runs the reference Qwen-Image VAE on a batch and writes what the worker must reproduce.
 
-  run_qwen_image_vae.py MODEL_DIR INPUT.safetensors OUTPUT.safetensors [--decode] [--grads NAME,NAME,...]
-                        [--dtype float32|float64]
+  run_qwen_image_vae.py MODEL_DIR INPUT.safetensors OUTPUT.safetensors [--decode | --train KL_WEIGHT]
+                        [--grads NAME,NAME,...] [--dtype float32|float64]
 
 MODEL_DIR is a VAE folder (config.json, diffusion_pytorch_model.safetensors or its sharded index) or a pipeline
 folder holding one under vae/.
@@ -18,8 +18,11 @@ Decoding (--decode): INPUT holds latents (B, z_dim, h, w), normalised; OUTPUT ho
 decoder's output on latents * latents_std + latents_mean, clamped to [-1, 1]. Latent videos (B, z_dim, T, h, w)
 give (B, C, 1 + 4(T - 1), 8h, 8w).
 
+Training (--train KL_WEIGHT): INPUT holds images and noise (shaped as the latents); OUTPUT holds loss,
+reconstruction and kl (scalars) of the VAE's own training objective (QwenImageVAE.training_loss).
+
 --grads: grad.NAME for each name (diffusers' state-dict names) of the sum of every element of every output
-tensor above. F32, or F64 with --dtype float64.
+tensor above (with --train, of loss alone). F32, or F64 with --dtype float64.
 """
 import argparse
 import os
@@ -65,6 +68,12 @@ def decode(model, path, dtype):
     return {"images": model.decode(inputs["latents"].to(dtype))}
 
 
+def train(model, path, dtype, kl_weight):
+    inputs = read_inputs(path, ("images", "noise"), ("images", "noise"))
+    loss, reconstruction, kl = model.training_loss(inputs["images"].to(dtype), inputs["noise"].to(dtype), kl_weight)
+    return {"loss": loss, "reconstruction": reconstruction, "kl": kl}
+
+
 def run(args):
     dtype = {"float32": torch.float32, "float64": torch.float64}[args.dtype]
     model = vae.load_vae(args.model, dtype)
@@ -73,14 +82,19 @@ def run(args):
         model.requires_grad(wanted)
     except vae.InputError as e:
         raise vae.InputError(f"--grads: {e}") from e
-    result = (decode if args.decode else encode)(model, args.input, dtype)
-    total = sum(t.sum() for t in result.values())
+    if args.train is not None:
+        result = train(model, args.input, dtype, args.train)
+        total = result["loss"]
+    else:
+        result = (decode if args.decode else encode)(model, args.input, dtype)
+        total = sum(t.sum() for t in result.values())
     if total.requires_grad:  # not when every named tensor is unused (time convolutions on one frame)
         total.backward()
     for name in wanted:
         grad = model.params[name].grad
         result[f"grad.{name}"] = torch.zeros_like(model.params[name]) if grad is None else grad
-    metadata = {"class": vae.CLASS_NAME, "dtype": args.dtype, "mode": "decode" if args.decode else "encode"}
+    mode = "train" if args.train is not None else "decode" if args.decode else "encode"
+    metadata = {"class": vae.CLASS_NAME, "dtype": args.dtype, "mode": mode}
     safetensors_io.save(args.output, {k: v.detach().to(dtype) for k, v in result.items()}, metadata)
 
 
@@ -90,6 +104,8 @@ def main(argv):
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--decode", action="store_true", help="latents in, images out (default: images in)")
+    p.add_argument("--train", type=float, metavar="KL_WEIGHT",
+                   help="images and noise in, the training objective's loss, reconstruction and kl out")
     p.add_argument("--grads", help="comma-separated parameter names, as in the state dict")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     args = p.parse_args(argv)

@@ -42,6 +42,11 @@ const torch::Tensor& QwenImageVae::anyWeight() const {
 }
 
 QwenImageVae::Posterior QwenImageVae::posterior(const torch::Tensor& images) {
+    torch::NoGradGuard noGrad; // not InferenceMode: latents may meet autograd later (the transformer's step)
+    return trackedPosterior(images);
+}
+
+QwenImageVae::Posterior QwenImageVae::trackedPosterior(const torch::Tensor& images) {
     if (!encoder) throw std::logic_error("this VAE was built without its encoder");
     checkFrames(images, m_config.input_channels, "images");
     const int64_t ratio = m_config.spatialRatio();
@@ -49,7 +54,6 @@ QwenImageVae::Posterior QwenImageVae::posterior(const torch::Tensor& images) {
         throw std::invalid_argument("images are " + std::to_string(images.size(2)) + " x " + std::to_string(images.size(3)) +
                                     " (H x W); both sides must be multiples of " + std::to_string(ratio) +
                                     ", the VAE's spatial ratio: crop or resize them to such sides");
-    torch::NoGradGuard noGrad; // not InferenceMode: latents may meet autograd later (the transformer's step)
     const torch::Tensor moments = quant_conv->forward(encoder->forward(images.to(device(), dtype())));
     const std::vector<torch::Tensor> halves = moments.chunk(2, 1); // mean | log-variance
     return {halves[0], halves[1].clamp(kLogvarMin, kLogvarMax)};
@@ -61,20 +65,27 @@ torch::Tensor QwenImageVae::encode(const torch::Tensor& images) {
 }
 
 torch::Tensor QwenImageVae::sampleLatents(const Posterior& p, const torch::Tensor& noise) {
+    torch::NoGradGuard noGrad;
+    return normalize(draw(p, noise));
+}
+
+torch::Tensor QwenImageVae::draw(const Posterior& p, const torch::Tensor& noise) {
     if (!noise.defined() || noise.sizes() != p.mean.sizes())
         throw std::invalid_argument("noise " + (noise.defined() ? shapeOf(noise) : std::string("(none)")) +
                                     " must be shaped as the posterior's mean " + shapeOf(p.mean));
-    torch::NoGradGuard noGrad;
-    const torch::Tensor spread = torch::exp(0.5 * p.logvar);
-    return normalize(p.mean + spread * noise.to(p.mean.device(), p.mean.scalar_type()));
+    return p.mean + torch::exp(0.5 * p.logvar) * noise.to(p.mean.device(), p.mean.scalar_type());
 }
 
 torch::Tensor QwenImageVae::decode(const torch::Tensor& latents) {
-    if (!decoder) throw std::logic_error("this VAE was built without its decoder");
     checkFrames(latents, m_config.z_dim, "latents");
     torch::NoGradGuard noGrad;
-    const torch::Tensor raw = denormalize(latents.to(device(), dtype()));
-    return decoder->forward(post_quant_conv->forward(raw)).clamp_(-1.0, 1.0);
+    return trackedDecode(denormalize(latents.to(device(), dtype()))).clamp_(-1.0, 1.0);
+}
+
+torch::Tensor QwenImageVae::trackedDecode(const torch::Tensor& raw) {
+    if (!decoder) throw std::logic_error("this VAE was built without its decoder");
+    checkFrames(raw, m_config.z_dim, "latents");
+    return decoder->forward(post_quant_conv->forward(raw.to(device(), dtype())));
 }
 
 std::pair<torch::Tensor, torch::Tensor> QwenImageVae::statistics(const torch::Tensor& like) const {

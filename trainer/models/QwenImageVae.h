@@ -19,7 +19,9 @@ namespace parallax {
 // their values, so use that to get one.
 //
 // Every call runs without autograd (the VAE is frozen) on the VAE's device and in its dtype (fp32
-// or bf16), whatever the input's; the results are in that dtype, on that device.
+// or bf16), whatever the input's; the results are in that dtype, on that device. The tracked*
+// passes are the exception: they run with autograd as the caller has it, for training the VAE
+// (QwenImageVaeTraining.h).
 class QwenImageVae : public torch::nn::Module {
 public:
     // Builds the encoder, the decoder or both (a cache needs only the encoder, samples only the
@@ -48,6 +50,13 @@ public:
     // [-1, 1]: the decoder on latents x latents_std + latents_mean. Throws std::invalid_argument
     // naming the shape at fault.
     torch::Tensor decode(const torch::Tensor& latents);
+
+    // With autograd: the posterior as posterior() gives it; a draw from it, mean + exp(logvar / 2)
+    // noise (noise shaped as the mean), not normalized; and raw latents (as the posterior gives them,
+    // not normalized) through post_quant_conv and the decoder, unclamped.
+    Posterior trackedPosterior(const torch::Tensor& images);
+    torch::Tensor draw(const Posterior& posterior, const torch::Tensor& noise);
+    torch::Tensor trackedDecode(const torch::Tensor& raw);
 
     // (x - latents_mean) x (1 / latents_std) and its inverse, x / (1 / latents_std) + latents_mean,
     // per channel of axis 1, with 1 / latents_std taken in fp32 and then cast, as the pipeline and

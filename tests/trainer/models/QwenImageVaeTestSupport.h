@@ -42,13 +42,19 @@ protected:
     // a new one each call (a file still mapped must not be written over).
     std::string runReference(const std::string& folder, const std::map<std::string, torch::Tensor>& inputs,
                              bool decode) {
+        return runReference(folder, inputs, decode ? std::vector<std::string>{"--decode"} : std::vector<std::string>{});
+    }
+
+    // The same with run_qwen_image_vae.py's options (--train 0.1, --grads a,b, ...).
+    std::string runReference(const std::string& folder, const std::map<std::string, torch::Tensor>& inputs,
+                             const std::vector<std::string>& options) {
         std::vector<TensorData> data;
         for (const auto& [name, t] : inputs) data.push_back({name, Dtype::F32, t.sizes().vec(), t.data_ptr()});
         const std::string run = std::to_string(++m_runs);
         const std::string in = dir.path() + "/in" + run + ".safetensors", out = dir.path() + "/out" + run + ".safetensors";
         writeSafetensors(in, data);
         std::vector<std::string> args = {python, referenceScript("run_qwen_image_vae.py"), folder, in, out};
-        if (decode) args.push_back("--decode");
+        args.insert(args.end(), options.begin(), options.end());
         const ProcessResult ran = runProcess(args);
         EXPECT_EQ(ran.exitCode, 0) << ran.output;
         return out;

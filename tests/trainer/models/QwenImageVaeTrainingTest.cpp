@@ -1,0 +1,106 @@
+// The objective Qwen-Image's VAE trains with (trainer/models/QwenImageVaeTraining.h) against the
+// independent PyTorch reference (tests/reference/qwen_image_vae.py, training_loss): loss, its two
+// parts and the gradients of parameters across the encoder, the latent convolutions, the mid
+// block's attention and the decoder, on an odd latent grid; and Adam on Fashion-MNIST's clothes
+// (Debian's dataset-fashion-mnist) learning to reconstruct them.
+
+#include "tests/trainer/models/QwenImageVaeTestSupport.h"
+#include "trainer/data/FashionMnistDataset.h"
+#include "trainer/models/QwenImageVaeTraining.h"
+#include "trainer/models/QwenImageVaeWeights.h"
+
+#include <filesystem>
+
+namespace parallax {
+namespace {
+
+using namespace testing; // the VAE tests' fixture and helpers (QwenImageVaeTestSupport.h)
+
+void trainEveryParameter(QwenImageVae& vae) {
+    for (auto& p : vae.parameters()) p.requires_grad_(true);
+}
+
+TEST_F(QwenImageVaeTest, TheTrainingLossAndItsGradientsAreTheReferences) {
+    const std::string folder = makeVae("vae");
+    const auto vae = loadQwenImageVae(folder);
+    trainEveryParameter(*vae);
+    const torch::Tensor images = torch::tanh(seededNormal({2, 3, 40, 56}, 31)); // latents 5 x 7
+    const torch::Tensor noise = seededNormal({2, 16, 5, 7}, 32);
+    const std::vector<std::string> names = {"encoder.conv_in.weight", "encoder.down_blocks.0.conv1.bias",
+                                            "quant_conv.weight", "post_quant_conv.bias",
+                                            "decoder.mid_block.attentions.0.to_qkv.weight",
+                                            "decoder.up_blocks.0.resnets.0.norm1.gamma", "decoder.conv_out.weight"};
+    std::string joined;
+    for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
+    const double klWeight = 0.25; // large enough that the KL part moves the encoder's gradients
+    const SafetensorsFile want(runReference(folder, {{"images", images}, {"noise", noise}},
+                                            std::vector<std::string>{"--train", "0.25", "--grads", joined}));
+
+    const VaeTrainingLoss got = vaeTrainingLoss(*vae, images, noise, klWeight);
+    EXPECT_NEAR(got.reconstruction.item<double>(), readFloatTensor(want, "reconstruction").item<double>(),
+                1e-5 * readFloatTensor(want, "reconstruction").item<double>());
+    EXPECT_NEAR(got.kl.item<double>(), readFloatTensor(want, "kl").item<double>(),
+                1e-5 * readFloatTensor(want, "kl").item<double>());
+    EXPECT_GT(got.kl.item<double>(), 0.0);
+    EXPECT_NEAR(got.loss.item<double>(), got.reconstruction.item<double>() + klWeight * got.kl.item<double>(), 1e-6);
+    got.loss.backward();
+    const auto params = vae->named_parameters();
+    for (const std::string& n : names) {
+        const torch::Tensor g = params[n].grad();
+        ASSERT_TRUE(g.defined()) << n;
+        EXPECT_GT(g.abs().max().item<double>(), 0.0) << n;
+        EXPECT_LT(relativeError(g, readFloatTensor(want, "grad." + n)), 1e-4) << n;
+    }
+}
+
+TEST_F(QwenImageVaeTest, TheTrainingLossNamesWhatIsWrong) {
+    const auto vae = loadQwenImageVae(makeVae("vae"));
+    const torch::Tensor images = torch::zeros({1, 3, 16, 16});
+    try {
+        vaeTrainingLoss(*vae, images, torch::zeros({1, 16, 3, 2}), 0.1);
+        FAIL() << "noise of another shape was taken";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("noise [1, 16, 3, 2] must be shaped as the posterior's mean [1, 16, 2, 2]"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(vaeTrainingLoss(*vae, torch::zeros({1, 3, 12, 16}), torch::zeros({1, 16, 2, 2}), 0.1),
+                 std::invalid_argument); // 12 is no multiple of 8
+    QwenImageVaeOptions encoderAlone;
+    encoderAlone.decoder = false;
+    const auto encoderOnly = loadQwenImageVae(makeVae("encoder"), encoderAlone);
+    EXPECT_THROW(vaeTrainingLoss(*encoderOnly, images, torch::zeros({1, 16, 2, 2}), 0.1), std::logic_error);
+}
+
+// Adam on the tiny VAE, Fashion-MNIST padded to 32 x 32 (grey repeated over RGB, in [-1, 1]),
+// batches of 16: the reconstruction error falls to under a third of its start.
+TEST_F(QwenImageVaeTest, AdamLearnsToReconstructClothes) {
+    if (!std::filesystem::exists(std::string(FashionMnistDataset::kDefaultFolder) + "/train-images-idx3-ubyte.gz"))
+        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    ModelSpec spec;
+    spec.kind = ModelKind::Mmdit; // the dataset's pixels only: rawImage does not depend on the model
+    const FashionMnistDataset clothes("", "train", resolveModel(spec), 1);
+    const auto vae = loadQwenImageVae(makeVae("vae"));
+    trainEveryParameter(*vae);
+    torch::optim::Adam adam(vae->parameters(), torch::optim::AdamOptions(2e-3));
+    torch::manual_seed(3);
+    const auto batchOf = [&](int64_t first) {
+        std::vector<torch::Tensor> images;
+        for (int64_t i = first; i < first + 16; ++i) images.push_back(clothes.rawImage(i) / 127.5 - 1.0);
+        const torch::Tensor grey = torch::constant_pad_nd(torch::stack(images), {2, 2, 2, 2}, -1.0); // (16, 1, 32, 32)
+        return grey.expand({16, 3, 32, 32}).contiguous();
+    };
+    double first = 0, last = 0;
+    for (int64_t step = 0; step < 120; ++step) {
+        const VaeTrainingLoss l = vaeTrainingLoss(*vae, batchOf(16 * step), torch::randn({16, 16, 4, 4}), 1e-3);
+        adam.zero_grad();
+        l.loss.backward();
+        adam.step();
+        if (step < 5) first += l.reconstruction.item<double>() / 5;
+        if (step >= 115) last += l.reconstruction.item<double>() / 5;
+    }
+    EXPECT_LT(last, first / 3) << "reconstruction error " << first << " at the start, " << last << " at the end";
+}
+
+} // namespace
+} // namespace parallax

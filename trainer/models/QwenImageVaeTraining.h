@@ -1,0 +1,30 @@
+#pragma once
+
+// The objective Qwen-Image's VAE trains with (docs/models.md, "Training the VAE"): a draw from the
+// posterior decoded back, its squared error against the images, and the posterior's KL divergence
+// from the standard normal, weighted. Gradients reach every parameter the images pass through: the
+// encoder, quant_conv, post_quant_conv and the decoder.
+
+#include "trainer/models/QwenImageVae.h"
+
+#include <torch/torch.h>
+
+namespace parallax {
+
+struct VaeTrainingLoss {
+    torch::Tensor loss;           // reconstruction + kl_weight x kl
+    torch::Tensor reconstruction; // mean over every pixel value of (decoded - images)^2
+    torch::Tensor kl;             // mean over every latent value of (mean^2 + e^logvar - 1 - logvar) / 2
+};
+
+// images (B, input_channels, H, W) in [-1, 1] (sides multiples of the spatial ratio), noise shaped as
+// the posterior's mean (B, z_dim, H / 8, W / 8): z = mean + e^(logvar / 2) noise, logvar clamped to
+// [-30, 20] as the published posterior clamps it; the decoder's output is compared unclamped. The
+// latents are the raw posterior's, not normalized by latents_mean and latents_std (the encoder and
+// decoder see each other directly). Runs with autograd, in the VAE's dtype and on its device.
+// Throws std::invalid_argument naming the input whose shape is wrong, std::logic_error for a VAE
+// built without its encoder or decoder.
+VaeTrainingLoss vaeTrainingLoss(QwenImageVae& vae, const torch::Tensor& images, const torch::Tensor& noise,
+                                double klWeight);
+
+} // namespace parallax
