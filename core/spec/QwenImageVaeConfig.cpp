@@ -132,4 +132,20 @@ QwenImageVaeConfig readQwenImageVaeConfig(const std::string& folder) {
     return c;
 }
 
+std::string qwenImageVaeConfigText(const QwenImageVaeConfig& c) {
+    configjson::Json json = configjson::Json::object();
+    json["_class_name"] = kQwenImageVaeClass;
+    json["attn_scales"] = configjson::Json::array();
+    json["base_dim"] = c.base_dim;
+    json["dim_mult"] = c.dim_mult;
+    json["dropout"] = 0.0;
+    json["input_channels"] = c.input_channels;
+    json["latents_mean"] = c.latents_mean;
+    json["latents_std"] = c.latents_std;
+    json["num_res_blocks"] = c.num_res_blocks;
+    json["temperal_downsample"] = c.temperal_downsample;
+    json["z_dim"] = c.z_dim;
+    return json.dump(2) + "\n";
+}
+
 } // namespace parallax

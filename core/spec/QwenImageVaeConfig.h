@@ -38,4 +38,9 @@ std::string qwenImageVaeFolder(const std::string& folder);
 // finite numbers, or a standard deviation that is not positive.
 QwenImageVaeConfig readQwenImageVaeConfig(const std::string& folder);
 
+// config.json's text for `config`, as diffusers' save_config writes AutoencoderKLQwenImage's
+// (_class_name, then the fields in name order, attn_scales empty and dropout 0): what
+// readQwenImageVaeConfig and diffusers' from_pretrained read back to the same VAE.
+std::string qwenImageVaeConfigText(const QwenImageVaeConfig& config);
+
 } // namespace parallax

@@ -2,6 +2,7 @@
 
 #include "core/formats/SafetensorsHeader.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -98,6 +99,20 @@ std::pair<torch::Tensor, torch::Tensor> QwenImageVae::statistics(const torch::Te
     const torch::Tensor mean = column(m_config.latents_mean), inverse = 1.0 / column(m_config.latents_std);
     const auto options = like.options();
     return {mean.to(options), inverse.to(options)};
+}
+
+void QwenImageVae::setLatentStatistics(std::vector<double> mean, std::vector<double> std) {
+    const auto z = static_cast<size_t>(m_config.z_dim);
+    if (mean.size() != z || std.size() != z)
+        throw std::invalid_argument("latent statistics need " + std::to_string(z) + " values each (z_dim), got " +
+                                    std::to_string(mean.size()) + " means and " + std::to_string(std.size()) +
+                                    " standard deviations");
+    for (double s : std)
+        if (!(s > 0) || !std::isfinite(s))
+            throw std::invalid_argument("a latent standard deviation of " + std::to_string(s) +
+                                        " cannot divide the latents: every one must be positive and finite");
+    m_config.latents_mean = std::move(mean);
+    m_config.latents_std = std::move(std);
 }
 
 torch::Tensor QwenImageVae::normalize(const torch::Tensor& raw) const {

@@ -65,6 +65,9 @@ public:
     torch::Tensor denormalize(const torch::Tensor& latents) const;
 
     const QwenImageVaeConfig& config() const { return m_config; }
+    // Replaces latents_mean and latents_std (z_dim values each, every std positive; else
+    // std::invalid_argument), as measureLatentStatistics finds them for a VAE trained here.
+    void setLatentStatistics(std::vector<double> mean, std::vector<double> std);
     torch::ScalarType dtype() const { return anyWeight().scalar_type(); }
     torch::Device device() const { return anyWeight().device(); }
 

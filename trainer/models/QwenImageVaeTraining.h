@@ -9,6 +9,8 @@
 
 #include <torch/torch.h>
 
+#include <vector>
+
 namespace parallax {
 
 struct VaeTrainingLoss {
@@ -26,5 +28,12 @@ struct VaeTrainingLoss {
 // built without its encoder or decoder.
 VaeTrainingLoss vaeTrainingLoss(QwenImageVae& vae, const torch::Tensor& images, const torch::Tensor& noise,
                                 double klWeight);
+
+// Sets the VAE's latents_mean and latents_std to the per-channel mean and standard deviation (over
+// every sample and position, in float64) of the posterior means of `batches` (each (B, 3, H, W) in
+// [-1, 1]), so that encode() gives those images latents of mean 0 and deviation 1 per channel, as
+// the published statistics do for the published VAE's data. Without autograd. Throws
+// std::invalid_argument for no batches or a channel that does not vary.
+void measureLatentStatistics(QwenImageVae& vae, const std::vector<torch::Tensor>& batches);
 
 } // namespace parallax

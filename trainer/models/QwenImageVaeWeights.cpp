@@ -3,9 +3,13 @@
 #include "core/formats/Checkpoint.h"
 #include "core/formats/FormatError.h"
 #include "core/formats/ModelWeights.h"
+#include "core/formats/SafetensorsWriter.h"
 #include "core/util/Files.h"
+#include "trainer/compat/TorchCompat.h"
 #include "trainer/models/PublishedWeights.h"
 
+#include <cmath>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -96,6 +100,51 @@ std::shared_ptr<QwenImageVae> loadQwenImageVae(const std::string& folder, const 
     }
     vae->eval();
     return vae;
+}
+
+namespace {
+
+// A fresh value for a declared parameter (initQwenImageVae's scheme).
+torch::Tensor freshValue(const VaeLeaf::Declared& d, torch::Generator& gen) {
+    if (d.name == "bias") return torch::zeros(d.shape);
+    if (d.name == "gamma") return torch::ones(d.shape);
+    int64_t fanIn = d.shape.at(1); // (out, in, [kt,] k, k): in times the spatial taps
+    for (size_t i = d.shape.size() - 2; i < d.shape.size(); ++i) fanIn *= d.shape[i];
+    return torch::randn(d.shape, gen, torch::kFloat32) / std::sqrt(static_cast<double>(fanIn));
+}
+
+} // namespace
+
+std::shared_ptr<QwenImageVae> initQwenImageVae(QwenImageVaeConfig config, uint64_t seed,
+                                               const QwenImageVaeOptions& options) {
+    if (options.dtype != torch::kFloat32 && options.dtype != torch::kBFloat16)
+        throw std::invalid_argument(std::string("the VAE runs in fp32 or bf16, not ") + c10::toString(options.dtype));
+    if (config.latents_mean.empty()) config.latents_mean.assign(static_cast<size_t>(config.z_dim), 0.0);
+    if (config.latents_std.empty()) config.latents_std.assign(static_cast<size_t>(config.z_dim), 1.0);
+    // Both parts are drawn whatever is built, so that an encoder alone gets the encoder of the whole.
+    auto whole = std::make_shared<QwenImageVae>(config, true, true);
+    auto vae = std::make_shared<QwenImageVae>(config, options.encoder, options.decoder);
+    torch::Generator gen = compat::makeGenerator(seed);
+    std::map<std::string, torch::Tensor> drawn;
+    for (const Wanted& w : wantedTensors(*whole)) drawn[w.name] = freshValue(*w.declared, gen);
+    for (const Wanted& w : wantedTensors(*vae))
+        w.leaf->give(w.declared->name, drawn.at(w.name).to(options.device, options.dtype));
+    vae->eval();
+    return vae;
+}
+
+void saveQwenImageVae(QwenImageVae& vae, const std::string& folder, bool bf16) {
+    if (!vae.encoder || !vae.decoder)
+        throw std::logic_error("saving a VAE needs both its encoder and its decoder: a folder holds the whole model");
+    createDirectories(folder);
+    std::vector<torch::Tensor> keep;
+    std::vector<TensorData> tensors;
+    for (const auto& p : vae.named_parameters()) {
+        keep.push_back(p.value().detach().to(torch::kCPU, bf16 ? torch::kBFloat16 : torch::kFloat32).contiguous());
+        tensors.push_back({p.key(), bf16 ? Dtype::BF16 : Dtype::F32, keep.back().sizes().vec(), keep.back().data_ptr()});
+    }
+    writeSafetensors(joinPath(folder, kWeightsFile), tensors);
+    writeFileAtomic(joinPath(folder, "config.json"), qwenImageVaeConfigText(vae.config()));
 }
 
 } // namespace parallax

@@ -72,6 +72,81 @@ TEST_F(QwenImageVaeTest, TheTrainingLossNamesWhatIsWrong) {
     EXPECT_THROW(vaeTrainingLoss(*encoderOnly, images, torch::zeros({1, 16, 2, 2}), 0.1), std::logic_error);
 }
 
+// The tiny configuration of make_tiny_qwen_image_vae.py, statistics left to initQwenImageVae.
+QwenImageVaeConfig tinyConfig() {
+    QwenImageVaeConfig config;
+    config.base_dim = 8;
+    config.num_res_blocks = 1;
+    return config;
+}
+
+bool sameParameters(QwenImageVae& a, QwenImageVae& b) {
+    const auto pb = b.named_parameters();
+    for (const auto& p : a.named_parameters())
+        if (!pb.contains(p.key()) || !torch::equal(p.value(), pb[p.key()])) return false;
+    return a.named_parameters().size() == pb.size();
+}
+
+// A VAE to train from scratch: the seed decides its weights; its activations are of order one; the
+// folder it saves loads back here to the same tensors and statistics, in F32 and in BF16, and the
+// reference (which reads diffusers' layout as AutoencoderKLQwenImage does) encodes as it does.
+TEST_F(QwenImageVaeTest, AFreshVaeIsSeededAndItsFolderLoadsBackHereAndInTheReference) {
+    const auto vae = initQwenImageVae(tinyConfig(), 5);
+    EXPECT_TRUE(sameParameters(*vae, *initQwenImageVae(tinyConfig(), 5)));
+    EXPECT_FALSE(sameParameters(*vae, *initQwenImageVae(tinyConfig(), 6)));
+    EXPECT_EQ(vae->config().latents_mean, std::vector<double>(16, 0.0));
+    EXPECT_EQ(vae->config().latents_std, std::vector<double>(16, 1.0));
+    const torch::Tensor images = torch::tanh(seededNormal({2, 3, 40, 56}, 41));
+    {
+        torch::NoGradGuard noGrad;
+        const double spread = vae->trackedDecode(seededNormal({2, 16, 5, 7}, 42)).std().item<double>();
+        EXPECT_GT(spread, 0.05);
+        EXPECT_LT(spread, 20.0);
+    }
+    const std::string folder = dir.path() + "/fresh";
+    saveQwenImageVae(*vae, folder);
+    const auto loaded = loadQwenImageVae(folder);
+    EXPECT_TRUE(sameParameters(*vae, *loaded));
+    EXPECT_EQ(loaded->config().latents_std, vae->config().latents_std);
+    const SafetensorsFile want(runReference(folder, {{"images", images}}, false));
+    EXPECT_LT(relativeError(vae->posterior(images).mean, readFloatTensor(want, "mean")), 1e-5);
+
+    saveQwenImageVae(*vae, dir.path() + "/bf16", /*bf16=*/true);
+    const SafetensorsFile bf16(dir.path() + "/bf16/diffusion_pytorch_model.safetensors");
+    for (const TensorInfo& t : bf16.tensors()) EXPECT_EQ(t.dtype, Dtype::BF16) << t.name;
+    const auto narrowed = loadQwenImageVae(dir.path() + "/bf16");
+    const auto mine = vae->named_parameters();
+    for (const auto& p : narrowed->named_parameters())
+        EXPECT_TRUE(torch::equal(p.value(), mine[p.key()].to(torch::kBFloat16).to(torch::kFloat32))) << p.key();
+    QwenImageVaeOptions halfOnly;
+    halfOnly.decoder = false;
+    EXPECT_THROW(saveQwenImageVae(*initQwenImageVae(tinyConfig(), 5, halfOnly), dir.path() + "/half"), std::logic_error);
+}
+
+// Statistics measured over a VAE's own latents make those latents standard per channel, and travel
+// in its config.json.
+TEST_F(QwenImageVaeTest, MeasuredStatisticsStandardizeTheLatents) {
+    const auto vae = initQwenImageVae(tinyConfig(), 7);
+    const std::vector<torch::Tensor> batches = {torch::tanh(seededNormal({3, 3, 32, 48}, 51)),
+                                                torch::tanh(2 * seededNormal({2, 3, 32, 48}, 52))};
+    measureLatentStatistics(*vae, batches);
+    const torch::Tensor latents = torch::cat({vae->encode(batches[0]), vae->encode(batches[1])}); // (5, 16, 4, 6)
+    const torch::Tensor perChannel = latents.transpose(0, 1).reshape({16, -1}).to(torch::kFloat64);
+    EXPECT_LT(perChannel.mean(1).abs().max().item<double>(), 1e-4);
+    EXPECT_LT((perChannel.std(1, /*unbiased=*/false) - 1).abs().max().item<double>(), 1e-3);
+    saveQwenImageVae(*vae, dir.path() + "/measured");
+    const QwenImageVaeConfig read = readQwenImageVaeConfig(dir.path() + "/measured");
+    ASSERT_EQ(read.latents_mean.size(), 16u);
+    for (size_t c = 0; c < 16; ++c) {
+        EXPECT_DOUBLE_EQ(read.latents_mean[c], vae->config().latents_mean[c]) << c;
+        EXPECT_DOUBLE_EQ(read.latents_std[c], vae->config().latents_std[c]) << c;
+    }
+    EXPECT_THROW(vae->setLatentStatistics({0.0, 1.0}, {1.0, 1.0}), std::invalid_argument);
+    EXPECT_THROW(vae->setLatentStatistics(std::vector<double>(16, 0.0), std::vector<double>(16, 0.0)),
+                 std::invalid_argument);
+    EXPECT_THROW(measureLatentStatistics(*vae, {}), std::invalid_argument);
+}
+
 // Adam on the tiny VAE, Fashion-MNIST padded to 32 x 32 (grey repeated over RGB, in [-1, 1]),
 // batches of 16: the reconstruction error falls to under a third of its start.
 TEST_F(QwenImageVaeTest, AdamLearnsToReconstructClothes) {
