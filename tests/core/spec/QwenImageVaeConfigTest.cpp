@@ -2,6 +2,7 @@
 // cannot honour refused naming the file and the key.
 
 #include "core/spec/QwenImageVaeConfig.h"
+#include "core/spec/QwenImageVaeModels.h"
 #include "core/util/Files.h"
 #include "tests/support/Process.h"
 
@@ -83,6 +84,51 @@ TEST(QwenImageVaeConfig, ReadsThePublishedFieldsAndNamesThoseItCannotHonour) {
     createDirectories(pipeline.path() + "/vae");
     writeFileAtomic(pipeline.path() + "/vae/config.json", configText(kTiny));
     EXPECT_EQ(readQwenImageVaeConfig(pipeline.path()).path, pipeline.path() + "/vae/config.json");
+}
+
+// The FLOPs a VAE's image costs, against the multiply-adds counted by running the PyTorch reference
+// (tests/reference/qwen_image_vae.py: encode, then decode_raw of the mean) with F.conv2d, F.conv3d
+// (one temporal tap, the one a still image meets) and torch.matmul instrumented to add up each
+// output's elements times its reduction length: the tiny configuration at 32 x 32 and at 40 x 56,
+// the published one (base_dim 96, two residual blocks) at 64 x 64.
+TEST(QwenImageVaeModels, FlopsAreTheMultiplyAddsTheReferenceRuns) {
+    QwenImageVaeConfig tiny;
+    tiny.base_dim = 8;
+    tiny.num_res_blocks = 1;
+    const QwenImageVaeConfig published;
+    const struct {
+        const QwenImageVaeConfig& config;
+        int64_t h, w;
+        double encoderMacs, decoderMacs;
+    } cases[] = {{tiny, 32, 32, 4808704, 11030528},
+                 {tiny, 40, 56, 10561600, 24171840},
+                 {published, 64, 64, 4767809536.0, 8397537280.0}};
+    for (const auto& c : cases) {
+        const VaeFlops f = qwenImageVaeForwardFlops(c.config, c.h, c.w);
+        EXPECT_DOUBLE_EQ(f.encoder, 2 * c.encoderMacs) << c.config.base_dim << " at " << c.h << " x " << c.w;
+        EXPECT_DOUBLE_EQ(f.decoder, 2 * c.decoderMacs) << c.config.base_dim << " at " << c.h << " x " << c.w;
+    }
+}
+
+// config.json as written reads back to the same VAE.
+TEST(QwenImageVaeModels, TheWrittenConfigReadsBack) {
+    QwenImageVaeConfig c;
+    c.base_dim = 8;
+    c.num_res_blocks = 1;
+    c.temperal_downsample = {false, false, true};
+    c.latents_mean.assign(16, 0.25);
+    c.latents_std.assign(16, 1.5);
+    testing::TempDir dir;
+    writeFileAtomic(dir.path() + "/config.json", qwenImageVaeConfigText(c));
+    const QwenImageVaeConfig read = readQwenImageVaeConfig(dir.path());
+    EXPECT_EQ(read.base_dim, 8);
+    EXPECT_EQ(read.num_res_blocks, 1);
+    EXPECT_EQ(read.dim_mult, c.dim_mult);
+    EXPECT_EQ(read.temperal_downsample, c.temperal_downsample);
+    EXPECT_EQ(read.latents_mean, c.latents_mean);
+    EXPECT_EQ(read.latents_std, c.latents_std);
+    const std::string text = qwenImageVaeConfigText(c);
+    EXPECT_LT(text.find("\"_class_name\": \"AutoencoderKLQwenImage\""), text.find("\"attn_scales\": []"));
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 // block's attention and the decoder, on an odd latent grid; and Adam on Fashion-MNIST's clothes
 // (Debian's dataset-fashion-mnist) learning to reconstruct them.
 
+#include "core/spec/QwenImageVaeModels.h"
 #include "tests/trainer/models/QwenImageVaeTestSupport.h"
 #include "trainer/data/FashionMnistDataset.h"
 #include "trainer/models/QwenImageVaeTraining.h"
@@ -145,6 +146,25 @@ TEST_F(QwenImageVaeTest, MeasuredStatisticsStandardizeTheLatents) {
     EXPECT_THROW(vae->setLatentStatistics(std::vector<double>(16, 0.0), std::vector<double>(16, 0.0)),
                  std::invalid_argument);
     EXPECT_THROW(measureLatentStatistics(*vae, {}), std::invalid_argument);
+}
+
+// The parameters the estimates count (qwenImageVaeTensors) are those the worker's VAE declares, by
+// name and shape, for the tiny and the published configuration (built without values).
+TEST(QwenImageVaeCounts, TheCountedTensorsAreTheModulesParameters) {
+    for (const QwenImageVaeConfig& config : {tinyConfig(), QwenImageVaeConfig{}}) {
+        const auto vae = std::make_shared<QwenImageVae>(config, true, true); // named_modules needs a shared_ptr
+        std::map<std::string, std::vector<int64_t>> declared;
+        for (const auto& item : vae->named_modules())
+            if (const auto* leaf = dynamic_cast<const VaeLeaf*>(item.value().get()))
+                for (const VaeLeaf::Declared& d : leaf->declared()) declared[item.key() + "." + d.name] = d.shape;
+        const std::vector<ModelTensor> counted = qwenImageVaeTensors(config);
+        EXPECT_EQ(counted.size(), declared.size()) << "base_dim " << config.base_dim;
+        for (const ModelTensor& t : counted) {
+            const auto it = declared.find(t.name);
+            ASSERT_NE(it, declared.end()) << t.name;
+            EXPECT_EQ(it->second, t.shape) << t.name;
+        }
+    }
 }
 
 // Adam on the tiny VAE, Fashion-MNIST padded to 32 x 32 (grey repeated over RGB, in [-1, 1]),
