@@ -207,6 +207,7 @@ double pipelineBubble(int64_t stages, int64_t microbatches, Schedule schedule, i
 }
 
 int64_t pipelineBlocks(const ModelDims& dims) {
+    if (reconstructsImages(modelKindInfo(dims.kind))) return 0; // one unit (the VAE), no blocks to divide
     return saturatingAdd(dims.layers, modelKindInfo(dims.kind).vision_tower ? dims.vision_layers : 0);
 }
 

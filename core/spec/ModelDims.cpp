@@ -123,6 +123,7 @@ ModelDims resolveModel(const ModelSpec& spec) {
         throw std::invalid_argument("model.preset = \"" + spec.preset + "\" is unknown for model.kind = \"" +
                                     spec.kind.name() + "\"; use one of " + names + " or custom");
     }
+    const ModelDims chosen = d;
     auto apply = [](int64_t& field, const std::optional<int64_t>& v) {
         if (v) field = *v;
     };
@@ -140,6 +141,13 @@ ModelDims resolveModel(const ModelSpec& spec) {
     apply(d.vision_heads, spec.vision_heads);
     apply(d.text_dim, spec.text_dim);
     const ModelKindInfo& info = modelKindInfo(d.kind);
+    if (reconstructsImages(info)) { // the architecture fixes these (the validator warns of a spec's)
+        d.heads = chosen.heads;
+        d.patch = chosen.patch;
+        d.seq_len = chosen.seq_len;
+        d.ffn = chosen.ffn;
+        d.vocab = chosen.vocab;
+    }
     if (publishedModel(info)) {
         apply(d.kv_heads, spec.kv_heads);
         apply(d.vision_ffn, spec.vision_ffn);
@@ -160,6 +168,9 @@ std::vector<std::pair<const char*, int64_t>> modelDimensionFields(const ModelDim
                                                            {"model.heads", d.heads},   {"model.ffn", d.ffn},
                                                            {"model.vocab", d.vocab},   {"model.seq_len", d.seq_len}};
     const ModelKindInfo& info = modelKindInfo(d.kind);
+    if (reconstructsImages(info))
+        return {{"model.layers", d.layers}, {"model.dim", d.dim}, {"model.image_size", d.image_size},
+                {"model.channels", d.channels}};
     if (readsLatents(info))
         return {{"model.layers", d.layers},         {"model.dim", d.dim},           {"model.heads", d.heads},
                 {"model.ffn", d.ffn},               {"model.text_dim", d.text_dim}, {"model.seq_len", d.seq_len},

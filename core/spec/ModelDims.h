@@ -40,6 +40,7 @@ struct ModelDims {
     int64_t max_positions = 0;      // max_position_embeddings
     std::vector<int64_t> mrope_section; // rotary pairs of the t, h, w position streams (qwen_image: frame, row, column)
     int64_t text_dim = 0;           // qwen_image: joint_attention_dim, the width of the text encoder's states
+    int64_t z_dim = 0;              // qwen_image_vae: latent channels (16, what qwen_image reads)
     // qwen_image: zero_cond_t (Qwen-Image-Edit-2511): the image stream's modulation of the reference
     // images' tokens reads the embedding of timestep 0, not the batch's.
     bool zero_cond_t = false;

@@ -2,6 +2,7 @@
 
 #include "core/spec/CheckedMath.h"
 #include "core/spec/QwenImageModels.h"
+#include "core/spec/QwenImageVaeModels.h"
 #include "core/spec/QwenModels.h"
 
 #include <iterator>
@@ -180,6 +181,9 @@ const std::vector<ModelKindInfo>& kinds() {
      // DiffSynth-Studio's: attention of both streams, the MLPs' outputs and the modulations.
      {"to_q", "to_k", "to_v", "add_q_proj", "add_k_proj", "add_v_proj", "to_out.0", "to_add_out", "img_mlp.net.2",
       "img_mod.1", "txt_mlp.net.2", "txt_mod.1"}},
+    {ModelKind::QwenImageVae, "qwen_image_vae", "Qwen-Image's VAE (trains on images: reconstruction and KL)",
+     /*images=*/true, /*vision_tower=*/false, /*counts_image_tokens=*/true, Objective::Reconstruction,
+     qwenImageVaePresets(), qwenImageVaeUnits},
     };
     static_assert(std::extent_v<decltype(rows)> == kChoiceCount<ModelKind>, "a row per ModelKind");
     static const std::vector<ModelKindInfo> table(std::begin(rows), std::end(rows));

@@ -17,6 +17,8 @@ enum class Objective {
     Conversation,      // a chat with its images; the next token of each assistant turn (qwen2_5_vl)
     LatentFlow,        // VAE latents with the prompt's encoder states, noise and a shifted timestep; flow
                        // matching's velocity noise - latents (qwen_image)
+    Reconstruction,    // an image in [-1, 1] and the noise of its posterior draw; the image decoded back and
+                       // the posterior's KL divergence (qwen_image_vae)
 };
 
 // One unit of a model (embedding, block, head), as docs/models.md counts it: what the memory
@@ -97,8 +99,10 @@ inline bool hasVisionTower(const ModelKindInfo& k) { return k.vision_tower; }
 inline bool readsConversations(const ModelKindInfo& k) { return k.conversations; }
 inline bool publishedModel(const ModelKindInfo& k) { return k.tensors != nullptr; }
 inline bool readsLatents(const ModelKindInfo& k) { return k.latents; }
-// A vocabulary of its own (model.vocab): every kind that reads tokens.
-inline bool hasVocabulary(const ModelKindInfo& k) { return !k.latents; }
+// A vocabulary of its own (model.vocab): every kind that reads tokens (captions included).
+inline bool hasVocabulary(const ModelKindInfo& k) { return !k.latents && k.objective != Objective::Reconstruction; }
+// Trains on images alone, to give them back (a VAE): no captions, no attention heads to split.
+inline bool reconstructsImages(const ModelKindInfo& k) { return k.objective == Objective::Reconstruction; }
 // Grouped-query attention (model.kv_heads): the published language models.
 inline bool groupedQueryAttention(const ModelKindInfo& k) { return publishedModel(k) && !k.latents; }
 // finetune.lora_targets for a spec of `kind` that names none: the kind's own, else FinetuneSpec's.

@@ -86,7 +86,10 @@ public:
 class MacCount {
 public:
     MacCount(int64_t h, int64_t w) : m_positions(double(h) * double(w)) {}
-    void conv(int64_t in, int64_t out, int64_t taps) { total += m_positions * double(out) * double(in) * double(taps); }
+    void conv(int64_t in, int64_t out, int64_t taps) {
+        total += m_positions * double(out) * double(in) * double(taps);
+        kept += 3.0 * m_positions * double(out);
+    }
     void residual(int64_t in, int64_t out) {
         conv(in, out, 9);
         conv(out, out, 9);
@@ -96,11 +99,12 @@ public:
         residual(c, c);
         conv(c, 3 * c, 1);
         total += 2.0 * m_positions * m_positions * double(c); // scores and the weighted sum
+        kept += m_positions * m_positions + 4.0 * m_positions * double(c);
         conv(c, c, 1);
         residual(c, c);
     }
     void scale(double factor) { m_positions *= factor; }
-    double total = 0;
+    double total = 0, kept = 0;
 
 private:
     double m_positions;
@@ -176,7 +180,49 @@ VaeFlops qwenImageVaeForwardFlops(const QwenImageVaeConfig& c, int64_t height, i
         dec.conv(s.out, s.out / 2, 9);
     }
     dec.conv(stages.back().out, c.input_channels, 9);
-    return {2.0 * enc.total, 2.0 * dec.total};
+    return {2.0 * enc.total, 2.0 * dec.total, enc.kept + dec.kept};
+}
+
+QwenImageVaeConfig qwenImageVaeConfigOf(const ModelDims& d) {
+    QwenImageVaeConfig c;
+    c.base_dim = d.dim;
+    c.num_res_blocks = d.layers;
+    c.z_dim = d.z_dim;
+    c.input_channels = d.channels;
+    c.latents_mean.assign(static_cast<size_t>(d.z_dim), 0.0);
+    c.latents_std.assign(static_cast<size_t>(d.z_dim), 1.0);
+    return c;
+}
+
+namespace {
+
+ModelDims vae(int64_t baseDim, int64_t resBlocks, int64_t imageSide) {
+    ModelDims d;
+    d.kind = ModelKind::QwenImageVae;
+    d.dim = baseDim;
+    d.layers = resBlocks;
+    d.heads = 1;
+    d.image_size = imageSide;
+    d.channels = 3;
+    d.patch = QwenImageVaeConfig().spatialRatio();
+    d.z_dim = 16;
+    return d;
+}
+
+} // namespace
+
+std::vector<ModelPreset> qwenImageVaePresets() { return {{"tiny", vae(8, 1, 32)}, {"published", vae(96, 2, 256)}}; }
+
+std::vector<UnitEstimate> qwenImageVaeUnits(const ModelDims& d) {
+    const QwenImageVaeConfig c = qwenImageVaeConfigOf(d);
+    UnitEstimate u;
+    for (const ModelTensor& t : qwenImageVaeTensors(c)) u.replicated += t.elements();
+    const VaeFlops f = qwenImageVaeForwardFlops(c, d.image_size, d.image_size);
+    u.flops = f.encoder + f.decoder;
+    u.actReplicated = f.activations;
+    const double side = double(d.image_size), latent = side / double(c.spatialRatio());
+    u.input = double(d.channels) * side * side + double(d.z_dim) * latent * latent; // the images and the noise
+    return {u};
 }
 
 } // namespace parallax

@@ -4,7 +4,7 @@
 // parameters under diffusers' names and shapes, and the forward FLOPs of one still image. What a
 // VAE trained here is sized and priced by.
 
-#include "core/spec/ModelTensors.h"
+#include "core/spec/ModelKinds.h"
 #include "core/spec/QwenImageVaeConfig.h"
 
 #include <cstdint>
@@ -22,9 +22,25 @@ std::vector<ModelTensor> qwenImageVaeTensors(const QwenImageVaeConfig& config);
 // temporal tap alone, as the worker computes it; no time convolution), and of the mid blocks'
 // attention, 2 x 2 x (positions)^2 x channels. The encoder's count includes quant_conv, the
 // decoder's post_quant_conv; norms, activations and biases are not counted.
+// `activations`: the elements a training step keeps for backward, roughly: three arrays the size of
+// each convolution's output (its input's norm, the SiLU of it, and the output) and the attention's
+// scores, q, k, v and output.
 struct VaeFlops {
     double encoder = 0, decoder = 0;
+    double activations = 0;
 };
 VaeFlops qwenImageVaeForwardFlops(const QwenImageVaeConfig& config, int64_t height, int64_t width);
+
+// qwen_image_vae: AutoencoderKLQwenImage trained here, as a kind's dimensions hold it: model.dim is
+// base_dim, model.layers num_res_blocks, model.image_size the square training image's side (a
+// multiple of model.patch, the spatial ratio 8), model.channels the image's (3), z_dim 16 (what
+// qwen_image reads); dim_mult and temperal_downsample are the published ones; heads 1 (the mid
+// blocks' single head). Latent statistics 0 and 1 until measured.
+QwenImageVaeConfig qwenImageVaeConfigOf(const ModelDims& dims);
+// "tiny" (base_dim 8, one residual block a stage, 32 x 32 images) and "published" (base_dim 96, two,
+// 256 x 256).
+std::vector<ModelPreset> qwenImageVaePresets();
+// One unit, the whole VAE: its parameters replicated, its FLOPs and activations at image_size.
+std::vector<UnitEstimate> qwenImageVaeUnits(const ModelDims& dims);
 
 } // namespace parallax

@@ -30,16 +30,18 @@ std::vector<SpecIssue> sampleIssues(const RunSpec& spec, bool remote) {
     }
     const ModelKindInfo* kind = modelKindInfo(spec.model.kind);
     if (!kind || a.every == 0) return std::move(out.list);
-    if (!readsLatents(*kind)) {
+    if (!readsLatents(*kind) && !reconstructsImages(*kind)) {
         out.warn("samples.every", "samples.every is ignored: model.kind = \"" + std::string(kind->name) +
-                                      "\" draws no images (samples are qwen_image's)",
+                                      "\" draws no images (samples are qwen_image's and qwen_image_vae's)",
                  {"model.kind"});
         return std::move(out.list);
     }
     checkRange(out, "samples.count", a.count, 1, 16, "images each time, one per dataset sample");
     checkRange(out, "samples.steps", a.steps, 2, 200, "denoising steps of each image");
     const std::string every = "samples.every = " + num(a.every);
-    if (spec.model.from.empty()) {
+    if (reconstructsImages(*kind)) {
+        // Reconstructions by the run's own VAE: no folder to read, its weights whole on each rank.
+    } else if (spec.model.from.empty()) {
         out.error("samples.every", every + " needs a VAE to turn the drawn latents into images, and without model.from "
                                            "(random initialization) there is none: set model.from to a diffusers folder "
                                            "with vae/, or samples.every = 0",
@@ -58,7 +60,7 @@ std::vector<SpecIssue> sampleIssues(const RunSpec& spec, bool remote) {
                                        num(spec.parallel.pp) + " splits over stages; use pp = 1 or samples.every = 0",
                   {"parallel.pp"});
     if (spec.parallel.zero >= 3)
-        out.error("samples.every", every + ": each rank draws samples with the whole transformer, which parallel.zero = " +
+        out.error("samples.every", every + ": each rank draws samples with the whole model, which parallel.zero = " +
                                        num(spec.parallel.zero) + " shards; use zero = 2 or less, or samples.every = 0",
                   {"parallel.zero"});
     return std::move(out.list);

@@ -81,7 +81,16 @@ bool latentModel(const RunSpec& s) {
     const ModelKindInfo* kind = modelKindInfo(s.model.kind);
     return kind != nullptr && readsLatents(*kind);
 }
-bool tokenModel(const RunSpec& s) { return !latentModel(s); }
+// Built of attention blocks (every kind but the VAE, whose architecture fixes heads, patch and the rest).
+bool blockModel(const RunSpec& s) {
+    const ModelKindInfo* kind = modelKindInfo(s.model.kind);
+    return kind == nullptr || !reconstructsImages(*kind);
+}
+bool tokenModel(const RunSpec& s) {
+    const ModelKindInfo* kind = modelKindInfo(s.model.kind);
+    return kind == nullptr || hasVocabulary(*kind);
+}
+bool patchedImageModel(const RunSpec& s) { return imageModel(s) && blockModel(s); }
 bool groupedQuery(const RunSpec& s) {
     const ModelKindInfo* kind = modelKindInfo(s.model.kind);
     return kind != nullptr && groupedQueryAttention(*kind);
@@ -156,19 +165,23 @@ std::vector<SpecField> specFields(RunSpec& s) {
              .withExample("e.g. /models/Qwen2.5-VL-7B-Instruct")
              .when(published)},
         {"model", "preset", &m.preset, offered("Preset", "Gives every dimension; a dimension set here overrides it")},
-        {"model", "layers", &m.layers, dimension("Layers", "Transformer blocks (mmdit: joint blocks)")},
-        {"model", "dim", &m.dim, dimension("Width (dim)", "Hidden width of every block")},
-        {"model", "heads", &m.heads, dimension("Heads", "Attention heads; the width must divide by them")},
+        {"model", "layers", &m.layers,
+         dimension("Layers", "Transformer blocks (mmdit: joint blocks; qwen_image_vae: residual blocks a stage)")},
+        {"model", "dim", &m.dim,
+         dimension("Width (dim)", "Hidden width of every block (qwen_image_vae: the first stage's channels)")},
+        {"model", "heads", &m.heads,
+         dimension("Heads", "Attention heads; the width must divide by them").when(blockModel)},
         {"model", "kv_heads", &m.kv_heads,
          dimension("Key/value heads", "Grouped-query attention: heads of keys and values; the heads must divide by "
                                       "them")
              .when(groupedQuery)},
-        {"model", "ffn", &m.ffn, dimension("FFN width", "Hidden width of each feed-forward block")},
+        {"model", "ffn", &m.ffn, dimension("FFN width", "Hidden width of each feed-forward block").when(blockModel)},
         {"model", "vocab", &m.vocab, dimension("Vocabulary", "Tokens the embedding and the output know").when(tokenModel)},
-        {"model", "seq_len", &m.seq_len, dimension("Sequence length", "gpt: context; mmdit: caption tokens")},
+        {"model", "seq_len", &m.seq_len,
+         dimension("Sequence length", "gpt: context; mmdit: caption tokens").when(blockModel)},
         {"model", "image_size", &m.image_size, dimension("Image size", "Side of the (latent) image in pixels").when(imageModel)},
         {"model", "channels", &m.channels, dimension("Channels", "Channels of the (latent) image").when(imageModel)},
-        {"model", "patch", &m.patch, dimension("Patch", "Side of one image token in pixels").when(imageModel)},
+        {"model", "patch", &m.patch, dimension("Patch", "Side of one image token in pixels").when(patchedImageModel)},
         {"model", "vision_layers", &m.vision_layers, dimension("Vision layers", "Blocks of the vision tower").when(visionTower)},
         {"model", "vision_dim", &m.vision_dim, dimension("Vision width", "Hidden width of the vision tower").when(visionTower)},
         {"model", "vision_heads", &m.vision_heads, dimension("Vision heads", "Attention heads of the vision tower").when(visionTower)},

@@ -169,8 +169,37 @@ private:
         warnIgnoredModelFields(kind);
         if (!usable) return;
         if (publishedModel(kind)) m_out.add(publishedModelIssues(s, d));
+        if (reconstructsImages(kind)) return checkVaeModel();
         checkModelDivisibility(kind);
         checkModelAgainstTp();
+    }
+
+    // qwen_image_vae: sizes its architecture fixes, images its downsamplings divide, and convolutions
+    // that tensor and pipeline parallelism do not split (one unit, every weight whole on each rank).
+    void checkVaeModel() {
+        const ModelSpec& m = s.model;
+        for (const auto& [field, value] : {std::pair{"model.heads", m.heads}, {"model.ffn", m.ffn},
+                                           {"model.vocab", m.vocab}, {"model.seq_len", m.seq_len},
+                                           {"model.patch", m.patch}})
+            if (value)
+                warn(field, std::string(field) + " is ignored for model.kind = " + inQuotes(d.kind) +
+                                ": its architecture fixes it (one attention head, no text, a spatial ratio of " +
+                                num(d.patch) + ")",
+                     {"model.kind"});
+        if (d.image_size % d.patch != 0)
+            error("model.image_size", "model.image_size = " + num(d.image_size) + " is not a multiple of " +
+                                          num(d.patch) + ", the VAE's spatial ratio (three downsamplings by 2); use " +
+                                          num((d.image_size / d.patch + 1) * d.patch),
+                  {"model.kind"});
+        if (s.parallel.tp > 1)
+            error("parallel.tp", "model.kind = " + inQuotes(d.kind) + " has no tensor-parallel split: its "
+                                 "convolutions are whole on every rank; use parallel.tp = 1 and parallel.dp (with "
+                                 "parallel.zero) to spread it",
+                  {"model.kind"});
+        if (s.parallel.pp > 1)
+            error("parallel.pp", "model.kind = " + inQuotes(d.kind) + " is one unit, which a pipeline cannot cut "
+                                 "into stages; use parallel.pp = 1 and parallel.dp (with parallel.zero) to spread it",
+                  {"model.kind"});
     }
 
     // The model's dimensions (d); false, with the issue, when the kind, preset or folder gives none.
@@ -302,7 +331,7 @@ private:
                   {"model.kind"});
             // Text and captions are read as bytes: every byte value needs a token. (Images of any
             // size are resized to model.image_size and model.channels by the loaders.)
-            if (data.kind != DataKind::Synthetic && d.vocab < 256)
+            if (data.kind != DataKind::Synthetic && hasVocabulary(modelKindInfo(d.kind)) && d.vocab < 256)
                 error("model.vocab", "model.vocab = " + num(d.vocab) + " is too small for data.kind = " +
                                          inQuotes(data.kind) + ", which reads " +
                                          (data.kind == DataKind::Text ? "text" : "captions") +
@@ -593,7 +622,8 @@ private:
         const ParallelSpec& p = s.parallel;
         const int64_t pp = p.pp;
         const int64_t v = p.virtual_stages;
-        if (m_haveDims && m_dimsUsable) {
+        // A model of one unit (the VAE) has its pipeline refused with the model.
+        if (m_haveDims && m_dimsUsable && !reconstructsImages(modelKindInfo(d.kind))) {
             const int64_t blocks = pipelineBlocks(d);
             if (interleaved && pp >= 2 && v >= 2) {
                 const int64_t chunks = pp * v; // 2^20 * 2^14 at most

@@ -114,6 +114,7 @@ std::vector<int> partitionUnits(const std::vector<UnitInfo>& units, int pieces,
     int blocks = 0;
     for (const UnitInfo& u : units) blocks += u.block ? 1 : 0;
     if (pieces < 1) throw std::invalid_argument("parallel.pp must be at least 1");
+    if (blocks == 0 && pieces == 1) return {0, n}; // a model without blocks (the VAE): one piece, every unit
     if (blocks < pieces)
         throw std::invalid_argument("the model has " + std::to_string(blocks) + " transformer blocks for " +
                                     std::to_string(pieces) +

@@ -87,6 +87,11 @@ torch::Tensor fitImage(const torch::Tensor& image, int64_t channels, int64_t siz
     return x.index_select(0, torch::arange(channels, torch::kInt64).remainder(have)).contiguous();
 }
 
+torch::Tensor imageValues(const ModelDims& dims, const torch::Tensor& unit) {
+    if (reconstructsImages(modelKindInfo(dims.kind))) return 2.0 * unit - 1.0;
+    return (unit - unit.mean()) / (unit.std(/*unbiased=*/false) + 1e-6);
+}
+
 Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
                  uint64_t seed, const ModelDims& dims) {
     const int64_t b = static_cast<int64_t>(samples.size());
@@ -100,7 +105,17 @@ Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int6
     batch.tokens = torch::empty({b, t}, torch::kInt64);
     for (int64_t i = 0; i < b; ++i)
         encodeCaption(samples[static_cast<size_t>(i)].caption, t, batch.tokens[i].data_ptr<int64_t>());
-    if (modelKindInfo(dims.kind).objective == Objective::Flow) {
+    if (reconstructsImages(modelKindInfo(dims.kind))) {
+        // The noise of each image's posterior draw: the latents' shape, (z_dim, S / ratio, S / ratio).
+        const int64_t side = dims.image_size / dims.patch;
+        batch.noise = torch::empty({b, dims.z_dim, side, side}, torch::kFloat32);
+        for (int64_t i = 0; i < b; ++i) {
+            const uint64_t index = static_cast<uint64_t>(indices[static_cast<size_t>(i)]);
+            torch::Generator gen =
+                compat::makeGenerator(hashValues({kFlowNoiseStream, seed, static_cast<uint64_t>(step), index}));
+            batch.noise[i].copy_(torch::randn({dims.z_dim, side, side}, gen, torch::kFloat32));
+        }
+    } else if (modelKindInfo(dims.kind).objective == Objective::Flow) {
         batch.timesteps = torch::empty({b}, torch::kFloat32);
         batch.noise = torch::empty(batch.images.sizes(), torch::kFloat32);
         for (int64_t i = 0; i < b; ++i) {
@@ -127,6 +142,7 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch) {
     case Objective::LatentFlow: return (batch.images.defined() ? batch.images : batch.noise).numel(); // noise: of the latents to come
     case Objective::Conversation:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
+    case Objective::Reconstruction: return batch.images.numel();
     }
     throw std::logic_error("lossElements: an objective without a count");
 }
@@ -179,7 +195,7 @@ void requireTextModel(const ModelDims& dims) {
 }
 
 void requireByteVocab(const ModelDims& dims, const std::string& dataKind) {
-    if (dims.vocab < 256)
+    if (hasVocabulary(modelKindInfo(dims.kind)) && dims.vocab < 256)
         throw DataError("model.vocab = " + std::to_string(dims.vocab) + " is smaller than the 256 byte tokens of data.kind = \"" +
                         dataKind + "\"; set model.vocab to at least 256");
 }

@@ -30,13 +30,19 @@ std::string decodeCaption(const torch::Tensor& tokensRow);
 torch::Tensor fitImage(const torch::Tensor& image, int64_t channels, int64_t size);
 
 // One image sample before batching.
+// Images as a kind reads them, from values in [0, 1] (pixels over their maximum): in [-1, 1] for a
+// kind that gives images back (qwen_image_vae), else standardized to zero mean and unit variance.
+torch::Tensor imageValues(const ModelDims& dims, const torch::Tensor& unit);
+
 struct ImageSample {
     torch::Tensor image; // (channels, S, S) float
     std::string caption;
 };
 
 // A batch for mmdit: images (B, ch, S, S), caption tokens (B, T), timesteps t = sigmoid(n) and
-// noise e, drawn per sample from a generator seeded by hash(seed, step, sample index).
+// noise e, drawn per sample from a generator seeded by hash(seed, step, sample index). For
+// qwen_image_vae the noise is of the latents' shape (B, z_dim, S / 8, S / 8), from the same
+// generators, and there are no timesteps.
 Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
                  uint64_t seed, const ModelDims& dims);
 
@@ -74,7 +80,8 @@ bool countsFilledPositions(const ModelDims& dims);
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError unless the model reads text (data.kind = "text" trains a language model).
 void requireTextModel(const ModelDims& dims);
-// Throws DataError unless the vocabulary covers the 256 byte tokens.
+// Throws DataError unless the vocabulary covers the 256 byte tokens (a kind with one: a VAE reads no
+// captions).
 void requireByteVocab(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError when an index is outside [0, size).
 void requireIndices(const std::vector<int64_t>& indices, int64_t size, const std::string& what);

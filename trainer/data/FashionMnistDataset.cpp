@@ -1,5 +1,6 @@
 #include "trainer/data/FashionMnistDataset.h"
 
+#include "core/spec/ModelKinds.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 
@@ -173,7 +174,9 @@ Batch FashionMnistDataset::makeBatch(const std::vector<int64_t>& indices, int64_
     std::vector<ImageSample> samples;
     samples.reserve(indices.size());
     for (int64_t i : indices) {
-        torch::Tensor x = (rawImage(i) - m_mean) / m_std; // (1, 28, 28)
+        // (1, 28, 28): standardized by the split's statistics, or in [-1, 1] for a VAE.
+        const torch::Tensor x = reconstructsImages(modelKindInfo(m_dims.kind)) ? imageValues(m_dims, rawImage(i) / 255.0)
+                                                                                : (rawImage(i) - m_mean) / m_std;
         samples.push_back({fitImage(x, m_dims.channels, m_dims.image_size),
                            captionFor(classNames()[m_labels[static_cast<size_t>(i)]], i, m_dims.seq_len)});
     }

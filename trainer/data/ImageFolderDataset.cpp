@@ -128,8 +128,7 @@ Batch ImageFolderDataset::makeBatch(const std::vector<int64_t>& indices, int64_t
     std::vector<ImageSample> samples;
     samples.reserve(indices.size());
     for (int64_t i : indices) {
-        torch::Tensor x = readImage(i);
-        x = (x - x.mean()) / (x.std(/*unbiased=*/false) + 1e-6);
+        const torch::Tensor x = imageValues(m_dims, readImage(i));
         const std::string& name = m_classes[static_cast<size_t>(m_labels[static_cast<size_t>(i)])];
         samples.push_back(
             {fitImage(x, m_dims.channels, m_dims.image_size), captionFor(captionName(name), i, m_dims.seq_len)});

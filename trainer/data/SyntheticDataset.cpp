@@ -81,6 +81,7 @@ torch::Tensor SyntheticDataset::image(int64_t index) const {
     torch::Tensor gains = 1.0 - 0.5 * torch::arange(c, torch::kFloat32) / static_cast<double>(std::max<int64_t>(c, 1));
     torch::Tensor img = shape.unsqueeze(0) * gains.view({c, 1, 1}) * uniform(0.8, 1.2); // (c, S, S)
     img = img + 0.05 * torch::randn({c, s, s}, gen, torch::kFloat32);
+    if (reconstructsImages(modelKindInfo(m_dims.kind))) return imageValues(m_dims, img.clamp(0.0, 1.0));
     return (img - img.mean()) / (img.std() + 1e-6);
 }
 

@@ -1,4 +1,5 @@
 #include "trainer/export/HfExport.h"
+#include "trainer/export/VaeExport.h"
 
 #include "core/formats/CheckpointWriter.h"
 #include "core/spec/ModelConfigFile.h"
@@ -55,10 +56,11 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     const std::string specPath = joinPath(o.run, "spec.toml");
     const RunSpec spec = parseSpec(readText(specPath), specPath);
     const ModelDims dims = resolveModel(spec);
+    if (reconstructsImages(modelKindInfo(dims.kind))) return exportVaeFolder(o, spec, dims, say);
     if (!publishedModel(modelKindInfo(dims.kind)))
         throw std::runtime_error(o.run + ": model.kind = \"" + choiceName(dims.kind) +
                                  "\" has no published form to export; export writes runs of " +
-                                 modelKindNames(publishedModel));
+                                 modelKindNames(publishedModel) + " and of \"qwen_image_vae\"");
     if (spec.model.from.empty())
         throw std::runtime_error(o.run + ": the run started from a preset, so there is no config.json or tokenizer to "
                                  "copy; export writes runs started from model.from");

@@ -33,6 +33,8 @@ struct HfExportResult {
     std::vector<std::string> copied; // files copied from model.from
 };
 
+// A qwen_image_vae run is written as a diffusers VAE folder instead (VaeExport.h).
+//
 // Throws std::runtime_error naming the run, checkpoint, file or field at fault and the fix: a run of a
 // look-alike kind or from a preset (no published config to copy), an `out` that holds files, a
 // checkpoint that does not verify. `progress` gets a line per stage.

@@ -9,6 +9,7 @@
 #include "trainer/models/Qwen2Model.h"
 #include "trainer/models/Qwen25VlModel.h"
 #include "trainer/models/QwenImageModel.h"
+#include "trainer/models/QwenImageVaeModel.h"
 #include "trainer/models/RmsNorm.h"
 
 #include <stdexcept>
@@ -72,6 +73,7 @@ const Builder kBuilders[] = {
     {ModelKind::Qwen2_5_Vl, make<Qwen25VlModel>},
     {ModelKind::Qwen2, make<Qwen2Model>},
     {ModelKind::QwenImage, make<QwenImageModel>},
+    {ModelKind::QwenImageVae, make<QwenImageVaeModel>},
 };
 static_assert(std::extent_v<decltype(kBuilders)> == kChoiceCount<ModelKind>, "a builder per ModelKind");
 
@@ -147,6 +149,10 @@ void initializeModel(Model& model, uint64_t seed) {
                 if (norm->bias.defined()) norm->bias.zero_();
             } else if (auto* rms = dynamic_cast<RmsNorm*>(&module)) {
                 rms->weight.fill_(1.0);
+            } else if (auto* leaf = dynamic_cast<VaeLeaf*>(&module)) {
+                // The VAE's own scheme (freshVaeValue), the draws initQwenImageVae makes.
+                auto own = leaf->named_parameters(/*recurse=*/false);
+                for (const VaeLeaf::Declared& d : leaf->declared()) own[d.name].copy_(freshVaeValue(d, gen));
             } else {
                 // Embedding tables and the learned positions a unit holds directly.
                 for (auto& p : module.named_parameters(/*recurse=*/false)) normal(p.value(), kInitStd);

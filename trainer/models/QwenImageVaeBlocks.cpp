@@ -35,8 +35,15 @@ VaeAttentionBlock::VaeAttentionBlock(int64_t channels) {
 
 torch::Tensor VaeAttentionBlock::forward(const torch::Tensor& x) {
     const int64_t b = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3), positions = h * w;
-    // (B, 3C, H, W) -> (B, HW, 3C): each position's q | k | v, C channels each.
-    const torch::Tensor qkv = to_qkv->forward(norm->forward(x)).flatten(2).transpose(1, 2);
+    // (B, 3C, H, W) -> (B, HW, 3C): each position's q | k | v, C channels each. The keys' bias adds
+    // q . b_k to every score of a query's row, which softmax cancels: it is left out, so that its
+    // gradient is exactly zero when the VAE trains (noise-sized otherwise, which Adam would turn into
+    // steps of random sign that differ between layouts).
+    const torch::Tensor& bias = to_qkv->bias;
+    const torch::Tensor withoutKeys =
+        torch::cat({bias.narrow(0, 0, c), torch::zeros_like(bias.narrow(0, c, c)), bias.narrow(0, 2 * c, c)});
+    const torch::Tensor qkv =
+        torch::conv2d(norm->forward(x), to_qkv->weight, withoutKeys).flatten(2).transpose(1, 2);
     const std::vector<torch::Tensor> parts = qkv.chunk(3, -1);
     const torch::Tensor keys = parts[1].transpose(1, 2); // (B, C, HW)
     const double scale = 1.0 / std::sqrt(double(c));

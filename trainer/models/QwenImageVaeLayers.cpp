@@ -16,6 +16,14 @@ void VaeLeaf::declare(const std::string& name, std::vector<int64_t> shape, torch
     m_slots[name] = slot;
 }
 
+torch::Tensor freshVaeValue(const VaeLeaf::Declared& d, torch::Generator& gen) {
+    if (d.name == "bias") return torch::zeros(d.shape);
+    if (d.name == "gamma") return torch::ones(d.shape);
+    int64_t fanIn = d.shape.at(1); // (out, in, [kt,] k, k): in times the spatial taps
+    for (size_t i = d.shape.size() - 2; i < d.shape.size(); ++i) fanIn *= d.shape[i];
+    return torch::randn(d.shape, gen, torch::kFloat32) / std::sqrt(static_cast<double>(fanIn));
+}
+
 void VaeLeaf::give(const std::string& name, const torch::Tensor& value) {
     const auto slot = m_slots.find(name);
     if (slot == m_slots.end()) throw std::logic_error("the VAE's layer declares no parameter " + name);

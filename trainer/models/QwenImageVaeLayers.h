@@ -34,6 +34,11 @@ private:
     std::map<std::string, torch::Tensor*> m_slots;
 };
 
+// A fresh value for a declared parameter, to train from scratch: a convolution's weight ~ N(0, 1 /
+// fan_in) with fan_in its input channels times its spatial taps (one frame meets one temporal tap),
+// a bias 0, a norm's gamma 1; drawn from `gen` (float32, on the CPU).
+torch::Tensor freshVaeValue(const VaeLeaf::Declared& declared, torch::Generator& gen);
+
 // A convolution under diffusers' name and shape: a causal 3D one (weight (out, in, kt, k, k), the
 // published QwenImageCausalConv3d) or a 2D one (weight (out, in, k, k)), with bias.
 //

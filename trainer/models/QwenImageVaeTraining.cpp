@@ -5,11 +5,12 @@ namespace parallax {
 VaeTrainingLoss vaeTrainingLoss(QwenImageVae& vae, const torch::Tensor& images, const torch::Tensor& noise,
                                 double klWeight) {
     const QwenImageVae::Posterior p = vae.trackedPosterior(images);
-    const torch::Tensor decoded = vae.trackedDecode(vae.draw(p, noise));
-    const torch::Tensor target = images.to(decoded.device(), decoded.scalar_type());
+    const torch::Tensor decoded = vae.trackedDecode(vae.draw(p, noise)).to(torch::kFloat32);
+    const torch::Tensor target = images.to(decoded.device(), torch::kFloat32);
+    const torch::Tensor mean = p.mean.to(torch::kFloat32), logvar = p.logvar.to(torch::kFloat32);
     VaeTrainingLoss out;
     out.reconstruction = (decoded - target).pow(2).mean();
-    out.kl = 0.5 * (p.mean.pow(2) + p.logvar.exp() - 1.0 - p.logvar).mean();
+    out.kl = 0.5 * (mean.pow(2) + logvar.exp() - 1.0 - logvar).mean();
     out.loss = out.reconstruction + klWeight * out.kl;
     return out;
 }

@@ -13,6 +13,10 @@
 
 namespace parallax {
 
+// The weight of the KL divergence in qwen_image_vae's loss: enough to keep the latents near the
+// standard normal without blurring what the decoder gives back.
+constexpr double kVaeKlWeight = 1e-3;
+
 struct VaeTrainingLoss {
     torch::Tensor loss;           // reconstruction + kl_weight x kl
     torch::Tensor reconstruction; // mean over every pixel value of (decoded - images)^2
@@ -23,7 +27,8 @@ struct VaeTrainingLoss {
 // the posterior's mean (B, z_dim, H / 8, W / 8): z = mean + e^(logvar / 2) noise, logvar clamped to
 // [-30, 20] as the published posterior clamps it; the decoder's output is compared unclamped. The
 // latents are the raw posterior's, not normalized by latents_mean and latents_std (the encoder and
-// decoder see each other directly). Runs with autograd, in the VAE's dtype and on its device.
+// decoder see each other directly). Runs with autograd, in the VAE's dtype and on its device; the
+// error and the divergence are taken in float32.
 // Throws std::invalid_argument naming the input whose shape is wrong, std::logic_error for a VAE
 // built without its encoder or decoder.
 VaeTrainingLoss vaeTrainingLoss(QwenImageVae& vae, const torch::Tensor& images, const torch::Tensor& noise,

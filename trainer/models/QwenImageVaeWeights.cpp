@@ -102,19 +102,6 @@ std::shared_ptr<QwenImageVae> loadQwenImageVae(const std::string& folder, const 
     return vae;
 }
 
-namespace {
-
-// A fresh value for a declared parameter (initQwenImageVae's scheme).
-torch::Tensor freshValue(const VaeLeaf::Declared& d, torch::Generator& gen) {
-    if (d.name == "bias") return torch::zeros(d.shape);
-    if (d.name == "gamma") return torch::ones(d.shape);
-    int64_t fanIn = d.shape.at(1); // (out, in, [kt,] k, k): in times the spatial taps
-    for (size_t i = d.shape.size() - 2; i < d.shape.size(); ++i) fanIn *= d.shape[i];
-    return torch::randn(d.shape, gen, torch::kFloat32) / std::sqrt(static_cast<double>(fanIn));
-}
-
-} // namespace
-
 std::shared_ptr<QwenImageVae> initQwenImageVae(QwenImageVaeConfig config, uint64_t seed,
                                                const QwenImageVaeOptions& options) {
     if (options.dtype != torch::kFloat32 && options.dtype != torch::kBFloat16)
@@ -126,7 +113,7 @@ std::shared_ptr<QwenImageVae> initQwenImageVae(QwenImageVaeConfig config, uint64
     auto vae = std::make_shared<QwenImageVae>(config, options.encoder, options.decoder);
     torch::Generator gen = compat::makeGenerator(seed);
     std::map<std::string, torch::Tensor> drawn;
-    for (const Wanted& w : wantedTensors(*whole)) drawn[w.name] = freshValue(*w.declared, gen);
+    for (const Wanted& w : wantedTensors(*whole)) drawn[w.name] = freshVaeValue(*w.declared, gen);
     for (const Wanted& w : wantedTensors(*vae))
         w.leaf->give(w.declared->name, drawn.at(w.name).to(options.device, options.dtype));
     vae->eval();

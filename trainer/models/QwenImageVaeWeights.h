@@ -29,11 +29,10 @@ struct QwenImageVaeOptions {
 // file that is damaged or cut short, a tensor missing, of another shape or of a non-float type.
 std::shared_ptr<QwenImageVae> loadQwenImageVae(const std::string& folder, const QwenImageVaeOptions& options = {});
 
-// A VAE of `config` with fresh weights, to train from scratch: in state-dict order from one
-// generator seeded with `seed`, every convolution's weight ~ N(0, 1 / fan_in) with fan_in its input
-// channels times its spatial taps (one frame meets one temporal tap), biases 0, norm gammas 1; latent
-// statistics the config lacks are 0 (mean) and 1 (std) until measured (measureLatentStatistics).
-// The same seed gives the same weights on every device.
+// A VAE of `config` with fresh weights, to train from scratch: freshVaeValue's draws in state-dict
+// order from one generator seeded with `seed` (the values a qwen_image_vae model built with that
+// seed holds); latent statistics the config lacks are 0 (mean) and 1 (std) until measured
+// (measureLatentStatistics). The same seed gives the same weights on every device.
 std::shared_ptr<QwenImageVae> initQwenImageVae(QwenImageVaeConfig config, uint64_t seed,
                                                const QwenImageVaeOptions& options = {});
 

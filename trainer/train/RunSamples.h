@@ -9,18 +9,21 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
 namespace parallax {
 
-// The images a qwen_image run draws as it trains ([samples]): before the first step of a new run,
+// The images a qwen_image or qwen_image_vae run draws as it trains ([samples]): before the first step of a new run,
 // after every samples.every steps, and after the last. Image i takes dataset sample i's prompt
 // states and its latents' size, seed train.seed + i, and samples.steps denoising steps of
 // QwenImageSampler, decoded by model.from's VAE (loaded once, decoder only). The images are shared
 // out over the data-parallel ranks (i on dp rank i mod dp); the tensor-parallel ranks of one draw
 // together; the first of them emits a SampleEvent with the PNG. Every rank calls draw() at the same
 // steps, with the device idle (the step queue drained). The validator's [samples] checks hold.
+// A qwen_image_vae run's image i is dataset sample i beside what its VAE gives back (the posterior's
+// mean decoded), one PNG twice as wide: how well it reconstructs, step by step.
 class RunSamples {
 public:
     // Null when the spec draws no samples (samples.every = 0, or a kind that draws none).
@@ -38,6 +41,8 @@ private:
     RunSamples(const RunSpec& spec, Model& model, const Dataset& dataset, const BatchEncoder* encoder,
                const ProcessGroups& groups, torch::Device device, TelemetryEmitter& out);
     SampleEvent drawOne(int64_t index, int64_t step);
+    SampleEvent reconstructOne(const Batch& batch, int64_t index, int64_t step,
+                               std::chrono::steady_clock::time_point start);
 
     const RunSpec& m_spec;
     Model& m_model;

@@ -61,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"name = \"my run/1\"", "name", "use \"my-run-1\""},
         Case{"name = \".hidden\"", "name", "may hold only letters, digits"},
         // model
-        Case{"[model]\nkind = \"gtp\"", "model.kind", "is unknown; use one of gpt, mmdit, qwen2_5_vl, qwen2, qwen_image; did you mean \"gpt\"?"},
+        Case{"[model]\nkind = \"gtp\"", "model.kind", "is unknown; use one of gpt, mmdit, qwen2_5_vl, qwen2, qwen_image, qwen_image_vae; did you mean \"gpt\"?"},
         Case{"[model]\npreset = \"tinyy\"", "model.preset", "did you mean \"tiny\"?"},
         Case{"[model]\ndim = 0", "model.dim", "model.dim = 0 must be at least 1"},
         Case{"[model]\nlayers = -2", "model.layers", "must be at least 1"},

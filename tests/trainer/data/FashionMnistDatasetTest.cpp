@@ -110,6 +110,25 @@ TEST(FashionMnistDataset, BatchesAreNormalizedAndCaptionedWithTheClassName) {
     EXPECT_TRUE(torch::equal(train.makeBatch({1005}, 3).images[0], batch.images[5]));
 }
 
+// For a VAE (qwen_image_vae): pixels in [-1, 1] (white 1, the black ground -1), resized to its 32 x 32
+// and repeated over RGB; the noise of each posterior draw of the latents' shape, the same sample's
+// whatever batch it is in.
+TEST(FashionMnistDataset, AVaeReadsPixelsInMinusOneToOneWithTheNoiseOfItsLatents) {
+    if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    const ModelDims dims = dimsOf("qwen_image_vae");
+    const FashionMnistDataset clothes("", "t10k", dims, 1);
+    const Batch batch = clothes.makeBatch({3, 4, 5}, 2);
+    ASSERT_EQ(batch.images.sizes(), torch::IntArrayRef({3, 3, 32, 32}));
+    EXPECT_GE(batch.images.min().item<double>(), -1.0);
+    EXPECT_LE(batch.images.max().item<double>(), 1.0);
+    EXPECT_NEAR(batch.images[0][0][0][0].item<double>(), -1.0, 1e-6) << "the corner is background";
+    EXPECT_TRUE(torch::equal(batch.images[0][0], batch.images[0][2])) << "grey repeated over RGB";
+    ASSERT_EQ(batch.noise.sizes(), torch::IntArrayRef({3, 16, 4, 4}));
+    EXPECT_FALSE(batch.timesteps.defined());
+    EXPECT_TRUE(torch::equal(clothes.makeBatch({5}, 2).noise[0], batch.noise[2]));
+    EXPECT_FALSE(torch::equal(clothes.makeBatch({5}, 3).noise[0], batch.noise[2]));
+}
+
 TEST(FashionMnistDataset, ImagesAreResizedAndRepeatedToTheModelsShape) {
     if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     const ModelDims dims = dimsOf("mmdit", "base"); // 64 x 64, 4 channels

@@ -9,6 +9,7 @@
 #include "trainer/data/FashionMnistDataset.h"
 #include "trainer/models/QwenImageVaeTraining.h"
 #include "trainer/models/QwenImageVaeWeights.h"
+#include "trainer/models/Model.h"
 
 #include <filesystem>
 
@@ -167,13 +168,41 @@ TEST(QwenImageVaeCounts, TheCountedTensorsAreTheModulesParameters) {
     }
 }
 
+// model.kind = "qwen_image_vae": its model is the VAE under "units.0.vae.", drawn as
+// initQwenImageVae draws it from the same seed, and its unit's loss is vaeTrainingLoss's times the
+// pixel values it averaged over, with kVaeKlWeight.
+TEST(QwenImageVaeKind, TheModelIsTheVaeDrawnAsInitQwenImageVaeDrawsIt) {
+    ModelSpec spec;
+    spec.kind = ModelKind::QwenImageVae;
+    const ModelDims dims = resolveModel(spec);
+    const auto model = buildModel(dims, 9);
+    const auto fresh = initQwenImageVae(qwenImageVaeConfigOf(dims), 9);
+    const auto mine = model->named_parameters();
+    const auto want = fresh->named_parameters();
+    EXPECT_EQ(mine.size(), want.size());
+    for (const auto& p : want) {
+        const std::string name = "units.0.vae." + p.key();
+        ASSERT_TRUE(mine.contains(name)) << name;
+        EXPECT_TRUE(torch::equal(mine[name], p.value())) << name;
+        EXPECT_TRUE(mine[name].requires_grad()) << name;
+    }
+    Batch batch;
+    batch.images = torch::tanh(seededNormal({2, 3, 32, 32}, 61));
+    batch.noise = seededNormal({2, 16, 4, 4}, 62);
+    batch.sample_index = {0, 1};
+    const Activation out = model->forwardAll(batch);
+    const VaeTrainingLoss l = vaeTrainingLoss(*fresh, batch.images, batch.noise, kVaeKlWeight);
+    EXPECT_DOUBLE_EQ(out[1].item<double>(), 2.0 * 3 * 32 * 32);
+    EXPECT_NEAR(out[0].item<double>() / out[1].item<double>(), l.loss.item<double>(), 1e-6);
+}
+
 // Adam on the tiny VAE, Fashion-MNIST padded to 32 x 32 (grey repeated over RGB, in [-1, 1]),
 // batches of 16: the reconstruction error falls to under a third of its start.
 TEST_F(QwenImageVaeTest, AdamLearnsToReconstructClothes) {
     if (!std::filesystem::exists(std::string(FashionMnistDataset::kDefaultFolder) + "/train-images-idx3-ubyte.gz"))
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     ModelSpec spec;
-    spec.kind = ModelKind::Mmdit; // the dataset's pixels only: rawImage does not depend on the model
+    spec.kind = ModelKind::QwenImageVae;
     const FashionMnistDataset clothes("", "train", resolveModel(spec), 1);
     const auto vae = loadQwenImageVae(makeVae("vae"));
     trainEveryParameter(*vae);

@@ -51,8 +51,8 @@ const Layout kLayouts[] = {
 TinySpec baseSpec(const std::string& kind) {
     TinySpec s;
     s.kind = kind;
-    // Enough blocks for two stages of two chunks.
-    s.layers = 4;
+    // Enough blocks for two stages of two chunks (the VAE is one unit: its preset's residual blocks).
+    s.layers = kind == "qwen_image_vae" ? 0 : 4;
     // qwen_image: latents of 10 x 10, an odd packed grid (5 x 5), with prompts of 8 to 16 states
     // padded to the longest of each micro-batch.
     if (kind == "qwen_image") s.extraModel = "image_size = 10\n";
@@ -104,6 +104,17 @@ std::string layoutName(const ::testing::TestParamInfo<std::tuple<std::string, La
 // dividing the model must take them (buckets, ZeRO's shards, zb1's split backward, chunks).
 INSTANTIATE_TEST_SUITE_P(Layouts, LayoutEquivalence,
                          ::testing::Combine(::testing::Values("gpt", "mmdit", "qwen_image"), ::testing::ValuesIn(kLayouts)),
+                         layoutName);
+
+// qwen_image_vae: one unit, whole on every rank; data parallelism and ZeRO spread it, and its time
+// convolutions take no gradient.
+const Layout kDataParallel[] = {
+    {"dp2_zero1", 2, 1, 1, 1, "1f1b", 1},
+    {"dp2_zero2", 2, 1, 1, 2, "1f1b", 1},
+    {"dp2_zero3", 2, 1, 1, 3, "1f1b", 1},
+};
+INSTANTIATE_TEST_SUITE_P(Vae, LayoutEquivalence,
+                         ::testing::Combine(::testing::Values("qwen_image_vae"), ::testing::ValuesIn(kDataParallel)),
                          layoutName);
 
 // train.recompute_blocks: each stage's first block recomputed, its second keeping its activations.

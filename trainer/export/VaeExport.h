@@ -1,0 +1,24 @@
+#pragma once
+
+#include "core/spec/ModelDims.h"
+#include "core/spec/RunSpec.h"
+#include "trainer/export/HfExport.h"
+
+#include <functional>
+#include <string>
+
+namespace parallax {
+
+// Images of the run's dataset that set the latent statistics of an exported VAE.
+constexpr int64_t kVaeStatisticsSamples = 1024;
+
+// A qwen_image_vae run as a diffusers VAE folder: config.json and diffusion_pytorch_model.safetensors
+// (saveQwenImageVae, in bf16 or fp32 as `options` asks), which loadQwenImageVae, diffusers'
+// AutoencoderKLQwenImage and a qwen_image pipeline folder (as its vae/) read. The weights are the
+// checkpoint's; latents_mean and latents_std are measured over the first kVaeStatisticsSamples images
+// of the run's dataset (measureLatentStatistics), so that the latents a transformer trains on are
+// standard. Throws std::runtime_error naming the run, checkpoint or folder at fault.
+HfExportResult exportVaeFolder(const HfExportOptions& options, const RunSpec& spec, const ModelDims& dims,
+                               const std::function<void(const std::string&)>& say);
+
+} // namespace parallax
