@@ -88,7 +88,7 @@ TEST(CliRun, QuickstartFinishesAndEverythingIsInTheStore) {
     EXPECT_EQ(run->world_size, 2);
     EXPECT_EQ(run->exit_code.value_or(-1), 0);
     const auto metrics = db.metrics(run->id);
-    ASSERT_EQ(metrics.size(), 60u);
+    ASSERT_EQ(metrics.size(), 1000u);
     for (size_t i = 0; i < metrics.size(); ++i) EXPECT_EQ(metrics[i].step, static_cast<int64_t>(i));
     EXPECT_GT(metrics.back().tokens_per_s, 0);
 
@@ -102,7 +102,7 @@ TEST(CliRun, QuickstartFinishesAndEverythingIsInTheStore) {
     LogQuery q;
     q.ranks = {1};
     EXPECT_GT(db.logCount(run->id, q), 0) << "rank 1's own lines are stored";
-    EXPECT_EQ(db.checkpoints(run->id).size(), 2u); // step 30 and the end
+    EXPECT_EQ(db.checkpoints(run->id).size(), 2u); // step 500 and the end
     EXPECT_TRUE(fs::exists(run->run_dir + "/" + kCompressedOutputName));
     EXPECT_FALSE(fs::exists(run->run_dir + "/output.log")) << "the plain one is replaced, not kept beside it";
 
@@ -120,12 +120,13 @@ TEST(CliRun, QuickstartFinishesAndEverythingIsInTheStore) {
         const size_t step = std::stoul(stepText);
         ASSERT_LT(step, metrics.size());
         const double expected = std::stod(lossText);
-        // CPU kernels differ slightly between instruction sets; a changed model, data order or
-        // optimizer moves the losses by far more.
-        EXPECT_NEAR(metrics[step].loss, expected, 2e-3 * std::fabs(expected)) << "step " << step;
+        // CPU kernels differ slightly between instruction sets, and a thousand steps let that grow;
+        // a changed model, data order or optimizer moves the first hundred losses by far more.
+        const double tolerance = step < 100 ? 2e-3 : 3e-2;
+        EXPECT_NEAR(metrics[step].loss, expected, tolerance * std::fabs(expected)) << "step " << step;
         ++compared;
     }
-    EXPECT_EQ(compared, 60u);
+    EXPECT_EQ(compared, 41u); // every 25th step and the last
 
     // The CLI reads it back.
     const ProcessResult csv = runProcess({cli(), "--store", store, "metrics", "quickstart", "--csv"});
@@ -133,7 +134,14 @@ TEST(CliRun, QuickstartFinishesAndEverythingIsInTheStore) {
     EXPECT_EQ(csv.output.substr(0, csv.output.find('\n')),
               "step,loss,lr,grad_norm,tokens_per_s,samples_per_s,step_ms,step_ms_min,step_ms_max,slowest_rank,mfu,"
               "tokens,peak_mem,t");
-    EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 61);
+    EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 1001);
+    // Four clothes beside their reconstructions before the first step, at 250, 500, 750 and the end.
+    const ProcessResult samples = runProcess({cli(), "--store", store, "samples", "quickstart"});
+    ASSERT_EQ(samples.exitCode, 0) << samples.output;
+    size_t drawn = 0;
+    for (size_t at = samples.output.find("64 x 32"); at != std::string::npos; at = samples.output.find("64 x 32", at + 1))
+        ++drawn;
+    EXPECT_EQ(drawn, 20u) << samples.output;
     const ProcessResult ls = runProcess({cli(), "--store", store, "ls"});
     EXPECT_NE(ls.output.find("quickstart"), std::string::npos);
     EXPECT_NE(ls.output.find("succeeded"), std::string::npos);

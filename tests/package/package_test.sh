@@ -74,7 +74,7 @@ tail -3 "$work/run.log"
 "$root/usr/bin/parallax-cli" --store "$store" show quickstart > "$work/show.log"
 grep -q "succeeded" "$work/show.log" || { cat "$work/show.log"; fail "the run did not succeed"; }
 "$root/usr/bin/parallax-cli" --store "$store" metrics quickstart --csv > "$work/metrics.csv"
-[ "$(($(wc -l < "$work/metrics.csv") - 1))" -eq 60 ] || fail "the run stored $(($(wc -l < "$work/metrics.csv") - 1)) steps, not 60"
+[ "$(($(wc -l < "$work/metrics.csv") - 1))" -eq 1000 ] || fail "the run stored $(($(wc -l < "$work/metrics.csv") - 1)) steps, not 1000"
 # mpirun ran with the installed library preloaded (its listeners bound to loopback).
 grep -q "LD_PRELOAD=$root/usr/bin/../lib/parallax/libparallax-loopback.so" "$work/run.log" ||
   { grep -n loopback "$work/run.log"; fail "mpirun did not preload the installed libparallax-loopback.so"; }

@@ -63,20 +63,20 @@ TEST(ExampleSpecs, EveryExampleValidatesAndRoundTrips) {
 TEST(ExampleSpecs, QuickstartIsTheDocumentedFirstRun) {
     const RunSpec s = readSpecFile((runsDir() / "quickstart.toml").string());
     EXPECT_EQ(s.name, "quickstart");
-    EXPECT_EQ(s.model.kind, ModelKind::Mmdit);
+    EXPECT_EQ(s.model.kind, ModelKind::QwenImageVae);
     EXPECT_EQ(s.model.preset, "tiny");
     EXPECT_EQ(s.data.kind, DataKind::FashionMnist);
     EXPECT_EQ(s.parallel.dp, 2);
     EXPECT_EQ(s.worldSize(), 2);
     EXPECT_EQ(s.launch.device, Device::Cpu);
     EXPECT_EQ(s.launch.target, Target::Local);
-    EXPECT_EQ(s.train.steps, 60);
+    EXPECT_EQ(s.train.steps, 1000);
     EXPECT_EQ(s.train.global_batch, 16);
     EXPECT_EQ(s.train.micro_batch, 4);
     EXPECT_EQ(s.accumulation(), 2);
-    EXPECT_EQ(s.train.lr, 1e-3);
+    EXPECT_EQ(s.train.lr, 2e-3);
     EXPECT_EQ(s.train.warmup, 10);
-    EXPECT_EQ(s.train.checkpoint_every, 30);
+    EXPECT_EQ(s.train.checkpoint_every, 500);
     EXPECT_EQ(s.train.seed, 42u);
     EXPECT_EQ(s.telemetry.device_sample_ms, 250);
 }
