@@ -27,6 +27,10 @@ RunSamples::RunSamples(const RunSpec& spec, Model& model, const Dataset& dataset
     : m_spec(spec), m_model(model), m_dataset(dataset), m_encoder(encoder), m_groups(groups), m_device(device),
       m_out(out) {
     m_count = std::min(spec.samples.count, dataset.size());
+    if (groups.worldRank() == 0 && m_count < spec.samples.count)
+        out.log("warn", "samples.count = " + std::to_string(spec.samples.count) + ", but the dataset holds " +
+                            std::to_string(dataset.size()) + " samples: " + std::to_string(m_count) +
+                            " images each time");
     if (reconstructsImages(modelKindInfo(spec.model.kind.value()))) {
         // The run's own VAE, whole on every rank (ZeRO-3 is refused with samples).
         const auto unit = std::dynamic_pointer_cast<QwenImageVaeUnit>(model.unit(0));
@@ -39,10 +43,6 @@ RunSamples::RunSamples(const RunSpec& spec, Model& model, const Dataset& dataset
     options.device = device;
     options.dtype = device.is_cuda() && spec.train.precision == Precision::Bf16 ? torch::kBFloat16 : torch::kFloat32;
     m_vae = loadQwenImageVae(spec.model.from, options);
-    if (groups.worldRank() == 0 && m_count < spec.samples.count)
-        out.log("warn", "samples.count = " + std::to_string(spec.samples.count) + ", but the dataset holds " +
-                            std::to_string(dataset.size()) + " samples: " + std::to_string(m_count) +
-                            " images each time");
 }
 
 bool RunSamples::due(int64_t step, int64_t startStep) const {
