@@ -271,15 +271,17 @@ const SubcommandEntry kSubcommands[] = {
     {"show", "State, failure, hosts, launch command, summary and checkpoints of RUN", showArguments, false},
     {"logs", "Print the log of RUN (every rank, the launcher and the supervisor)", logsArguments, false},
     {"metrics", "Print the step metrics of RUN", metricsArguments, false},
-    {"samples", "List the images RUN drew as it trained (qwen_image's [samples]); --out writes them as PNG files",
+    {"samples",
+     "List the images RUN drew as it trained ([samples] of qwen_image and qwen_image_vae); --out writes them as "
+     "PNG files",
      samplesArguments, false},
     {"report",
      "Medians of the steady steps of RUN, each rank's GPU or CPU over them, and its pipeline bubbles",
      reportArguments, false},
     {"export",
      "Write a qwen2 / qwen2_5_vl run as a Hugging Face folder that transformers loads (a qwen_image "
-     "run as the diffusers transformer folder), or a LoRA run's adapter (PEFT; diffusers and ComfyUI "
-     "files too for qwen_image)",
+     "run as the diffusers transformer folder, a qwen_image_vae run as the diffusers VAE folder), or a LoRA "
+     "run's adapter (PEFT; diffusers and ComfyUI files too for qwen_image)",
      exportArguments, false},
     {"cache",
      "Encode SPEC's image-caption dataset once (the VAE's latents of each image at its aspect bucket, the "
