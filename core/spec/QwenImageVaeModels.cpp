@@ -88,7 +88,7 @@ public:
     MacCount(int64_t h, int64_t w) : m_positions(double(h) * double(w)) {}
     void conv(int64_t in, int64_t out, int64_t taps) {
         total += m_positions * double(out) * double(in) * double(taps);
-        kept += 3.0 * m_positions * double(out);
+        kept += 5.0 * m_positions * double(out);
     }
     void residual(int64_t in, int64_t out) {
         conv(in, out, 9);
