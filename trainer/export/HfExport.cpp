@@ -56,18 +56,19 @@ HfExportResult exportHfFolder(const HfExportOptions& o, const std::function<void
     const std::string specPath = joinPath(o.run, "spec.toml");
     const RunSpec spec = parseSpec(readText(specPath), specPath);
     const ModelDims dims = resolveModel(spec);
-    if (reconstructsImages(modelKindInfo(dims.kind))) return exportVaeFolder(o, spec, dims, say);
-    if (!publishedModel(modelKindInfo(dims.kind)))
+    const bool vae = reconstructsImages(modelKindInfo(dims.kind));
+    if (!vae && !publishedModel(modelKindInfo(dims.kind)))
         throw std::runtime_error(o.run + ": model.kind = \"" + choiceName(dims.kind) +
                                  "\" has no published form to export; export writes runs of " +
                                  modelKindNames(publishedModel) + " and of \"qwen_image_vae\"");
-    if (spec.model.from.empty())
+    if (!vae && spec.model.from.empty())
         throw std::runtime_error(o.run + ": the run started from a preset, so there is no config.json or tokenizer to "
                                  "copy; export writes runs started from model.from");
     const CheckpointReader reader(o.checkpoint.empty() ? joinPath(o.run, "checkpoints") : o.checkpoint);
     reader.requireCompatible(dims);
     say("checkpoint " + reader.dir() + " (step " + std::to_string(reader.meta().step) + ")");
     requireEmptyOut(o.out);
+    if (vae) return exportVaeFolder(o, spec, dims, reader, say);
     HfExportResult result;
     result.checkpoint = reader.dir();
     result.diffusers = readsLatents(modelKindInfo(dims.kind));

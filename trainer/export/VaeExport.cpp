@@ -5,7 +5,6 @@
 #include "trainer/models/QwenImageVaeModel.h"
 #include "trainer/models/QwenImageVaeTraining.h"
 #include "trainer/models/QwenImageVaeWeights.h"
-#include "trainer/train/Checkpoint.h"
 
 #include <algorithm>
 #include <numeric>
@@ -15,10 +14,7 @@
 namespace parallax {
 
 HfExportResult exportVaeFolder(const HfExportOptions& o, const RunSpec& spec, const ModelDims& dims,
-                               const std::function<void(const std::string&)>& say) {
-    const CheckpointReader reader(o.checkpoint.empty() ? joinPath(o.run, "checkpoints") : o.checkpoint);
-    reader.requireCompatible(dims);
-    say("checkpoint " + reader.dir() + " (step " + std::to_string(reader.meta().step) + ")");
+                               const CheckpointReader& reader, const std::function<void(const std::string&)>& say) {
     const std::shared_ptr<Model> model = constructModel(dims);
     {
         torch::NoGradGuard noGrad;
@@ -39,8 +35,6 @@ HfExportResult exportVaeFolder(const HfExportOptions& o, const RunSpec& spec, co
     measureLatentStatistics(*unit->vae, batches);
     say("latent statistics from " + std::to_string(count) + " images of " + data->describe());
 
-    if (isDirectory(o.out) && !listDirectory(o.out).empty())
-        throw std::runtime_error(o.out + " already holds files; export writes a new folder (name another, or remove it)");
     saveQwenImageVae(*unit->vae, o.out, o.bf16);
     HfExportResult result;
     result.checkpoint = reader.dir();

@@ -3,6 +3,7 @@
 #include "core/spec/ModelDims.h"
 #include "core/spec/RunSpec.h"
 #include "trainer/export/HfExport.h"
+#include "trainer/train/Checkpoint.h"
 
 #include <functional>
 #include <string>
@@ -17,8 +18,8 @@ constexpr int64_t kVaeStatisticsSamples = 1024;
 // AutoencoderKLQwenImage and a qwen_image pipeline folder (as its vae/) read. The weights are the
 // checkpoint's; latents_mean and latents_std are measured over the first kVaeStatisticsSamples images
 // of the run's dataset (measureLatentStatistics), so that the latents a transformer trains on are
-// standard. Throws std::runtime_error naming the run, checkpoint or folder at fault.
+// standard. exportHfFolder calls it with the run's checkpoint open and checked and options.out empty.
 HfExportResult exportVaeFolder(const HfExportOptions& options, const RunSpec& spec, const ModelDims& dims,
-                               const std::function<void(const std::string&)>& say);
+                               const CheckpointReader& reader, const std::function<void(const std::string&)>& say);
 
 } // namespace parallax

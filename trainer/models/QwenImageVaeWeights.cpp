@@ -78,11 +78,15 @@ std::vector<std::string> weightProblems(const Checkpoint& weights, const std::ve
     return problems;
 }
 
+void requireVaeDtype(const QwenImageVaeOptions& options) {
+    if (options.dtype != torch::kFloat32 && options.dtype != torch::kBFloat16)
+        throw std::invalid_argument(std::string("the VAE runs in fp32 or bf16, not ") + c10::toString(options.dtype));
+}
+
 } // namespace
 
 std::shared_ptr<QwenImageVae> loadQwenImageVae(const std::string& folder, const QwenImageVaeOptions& options) {
-    if (options.dtype != torch::kFloat32 && options.dtype != torch::kBFloat16)
-        throw std::invalid_argument(std::string("the VAE runs in fp32 or bf16, not ") + c10::toString(options.dtype));
+    requireVaeDtype(options);
     const std::string vaeFolder = qwenImageVaeFolder(folder);
     auto vae = std::make_shared<QwenImageVae>(readQwenImageVaeConfig(folder), options.encoder, options.decoder);
     const Checkpoint weights = openWeights(vaeFolder);
@@ -104,8 +108,7 @@ std::shared_ptr<QwenImageVae> loadQwenImageVae(const std::string& folder, const 
 
 std::shared_ptr<QwenImageVae> initQwenImageVae(QwenImageVaeConfig config, uint64_t seed,
                                                const QwenImageVaeOptions& options) {
-    if (options.dtype != torch::kFloat32 && options.dtype != torch::kBFloat16)
-        throw std::invalid_argument(std::string("the VAE runs in fp32 or bf16, not ") + c10::toString(options.dtype));
+    requireVaeDtype(options);
     if (config.latents_mean.empty()) config.latents_mean.assign(static_cast<size_t>(config.z_dim), 0.0);
     if (config.latents_std.empty()) config.latents_std.assign(static_cast<size_t>(config.z_dim), 1.0);
     // Both parts are drawn whatever is built, so that an encoder alone gets the encoder of the whole.

@@ -1,5 +1,6 @@
 #include "core/spec/ModelDims.h"
 #include "tests/trainer/data/TempDir.h"
+#include "tests/trainer/support/FashionMnistFiles.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 #include "trainer/data/FashionMnistDataset.h"
@@ -25,9 +26,7 @@ ModelDims dimsOf(const std::string& kind, const std::string& preset = "tiny") {
     return resolveModel(spec);
 }
 
-bool installed() {
-    return isRegularFile(kFolder + "/train-images-idx3-ubyte.gz");
-}
+bool installed() { return testing::fashionMnistInstalled(); }
 
 const FashionMnistDataset& trainSet() {
     static const FashionMnistDataset data("", "train", dimsOf("mmdit"), 1);
@@ -71,7 +70,7 @@ std::string loadError(const std::string& folder) {
 }
 
 TEST(FashionMnistDataset, LoadsTheDebianPackageWithItsCountsAndLabels) {
-    if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
     const FashionMnistDataset& train = trainSet();
     ASSERT_EQ(train.size(), 60000);
     std::vector<int64_t> perClass(10, 0);
@@ -92,7 +91,7 @@ TEST(FashionMnistDataset, LoadsTheDebianPackageWithItsCountsAndLabels) {
 }
 
 TEST(FashionMnistDataset, BatchesAreNormalizedAndCaptionedWithTheClassName) {
-    if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
     const FashionMnistDataset& train = trainSet();
     const ModelDims dims = dimsOf("mmdit");
     std::vector<int64_t> indices(256);
@@ -114,7 +113,7 @@ TEST(FashionMnistDataset, BatchesAreNormalizedAndCaptionedWithTheClassName) {
 // and repeated over RGB; the noise of each posterior draw of the latents' shape, the same sample's
 // whatever batch it is in.
 TEST(FashionMnistDataset, AVaeReadsPixelsInMinusOneToOneWithTheNoiseOfItsLatents) {
-    if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
     const ModelDims dims = dimsOf("qwen_image_vae");
     const FashionMnistDataset clothes("", "t10k", dims, 1);
     const Batch batch = clothes.makeBatch({3, 4, 5}, 2);
@@ -130,7 +129,7 @@ TEST(FashionMnistDataset, AVaeReadsPixelsInMinusOneToOneWithTheNoiseOfItsLatents
 }
 
 TEST(FashionMnistDataset, ImagesAreResizedAndRepeatedToTheModelsShape) {
-    if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
     const ModelDims dims = dimsOf("mmdit", "base"); // 64 x 64, 4 channels
     const FashionMnistDataset test("", "t10k", dims, 1);
     const Batch batch = test.makeBatch({0, 1}, 2);
@@ -161,7 +160,7 @@ TEST(FashionMnistDataset, TruncatedImagesSayWhatIsMissing) {
 }
 
 TEST(FashionMnistDataset, ACutCompressedStreamIsReportedAsTruncated) {
-    if (!installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
     TempDir dir;
     const std::string whole = readFile(kFolder + "/train-images-idx3-ubyte.gz");
     dir.write("train-images-idx3-ubyte.gz", whole.substr(0, 200000));

@@ -6,6 +6,7 @@
 
 #include "core/spec/QwenImageVaeModels.h"
 #include "tests/trainer/models/QwenImageVaeTestSupport.h"
+#include "tests/trainer/support/FashionMnistFiles.h"
 #include "trainer/data/FashionMnistDataset.h"
 #include "trainer/models/QwenImageVaeTraining.h"
 #include "trainer/models/QwenImageVaeWeights.h"
@@ -199,8 +200,7 @@ TEST(QwenImageVaeKind, TheModelIsTheVaeDrawnAsInitQwenImageVaeDrawsIt) {
 // Adam on the tiny VAE, Fashion-MNIST padded to 32 x 32 (grey repeated over RGB, in [-1, 1]),
 // batches of 16: the reconstruction error falls to under a third of its start.
 TEST_F(QwenImageVaeTest, AdamLearnsToReconstructClothes) {
-    if (!std::filesystem::exists(std::string(FashionMnistDataset::kDefaultFolder) + "/train-images-idx3-ubyte.gz"))
-        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    if (!fashionMnistInstalled()) GTEST_SKIP() << kFashionMnistMissing;
     ModelSpec spec;
     spec.kind = ModelKind::QwenImageVae;
     const FashionMnistDataset clothes("", "train", resolveModel(spec), 1);

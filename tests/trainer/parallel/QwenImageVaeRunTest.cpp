@@ -4,6 +4,7 @@
 // reference (tests/reference, which reads diffusers' AutoencoderKLQwenImage layout).
 
 #include "tests/trainer/models/QwenImageVaeTestSupport.h"
+#include "tests/trainer/support/FashionMnistFiles.h"
 #include "tests/trainer/support/SpecText.h"
 #include "tests/trainer/support/WorkerRun.h"
 #include "trainer/data/FashionMnistDataset.h"
@@ -24,8 +25,7 @@ double meanOf(const std::vector<double>& v, size_t first, size_t count) {
 }
 
 TEST_F(QwenImageVaeTest, ARunOnClothesLearnsThemAndExportsAFolderTheReferenceReads) {
-    if (!std::filesystem::exists(std::string(FashionMnistDataset::kDefaultFolder) + "/train-images-idx3-ubyte.gz"))
-        GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    if (!fashionMnistInstalled()) GTEST_SKIP() << kFashionMnistMissing;
     TinySpec spec;
     spec.kind = "qwen_image_vae";
     spec.data = "fashion-mnist";
