@@ -10,7 +10,7 @@ namespace parallax {
 // The closed choices of a spec. Each has one table of its TOML names (Choice.cpp), indexed by the
 // enum's value; code compares enums, and names appear only where a spec is read or written and in
 // messages.
-enum class ModelKind { Gpt, Mmdit, Qwen2_5_Vl, Qwen2, QwenImage, QwenImageVae };
+enum class ModelKind { Gpt, Qwen2_5_Vl, Qwen2, QwenImage, QwenImageVae };
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubble };
 enum class Precision { Fp32, Bf16 };
 enum class Device { Cpu, Cuda };
@@ -30,7 +30,7 @@ enum class OnTruncate { Drop, Fail };
 // row, or a row without its value, does not build.
 template <class E>
 inline constexpr size_t kChoiceCount = 0;
-template <> inline constexpr size_t kChoiceCount<ModelKind> = 6;
+template <> inline constexpr size_t kChoiceCount<ModelKind> = 5;
 template <> inline constexpr size_t kChoiceCount<Schedule> = 4;
 template <> inline constexpr size_t kChoiceCount<Precision> = 2;
 template <> inline constexpr size_t kChoiceCount<Device> = 2;

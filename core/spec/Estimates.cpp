@@ -25,8 +25,8 @@ namespace parallax {
 //
 // Tensor parallelism splits q, k, v, fc1 (weight and bias), proj and fc2 (weight), the token
 // embedding and the output head (vocabulary); norms, positions, the biases of proj/fc2 and
-// everything outside the transformer blocks of mmdit (modulation, timestep MLP, patch embedding)
-// are replicated.
+// everything outside the transformer blocks of qwen_image (modulation, timestep MLP, patch
+// embedding) are replicated.
 //
 // Activations saved for backward per sample, in elements (e = 4 bytes fp32, 2 bf16), counted
 // the way Korthikanti et al. ("Reducing Activation Recomputation in Large Transformer Models")
@@ -37,7 +37,8 @@ namespace parallax {
 //                attention probabilities                          H S^2
 // i.e. S C (8 + 2 F / C) + H S^2. For F = 4 C at 2 bytes per element that is 32 S C + 2 H S^2
 // bytes: Megatron's S C (34 + 5 H S / C) less what its dropout layers keep (2 S C + 3 H S^2).
-// mmdit's blocks also keep both streams' modulated inputs and gated outputs (8 S C replicated).
+// qwen_image's blocks also keep both streams' modulated inputs and gated outputs (8 S C replicated)
+// and the q/k RMSNorms' intermediates (core/spec/QwenImageModels.cpp).
 // The head keeps its norm input and output and the logits (split); the loss's backward holds one or
 // two more arrays of the logits' size (KernelPaths). On a GPU attention is fused and keeps no
 // probabilities: the H S^2 term is dropped there.

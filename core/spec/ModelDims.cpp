@@ -23,7 +23,7 @@ int64_t ModelDims::visionPatches() const {
 }
 
 int64_t ModelDims::sequenceLength() const {
-    // mmdit: joint text+image attention
+    // qwen_image: joint text+image attention
     return modelKindInfo(kind).images ? saturatingAdd(seq_len, imageTokens()) : seq_len;
 }
 
@@ -104,7 +104,9 @@ ModelDims resolveModel(const ModelSpec& spec) {
     if (!spec.kind.known()) {
         std::string names;
         for (const std::string& n : spec.kind.names()) names += (names.empty() ? "" : ", ") + n;
-        throw std::invalid_argument("model.kind = \"" + spec.kind.name() + "\" is unknown; use one of " + names);
+        const std::string retired = retiredModelKind(spec.kind.name());
+        throw std::invalid_argument("model.kind = \"" + spec.kind.name() + "\" is unknown; " +
+                                    (retired.empty() ? "" : retired + "; ") + "use one of " + names);
     }
     if (!spec.from.empty()) return fromFolder(spec);
     const ModelKind kind = spec.kind.value();

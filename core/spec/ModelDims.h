@@ -20,8 +20,8 @@ struct ModelDims {
     int64_t heads = 0;
     int64_t ffn = 0;
     int64_t vocab = 0;
-    int64_t seq_len = 0;       // gpt: context length; mmdit: caption tokens per sample
-    int64_t image_size = 0;    // mmdit: square images of image_size x image_size
+    int64_t seq_len = 0;       // gpt: context length; qwen_image: prompt states per sample
+    int64_t image_size = 0;    // image kinds: square images (qwen_image: latents) of this side
     int64_t channels = 0;
     int64_t patch = 0;
     int64_t vision_layers = 0; // qwen2_5_vl's tower
@@ -68,7 +68,7 @@ struct ModelDims {
     int64_t visualTokens() const;
     // Positions one sample occupies in the (joint) sequence of the main transformer.
     int64_t sequenceLength() const;
-    // Tokens counted for throughput: gpt the trained text positions, mmdit image+text tokens.
+    // Tokens counted for throughput: gpt the trained text positions, qwen_image image+text tokens.
     int64_t tokensPerSample() const;
 };
 
@@ -87,8 +87,8 @@ ModelDims resolveModel(const ModelSpec& spec);
 // estimates assume (data.max_pixels, the most an image takes).
 ModelDims resolveModel(const RunSpec& spec);
 
-// The dimensions a model of this kind uses, by field ("model.layers", ...; image fields for mmdit,
-// vision fields for qwen2_5_vl), in file order.
+// The dimensions a model of this kind uses, by field ("model.layers", ...; image fields for the image
+// kinds, vision fields for qwen2_5_vl), in file order.
 std::vector<std::pair<const char*, int64_t>> modelDimensionFields(const ModelDims& dims);
 
 } // namespace parallax

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace parallax {
 
@@ -41,14 +42,6 @@ ModelDims gpt(int64_t layers, int64_t dim, int64_t heads, int64_t ffn, int64_t v
     ModelDims d;
     d.kind = ModelKind::Gpt;
     d.layers = layers; d.dim = dim; d.heads = heads; d.ffn = ffn; d.vocab = vocab; d.seq_len = seq;
-    return d;
-}
-
-ModelDims mmdit(int64_t layers, int64_t dim, int64_t heads, int64_t ffn, int64_t text, int64_t image,
-                int64_t channels, int64_t patch) {
-    ModelDims d = gpt(layers, dim, heads, ffn, 256, text);
-    d.kind = ModelKind::Mmdit;
-    d.image_size = image; d.channels = channels; d.patch = patch;
     return d;
 }
 
@@ -98,58 +91,9 @@ std::vector<UnitEstimate> gptUnits(const ModelDims& d) {
     return units;
 }
 
-std::vector<UnitEstimate> mmditUnits(const ModelDims& d) {
-    const int64_t C = d.dim, F = d.ffn, T = d.seq_len, H = d.heads, P = d.imageTokens();
-    const Count c = C, f = F, v = d.vocab, t = T, p = P, q = d.patchValues();
-    const double Cd = double(C), Fd = double(F), Td = double(T), Pd = double(P), Qd = double(d.patchValues());
-    const double Sd = Td + Pd;
-    std::vector<UnitEstimate> units;
-    UnitEstimate embedding;
-    embedding.replicated = ((q * c + c) + p * c         // image patch Linear(Q, C), image positions
-                            + t * c                     // text positions
-                            + (256 * c + c) + (c * c + c)) // timestep MLP
-                               .get();
-    embedding.split = (v * c).get();                    // text embedding
-    embedding.actReplicated = Pd * Qd + 256 + 2.0 * Cd;
-    embedding.input = Pd * Qd;
-    embedding.flops = 2.0 * (Pd * Qd * Cd + 256.0 * Cd + Cd * Cd);
-    units.push_back(embedding);
-    for (int64_t i = 0; i < d.layers; ++i) {
-        UnitEstimate b;
-        b.block = true;
-        if (i + 1 < d.layers) {
-            // Two streams, each: mod Linear(C, 6C), q, k, v, proj, fc1, fc2; norms have no affine.
-            b.flops = 2.0 * (12.0 * Cd * Cd + Sd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) + 4.0 * Sd * Sd * Cd;
-            b.split = (2 * (4 * c * c + 3 * c + 2 * c * f + f)).get();
-            b.replicated = (2 * ((6 * c * c + 6 * c) + c + c)).get();
-            b.actReplicated = 8.0 * Sd * Cd + 4.0 * Cd;
-            b.actSplit = Sd * (4 * Cd + 2 * Fd) + double(H) * Sd * Sd;
-            b.scoresSplit = double(H) * Sd * Sd;
-        } else {
-            // The last block's text stream only gives keys and values: mod Linear(C, 2C), k, v.
-            b.flops = 2.0 * (8.0 * Cd * Cd + 2.0 * Td * Cd * Cd + Pd * (4.0 * Cd * Cd + 2.0 * Cd * Fd)) +
-                      4.0 * Pd * Sd * Cd;
-            b.split = ((4 * c * c + 3 * c + 2 * c * f + f) + (2 * c * c + 2 * c)).get();
-            b.replicated = ((6 * c * c + 6 * c) + c + c + (2 * c * c + 2 * c)).get();
-            b.actReplicated = 4.0 * Sd * Cd + 4.0 * Pd * Cd + 4.0 * Cd;
-            b.actSplit = Pd * (4 * Cd + 2 * Fd) + 2.0 * Td * Cd + double(H) * Pd * Sd;
-            b.scoresSplit = double(H) * Pd * Sd;
-        }
-        b.input = Sd * Cd + Cd;
-        units.push_back(b);
-    }
-    UnitEstimate head;
-    head.replicated = ((2 * c * c + 2 * c) + (c * q + q)).get(); // modulation Linear(C, 2C), Linear(C, Q)
-    head.actReplicated = 3.0 * Pd * Cd + Cd + 2.0 * Pd * Qd;
-    head.input = Sd * Cd + Cd;
-    head.flops = 2.0 * (2.0 * Cd * Cd + Pd * Cd * Qd);
-    units.push_back(head);
-    return units;
-}
-
-// Byte-level text (vocab 256) for the small presets so that captions and text files need no
-// tokenizer; the large presets use a GPT-2 sized vocabulary padded to a multiple of 128. Built on
-// first use: specs held in static variables elsewhere read the kinds' names while they initialize.
+// Byte-level text (vocab 256) for the small presets so that text files need no tokenizer; the
+// large presets use a GPT-2 sized vocabulary padded to a multiple of 128. Built on first use: specs
+// held in static variables elsewhere read the kinds' names while they initialize.
 const std::vector<ModelKindInfo>& kinds() {
     static const ModelKindInfo rows[] = {
     {ModelKind::Gpt, "gpt", "decoder language model", /*images=*/false, /*vision_tower=*/false,
@@ -159,14 +103,6 @@ const std::vector<ModelKindInfo>& kinds() {
       {"base", gpt(12, 768, 12, 3072, 50304, 1024)},
       {"1b", gpt(24, 2048, 16, 8192, 50304, 1024)}},
      gptUnits},
-    {ModelKind::Mmdit, "mmdit", "diffusion transformer (image + caption)", true, false, true, Objective::Flow,
-     {{"tiny", mmdit(2, 64, 4, 256, 16, 28, 1, 4)},
-      {"small", mmdit(6, 256, 8, 1024, 32, 28, 1, 2)},
-      {"base", mmdit(12, 768, 12, 3072, 64, 64, 4, 2)},
-      {"1b", mmdit(24, 2048, 16, 8192, 128, 64, 16, 2)},
-      // base at a 1024 x 1024 image's latent (16 channels at 1/8 the size): 4096 image tokens.
-      {"base-1024px", mmdit(12, 768, 12, 3072, 64, 128, 16, 2)}},
-     mmditUnits},
     {ModelKind::Qwen2_5_Vl, "qwen2_5_vl", "Qwen2.5-VL (vision tower, merger, Qwen2.5 language model)",
      /*images=*/false, /*vision_tower=*/true, /*counts_image_tokens=*/false, Objective::Conversation,
      qwen25VlPresets(), qwen25VlUnits, /*conversations=*/true, {"qwen2_5_vl"},
@@ -191,6 +127,17 @@ const std::vector<ModelKindInfo>& kinds() {
 }
 
 } // namespace
+
+std::string retiredModelKind(const std::string& name) {
+    // The one table of retired kinds: the name a spec wrote and where its runs go now.
+    static const std::pair<const char*, const char*> retired[] = {
+        {"mmdit", "the look-alike MMDiT was retired: model.kind = \"qwen_image\" trains the published one "
+                  "(Qwen-Image's transformer) and \"qwen_image_vae\" its VAE on images"},
+    };
+    for (const auto& [old, advice] : retired)
+        if (name == old) return advice;
+    return {};
+}
 
 int64_t UnitEstimate::params() const { return (Count(split) + replicated).get(); }
 

@@ -13,7 +13,6 @@ namespace parallax {
 // What a sample of a kind holds and what its loss is, as the data pipeline makes batches for it.
 enum class Objective {
     NextToken,         // a text sequence; the loss predicts each next token (gpt)
-    Flow,              // an image with its caption, noise and a timestep; rectified flow's velocity (mmdit)
     Conversation,      // a chat with its images; the next token of each assistant turn (qwen2_5_vl)
     LatentFlow,        // VAE latents with the prompt's encoder states, noise and a shifted timestep; flow
                        // matching's velocity noise - latents (qwen_image)
@@ -58,7 +57,7 @@ struct ModelKindInfo {
     ModelKind kind;
     const char* name;         // as a spec writes it
     const char* description;  // what it is, for the New run form's list
-    bool images;              // reads images with captions (model.image_size, channels, patch)
+    bool images;              // trains on images (model.image_size, channels, patch), as pixels or latents
     bool vision_tower;        // has a vision tower (model.vision_*, finetune.freeze_vision)
     bool counts_image_tokens; // throughput counts image tokens besides text tokens
     Objective objective;
@@ -99,14 +98,18 @@ inline bool hasVisionTower(const ModelKindInfo& k) { return k.vision_tower; }
 inline bool readsConversations(const ModelKindInfo& k) { return k.conversations; }
 inline bool publishedModel(const ModelKindInfo& k) { return k.tensors != nullptr; }
 inline bool readsLatents(const ModelKindInfo& k) { return k.latents; }
-// A vocabulary of its own (model.vocab): every kind that reads tokens (captions included).
+// A vocabulary of its own (model.vocab): every kind that reads tokens.
 inline bool hasVocabulary(const ModelKindInfo& k) { return !k.latents && k.objective != Objective::Reconstruction; }
-// Trains on images alone, to give them back (a VAE): no captions, no attention heads to split.
+// Trains on images alone, to give them back (a VAE): no attention heads to split.
 inline bool reconstructsImages(const ModelKindInfo& k) { return k.objective == Objective::Reconstruction; }
 // Grouped-query attention (model.kv_heads): the published language models.
 inline bool groupedQueryAttention(const ModelKindInfo& k) { return publishedModel(k) && !k.latents; }
 // finetune.lora_targets for a spec of `kind` that names none: the kind's own, else FinetuneSpec's.
 std::vector<std::string> defaultLoraTargets(const Choice<ModelKind>& kind);
+
+// For a kind this program no longer has ("mmdit"), what took its place, as a sentence that ends a
+// message; "" for any other name. Runs of such a kind stay in a store and are browsed as they were.
+std::string retiredModelKind(const std::string& name);
 
 // The kind a config.json's model_type stands for; nullptr for a type no kind reads.
 const ModelKindInfo* modelKindOfType(const std::string& modelType);

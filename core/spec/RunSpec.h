@@ -25,8 +25,8 @@ struct ModelSpec {
     std::optional<int64_t> kv_heads;  // grouped-query attention (qwen kinds)
     std::optional<int64_t> ffn;
     std::optional<int64_t> vocab;
-    std::optional<int64_t> seq_len;   // gpt: context; mmdit: caption (text) tokens
-    // mmdit's image side
+    std::optional<int64_t> seq_len;   // gpt: context; qwen_image: prompt states
+    // the image kinds' image side
     std::optional<int64_t> image_size;
     std::optional<int64_t> channels;
     std::optional<int64_t> patch;

@@ -321,7 +321,7 @@ private:
             if (data.kind == DataKind::Text && imageModel)
                 error("data.kind", "data.kind = \"text\" is plain text for model.kind = " + modelKindNames(readsText) +
                                        "; model.kind = " +
-                                       inQuotes(d.kind) + " trains on images with captions: use data.kind = "
+                                       inQuotes(d.kind) + " trains on images: use data.kind = "
                                                         "\"fashion-mnist\", \"image-folder\" or \"synthetic\"",
                   {"model.kind"});
             if (images && !imageModel)
@@ -329,13 +329,11 @@ private:
                                        inQuotes(d.kind) + " cannot read; use data.kind = \"text\" or \"synthetic\", or " +
                                        "model.kind = " + modelKindNames(readsImages),
                   {"model.kind"});
-            // Text and captions are read as bytes: every byte value needs a token. (Images of any
-            // size are resized to model.image_size and model.channels by the loaders.)
-            if (data.kind != DataKind::Synthetic && hasVocabulary(modelKindInfo(d.kind)) && d.vocab < 256)
-                error("model.vocab", "model.vocab = " + num(d.vocab) + " is too small for data.kind = " +
-                                         inQuotes(data.kind) + ", which reads " +
-                                         (data.kind == DataKind::Text ? "text" : "captions") +
-                                         " as bytes; set model.vocab to 256 or more",
+            // Text is read as bytes: every byte value needs a token. (Images of any size are
+            // resized to model.image_size and model.channels by the loaders.)
+            if (data.kind == DataKind::Text && hasVocabulary(modelKindInfo(d.kind)) && d.vocab < 256)
+                error("model.vocab", "model.vocab = " + num(d.vocab) + " is too small for data.kind = \"text\", "
+                                     "which reads text as bytes; set model.vocab to 256 or more",
                   withModel({"data.kind"}));
         }
         m_out.add(conversationDataIssues(s, m_haveDims && m_dimsUsable ? &d : nullptr, remote()));

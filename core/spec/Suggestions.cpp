@@ -32,7 +32,7 @@ size_t editDistance(const std::string& a, const std::string& b) {
 }
 
 // Short words tolerate one edit, longer ones a few more: "tp" -> "pp" is a plausible slip,
-// "gpt" -> "mmdit" is not.
+// "gpt" -> "qwen2" is not.
 size_t tolerance(size_t length) {
     if (length <= 5) return 1;
     if (length <= 10) return 2;

@@ -11,17 +11,17 @@
 #                          and the pipeline message-order check
 #   bench-1gpu             Parallax gpt-124m on one GPU; the PyTorch reference eager and compiled
 #   bench-2gpu             bench-2gpu-parallax then bench-2gpu-reference
-#   bench-2gpu-parallax    Parallax gpt-124m dp2, gpt-1.3b ZeRO-3 dp2, pp2 1F1B, tp2, mmdit base dp2
+#   bench-2gpu-parallax    Parallax gpt-124m dp2, gpt-1.3b ZeRO-3 dp2, pp2 1F1B, tp2
 #   bench-2gpu-reference   PyTorch gpt-124m DDP and DDP compiled, gpt-1.3b FSDP2 and DDP
 #   bench-4gpu             report: items for the four-GPU specs (gpt-1.3b dp2 x tp2, dp2 x pp2, tp2 x pp2
-#                          1F1B and interleaved, mmdit-base ZeRO-3 dp4); skipped on smaller hosts
+#                          1F1B and interleaved); skipped on smaller hosts
 #   parallax:NAME          one spec, bench/gpu/specs/NAME.toml
 #   report:NAME            one spec run through parallax-cli into a store, then `parallax-cli report
 #                          --from-step 10` (throughput, per-GPU utilization, bubbles) -> results/report-NAME.txt
 #   reference:MODEL:MODE:GPUS[:FLAG,...]   one reference run (bench/gpu/reference.py), e.g.
-#                          reference:1.3b:fsdp2:2, reference:mmdit-base:compile:1;
-#                          MODEL is 124m, 1.3b or mmdit-base, MODE eager, compile, ddp, ddp-compile or
-#                          fsdp2; each FLAG is passed as --FLAG: reference:mmdit-base:compile:1:activation-checkpointing
+#                          reference:1.3b:fsdp2:2, reference:124m:compile:1;
+#                          MODEL is 124m or 1.3b, MODE eager, compile, ddp, ddp-compile or fsdp2;
+#                          each FLAG is passed as --FLAG: reference:124m:compile:1:optimizer=foreach
 #   profile:NAME           one spec with the worker's --profile-steps 20:24 (Chrome trace in $PROF)
 #   profile-reference:MODEL:MODE   a one-GPU reference run (eager or compile) under torch.profiler
 #   kernels                bench/gpu/kernels.py over the profiles so far -> results/kernels.md
@@ -238,8 +238,6 @@ run_reference() { # model mode gpus [flags: comma-separated, each passed as --FL
     tail -15 "$logfile"
     fail "$item exited $rc (logs/reference-$file.log)"
   else
-    # The parameter count the script checked against docs/models.md (mmdit).
-    grep -h 'as docs/models.md counts them' "$logfile" | while IFS= read -r line; do log "  $line"; done
     log "reference:$name done in $((SECONDS - t0)) s: $(tail -1 "$OUT/results/reference.jsonl" | cut -c1-160)"
   fi
 }
@@ -474,7 +472,7 @@ for item in "${items[@]}"; do
       run_reference 124m compile 1
       benched=1 ;;
     bench-2gpu-parallax)
-      for name in gpt-124m-dp2 gpt-1.3b-zero3-dp2 gpt-1.3b-pp2-1f1b gpt-1.3b-tp2 mmdit-base-dp2; do
+      for name in gpt-124m-dp2 gpt-1.3b-zero3-dp2 gpt-1.3b-pp2-1f1b gpt-1.3b-tp2; do
         run_parallax "$name"
       done
       benched=1 ;;
@@ -485,7 +483,7 @@ for item in "${items[@]}"; do
       run_reference 1.3b ddp 2
       benched=1 ;;
     bench-2gpu)
-      for name in gpt-124m-dp2 gpt-1.3b-zero3-dp2 gpt-1.3b-pp2-1f1b gpt-1.3b-tp2 mmdit-base-dp2; do
+      for name in gpt-124m-dp2 gpt-1.3b-zero3-dp2 gpt-1.3b-pp2-1f1b gpt-1.3b-tp2; do
         run_parallax "$name"
       done
       run_reference 124m ddp 2
@@ -494,8 +492,7 @@ for item in "${items[@]}"; do
       run_reference 1.3b ddp 2
       benched=1 ;;
     bench-4gpu)
-      for name in gpt-1.3b-dp2-tp2 gpt-1.3b-dp2-pp2-1f1b gpt-1.3b-tp2-pp2-1f1b gpt-1.3b-tp2-pp2-interleaved \
-          mmdit-base-zero3-dp4; do
+      for name in gpt-1.3b-dp2-tp2 gpt-1.3b-dp2-pp2-1f1b gpt-1.3b-tp2-pp2-1f1b gpt-1.3b-tp2-pp2-interleaved; do
         report_run "$name"
       done ;;
     parallax:*) run_parallax "${item#parallax:}"; benched=1 ;;

@@ -13,7 +13,7 @@
 namespace parallax {
 
 // Samples indexed 0..size()-1, turned into batches for one model kind. Every value of a sample
-// depends only on (seed, index) and, for the mmdit noise, on the step: any split of a global batch
+// depends only on (seed, index) and, for the noise drawn for it, on the step: any split of a global batch
 // over ranks and micro-batches sees the same numbers.
 class Dataset {
 public:

@@ -35,40 +35,6 @@ uint64_t hashValues(std::initializer_list<uint64_t> values) {
     return h;
 }
 
-std::string captionFor(const std::string& className, int64_t index, int64_t maxLength) {
-    static const char* const kTemplates[] = {"a photo of {}", "{}", "a picture of {}", "an image of {}",
-                                             "a small photo of {}"};
-    constexpr size_t kCount = sizeof kTemplates / sizeof kTemplates[0];
-    const char first = className.empty() ? 'x' : className[0];
-    const bool vowel = std::string("aeiouAEIOU").find(first) != std::string::npos;
-    const std::string noun = (vowel ? "an " : "a ") + className;
-    // Start at a template picked by the index and take the first that fits the caption length,
-    // so that short text contexts still name the class.
-    const size_t start = hashValues({static_cast<uint64_t>(index)}) % kCount;
-    for (size_t i = 0; i < kCount; ++i) {
-        const std::string pattern = kTemplates[(start + i) % kCount];
-        const size_t at = pattern.find("{}");
-        const std::string caption = pattern.substr(0, at) + noun + pattern.substr(at + 2);
-        if (static_cast<int64_t>(caption.size()) <= maxLength) return caption;
-    }
-    return className;
-}
-
-void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens) {
-    for (int64_t i = 0; i < seqLen; ++i) {
-        const bool inText = i < static_cast<int64_t>(text.size());
-        tokens[i] = inText ? static_cast<unsigned char>(text[static_cast<size_t>(i)]) : 0;
-    }
-}
-
-std::string decodeCaption(const torch::Tensor& tokensRow) {
-    torch::Tensor row = tokensRow.to(torch::kCPU, torch::kInt64).contiguous();
-    std::string text;
-    const int64_t* p = row.data_ptr<int64_t>();
-    for (int64_t i = 0; i < row.numel() && p[i] != 0; ++i) text.push_back(static_cast<char>(p[i]));
-    return text;
-}
-
 torch::Tensor fitImage(const torch::Tensor& image, int64_t channels, int64_t size) {
     torch::Tensor x = image.to(torch::kFloat32).unsqueeze(0); // (1, c, h, w)
     if (x.size(2) != size || x.size(3) != size) {
@@ -87,45 +53,22 @@ torch::Tensor fitImage(const torch::Tensor& image, int64_t channels, int64_t siz
     return x.index_select(0, torch::arange(channels, torch::kInt64).remainder(have)).contiguous();
 }
 
-torch::Tensor imageValues(const ModelDims& dims, const torch::Tensor& unit) {
-    if (reconstructsImages(modelKindInfo(dims.kind))) return 2.0 * unit - 1.0;
-    return (unit - unit.mean()) / (unit.std(/*unbiased=*/false) + 1e-6);
-}
+torch::Tensor imageValues(const torch::Tensor& unit) { return 2.0 * unit - 1.0; }
 
-Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
+Batch imageBatch(const std::vector<torch::Tensor>& images, const std::vector<int64_t>& indices, int64_t step,
                  uint64_t seed, const ModelDims& dims) {
-    const int64_t b = static_cast<int64_t>(samples.size());
-    const int64_t t = dims.seq_len;
+    const int64_t b = static_cast<int64_t>(images.size());
     Batch batch;
     batch.sample_index = indices;
-    std::vector<torch::Tensor> images;
-    images.reserve(samples.size());
-    for (const ImageSample& s : samples) images.push_back(s.image);
     batch.images = torch::stack(images); // (B, ch, S, S)
-    batch.tokens = torch::empty({b, t}, torch::kInt64);
-    for (int64_t i = 0; i < b; ++i)
-        encodeCaption(samples[static_cast<size_t>(i)].caption, t, batch.tokens[i].data_ptr<int64_t>());
-    if (reconstructsImages(modelKindInfo(dims.kind))) {
-        // The noise of each image's posterior draw: the latents' shape, (z_dim, S / ratio, S / ratio).
-        const int64_t side = dims.image_size / dims.patch;
-        batch.noise = torch::empty({b, dims.z_dim, side, side}, torch::kFloat32);
-        for (int64_t i = 0; i < b; ++i) {
-            const uint64_t index = static_cast<uint64_t>(indices[static_cast<size_t>(i)]);
-            torch::Generator gen =
-                compat::makeGenerator(hashValues({kFlowNoiseStream, seed, static_cast<uint64_t>(step), index}));
-            batch.noise[i].copy_(torch::randn({dims.z_dim, side, side}, gen, torch::kFloat32));
-        }
-    } else if (modelKindInfo(dims.kind).objective == Objective::Flow) {
-        batch.timesteps = torch::empty({b}, torch::kFloat32);
-        batch.noise = torch::empty(batch.images.sizes(), torch::kFloat32);
-        for (int64_t i = 0; i < b; ++i) {
-            const uint64_t index = static_cast<uint64_t>(indices[static_cast<size_t>(i)]);
-            torch::Generator gen =
-                compat::makeGenerator(hashValues({kFlowNoiseStream, seed, static_cast<uint64_t>(step), index}));
-            torch::Tensor n = torch::randn({1}, gen, torch::kFloat32);
-            batch.timesteps[i].copy_(torch::sigmoid(n)[0]);
-            batch.noise[i].copy_(torch::randn(batch.images[i].sizes(), gen, torch::kFloat32));
-        }
+    // The noise of each image's posterior draw: the latents' shape, (z_dim, S / ratio, S / ratio).
+    const int64_t side = dims.image_size / dims.patch;
+    batch.noise = torch::empty({b, dims.z_dim, side, side}, torch::kFloat32);
+    for (int64_t i = 0; i < b; ++i) {
+        const uint64_t index = static_cast<uint64_t>(indices[static_cast<size_t>(i)]);
+        torch::Generator gen =
+            compat::makeGenerator(hashValues({kFlowNoiseStream, seed, static_cast<uint64_t>(step), index}));
+        batch.noise[i].copy_(torch::randn({dims.z_dim, side, side}, gen, torch::kFloat32));
     }
     return batch;
 }
@@ -138,7 +81,6 @@ int64_t lossElements(const ModelDims& dims, const Batch& batch) {
     switch (modelKindInfo(dims.kind).objective) {
     case Objective::NextToken:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
-    case Objective::Flow:
     case Objective::LatentFlow: return (batch.images.defined() ? batch.images : batch.noise).numel(); // noise: of the latents to come
     case Objective::Conversation:
         return batch.labels.defined() ? shiftedLabels() : batch.tokens.size(0) * (batch.tokens.size(1) - 1);
@@ -182,9 +124,9 @@ int64_t filledPositions(const ModelDims& dims, const Batch& batch) {
 }
 
 void requireImageModel(const ModelDims& dims, const std::string& dataKind) {
-    if (!modelKindInfo(dims.kind).images)
-        throw DataError("data.kind = \"" + dataKind + "\" gives images with captions, which model.kind = \"" +
-                        choiceName(dims.kind) + "\" cannot train on; use model.kind = " + modelKindNames(readsImages) +
+    if (!readsImages(modelKindInfo(dims.kind)))
+        throw DataError("data.kind = \"" + dataKind + "\" gives images, which model.kind = \"" + choiceName(dims.kind) +
+                        "\" cannot train on; use model.kind = " + modelKindNames(readsImages) +
                         ", or data.kind synthetic or text");
 }
 

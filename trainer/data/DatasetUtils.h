@@ -1,6 +1,6 @@
 #pragma once
 
-// Pieces every dataset shares: seeding, captions, image fitting and batch assembly.
+// Pieces every dataset shares: seeding, image fitting and batch assembly.
 
 #include "core/spec/ModelDims.h"
 #include "core/util/Files.h"
@@ -15,35 +15,18 @@ namespace parallax {
 // A well-mixed 64-bit hash of a sequence of values (splitmix64 chained); seeds per-sample draws.
 uint64_t hashValues(std::initializer_list<uint64_t> values);
 
-// A caption for a class name, from a few templates picked by the sample index:
-// "a photo of a sneaker", "a sneaker", "an image of an ankle boot", ... The template is the first,
-// from the picked one on, whose caption has at most maxLength bytes (else the bare class name).
-std::string captionFor(const std::string& className, int64_t index, int64_t maxLength);
-
-// Bytes of `text` as tokens of a (T) row padded with 0. Longer text is cut at T.
-void encodeCaption(const std::string& text, int64_t seqLen, int64_t* tokens);
-// The text of a row of caption tokens, up to the first pad.
-std::string decodeCaption(const torch::Tensor& tokensRow);
-
 // (c, h, w) float image, already normalized -> (channels, S, S): bilinear resize, then channels
 // repeated (grey -> colour) or averaged (colour -> grey).
 torch::Tensor fitImage(const torch::Tensor& image, int64_t channels, int64_t size);
 
-// One image sample before batching.
-// Images as a kind reads them, from values in [0, 1] (pixels over their maximum): in [-1, 1] for a
-// kind that gives images back (qwen_image_vae), else standardized to zero mean and unit variance.
-torch::Tensor imageValues(const ModelDims& dims, const torch::Tensor& unit);
+// Images as the kind that reads them (qwen_image_vae) takes them, from values in [0, 1] (pixels
+// over their maximum): in [-1, 1].
+torch::Tensor imageValues(const torch::Tensor& unit);
 
-struct ImageSample {
-    torch::Tensor image; // (channels, S, S) float
-    std::string caption;
-};
-
-// A batch for mmdit: images (B, ch, S, S), caption tokens (B, T), timesteps t = sigmoid(n) and
-// noise e, drawn per sample from a generator seeded by hash(seed, step, sample index). For
-// qwen_image_vae the noise is of the latents' shape (B, z_dim, S / 8, S / 8), from the same
-// generators, and there are no timesteps.
-Batch imageBatch(const std::vector<ImageSample>& samples, const std::vector<int64_t>& indices, int64_t step,
+// A batch of images (each (channels, S, S)) for qwen_image_vae: images (B, ch, S, S) and the noise
+// of each image's posterior draw, of the latents' shape (B, z_dim, S / 8, S / 8), drawn per sample
+// from a generator seeded by hash(seed, step, sample index).
+Batch imageBatch(const std::vector<torch::Tensor>& images, const std::vector<int64_t>& indices, int64_t step,
                  uint64_t seed, const ModelDims& dims);
 
 // Elements the loss of this batch is averaged over (tokens with a label, or image values);
@@ -76,12 +59,11 @@ LatentSequence latentSequence(const ModelDims& dims, const Batch& batch);
 // throughput counts filledPositions rather than ModelDims::tokensPerSample().
 bool countsFilledPositions(const ModelDims& dims);
 
-// Throws DataError unless the model takes images (mmdit).
+// Throws DataError unless the model trains on images (qwen_image_vae).
 void requireImageModel(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError unless the model reads text (data.kind = "text" trains a language model).
 void requireTextModel(const ModelDims& dims);
-// Throws DataError unless the vocabulary covers the 256 byte tokens (a kind with one: a VAE reads no
-// captions).
+// Throws DataError unless the vocabulary covers the 256 byte tokens.
 void requireByteVocab(const ModelDims& dims, const std::string& dataKind);
 // Throws DataError when an index is outside [0, size).
 void requireIndices(const std::vector<int64_t>& indices, int64_t size, const std::string& what);

@@ -120,7 +120,6 @@ FashionMnistDataset::FashionMnistDataset(const std::string& folder, const std::s
     if (split != "train" && split != "t10k")
         throw DataError("fashion-mnist split \"" + split + "\" is unknown; use train or t10k");
     requireImageModel(dims, "fashion-mnist");
-    requireByteVocab(dims, "fashion-mnist");
     const std::string fix = folder.empty() ? "reinstall dataset-fashion-mnist"
                                            : "replace it with an intact copy (dataset-fashion-mnist has one)";
     const std::string imagesPath = joinPath(m_folder, split + "-images-idx3-ubyte.gz");
@@ -151,14 +150,6 @@ FashionMnistDataset::FashionMnistDataset(const std::string& folder, const std::s
             labels.fail("label " + std::to_string(m_labels[i]) + " of image " + std::to_string(i) +
                         " is outside 0..9; the file is corrupt");
 
-    double sum = 0, squares = 0;
-    for (uint8_t p : m_pixels) {
-        sum += p;
-        squares += static_cast<double>(p) * p;
-    }
-    const double n = static_cast<double>(m_pixels.size());
-    m_mean = sum / n;
-    m_std = std::sqrt(std::max(squares / n - m_mean * m_mean, 1e-12));
 }
 
 torch::Tensor FashionMnistDataset::rawImage(int64_t index) const {
@@ -171,16 +162,11 @@ torch::Tensor FashionMnistDataset::rawImage(int64_t index) const {
 
 Batch FashionMnistDataset::makeBatch(const std::vector<int64_t>& indices, int64_t step) const {
     requireIndices(indices, size(), "fashion-mnist " + m_split);
-    std::vector<ImageSample> samples;
-    samples.reserve(indices.size());
-    for (int64_t i : indices) {
-        // (1, 28, 28): standardized by the split's statistics, or in [-1, 1] for a VAE.
-        const torch::Tensor x = reconstructsImages(modelKindInfo(m_dims.kind)) ? imageValues(m_dims, rawImage(i) / 255.0)
-                                                                                : (rawImage(i) - m_mean) / m_std;
-        samples.push_back({fitImage(x, m_dims.channels, m_dims.image_size),
-                           captionFor(classNames()[m_labels[static_cast<size_t>(i)]], i, m_dims.seq_len)});
-    }
-    return imageBatch(samples, indices, step, m_seed, m_dims);
+    std::vector<torch::Tensor> images;
+    images.reserve(indices.size());
+    for (int64_t i : indices) // (1, 28, 28) in [-1, 1]
+        images.push_back(fitImage(imageValues(rawImage(i) / 255.0), m_dims.channels, m_dims.image_size));
+    return imageBatch(images, indices, step, m_seed, m_dims);
 }
 
 std::string FashionMnistDataset::describe() const {

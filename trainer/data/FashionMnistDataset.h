@@ -9,9 +9,8 @@
 namespace parallax {
 
 // Fashion-MNIST from the gzip IDX files of Debian's dataset-fashion-mnist package (or another
-// folder holding the same four files). Images are normalized with the split's pixel mean and
-// standard deviation, resized to the model's image size and repeated over its channels; captions
-// name the class.
+// folder holding the same four files). Images are scaled to [-1, 1], resized to the model's image
+// size and repeated over its channels; labels name the class.
 class FashionMnistDataset : public Dataset {
 public:
     static constexpr const char* kDefaultFolder = "/usr/share/datasets/fashion-mnist";
@@ -37,8 +36,6 @@ private:
     uint64_t m_seed;
     std::vector<uint8_t> m_pixels; // 28*28 per image
     std::vector<uint8_t> m_labels;
-    double m_mean = 0;
-    double m_std = 1;
 };
 
 } // namespace parallax

@@ -61,18 +61,11 @@ NetpbmHeader readHeader(std::istream& in, const std::string& path) {
     return h;
 }
 
-std::string captionName(const std::string& folderName) {
-    std::string name = folderName;
-    std::replace(name.begin(), name.end(), '_', ' ');
-    return name;
-}
-
 } // namespace
 
 ImageFolderDataset::ImageFolderDataset(const std::string& folder, const ModelDims& dims, uint64_t seed)
     : m_folder(folder), m_dims(dims), m_seed(seed) {
     requireImageModel(dims, "image-folder");
-    requireByteVocab(dims, "image-folder");
     if (folder.empty())
         throw DataError("data.path is empty; data.kind = \"image-folder\" needs a folder of class subfolders");
     if (!isDirectory(folder))
@@ -125,15 +118,10 @@ torch::Tensor ImageFolderDataset::readImage(int64_t index) const {
 
 Batch ImageFolderDataset::makeBatch(const std::vector<int64_t>& indices, int64_t step) const {
     requireIndices(indices, size(), m_folder);
-    std::vector<ImageSample> samples;
-    samples.reserve(indices.size());
-    for (int64_t i : indices) {
-        const torch::Tensor x = imageValues(m_dims, readImage(i));
-        const std::string& name = m_classes[static_cast<size_t>(m_labels[static_cast<size_t>(i)])];
-        samples.push_back(
-            {fitImage(x, m_dims.channels, m_dims.image_size), captionFor(captionName(name), i, m_dims.seq_len)});
-    }
-    return imageBatch(samples, indices, step, m_seed, m_dims);
+    std::vector<torch::Tensor> images;
+    images.reserve(indices.size());
+    for (int64_t i : indices) images.push_back(fitImage(imageValues(readImage(i)), m_dims.channels, m_dims.image_size));
+    return imageBatch(images, indices, step, m_seed, m_dims);
 }
 
 std::string ImageFolderDataset::describe() const {

@@ -8,9 +8,8 @@
 namespace parallax {
 
 // A folder of class subfolders holding binary PGM (P5) or PPM (P6) images:
-// <folder>/<class>/<image>.pgm. Classes are the subfolder names in sorted order; captions name the
-// class (underscores read as spaces). Images are read when a batch needs them, standardized per
-// image, resized and fitted to the model's channels.
+// <folder>/<class>/<image>.pgm. Classes are the subfolder names in sorted order. Images are read
+// when a batch needs them, scaled to [-1, 1], resized and fitted to the model's channels.
 class ImageFolderDataset : public Dataset {
 public:
     // Checks every image's header now, so that a bad file fails the start of a run, not step 900.

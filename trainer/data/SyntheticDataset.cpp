@@ -18,10 +18,7 @@ constexpr uint64_t kClassStream = 0x636c6173ULL;
 
 } // namespace
 
-SyntheticDataset::SyntheticDataset(const ModelDims& dims, uint64_t seed) : m_dims(dims), m_seed(seed) {
-    const ModelKindInfo& kind = modelKindInfo(dims.kind);
-    if (kind.images && hasVocabulary(kind)) requireByteVocab(dims, "synthetic");
-}
+SyntheticDataset::SyntheticDataset(const ModelDims& dims, uint64_t seed) : m_dims(dims), m_seed(seed) {}
 
 const std::vector<std::string>& SyntheticDataset::classNames() {
     static const std::vector<std::string> names = {
@@ -81,8 +78,8 @@ torch::Tensor SyntheticDataset::image(int64_t index) const {
     torch::Tensor gains = 1.0 - 0.5 * torch::arange(c, torch::kFloat32) / static_cast<double>(std::max<int64_t>(c, 1));
     torch::Tensor img = shape.unsqueeze(0) * gains.view({c, 1, 1}) * uniform(0.8, 1.2); // (c, S, S)
     img = img + 0.05 * torch::randn({c, s, s}, gen, torch::kFloat32);
-    if (reconstructsImages(modelKindInfo(m_dims.kind))) return imageValues(m_dims, img.clamp(0.0, 1.0));
-    return (img - img.mean()) / (img.std() + 1e-6);
+    if (reconstructsImages(modelKindInfo(m_dims.kind))) return imageValues(img.clamp(0.0, 1.0));
+    return (img - img.mean()) / (img.std() + 1e-6); // latents: about zero-mean, unit-variance
 }
 
 torch::Tensor SyntheticDataset::prompt(int64_t index) const {
@@ -113,12 +110,10 @@ Batch SyntheticDataset::makeBatch(const std::vector<int64_t>& indices, int64_t s
         batch.sample_index = indices;
         return batch;
     }
-    std::vector<ImageSample> samples;
-    samples.reserve(indices.size());
-    for (int64_t i : indices)
-        samples.push_back(
-            {image(i), captionFor(classNames()[static_cast<size_t>(label(i))], i, m_dims.seq_len)});
-    return imageBatch(samples, indices, step, m_seed, m_dims);
+    std::vector<torch::Tensor> images;
+    images.reserve(indices.size());
+    for (int64_t i : indices) images.push_back(image(i));
+    return imageBatch(images, indices, step, m_seed, m_dims);
 }
 
 std::string SyntheticDataset::describe() const {
@@ -130,7 +125,7 @@ std::string SyntheticDataset::describe() const {
     if (!modelKindInfo(m_dims.kind).images)
         return "synthetic: " + std::to_string(kSamples) + " affine sequences of " + std::to_string(m_dims.seq_len + 1) +
                " tokens mod " + std::to_string(m_dims.vocab);
-    return "synthetic: " + std::to_string(kSamples) + " captioned " + std::to_string(m_dims.image_size) + "x" +
+    return "synthetic: " + std::to_string(kSamples) + " " + std::to_string(m_dims.image_size) + "x" +
            std::to_string(m_dims.image_size) + " images of " + std::to_string(kClasses) + " shapes";
 }
 

@@ -43,8 +43,9 @@ struct AppliedFinetune {
 };
 
 // The [finetune] a run of `spec` applies to its model. A published kind takes the section as written.
-// The look-alike kinds (gpt, mmdit) take its mode and LoRA fields; they have no parts for
-// [finetune]'s freeze switches, whose defaults are meant for published checkpoints.
+// The kinds without published tensors here (gpt, qwen_image_vae) take its mode and LoRA fields;
+// they have no parts for [finetune]'s freeze switches, whose defaults are meant for published
+// checkpoints.
 FinetuneSpec finetuneOf(const RunSpec& spec, const ModelDims& dims);
 
 // LoRA's scale: alpha / r, or alpha / sqrt(r) with rslora.

@@ -5,7 +5,6 @@
 #include "trainer/models/GptModel.h"
 #include "trainer/models/Layers.h"
 #include "trainer/models/Linear.h"
-#include "trainer/models/MmditModel.h"
 #include "trainer/models/Qwen2Model.h"
 #include "trainer/models/Qwen25VlModel.h"
 #include "trainer/models/QwenImageModel.h"
@@ -69,7 +68,6 @@ struct Builder {
 };
 const Builder kBuilders[] = {
     {ModelKind::Gpt, make<GptModel>},
-    {ModelKind::Mmdit, make<MmditModel>},
     {ModelKind::Qwen2_5_Vl, make<Qwen25VlModel>},
     {ModelKind::Qwen2, make<Qwen2Model>},
     {ModelKind::QwenImage, make<QwenImageModel>},

@@ -16,13 +16,13 @@ namespace parallax {
 // One micro-batch as the data pipeline hands it to the model. Fields a kind does not use stay
 // undefined. Every random draw in it was derived from (seed, step, global sample index).
 struct Batch {
-    torch::Tensor tokens;     // gpt: (B, T+1) int64; mmdit: caption (B, T) int64; qwen_image with `pixels`:
+    torch::Tensor tokens;     // gpt: (B, T+1) int64; qwen_image with `pixels`:
                               // each prompt's text-encoder input (QwenImagePrompt::ids), (B, L) int64, -1 past its end
     torch::Tensor labels;     // conversations: (B, T) int64 aligned with tokens, -1 = ignore
-    torch::Tensor images;     // mmdit: (B, channels, S, S) float, roughly zero-mean unit-variance;
+    torch::Tensor images;     // qwen_image_vae: (B, channels, S, S) float in [-1, 1];
                               // qwen_image: the VAE's normalized latents (B, 16, H, W), H and W even
-    torch::Tensor noise;      // mmdit, qwen_image: of images' shape
-    torch::Tensor timesteps;  // mmdit, qwen_image (sigma): (B) in (0, 1)
+    torch::Tensor noise;      // qwen_image: of images' shape; qwen_image_vae: of its latents' shape
+    torch::Tensor timesteps;  // qwen_image (sigma): (B) in (0, 1)
     torch::Tensor positions;  // qwen: (B, T) or M-RoPE's (3, B, T) int64; undefined: 0..T-1
     torch::Tensor attention_mask; // qwen, qwen_image's prompt: (B, T) bool, false for padding; undefined: no padding
     torch::Tensor text_states;    // qwen_image: the text encoder's states of the prompt (B, T, text_dim) float

@@ -21,17 +21,15 @@ torch::Tensor layerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x);
 std::pair<torch::Tensor, torch::Tensor> addLayerNorm(torch::nn::LayerNormImpl& ln, const torch::Tensor& x,
                                                      const torch::Tensor& branch);
 
-constexpr double kModulateEps = 1e-5; // mmdit's; qwen_image's is 1e-6
-
 // adaLN modulation of x (B, S, C) by one (scale, shift) per sample, each (B, 1, C):
-// LayerNorm(x) without affine parameters (eps), times (1 + scale), plus shift. Fused
+// LayerNorm(x) without affine parameters (eps: qwen_image's 1e-6), times (1 + scale), plus shift. Fused
 // where fusedModulateApplies (a GPU under bf16 autocast, float32 or bf16 x — x's gradient comes
 // back in its type — a build with the kernels): one
 // pass that returns bf16 — what the next product reads — with backward's per-sample sums of the
 // scale and shift gradients in the same kernels as a LayerNorm's. Elsewhere the composed
 // operations, float32 under autocast.
 torch::Tensor modulate(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift,
-                       double eps = kModulateEps);
+                       double eps);
 bool fusedModulateApplies(const torch::Tensor& x, const torch::Tensor& scale, const torch::Tensor& shift);
 
 // Whether layerNorm takes the fused path here.

@@ -199,7 +199,7 @@ void Trainer::writeAdapters(const std::string& checkpointDir, int64_t nextStep) 
             AdapterBase base;
             base.model = m_spec.model.from;
             const Objective objective = modelKindInfo(m_dims.kind).objective;
-            if (objective != Objective::Flow && objective != Objective::LatentFlow) base.task = "CAUSAL_LM";
+            if (objective == Objective::NextToken || objective == Objective::Conversation) base.task = "CAUSAL_LM";
             base.diffusers = readsLatents(modelKindInfo(m_dims.kind));
             // Keys in the layout of the kind's newest published layout (what current transformers names).
             if (!modelKindInfo(m_dims.kind).layouts.empty()) base.layout = modelKindInfo(m_dims.kind).layouts.back();

@@ -38,7 +38,7 @@ struct CompareRun {
     std::vector<StepEvent> earlier;
     double earlierSeconds = 0;
 
-    QString title() const; // "#12 mmdit-dp2", "#14 elastic (continues #12, #13)"
+    QString title() const; // "#12 qwen-image-dp2", "#14 elastic (continues #12, #13)"
     std::shared_ptr<const MetricSeries> seriesOf(CompareMetric metric) const { return series[size_t(metric)]; }
 
     // Builds a run from what the store returned (specs parsed, series filled). `earlier`: the steps

@@ -123,7 +123,7 @@ QTableView* RunsPage::buildTable() {
     const QFontMetrics fm = m_view->fontMetrics();
     const std::pair<int, const char*> widths[] = {
         {RunListModel::IdColumn, "00000"},           {RunListModel::StateColumn, "succeeded"},
-        {RunListModel::NameColumn, "mmdit-fashion-dp2"}, {RunListModel::ModelColumn, "mmdit"},
+        {RunListModel::NameColumn, "qwen-image-lora-dp2"}, {RunListModel::ModelColumn, "qwen_image_vae"},
         {RunListModel::LayoutColumn, "dp16 tp2 pp2 zero3"}, {RunListModel::StepsColumn, "1000 / 1000"},
         {RunListModel::LossColumn, "0.0000"},        {RunListModel::TokensPerSecondColumn, "Tokens/s"},
         {RunListModel::MfuColumn, "MFU"},            {RunListModel::DurationColumn, "00m 00s"},

@@ -41,20 +41,6 @@ TEST(Estimates, OneBillionPresetIsInRange) {
     EXPECT_EQ(n, 1416744960);
 }
 
-TEST(Estimates, MmditTinyCountsBothStreamsAndTimestepMlp) {
-    // C = 64, F = 256, V = 256, T = 16, L = 2, image 28, patch 4, 1 channel: P = 49, Q = 16.
-    // Embedding: patch Linear(Q, C) 16*64 + 64 = 1,088; image positions 49*64 = 3,136;
-    //   text embedding 256*64 = 16,384; text positions 16*64 = 1,024;
-    //   timestep Linear(256, C) 256*64 + 64 = 16,448 and Linear(C, C) 4,096 + 64 = 4,160  -> 42,240
-    // Block: 2 * (6 C^2 + 6 C + 4 C^2 + 4 C + 2 C F + F + C)
-    //      = 2 * (24,576 + 384 + 16,384 + 256 + 32,768 + 256 + 64) = 149,376
-    // Last block: image stream 74,688; text stream mod Linear(C, 2C) 8,192 + 128, k and v 2 * 4,160
-    //      = 74,688 + 16,640 = 91,328
-    // Head: Linear(C, 2C) 8,192 + 128; Linear(C, Q) 1,024 + 16 -> 9,360
-    // Total 42,240 + 149,376 + 91,328 + 9,360 = 292,304
-    EXPECT_EQ(parameterCount(dimsOf("mmdit", "tiny")), 292304);
-}
-
 TEST(Estimates, FlopsFollowTheDocument) {
     // gpt base, per token: 2 x (L (4 C^2 + 2 C F) + C V) + L 4 T C
     //   = 2 x (12 x 7,077,888 + 38,633,472) + 12 x 4 x 1024 x 768 = 247,136,256 + 37,748,736 = 284,884,992
@@ -66,21 +52,6 @@ TEST(Estimates, FlopsFollowTheDocument) {
     EXPECT_DOUBLE_EQ(g.flops_per_sample, 854654976.0 * 1024);
     EXPECT_EQ(g.tokens_per_step, 8 * 1024);
 
-    // mmdit tiny per sample (S = T + P = 65):
-    //   multiply-adds: patch 49*16*64 = 50,176; timestep 256*64 + 64*64 = 20,480;
-    //   first block 2 x 6 x 64^2 + 65 x (4 x 64^2 + 2 x 64 x 256) = 49,152 + 3,194,880 = 3,244,032;
-    //   last block (text gives k, v only): 8 x 64^2 + 2 x 16 x 64^2 + 49 x 49,152 = 2,572,288;
-    //   head 2 x 64^2 + 49*64*16 = 58,368                       -> 5,945,344
-    //   attention 4 x 65^2 x 64 + 4 x 49 x 65 x 64 = 1,081,600 + 815,360 = 1,896,960
-    //   forward = 2 x 5,945,344 + 1,896,960 = 13,787,648
-    const ModelDims m = dimsOf("mmdit", "tiny");
-    EXPECT_DOUBLE_EQ(forwardFlopsPerSample(m), 13787648.0);
-    RunSpec mmdit;
-    mmdit.model.kind = ModelKind::Mmdit;
-    const Estimates e = estimate(mmdit);
-    EXPECT_DOUBLE_EQ(e.flops_per_sample, 3 * 13787648.0);
-    EXPECT_DOUBLE_EQ(e.flops_per_token, 3 * 13787648.0 / 65);
-    EXPECT_EQ(e.tokens_per_step, 8 * 65); // image and text tokens are counted for mmdit
 }
 
 // qwen_image tiny: C = 64 (2 heads of 32), F = 4 C = 256, prompt states of 48, T = 16 prompt tokens,
@@ -364,7 +335,7 @@ TEST(Estimates, PipelinePieces) {
     s.parallel.virtual_stages = 2;
     EXPECT_EQ(pipelinePieces(s, d), (std::vector<int64_t>{1, 1, 1, 1, 1, 1}));
     EXPECT_EQ(pipelineBlocks(dimsOf("qwen2_5_vl", "7b")), 28 + 32); // the tower's blocks, then the language model's
-    EXPECT_EQ(pipelineBlocks(dimsOf("mmdit", "base")), 12);
+    EXPECT_EQ(pipelineBlocks(dimsOf("qwen_image", "20b")), 60);
 }
 
 TEST(Estimates, UnknownModelThrows) {

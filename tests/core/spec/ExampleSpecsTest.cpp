@@ -37,7 +37,7 @@ std::vector<fs::path> exampleFiles() {
 TEST(ExampleSpecs, TheDocumentedExamplesAreThere) {
     std::vector<std::string> names;
     for (const fs::path& f : exampleFiles()) names.push_back(f.filename().string());
-    for (const char* expected : {"quickstart.toml", "gpt-text-dp2.toml", "mmdit-zero3-dp4.toml", "gpt-tp2-pp2.toml",
+    for (const char* expected : {"quickstart.toml", "gpt-text-dp2.toml", "qwen-image-zero3-dp4.toml", "gpt-tp2-pp2.toml",
                                  "gpt-pp4-1f1b.toml", "gpt-1b-zero3-cuda.toml"})
         EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected << " is missing";
 }

@@ -80,7 +80,7 @@ TEST(ModelKinds, WhatAKindReadsDecidesItsFieldsAndItsData) {
             textRefused |= issue.field == "data.kind" && !issue.warning;
         EXPECT_EQ(textRefused, k.images) << k.name;
     }
-    EXPECT_EQ(modelKindNames(readsImages), "\"mmdit\" or \"qwen_image_vae\"");
+    EXPECT_EQ(modelKindNames(readsImages), "\"qwen_image_vae\"");
     EXPECT_EQ(modelKindNames(readsLatents), "\"qwen_image\"");
     EXPECT_EQ(modelKindNames(readsText), "\"gpt\", \"qwen2_5_vl\" or \"qwen2\"");
     EXPECT_EQ(modelKindNames(readsConversations), "\"qwen2_5_vl\" or \"qwen2\"");

@@ -42,7 +42,7 @@ TEST(QwenImageSpec, ReadsLatentsOrSyntheticDataAndNothingElseDoes) {
     EXPECT_TRUE(issues.empty()) << describe(issues);
     // Image folders are for the kinds that read pixels.
     issues = issuesOf("[model]\nkind = \"gpt\"\n[data]\nkind = \"image-folder\"\npath = \"/tmp\"\n");
-    EXPECT_TRUE(hasIssue(issues, "data.kind", "model.kind = \"mmdit\"", false)) << describe(issues);
+    EXPECT_TRUE(hasIssue(issues, "data.kind", "model.kind = \"qwen_image_vae\"", false)) << describe(issues);
 }
 
 TEST(QwenImageSpec, LoraTargetsDefaultToDiffSynthsAndOthersStayAsWritten) {

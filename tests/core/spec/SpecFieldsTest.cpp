@@ -61,7 +61,7 @@ TEST(SpecFieldInfo, WhetherAFieldMattersFollowsTheSpec) {
     const FieldInfo& minHosts = *specFieldInfo("launch.min_hosts");
     EXPECT_TRUE(fieldRelevant(*specFieldInfo("train.steps"), spec));
     EXPECT_FALSE(fieldRelevant(imageSize, spec));
-    spec.model.kind = ModelKind::Mmdit;
+    spec.model.kind = ModelKind::QwenImageVae;
     EXPECT_TRUE(fieldRelevant(imageSize, spec));
     EXPECT_FALSE(fieldRelevant(visionDim, spec));
     spec.model.kind = ModelKind::Qwen2_5_Vl;

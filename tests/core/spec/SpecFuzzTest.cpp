@@ -108,7 +108,7 @@ private:
 
     std::string string() {
         static const std::vector<std::string> words = {
-            "gpt", "mmdit", "qwen2_5_vl", "tiny", "small", "base", "1b", "custom", "synthetic", "fashion-mnist", "text",
+            "gpt", "mmdit", "qwen2_5_vl", "qwen_image", "qwen_image_vae", "tiny", "small", "base", "1b", "custom", "synthetic", "fashion-mnist", "text",
             "image-folder", "fp32", "bf16", "gpipe", "1f1b", "interleaved", "local", "hosts", "slurm", "cpu", "cuda",
             "none", "core", "socket", "", " ", "gtp", "x", "/", "/no/such/path", "/etc/hostname", "/proc", ".",
             "my run", "-lead", "02:00:00", "1-00:00:00", "99:99", "9999999999:00", "18446744073709551615",

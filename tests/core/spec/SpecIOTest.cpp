@@ -293,10 +293,10 @@ TEST(SpecIO, FloatsRoundTripExactly) {
 
 TEST(SpecIO, ReadsTheDocumentedExample) {
     std::vector<SpecIssue> unknown;
-    const RunSpec s = parseSpec(R"(name = "mmdit-fashion-dp2"
+    const RunSpec s = parseSpec(R"(name = "vae-fashion-dp2"
 
 [model]
-kind = "mmdit"            # gpt | mmdit | qwen2_5_vl | qwen2 | qwen_image
+kind = "qwen_image_vae"   # gpt | qwen2_5_vl | qwen2 | qwen_image | qwen_image_vae
 preset = "tiny"
 
 [data]
@@ -335,8 +335,8 @@ span_every = 10
 )",
                                 "design.toml", unknown);
     EXPECT_TRUE(unknown.empty());
-    EXPECT_EQ(s.name, "mmdit-fashion-dp2");
-    EXPECT_EQ(s.model.kind, ModelKind::Mmdit);
+    EXPECT_EQ(s.name, "vae-fashion-dp2");
+    EXPECT_EQ(s.model.kind, ModelKind::QwenImageVae);
     EXPECT_EQ(s.data.kind, DataKind::FashionMnist);
     EXPECT_EQ(s.train.steps, 500);
     EXPECT_EQ(s.train.global_batch, 64);
@@ -347,6 +347,23 @@ span_every = 10
     EXPECT_EQ(s.telemetry.span_every, 10);
     EXPECT_EQ(s.accumulation(), 4);
     EXPECT_TRUE(s.preserved_toml.empty());
+}
+
+// A store keeps the spec of every run, also of a kind this program no longer has: such a spec reads,
+// keeps its kind's name and fields as written and writes them back (the Runs page shows it; only
+// validation refuses to start it).
+TEST(SpecIO, ARetiredKindReadsAndWritesBackAsWritten) {
+    std::vector<SpecIssue> unknown;
+    const RunSpec s = parseSpec("name = \"mmdit-fashion-dp2\"\n[model]\nkind = \"mmdit\"\npreset = \"small\"\n"
+                                "image_size = 28\npatch = 2\n[data]\nkind = \"fashion-mnist\"\n",
+                                "old.toml", unknown);
+    EXPECT_TRUE(unknown.empty());
+    EXPECT_FALSE(s.model.kind.known());
+    EXPECT_EQ(s.model.kind.name(), "mmdit");
+    EXPECT_EQ(s.model.image_size, 28);
+    const std::string written = toToml(s);
+    EXPECT_NE(written.find("kind = \"mmdit\""), std::string::npos) << written;
+    EXPECT_TRUE(parseSpec(written) == s);
 }
 
 struct BadText {

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
+
 #include <unistd.h>
 
 namespace parallax {
@@ -61,7 +64,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"name = \"my run/1\"", "name", "use \"my-run-1\""},
         Case{"name = \".hidden\"", "name", "may hold only letters, digits"},
         // model
-        Case{"[model]\nkind = \"gtp\"", "model.kind", "is unknown; use one of gpt, mmdit, qwen2_5_vl, qwen2, qwen_image, qwen_image_vae; did you mean \"gpt\"?"},
+        Case{"[model]\nkind = \"gtp\"", "model.kind", "is unknown; use one of gpt, qwen2_5_vl, qwen2, qwen_image, qwen_image_vae; did you mean \"gpt\"?"},
+        // A retired kind (a spec of an old run) says what took its place.
+        Case{"[model]\nkind = \"mmdit\"", "model.kind",
+             "model.kind = \"mmdit\" is unknown; the look-alike MMDiT was retired: model.kind = \"qwen_image\" trains "
+             "the published one"},
         Case{"[model]\npreset = \"tinyy\"", "model.preset", "did you mean \"tiny\"?"},
         Case{"[model]\ndim = 0", "model.dim", "model.dim = 0 must be at least 1"},
         Case{"[model]\nlayers = -2", "model.layers", "must be at least 1"},
@@ -72,24 +79,22 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[model]\nvocab = 257\n[parallel]\ntp = 2", "model.vocab", "pad it: model.vocab = 258"},
         Case{"[model]\nkind = \"qwen2_5_vl\"\nvision_dim = 64\nvision_heads = 3", "model.vision_heads",
              "model.vision_dim = 64 is not divisible by model.vision_heads = 3"},
-        Case{"[model]\nkind = \"mmdit\"\npatch = 5", "model.patch",
-             "model.image_size = 28 is not divisible by model.patch = 5; use patch among 1, 2, 4, 7"},
+        Case{"[model]\nkind = \"qwen_image\"\nimage_size = 13", "model.patch",
+             "model.image_size = 13 is not divisible by model.patch = 2; use patch among 1, 13"},
         // data
         Case{"[data]\nkind = \"fashion_mnist\"", "data.kind", "did you mean \"fashion-mnist\"?"},
         Case{"[data]\non_bad_sample = \"skipp\"", "data.on_bad_sample",
              "data.on_bad_sample = \"skipp\" is unknown; use one of fail, skip; did you mean \"skip\"?"},
-        Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"text\"\npath = \"/\"", "data.kind", "model.kind = \"gpt\""},
+        Case{"[model]\nkind = \"qwen_image_vae\"\n[data]\nkind = \"text\"\npath = \"/\"", "data.kind", "model.kind = \"gpt\""},
         Case{"[data]\nkind = \"fashion-mnist\"", "data.kind", "model.kind = \"gpt\" cannot read"},
         Case{"[model]\nvocab = 128\n[data]\nkind = \"text\"\npath = \"/\"", "model.vocab",
              "model.vocab = 128 is too small for data.kind = \"text\""},
         Case{"[data]\nkind = \"text\"", "data.path", "data.path is empty"},
         Case{"[data]\nkind = \"text\"\npath = \"/no/such/corpus.txt\"", "data.path", "does not exist"},
-        Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"image-folder\"\npath = \"/no/such/images\"", "data.path",
+        Case{"[model]\nkind = \"qwen_image_vae\"\n[data]\nkind = \"image-folder\"\npath = \"/no/such/images\"", "data.path",
              "does not exist or is not a folder of class subfolders"},
-        Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"fashion-mnist\"\npath = \"/no/such/fmnist\"", "data.path",
+        Case{"[model]\nkind = \"qwen_image_vae\"\n[data]\nkind = \"fashion-mnist\"\npath = \"/no/such/fmnist\"", "data.path",
              "has no Fashion-MNIST files"},
-        Case{"[model]\nkind = \"mmdit\"\nvocab = 128\n[data]\nkind = \"fashion-mnist\"", "model.vocab",
-             "model.vocab = 128 is too small for data.kind = \"fashion-mnist\", which reads captions as bytes"},
         Case{"[data]\nkind = \"text\"\npath = \"/\"", "data.path", "data.path = \"/\" does not exist or is not a text file"},
         // train
         Case{"[train]\nsteps = 0", "train.steps", "train.steps = 0 must be at least 1"},
@@ -208,8 +213,8 @@ INSTANTIATE_TEST_SUITE_P(
              "launch.env.WANDB_API_KEY looks like a secret, and its value is kept with the run's spec", true},
         Case{"[launch]\ntarget = \"slurm\"\ndevice = \"cuda\"", "launch.gpus_per_node", "asks Slurm for no GPUs", true},
         Case{"[model]\nimage_size = 32", "model.image_size", "ignored for model.kind = \"gpt\"", true},
-        Case{"[model]\nkind = \"mmdit\"\nvision_dim = 32", "model.vision_dim", "used only by model.kind = \"qwen2_5_vl\"", true},
-        Case{"[model]\nkind = \"mmdit\"\n[data]\nkind = \"fashion-mnist\"\npath = \"/no/such/fmnist\"\n[launch]\n"
+        Case{"[model]\nkind = \"qwen_image_vae\"\nvision_dim = 32", "model.vision_dim", "used only by model.kind = \"qwen2_5_vl\"", true},
+        Case{"[model]\nkind = \"qwen_image_vae\"\n[data]\nkind = \"fashion-mnist\"\npath = \"/no/such/fmnist\"\n[launch]\n"
              "target = \"slurm\"",
              "data.path", "checked on this machine", true},
         // Issue 19: a learning rate of 1e30 passed without a word.
@@ -316,8 +321,12 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
     const std::string corpus = (data.root / "corpus.txt").string();
 
     std::vector<RunSpec> specs;
-    for (const char* kind : {"gpt", "mmdit"}) {
-        for (const char* preset : {"tiny", "small", "base", "1b", "custom"}) {
+    const std::pair<const char*, std::vector<const char*>> kindPresets[] = {
+        {"gpt", {"tiny", "small", "base", "1b", "custom"}},
+        {"qwen_image", {"tiny", "20b-512px", "20b"}},
+        {"qwen_image_vae", {"tiny", "published"}}};
+    for (const auto& [kind, presets] : kindPresets) {
+        for (const char* preset : presets) {
             RunSpec s;
             s.model.kind = Choice<ModelKind>::named(kind);
             s.model.preset = preset;
@@ -328,7 +337,7 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
     text.data.kind = DataKind::Text;
     text.data.path = corpus;
     specs.push_back(text);
-    for (const char* kind : {"mmdit"}) {
+    for (const char* kind : {"qwen_image_vae"}) {
         RunSpec fashion;
         fashion.model.kind = Choice<ModelKind>::named(kind);
         fashion.data.kind = DataKind::FashionMnist;
@@ -350,7 +359,8 @@ TEST(SpecValidator, ValidSpecsOfEveryKindHaveNoErrors) {
                               "activation_checkpointing = true\n[parallel]\ndp = 2\npp = 2\nzero = 2\nschedule = \"zb1\"\n"));
     specs.push_back(parseSpec("[model]\npreset = \"small\"\n[train]\nglobal_batch = 16\nmicro_batch = 2\n"
                               "activation_checkpointing = true\nrecompute_blocks = 2\n[parallel]\npp = 2\n"));
-    specs.push_back(parseSpec("[model]\nkind = \"mmdit\"\n[train]\nglobal_batch = 16\n[parallel]\ndp = 4\nzero = 3\n"));
+    specs.push_back(parseSpec("[model]\nkind = \"qwen_image_vae\"\n[train]\nglobal_batch = 16\n[parallel]\ndp = 4\nzero = 3\n"));
+    specs.push_back(parseSpec("[model]\nkind = \"qwen_image\"\n[train]\nglobal_batch = 16\n[parallel]\ndp = 4\nzero = 3\n"));
     specs.push_back(parseSpec("[model]\npreset = \"1b\"\n[train]\nprecision = \"bf16\"\nglobal_batch = 64\n"
                               "activation_checkpointing = true\n[parallel]\ndp = 4\ntp = 4\nzero = 1\nreduce_dtype = \"bf16\"\n"
                               "[launch]\ndevice = \"cuda\"\ntarget = \"hosts\"\nhosts = [\"node1:8\", \"node2:8\"]\n"

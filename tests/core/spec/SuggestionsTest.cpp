@@ -14,7 +14,7 @@ TEST(Suggestions, FindsSwappedAndMistypedLetters) {
 }
 
 TEST(Suggestions, StaysQuietForUnrelatedWords) {
-    const std::vector<std::string> kinds = {"gpt", "mmdit", "qwen2"};
+    const std::vector<std::string> kinds = {"gpt", "qwen_image", "qwen2"};
     EXPECT_EQ(closestMatch("resnet", kinds), "");
     EXPECT_EQ(closestMatch("sched", {"seed", "steps"}), "");
     EXPECT_EQ(closestMatch("x", {"lr"}), "");

@@ -67,10 +67,9 @@ TEST(ValidatorLimits, EveryLimitIsAnErrorNamingTheFieldAndTheBound) {
         const std::string key = field.substr(field.find('.') + 1);
         std::string text = "[" + section + "]\n" + key + " = " + std::to_string(limit.most + 1) + "\n";
         if (section == "model" && (key == "kv_heads" || key.rfind("vision", 0) == 0)) text += "kind = \"qwen2_5_vl\"\n";
-        else if (section == "model" && key == "text_dim") text += "kind = \"qwen_image\"\n";
+        else if (section == "model" && (key == "text_dim" || key == "image_size" || key == "channels" || key == "patch"))
+            text += "kind = \"qwen_image\"\n";
         if (section == "finetune") text += "mode = \"lora\"\n[model]\nkind = \"qwen2\"\n";
-        if (section == "model" && (key == "image_size" || key == "channels" || key == "patch"))
-            text += "kind = \"mmdit\"\n";
         const auto issues = validateQuickly(text);
         EXPECT_TRUE(hasIssue(issues, field, field + " = " + std::to_string(limit.most + 1) + " is more than " +
                                                 limitText(limit.most),

@@ -26,9 +26,10 @@ void expectSameTensor(const torch::Tensor& a, const torch::Tensor& b, const char
 }
 
 // Each step's micro-batches are exactly those the loop's own makeBatch calls give, for a kind
-// whose batches carry every field (mmdit: images, captions, noise and timesteps).
+// whose batches carry many fields (qwen_image: latents, prompt states and their mask, noise and
+// timesteps).
 TEST(BatchPrefetcher, GivesEachStepTheBatchesMakeBatchGivesInOrder) {
-    const ModelDims dims = dimsOf(ModelKind::Mmdit);
+    const ModelDims dims = dimsOf(ModelKind::QwenImage);
     SyntheticDataset data(dims, 11);
     DistributedSampler direct(data.size(), 8, 2, 1, 2, 11, true);
     DistributedSampler ahead(data.size(), 8, 2, 1, 2, 11, true);
@@ -44,6 +45,8 @@ TEST(BatchPrefetcher, GivesEachStepTheBatchesMakeBatchGivesInOrder) {
             expectSameTensor(b.images, want.images, "images");
             expectSameTensor(b.noise, want.noise, "noise");
             expectSameTensor(b.timesteps, want.timesteps, "timesteps");
+            expectSameTensor(b.text_states, want.text_states, "text_states");
+            expectSameTensor(b.attention_mask, want.attention_mask, "attention_mask");
             expectSameTensor(b.labels, want.labels, "labels");
         }
     }

@@ -47,13 +47,16 @@ TEST(SyntheticDataset, GptSequencesFollowAPerSampleAffineRecurrence) {
 }
 
 TEST(SyntheticDataset, ASampleIsTheSameWhateverBatchItIsIn) {
-    for (const char* kind : {"gpt", "mmdit", "qwen_image"}) {
+    for (const char* kind : {"gpt", "qwen_image", "qwen_image_vae"}) {
         const ModelDims dims = dimsOf(kind, "tiny");
         SyntheticDataset data(dims, 5);
         const Batch a = data.makeBatch({10, 11, 12}, 4);
         const Batch b = data.makeBatch({99, 12}, 4);
-        if (dims.kind != ModelKind::QwenImage) EXPECT_TRUE(torch::equal(a.tokens[2], b.tokens[1])) << kind;
-        if (dims.kind != ModelKind::Gpt) EXPECT_TRUE(torch::equal(a.images[2], b.images[1])) << kind;
+        if (dims.kind == ModelKind::Gpt) EXPECT_TRUE(torch::equal(a.tokens[2], b.tokens[1])) << kind;
+        if (dims.kind != ModelKind::Gpt) {
+            EXPECT_TRUE(torch::equal(a.images[2], b.images[1])) << kind;
+            EXPECT_TRUE(torch::equal(a.noise[2], b.noise[1])) << kind;
+        }
         if (dims.kind == ModelKind::QwenImage) { // the prompt's states, however far each batch pads
             const auto valid = [](const Batch& batch, int64_t i) {
                 const int64_t n = batch.attention_mask.defined() ? batch.attention_mask[i].sum().item<int64_t>()
@@ -65,10 +68,8 @@ TEST(SyntheticDataset, ASampleIsTheSameWhateverBatchItIsIn) {
     }
 }
 
-class SyntheticFlowNoise : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(SyntheticFlowNoise, DependsOnSeedStepAndSampleOnly) {
-    const ModelDims dims = dimsOf(GetParam(), "tiny");
+TEST(SyntheticDataset, QwenImageFlowNoiseDependsOnSeedStepAndSampleOnly) {
+    const ModelDims dims = dimsOf("qwen_image", "tiny");
     SyntheticDataset data(dims, 5);
     const Batch a = data.makeBatch({10, 11, 12, 13}, 7);
     const Batch b = data.makeBatch({13, 40, 11}, 7); // another rank's split of the same step
@@ -92,14 +93,10 @@ TEST_P(SyntheticFlowNoise, DependsOnSeedStepAndSampleOnly) {
     const Batch big = data.makeBatch(many, 1);
     EXPECT_NEAR(big.noise.mean().item<double>(), 0.0, 0.02);
     EXPECT_NEAR(big.noise.std().item<double>(), 1.0, 0.02);
-    // mmdit's sigmas are uniform; qwen_image's are shifted by its image's token count, towards noise.
-    if (dims.kind == ModelKind::Mmdit) EXPECT_NEAR(big.timesteps.mean().item<double>(), 0.5, 0.08);
-    else EXPECT_GT(big.timesteps.mean().item<double>(), 0.45);
+    // The sigmas are shifted by the image's token count, towards noise.
+    EXPECT_GT(big.timesteps.mean().item<double>(), 0.45);
     EXPECT_FALSE(big.labels.defined());
 }
-
-INSTANTIATE_TEST_SUITE_P(Kinds, SyntheticFlowNoise, ::testing::Values("mmdit", "qwen_image"),
-                         [](const auto& info) { return info.param; });
 
 // qwen_image's synthetic samples: standardized latents of the ten shapes, and prompt states of
 // between half and all of model.seq_len states, the class's own plus a little of the sample's, padded
@@ -144,28 +141,29 @@ TEST(SyntheticDataset, QwenImageLatentsAreStandardizedAndPromptsCarryTheirClass)
     }
 }
 
-TEST(SyntheticDataset, ImagesAreStandardizedAndCaptionsNameTheirShape) {
-    const ModelDims dims = dimsOf("mmdit");
+// qwen_image_vae's synthetic samples: the ten shapes as images in [-1, 1], with the noise of each
+// image's posterior draw (the latents' shape), drawn from (seed, step, sample) alone.
+TEST(SyntheticDataset, VaeImagesComeInMinusOneToOneAndShowTheirShape) {
+    const ModelDims dims = dimsOf("qwen_image_vae", "tiny");
     SyntheticDataset data(dims, 2);
     std::vector<int64_t> indices(40);
     std::iota(indices.begin(), indices.end(), 100);
     const Batch batch = data.makeBatch(indices, 0);
     ASSERT_EQ(batch.images.sizes(), torch::IntArrayRef({40, dims.channels, dims.image_size, dims.image_size}));
-    ASSERT_EQ(batch.tokens.sizes(), torch::IntArrayRef({40, dims.seq_len}));
-    EXPECT_NEAR(batch.images.mean().item<double>(), 0.0, 1e-3);
-    EXPECT_NEAR(batch.images.std().item<double>(), 1.0, 0.05);
+    EXPECT_FALSE(batch.tokens.defined());
+    EXPECT_FALSE(batch.labels.defined());
+    EXPECT_FALSE(batch.timesteps.defined());
+    EXPECT_GE(batch.images.min().item<double>(), -1.0);
+    EXPECT_LE(batch.images.max().item<double>(), 1.0);
+    EXPECT_GT(batch.images.max().item<double>(), 0.5) << "the shapes are bright on a dark ground";
+    const int64_t latent = dims.image_size / dims.patch;
+    ASSERT_EQ(batch.noise.sizes(), torch::IntArrayRef({40, dims.z_dim, latent, latent}));
+    EXPECT_FALSE(torch::equal(batch.noise[0], data.makeBatch({100}, 1).noise[0])) << "each step draws anew";
+    EXPECT_TRUE(torch::equal(batch.noise[3], data.makeBatch({103}, 0).noise[0]));
     std::set<int64_t> classes;
-    for (int64_t i = 0; i < 40; ++i) {
-        const int64_t label = data.label(indices[static_cast<size_t>(i)]);
-        classes.insert(label);
-        const std::string caption = decodeCaption(batch.tokens[i]);
-        EXPECT_NE(caption.find(SyntheticDataset::classNames()[static_cast<size_t>(label)]), std::string::npos)
-            << caption;
-    }
-    EXPECT_FALSE(batch.labels.defined()) << "mmdit's captions are conditions, not targets";
+    for (int64_t i = 0; i < 40; ++i) classes.insert(data.label(indices[static_cast<size_t>(i)]));
     EXPECT_EQ(classes.size(), 10u);
-    // An image is closer to the other images of its class than to those of another class: the
-    // caption is learnable from the image.
+    // An image is closer to the other images of its class than to those of another class.
     auto classMean = [&](int64_t cls, int64_t except) {
         std::vector<torch::Tensor> of;
         for (int64_t i = 0; i < 40; ++i)
@@ -188,42 +186,9 @@ TEST(SyntheticDataset, ImagesAreStandardizedAndCaptionsNameTheirShape) {
     EXPECT_GT(compared, 100);
 }
 
-TEST(SyntheticDataset, ShortTextContextsStillNameTheClass) {
-    const ModelDims dims = dimsOf("mmdit"); // 16 caption tokens
-    SyntheticDataset data(dims, 4);
-    std::vector<int64_t> indices(30);
-    std::iota(indices.begin(), indices.end(), 0);
-    const Batch batch = data.makeBatch(indices, 0);
-    for (int64_t i = 0; i < 30; ++i) {
-        const std::string caption = decodeCaption(batch.tokens[i]);
-        EXPECT_NE(caption.find(SyntheticDataset::classNames()[static_cast<size_t>(data.label(i))]), std::string::npos)
-            << caption;
-    }
-}
-
-TEST(SyntheticDataset, CaptionsUseAFewTemplatesChosenByIndex) {
-    EXPECT_EQ(captionFor("sneaker", 3, 64), captionFor("sneaker", 3, 64));
-    std::set<std::string> seen;
-    for (int64_t i = 0; i < 50; ++i) {
-        EXPECT_EQ(captionFor("ankle boot", i, 13), "an ankle boot"); // only the bare form fits
-        EXPECT_LE(captionFor("ankle boot", i, 20).size(), 20u);
-        const std::string c = captionFor("ankle boot", i, 64);
-        EXPECT_NE(c.find("an ankle boot"), std::string::npos) << c;
-        seen.insert(c);
-    }
-    EXPECT_GE(seen.size(), 3u);
-    EXPECT_TRUE(seen.count("an ankle boot"));
-    EXPECT_TRUE(seen.count("a photo of an ankle boot"));
-    int64_t tokens[6];
-    encodeCaption("a bag", 6, tokens);
-    EXPECT_EQ(tokens[0], 'a');
-    EXPECT_EQ(tokens[4], 'g');
-    EXPECT_EQ(tokens[5], 0);
-}
-
 TEST(SyntheticDataset, FactoryMakesEachKindAndNamesWhatIsWrong) {
     EXPECT_EQ(makeDataset(DataSpec{}, dimsOf("gpt"), 1)->size(), SyntheticDataset::kSamples);
-    EXPECT_NE(makeDataset(DataSpec{}, dimsOf("mmdit"), 1)->describe().find("shapes"), std::string::npos);
+    EXPECT_NE(makeDataset(DataSpec{}, dimsOf("qwen_image_vae"), 1)->describe().find("shapes"), std::string::npos);
     DataSpec unknown;
     unknown.kind = Choice<DataKind>::named("webdataset");
     try {
@@ -238,7 +203,7 @@ TEST(SyntheticDataset, FactoryMakesEachKindAndNamesWhatIsWrong) {
         makeDataset(images, dimsOf("gpt"), 1);
         FAIL();
     } catch (const DataError& e) {
-        EXPECT_NE(std::string(e.what()).find("use model.kind = \"mmdit\""), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("use model.kind = \"qwen_image_vae\""), std::string::npos) << e.what();
     }
     EXPECT_THROW(SyntheticDataset(dimsOf("gpt"), 1).makeBatch({SyntheticDataset::kSamples}, 0), DataError);
 }

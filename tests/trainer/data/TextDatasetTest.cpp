@@ -62,9 +62,9 @@ TEST(TextDataset, ErrorsNameTheFileAndTheSizes) {
     EXPECT_NE(errorOf(dir.file("absent.txt"), gptWithContext(8)).find(dir.file("absent.txt") + ": not found"),
               std::string::npos);
     EXPECT_NE(errorOf("", gptWithContext(8)).find("data.path is empty"), std::string::npos);
-    ModelSpec mmdit;
-    mmdit.kind = ModelKind::Mmdit;
-    EXPECT_NE(errorOf(dir.file("short.txt"), resolveModel(mmdit)).find("use model.kind = \"gpt\""), std::string::npos);
+    ModelSpec vae;
+    vae.kind = ModelKind::QwenImageVae;
+    EXPECT_NE(errorOf(dir.file("short.txt"), resolveModel(vae)).find("use model.kind = \"gpt\""), std::string::npos);
     ModelDims small = gptWithContext(4);
     small.vocab = 100;
     EXPECT_NE(errorOf(dir.file("short.txt"), small).find("model.vocab = 100 is smaller than the 256 byte tokens"),

@@ -37,7 +37,7 @@ using test::relativeError;
 
 class FusedGatedResidual : public ::testing::TestWithParam<test::AdaLnShape> {};
 
-// `stream`: x's type, the residual stream's (mmdit's float32, qwen_image's bf16).
+// `stream`: x's type, the residual stream's (float32, or qwen_image's bf16).
 void expectTheComposedValues(const test::AdaLnShape& shape, torch::ScalarType stream) {
     if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
     const auto [batch, tokens, columns] = shape;

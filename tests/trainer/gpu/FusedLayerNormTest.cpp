@@ -188,9 +188,9 @@ ModulateResult runModulate(const torch::Tensor& start, const torch::Tensor& mod0
         const std::vector<torch::Tensor> parts = mod.chunk(2, -1);
         if (fused) {
             EXPECT_TRUE(fusedModulateApplies(x, parts[1], parts[0]));
-            y = modulate(x, parts[1], parts[0]);
+            y = modulate(x, parts[1], parts[0], 1e-6);
         } else {
-            y = (torch::layer_norm(x, {x.size(-1)}) * (1 + parts[1]) + parts[0]).to(torch::kBFloat16);
+            y = (torch::layer_norm(x, {x.size(-1)}, {}, {}, 1e-6) * (1 + parts[1]) + parts[0]).to(torch::kBFloat16);
         }
     }
     EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
@@ -201,7 +201,7 @@ ModulateResult runModulate(const torch::Tensor& start, const torch::Tensor& mod0
 
 class FusedModulate : public ::testing::TestWithParam<test::AdaLnShape> {};
 
-// `stream`: x's type, the residual stream's (mmdit's float32, qwen_image's bf16); x's gradient
+// `stream`: x's type, the residual stream's (float32, or qwen_image's bf16); x's gradient
 // comes back in it, to float32 rounding of the same sums or to bf16 rounding.
 void expectTheComposedModulation(const test::AdaLnShape& shape, torch::ScalarType stream) {
     if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
@@ -242,8 +242,8 @@ TEST_P(FusedModulate, MatchesTheComposedFormOnABf16Stream) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedModulate, test::adaLnShapes(), test::adaLnShapeName);
 
-// qwen_image's modulation normalizes with eps 1e-6, mmdit's with 1e-5: the kernel takes the one
-// given. Rows of variance near 1e-6 tell the two apart.
+// qwen_image's modulation normalizes with eps 1e-6, a LayerNorm's default is 1e-5: the kernel
+// takes the one given. Rows of variance near 1e-6 tell the two apart.
 TEST(FusedModulateEps, NormalizesWithTheEpsilonGiven) {
     if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
     const auto cuda = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat32);
@@ -268,7 +268,8 @@ TEST(FusedModulateCpu, TheComposedPathRunsOnTheCpu) {
     torch::manual_seed(12);
     const torch::Tensor x = torch::randn({2, 5, 8}), scale = torch::randn({2, 1, 8}), shift = torch::randn({2, 1, 8});
     EXPECT_FALSE(fusedModulateApplies(x, scale, shift));
-    EXPECT_TRUE(torch::equal(modulate(x, scale, shift), torch::layer_norm(x, {8}) * (1 + scale) + shift));
+    EXPECT_TRUE(
+        torch::equal(modulate(x, scale, shift, 1e-6), torch::layer_norm(x, {8}, {}, {}, 1e-6) * (1 + scale) + shift));
 }
 
 } // namespace

@@ -2,7 +2,7 @@
 
 // What the GPU tests of the fused operations share: the largest difference relative to the
 // reference's largest magnitude, and the (batch, tokens, columns) shapes of the adaLN operations'
-// tests (mmdit-base's image and text streams, widths that do not fill the threads evenly, one row,
+// tests (a base-sized model's image and text streams, widths that do not fill the threads evenly, one row,
 // a long sequence at a wide width).
 
 #include <gtest/gtest.h>

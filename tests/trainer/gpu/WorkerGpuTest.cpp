@@ -167,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(Layouts, WorkerGpuLayout,
                                            GpuLayout{"dp2_pp2", 2, 1, 2, 0, "1f1b"},
                                            GpuLayout{"tp2_pp2_1f1b", 1, 2, 2, 0, "1f1b"},
                                            GpuLayout{"tp2_pp2_interleaved", 1, 2, 2, 0, "interleaved", 2},
-                                           GpuLayout{"mmdit_dp4_zero3", 4, 1, 1, 3, "1f1b", 1, "mmdit"}),
+                                           GpuLayout{"qwen_image_dp4_zero3", 4, 1, 1, 3, "1f1b", 1, "qwen_image"}),
                          [](const ::testing::TestParamInfo<GpuLayout>& info) { return std::string(info.param.name); });
 
 } // namespace

@@ -1,7 +1,6 @@
 #include "tests/trainer/models/ModelTestSupport.h"
 #include "trainer/compat/TorchCompat.h"
 #include "trainer/models/LmHead.h"
-#include "trainer/models/MmditHead.h"
 
 #include <gtest/gtest.h>
 
@@ -89,37 +88,6 @@ TEST(ModelMasking, QwenImageStreamsAttendJointlyAndPaddingIsMasked) {
     for (bool changed : changedPositions(row(before[1]), row(c[1]))) EXPECT_FALSE(changed);
     const std::vector<bool> others = changedPositions(row(before[0]), row(c[0]));
     for (int64_t i = 0; i < length; ++i) EXPECT_FALSE(others[static_cast<size_t>(i)]) << "prompt state " << i;
-}
-
-TEST(ModelMasking, MmditStreamsAttendJointlyWithoutMask) {
-    const ModelDims dims = dimsOf("mmdit", "tiny");
-    auto model = buildModel(dims, 24);
-    {
-        // Open the adaLN-Zero gates, which hide every block's output at initialization.
-        torch::NoGradGuard noGrad;
-        torch::Generator gen = compat::makeGenerator(1);
-        for (auto& item : model->named_parameters())
-            if (item.key().find(".mod.") != std::string::npos) item.value().normal_(0.0, 0.5, gen);
-    }
-    torch::NoGradGuard noGrad;
-    Batch batch = batchOf(dims, 1);
-    const Activation before = runUntil(*model, batch, model->unitCount() - 1); // {text, image, c}
-
-    Batch lastToken = batch;
-    lastToken.tokens = batch.tokens.clone();
-    lastToken.tokens.index_put_({torch::indexing::Slice(), dims.seq_len - 1}, 77);
-    const Activation a = runUntil(*model, lastToken, model->unitCount() - 1);
-    for (bool c : changedPositions(before[1], a[1])) EXPECT_TRUE(c); // every image token sees the text
-
-    Batch lastPatch = batch;
-    lastPatch.images = batch.images.clone();
-    lastPatch.images.index_put_({torch::indexing::Slice(), 0, -1, -1}, 5.0f);
-    const Activation b = runUntil(*model, lastPatch, model->unitCount() - 1);
-    for (bool c : changedPositions(before[0], b[0])) EXPECT_TRUE(c); // every text token sees the image
-
-    // The head maps the image stream back to an image-shaped velocity.
-    auto head = std::dynamic_pointer_cast<MmditHead>(model->unit(model->unitCount() - 1));
-    EXPECT_EQ(head->predict(before[1], before[2]).sizes(), batch.images.sizes());
 }
 
 } // namespace

@@ -100,7 +100,7 @@ TEST(PipelineSpans, ZeroBubbleRecordsOneWeightPassPerMicroBatchAfterItsBackward)
     }
 }
 
-// Each image kind: mmdit, and qwen_image, whose chunks hand on three tensors (text, image, timestep).
+// qwen_image, whose chunks hand on three tensors (text, image, timestep).
 class InterleavedSpans : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(InterleavedSpans, RecordEveryChunkInOrder) {
@@ -122,7 +122,7 @@ TEST_P(InterleavedSpans, RecordEveryChunkInOrder) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, InterleavedSpans, ::testing::Values("mmdit", "qwen_image"),
+INSTANTIATE_TEST_SUITE_P(Kinds, InterleavedSpans, ::testing::Values("qwen_image"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 } // namespace

@@ -117,7 +117,7 @@ TEST(WeightGradQueue, StackedLayersHandOverEachWeightOnlyWhenTheyShareTheQueue) 
 // Every model kind's Linear layers hand their weight gradients over on the CPU path the trainer
 // takes (parameters with .grad()), and the W pass restores the whole backward's gradients.
 TEST(WeightGradQueue, EveryModelKindsLinearLayersDefer) {
-    for (const char* kind : {"gpt", "mmdit", "qwen2_5_vl", "qwen_image"}) {
+    for (const char* kind : {"gpt", "qwen2_5_vl", "qwen_image"}) {
         const ModelDims dims = test::dimsOf(kind, "tiny");
         const auto plain = buildModel(dims, 11), split = buildModel(dims, 11);
         giveGrads(*plain);

@@ -20,8 +20,8 @@ std::vector<double> tail(const std::vector<double>& v, size_t from) {
     return std::vector<double>(v.begin() + static_cast<long>(from), v.end());
 }
 
-// Each image kind: mmdit, and qwen_image, whose last block leaves parameters without a gradient
-// (their AdamW state must resume as it was).
+// Each image kind: qwen_image, whose last block leaves parameters without a gradient (their AdamW
+// state must resume as it was), and qwen_image_vae, whose samples draw noise of another shape.
 class ResumeEachKind : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ResumeEachKind, StopAtTenAndResumeGivesTheStraightLosses) {
@@ -55,7 +55,7 @@ TEST_P(ResumeEachKind, StopAtTenAndResumeGivesTheStraightLosses) {
     EXPECT_EQ(joined, straight.losses()) << "resume must reproduce the straight run bit for bit";
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ResumeEachKind, ::testing::Values("mmdit", "qwen_image"),
+INSTANTIATE_TEST_SUITE_P(Kinds, ResumeEachKind, ::testing::Values("qwen_image", "qwen_image_vae"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(Resume, AnotherDataParallelWidthContinuesTheSameTrajectory) {

@@ -94,6 +94,41 @@ TEST(ComparePage, TwoRunsShowExactlyTheFieldsThatDiffer) {
     EXPECT_EQ(page.plot()->curveCount(), 1);
 }
 
+// A run of a kind this version no longer has ("mmdit", from a store of an earlier version) is
+// compared beside a current one: its spec, curve and figures are there, its parameters as rank 0
+// counted them (no estimate of a kind without a table row).
+TEST(ComparePage, ARunOfARetiredKindComparesBesideACurrentOne) {
+    CraftedStore store;
+    RunSpec old = tinySpec("mmdit-fashion-dp2");
+    old.model.kind = Choice<ModelKind>::named("mmdit");
+    old.model.image_size = 28;
+    RunSpec now = tinySpec("vae-fashion-dp2");
+    now.model.kind = ModelKind::QwenImageVae;
+    const int64_t ido = store.addRun(old, RunState::Succeeded, 20, 4.0);
+    const int64_t idn = store.addRun(now, RunState::Succeeded, 20, 3.0, 1.7e9 + 500);
+
+    StoreWatcher watcher(store.qpath());
+    RunListModel runs;
+    QObject::connect(&watcher, &StoreWatcher::runsChanged, &runs,
+                     [&runs](const std::vector<RunRecord>& r) { runs.setRuns(r); });
+    ComparePage page(&runs, &watcher);
+    ASSERT_TRUE(waitFor([&] { return runs.rowCount() == 2; }));
+    page.setCheckedRuns({ido, idn});
+    ASSERT_TRUE(waitFor([&] { return page.loadedRuns().size() == 2; }));
+
+    const SpecDiffModel* diff = page.diffModel();
+    const int kindRow = static_cast<int>(diff->fields().indexOf(QStringLiteral("model.kind")));
+    ASSERT_GE(kindRow, 0) << diff->fields().join(QStringLiteral(", ")).toStdString();
+    EXPECT_EQ(diff->value(kindRow, 0), QStringLiteral("\"mmdit\""));
+    EXPECT_EQ(diff->value(kindRow, 1), QStringLiteral("\"qwen_image_vae\""));
+    EXPECT_TRUE(diff->fields().contains(QStringLiteral("model.image_size")));
+    EXPECT_EQ(page.plot()->curveCount(), 2);
+    const SummaryModel* summary = page.summaryModel();
+    EXPECT_EQ(summary->index(SummaryModel::Steps, 0).data().toString(), QStringLiteral("20 / 20"));
+    EXPECT_TRUE(summary->index(SummaryModel::Parameters, 0).data().toString().contains(QStringLiteral("123.5K")))
+        << summary->index(SummaryModel::Parameters, 0).data().toString().toStdString();
+}
+
 // A run that continues another (resumed, or gone on after a lost host) is one curve: the parent's
 // steps up to where it took over, then its own; its figures stay its own.
 TEST(ComparePage, AContinuedRunIsDrawnAsItsLineage) {

@@ -232,7 +232,7 @@ TEST(NewRunPage, LaysOutEveryCombinationOfRowsInAWindow) {
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
     RunSpec spec = tinySpec("shown");
     std::vector<RunSpec> specs;
-    for (const ModelKind kind : {ModelKind::Gpt, ModelKind::Mmdit, ModelKind::Qwen2_5_Vl}) {
+    for (const ModelKind kind : {ModelKind::Gpt, ModelKind::QwenImageVae, ModelKind::Qwen2_5_Vl}) {
         for (const Target target : {Target::Local, Target::Hosts, Target::Slurm}) {
             RunSpec s = spec;
             s.model.kind = kind;
@@ -267,7 +267,7 @@ TEST(NewRunPage, MakesRoomForEveryLineOfAWrappedFieldMessage) {
     page.show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&page));
     RunSpec spec = tinySpec("wrapped");
-    spec.model.kind = ModelKind::Mmdit;
+    spec.model.kind = ModelKind::Gpt;
     spec.parallel.dp = 2;
     spec.parallel.tp = 3;
     page.setSpec(spec);
