@@ -42,7 +42,7 @@ struct Table<DataKind> {
     static constexpr Named rows[] = {{"synthetic", "synthetic (generated)"},
         {"fashion-mnist", "fashion-mnist (IDX files)"},
         {"text", "text (file or folder of .txt)"},
-        {"image-folder", "image-folder (images + captions)"},
+        {"image-folder", "image-folder (class subfolders of images)"},
         {"conversations", "conversations (chats with images: LLaVA, ShareGPT, messages)"},
         {"latents", "latents (VAE latents and prompt states, safetensors shards)"}};
 };

@@ -3,6 +3,11 @@
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 
+#if PARALLAX_WITH_IMAGE_DECODERS
+#include "core/image/ImageDecoder.h"
+#include "core/image/ImageError.h"
+#endif
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -18,12 +23,25 @@ struct NetpbmHeader {
     int64_t maxval = 0;
 };
 
-bool isImageFile(const std::string& name) {
-    if (name.size() < 5) return false;
-    std::string ext = name.substr(name.size() - 4);
+// What a file's extension says it is: a Netpbm image read here, an image the decoders read (JPEG,
+// PNG, WebP), or no image.
+enum class FileKind { None, Netpbm, Decoded };
+
+FileKind fileKind(const std::string& name) {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot == 0) return FileKind::None;
+    std::string ext = name.substr(dot);
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    return ext == ".pgm" || ext == ".ppm";
+    if (ext == ".pgm" || ext == ".ppm") return FileKind::Netpbm;
+    if (ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".webp") return FileKind::Decoded;
+    return FileKind::None;
 }
+
+#if PARALLAX_WITH_IMAGE_DECODERS
+constexpr const char* kFormats = ".png, .jpg, .webp, .pgm or .ppm";
+#else
+constexpr const char* kFormats = ".pgm or .ppm";
+#endif
 
 // Reads the next header number, skipping whitespace and # comments.
 int64_t headerNumber(std::istream& in, const std::string& path, const char* what) {
@@ -70,33 +88,72 @@ ImageFolderDataset::ImageFolderDataset(const std::string& folder, const ModelDim
         throw DataError("data.path is empty; data.kind = \"image-folder\" needs a folder of class subfolders");
     if (!isDirectory(folder))
         throw DataError(folder + ": not found or not a folder; set data.path to a folder of class subfolders "
-                                 "holding .pgm/.ppm images");
+                                 "holding " + kFormats + " images");
+    int64_t unreadable = 0; // images of a format this build has no decoder for
     for (const std::string& className : listDirectory(folder)) {
         const std::string dir = joinPath(folder, className);
         if (!isDirectory(dir)) continue;
         std::vector<std::string> images;
         for (const std::string& name : listDirectory(dir)) {
             const std::string path = joinPath(dir, name);
-            if (isImageFile(name) && isRegularFile(path)) images.push_back(path);
+            if (fileKind(name) == FileKind::None || !isRegularFile(path)) continue;
+#if !PARALLAX_WITH_IMAGE_DECODERS
+            if (fileKind(name) == FileKind::Decoded) {
+                ++unreadable;
+                continue;
+            }
+#endif
+            images.push_back(path);
         }
         if (images.empty()) continue;
         const int64_t label = static_cast<int64_t>(m_classes.size());
         m_classes.push_back(className);
         for (const std::string& path : images) {
-            std::ifstream in(path, std::ios::binary);
-            if (!in) throw DataError(path + ": cannot be opened for reading");
-            readHeader(in, path);
+            checkHeader(path);
             m_files.push_back(path);
             m_labels.push_back(label);
         }
     }
+    if (m_files.empty() && unreadable > 0)
+        throw DataError(folder + ": its " + std::to_string(unreadable) + " images are PNG, JPEG or WebP, which this "
+                        "build cannot read (built without libjpeg, libpng and libwebp: packaging/deps.sh installs "
+                        "them); rebuild, or convert them to binary PGM/PPM");
     if (m_files.empty())
-        throw DataError(folder + ": no .pgm or .ppm images in class subfolders; expected " + folder +
-                        "/<class>/<image>.pgm (binary P5 or P6)");
+        throw DataError(folder + ": no " + kFormats + " images in class subfolders; expected " + folder +
+                        "/<class>/<image>.png");
+}
+
+void ImageFolderDataset::checkHeader(const std::string& path) {
+    if (fileKind(path) == FileKind::Netpbm) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw DataError(path + ": cannot be opened for reading");
+        readHeader(in, path);
+        return;
+    }
+#if PARALLAX_WITH_IMAGE_DECODERS
+    try {
+        readImageInfoFile(path);
+    } catch (const ImageError& e) {
+        throw DataError(std::string(e.what()) + "; replace the image or take it out of the folder");
+    }
+#endif
 }
 
 torch::Tensor ImageFolderDataset::readImage(int64_t index) const {
     const std::string& path = m_files.at(static_cast<size_t>(index));
+#if PARALLAX_WITH_IMAGE_DECODERS
+    if (fileKind(path) == FileKind::Decoded) {
+        Image rgb;
+        try {
+            rgb = decodeImageFile(path).rgb;
+        } catch (const ImageError& e) {
+            throw DataError(std::string(e.what()) + "; replace the image or take it out of the folder");
+        }
+        const torch::Tensor pixels =
+            torch::from_blob(rgb.samples.data(), {rgb.height, rgb.width, rgb.channels}, torch::kUInt8);
+        return pixels.permute({2, 0, 1}).to(torch::kFloat32).div(255.0).contiguous(); // (3, h, w)
+    }
+#endif
     std::ifstream in(path, std::ios::binary);
     if (!in) throw DataError(path + ": cannot be opened for reading");
     const NetpbmHeader h = readHeader(in, path);

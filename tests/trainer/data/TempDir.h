@@ -20,7 +20,7 @@ namespace parallax::test {
 class TempDir {
 public:
     TempDir() {
-        const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
         const char* tmp = std::getenv("TMPDIR");
         std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/parallax-" + info->test_suite_name() + "-" +
                               info->name() + "-XXXXXX";
