@@ -34,7 +34,7 @@ void ModelStructure::tensor(const std::string& name, std::vector<int64_t> shape,
     UnitEstimate& u = units.back();
     addTo(split == TensorSplit::Replicated ? u.replicated : u.split, product(shape));
     const ModelPart part = partOf ? partOf(name) : ModelPart::Language;
-    tensors.push_back({name, std::move(shape), static_cast<int>(units.size()) - 1, part, split, adaptable});
+    tensors.push_back({name, std::move(shape), static_cast<int>(units.size()) - 1, part, split, adaptable, {}});
 }
 
 void ModelStructure::tiedCopy(const std::string& name, const std::string& source, std::vector<int64_t> shape,

@@ -98,7 +98,7 @@ Batch SyntheticDataset::makeBatch(const std::vector<int64_t>& indices, int64_t s
     requireIndices(indices, size(), "synthetic dataset");
     if (readsLatents(modelKindInfo(m_dims.kind))) {
         std::vector<LatentSample> samples;
-        for (int64_t i : indices) samples.push_back({image(i), prompt(i)});
+        for (int64_t i : indices) samples.push_back({image(i), prompt(i), {}});
         return latentBatch(samples, indices, step, m_seed, m_dims);
     }
     if (!modelKindInfo(m_dims.kind).images) {

@@ -27,7 +27,9 @@ Result run(const torch::Tensor& x0, const torch::Tensor& mod0, const torch::Tens
     torch::Tensor mod = mod0.clone().requires_grad_(true); // (B, 1, 3C): the gate is its last third
     torch::Tensor branch = branch0.clone().requires_grad_(true);
     const torch::Tensor gate = mod.chunk(3, -1)[2];
-    if (fused) EXPECT_TRUE(fusedGatedResidualApplies(x, gate, branch));
+    if (fused) {
+        EXPECT_TRUE(fusedGatedResidualApplies(x, gate, branch));
+    }
     torch::Tensor out = fused ? gatedResidual(x, gate, branch) : x + gate * branch;
     out.backward(upstream);
     return {out.detach(), x.grad(), mod.grad().chunk(3, -1)[2], branch.grad()};
