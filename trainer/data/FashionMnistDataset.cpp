@@ -1,13 +1,11 @@
 #include "trainer/data/FashionMnistDataset.h"
 
-#include "core/spec/ModelKinds.h"
 #include "trainer/data/DataError.h"
 #include "trainer/data/DatasetUtils.h"
 
 #include <zlib.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
