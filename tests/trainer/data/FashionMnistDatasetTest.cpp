@@ -70,7 +70,7 @@ std::string loadError(const std::string& folder) {
 }
 
 TEST(FashionMnistDataset, LoadsTheDebianPackageWithItsCountsAndLabels) {
-    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
+    ASSERT_TRUE(installed()) << testing::kFashionMnistMissing;
     const FashionMnistDataset& train = trainSet();
     ASSERT_EQ(train.size(), 60000);
     std::vector<int64_t> perClass(10, 0);
@@ -91,7 +91,7 @@ TEST(FashionMnistDataset, LoadsTheDebianPackageWithItsCountsAndLabels) {
 }
 
 TEST(FashionMnistDataset, ASampleIsTheSameWhateverBatchItIsIn) {
-    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
+    ASSERT_TRUE(installed()) << testing::kFashionMnistMissing;
     const FashionMnistDataset& train = trainSet();
     std::vector<int64_t> indices(256);
     std::iota(indices.begin(), indices.end(), 1000);
@@ -105,7 +105,7 @@ TEST(FashionMnistDataset, ASampleIsTheSameWhateverBatchItIsIn) {
 // and repeated over RGB; the noise of each posterior draw of the latents' shape, the same sample's
 // whatever batch it is in.
 TEST(FashionMnistDataset, AVaeReadsPixelsInMinusOneToOneWithTheNoiseOfItsLatents) {
-    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
+    ASSERT_TRUE(installed()) << testing::kFashionMnistMissing;
     const ModelDims dims = dimsOf("qwen_image_vae");
     const FashionMnistDataset clothes("", "t10k", dims, 1);
     const Batch batch = clothes.makeBatch({3, 4, 5}, 2);
@@ -121,7 +121,7 @@ TEST(FashionMnistDataset, AVaeReadsPixelsInMinusOneToOneWithTheNoiseOfItsLatents
 }
 
 TEST(FashionMnistDataset, ImagesAreResizedAndRepeatedToTheModelsShape) {
-    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
+    ASSERT_TRUE(installed()) << testing::kFashionMnistMissing;
     ModelSpec spec;
     spec.kind = ModelKind::QwenImageVae;
     spec.image_size = 64;
@@ -157,7 +157,7 @@ TEST(FashionMnistDataset, TruncatedImagesSayWhatIsMissing) {
 }
 
 TEST(FashionMnistDataset, ACutCompressedStreamIsReportedAsTruncated) {
-    if (!installed()) GTEST_SKIP() << testing::kFashionMnistMissing;
+    ASSERT_TRUE(installed()) << testing::kFashionMnistMissing;
     TempDir dir;
     const std::string whole = readFile(kFolder + "/train-images-idx3-ubyte.gz");
     dir.write("train-images-idx3-ubyte.gz", whole.substr(0, 200000));

@@ -200,7 +200,7 @@ TEST(QwenImageVaeKind, TheModelIsTheVaeDrawnAsInitQwenImageVaeDrawsIt) {
 // Adam on the tiny VAE, Fashion-MNIST padded to 32 x 32 (grey repeated over RGB, in [-1, 1]),
 // batches of 16: the reconstruction error falls to under a third of its start.
 TEST_F(QwenImageVaeTest, AdamLearnsToReconstructClothes) {
-    if (!fashionMnistInstalled()) GTEST_SKIP() << kFashionMnistMissing;
+    ASSERT_TRUE(fashionMnistInstalled()) << kFashionMnistMissing;
     ModelSpec spec;
     spec.kind = ModelKind::QwenImageVae;
     const FashionMnistDataset clothes("", "train", resolveModel(spec), 1);

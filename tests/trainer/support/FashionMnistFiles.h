@@ -1,7 +1,7 @@
 #pragma once
 
 // Whether Debian's dataset-fashion-mnist is where FashionMnistDataset reads it by default: the tests
-// that train on its clothes skip without it (packaging/deps.sh installs it for `make test`).
+// that train on its clothes fail without it, saying so (packaging/deps.sh installs it for `make test`).
 
 #include "trainer/data/FashionMnistDataset.h"
 

@@ -34,6 +34,17 @@ QStringList columnValues(const SpecDiffModel& m, int column) {
     return out;
 }
 
+// A Compare page over a store's runs, wired as the console wires it: the watcher's runs fill the
+// run list the page picks from (connected before the page connects its own).
+struct ComparedStore {
+    explicit ComparedStore(const CraftedStore& store) : watcher(store.qpath()) {}
+    StoreWatcher watcher;
+    RunListModel runs;
+    QMetaObject::Connection feed = QObject::connect(&watcher, &StoreWatcher::runsChanged, &runs,
+                                                    [this](const std::vector<RunRecord>& r) { runs.setRuns(r); });
+    ComparePage page{&runs, &watcher};
+};
+
 } // namespace
 
 TEST(ComparePage, TwoRunsShowExactlyTheFieldsThatDiffer) {
@@ -46,11 +57,9 @@ TEST(ComparePage, TwoRunsShowExactlyTheFieldsThatDiffer) {
     const int64_t ida = store.addRun(a, RunState::Succeeded, 20, 4.0);
     const int64_t idb = store.addRun(b, RunState::Succeeded, 10, 3.0, 1.7e9 + 500);
 
-    StoreWatcher watcher(store.qpath());
-    RunListModel runs;
-    QObject::connect(&watcher, &StoreWatcher::runsChanged, &runs,
-                     [&runs](const std::vector<RunRecord>& r) { runs.setRuns(r); });
-    ComparePage page(&runs, &watcher);
+    ComparedStore compared(store);
+    RunListModel& runs = compared.runs;
+    ComparePage& page = compared.page;
     QAbstractItemModelTester diffTester(page.diffModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
     QAbstractItemModelTester summaryTester(page.summaryModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
     QAbstractItemModelTester pickTester(page.pickModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
@@ -107,11 +116,9 @@ TEST(ComparePage, ARunOfARetiredKindComparesBesideACurrentOne) {
     const int64_t ido = store.addRun(old, RunState::Succeeded, 20, 4.0);
     const int64_t idn = store.addRun(now, RunState::Succeeded, 20, 3.0, 1.7e9 + 500);
 
-    StoreWatcher watcher(store.qpath());
-    RunListModel runs;
-    QObject::connect(&watcher, &StoreWatcher::runsChanged, &runs,
-                     [&runs](const std::vector<RunRecord>& r) { runs.setRuns(r); });
-    ComparePage page(&runs, &watcher);
+    ComparedStore compared(store);
+    RunListModel& runs = compared.runs;
+    ComparePage& page = compared.page;
     ASSERT_TRUE(waitFor([&] { return runs.rowCount() == 2; }));
     page.setCheckedRuns({ido, idn});
     ASSERT_TRUE(waitFor([&] { return page.loadedRuns().size() == 2; }));
@@ -219,11 +226,9 @@ TEST(ComparePage, HoverShowsEachRunsValueAtThatStepOrThatItHasNone) {
         store.store.insertMetric(late, e);
     }
 
-    StoreWatcher watcher(store.qpath());
-    RunListModel runs;
-    QObject::connect(&watcher, &StoreWatcher::runsChanged, &runs,
-                     [&runs](const std::vector<RunRecord>& r) { runs.setRuns(r); });
-    ComparePage page(&runs, &watcher);
+    ComparedStore compared(store);
+    RunListModel& runs = compared.runs;
+    ComparePage& page = compared.page;
     page.resize(1200, 800);
     page.show();
     ASSERT_TRUE(waitFor([&] { return runs.rowCount() == 2; }));
@@ -357,17 +362,14 @@ namespace {
 struct ComparePageFixture {
     CraftedStore store;
     std::vector<int64_t> ids;
-    std::unique_ptr<StoreWatcher> watcher;
-    RunListModel runs;
-    std::unique_ptr<ComparePage> page;
+    std::unique_ptr<ComparedStore> compared; // made once the runs are in the store
+    ComparePage* page = nullptr;
     explicit ComparePageFixture(int count) {
         for (int i = 0; i < count; ++i)
             ids.push_back(store.addRun(tinySpec("run" + std::to_string(i)), RunState::Succeeded, 30, 4.0 + i));
-        watcher = std::make_unique<StoreWatcher>(store.qpath());
-        QObject::connect(watcher.get(), &StoreWatcher::runsChanged, &runs,
-                         [this](const std::vector<RunRecord>& r) { runs.setRuns(r); });
-        page = std::make_unique<ComparePage>(&runs, watcher.get());
-        EXPECT_TRUE(waitFor([&] { return runs.rowCount() == count; }));
+        compared = std::make_unique<ComparedStore>(store);
+        page = &compared->page;
+        EXPECT_TRUE(waitFor([&] { return compared->runs.rowCount() == count; }));
     }
     bool check(const QList<qint64>& which) {
         page->setCheckedRuns(which);
